@@ -1,0 +1,50 @@
+"""The result of every tool call, `{ok, data, warnings, errors}`, and the exception tools raise to produce a failed one.
+
+A tool never lets an exception escape: it returns data (the dispatcher wraps it) or raises `ToolError`, whose
+message and `hints` (nearest existing paths, the files in the folder, the valid range...) tell the model how to
+recover.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Envelope", "ToolError"]
+
+
+class ToolError(Exception):
+    """A tool failed in a way the model can act on. `hints` goes into the envelope's `data`."""
+
+    def __init__(self, message: str, **hints: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hints = hints
+
+
+@dataclass(frozen=True)
+class Envelope:
+    ok: bool
+    data: Any = None
+    warnings: tuple[str, ...] = field(default_factory=tuple)
+    errors: tuple[str, ...] = field(default_factory=tuple)
+
+    @classmethod
+    def success(cls, data: Any = None, warnings: list[str] | tuple[str, ...] = ()) -> Envelope:
+        return cls(ok=True, data=data, warnings=tuple(warnings))
+
+    @classmethod
+    def failure(cls, *errors: str, data: Any = None, warnings: list[str] | tuple[str, ...] = ()) -> Envelope:
+        return cls(ok=False, data=data, warnings=tuple(warnings), errors=tuple(errors))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ok": self.ok, "data": self.data, "warnings": list(self.warnings), "errors": list(self.errors)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Envelope:
+        return cls(ok=bool(data["ok"]), data=data.get("data"), warnings=tuple(data.get("warnings") or ()),
+                   errors=tuple(data.get("errors") or ()))
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, default=str)

@@ -1,0 +1,231 @@
+"""The typed events of a run. The loop yields them; the REPL, the headless printer, `--output stream-json`, the
+trace and the tests all consume the same stream.
+
+Every event is a frozen dataclass with a `type` tag and round-trips through `to_dict` / `event_from_dict`.
+"""
+
+from __future__ import annotations
+
+import enum
+import time
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar
+
+from cli_agent.change import Change
+from cli_agent.envelope import Envelope
+from cli_agent.messages import ToolCall, Usage
+
+__all__ = [
+    "ApprovalAsked",
+    "ApprovalDecided",
+    "AssistantMessage",
+    "Decision",
+    "Event",
+    "ModelRequest",
+    "Retry",
+    "RunFinished",
+    "RunStarted",
+    "StopReason",
+    "TextDelta",
+    "ToolCallsProposed",
+    "ToolResult",
+    "Warning",
+    "event_from_dict",
+]
+
+
+class StopReason(enum.StrEnum):
+    """Why a run ended, with the exit code a one-shot run returns (DESIGN.md's table)."""
+
+    DONE = "done"  # a plain answer, or a tool call with terminate: true
+    ERROR = "error"  # provider unreachable after retries, internal error
+    USAGE = "usage"  # bad configuration found during the run (e.g. a missing key)
+    DENIED = "denied"  # a change was denied
+    STEP_LIMIT = "step_limit"
+    TIMEOUT = "timeout"
+    UNUSABLE = "unusable"  # three malformed replies in a row
+    CANCELLED = "cancelled"  # the REPL user pressed Ctrl-C during a turn
+    INTERRUPTED = "interrupted"  # SIGINT in a one-shot run
+    TERMINATED = "terminated"  # SIGTERM
+
+    @property
+    def exit_code(self) -> int:
+        return _EXIT_CODES[self]
+
+
+_EXIT_CODES = {
+    StopReason.DONE: 0, StopReason.ERROR: 1, StopReason.USAGE: 2, StopReason.DENIED: 3,
+    StopReason.STEP_LIMIT: 4, StopReason.TIMEOUT: 5, StopReason.UNUSABLE: 6, StopReason.CANCELLED: 130,
+    StopReason.INTERRUPTED: 130, StopReason.TERMINATED: 143,
+}
+
+
+class Decision(enum.StrEnum):
+    """The answer to an approval question."""
+
+    YES = "yes"  # this call
+    NO = "no"  # deny; the turn ends and no later call of it runs
+    ALL = "all"  # this call, the rest of the turn, and every later change this session
+    TOOL = "tool"  # this call and every later call of the same tool this session
+    QUIT = "quit"  # abort the turn (a denial too)
+
+    @property
+    def approves(self) -> bool:
+        return self in (Decision.YES, Decision.ALL, Decision.TOOL)
+
+
+def _now() -> float:
+    return round(time.time(), 3)
+
+
+@dataclass(frozen=True)
+class _Event:
+    type: ClassVar[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": self.type}
+        for f in fields(self):
+            out[f.name] = _plain(getattr(self, f.name))
+        return out
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, ToolCall | Usage | Envelope | Change):
+        return value.to_dict()
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, tuple | list):
+        return [_plain(v) for v in value]
+    return value
+
+
+@dataclass(frozen=True)
+class RunStarted(_Event):
+    type: ClassVar[str] = "run_started"
+    run_id: str
+    prompt: str
+    model: str
+    protocol: str
+    workspace: str
+    time: float = field(default_factory=_now)
+
+
+@dataclass(frozen=True)
+class ModelRequest(_Event):
+    type: ClassVar[str] = "model_request"
+    step: int
+    fingerprint: str  # sha256 of the prompt plan (system prompt, tool schemas, options)
+    messages: int  # how many messages were sent
+
+
+@dataclass(frozen=True)
+class TextDelta(_Event):
+    type: ClassVar[str] = "text_delta"
+    text: str
+
+
+@dataclass(frozen=True)
+class AssistantMessage(_Event):
+    """The model's whole reply, as received: what replay feeds back through the scripted provider."""
+
+    type: ClassVar[str] = "assistant_message"
+    text: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    finish_reason: str = "stop"
+    usage: Usage = field(default_factory=Usage)
+
+
+@dataclass(frozen=True)
+class ToolCallsProposed(_Event):
+    type: ClassVar[str] = "tool_calls_proposed"
+    calls: tuple[ToolCall, ...]
+    terminate: bool = False
+
+
+@dataclass(frozen=True)
+class ApprovalAsked(_Event):
+    type: ClassVar[str] = "approval_asked"
+    call: ToolCall
+    change: Change | None
+    index: int  # 1-based position of the call in its turn
+    total: int  # calls in the turn
+
+
+@dataclass(frozen=True)
+class ApprovalDecided(_Event):
+    type: ClassVar[str] = "approval_decided"
+    call_id: str
+    decision: Decision
+    by: str  # "user", "policy" (mode or grant), "non-interactive", "protected"
+    rule: str = ""  # what would have allowed a denied call (e.g. "--yes"), or which rule allowed it
+
+
+@dataclass(frozen=True)
+class ToolResult(_Event):
+    type: ClassVar[str] = "tool_result"
+    call_id: str
+    tool: str
+    envelope: Envelope
+    change: Change | None = None  # what was written, for a mutating call that ran
+
+
+@dataclass(frozen=True)
+class Warning(_Event):
+    type: ClassVar[str] = "warning"
+    code: str  # "step_limit", "budget", "context_elided", "truncated", "malformed_reply", ...
+    message: str
+
+
+@dataclass(frozen=True)
+class Retry(_Event):
+    type: ClassVar[str] = "retry"
+    attempt: int
+    delay_s: float
+    reason: str
+
+
+@dataclass(frozen=True)
+class RunFinished(_Event):
+    type: ClassVar[str] = "run_finished"
+    stop_reason: StopReason
+    message: str  # one line: why it stopped
+    answer: str = ""
+    steps: int = 0
+    usage: Usage = field(default_factory=Usage)
+
+    @property
+    def exit_code(self) -> int:
+        return self.stop_reason.exit_code
+
+
+Event = (RunStarted | ModelRequest | TextDelta | AssistantMessage | ToolCallsProposed | ApprovalAsked
+         | ApprovalDecided | ToolResult | Warning | Retry | RunFinished)
+
+_BY_TYPE: dict[str, type[_Event]] = {cls.type: cls for cls in _Event.__subclasses__()}
+
+
+def event_from_dict(data: dict[str, Any]) -> Event:
+    """Rebuild an event from its `to_dict` form; raises KeyError/ValueError/TypeError on a damaged one.
+    A Change comes back as None: the trace keeps its identity, not its bytes."""
+    cls = _BY_TYPE[data["type"]]
+    kwargs: dict[str, Any] = {}
+    for f in fields(cls):
+        if f.name not in data:
+            continue
+        value = data[f.name]
+        if f.name in ("call",):
+            value = ToolCall.from_dict(value)
+        elif f.name == "tool_calls" or f.name == "calls":
+            value = tuple(ToolCall.from_dict(c) for c in value)
+        elif f.name == "usage":
+            value = Usage.from_dict(value)
+        elif f.name == "envelope":
+            value = Envelope.from_dict(value)
+        elif f.name == "change":
+            value = None
+        elif f.name == "stop_reason":
+            value = StopReason(value)
+        elif f.name == "decision":
+            value = Decision(value)
+        kwargs[f.name] = value
+    return cls(**kwargs)  # type: ignore[return-value]

@@ -1,0 +1,96 @@
+"""The conversation: messages, tool calls and usage, as frozen dataclasses.
+
+Providers turn these into their wire shape at the boundary (`to_openai`); nothing else builds raw message dicts.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = ["Message", "Role", "ToolCall", "Usage"]
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One call the model asked for. `arguments` is None when `raw_arguments` did not decode to an object;
+    `error` then says why, and the call is answered with an error envelope instead of running."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any] | None
+    raw_arguments: str = ""
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "arguments": self.arguments,
+                "raw_arguments": self.raw_arguments, "error": self.error}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ToolCall:
+        return cls(id=data["id"], name=data["name"], arguments=data.get("arguments"),
+                   raw_arguments=data.get("raw_arguments", ""), error=data.get("error"))
+
+
+@dataclass(frozen=True)
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(self.prompt_tokens + other.prompt_tokens,
+                     self.completion_tokens + other.completion_tokens,
+                     self.cost_usd + other.cost_usd)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+                "total_tokens": self.total_tokens, "cost_usd": round(self.cost_usd, 6)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Usage:
+        return cls(int(data.get("prompt_tokens", 0)), int(data.get("completion_tokens", 0)),
+                   float(data.get("cost_usd", 0.0)))
+
+
+@dataclass(frozen=True)
+class Message:
+    role: Role
+    content: str | None = None
+    tool_calls: tuple[ToolCall, ...] = field(default_factory=tuple)
+    tool_call_id: str | None = None
+    name: str | None = None
+
+    def to_openai(self) -> dict[str, Any]:
+        """The OpenAI chat-completions shape, which LiteLLM and every OpenAI-compatible server take."""
+        out: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.tool_calls:
+            out["tool_calls"] = [
+                {"id": c.id, "type": "function",
+                 "function": {"name": c.name,
+                              "arguments": c.raw_arguments or json.dumps(c.arguments or {})}}
+                for c in self.tool_calls
+            ]
+        if self.tool_call_id is not None:
+            out["tool_call_id"] = self.tool_call_id
+        if self.name is not None and self.role == "tool":
+            out["name"] = self.name
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"role": self.role, "content": self.content,
+                "tool_calls": [c.to_dict() for c in self.tool_calls],
+                "tool_call_id": self.tool_call_id, "name": self.name}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Message:
+        return cls(role=data["role"], content=data.get("content"),
+                   tool_calls=tuple(ToolCall.from_dict(c) for c in data.get("tool_calls") or ()),
+                   tool_call_id=data.get("tool_call_id"), name=data.get("name"))

@@ -1,0 +1,49 @@
+"""Tool handlers, by the name their spec in tool_specs/ gives.
+
+A handler is `handler(ctx, **arguments)`: its keyword parameters are exactly the properties of the spec's JSON
+Schema (required ones without a default), which the spec loader checks at start-up. A read-only handler returns
+JSON-able data; a mutating one returns a `Change` and writes nothing (the dispatcher applies it after approval).
+Failures the model can act on raise `ToolError`.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cli_agent.sandbox import Workspace
+
+__all__ = ["ToolContext", "ToolLimits", "handlers"]
+
+
+@dataclass(frozen=True)
+class ToolLimits:
+    read_max_bytes: int = 256 * 1024  # read_file returns at most this much text, with a truncation notice
+    list_max_entries: int = 1000
+    search_max_results: int = 200
+    search_timeout_s: float = 5.0
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    workspace: Workspace
+    limits: ToolLimits = field(default_factory=ToolLimits)
+
+
+@functools.cache
+def handlers() -> dict[str, Callable[..., Any]]:
+    """Every built-in handler by name (imported on first use, so importing this package stays cheap)."""
+    from cli_agent.tools import files
+
+    return {
+        "list_files": files.list_files,
+        "read_file": files.read_file,
+        "search": files.search,
+        "create_file": files.create_file,
+        "edit_file": files.edit_file,
+        "write_file": files.write_file,
+        "delete_file": files.delete_file,
+    }
