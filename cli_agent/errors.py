@@ -16,6 +16,9 @@
     ├── Interrupted .............................. 130 SIGINT
     └── Terminated ............................... 143 SIGTERM
 
+    TerminateSignal (a BaseException, like KeyboardInterrupt): raised by the SIGTERM handler so that it unwinds
+    through `except Exception` blocks; the loop turns it into a run that stopped with 143.
+
 `cli.py` turns these into exit codes in one place; nothing else calls `sys.exit`. The message of every error is one
 line meant for the user. Tool failures are not errors here: they become error envelopes for the model.
 """
@@ -33,6 +36,7 @@ __all__ = [
     "RunTimeoutError",
     "SpecError",
     "StepLimitError",
+    "TerminateSignal",
     "Terminated",
     "TraceError",
     "UnusableOutputError",
@@ -108,3 +112,7 @@ class Interrupted(CliAgentError):
 
 class Terminated(CliAgentError):
     exit_code = 143
+
+
+class TerminateSignal(BaseException):
+    """SIGTERM arrived. A BaseException so that no `except Exception` swallows it."""

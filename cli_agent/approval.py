@@ -1,0 +1,79 @@
+"""Approval as data plus one pure function.
+
+`assess(request, policy)` says whether a tool call may run (allow), needs a person's answer (ask), or is refused
+(deny, with the rule that would have allowed it). The interactive question itself lives in `ui/`; protected and
+locked paths never get this far: the sandbox refuses them whatever the policy says.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field, replace
+
+from cli_agent.change import ChangeKind
+
+__all__ = ["ApprovalMode", "Assessment", "CallFacts", "Policy", "Verdict", "assess"]
+
+
+class ApprovalMode(enum.StrEnum):
+    ASK = "ask"  # every change is asked for
+    EDITS = "edits"  # creating and editing files is approved; deleting is asked for
+    ALL = "all"  # every change is approved
+
+
+class Verdict(enum.StrEnum):
+    ALLOW = "allow"
+    ASK = "ask"
+    DENY = "deny"
+
+
+@dataclass(frozen=True)
+class Policy:
+    mode: ApprovalMode = ApprovalMode.ASK
+    interactive: bool = True  # someone can be asked
+    yes: bool = False  # --yes
+    granted_tools: frozenset[str] = field(default_factory=frozenset)  # "t" answers in this session
+
+    def grant_tool(self, tool: str) -> Policy:
+        return replace(self, granted_tools=self.granted_tools | {tool})
+
+    def grant_all(self) -> Policy:
+        return replace(self, mode=ApprovalMode.ALL)
+
+    def with_mode(self, mode: ApprovalMode) -> Policy:
+        return replace(self, mode=mode)
+
+
+@dataclass(frozen=True)
+class CallFacts:
+    """What the policy looks at: the tool, whether its spec needs approval, and the kind of change."""
+
+    tool: str
+    requires_approval: bool
+    kind: ChangeKind | None = None
+
+
+@dataclass(frozen=True)
+class Assessment:
+    verdict: Verdict
+    rule: str  # the rule that allowed or denied; for a denial, what would have allowed it
+
+
+def assess(call: CallFacts, policy: Policy) -> Assessment:
+    if not call.requires_approval:
+        return Assessment(Verdict.ALLOW, f"{call.tool} needs no approval")
+    if policy.yes:
+        return Assessment(Verdict.ALLOW, "--yes")
+    if policy.mode is ApprovalMode.ALL:
+        return Assessment(Verdict.ALLOW, 'approval = "all"')
+    if call.tool in policy.granted_tools:
+        return Assessment(Verdict.ALLOW, f"{call.tool} approved for this session")
+    if policy.mode is ApprovalMode.EDITS and call.kind in ("create", "edit", "write"):
+        return Assessment(Verdict.ALLOW, 'approval = "edits"')
+    if policy.interactive:
+        return Assessment(Verdict.ASK, "asks the user")
+    if call.kind in ("create", "edit", "write"):
+        would = '--yes (or approval = "edits" or "all" in config)'
+    else:
+        would = '--yes (or approval = "all" in config)'
+    return Assessment(Verdict.DENY, would)

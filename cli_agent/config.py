@@ -1,0 +1,295 @@
+"""Settings and the layered loader: flags > env > --config > project > user > defaults.
+
+Every key has three spellings: `max_steps` in a TOML file, `--max-steps` as a flag, `CLI_AGENT_MAX_STEPS` in the
+environment; the `[local]` table's keys are `local.model`, `--local-model` and `CLI_AGENT_LOCAL_MODEL`. Each layer
+is validated on its own, so an error names the file, variable or flag it came from, and `Loaded.sources` says
+where every effective value came from. The workspace (whose `.cli-agent/config.toml` is the project layer) comes
+from the layers above and below it, never from the project config itself.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, get_origin
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+
+from cli_agent import paths
+from cli_agent.errors import ConfigError
+
+__all__ = ["KEYS", "Loaded", "LocalSettings", "Settings", "env_var", "flag_name", "load_settings", "mask_secret",
+           "render_paths", "render_show"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class LocalSettings(_Model):
+    """The bundled offline model (`model = "local"`)."""
+
+    model: str = "qwen2.5-coder-1.5b"  # or "smollm2-135m", or a path to a .gguf file
+    threads: int | None = Field(default=None, ge=1)
+    context_size: int = Field(default=8192, ge=1)
+
+
+class Settings(_Model):
+    model: str | None = None
+    api_base: str | None = None
+    api_key: SecretStr | None = None
+    workspace: str = "."
+    yes: bool = False
+    approval: Literal["ask", "edits", "all"] = "ask"
+    protocol: Literal["auto", "native", "json"] = "auto"
+    max_steps: int = Field(default=20, ge=1)
+    timeout: float = Field(default=300.0, gt=0)
+    max_tokens_total: int | None = Field(default=None, ge=1)
+    max_cost_usd: float | None = Field(default=None, ge=0)
+    output: Literal["text", "json", "stream-json"] = "text"
+    trace: str | None = None
+    no_tools: bool = False
+    system_prompt: str | None = None
+    temperature: float | None = Field(default=None, ge=0)
+    detail: Literal["full", "compact"] = "full"
+    context_window: int | None = Field(default=None, ge=1)
+    tool_result_max_chars: int = Field(default=20000, ge=1)
+    max_retries: int = Field(default=4, ge=0)
+    retry_base_delay: float = Field(default=1.0, ge=0)
+    locks: list[str] = Field(default_factory=list)
+    local: LocalSettings = Field(default_factory=LocalSettings)
+
+
+KEYS: tuple[str, ...] = (*(k for k in Settings.model_fields if k != "local"),
+                         *(f"local.{k}" for k in LocalSettings.model_fields))
+
+
+@dataclass(frozen=True)
+class Loaded:
+    settings: Settings
+    sources: dict[str, str]  # key (e.g. "max_steps", "local.model") -> where its value came from
+    files: list[tuple[str, Path, bool]]  # (label, path, exists), in the order they are layered
+
+
+def env_var(key: str) -> str:
+    return "CLI_AGENT_" + key.replace(".", "_").upper()
+
+
+def flag_name(key: str) -> str:
+    return "--" + key.replace(".", "-").replace("_", "-")
+
+
+def mask_secret(secret: str) -> str:
+    return f"{secret[:3]}…{secret[-4:]}" if len(secret) >= 16 else "(set)"
+
+
+# ---- loading ----------------------------------------------------------------------------------------------------
+
+_Layer = dict[str, tuple[Any, str]]  # key -> (validated value, source label)
+
+
+def load_settings(flags: Mapping[str, Any], *, env: Mapping[str, str] | None = None,
+                  config_file: Path | None = None, workspace: Path | None = None) -> Loaded:
+    """Layer defaults, user, project, --config, env and flags. A flag whose value is None was not given.
+
+    `workspace` stands for the current directory: the workspace when no layer sets one, and the base of a
+    relative one. `CLI_AGENT_CONFIG` in `env` stands for `config_file` when that is not given.
+    """
+    env = os.environ if env is None else env
+    flag_layer = _flag_layer(flags)
+    env_layer = _env_layer(env)
+    if config_file is None and env.get("CLI_AGENT_CONFIG", "").strip():
+        config_file = Path(env["CLI_AGENT_CONFIG"].strip())
+    explicit: _Layer = {}
+    if config_file is not None:
+        config_file = Path(config_file).expanduser()
+        if not config_file.is_file():
+            raise ConfigError(f"--config file not found: {config_file}")
+        explicit = _file_layer(config_file, f"--config ({config_file})")
+    user_path = paths.user_config_file()
+    user = _file_layer(user_path, f"user config ({user_path})") if user_path.exists() else {}
+
+    chosen = next((layer["workspace"] for layer in (flag_layer, env_layer, explicit, user) if "workspace" in layer),
+                  None)
+    base = (workspace or Path.cwd()).expanduser()
+    ws = (base / Path(chosen[0]).expanduser()).resolve() if chosen else base.resolve()
+    project_path = paths.project_config_file(ws)
+    project: _Layer = {}
+    if project_path.exists():
+        project = _file_layer(project_path, f"project config ({project_path})")
+        if "workspace" in project:
+            raise ConfigError(f"project config ({project_path}): 'workspace' cannot be set in a project config")
+
+    values: dict[str, Any] = {}
+    sources = dict.fromkeys(KEYS, "default")
+    for layer in (user, project, explicit, env_layer, flag_layer):
+        for key, (value, source) in layer.items():
+            values[key], sources[key] = value, source
+    values["workspace"] = str(ws)
+    files = [("user config", user_path, user_path.exists()), ("project config", project_path, project_path.exists())]
+    if config_file is not None:
+        files.append(("--config", config_file, True))
+    return Loaded(Settings.model_validate(_nest(values)), sources, files)
+
+
+def _flag_layer(flags: Mapping[str, Any]) -> _Layer:
+    layer: _Layer = {}
+    for name, value in flags.items():
+        if value is None:
+            continue
+        key = _key_for_flag(name)
+        where = f"flag {flag_name(key)}"
+        if isinstance(value, str):
+            value = _parse_string(key, value, where)
+        layer[key] = (_validate_one(key, value, where), where)
+    return layer
+
+
+def _key_for_flag(name: str) -> str:
+    key = name.lstrip("-").replace("-", "_")
+    if key.startswith("local_") and "local." + key[6:] in KEYS:
+        key = "local." + key[6:]
+    if key not in KEYS:
+        raise ConfigError(f"unknown setting {name!r}{_did_you_mean(key)}")
+    return key
+
+
+def _env_layer(env: Mapping[str, str]) -> _Layer:
+    layer: _Layer = {}
+    for key in KEYS:
+        var = env_var(key)
+        raw = env.get(var, "").strip()
+        if raw:  # unset and empty are the same: not given
+            where = f"env {var}"
+            layer[key] = (_validate_one(key, _parse_string(key, raw, where), where), where)
+    return layer
+
+
+def _parse_string(key: str, raw: str, where: str) -> Any:
+    """A string from the environment or the command line, as the field wants it; pydantic does the scalars."""
+    if get_origin(_field(key).annotation) is not list:
+        return raw
+    raw = raw.strip()
+    if not raw.startswith("["):
+        return [item.strip() for item in raw.split(",") if item.strip()]
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{where}: expected a comma-separated list or a JSON array, found invalid JSON "
+                          f"({exc.msg} at column {exc.colno})") from None
+
+
+def _file_layer(path: Path, where: str) -> _Layer:
+    try:
+        data = tomllib.loads(path.read_bytes().decode("utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{where}: invalid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{where}: not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:
+        raise ConfigError(f"{where}: cannot read: {exc.strerror or exc}") from None
+    try:
+        model = Settings.model_validate(data, strict=True)
+    except ValidationError as exc:
+        raise ConfigError(f"{where}: {_describe(exc, with_key=True)}") from None
+    keys = [k for k in data if k != "local"] + [f"local.{k}" for k in data.get("local", {})]
+    return {key: (_get(model, key), where) for key in keys}
+
+
+def _validate_one(key: str, value: Any, where: str) -> Any:
+    try:
+        return _get(Settings.model_validate(_nest({key: value})), key)
+    except ValidationError as exc:
+        raise ConfigError(f"{where}: {_describe(exc, with_key=False)}") from None
+
+
+# ---- helpers ------------------------------------------------------------------------------------------------------
+
+def _field(key: str) -> Any:
+    table, _, name = key.rpartition(".")
+    return (LocalSettings if table else Settings).model_fields[name]
+
+
+def _get(settings: Settings, key: str) -> Any:
+    table, _, name = key.rpartition(".")
+    return getattr(getattr(settings, table) if table else settings, name)
+
+
+def _nest(flat: Mapping[str, Any]) -> dict[str, Any]:
+    nested: dict[str, Any] = {}
+    for key, value in flat.items():
+        table, _, name = key.rpartition(".")
+        (nested.setdefault(table, {}) if table else nested)[name] = value
+    return nested
+
+
+def _did_you_mean(key: str) -> str:
+    if "local." + key in KEYS:
+        return f" (did you mean 'local.{key}', in the [local] table?)"
+    close = difflib.get_close_matches(key, KEYS, n=1)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+_EXPECTED = {"int_type": "an integer", "int_parsing": "an integer", "int_from_float": "an integer",
+             "float_type": "a number", "float_parsing": "a number", "bool_type": "true or false",
+             "bool_parsing": "true or false", "string_type": "a string", "list_type": "an array of strings",
+             "model_type": "a table", "dict_type": "a table"}
+_TOML_TYPES = {bool: "boolean", int: "integer", float: "float", str: "string", list: "array", dict: "table"}
+
+
+def _describe(exc: ValidationError, *, with_key: bool) -> str:
+    errors = exc.errors()
+    err = errors[0]
+    key = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err["loc"]).lstrip(".")
+    if err["type"] == "extra_forbidden":
+        return f"unknown key '{key}'{_did_you_mean(key)}"
+    if err["type"] == "literal_error":
+        expected = "one of " + err["ctx"]["expected"]
+    else:
+        expected = _EXPECTED.get(err["type"]) or "a value " + err["msg"].removeprefix("Input should be ")
+    value = err["input"]
+    found = _TOML_TYPES.get(type(value), type(value).__name__)
+    if key != "api_key" and not isinstance(value, dict | list):
+        shown = repr(value)
+        found += " " + (shown if len(shown) <= 40 else shown[:37] + "...")
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return f"{key + ': ' if with_key else ''}expected {expected}, found {found}{more}"
+
+
+# ---- rendering ----------------------------------------------------------------------------------------------------
+
+def render_show(loaded: Loaded) -> str:
+    """The effective settings as `key = value  # source` lines (valid TOML); unset keys are commented out."""
+    lines = []
+    for key in KEYS:
+        value, source = _get(loaded.settings, key), loaded.sources[key]
+        if value is None:
+            lines.append(f"# {key} = (not set)  # {source}")
+        else:
+            lines.append(f"{key} = {_toml_value(value)}  # {source}")
+    return "\n".join(lines)
+
+
+def render_paths(loaded: Loaded) -> str:
+    width = max(len(label) for label, _, _ in loaded.files)
+    return "\n".join(f"{label:<{width}}  {path}  ({'exists' if exists else 'missing'})"
+                     for label, path, exists in loaded.files)
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, SecretStr):
+        value = mask_secret(value.get_secret_value())
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value in (float("inf"), float("-inf")):
+        return "inf" if value > 0 else "-inf"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    return json.dumps(str(value), ensure_ascii=False).replace("\x7f", "\\u007f")

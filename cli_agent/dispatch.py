@@ -1,0 +1,151 @@
+"""The dispatcher: a tool call in, an envelope out, and no exception ever escapes.
+
+`prepare` checks the tool is allowed, validates the arguments against the spec's JSON Schema (jsonschema does the
+validating) and, for a mutating tool, plans the change without writing. `execute` runs a read-only tool or applies
+the planned change. Between the two the loop asks for approval, so what is approved is exactly what is written.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+from collections.abc import Collection
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from cli_agent.change import Change
+from cli_agent.envelope import Envelope, ToolError
+from cli_agent.messages import ToolCall
+
+if TYPE_CHECKING:
+    from cli_agent.registry import Registry
+    from cli_agent.specs import ToolSpec
+    from cli_agent.tools import ToolContext
+
+__all__ = ["Dispatcher", "Prepared"]
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A call ready to run (`error` is None) or already answered by an error envelope."""
+
+    call: ToolCall
+    spec: ToolSpec | None = None
+    change: Change | None = None
+    error: Envelope | None = None
+
+    @property
+    def arguments(self) -> dict[str, Any]:
+        return self.call.arguments or {}
+
+
+@functools.lru_cache(maxsize=256)
+def _validator(schema_json: str) -> Any:
+    import json
+
+    import jsonschema
+
+    schema = json.loads(schema_json)
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    return cls(schema)
+
+
+def _describe(error: Any) -> str:
+    """One line per jsonschema error, naming the field and what was expected."""
+    where = ".".join(str(p) for p in error.absolute_path)
+    if error.validator == "required":
+        return f"missing required argument: {error.message.split(' is a required')[0]}"
+    if error.validator == "additionalProperties":
+        return f"unknown argument: {error.message}"
+    if error.validator == "type":
+        return f"argument '{where}': expected {error.validator_value}, got {type(error.instance).__name__}" \
+               f" ({error.message})"
+    return f"argument '{where or '(root)'}': {error.message}"
+
+
+class Dispatcher:
+    def __init__(self, registry: Registry, ctx: ToolContext, allowed: Collection[str] | None = None) -> None:
+        self.registry = registry
+        self.ctx = ctx
+        self.allowed = tuple(allowed) if allowed is not None else tuple(registry.names())
+
+    def only(self, names: Collection[str]) -> Dispatcher:
+        """A dispatcher that allows only `names` (a workflow step's tool subset)."""
+        return Dispatcher(self.registry, self.ctx, [n for n in self.allowed if n in set(names)])
+
+    def prepare(self, call: ToolCall) -> Prepared:
+        if not call.name:
+            return Prepared(call, error=Envelope.failure(
+                "the tool call has an empty name", data={"available_tools": list(self.allowed)}))
+        if call.name not in self.allowed:
+            close = difflib.get_close_matches(call.name, self.allowed, n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            return Prepared(call, error=Envelope.failure(
+                f"unknown tool {call.name!r}.{hint} Available tools: {', '.join(self.allowed)}",
+                data={"available_tools": list(self.allowed)}))
+        spec = self.registry.get(call.name)
+        if call.arguments is None:
+            return Prepared(call, spec, error=Envelope.failure(
+                f"the arguments of {call.name} are not a JSON object: {call.error or 'unreadable'}",
+                data={"expected_parameters": spec.parameters}))
+        problems = self._validate(spec, call.arguments)
+        if problems:
+            return Prepared(call, spec, error=Envelope.failure(
+                *problems, data={"expected_parameters": spec.parameters}))
+        if not spec.mutates:
+            return Prepared(call, spec)
+        try:
+            change = self._run_handler(spec, call.arguments)
+        except ToolError as exc:
+            return Prepared(call, spec, error=Envelope.failure(exc.message, data=exc.hints or None))
+        except Exception as exc:  # a handler bug must not take the loop down
+            return Prepared(call, spec, error=Envelope.failure(f"{call.name} failed: {type(exc).__name__}: {exc}"))
+        if not isinstance(change, Change):
+            return Prepared(call, spec, error=Envelope.failure(f"{call.name} did not plan a change"))
+        return Prepared(call, spec, change=change)
+
+    def execute(self, prepared: Prepared) -> Envelope:
+        if prepared.error is not None:
+            return prepared.error
+        spec = prepared.spec
+        assert spec is not None
+        try:
+            if prepared.change is not None:
+                self.ctx.workspace.apply(prepared.change)
+                return Envelope.success(_change_result(prepared.change))
+            return _wrap(self._run_handler(spec, prepared.arguments))
+        except ToolError as exc:
+            return Envelope.failure(exc.message, data=exc.hints or None)
+        except Exception as exc:
+            return Envelope.failure(f"{spec.name} failed: {type(exc).__name__}: {exc}")
+
+    def run(self, call: ToolCall) -> Envelope:
+        """prepare + execute with no approval step (for callers that already decided)."""
+        return self.execute(self.prepare(call))
+
+    def _validate(self, spec: ToolSpec, arguments: dict[str, Any]) -> list[str]:
+        import json
+
+        validator = _validator(json.dumps(spec.parameters, sort_keys=True))
+        errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
+        return [_describe(e) for e in errors]
+
+    def _run_handler(self, spec: ToolSpec, arguments: dict[str, Any]) -> Any:
+        return self.registry.handler(spec.name)(self.ctx, **arguments)
+
+
+def _wrap(result: Any) -> Envelope:
+    if isinstance(result, Envelope):
+        return result
+    if isinstance(result, dict) and "warnings" in result:
+        data = dict(result)
+        warnings = data.pop("warnings") or ()
+        return Envelope.success(data, warnings=tuple(warnings))
+    return Envelope.success(result)
+
+
+def _change_result(change: Change) -> dict[str, Any]:
+    added, removed = change.stats()
+    verb = {"create": "created", "edit": "edited", "write": "wrote", "delete": "deleted"}[change.kind]
+    return {"path": change.path, "action": verb, "summary": change.summary,
+            "lines_added": added, "lines_removed": removed}

@@ -1,0 +1,356 @@
+"""The agent loop: a model works on the workspace through the tools until it answers, terminates, is denied, or
+hits a limit.
+
+`Agent.run(prompt, approve)` is a generator of typed events (cli_agent.events); it never prints, prompts or reads
+the terminal. Approval is the injected `approve` callback, asked only for calls the policy cannot settle. One
+`Agent` is one session: the conversation persists across runs (REPL turns). Every run ends with exactly one
+`RunFinished` whose stop reason carries the exit code.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+import uuid
+from collections.abc import Callable, Collection, Iterator
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from cli_agent import errors
+from cli_agent.approval import CallFacts, Policy, Verdict, assess
+from cli_agent.envelope import Envelope
+from cli_agent.events import (
+    ApprovalAsked,
+    ApprovalDecided,
+    AssistantMessage,
+    Decision,
+    Event,
+    ModelRequest,
+    Retry,
+    RunFinished,
+    RunStarted,
+    StopReason,
+    TextDelta,
+    ToolCallsProposed,
+    ToolResult,
+    Warning,
+)
+from cli_agent.messages import Message, ToolCall, Usage
+from cli_agent.providers.base import ProviderReply, ProviderRequest
+
+if TYPE_CHECKING:
+    from cli_agent.dispatch import Dispatcher, Prepared
+    from cli_agent.protocols import Parsed, WireProtocol
+    from cli_agent.providers.base import Provider
+
+__all__ = ["Agent", "AgentSetup", "Approver", "Limits", "Plan", "Planner"]
+
+Approver = Callable[[ApprovalAsked], Decision]
+MAX_STRIKES = 3  # consecutive unusable replies before the run ends (exit 6)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What one model request carries besides the conversation: the prompt plan of seed 002."""
+
+    system: str | None
+    schemas: tuple[dict[str, Any], ...] | None
+    options: dict[str, Any]
+    fingerprint: str
+
+
+Planner = Callable[[str, "Collection[str] | None"], Plan]  # (task text, tool subset) -> plan
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_steps: int = 20
+    timeout_s: float = 300.0
+    max_tokens_total: int | None = None
+    max_cost_usd: float | None = None
+    max_retries: int = 4
+    retry_base_delay: float = 1.0
+    tool_result_max_chars: int = 20_000
+    context_window: int | None = None
+
+
+@dataclass
+class AgentSetup:
+    provider: Provider
+    protocol: WireProtocol
+    dispatcher: Dispatcher
+    planner: Planner
+    policy: Policy
+    limits: Limits = field(default_factory=Limits)
+    model: str = ""
+    workspace: str = ""
+    sleep: Callable[[float], None] = time.sleep
+    clock: Callable[[], float] = time.monotonic
+
+
+@dataclass
+class _Run:
+    """The state of one run."""
+
+    deadline: float
+    steps: int = 0
+    strikes: int = 0
+    usage: Usage = field(default_factory=Usage)
+    warned_budget: bool = False
+    pending: dict[str, ToolCall] = field(default_factory=dict)  # calls in the history still without a result
+
+
+class Agent:
+    def __init__(self, setup: AgentSetup) -> None:
+        self.setup = setup
+        self.policy = setup.policy
+        self.history: list[Message] = []
+        self.usage = Usage()
+        self._results: list[tuple[int, str]] = []  # (history index, tool) of every tool result, oldest first
+
+    def clear(self) -> None:
+        self.history.clear()
+        self._results.clear()
+
+    def run(self, prompt: str, approve: Approver, *, only_tools: Collection[str] | None = None) -> Iterator[Event]:
+        s = self.setup
+        yield RunStarted(run_id=uuid.uuid4().hex[:12], prompt=prompt, model=s.model, protocol=s.protocol.name,
+                         workspace=s.workspace)
+        run = _Run(deadline=s.clock() + s.limits.timeout_s)
+        self.history.append(Message("user", prompt))
+        dispatcher = s.dispatcher if only_tools is None else s.dispatcher.only(only_tools)
+        try:
+            finished = yield from self._steps(run, prompt, approve, dispatcher, only_tools)
+        except KeyboardInterrupt:
+            finished = self._stop(run, StopReason.INTERRUPTED, "interrupted by the user (Ctrl-C)")
+        except errors.TerminateSignal:
+            finished = self._stop(run, StopReason.TERMINATED, "terminated (SIGTERM)")
+        except errors.RunTimeoutError as exc:
+            finished = self._stop(run, StopReason.TIMEOUT, f"timed out after {s.limits.timeout_s:g} s ({exc})")
+        except errors.UsageError as exc:
+            finished = self._stop(run, StopReason.USAGE, str(exc))
+        except errors.CliAgentError as exc:
+            finished = self._stop(run, StopReason.ERROR, str(exc))
+        except Exception as exc:  # an internal error still ends the run with a message and a complete trace
+            finished = self._stop(run, StopReason.ERROR, f"internal error: {type(exc).__name__}: {exc}")
+        self.usage = self.usage + run.usage
+        yield replace(finished, usage=run.usage)
+
+    # -- the steps of one run -------------------------------------------------------------------------------
+
+    def _steps(self, run: _Run, prompt: str, approve: Approver, dispatcher: Dispatcher,
+               only_tools: Collection[str] | None) -> Iterator[Event]:
+        s = self.setup
+        plan = s.planner(prompt, only_tools)  # once a run: a stable prompt keeps the server's prefix cache warm
+        while True:
+            if run.steps >= s.limits.max_steps:
+                message = f"step limit reached ({s.limits.max_steps} model requests); raise --max-steps to go on"
+                yield Warning(code="step_limit", message=message)
+                return self._stop(run, StopReason.STEP_LIMIT, message)
+            run.steps += 1
+            yield from self._fit_context(plan)
+            yield ModelRequest(step=run.steps, fingerprint=plan.fingerprint, messages=len(self.history) + 1)
+            reply = yield from self._complete(run, plan)
+            run.usage = run.usage + reply.usage
+            yield AssistantMessage(text=reply.text, tool_calls=reply.tool_calls, finish_reason=reply.finish_reason,
+                                   usage=reply.usage)
+            budget = yield from self._check_budget(run)
+            if budget is not None:
+                self.history.append(Message("assistant", reply.text or "(stopped: budget reached)"))
+                return budget
+            parsed = s.protocol.parse(reply, run.steps)
+            if parsed.error is not None:
+                run.strikes += 1
+                self.history.append(Message("assistant", reply.text or ""))
+                self.history.append(s.protocol.error_message(parsed.error))
+                yield Warning(code="malformed_reply", message=f"unusable reply {run.strikes}/{MAX_STRIKES}: "
+                                                              f"{parsed.error}")
+                if run.strikes >= MAX_STRIKES:
+                    return self._stop(run, StopReason.UNUSABLE,
+                                      f"the model's output stayed unusable ({MAX_STRIKES} malformed replies in a row)")
+                continue
+            run.strikes = 0
+            self.history.append(s.protocol.assistant_message(reply, parsed))
+            if not parsed.calls:
+                return self._stop(run, StopReason.DONE, "done", answer=parsed.text)
+            finished = yield from self._run_calls(run, reply, parsed, approve, dispatcher)
+            if finished is not None:
+                return finished
+
+    def _complete(self, run: _Run, plan: Plan) -> Iterator[Event | Any]:
+        """One model request, retried with exponential backoff and jitter while the error is retryable."""
+        s = self.setup
+        messages = tuple(([Message("system", plan.system)] if plan.system else []) + self.history)
+        request = ProviderRequest(messages=messages, tools=plan.schemas if s.protocol.sends_tools else None,
+                                  options=plan.options)
+        stream_text = s.protocol.name != "json"
+        attempt = 0
+        while True:
+            remaining = run.deadline - s.clock()
+            if remaining <= 0:
+                raise errors.RunTimeoutError("no time left for another model request")
+            try:
+                reply: ProviderReply | None = None
+                for item in s.provider.stream(replace(request, timeout_s=remaining)):
+                    if isinstance(item, str):
+                        if stream_text and item:
+                            yield TextDelta(text=item)
+                    else:
+                        reply = item
+                if reply is None:
+                    raise errors.ProviderError("the provider ended its reply without a result")
+                return reply
+            except errors.RetryableProviderError as exc:
+                attempt += 1
+                if attempt > s.limits.max_retries:
+                    raise errors.ProviderError(f"{exc} (gave up after {attempt} tries)") from exc
+                delay = s.limits.retry_base_delay * 2 ** (attempt - 1) * (0.5 + random.random() / 2)
+                delay = max(0.0, min(delay, run.deadline - s.clock()))
+                yield Retry(attempt=attempt, delay_s=round(delay, 3), reason=str(exc))
+                s.sleep(delay)
+
+    def _run_calls(self, run: _Run, reply: ProviderReply, parsed: Parsed, approve: Approver,
+                   dispatcher: Dispatcher) -> Iterator[Event | Any]:
+        """Propose the turn's calls together, then approve and run them in order. A denial ends the run."""
+        s = self.setup
+        calls = parsed.calls
+        run.pending = {c.id: c for c in calls}
+        yield ToolCallsProposed(calls=calls, terminate=parsed.terminate)
+        failures = []
+        for index, call in enumerate(calls, 1):
+            prepared = dispatcher.prepare(call)
+            if reply.finish_reason == "length" and prepared.spec is not None and prepared.spec.mutates:
+                prepared = replace(prepared, change=None, error=Envelope.failure(
+                    "Your reply was cut off (finish_reason=length), so this change was not made. "
+                    "Make a smaller change: edit_file with a short old/new, or split the file."))
+            if prepared.error is None and prepared.spec is not None:
+                decision = yield from self._decide(run, prepared, index, len(calls), approve)
+                if decision is not None:
+                    self._answer_rest(run, call, "denied: " + decision)
+                    return self._stop(run, StopReason.DENIED, decision)
+            envelope = dispatcher.execute(prepared)
+            if not envelope.ok:
+                failures.append(f"{call.name}: {'; '.join(envelope.errors)}")
+            content, cut = _for_model(envelope, s.limits.tool_result_max_chars)
+            if cut:
+                yield Warning(code="truncated", message=f"the result of {call.name} was {cut:,} characters too long "
+                                                        "for the model and was cut")
+            self._record_result(run, call, content)
+            yield ToolResult(call_id=call.id, tool=call.name, envelope=envelope,
+                             change=prepared.change if envelope.ok else None)
+        if parsed.terminate:
+            if failures:
+                return self._stop(run, StopReason.ERROR, "the final tool call failed: " + failures[-1])
+            return self._stop(run, StopReason.DONE, "done (terminate: true)", answer=parsed.text or "")
+        return None
+
+    def _decide(self, run: _Run, prepared: Prepared, index: int, total: int,
+                approve: Approver) -> Iterator[Event | Any]:
+        """Settle approval for one call; returns None when it may run, else the one-line reason it may not."""
+        s = self.setup
+        spec, call = prepared.spec, prepared.call
+        assert spec is not None
+        kind = prepared.change.kind if prepared.change is not None else None
+        assessment = assess(CallFacts(call.name, spec.requires_approval, kind), self.policy)
+        if assessment.verdict is Verdict.ALLOW:
+            if spec.requires_approval:
+                yield ApprovalDecided(call_id=call.id, decision=Decision.YES, by="policy", rule=assessment.rule)
+            return None
+        if assessment.verdict is Verdict.DENY:
+            yield ApprovalDecided(call_id=call.id, decision=Decision.NO, by="non-interactive", rule=assessment.rule)
+            return (f"{call.name} needs approval and no one can be asked (not a terminal); "
+                    f"re-run with {assessment.rule} to allow it")
+        asked = ApprovalAsked(call=call, change=prepared.change, index=index, total=total)
+        yield asked
+        waited_from = s.clock()
+        decision = approve(asked)
+        run.deadline += s.clock() - waited_from  # the time a person takes to answer is not the run's
+        yield ApprovalDecided(call_id=call.id, decision=decision, by="user")
+        if decision is Decision.ALL:
+            self.policy = self.policy.grant_all()
+        elif decision is Decision.TOOL:
+            self.policy = self.policy.grant_tool(call.name)
+        if decision.approves:
+            return None
+        return f"{call.name} was denied by the user" + (" (turn aborted)" if decision is Decision.QUIT else "")
+
+    def _check_budget(self, run: _Run) -> Iterator[Event | Any]:
+        limits = self.setup.limits
+        checks = [("tokens", run.usage.total_tokens, limits.max_tokens_total),
+                  ("cost (USD)", run.usage.cost_usd, limits.max_cost_usd)]
+        for what, used, cap in checks:
+            if cap is None:
+                continue
+            if used >= cap:
+                message = f"budget reached: {what} used {used:g} of {cap:g}"
+                yield Warning(code="budget", message=message)
+                return self._stop(run, StopReason.STEP_LIMIT, message)
+            if used >= 0.8 * cap and not run.warned_budget:
+                run.warned_budget = True
+                yield Warning(code="budget", message=f"80 % of the budget used: {what} {used:g} of {cap:g}")
+        return None
+
+    # -- the conversation -----------------------------------------------------------------------------------
+
+    def _record_result(self, run: _Run, call: ToolCall, content: str) -> None:
+        self._results.append((len(self.history), call.name))
+        self.history.append(self.setup.protocol.result_message(call, content))
+        run.pending.pop(call.id, None)
+
+    def _answer_rest(self, run: _Run, denied: ToolCall, reason: str) -> None:
+        """Answer the denied call and every call after it, so no tool call is left without a result."""
+        self._record_result(run, denied, Envelope.failure(reason).to_json())
+        for call in list(run.pending.values()):
+            self._record_result(run, call, Envelope.failure(
+                "not run: an earlier call in this turn was denied").to_json())
+
+    def _stop(self, run: _Run, reason: StopReason, message: str, answer: str = "") -> RunFinished:
+        for call in list(run.pending.values()):  # an interrupted turn still leaves a valid conversation
+            self._record_result(run, call, Envelope.failure(f"not run: {message}").to_json())
+        if reason in (StopReason.INTERRUPTED, StopReason.TERMINATED, StopReason.TIMEOUT, StopReason.ERROR) \
+                and self.history and self.history[-1].role != "assistant":
+            self.history.append(Message("assistant", f"(this turn was cut short: {message})"))
+        return RunFinished(stop_reason=reason, message=message, answer=answer, steps=run.steps)
+
+    def _fit_context(self, plan: Plan) -> Iterator[Warning]:
+        """Near the context window, replace the oldest tool results with one-line notes, and say so."""
+        window = self.setup.limits.context_window or self.setup.provider.context_window()
+        if not window:
+            return
+        budget = int(window * 0.8)
+        fixed = _tokens(plan.system or "") + _tokens(str(plan.schemas or ""))
+        used = fixed + sum(_tokens(_size_of(m)) for m in self.history)
+        elided = 0
+        for index, tool in self._results[:-1] if len(self._results) > 1 else []:
+            if used <= budget:
+                break
+            message = self.history[index]
+            if (message.content or "").startswith("[elided"):
+                continue
+            note = (f"[elided to fit the context window: the result of {tool} "
+                    f"({len(message.content or ''):,} characters); call {tool} again if you need it]")
+            used -= _tokens(message.content or "") - _tokens(note)
+            self.history[index] = replace(message, content=note)
+            elided += 1
+        if elided:
+            yield Warning(code="context_elided", message=f"{elided} old tool result(s) elided to stay within the "
+                                                         f"context window ({window:,} tokens)")
+
+
+def _tokens(text: str) -> int:
+    """A cheap estimate (about four characters a token), good enough to decide when to elide."""
+    return len(text) // 4 + 1
+
+
+def _size_of(message: Message) -> str:
+    return (message.content or "") + "".join(c.raw_arguments for c in message.tool_calls)
+
+
+def _for_model(envelope: Envelope, limit: int) -> tuple[str, int]:
+    """The envelope as the model sees it, cut at `limit` characters with a note saying how to get the rest."""
+    text = envelope.to_json()
+    if len(text) <= limit:
+        return text, 0
+    cut = len(text) - limit
+    return (text[:limit] + f"\n[... {cut:,} more characters left out. Ask for less: read_file with "
+                           "start_line/end_line, or a narrower search or pattern.]"), cut

@@ -1,0 +1,157 @@
+"""How a provider reply becomes text, tool calls or a precise error, and how results go back to the model.
+
+*native*: the reply's `tool_calls`; each result goes back as a `tool` message.
+*json*: the reply's text holds exactly one `{"tool": str, "parameters": object, "terminate": bool}` object
+(prose around it or a ```json fence is tolerated); the result goes back as a user message.
+*plain*: `--no-tools` chat; every reply is an answer.
+A reply that can't be used yields `Parsed.error`: what was wrong, where, and the exact expected shape.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from cli_agent.messages import Message, ToolCall
+
+if TYPE_CHECKING:
+    from cli_agent.providers.base import ProviderReply
+
+__all__ = ["JSON_SHAPE", "JsonProtocol", "NativeProtocol", "Parsed", "PlainProtocol", "WireProtocol",
+           "protocol_for"]
+
+JSON_SHAPE = '{"tool": "<tool name>", "parameters": {...}, "terminate": false}'
+ANSWER_TOOL = "answer"  # the pseudo-tool a grammar-constrained model uses for its final answer
+
+
+@dataclass(frozen=True)
+class Parsed:
+    text: str = ""  # the answer, or prose that came with the calls
+    calls: tuple[ToolCall, ...] = ()
+    terminate: bool = False
+    error: str | None = None  # set when the reply is unusable; goes back to the model
+
+
+class WireProtocol(Protocol):
+    name: str
+    sends_tools: bool
+
+    def parse(self, reply: ProviderReply, step: int) -> Parsed: ...
+    def assistant_message(self, reply: ProviderReply, parsed: Parsed) -> Message: ...
+    def result_message(self, call: ToolCall, content: str) -> Message: ...
+    def error_message(self, error: str) -> Message: ...
+
+
+class NativeProtocol:
+    name = "native"
+    sends_tools = True
+
+    def parse(self, reply: ProviderReply, step: int) -> Parsed:
+        if reply.tool_calls:
+            calls = tuple(c if c.id else ToolCall(f"call_{step}_{i}", c.name, c.arguments, c.raw_arguments,
+                                                  c.error) for i, c in enumerate(reply.tool_calls, 1))
+            return Parsed(text=reply.text or "", calls=calls)
+        if not (reply.text or "").strip():
+            return Parsed(error="Your reply was empty: it had neither text nor a tool call. Call a tool, or "
+                                "answer in plain text if the task is done.")
+        return Parsed(text=reply.text)
+
+    def assistant_message(self, reply: ProviderReply, parsed: Parsed) -> Message:
+        return Message("assistant", reply.text or None, tool_calls=parsed.calls)
+
+    def result_message(self, call: ToolCall, content: str) -> Message:
+        return Message("tool", content, tool_call_id=call.id, name=call.name or "unknown")
+
+    def error_message(self, error: str) -> Message:
+        return Message("user", error)
+
+
+class PlainProtocol(NativeProtocol):
+    name = "plain"
+    sends_tools = False
+
+    def parse(self, reply: ProviderReply, step: int) -> Parsed:
+        if not (reply.text or "").strip():
+            return Parsed(error="Your reply was empty.")
+        return Parsed(text=reply.text)
+
+
+class JsonProtocol:
+    name = "json"
+    sends_tools = False
+
+    def parse(self, reply: ProviderReply, step: int) -> Parsed:
+        text = reply.text or ""
+        if not text.strip():
+            return Parsed(error=f"Your reply was empty. Reply with exactly one JSON object {JSON_SHAPE}, "
+                                "or with plain text (no JSON) if the task is done.")
+        objects, first_failure = _json_objects(text)
+        calls = [o for o in objects if isinstance(o, dict) and "tool" in o]
+        if not calls:
+            if first_failure is not None and '"tool"' in text:
+                return Parsed(error=f"Your tool call is not valid JSON: {first_failure}. "
+                                    f"Reply with exactly one JSON object {JSON_SHAPE}.")
+            return Parsed(text=text.strip())
+        if len(calls) > 1:
+            return Parsed(error=f"Your reply holds {len(calls)} tool calls; send exactly one JSON object "
+                                f"{JSON_SHAPE} per reply and wait for its result.")
+        return _call_from(calls[0], f"call_{step}_1", text)
+
+    def assistant_message(self, reply: ProviderReply, parsed: Parsed) -> Message:
+        return Message("assistant", reply.text or "")
+
+    def result_message(self, call: ToolCall, content: str) -> Message:
+        return Message("user", f"Result of {call.name} (call {call.id}):\n{content}")
+
+    def error_message(self, error: str) -> Message:
+        return Message("user", error)
+
+
+def _json_objects(text: str) -> tuple[list[Any], str | None]:
+    """Every top-level JSON object in `text`, and where the first `{` that failed to decode went wrong."""
+    decoder = json.JSONDecoder()
+    found: list[Any] = []
+    failure: str | None = None
+    i = text.find("{")
+    while i != -1:
+        try:
+            obj, end = decoder.raw_decode(text, i)
+        except json.JSONDecodeError as exc:
+            if failure is None:
+                failure = f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+            i = text.find("{", i + 1)
+            continue
+        found.append(obj)
+        i = text.find("{", end)
+    return found, failure
+
+
+def _call_from(obj: dict[str, Any], call_id: str, text: str) -> Parsed:
+    tool, params, terminate = obj.get("tool"), obj.get("parameters"), obj.get("terminate")
+    problems = []
+    if not isinstance(tool, str) or not tool:
+        problems.append('field "tool" must be a non-empty string')
+    if "parameters" not in obj:
+        problems.append('field "parameters" is missing')
+    elif not isinstance(params, dict):
+        problems.append(f'field "parameters" must be an object, not {type(params).__name__}')
+    if "terminate" not in obj:
+        problems.append('field "terminate" is missing')
+    elif not isinstance(terminate, bool):
+        problems.append(f'field "terminate" must be true or false, not {json.dumps(terminate)}')
+    extra = sorted(set(obj) - {"tool", "parameters", "terminate"})
+    if extra:
+        problems.append(f"unexpected field(s): {', '.join(extra)}")
+    if problems:
+        return Parsed(error=f"Your tool call is malformed: {'; '.join(problems)}. Expected exactly {JSON_SHAPE}.")
+    assert isinstance(tool, str) and isinstance(params, dict)
+    if tool == ANSWER_TOOL:
+        answer = params.get("text")
+        return Parsed(text=answer if isinstance(answer, str) else json.dumps(params))
+    raw = json.dumps(params, ensure_ascii=False)
+    return Parsed(calls=(ToolCall(call_id, tool, params, raw),), terminate=bool(terminate))
+
+
+def protocol_for(name: str) -> WireProtocol:
+    return {"native": NativeProtocol, "json": JsonProtocol, "plain": PlainProtocol}[name]()

@@ -1,0 +1,114 @@
+"""Traces: one more consumer of the event stream. A JSONL file: a header line with `"format": 1`, then one event
+per line, flushed as it goes and completed in `finally` (also on Ctrl-C and SIGTERM).
+
+`read_trace` is the strict reader replay and sessions use: an unknown format version, a damaged line or a trace
+cut off before its `run_finished` event is a `TraceError` with one line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from cli_agent import __version__, paths
+from cli_agent.errors import TraceError
+from cli_agent.events import Event, RunFinished, event_from_dict
+
+__all__ = ["FORMAT", "Trace", "TraceWriter", "default_trace_path", "read_trace"]
+
+FORMAT = 1
+
+
+def default_trace_path() -> Path:
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    return paths.user_state_dir() / "traces" / f"{stamp}-{uuid.uuid4().hex[:8]}.jsonl"
+
+
+class TraceWriter:
+    """Appends events to a trace file. Use as a context manager, or call `close()` in a `finally`."""
+
+    def __init__(self, path: Path, meta: dict[str, Any] | None = None) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._file: IO[str] | None = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
+        header = {"format": FORMAT, "type": "trace_header", "cli_agent": __version__, "time": round(time.time(), 3)}
+        self._write(header | (meta or {}))
+
+    def __call__(self, event: Event) -> None:
+        self._write(event.to_dict())
+
+    def _write(self, record: dict[str, Any]) -> None:
+        if self._file is None:
+            return
+        self._file.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        if self._file is None:
+            return
+        try:
+            self._file.flush()
+            os.fsync(self._file.fileno())
+        finally:
+            self._file.close()
+            self._file = None
+
+    def __enter__(self) -> TraceWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+@dataclass(frozen=True)
+class Trace:
+    header: dict[str, Any]
+    events: tuple[Event, ...]
+
+    @property
+    def runs(self) -> list[list[Event]]:
+        """The events split into runs (a REPL session holds several)."""
+        out: list[list[Event]] = []
+        for event in self.events:
+            if event.type == "run_started" or not out:
+                out.append([])
+            out[-1].append(event)
+        return out
+
+
+def read_trace(path: Path, *, complete: bool = True) -> Trace:
+    """Read and check a trace; `complete` requires it to end with a `run_finished` event."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TraceError(f"{path}: cannot read the trace: {exc}") from exc
+    if not lines:
+        raise TraceError(f"{path}: the trace is empty")
+    records = []
+    for number, line in enumerate(lines, 1):
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise TraceError(f"{path}:{number}: damaged line ({exc.msg}); the trace is truncated or edited") from exc
+        if not isinstance(record, dict):
+            raise TraceError(f"{path}:{number}: a trace line must be a JSON object")
+        records.append(record)
+    header = records[0]
+    if header.get("type") != "trace_header":
+        raise TraceError(f"{path}:1: not a cli-agent trace (no header line)")
+    if header.get("format") != FORMAT:
+        raise TraceError(f"{path}: unknown trace format {header.get('format')!r}; this cli-agent reads format {FORMAT}")
+    events = []
+    for number, record in enumerate(records[1:], 2):
+        try:
+            events.append(event_from_dict(record))
+        except (KeyError, ValueError, TypeError) as exc:
+            raise TraceError(f"{path}:{number}: damaged event ({type(exc).__name__}: {exc})") from exc
+    if complete and (not events or not isinstance(events[-1], RunFinished)):
+        raise TraceError(f"{path}: the trace is truncated (it does not end with run_finished)")
+    return Trace(header, tuple(events))

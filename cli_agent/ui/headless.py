@@ -1,0 +1,147 @@
+"""Headless front ends: what `cli-agent -p` prints for `--output text`, `json` and `stream-json`.
+
+Each is an event sink. Results go to stdout; progress goes to stderr, and only when stderr is a terminal. The last
+line on stderr (why a run failed) is printed by `cli.py`, in one place.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from cli_agent.events import (
+    ApprovalDecided,
+    Event,
+    RunFinished,
+    RunStarted,
+    ToolCallsProposed,
+    ToolResult,
+    Warning,
+)
+
+__all__ = ["JsonReport", "StreamJsonPrinter", "TextPrinter", "escape_for_terminal"]
+
+
+def escape_for_terminal(text: str) -> str:
+    """Control characters, escapes, CR and bidi marks shown visibly instead of being interpreted."""
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if ch == "\n" or ch == "\t":
+            out.append(ch)
+        elif code < 0x20 or code == 0x7F or 0x80 <= code < 0xA0:
+            out.append(f"\\x{code:02x}")
+        elif 0x202A <= code <= 0x202E or 0x2066 <= code <= 0x2069 or code in (0x200E, 0x200F, 0x061C):
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+@dataclass
+class RunRecord:
+    """What a run did, gathered from its events (the `--output json` object and the REPL's summaries)."""
+
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    files_changed: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    finished: RunFinished | None = None
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, ToolCallsProposed):
+            for call in event.calls:
+                self.tool_calls.append({"id": call.id, "tool": call.name, "arguments": call.arguments,
+                                        "ok": None, "approved": None})
+        elif isinstance(event, ApprovalDecided):
+            entry = self._entry(event.call_id)
+            if entry is not None:
+                entry["approved"] = event.decision.approves
+                entry["decided_by"] = event.by
+                if not event.decision.approves and event.rule:
+                    entry["would_allow"] = event.rule
+        elif isinstance(event, ToolResult):
+            entry = self._entry(event.call_id)
+            if entry is not None:
+                entry["ok"] = event.envelope.ok
+                if entry["approved"] is None:
+                    entry["approved"] = True if event.envelope.ok or not entry.get("decided_by") else None
+                if not event.envelope.ok:
+                    entry["errors"] = list(event.envelope.errors)
+            if event.change is not None and event.change.path not in self.files_changed:
+                self.files_changed.append(event.change.path)
+        elif isinstance(event, Warning):
+            self.warnings.append(event.message)
+        elif isinstance(event, RunFinished):
+            self.finished = event
+
+    def _entry(self, call_id: str) -> dict[str, Any] | None:
+        for entry in reversed(self.tool_calls):
+            if entry["id"] == call_id:
+                return entry
+        return None
+
+
+class JsonReport(RunRecord):
+    """`--output json`: one object on stdout when the run ends."""
+
+    def __init__(self, out: IO[str] | None = None, trace: str = "", notes: list[str] | None = None) -> None:
+        super().__init__()
+        self.out = out or sys.stdout
+        self.trace = trace
+        self.notes = notes or []
+
+    def __call__(self, event: Event) -> None:
+        super().__call__(event)
+        if isinstance(event, RunFinished):
+            self.out.write(json.dumps(self.report(event), ensure_ascii=False, default=str) + "\n")
+            self.out.flush()
+
+    def report(self, finished: RunFinished) -> dict[str, Any]:
+        calls = [{k: v for k, v in c.items() if k != "id"} for c in self.tool_calls]
+        return {"status": finished.stop_reason.value, "exit_code": finished.exit_code, "message": finished.message,
+                "answer": finished.answer, "steps": finished.steps, "tool_calls": calls,
+                "files_changed": self.files_changed, "usage": finished.usage.to_dict(), "trace": self.trace,
+                "warnings": self.warnings, "notes": self.notes}
+
+
+class StreamJsonPrinter:
+    """`--output stream-json`: every event as one JSON line, as it happens."""
+
+    def __init__(self, out: IO[str] | None = None) -> None:
+        self.out = out or sys.stdout
+
+    def __call__(self, event: Event) -> None:
+        self.out.write(json.dumps(event.to_dict(), ensure_ascii=False, default=str) + "\n")
+        self.out.flush()
+
+
+class TextPrinter:
+    """`--output text`: the answer on stdout; one progress line per step on stderr when it is a terminal."""
+
+    def __init__(self, out: IO[str] | None = None, err: IO[str] | None = None) -> None:
+        self.out = out or sys.stdout
+        self.err = err or sys.stderr
+        self.progress = self.err.isatty()
+
+    def _note(self, line: str) -> None:
+        if self.progress:
+            self.err.write(escape_for_terminal(line) + "\n")
+            self.err.flush()
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, RunStarted):
+            self._note(f"· {event.model or 'model'} ({event.protocol}) in {event.workspace}")
+        elif isinstance(event, ToolCallsProposed):
+            for call in event.calls:
+                self._note(f"→ {call.name} {json.dumps(call.arguments, ensure_ascii=False)[:200]}")
+        elif isinstance(event, ToolResult):
+            mark = "✓" if event.envelope.ok else "✗"
+            detail = (event.change.summary or event.change.path) if event.change else "; ".join(event.envelope.errors)
+            self._note(f"  {mark} {event.tool} {detail}"[:300])
+        elif isinstance(event, Warning):
+            self._note(f"! {event.message}")
+        elif isinstance(event, RunFinished) and event.answer:
+            self.out.write(event.answer.rstrip("\n") + "\n")
+            self.out.flush()

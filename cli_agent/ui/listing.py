@@ -1,0 +1,52 @@
+"""`cli-agent tools` and `cli-agent prompt`: what the model is given, shown to the user."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cli_agent.config import Settings
+
+__all__ = ["print_prompt", "print_tools"]
+
+
+def print_tools(*, as_json: bool) -> None:
+    from cli_agent.registry import Registry
+
+    registry = Registry.builtin()
+    if as_json:
+        specs = [spec.model_dump(mode="json") for spec in registry.specs()]
+        sys.stdout.write(json.dumps(specs, indent=2, ensure_ascii=False) + "\n")
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="Tools the model can use", show_lines=False)
+    for column in ("tool", "category", "kind", "approval", "parameters", "description"):
+        table.add_column(column, overflow="fold")
+    for category in registry.categories():
+        for spec in registry.by_category(category):
+            params = ", ".join(p + ("" if p in spec.required_params() else "?")
+                               for p in spec.parameters.get("properties", {}))
+            table.add_row(spec.name, category, "optional" if spec.optional else "required",
+                          "asks" if spec.requires_approval else "-", params, spec.description.split(". ")[0])
+    Console().print(table)
+
+
+def print_prompt(settings: Settings, *, task: str, as_json: bool) -> None:
+    from cli_agent.registry import Registry
+    from cli_agent.sandbox import Workspace
+    from cli_agent.session import Planner
+
+    protocol = "json" if settings.protocol == "json" else "native"
+    planner = Planner(settings, Registry.builtin(), Workspace(settings.workspace), protocol)
+    plan = planner(task, None)
+    if as_json:
+        built = planner.build(task, None)
+        out = {"protocol": protocol, "system": plan.system, "tools": list(built.schemas), "options": plan.options,
+               "fingerprint": plan.fingerprint}
+        sys.stdout.write(json.dumps(out, indent=2, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write((plan.system or "") + "\n")
