@@ -55,8 +55,13 @@ class Plan:
 
     system: str | None
     schemas: tuple[dict[str, Any], ...] | None
-    options: dict[str, Any]
+    options: dict[str, Any]  # model, protocol, temperature, tool_choice, ...: all fingerprinted
     fingerprint: str
+
+    @property
+    def request_options(self) -> dict[str, Any]:
+        """The options sent with the request (the model and protocol are the provider's and the loop's own)."""
+        return {k: v for k, v in self.options.items() if k not in ("model", "protocol")}
 
 
 Planner = Callable[[str, "Collection[str] | None"], Plan]  # (task text, tool subset) -> plan
@@ -136,6 +141,36 @@ class Agent:
         self.usage = self.usage + run.usage
         yield replace(finished, usage=run.usage)
 
+    def run_call(self, call: ToolCall, approve: Approver) -> Iterator[Event]:
+        """One fixed call (a workflow's tool step) through the same dispatcher and approval as the model's calls.
+        Its result joins the conversation as a note; a denial stops with DENIED, a failed call with ERROR."""
+        s = self.setup
+        yield RunStarted(run_id=uuid.uuid4().hex[:12], prompt=f"(tool step) {call.name}", model=s.model,
+                         protocol=s.protocol.name, workspace=s.workspace)
+        run = _Run(deadline=s.clock() + s.limits.timeout_s)
+        yield ToolCallsProposed(calls=(call,), terminate=True)
+        try:
+            prepared = s.dispatcher.prepare(call)
+            reason = None
+            if prepared.error is None and prepared.spec is not None:
+                reason = yield from self._decide(run, prepared, 1, 1, approve)
+            envelope = Envelope.failure("denied: " + reason) if reason else s.dispatcher.execute(prepared)
+            content = _for_model(envelope, s.limits.tool_result_max_chars)[0]
+            self.history.append(Message("user", f"(The workflow ran {call.name} with {call.raw_arguments}; "
+                                                f"result: {content})"))
+            if reason:
+                finished = self._stop(run, StopReason.DENIED, reason)
+            else:
+                yield ToolResult(call_id=call.id, tool=call.name, envelope=envelope,
+                                 change=prepared.change if envelope.ok else None)
+                finished = self._stop(run, StopReason.DONE, "done") if envelope.ok else self._stop(
+                    run, StopReason.ERROR, f"the tool step {call.name} failed: {'; '.join(envelope.errors)}")
+        except KeyboardInterrupt:
+            finished = self._stop(run, StopReason.INTERRUPTED, "interrupted by the user (Ctrl-C)")
+        except errors.TerminateSignal:
+            finished = self._stop(run, StopReason.TERMINATED, "terminated (SIGTERM)")
+        yield finished
+
     # -- the steps of one run -------------------------------------------------------------------------------
 
     def _steps(self, run: _Run, prompt: str, approve: Approver, dispatcher: Dispatcher,
@@ -182,7 +217,7 @@ class Agent:
         s = self.setup
         messages = tuple(([Message("system", plan.system)] if plan.system else []) + self.history)
         request = ProviderRequest(messages=messages, tools=plan.schemas if s.protocol.sends_tools else None,
-                                  options=plan.options)
+                                  options=plan.request_options)
         stream_text = s.protocol.name != "json"
         attempt = 0
         while True:
