@@ -1,0 +1,131 @@
+"""The tool registry: validated specs plus their handlers, and which of them the model is offered.
+
+    registry = Registry.builtin()                  # the packaged specs + cli_agent.tools.handlers(), loaded once
+    registry.model_tools("remember: tabs only")    # required tools, plus optional ones the task hints at
+
+An optional tool is offered only when one of its `hints` (a regex, matched case-insensitively as whole words)
+occurs in the task text or the workflow name; a workflow's `only` list restricts the set and also switches on the
+optional tools it names. A spec whose handler is still pending (see specs.PENDING_HANDLERS) is never offered.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import re
+from collections.abc import Callable, Collection, Iterable, Mapping
+from typing import Any
+
+from cli_agent.errors import CliAgentError, SpecError, UsageError
+from cli_agent.specs import ToolSpec, builtin_spec_dir, load_specs
+
+__all__ = ["CATEGORY_ORDER", "Registry"]
+
+# Categories in the order the prompt shows them; any other category follows, alphabetically.
+CATEGORY_ORDER: tuple[str, ...] = ("Explore", "Edit", "Project knowledge")
+
+
+class Registry:
+    """Specs by name (kept in category order, then by name) with their handlers. Immutable once built."""
+
+    def __init__(self, specs: Iterable[ToolSpec], handlers: Mapping[str, Callable[..., Any]]) -> None:
+        by_name: dict[str, ToolSpec] = {}
+        for spec in specs:
+            if spec.name in by_name:
+                raise SpecError(f"tool {spec.name!r} is defined twice")
+            by_name[spec.name] = spec
+        rank = {category: i for i, category in enumerate(CATEGORY_ORDER)}
+        ordered = sorted(by_name.values(), key=lambda s: (rank.get(s.category, len(rank)), s.category, s.name))
+        self._specs: dict[str, ToolSpec] = {spec.name: spec for spec in ordered}
+        self._handlers = {name: handlers[name] for name in self._specs if name in handlers}
+        self._hints = {spec.name: _hint_pattern(spec.hints) for spec in ordered}
+        self.fingerprint = _fingerprint(ordered, self._handlers)
+
+    @classmethod
+    def load(cls, dirs: Iterable[Any], handlers: Mapping[str, Callable[..., Any]]) -> Registry:
+        return cls(load_specs(dirs, handlers), handlers)
+
+    @classmethod
+    def builtin(cls) -> Registry:
+        """The packaged specs with the built-in handlers, validated once per process."""
+        return _builtin()
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._specs
+
+    def __len__(self) -> int:
+        return len(self._specs)
+
+    def names(self) -> list[str]:
+        return list(self._specs)
+
+    def specs(self) -> list[ToolSpec]:
+        return list(self._specs.values())
+
+    def get(self, name: str) -> ToolSpec:
+        try:
+            return self._specs[name]
+        except KeyError:
+            raise UsageError(f"unknown tool {name!r}; available tools: {', '.join(self._specs)}") from None
+
+    def handler(self, name: str) -> Callable[..., Any]:
+        self.get(name)
+        try:
+            return self._handlers[name]
+        except KeyError:
+            raise CliAgentError(f"tool {name!r} has no handler yet") from None
+
+    def categories(self) -> list[str]:
+        return list(dict.fromkeys(spec.category for spec in self._specs.values()))
+
+    def by_category(self, category: str) -> list[ToolSpec]:
+        return [spec for spec in self._specs.values() if spec.category == category]
+
+    def model_tools(
+        self, task_text: str = "", workflow: str | None = None, only: Collection[str] | None = None
+    ) -> list[ToolSpec]:
+        """The tools to offer the model, in category order: exposed ones with a handler; optional ones only when
+        hinted by the task or workflow (or named in `only`); restricted to `only` when given."""
+        if only is not None:
+            for name in only:
+                self.get(name)  # an unknown name is an error, with the list of tools
+        text = f"{task_text}\n{re.sub(r'[_-]+', ' ', workflow or '')}"
+        chosen = []
+        for spec in self._specs.values():
+            if not spec.exposed_to_model or spec.name not in self._handlers:
+                continue
+            if only is not None and spec.name not in only:
+                continue
+            if spec.optional and only is None and not self.is_hinted(spec.name, text):
+                continue
+            chosen.append(spec)
+        return chosen
+
+    def is_hinted(self, name: str, text: str) -> bool:
+        pattern = self._hints[self.get(name).name]
+        return pattern is not None and pattern.search(text) is not None
+
+
+def _hint_pattern(hints: Iterable[str]) -> re.Pattern[str] | None:
+    hints = list(hints)
+    if not hints:
+        return None
+    return re.compile("|".join(rf"\b(?:{hint})\b" for hint in hints), re.IGNORECASE)
+
+
+def _fingerprint(specs: Iterable[ToolSpec], handlers: Mapping[str, Any]) -> str:
+    payload = {
+        "specs": [spec.model_dump(mode="json") for spec in specs],
+        "handlers": sorted(handlers),
+    }
+    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+@functools.cache
+def _builtin() -> Registry:
+    from cli_agent.tools import handlers
+
+    table = handlers()
+    return Registry.load([builtin_spec_dir()], table)

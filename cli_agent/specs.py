@@ -1,0 +1,284 @@
+"""Tool specs: one TOML file per tool in `tool_specs/`, the single source of truth for what the model is told.
+
+`load_specs(dirs, handlers)` reads every `*.toml` in the given folders and checks, before anything runs:
+TOML syntax, unknown keys and wrong types (the pydantic model `ToolSpec`), that `parameters` is a valid JSON Schema
+(Draft 2020-12) with `type: object` at the top, that every example validates against it, that every hint is a valid
+regex, that a handler exists for the tool and its keyword parameters are exactly the schema's properties (required
+ones without a default, the first positional parameter being the ToolContext), and that no name is defined twice.
+A broken spec raises `SpecError` with one line: the file, the field and what was expected.
+
+`normalize_schema` turns third-party function definitions (OpenAI/BFCL style, with `"type": "dict"`) into the
+JSON Schema the same validation accepts.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib.resources
+import inspect
+import re
+import tomllib
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
+
+from cli_agent.errors import SpecError
+
+__all__ = [
+    "PENDING_HANDLERS",
+    "Example",
+    "ToolSpec",
+    "builtin_spec_dir",
+    "check_handler",
+    "load_spec_file",
+    "load_specs",
+    "normalize_schema",
+    "validate_parameters",
+]
+
+# Specs whose handler is being written elsewhere: they may load without one (and are then never offered to the
+# model, see Registry.model_tools). A handler that does exist is still checked. Empty once every handler has
+# landed; `load_specs(..., pending=frozenset())` is the strict check.
+PENDING_HANDLERS: frozenset[str] = frozenset()
+
+_NAME = r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$"  # what OpenAI-style function names allow
+
+
+class Example(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    input: dict[str, Any]
+    description: StrictStr
+
+
+class ToolSpec(BaseModel):
+    """One tool as its TOML file describes it. `parameters` is a JSON Schema object; treat it as read-only."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: StrictStr = Field(pattern=_NAME)
+    category: StrictStr = Field(min_length=1)
+    description: StrictStr = Field(min_length=1)
+    when_to_use: StrictStr = ""
+    optional: StrictBool = False
+    requires_approval: StrictBool = False
+    exposed_to_model: StrictBool = True
+    mutates: StrictBool = False
+    hints: tuple[StrictStr, ...] = ()
+    parameters: dict[str, Any]
+    examples: tuple[Example, ...] = ()
+
+    def required_params(self) -> tuple[str, ...]:
+        return tuple(self.parameters.get("required", ()))
+
+
+def builtin_spec_dir() -> Any:
+    """The packaged `cli_agent/tool_specs` folder (a Traversable: works from a checkout and from a wheel)."""
+    return importlib.resources.files("cli_agent") / "tool_specs"
+
+
+def display_path(path: Any) -> str:
+    """`tool_specs/read_file.toml` for packaged specs; the path relative to the working dir (or whole) otherwise."""
+    path = Path(str(path))
+    if path.parent.name == "tool_specs" and path.parent.parent.name == "cli_agent":
+        return f"tool_specs/{path.name}"
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def _dotted(parts: Iterable[Any]) -> str:
+    out = ""
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _pydantic_problem(error: ValidationError) -> str:
+    first = error.errors()[0]
+    field, kind = _dotted(first["loc"]), first["type"]
+    if kind == "extra_forbidden":
+        model = Example if first["loc"][0] == "examples" else ToolSpec
+        problem = f"{field}: unknown key (expected one of: {', '.join(model.model_fields)})"
+    elif kind == "missing":
+        problem = f"{field}: missing required key"
+    else:
+        got = repr(first["input"])
+        got = got if len(got) <= 60 else f"{got[:57]}..."
+        problem = f"{field}: {first['msg'][0].lower()}{first['msg'][1:]}, got {got}"
+    more = error.error_count() - 1
+    return problem + (f" (and {more} more problem{'s' if more > 1 else ''})" if more else "")
+
+
+def validate_parameters(schema: Any) -> str | None:
+    """The problem with a tool's parameter schema as `field: message`, or None if it is fine."""
+    from jsonschema import Draft202012Validator, SchemaError
+
+    if not isinstance(schema, dict):
+        return f"parameters: expected a table (a JSON Schema object), got {type(schema).__name__}"
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as exc:
+        return f"{_dotted(['parameters', *exc.path])}: {exc.message}"
+    if schema.get("type") != "object":
+        return f"parameters.type: expected 'object' at the top, got {schema.get('type')!r}"
+    properties = schema.get("properties", {})
+    for name in schema.get("required", []):
+        if name not in properties:
+            return f"parameters.required: {name!r} is not one of the properties {sorted(properties)}"
+    return None
+
+
+def _check_content(spec: ToolSpec) -> str | None:
+    from jsonschema import Draft202012Validator
+
+    problem = validate_parameters(spec.parameters)
+    if problem:
+        return problem
+    if spec.mutates and not spec.requires_approval:
+        return "requires_approval: must be true for a tool that mutates files"
+    for i, hint in enumerate(spec.hints):
+        try:
+            re.compile(hint)
+        except re.error as exc:
+            return f"hints[{i}]: {hint!r} is not a valid regular expression ({exc})"
+    validator = Draft202012Validator(spec.parameters)
+    for i, example in enumerate(spec.examples):
+        error = next(iter(validator.iter_errors(example.input)), None)
+        if error is not None:
+            return f"{_dotted(['examples', i, 'input', *error.path])}: {error.message}"
+    return None
+
+
+def load_spec_file(path: Any) -> ToolSpec:
+    """Parse and validate one spec file on its own (no handler check); raise SpecError naming file and field."""
+    path = Path(path) if isinstance(path, str) else path
+    where = display_path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise SpecError(f"{where}: invalid TOML: {_toml_position(str(exc))}") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SpecError(f"{where}: cannot read: {exc}") from exc
+    try:
+        spec = ToolSpec.model_validate(data)
+    except ValidationError as exc:
+        raise SpecError(f"{where}: {_pydantic_problem(exc)}") from exc
+    problem = _check_content(spec)
+    if problem:
+        raise SpecError(f"{where}: {problem}")
+    return spec
+
+
+def _toml_position(message: str) -> str:
+    """`line 3, column 7: Expected '=' ...` from tomllib's `Expected '=' ... (at line 3, column 7)`."""
+    match = re.search(r"\s*\(at (line \d+, column \d+|end of document)\)$", message)
+    return f"{match.group(1)}: {message[: match.start()]}" if match else message
+
+
+def check_handler(spec: ToolSpec, handler: Callable[..., Any]) -> str | None:
+    """The mismatch between a handler's signature and the spec's parameters as `field: message`, or None."""
+    label = f"{getattr(handler, '__module__', '?')}.{getattr(handler, '__qualname__', handler)}{_signature(handler)}"
+    params = list(inspect.signature(handler).parameters.values())
+    if not params or params[0].kind not in (params[0].POSITIONAL_ONLY, params[0].POSITIONAL_OR_KEYWORD):
+        return f"name: handler {label} must take the tool context as its first positional parameter"
+    keyword = {}
+    for p in params[1:]:
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD, p.POSITIONAL_ONLY):
+            return f"parameters: handler {label} must take named parameters only, not {p}"
+        keyword[p.name] = p.default is p.empty
+    properties, required = spec.parameters.get("properties", {}), set(spec.required_params())
+    for name in properties:
+        if name not in keyword:
+            return f"parameters.properties.{name}: handler {label} has no parameter {name!r}"
+        if keyword[name] != (name in required):
+            expected = "required (no default)" if keyword[name] else "optional (has a default)"
+            return f"parameters.required: {name!r} should be {expected} to match handler {label}"
+    for name in keyword:
+        if name not in properties:
+            return f"parameters.properties: missing {name!r}, a parameter of handler {label}"
+    return None
+
+
+def _signature(handler: Callable[..., Any]) -> str:
+    try:
+        return str(inspect.signature(handler))
+    except (TypeError, ValueError):
+        return "(?)"
+
+
+def _spec_files(directory: Any) -> list[Any]:
+    if not directory.is_dir():
+        raise SpecError(f"{display_path(directory)}: not a folder of tool specs")
+    return sorted((f for f in directory.iterdir() if f.name.endswith(".toml")), key=lambda f: f.name)
+
+
+def load_specs(
+    dirs: Iterable[Any],
+    handlers: Mapping[str, Callable[..., Any]],
+    pending: frozenset[str] = PENDING_HANDLERS,
+) -> list[ToolSpec]:
+    """Every spec in `dirs` (folders, as Paths or importlib Traversables), validated, in folder then file order.
+
+    A spec needs a handler in `handlers` whose signature matches, unless its name is in `pending`.
+    """
+    specs: list[ToolSpec] = []
+    seen: dict[str, str] = {}
+    for directory in dirs:
+        directory = Path(directory) if isinstance(directory, str) else directory
+        for file in _spec_files(directory):
+            spec, where = load_spec_file(file), display_path(file)
+            if spec.name in seen:
+                raise SpecError(f"{where}: name: duplicate tool {spec.name!r}, already defined in {seen[spec.name]}")
+            seen[spec.name] = where
+            handler = handlers.get(spec.name)
+            if handler is None and spec.name not in pending:
+                known = ", ".join(sorted(handlers)) or "none"
+                raise SpecError(f"{where}: name: no handler for tool {spec.name!r} (handlers: {known})")
+            problem = check_handler(spec, handler) if handler is not None else None
+            if problem:
+                raise SpecError(f"{where}: {problem}")
+            specs.append(spec)
+    return specs
+
+
+def normalize_schema(definition: Mapping[str, Any]) -> dict[str, Any]:
+    """A JSON Schema from a parameter schema or a whole OpenAI/BFCL function definition.
+
+    Accepts `{"name", "description", "parameters"}` (or `{"type": "function", "function": {...}}`) and returns the
+    parameters; everywhere inside, the non-standard `"type": "dict"` becomes `"object"` and BFCL's `"float"` and
+    `"tuple"` become `"number"` and `"array"`. The input is not changed.
+    """
+    if definition.get("type") == "function" and isinstance(definition.get("function"), Mapping):
+        definition = definition["function"]
+    schema = definition.get("parameters", definition)
+    return _normalize(copy.deepcopy(dict(schema)))
+
+
+_TYPE_ALIASES = {"dict": "object", "float": "number", "tuple": "array"}
+_DATA_KEYS = frozenset({"enum", "const", "default", "examples", "description", "title"})  # values, not schemas
+_SCHEMA_MAPS = frozenset({"properties", "$defs", "definitions", "patternProperties", "dependentSchemas"})
+
+
+def _normalize(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_normalize(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "type":
+            types = value if isinstance(value, list) else [value]
+            kinds = [_TYPE_ALIASES.get(k, k) if isinstance(k, str) else k for k in types if k != "any"]
+            if kinds:
+                out[key] = kinds if isinstance(value, list) else kinds[0]
+        elif key in _DATA_KEYS:
+            out[key] = value
+        elif key in _SCHEMA_MAPS and isinstance(value, dict):
+            out[key] = {name: _normalize(sub) for name, sub in value.items()}
+        else:
+            out[key] = _normalize(value)
+    return out
