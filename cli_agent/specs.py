@@ -14,6 +14,7 @@ JSON Schema the same validation accepts.
 from __future__ import annotations
 
 import copy
+import hashlib
 import importlib.resources
 import inspect
 import re
@@ -32,6 +33,7 @@ __all__ = [
     "ToolSpec",
     "builtin_spec_dir",
     "check_handler",
+    "content_key",
     "load_spec_file",
     "load_specs",
     "normalize_schema",
@@ -153,8 +155,9 @@ def _check_content(spec: ToolSpec) -> str | None:
     return None
 
 
-def load_spec_file(path: Any) -> ToolSpec:
-    """Parse and validate one spec file on its own (no handler check); raise SpecError naming file and field."""
+def load_spec_file(path: Any, *, content_checked: bool = False) -> ToolSpec:
+    """Parse and validate one spec file on its own (no handler check); raise SpecError naming file and field.
+    `content_checked`: these exact bytes passed the JSON Schema checks before (see `content_key`), skip them."""
     path = Path(path) if isinstance(path, str) else path
     where = display_path(path)
     try:
@@ -167,7 +170,7 @@ def load_spec_file(path: Any) -> ToolSpec:
         spec = ToolSpec.model_validate(data)
     except ValidationError as exc:
         raise SpecError(f"{where}: {_pydantic_problem(exc)}") from exc
-    problem = _check_content(spec)
+    problem = None if content_checked else _check_content(spec)
     if problem:
         raise SpecError(f"{where}: {problem}")
     return spec
@@ -210,6 +213,14 @@ def _signature(handler: Callable[..., Any]) -> str:
         return "(?)"
 
 
+def content_key(directory: Any) -> str:
+    """sha256 of what the JSON Schema checks of a folder depend on: this module and every spec file in it."""
+    digest = hashlib.sha256(Path(__file__).read_bytes())
+    for file in _spec_files(directory):
+        digest.update(b"\0" + file.name.encode() + b"\0" + file.read_bytes())
+    return digest.hexdigest()
+
+
 def _spec_files(directory: Any) -> list[Any]:
     if not directory.is_dir():
         raise SpecError(f"{display_path(directory)}: not a folder of tool specs")
@@ -220,17 +231,21 @@ def load_specs(
     dirs: Iterable[Any],
     handlers: Mapping[str, Callable[..., Any]],
     pending: frozenset[str] = PENDING_HANDLERS,
+    *,
+    content_checked: bool = False,
 ) -> list[ToolSpec]:
     """Every spec in `dirs` (folders, as Paths or importlib Traversables), validated, in folder then file order.
 
     A spec needs a handler in `handlers` whose signature matches, unless its name is in `pending`.
+    `content_checked`: the caller knows these exact files passed the JSON Schema checks (jsonschema: the slow part
+    of loading) under this checker, so they are skipped; everything else is checked as always.
     """
     specs: list[ToolSpec] = []
     seen: dict[str, str] = {}
     for directory in dirs:
         directory = Path(directory) if isinstance(directory, str) else directory
         for file in _spec_files(directory):
-            spec, where = load_spec_file(file), display_path(file)
+            spec, where = load_spec_file(file, content_checked=content_checked), display_path(file)
             if spec.name in seen:
                 raise SpecError(f"{where}: name: duplicate tool {spec.name!r}, already defined in {seen[spec.name]}")
             seen[spec.name] = where
