@@ -1,0 +1,158 @@
+"""Playing a recording back: the settings it ran with (as far as the trace tells), the model's replies through the
+ScriptedProvider, and the recorded approvals. `cli_agent.replay` drives a session with these and compares.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+from cli_agent import errors
+from cli_agent.events import (
+    ApprovalAsked,
+    ApprovalDecided,
+    AssistantMessage,
+    Decision,
+    Event,
+    ModelRequest,
+    RunFinished,
+    RunStarted,
+    StopReason,
+    ToolCallsProposed,
+    ToolResult,
+)
+from cli_agent.messages import ToolCall
+from cli_agent.trace import Trace
+
+__all__ = ["RecordedApprover", "ReplayProvider", "first_call", "is_tool_step", "outcomes", "raw_records",
+           "replay_settings"]
+
+_RAISED: dict[StopReason, type[errors.CliAgentError]] = {
+    StopReason.ERROR: errors.ProviderError, StopReason.USAGE: errors.MissingCredentialsError,
+    StopReason.TIMEOUT: errors.RunTimeoutError}
+
+
+def raw_records(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()[1:]]
+
+
+def replay_settings(trace: Trace, copy: Path, tmp: Path) -> Any:
+    """The recording's settings as far as the trace has them: protocol, model, the limits that stopped a run."""
+    from cli_agent.config import load_settings
+
+    protocol = str(trace.header.get("protocol") or "native")
+    flags: dict[str, Any] = {"workspace": str(copy), "model": str(trace.header.get("model") or "replay"),
+                             "trace": str(tmp / "replay.jsonl")}
+    settings = load_settings(flags, workspace=copy).settings
+    update: dict[str, Any] = {"protocol": protocol if protocol in ("native", "json") else "auto",
+                              "no_tools": protocol == "plain", "yes": False, "approval": "ask", "max_steps": 10_000,
+                              "timeout": 24 * 3600.0, "max_retries": 0, "max_tokens_total": None,
+                              "max_cost_usd": None}
+    locks = list(settings.locks)
+    for event in trace.events:
+        for error in event.envelope.errors if isinstance(event, ToolResult) else ():
+            # a lock that refused a call then (from a config layer the trace doesn't hold) refuses it again
+            locks += [glob for glob in re.findall(r"is locked by the user \(lock '([^']+)'\)", error)
+                      if glob not in locks]
+        if isinstance(event, RunFinished) and event.stop_reason is StopReason.STEP_LIMIT:
+            budget = re.match(r"budget reached: (tokens|cost \(USD\)) used \S+ of (\S+)", event.message)
+            if budget:
+                key = "max_tokens_total" if budget.group(1) == "tokens" else "max_cost_usd"
+                update[key] = float(budget.group(2)) if key == "max_cost_usd" else int(float(budget.group(2)))
+            elif event.message.startswith("step limit reached"):
+                update["max_steps"] = event.steps
+    return settings.model_copy(update=update | {"locks": locks})
+
+
+def is_tool_step(run: list[Event]) -> bool:
+    started = run[0]
+    return (isinstance(started, RunStarted) and started.prompt.startswith("(tool step) ")
+            and not any(isinstance(e, ModelRequest) for e in run) and first_call(run) is not None)
+
+
+def first_call(run: list[Event]) -> ToolCall:
+    proposed = next((e for e in run if isinstance(e, ToolCallsProposed) and e.calls), None)
+    return proposed.calls[0] if proposed is not None else None  # type: ignore[return-value]
+
+
+def outcomes(trace: Trace) -> list[dict[str, Any] | errors.CliAgentError]:
+    """One outcome per recorded model request: the reply, or the error the request ended the run with."""
+    out: list[dict[str, Any] | errors.CliAgentError] = []
+    for run in trace.runs:
+        finished = run[-1] if isinstance(run[-1], RunFinished) else None
+        for index, event in enumerate(run):
+            if not isinstance(event, ModelRequest):
+                continue
+            rest = run[index + 1:]
+            end = next((i for i, e in enumerate(rest) if isinstance(e, ModelRequest | RunFinished)), len(rest))
+            reply = next((e for e in rest[:end] if isinstance(e, AssistantMessage)), None)
+            if reply is not None:
+                proposed = next((e for e in rest[:end] if isinstance(e, ToolCallsProposed)), None)
+                out.append(_reply_item(reply, proposed))
+            elif finished is not None and finished.stop_reason in _RAISED:
+                out.append(_RAISED[finished.stop_reason](finished.message))
+    return out
+
+
+def _reply_item(message: AssistantMessage, proposed: ToolCallsProposed | None) -> dict[str, Any]:
+    item: dict[str, Any] = {"text": message.text, "finish_reason": message.finish_reason,
+                            "usage": message.usage.to_dict()}
+    calls = []
+    for i, call in enumerate(message.tool_calls):
+        entry: dict[str, Any] = {"name": call.name, "arguments": _raw_arguments(call)}
+        ran_as = proposed.calls[i].id if proposed is not None and i < len(proposed.calls) else ""
+        if call.id or ran_as:
+            entry["id"] = call.id or ran_as  # a provider that sent no id: the id the protocol gave the call
+        calls.append(entry)
+    if calls:
+        item["tool_calls"] = calls
+    return item
+
+
+def _raw_arguments(call: ToolCall) -> str:
+    """The arguments as the model sent them; the decoded object instead if someone edited only that."""
+    if call.arguments is None:
+        return call.raw_arguments
+    try:
+        same = (json.loads(call.raw_arguments) if call.raw_arguments.strip() else {}) == call.arguments
+    except ValueError:
+        same = False
+    return call.raw_arguments if same else json.dumps(call.arguments, ensure_ascii=False)
+
+
+class ReplayProvider:
+    name = "replay"
+
+    def __init__(self, outcomes: list[dict[str, Any] | errors.CliAgentError]) -> None:
+        from cli_agent.providers.scripted import ScriptedProvider
+
+        self.outcomes = deque(outcomes)
+        self._script = ScriptedProvider([o for o in outcomes if isinstance(o, dict)], name="replay")
+
+    def stream(self, request: Any) -> Any:
+        outcome = self.outcomes.popleft() if self.outcomes else None
+        if isinstance(outcome, errors.CliAgentError):
+            raise outcome
+        return self._script.stream(request)
+
+    def supports_native_tools(self) -> bool:
+        return True
+
+    def context_window(self) -> int | None:
+        return None
+
+    def close(self) -> None:
+        pass
+
+
+class RecordedApprover:
+    """The recorded answer for each call of one run (whoever gave it: the user, the mode, --yes)."""
+
+    def __init__(self, run: list[Event]) -> None:
+        self.answers = {e.call_id: e.decision for e in run if isinstance(e, ApprovalDecided)}
+
+    def __call__(self, asked: ApprovalAsked) -> Decision:
+        return self.answers.get(asked.call.id, Decision.NO)

@@ -1,0 +1,171 @@
+"""Rewinding a copy of a workspace to how it was before a recorded session, for replay.
+
+A trace records the workspace's path, not its content, and by the time a session is replayed the folder holds what
+the runs left. `copy_workspace` copies it (links kept as links, FIFOs and devices left out, absolute links into
+the original pointed into the copy); `rewind` undoes the recorded changes in the copy, newest first. Each change in
+the trace carries the sha256 of the file before and after it, so a file is put back only when it is exactly as the
+change left it and its earlier bytes can be rebuilt and verified: a created file is removed (with the folders it
+leaves empty), an edit is reversed (`new` back to `old`), and a rewritten or deleted file gets back content the
+trace holds (an earlier create or write, or a whole read). Fact proposals the runs made are withdrawn. Every file
+left as it is gets a note.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import stat
+from pathlib import Path
+from typing import Any
+
+from cli_agent import errors
+from cli_agent.events import RunStarted, ToolCallsProposed, ToolResult
+from cli_agent.messages import ToolCall
+from cli_agent.trace import Trace
+
+__all__ = ["copy_workspace", "rewind"]
+
+
+def copy_workspace(original: Path, tmp: Path) -> Path:
+    """A copy of `original` (same folder name: the prompt names it) with links kept as links; links pointing into
+    the original by absolute path point into the copy instead, so the replay never reaches the original."""
+    copy = tmp / original.name
+    try:
+        shutil.copytree(original, copy, symlinks=True, ignore=_special_files)
+    except (shutil.Error, OSError) as exc:
+        raise errors.UsageError(f"cannot copy the workspace {original} for the replay: {exc}") from exc
+    real = os.path.realpath(original)
+    for folder, dirs, files in os.walk(copy):
+        for name in dirs + files:
+            link = os.path.join(folder, name)
+            target = os.readlink(link) if os.path.islink(link) else ""
+            for root in (str(original), real):
+                if os.path.isabs(target) and (target == root or target.startswith(root + os.sep)):
+                    os.unlink(link)
+                    os.symlink(str(copy) + target[len(root):], link)
+                    break
+    return Path(os.path.realpath(copy))
+
+
+def _special_files(folder: str, names: list[str]) -> list[str]:
+    """FIFOs, sockets and devices: not copied (opening a FIFO would block)."""
+    skipped = []
+    for name in names:
+        try:
+            mode = os.lstat(os.path.join(folder, name)).st_mode
+        except OSError:
+            skipped.append(name)
+            continue
+        if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+            skipped.append(name)
+    return skipped
+
+
+def rewind(copy: Path, trace: Trace, raw: list[dict[str, Any]]) -> list[str]:
+    """Undo the recorded changes in the copy, newest first, each only if the file is exactly as the change left
+    it and its earlier bytes can be rebuilt (their sha256 is in the trace). Returns a note per file left as is."""
+    calls: dict[str, ToolCall] = {}
+    changes: list[tuple[ToolCall | None, dict[str, Any]]] = []
+    known: list[bytes] = []
+    proposals: list[str] = []
+    for event, record in zip(trace.events, raw, strict=False):
+        if isinstance(event, RunStarted):
+            calls = {}
+        elif isinstance(event, ToolCallsProposed):
+            calls.update({c.id: c for c in event.calls})
+            for c in event.calls:
+                content = (c.arguments or {}).get("content")
+                if isinstance(content, str):
+                    known += [content.encode(), content.replace("\n", "\r\n").encode()]
+        elif isinstance(event, ToolResult) and event.envelope.ok:
+            data = event.envelope.data if isinstance(event.envelope.data, dict) else {}
+            if isinstance(record.get("change"), dict):
+                changes.append((calls.get(event.call_id), record["change"]))
+            elif event.tool == "read_file" and isinstance(data.get("content"), str):
+                known += [data["content"].encode(), (data["content"] + "\n").encode()]
+            elif event.tool == "propose_fact" and data.get("status") == "pending":
+                proposals.append(str(data.get("id")))
+    notes = [note for call, change in reversed(changes) if (note := _undo(copy, call, change, known))]
+    _withdraw(copy, proposals)
+    return notes
+
+
+def _sha(data: bytes | None) -> str:
+    return "-" if data is None else hashlib.sha256(data).hexdigest()
+
+
+def _undo(copy: Path, call: ToolCall | None, change: dict[str, Any], known: list[bytes]) -> str | None:
+    rel = str(change.get("path", ""))
+    target = os.path.realpath(copy / rel)
+    if not rel or not target.startswith(str(copy) + os.sep) or os.path.islink(copy / rel):
+        return f"{rel}: not rewound (not a plain file inside the workspace)"
+    try:
+        now: bytes | None = Path(target).read_bytes()
+    except FileNotFoundError:
+        now = None
+    except OSError as exc:
+        return f"{rel}: not rewound ({exc.strerror or exc})"
+    if _sha(now) != change.get("after_sha256"):
+        return f"{rel}: changed since the run, so the replay starts from its current content"
+    before = change.get("before_sha256")
+    if before == "-":
+        os.unlink(target)
+        _prune(Path(target).parent, copy)
+        return None
+    candidates = list(known)
+    if now is not None and call is not None and change.get("kind") == "edit":
+        candidates.insert(0, _unedit(now, call, rel))
+    for data in candidates:
+        if data and _sha(data) == before:
+            Path(target).write_bytes(data)
+            return None
+    return f"{rel}: the trace does not hold its content from before {change.get('tool')}; the replay starts " \
+           "from the content the run left"
+
+
+def _prune(folder: Path, copy: Path) -> None:
+    """Remove the folders a created file left empty (create_file makes missing parents; the trace doesn't say
+    which existed before, and an empty folder is rarely one anyone kept on purpose)."""
+    while folder != copy and str(folder).startswith(str(copy) + os.sep):
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+        folder = folder.parent
+
+
+def _unedit(after: bytes, call: ToolCall, rel: str) -> bytes:
+    """`after` with the edit_file call's `new` turned back into `old` (b"" when that can't be done)."""
+    from cli_agent import textfile
+    from cli_agent.tools.edits import replace_text
+
+    args = call.arguments or {}
+    fmt = textfile.detect(after)
+    if fmt is None or not isinstance(args.get("old"), str) or not isinstance(args.get("new"), str):
+        return b""
+    try:
+        done = replace_text(textfile.decode(after, fmt), args["new"], args["old"], newline=fmt.newline,
+                            replace_all=bool(args.get("replace_all")), path=rel)
+        return textfile.encode(done.text, fmt)
+    except Exception:  # an edit that doesn't reverse cleanly leaves the file as the run left it
+        return b""
+
+
+def _withdraw(copy: Path, proposals: list[str]) -> None:
+    """Take back the fact proposals the runs made, and the draft file if nothing else is in it."""
+    if not proposals:
+        return
+    from cli_agent.facts import FactStore
+
+    store = FactStore(copy)
+    try:
+        for proposal in proposals:
+            if any(p.id == proposal for p in store.pending()):
+                store.reject(proposal)
+        if not store.pending():
+            store.draft_path.unlink(missing_ok=True)
+            if not any(store.folder.iterdir()):
+                store.folder.rmdir()
+    except (errors.CliAgentError, OSError):
+        pass

@@ -1,0 +1,222 @@
+"""Sessions: the SQLite index, `cli-agent sessions`, `-c/--continue`, `--resume ID`, and `restore_history`."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+from agentkit import Answers, make_agent
+
+from cli_agent.cli import run
+from cli_agent.events import Decision
+from cli_agent.providers.scripted import ScriptedProvider, check_conversation
+from cli_agent.replay import replay
+from cli_agent.session import drive
+from cli_agent.sessions import LATEST, Sessions, load_resumable, restore_history
+from cli_agent.trace import TraceWriter, read_trace
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("CLI_AGENT_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("CI", "true")
+    for name in list(os.environ):
+        if name.startswith("CLI_AGENT_") and name != "CLI_AGENT_HOME":
+            monkeypatch.delenv(name)
+    return tmp_path / "home"
+
+
+@pytest.fixture
+def ws(tmp_path):
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "a.txt").write_text("alpha\n")
+    return root
+
+
+def one_shot(ws: Path, prompt: str, *replies, flags=()) -> tuple[int, ScriptedProvider]:
+    provider = ScriptedProvider(list(replies))
+    code = run(["-C", str(ws), "-p", prompt, "--model", "scripted", *flags], provider_factory=lambda s: provider)
+    return code, provider
+
+
+def test_a_one_shot_session_is_listed_with_its_first_message(ws, home, capsys):
+    assert one_shot(ws, "read a.txt please", {"text": "alpha"})[0] == 0
+    assert one_shot(ws, "second task", {"text": "ok"})[0] == 0
+    capsys.readouterr()
+    assert run(["sessions", "-C", str(ws)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "second task" in lines[0] and "read a.txt please" in lines[1]  # last used first
+    assert (home / "state" / "sessions.sqlite3").is_file()
+    assert run(["sessions", "-C", str(ws), "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [s["first_message"] for s in listed] == ["second task", "read a.txt please"]
+    assert all(s["resumable"] and Path(s["trace"]).is_file() for s in listed)
+
+
+def test_sessions_of_other_workspaces_are_not_listed(ws, tmp_path, capsys):
+    other = tmp_path / "other"
+    other.mkdir()
+    one_shot(other, "elsewhere", {"text": "ok"})
+    capsys.readouterr()
+    assert run(["sessions", "-C", str(ws)]) == 0
+    assert "no sessions" in capsys.readouterr().out
+
+
+def test_continue_brings_the_conversation_back(ws, capsys):
+    one_shot(ws, "remember the word kiwi", {"tool_calls": [{"name": "read_file", "arguments": {"path": "a.txt"}}]},
+             {"text": "I will remember kiwi."})
+    code, provider = one_shot(ws, "which word?", {"text": "kiwi"}, flags=("-c",))
+    assert code == 0
+    messages = provider.requests[0].messages
+    contents = [m.content or "" for m in messages]
+    assert contents[1] == "remember the word kiwi" and contents[-1] == "which word?"
+    assert any(m.role == "tool" and "alpha" in (m.content or "") for m in messages)
+    assert "I will remember kiwi." in contents
+    entries = Sessions().list(ws)
+    assert len(entries) == 1  # continuing keeps one session, now pointing at the new trace
+    trace = read_trace(entries[0].trace_path)
+    assert [r[0].prompt for r in trace.runs] == ["remember the word kiwi", "which word?"]
+    assert replay(entries[0].trace_path).divergence is None  # the continued trace is self-contained
+
+
+def test_resume_by_id_prefix(ws, capsys):
+    one_shot(ws, "first", {"text": "one"})
+    one_shot(ws, "second", {"text": "two"})
+    first = Sessions().list(ws)[1]
+    code, provider = one_shot(ws, "again", {"text": "ok"}, flags=("--resume", first.id[:5]))
+    assert code == 0
+    assert [m.content for m in provider.requests[0].messages[1:]] == ["first", "one", "again"]
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (("-c",), "no earlier session"),
+    (("--resume", "feedbeef"), "no session 'feedbeef'"),
+    (("-c", "--resume", "x"), "exclude each other"),
+])
+def test_nothing_to_resume_exits_2_with_one_line(flags, message, ws, capsys):
+    assert one_shot(ws, "hi", {"text": "x"}, flags=flags)[0] == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0]
+
+
+@pytest.mark.parametrize(("damage", "reason"), [
+    (lambda path: path.unlink(), "its trace is missing"),
+    (lambda path: path.write_text("\n".join(path.read_text().splitlines()[:-1]) + "\n"), "truncated"),
+    (lambda path: path.write_text('{"format": 7, "type": "trace_header"}\n'), "unknown trace format 7"),
+])
+def test_a_missing_or_damaged_trace_is_listed_as_such_and_cannot_be_resumed(damage, reason, ws, capsys):
+    one_shot(ws, "task", {"text": "x"})
+    damage(Sessions().latest(ws).trace_path)
+    capsys.readouterr()
+    assert run(["sessions", "-C", str(ws)]) == 0
+    out = capsys.readouterr().out
+    assert "cannot resume" in out and reason in out
+    code, provider = one_shot(ws, "more", {"text": "y"}, flags=("-c",))
+    assert code == 2 and not provider.requests
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "cannot be resumed" in err[0] and reason in err[0]
+
+
+def test_a_session_of_another_workspace_cannot_be_resumed_here(ws, tmp_path, capsys):
+    other = tmp_path / "other"
+    other.mkdir()
+    one_shot(other, "elsewhere", {"text": "ok"})
+    entry = Sessions().latest(other)
+    with pytest.raises(Exception, match="belongs to"):
+        load_resumable(ws, entry.id)
+
+
+def test_an_unwritable_index_never_fails_a_run(ws, home, capsys):
+    (home / "state").mkdir(parents=True)
+    (home / "state" / "sessions.sqlite3").mkdir()  # not a database
+    code = run(["-C", str(ws), "-p", "hi", "--model", "scripted", "--output", "json"],
+               provider_factory=lambda s: ScriptedProvider([{"text": "fine"}]))
+    assert code == 0
+    assert "not in the session index" in " ".join(json.loads(capsys.readouterr().out)["notes"])
+
+
+def test_index_schema_is_migrated_and_a_newer_one_refused(tmp_path):
+    index = Sessions(tmp_path / "s.sqlite3")
+    sid = index.add(workspace=tmp_path, model="m", trace_path=tmp_path / "t.jsonl")
+    index.note_prompt(sid, "  first   prompt ")
+    index.note_prompt(sid, "second")
+    assert index.get(sid).first_message == "first prompt"
+    with sqlite3.connect(index.path) as db:
+        db.execute("PRAGMA user_version = 99")
+    with pytest.raises(Exception, match="newer cli-agent"):
+        index.latest(tmp_path)
+    assert LATEST.startswith("@")
+
+
+# -- restore_history rebuilds exactly what the agent held --------------------------------------------------------
+
+def call(name, **arguments):
+    return {"name": name, "arguments": arguments}
+
+
+CONVERSATIONS = {
+    "native calls and errors": ("native", [
+        {"tool_calls": [call("read_file", path="a.txt"), call("nope"), {"name": "read_file", "arguments": "{"}]},
+        {"tool_calls": [call("create_file", path="b.txt", content="B")]},
+        {"text": ""},  # an empty reply: a strike
+        {"text": "done"}], True, []),
+    "json protocol with strikes and terminate": ("json", [
+        {"raw": '{"tool": "read_file", "parameters": {"path": "a.txt"}'},
+        {"raw": '{"tool": "read_file", "parameters": {"path": "a.txt"}, "terminate": false}'},
+        {"raw": '{"tool": "create_file", "parameters": {"path": "c.txt", "content": "C"}, "terminate": true}'}],
+        True, []),
+    "a denial answers the rest of the turn": ("native", [
+        {"tool_calls": [call("read_file", path="a.txt"), call("create_file", path="d.txt", content="D"),
+                        call("create_file", path="e.txt", content="E")]}], False, [Decision.NO]),
+    "step limit leaves no call unanswered": ("native", [{"tool_calls": [call("list_files")]}] * 2, True, []),
+}
+
+
+@pytest.mark.parametrize("name", CONVERSATIONS)
+def test_restore_history_equals_the_agents_history(name, ws, tmp_path):
+    protocol, replies, yes, answers = CONVERSATIONS[name]
+    max_steps = 2 if name.startswith("step") else 20
+    agent, _ = make_agent(ws, list(replies), protocol=protocol, yes=yes, interactive=bool(answers),
+                          max_steps=max_steps)
+    path = tmp_path / "t.jsonl"
+    with TraceWriter(path, {"workspace": str(ws), "protocol": protocol}) as writer:
+        drive(agent.run("first task", Answers(*answers)), writer)
+        if name.startswith("json"):  # a second run, as a REPL would have
+            drive(agent.run("second task", Answers()), writer)
+    restored = restore_history(read_trace(path))
+    assert restored == agent.history
+    check_conversation(restored)
+
+
+def test_restore_history_after_an_interrupted_turn(ws, tmp_path):
+    class Interrupting(ScriptedProvider):
+        def stream(self, request):
+            if len(self.requests) == 1:
+                self.requests.append(request)
+                raise KeyboardInterrupt
+            return super().stream(request)
+
+    provider = Interrupting([{"tool_calls": [call("list_files")]}])
+    agent, _ = make_agent(ws, [], provider=provider)
+    path = tmp_path / "t.jsonl"
+    with TraceWriter(path, {"workspace": str(ws), "protocol": "native"}) as writer:
+        finished = drive(agent.run("look around", Answers()), writer)
+    assert finished.exit_code == 130
+    assert restore_history(read_trace(path)) == agent.history
+
+
+def test_restore_history_of_a_workflow_tool_step(ws, tmp_path):
+    from cli_agent.messages import ToolCall
+
+    agent, _ = make_agent(ws, [{"text": "noted"}], yes=True)
+    path = tmp_path / "t.jsonl"
+    with TraceWriter(path, {"workspace": str(ws), "protocol": "native"}) as writer:
+        drive(agent.run_call(ToolCall("step_1", "create_file", {"path": "w.txt", "content": "W"},
+                                      '{"path": "w.txt", "content": "W"}'), Answers()), writer)
+        drive(agent.run("and now?", Answers()), writer)
+    assert restore_history(read_trace(path)) == agent.history
+    assert replay(path).divergence is None
