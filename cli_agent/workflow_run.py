@@ -1,0 +1,336 @@
+"""Invoking workflows: their arguments, their steps in one session, and the two CLI commands.
+
+    values, missing = parse_arguments(workflow, "src/a.py goal='make it fast'", workspace)
+    values |= ask_missing(workflow, missing, ask, workspace)    # ask(param, problem) -> str; Ctrl-C propagates
+    for event in run_workflow(session, workflow, values, approve): ...
+    complete_arguments(workflow, "src/a.py go")                  # tab candidates for the last word
+
+`parse_arguments` splits like a shell; a word is `key=value` when `key` is a parameter, else positional (filled in
+declared order; extra words join the last positional parameter when it is a string). Bad values raise
+errors.WorkflowError naming each problem and the usage line; required parameters without a value come back in `missing`.
+
+`run_workflow` yields the events of every step: a prompt step is one run of the agent loop (the conversation
+carries over from step to step), a tool step one fixed call through the same dispatcher and approval
+(`Agent.run_call`). Each step ends with its own RunFinished; the first that is not "done" ends the workflow, so the
+last RunFinished is the workflow's result.
+
+`run_workflow_command` is `cli-agent workflow run NAME [ARGS...]`: a missing or bad argument is a errors.WorkflowError
+(exit 2) before a provider is even made. `list_workflows` is `cli-agent workflows [--check]`.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from typing import IO, TYPE_CHECKING, Any
+
+from cli_agent import errors
+from cli_agent.events import Event, RunFinished, StopReason
+from cli_agent.messages import ToolCall, Usage
+from cli_agent.ui.headless import JsonReport, RunRecord, StreamJsonPrinter, TextPrinter
+from cli_agent.workflows import PLACEHOLDER, Catalog, Param, PromptStep, Value, Workflow, load_workflows
+
+if TYPE_CHECKING:
+    from cli_agent.config import Settings
+    from cli_agent.loop import Approver
+    from cli_agent.session import Session
+
+__all__ = [
+    "MAX_ASKS",
+    "WorkflowReport",
+    "ask_missing",
+    "complete_arguments",
+    "list_workflows",
+    "missing_message",
+    "parse_arguments",
+    "parse_tokens",
+    "render",
+    "render_catalog",
+    "run_workflow",
+    "run_workflow_command",
+]
+
+MAX_ASKS = 5  # answers ask_missing takes for one parameter before giving up
+
+
+# -- templates and arguments -------------------------------------------------------------------------------------
+
+def render(value: Any, values: dict[str, Value]) -> Any:
+    """`value` with every `{{param}}` filled in. A string that is exactly one placeholder becomes the typed value
+    (None for an optional parameter left out); inside text, a value left out is empty and a bool is true/false."""
+    if isinstance(value, str):
+        whole = PLACEHOLDER.fullmatch(value)
+        if whole is not None:
+            return values.get(whole.group(1).strip())
+        return PLACEHOLDER.sub(lambda m: _text(values.get(m.group(1).strip())), value)
+    if isinstance(value, list | tuple):
+        return [render(v, values) for v in value]
+    if isinstance(value, dict):
+        out = {k: render(v, values) for k, v in value.items()}
+        return {k: v for k, v in out.items() if v is not None}
+    return value
+
+
+def _text(value: Value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+# -- arguments ----------------------------------------------------------------------------------------------------
+
+def parse_arguments(workflow: Workflow, text: str, workspace: Any) -> tuple[dict[str, Value], list[Param]]:
+    """The REPL's `/name ARGS` text, split like a shell; see `parse_tokens`."""
+    try:
+        tokens = shlex.split(text)
+    except ValueError as exc:
+        raise errors.WorkflowError(f"{workflow.name}: cannot split the arguments: {exc}") from None
+    return parse_tokens(workflow, tokens, workspace)
+
+
+def parse_tokens(workflow: Workflow, tokens: Sequence[str], workspace: Any) -> tuple[dict[str, Value], list[Param]]:
+    """(values of every parameter, given or default; required parameters still without one). A bad value raises
+    errors.WorkflowError listing every problem and the usage line."""
+    given: dict[str, str] = {}
+    positional: list[str] = []
+    problems: list[str] = []
+    for token in tokens:
+        key, eq, value = token.partition("=")
+        if eq and workflow.param(key) is not None:
+            if key in given:
+                problems.append(f"{key}: given twice")
+            given[key] = value
+        else:
+            positional.append(token)
+    slots = [p for p in workflow.params if p.name not in given]
+    if len(positional) > len(slots):
+        if slots and slots[-1].type == "string":
+            keep = len(slots) - 1
+            positional = [*positional[:keep], " ".join(positional[keep:])]
+        else:
+            problems.append(f"too many arguments ({len(positional)} words for {len(slots)} parameter(s))")
+    given |= {p.name: word for p, word in zip(slots, positional, strict=False)}
+    values: dict[str, Value] = {}
+    missing: list[Param] = []
+    for param in workflow.params:
+        try:
+            if param.name in given:
+                values[param.name] = param.convert(given[param.name], workspace)
+            elif param.default is not None:
+                default = param.default
+                values[param.name] = param.convert(str(default), workspace) if param.type == "path" else default
+            else:
+                values[param.name] = None
+                if param.required:
+                    missing.append(param)
+        except errors.WorkflowError as exc:
+            problems.append(str(exc))
+    if problems:
+        raise errors.WorkflowError(f"{workflow.name}: {'; '.join(problems)} (usage: {workflow.usage})")
+    return values, missing
+
+
+def missing_message(workflow: Workflow, missing: Sequence[Param]) -> str:
+    listed = "; ".join(p.describe() for p in missing)
+    return f"{workflow.name}: missing parameter(s): {listed} (usage: {workflow.usage})"
+
+
+def ask_missing(workflow: Workflow, missing: Sequence[Param], ask: Callable[[Param, str | None], str],
+                workspace: Any) -> dict[str, Value]:
+    """Ask for each missing parameter until its answer is valid: `ask(param, problem)` gets the previous answer's
+    problem (None the first time). Ctrl-C in `ask` propagates, so nothing runs."""
+    values: dict[str, Value] = {}
+    for param in missing:
+        problem: str | None = None
+        for _ in range(MAX_ASKS):
+            answer = ask(param, problem)
+            if not answer.strip():
+                problem = f"{param.name} is required"
+                continue
+            try:
+                values[param.name] = param.convert(answer, workspace)
+                break
+            except errors.WorkflowError as exc:
+                problem = str(exc)
+        else:
+            raise errors.WorkflowError(f"{workflow.name}: no valid value for {param.describe()}: {problem}")
+    return values
+
+
+def complete_arguments(workflow: Workflow, text: str) -> list[str]:
+    """Tab candidates for the word being typed at the end of `text` (the arguments so far): `name=` for each
+    parameter not given yet, and the choices (or yes/no) of the parameter the word fills."""
+    words = text.split(" ")
+    done, word = words[:-1], words[-1]
+    given = {w.partition("=")[0] for w in done if "=" in w}
+    key, eq, partial = word.partition("=")
+    if eq:
+        param = workflow.param(key)
+        return [f"{key}={c}" for c in _choices(param) if c.startswith(partial)] if param else []
+    free = [p for p in workflow.params if p.name not in given]
+    positional = len([w for w in done if w and "=" not in w])
+    rest = free[positional:]  # the parameters positional words have not filled yet
+    out = [c for c in _choices(rest[0] if rest else None) if c.startswith(word)]
+    return out + [f"{p.name}=" for p in rest if p.name.startswith(word)]
+
+
+def _choices(param: Param | None) -> tuple[str, ...]:
+    if param is None:
+        return ()
+    return param.choices if param.type == "choice" else ("yes", "no") if param.type == "bool" else ()
+
+
+# -- running ------------------------------------------------------------------------------------------------------
+
+def run_workflow(session: Session, workflow: Workflow, values: dict[str, Value],
+                 approve: Approver) -> Iterator[Event]:
+    """Every step's events, stopping after the first step that does not finish "done"."""
+    absent = [p for p in workflow.params if p.required and values.get(p.name) is None]
+    if absent:
+        raise errors.WorkflowError(missing_message(workflow, absent))
+    for index, step in enumerate(workflow.steps, 1):
+        if isinstance(step, PromptStep):
+            events = session.run(render(step.prompt, values), approve, only_tools=step.tools)
+        else:
+            arguments = render(step.arguments, values)
+            call = ToolCall(f"workflow_{workflow.name}_{index}", step.tool, arguments,
+                            json.dumps(arguments, ensure_ascii=False))
+            events = session.agent.run_call(call, approve)
+        watched = _Watched(events)
+        yield from watched
+        if watched.finished is None or watched.finished.stop_reason is not StopReason.DONE:
+            return
+
+
+class _Watched:
+    """An event iterator that remembers its RunFinished; `yield from` still forwards throw() and close() to the
+    run (a Ctrl-C in a front end must reach the loop, which finishes the run cleanly)."""
+
+    def __init__(self, events: Iterator[Event]) -> None:
+        self.events = events
+        self.finished: RunFinished | None = None
+
+    def __iter__(self) -> _Watched:
+        return self
+
+    def _seen(self, event: Event) -> Event:
+        if isinstance(event, RunFinished):
+            self.finished = event
+        return event
+
+    def __next__(self) -> Event:
+        return self._seen(next(self.events))
+
+    def throw(self, *exc: Any) -> Event:
+        return self._seen(self.events.throw(*exc))  # type: ignore[attr-defined]
+
+    def close(self) -> None:
+        self.events.close()  # type: ignore[attr-defined]
+
+
+class WorkflowReport(JsonReport):
+    """`--output json` for a workflow: one object when it ends, counting the steps and usage of every step."""
+
+    def __init__(self, workflow: Workflow, values: dict[str, Value], out: IO[str] | None = None,
+                 trace: str = "", notes: list[str] | None = None) -> None:
+        super().__init__(out, trace, notes)
+        self.workflow = workflow
+        self.values = values
+        self.steps = 0
+        self.usage = Usage()
+
+    def __call__(self, event: Event) -> None:
+        RunRecord.__call__(self, event)
+        if isinstance(event, RunFinished):
+            self.steps += event.steps
+            self.usage = self.usage + event.usage
+
+    def write(self, finished: RunFinished) -> None:
+        report = self.report(finished) | {"steps": self.steps, "usage": self.usage.to_dict(),
+                                          "workflow": self.workflow.name, "arguments": self.values}
+        self.out.write(json.dumps(report, ensure_ascii=False, default=str) + "\n")
+        self.out.flush()
+
+
+def run_workflow_command(settings: Settings, name: str, args: Sequence[str], *, provider_factory: Any) -> int:
+    from cli_agent.sandbox import Workspace
+    from cli_agent.session import drive, error_for, is_interactive, open_session
+    workspace = Workspace(settings.workspace, locks=tuple(settings.locks))
+    catalog = load_workflows(workspace)
+    _warn(catalog.errors, "skipped a broken workflow file: ")
+    workflow = catalog.require(name)
+    values, missing = parse_tokens(workflow, args, workspace)
+    if missing:
+        raise errors.WorkflowError(missing_message(workflow, missing))
+    interactive = is_interactive()
+    session = open_session(settings, interactive=interactive, provider_factory=provider_factory)
+    try:
+        report = WorkflowReport(workflow, values, trace=str(session.trace_path), notes=session.notes)
+        if settings.output == "json":
+            sink: Any = report
+        elif settings.output == "stream-json":
+            sink = StreamJsonPrinter()
+        else:
+            sink = TextPrinter()
+        finished = drive(run_workflow(session, workflow, values, _approver(interactive)), session.trace, sink)
+        if settings.output == "json":
+            report.write(finished)
+    finally:
+        session.close()
+    error = error_for(finished)
+    if error is not None:
+        raise error
+    return 0
+
+
+def _approver(interactive: bool) -> Approver:
+    if not interactive:
+        from cli_agent.ui.oneshot import deny_all
+
+        return deny_all
+    from cli_agent.ui.approve import TerminalApprover
+
+    return TerminalApprover()
+
+
+def _warn(lines: Sequence[str], prefix: str) -> None:
+    from cli_agent.ui.headless import escape_for_terminal
+
+    for line in lines:
+        sys.stderr.write(f"cli-agent: {prefix}{escape_for_terminal(line)}\n")
+    sys.stderr.flush()
+
+
+def render_catalog(catalog: Catalog) -> str:
+    """The catalog as text: by category, each workflow with its usage, parameters, file and what it shadows."""
+    lines: list[str] = []
+    for category, workflows in catalog.by_category().items():
+        lines.append(f"{category}:")
+        for wf in workflows:
+            lines.append(f"  {wf.usage}")
+            lines.append(f"      {wf.title}: {wf.description}")
+            lines.extend(f"      - {p.describe()}" for p in wf.params)
+            lines.append(f"      from {wf.source}: {wf.path}")
+            lines.extend(f"      shadows {path}" for path in wf.shadows)
+        lines.append("")
+    return "\n".join(lines).rstrip("\n")
+
+
+def list_workflows(settings: Settings, *, check: bool) -> int:
+    """`cli-agent workflows`: the list on stdout, broken files on stderr; with `check`, exit 2 if any is broken."""
+    from cli_agent.ui.headless import escape_for_terminal
+
+    catalog = load_workflows(settings.workspace)
+    if catalog.workflows:
+        sys.stdout.write(escape_for_terminal(render_catalog(catalog)) + "\n")
+    if check:
+        sys.stdout.write(f"{len(catalog.workflows)} workflow(s) load.\n")
+    sys.stdout.flush()
+    _warn(catalog.errors, "broken workflow file: ")
+    if check and catalog.errors:
+        raise errors.WorkflowError(f"{len(catalog.errors)} workflow file(s) are broken (listed above)")
+    return 0

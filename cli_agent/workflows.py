@@ -1,0 +1,384 @@
+"""Workflows: tasks the user invokes by name (`/explain src/app.py`), defined in TOML files, never shown to the model.
+
+A workflow file holds `name`, `title`, `description`, `category`, `[[params]]` (`name`, `type` =
+string|int|bool|path|choice, `required`, `default`, `choices`, `help`, and `must_exist` for a path) and `[[steps]]`,
+each either `prompt = "..."` (optional `tools = [...]` limits the loop to those tools) or `tool = "NAME"` with an
+`[steps.arguments]` table. `{{param}}` placeholders are the only template syntax. Everything is checked at load:
+a broken file is skipped and reported as one line, `path: field: reason`.
+
+Sources, nearest last (a nearer one shadows a farther one with the same name): the built-ins in
+`cli_agent/builtin_workflows/`, the user's `<config dir>/workflows/`, the project's `.cli-agent/workflows/`.
+
+The API the REPL and the CLI use (invoking them lives in `cli_agent.workflow_run`):
+
+    catalog = load_workflows(workspace)        # Catalog: .get(name), .require(name), .by_category(), .errors
+    workflow.usage, workflow.params            # "refactor PATH GOAL"; Param: .name .type .help .choices .describe()
+    param.convert(text, workspace)             # the typed value, or WorkflowError saying what was expected
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import re
+import tomllib
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
+
+from cli_agent import paths
+from cli_agent.envelope import ToolError
+from cli_agent.errors import WorkflowError
+
+__all__ = [
+    "CATEGORY_ORDER",
+    "PLACEHOLDER",
+    "Catalog",
+    "Param",
+    "PromptStep",
+    "ToolStep",
+    "Value",
+    "Workflow",
+    "load_workflow_file",
+    "load_workflows",
+    "workflow_dirs",
+]
+
+CATEGORY_ORDER: tuple[str, ...] = ("Understand", "Change", "Project")
+Value = str | int | bool | None
+_IDENT = r"^[A-Za-z_][A-Za-z0-9_]*$"
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+PLACEHOLDER = re.compile(r"\{\{(.*?)\}\}", re.DOTALL)
+_TOP_KEYS = ("name", "title", "description", "category", "params", "steps")
+_TRUE, _FALSE = ("yes", "true", "1"), ("no", "false", "0")
+_UNION_TAGS = ("bool", "int", "str")  # pydantic names the member of a union in an error's location
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Param(_Strict):
+    name: StrictStr = Field(pattern=_IDENT)
+    type: Literal["string", "int", "bool", "path", "choice"] = "string"
+    required: StrictBool = False
+    default: StrictBool | StrictInt | StrictStr | None = None
+    choices: tuple[StrictStr, ...] = ()
+    help: StrictStr = ""
+    must_exist: StrictBool = False  # a path that must name an existing file or folder
+
+    @property
+    def usage(self) -> str:
+        return self.name.upper() if self.required else f"[{self.name.upper()}]"
+
+    def describe(self) -> str:
+        """`path (path, required): the file to explain`."""
+        kind = f"one of {'|'.join(self.choices)}" if self.type == "choice" else self.type
+        extra = ", required" if self.required else (f", default {self.default!r}" if self.default is not None else "")
+        return f"{self.name} ({kind}{extra})" + (f": {self.help}" if self.help else "")
+
+    def convert(self, text: str, workspace: Any) -> Value:
+        """The typed value of `text`, or WorkflowError saying what was expected."""
+        if self.required and not text.strip():
+            raise WorkflowError(f"{self.name}: must not be empty")
+        if self.type == "int":
+            try:
+                return int(text.strip())
+            except ValueError:
+                raise WorkflowError(f"{self.name}: expected a whole number, got {text!r}") from None
+        if self.type == "bool":
+            word = text.strip().lower()
+            if word in _TRUE or word in _FALSE:
+                return word in _TRUE
+            raise WorkflowError(f"{self.name}: expected yes/no (true/false, 1/0), got {text!r}")
+        if self.type == "choice" and text not in self.choices:
+            raise WorkflowError(f"{self.name}: expected one of {', '.join(self.choices)}, got {text!r}")
+        if self.type == "path":
+            return self._path(text, workspace)
+        return text
+
+    def _path(self, text: str, workspace: Any) -> str:
+        try:
+            rel = workspace.relative(text.strip())
+        except ToolError as exc:
+            raise WorkflowError(f"{self.name}: {exc.message}") from None
+        if self.must_exist and not workspace.exists(rel):
+            near = workspace.nearest(rel, 3)
+            hint = f" (did you mean {', '.join(near)}?)" if near else ""
+            raise WorkflowError(f"{self.name}: {rel} does not exist in the workspace{hint}")
+        return rel
+
+
+class PromptStep(_Strict):
+    prompt: StrictStr = Field(min_length=1)
+    tools: tuple[StrictStr, ...] | None = None  # None: every tool the loop offers
+
+
+class ToolStep(_Strict):
+    tool: StrictStr
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+Step = PromptStep | ToolStep
+
+
+@dataclass(frozen=True)
+class Workflow:
+    name: str
+    title: str
+    description: str
+    category: str
+    params: tuple[Param, ...]
+    steps: tuple[Step, ...]
+    source: str = "built-in"  # "built-in" | "user" | "project"
+    path: str = ""  # the file it was loaded from
+    shadows: tuple[str, ...] = ()  # files of farther sources with the same name, nearest first
+
+    @property
+    def usage(self) -> str:
+        return " ".join([self.name, *(p.usage for p in self.params)])
+
+    def param(self, name: str) -> Param | None:
+        return next((p for p in self.params if p.name == name), None)
+
+
+@dataclass(frozen=True)
+class Catalog:
+    workflows: dict[str, Workflow] = field(default_factory=dict)
+    errors: tuple[str, ...] = ()  # one line per broken file: "path: reason"
+
+    def get(self, name: str) -> Workflow | None:
+        return self.workflows.get(name)
+
+    def require(self, name: str) -> Workflow:
+        found = self.get(name)
+        if found is not None:
+            return found
+        broken = f"; {len(self.errors)} workflow file(s) are broken: {self.errors[0]}" if self.errors else ""
+        raise WorkflowError(f"unknown workflow {name!r}; available: {', '.join(self.names()) or 'none'}{broken}")
+
+    def names(self) -> list[str]:
+        return sorted(self.workflows)
+
+    def by_category(self) -> dict[str, list[Workflow]]:
+        rank = {c: i for i, c in enumerate(CATEGORY_ORDER)}
+        out: dict[str, list[Workflow]] = {}
+        for wf in sorted(self.workflows.values(), key=lambda w: (rank.get(w.category, len(rank)), w.category,
+                                                                w.name)):
+            out.setdefault(wf.category, []).append(wf)
+        return out
+
+
+# -- loading ------------------------------------------------------------------------------------------------------
+
+def workflow_dirs(root: Path) -> list[tuple[str, Any]]:
+    """(source, folder) from farthest to nearest; the built-in folder is a Traversable."""
+    return [("built-in", importlib.resources.files("cli_agent") / "builtin_workflows"),
+            ("user", paths.user_config_dir() / "workflows"),
+            ("project", Path(root) / paths.PROJECT_DIR / "workflows")]
+
+
+def load_workflows(workspace: Any, *, tools: Collection[str] | None = None,
+                   dirs: Sequence[tuple[str, Any]] | None = None) -> Catalog:
+    """Every workflow of every source; `workspace` is a Workspace or a folder; `tools` the known tool names
+    (default: the built-in registry's)."""
+    if tools is None:
+        from cli_agent.registry import Registry
+
+        tools = Registry.builtin().names()
+    root = workspace if isinstance(workspace, str | Path) else workspace.root
+    found: dict[str, Workflow] = {}
+    problems: list[str] = []
+    for source, folder in dirs if dirs is not None else workflow_dirs(Path(root)):
+        if not folder.is_dir():
+            continue
+        here: dict[str, str] = {}
+        for file in sorted((f for f in folder.iterdir() if f.name.endswith(".toml")), key=lambda f: f.name):
+            try:
+                wf = load_workflow_file(file, tools, source=source)
+                if wf.name in here:
+                    raise WorkflowError(f"{wf.path}: name: {wf.name!r} is already defined in {here[wf.name]}")
+            except WorkflowError as exc:
+                problems.append(str(exc))
+                continue
+            here[wf.name] = wf.path
+            older = found.get(wf.name)
+            if older is not None:
+                wf = replace(wf, shadows=(older.path, *older.shadows))
+            found[wf.name] = wf
+    return Catalog(dict(sorted(found.items())), tuple(problems))
+
+
+def _display(file: Any, source: str) -> str:
+    return f"builtin_workflows/{file.name}" if source == "built-in" else str(file)
+
+
+def load_workflow_file(file: Any, tools: Collection[str], *, source: str = "project") -> Workflow:
+    """One workflow file, validated; WorkflowError `path: field: reason` if anything is wrong."""
+    where = _display(file, source)
+    try:
+        data = tomllib.loads(file.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise WorkflowError(f"{where}: invalid TOML: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise WorkflowError(f"{where}: cannot read: {exc}") from None
+    try:
+        wf = _build(data, Path(file.name).stem, set(tools))
+    except _Problem as exc:
+        raise WorkflowError(f"{where}: {exc}") from None
+    return replace(wf, source=source, path=where)
+
+
+class _Problem(Exception):
+    """`field: reason`, for load_workflow_file to put the file in front of."""
+
+
+def _build(data: dict[str, Any], stem: str, tools: set[str]) -> Workflow:
+    unknown = sorted(set(data) - set(_TOP_KEYS))
+    if unknown:
+        raise _Problem(f"{unknown[0]}: unknown key (expected one of: {', '.join(_TOP_KEYS)})")
+    name = _text_key(data, "name", stem)
+    if not _NAME.match(name):
+        raise _Problem(f"name: {name!r} is not a workflow name (letters, digits, - and _; at most 64)")
+    title, description = _text_key(data, "title", name), _text_key(data, "description", None)
+    category = _text_key(data, "category", "General")
+    params = tuple(_param(i, item) for i, item in enumerate(_tables(data, "params")))
+    names = [p.name for p in params]
+    twice = next((n for n in names if names.count(n) > 1), None)
+    if twice:
+        raise _Problem(f"params: {twice!r} is declared twice")
+    steps = tuple(_step(i, item, names, tools) for i, item in enumerate(_tables(data, "steps")))
+    if not steps:
+        raise _Problem("steps: a workflow needs at least one [[steps]] table")
+    return Workflow(name, title, description, category, params, steps)
+
+
+def _text_key(data: dict[str, Any], key: str, default: str | None) -> str:
+    value = data.get(key, default)
+    if value is None:
+        raise _Problem(f"{key}: missing required key")
+    if not isinstance(value, str) or not value.strip():
+        raise _Problem(f"{key}: expected a non-empty string, got {value!r}")
+    return value.strip()
+
+
+def _tables(data: dict[str, Any], key: str) -> list[Any]:
+    items = data.get(key, [])
+    if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+        raise _Problem(f"{key}: expected [[{key}]] tables")
+    return items
+
+
+def _pydantic(where: str, exc: ValidationError) -> _Problem:
+    first = exc.errors()[0]
+    loc = ".".join(str(p) for p in first["loc"] if p not in _UNION_TAGS)
+    field_ = f"{where}.{loc}" if loc else where
+    if first["type"] == "extra_forbidden":
+        return _Problem(f"{field_}: unknown key")
+    if first["type"] == "missing":
+        return _Problem(f"{field_}: missing required key")
+    if first["loc"][0] == "default":
+        message = "expected a string, a whole number or true/false"
+    elif first["type"] == "string_pattern_mismatch":
+        message = "expected letters, digits and _, not starting with a digit"
+    else:
+        message = first["msg"][0].lower() + first["msg"][1:].replace("valid tuple", "list")
+    return _Problem(f"{field_}: {message}, got {first['input']!r}")
+
+
+def _param(i: int, item: dict[str, Any]) -> Param:
+    where = f"params[{i}]"
+    try:
+        p = Param.model_validate(item)
+    except ValidationError as exc:
+        raise _pydantic(where, exc) from None
+    if p.type == "choice" and not p.choices:
+        raise _Problem(f"{where}.choices: a choice parameter needs a non-empty choices list")
+    if p.type != "choice" and p.choices:
+        raise _Problem(f"{where}.choices: only a choice parameter has choices (type is {p.type})")
+    if p.must_exist and p.type != "path":
+        raise _Problem(f"{where}.must_exist: only a path parameter can be required to exist")
+    if p.required and p.default is not None:
+        raise _Problem(f"{where}.default: a required parameter has no default (drop one of them)")
+    if p.default is not None:
+        expected = {"int": int, "bool": bool}.get(p.type, str)
+        if type(p.default) is not expected:
+            raise _Problem(f"{where}.default: expected a {p.type} value, got {p.default!r}")
+        if p.type == "choice" and p.default not in p.choices:
+            raise _Problem(f"{where}.default: {p.default!r} is not one of the choices")
+    return p
+
+
+def _step(i: int, item: dict[str, Any], params: list[str], tools: set[str]) -> Step:
+    where = f"steps[{i}]"
+    if ("prompt" in item) == ("tool" in item):
+        raise _Problem(f"{where}: a step has either prompt = \"...\" or tool = \"NAME\", not both nor neither")
+    try:
+        step: Step = PromptStep.model_validate(item) if "prompt" in item else ToolStep.model_validate(item)
+    except ValidationError as exc:
+        raise _pydantic(where, exc) from None
+    if isinstance(step, PromptStep):
+        _check_template(f"{where}.prompt", step.prompt, params)
+        for name in step.tools or ():
+            if name not in tools:
+                raise _Problem(f"{where}.tools: unknown tool {name!r} (tools: {', '.join(sorted(tools))})")
+        return step
+    if step.tool not in tools:
+        raise _Problem(f"{where}.tool: unknown tool {step.tool!r} (tools: {', '.join(sorted(tools))})")
+    _check_arguments(where, step, params)
+    return step
+
+
+def _check_arguments(where: str, step: ToolStep, params: list[str]) -> None:
+    from cli_agent.registry import Registry
+
+    registry = Registry.builtin()
+    if step.tool in registry:
+        schema = registry.get(step.tool).parameters
+        known = schema.get("properties", {})
+        for name in step.arguments:
+            if name not in known:
+                raise _Problem(f"{where}.arguments.{name}: {step.tool} has no such argument "
+                               f"(arguments: {', '.join(known)})")
+        for name in schema.get("required", ()):
+            if name not in step.arguments:
+                raise _Problem(f"{where}.arguments: {step.tool} needs the argument {name!r}")
+        for name, value in step.arguments.items():
+            if not any(PLACEHOLDER.search(text) for text in _strings(value)):
+                problem = _schema_problem(known[name], value)
+                if problem:
+                    raise _Problem(f"{where}.arguments.{name}: {problem}")
+    for name, value in step.arguments.items():
+        for text in _strings(value):
+            _check_template(f"{where}.arguments.{name}", text, params)
+
+
+def _schema_problem(schema: dict[str, Any], value: Any) -> str | None:
+    """What is wrong with a literal argument of a tool step, checked against its property's JSON Schema."""
+    from jsonschema import Draft202012Validator
+
+    error = next(iter(Draft202012Validator(schema).iter_errors(value)), None)
+    return error.message if error is not None else None
+
+
+def _strings(value: Any) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _strings(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+
+
+def _check_template(where: str, text: str, params: list[str]) -> None:
+    for match in PLACEHOLDER.finditer(text):
+        inner = match.group(1).strip()
+        if not re.match(_IDENT, inner):
+            raise _Problem(f"{where}: {match.group(0)!r} is not a placeholder: only {{{{param}}}} is allowed")
+        if inner not in params:
+            known = ", ".join(params) or "none"
+            raise _Problem(f"{where}: {{{{{inner}}}}} names no parameter (parameters: {known})")
