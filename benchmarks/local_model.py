@@ -1,0 +1,189 @@
+"""Our overhead on the local model: a task through cli-agent vs. the same requests sent straight to llama.cpp.
+
+    .venv/bin/python benchmarks/local_model.py                       # Qwen2.5-Coder-1.5B, 3 rounds
+    .venv/bin/python benchmarks/local_model.py --model smollm2-135m --rounds 5 --json
+
+One llama.cpp server is started (through `LocalProvider`) and kept for the whole benchmark. Each round:
+1. *through cli-agent*: a real session (prompt plan, json protocol with constrained decoding, tools, trace) runs
+   the task in a fresh workspace with `--yes`; every model request is recorded as the exact body sent, with its
+   time to first token, completion tokens and duration. Task time is the run's wall time, start to RunFinished.
+2. *direct*: the recorded bodies are POSTed again, in order, with plain httpx, timed the same way.
+Before each side the server's prompt cache is reset (one unrelated request), so both start cold. At temperature 0
+both sides generate the same tokens. Overhead = (task time through cli-agent − sum of direct request times) /
+that sum: everything we add (prompt building, parsing, tools, trace, HTTP client) relative to the model's own time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from cli_agent.config import LocalSettings, Settings
+from cli_agent.events import Decision
+from cli_agent.providers.base import ProviderReply, ProviderRequest
+from cli_agent.providers.local import LocalProvider
+from cli_agent.session import drive, open_session
+
+TASK = "Create a file hello.py that prints hello"
+FILES = {"README.md": "# demo\n\nA tiny project.\n", "app.py": "def main():\n    return 1\n"}
+
+
+@dataclass
+class Timing:
+    ttft: float  # seconds to the first text delta
+    total: float  # seconds to the end of the reply
+    tokens: int  # completion tokens
+
+    @property
+    def tokens_per_s(self) -> float:
+        gen = self.total - self.ttft
+        return self.tokens / gen if gen > 0 and self.tokens > 1 else 0.0
+
+
+@dataclass
+class Recorder:
+    """A Provider that forwards to the shared LocalProvider and records each request; `close` leaves it running."""
+
+    inner: LocalProvider
+    bodies: list[dict[str, Any]] = field(default_factory=list)
+    timings: list[Timing] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    def supports_native_tools(self) -> bool:
+        return self.inner.supports_native_tools()
+
+    def context_window(self) -> int | None:
+        return self.inner.context_window()
+
+    def close(self) -> None:
+        pass
+
+    def stream(self, request: ProviderRequest) -> Iterator[str | ProviderReply]:
+        self.bodies.append(self.inner.request_body(request))
+        start, first, deltas = time.perf_counter(), None, 0
+        for item in self.inner.stream(request):
+            if isinstance(item, str):
+                first = first or time.perf_counter()
+                deltas += 1
+            else:
+                end = time.perf_counter()
+                tokens = item.usage.completion_tokens or deltas
+                self.timings.append(Timing((first or end) - start, end - start, tokens))
+            yield item
+
+
+def direct(client: httpx.Client, url: str, body: dict[str, Any]) -> Timing:
+    start, first, deltas, usage = time.perf_counter(), None, 0, None
+    with client.stream("POST", url, json=body, timeout=600) as response:
+        response.raise_for_status()
+        for line in response.iter_lines():
+            if not line.startswith("data:") or line[5:].strip() == "[DONE]":
+                continue
+            chunk = json.loads(line[5:])
+            usage = chunk.get("usage") or usage
+            for choice in chunk.get("choices") or ():
+                if (choice.get("delta") or {}).get("content"):
+                    first = first or time.perf_counter()
+                    deltas += 1
+    end = time.perf_counter()
+    tokens = (usage or {}).get("completion_tokens") or deltas
+    return Timing((first or end) - start, end - start, tokens)
+
+
+def reset_cache(client: httpx.Client, url: str) -> None:
+    client.post(url, json={"model": "local", "max_tokens": 1, "temperature": 0,
+                           "messages": [{"role": "user", "content": "Unrelated: name a colour."}]}, timeout=600)
+
+
+def through_cli_agent(recorder: Recorder, root: Path, workspace_name: str) -> float:
+    workspace = root / workspace_name
+    shutil.rmtree(workspace, ignore_errors=True)
+    workspace.mkdir()
+    for name, text in FILES.items():
+        (workspace / name).write_text(text)
+    settings = Settings(model="local", workspace=str(workspace), yes=True, trace=str(root / "trace.jsonl"))
+    start = time.perf_counter()
+    session = open_session(settings, interactive=False, provider_factory=lambda s: recorder)
+    try:
+        finished = drive(session.run(TASK, lambda asked: Decision.YES), session.trace)
+    finally:
+        session.close()
+    elapsed = time.perf_counter() - start
+    if finished.exit_code != 0:
+        print(f"warning: the task ended with {finished.stop_reason.value}: {finished.message}", file=sys.stderr)
+    return elapsed
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="qwen2.5-coder-1.5b", help="local.model (default qwen2.5-coder-1.5b)")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+    args = parser.parse_args(argv)
+
+    provider = LocalProvider(LocalSettings(model=args.model, threads=args.threads))
+    root = Path(tempfile.mkdtemp(prefix="cli-agent-bench-"))
+    rounds: list[dict[str, Any]] = []
+    try:
+        provider.server.wait_ready(300)
+        url = f"{provider.server.api_base}/chat/completions"
+        with httpx.Client(trust_env=False) as client:
+            for _ in range(args.rounds):
+                recorder = Recorder(provider)
+                reset_cache(client, url)
+                task_s = through_cli_agent(recorder, root, "bench")
+                reset_cache(client, url)
+                plain = [direct(client, url, body) for body in recorder.bodies]
+                rounds.append({"task_s": task_s, "ours": recorder.timings, "direct": plain})
+    finally:
+        provider.close()
+        shutil.rmtree(root, ignore_errors=True)
+    print(report(args.model, rounds, as_json=args.json))
+    return 0
+
+
+def report(model: str, rounds: list[dict[str, Any]], *, as_json: bool) -> str:
+    def med(values: list[float]) -> float:
+        return statistics.median(values) if values else 0.0
+
+    ours_ttft = med([t.ttft for r in rounds for t in r["ours"]])
+    direct_ttft = med([t.ttft for r in rounds for t in r["direct"]])
+    ours_tps = med([t.tokens_per_s for r in rounds for t in r["ours"] if t.tokens_per_s])
+    direct_tps = med([t.tokens_per_s for r in rounds for t in r["direct"] if t.tokens_per_s])
+    task = med([r["task_s"] for r in rounds])
+    direct_sum = med([sum(t.total for t in r["direct"]) for r in rounds])
+    overhead = (task - direct_sum) / direct_sum * 100 if direct_sum else 0.0
+    figures = {"model": model, "rounds": len(rounds), "requests_per_task": med([len(r["direct"]) for r in rounds]),
+               "ttft_s": {"cli_agent": ours_ttft, "direct": direct_ttft},
+               "tokens_per_s": {"cli_agent": ours_tps, "direct": direct_tps},
+               "task_s": {"cli_agent": task, "direct_requests": direct_sum}, "overhead_pct": overhead,
+               "cpu": os.cpu_count()}
+    if as_json:
+        return json.dumps(figures, indent=2)
+    return "\n".join([
+        f"model {model}, {len(rounds)} rounds, {figures['requests_per_task']:g} requests per task (medians)",
+        f"{'':22}{'cli-agent':>12}{'direct':>12}",
+        f"{'time to first token':22}{ours_ttft:>11.3f}s{direct_ttft:>11.3f}s",
+        f"{'tokens per second':22}{ours_tps:>12.1f}{direct_tps:>12.1f}",
+        f"{'task time':22}{task:>11.2f}s{direct_sum:>11.2f}s",
+        f"overhead: {overhead:+.1f}% (target <= 5%)"])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

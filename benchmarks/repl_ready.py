@@ -1,0 +1,99 @@
+"""REPL ready: the time from spawning `cli-agent --model openai/x --api-base <loopback fake>` in a pseudo-terminal
+(pexpect) to its `> ` prompt on screen. The child's CPU time at that moment (from /proc) is reported beside it."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import Row, bench_env, cli_command, emit, median
+
+from cli_agent.providers.fake_server import FakeOpenAIServer
+
+TARGET = 0.25  # seconds
+RUNS = 5
+WARMUP = 1
+PROMPT = "> "
+REPLY = "Pong4711"  # what the fake model answers; nothing the REPL prints by itself contains it
+
+
+def pending(key: str, what: str, target: str) -> Row | None:
+    """A pending row when the REPL can't be driven here (no pexpect, no REPL yet), else None."""
+    try:
+        import pexpect  # noqa: F401
+    except ImportError:
+        return Row(key, what, "pending: pexpect is not installed (pip install -e '.[dev]')", target, None)
+    try:
+        import cli_agent.ui.repl  # noqa: F401
+    except ImportError:
+        return Row(key, what, "pending: the REPL (cli_agent/ui/repl.py) is not there yet", target, None)
+    return None
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a live process, from /proc/PID/stat (NaN where there is no /proc)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def spawn(url: str, home: Path, ws: Path) -> tuple[Any, float]:
+    """The REPL in a pty, and the moment it was spawned."""
+    import pexpect
+
+    argv = [*cli_command(), "--model", "openai/x", "--api-base", url]
+    env = bench_env(home, TERM="xterm", PROMPT_TOOLKIT_NO_CPR="1")
+    started = time.perf_counter()
+    child = pexpect.spawn(argv[0], argv[1:], cwd=str(ws), env=env, dimensions=(40, 140), encoding="utf-8",
+                          timeout=60)
+    return child, started
+
+
+def quit_repl(child: Any) -> None:
+    import pexpect
+
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
+    child.close()
+
+
+def ready_once(url: str, home: Path, ws: Path) -> tuple[float, float]:
+    child, started = spawn(url, home, ws)
+    try:
+        child.expect_exact(PROMPT)
+        wall = time.perf_counter() - started
+        cpu = cpu_seconds(child.pid)
+        quit_repl(child)
+    finally:
+        if child.isalive():
+            child.terminate(force=True)
+    return wall, cpu
+
+
+def measure_rows(runs: int = RUNS) -> list[Row]:
+    what, target = "REPL ready (spawn to `> `)", f"≤ {TARGET:.2f} s"
+    missing = pending("repl_ready", what, target)
+    if missing:
+        return [missing]
+    with tempfile.TemporaryDirectory() as tmp, FakeOpenAIServer(instant=REPLY) as server:
+        home, ws = Path(tmp, "home"), Path(tmp, "ws")
+        ws.mkdir()
+        for _ in range(WARMUP):
+            ready_once(server.url, home, ws)
+        samples = [ready_once(server.url, home, ws) for _ in range(runs)]
+    wall, cpu = median([s[0] for s in samples]), median([s[1] for s in samples])
+    return [Row("repl_ready", what, f"{wall:.3f} s", target, wall / TARGET,
+                f"median of {runs} after {WARMUP} warm-up; CPU: the child's user + system time (/proc) when the "
+                "prompt appears", cpu=f"{cpu:.3f} s")]
+
+
+if __name__ == "__main__":
+    emit(measure_rows(int(sys.argv[1]) if len(sys.argv) > 1 else RUNS))

@@ -1,0 +1,169 @@
+"""Start-up stays light: what `--version` and a one-shot run import (`python -X importtime`), that importing the
+package has no side effects, and the caches that keep a start cheap (checked specs, built prompts, warm-up).
+
+Budgets in time are for `benchmarks/run`, not for tests: these tests check what is imported and what is done,
+which does not depend on how busy the machine is.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from cli_agent.errors import SpecError
+from cli_agent.prompting import PromptBuilder, PromptContext
+from cli_agent.providers.fake_server import FakeOpenAIServer
+from cli_agent.providers.openai_http import OpenAIHTTPProvider
+from cli_agent.registry import Registry, load_remembered
+from cli_agent.specs import content_key
+
+NEVER_ON_VERSION = ("litellm", "prompt_toolkit", "rich.markdown")
+NEVER_ON_ONE_SHOT = ("litellm", "prompt_toolkit", "rich.markdown", "click", "pygments")  # the last two: httpx.main
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    out = {k: v for k, v in os.environ.items() if not k.startswith(("CLI_AGENT_", "OPENAI_"))}
+    return out | {"CLI_AGENT_HOME": str(tmp_path / "home"), "CI": "true"}
+
+
+def imported(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    """Run `python -X importtime ARGV`; the result and every module it imported."""
+    result = subprocess.run([sys.executable, "-X", "importtime", *argv], env=env, cwd=cwd, capture_output=True,
+                            text=True, timeout=120)
+    modules = {line.rsplit("|", 1)[1].strip() for line in result.stderr.splitlines()
+               if line.startswith("import time:") and "|" in line}
+    return result, modules - {"imported package"}
+
+
+def loaded(modules: set[str], names: tuple[str, ...]) -> list[str]:
+    return sorted(m for m in modules if any(m == name or m.startswith(name + ".") for name in names))
+
+
+def test_version_imports_nothing_heavy(tmp_path, env):
+    result, modules = imported(["-m", "cli_agent", "--version"], env, tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.startswith("cli-agent ")
+    assert "cli_agent.cli" in modules  # the parse really went through importtime
+    assert loaded(modules, NEVER_ON_VERSION) == []
+    assert loaded(modules, ("pydantic", "httpx", "jsonschema")) == []
+
+
+def test_one_shot_over_http_imports_no_litellm_and_checks_specs_once(tmp_path, env):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    argv = ["-m", "cli_agent", "-p", "hi", "--model", "openai/x"]
+    with FakeOpenAIServer(instant="hello from the fake") as server:
+        first, modules = imported([*argv, "--api-base", server.url], env, ws)
+        assert first.returncode == 0, first.stderr[-2000:]
+        assert "hello from the fake" in first.stdout
+        assert "httpx" in modules  # it did go through the HTTP transport
+        assert loaded(modules, NEVER_ON_ONE_SHOT) == []
+        assert list((tmp_path / "home" / "cache" / "checked-specs").iterdir())  # the spec checks passed once
+        second, modules = imported([*argv, "--api-base", server.url], env, ws)
+    assert second.returncode == 0, second.stderr[-2000:]
+    assert loaded(modules, NEVER_ON_ONE_SHOT) == []
+    assert loaded(modules, ("jsonschema",)) == []  # the checked specs are not checked again
+
+
+def test_importing_the_package_creates_nothing_and_prints_nothing(tmp_path):
+    home, cwd = tmp_path / "home", tmp_path / "cwd"
+    home.mkdir()
+    cwd.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLI_AGENT_", "XDG_"))}
+    env |= {"HOME": str(home), "CLI_AGENT_HOME": str(tmp_path / "agent-home")}
+    result = subprocess.run([sys.executable, "-c", "import cli_agent, cli_agent.cli"], env=env, cwd=cwd,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert (result.stdout, result.stderr) == ("", "")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cwd", "home"]
+    assert list(home.iterdir()) == [] and list(cwd.iterdir()) == []
+
+
+# -- the checked-specs cache -----------------------------------------------------------------------------------
+
+SPEC = """\
+name = "probe"
+category = "Explore"
+description = "Probes a path."
+[parameters]
+type = "{kind}"
+properties = {{ path = {{ type = "string" }} }}
+required = ["path"]
+"""
+
+
+def probe(ctx: object, path: str) -> dict[str, str]:
+    return {"path": path}
+
+
+def spec_dir(tmp_path: Path, kind: str = "object") -> Path:
+    folder = tmp_path / "specs"
+    folder.mkdir(exist_ok=True)
+    (folder / "probe.toml").write_text(SPEC.format(kind=kind))
+    return folder
+
+
+def test_checks_that_passed_are_remembered_by_content(tmp_path):
+    cache = tmp_path / "cache"
+    folder = spec_dir(tmp_path)
+    assert [s.name for s in load_remembered(folder, {"probe": probe}, cache)] == ["probe"]
+    assert [p.name for p in cache.iterdir()] == [content_key(folder)]
+    assert [s.name for s in load_remembered(folder, {"probe": probe}, cache)] == ["probe"]
+
+
+def test_a_changed_spec_is_checked_in_full_despite_the_marker(tmp_path):
+    cache = tmp_path / "cache"
+    folder = spec_dir(tmp_path)
+    load_remembered(folder, {"probe": probe}, cache)
+    spec_dir(tmp_path, kind="objekt")  # not a JSON Schema type: the meta-schema check refuses it
+    with pytest.raises(SpecError, match=r"probe\.toml: parameters"):
+        load_remembered(folder, {"probe": probe}, cache)
+    assert len(list(cache.iterdir())) == 1  # nothing remembered for the broken content
+
+
+def test_a_marker_skips_only_the_schema_checks(tmp_path):
+    cache = tmp_path / "cache"
+    folder = spec_dir(tmp_path, kind="objekt")
+    cache.mkdir()
+    (cache / content_key(folder)).touch()  # as if this content had passed: the JSON Schema checks are skipped ...
+    assert [s.name for s in load_remembered(folder, {"probe": probe}, cache)] == ["probe"]
+    with pytest.raises(SpecError, match="no handler"):  # ... the handler check is not
+        load_remembered(folder, {}, cache)
+
+
+def test_an_unwritable_cache_only_means_checking_every_time(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert [s.name for s in load_remembered(spec_dir(tmp_path), {"probe": probe}, blocker / "cache")] == ["probe"]
+
+
+# -- built prompts and the REPL's warm-up ------------------------------------------------------------------------
+
+def test_the_same_context_again_is_a_lookup_and_schemas_stay_copies():
+    builder = PromptBuilder(Registry.builtin())
+    ctx = PromptContext(task="fix the bug", files=("a.py",))
+    first = builder.build(ctx)
+    assert builder.build(PromptContext(task="fix the bug", files=("a.py",))) is first
+    assert builder.renders == 1
+    first.schemas[0]["function"]["name"] = "changed"
+    assert builder.build(ctx).schemas[0]["function"]["name"] != "changed"
+    assert builder.build(PromptContext(task="fix the bug", files=["a.py"])).key == first.key  # type: ignore[arg-type]
+
+
+def test_the_repl_warms_up_the_http_transport():
+    from cli_agent.ui.repl import warm_up
+
+    loaded_event = threading.Event()
+    provider = OpenAIHTTPProvider("openai/x", api_base="http://127.0.0.1:9/v1")
+    thread = warm_up(provider, preload=loaded_event.set)
+    assert thread is not None
+    thread.join(30)
+    assert loaded_event.is_set()
+    provider.preload()  # the real one: the transport's modules, no connection
+    assert "httpx" in sys.modules and "httpcore" in sys.modules
