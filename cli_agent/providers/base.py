@@ -1,0 +1,242 @@
+"""The provider seam, and what every transport shares.
+
+A provider turns a `ProviderRequest` into a stream: text deltas (`str`) as they arrive, then exactly one
+`ProviderReply`. Transports speak the OpenAI chat-completions shape; `ReplyAssembler` turns its chunks (streamed
+deltas with index-based tool-call fragments, or one whole message) into that stream. Third-party exceptions are
+translated at the boundary through a table of `Rule`s (`translate`); "retryable" is a column of the table.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import queue
+import threading
+import time
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple, Protocol, TypeVar, runtime_checkable
+from urllib.parse import urlsplit
+
+from cli_agent.errors import CliAgentError, RetryableProviderError, RunTimeoutError
+from cli_agent.messages import Message, ToolCall, Usage
+
+__all__ = [
+    "Provider",
+    "ProviderReply",
+    "ProviderRequest",
+    "ReplyAssembler",
+    "Rule",
+    "deadline_of",
+    "decode_tool_call",
+    "exception_chain",
+    "exception_detail",
+    "expired",
+    "is_local_url",
+    "iterate_until",
+    "rule_for_exception",
+    "timeout_error",
+    "translate",
+]
+
+T = TypeVar("T")
+R = TypeVar("R")
+_LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", "0.0.0.0"}
+
+
+@dataclass(frozen=True)
+class ProviderRequest:
+    messages: tuple[Message, ...]
+    tools: tuple[dict[str, Any], ...] | None = None  # OpenAI-style tool schemas; None for json protocol / chat
+    options: Mapping[str, Any] = field(default_factory=dict)  # temperature, tool_choice, max_tokens ...
+    timeout_s: float | None = None  # what is left of the run's budget: the provider never waits longer
+    stream: bool = True
+
+
+@dataclass(frozen=True)
+class ProviderReply:
+    text: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    finish_reason: str = "stop"
+    usage: Usage = field(default_factory=Usage)
+
+
+@runtime_checkable
+class Provider(Protocol):
+    name: str
+
+    def stream(self, request: ProviderRequest) -> Iterator[str | ProviderReply]:
+        """Text deltas as they arrive, then exactly one ProviderReply."""
+        ...
+
+    def supports_native_tools(self) -> bool: ...
+
+    def context_window(self) -> int | None: ...
+
+    def close(self) -> None: ...
+
+
+def decode_tool_call(call_id: str, name: str, raw: str | None) -> ToolCall:
+    """A ToolCall whose arguments are the decoded JSON object, or None with `error` saying why.
+    Empty arguments mean `{}`: models send "" for calls without parameters."""
+    raw = raw or ""
+    if not raw.strip():
+        return ToolCall(id=call_id, name=name, arguments={}, raw_arguments=raw)
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        return ToolCall(id=call_id, name=name, arguments=None, raw_arguments=raw,
+                        error=f"arguments are not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}")
+    if not isinstance(value, dict):
+        return ToolCall(id=call_id, name=name, arguments=None, raw_arguments=raw,
+                        error=f"arguments must be a JSON object, got {type(value).__name__}")
+    return ToolCall(id=call_id, name=name, arguments=value, raw_arguments=raw)
+
+
+def _usage(data: Mapping[str, Any] | None) -> Usage | None:
+    if not data:
+        return None
+    return Usage(int(data.get("prompt_tokens") or 0), int(data.get("completion_tokens") or 0))
+
+
+class ReplyAssembler:
+    """Collects OpenAI-shaped chunks (dicts) into one ProviderReply; `feed` returns the new text of a chunk."""
+
+    def __init__(self) -> None:
+        self._text: list[str] = []
+        self._calls: dict[int, dict[str, Any]] = {}
+        self._finish: str | None = None
+        self.usage = Usage()
+
+    def feed(self, chunk: Mapping[str, Any]) -> str:
+        self.usage = _usage(chunk.get("usage")) or self.usage
+        new = ""
+        for choice in chunk.get("choices") or ():
+            delta = choice.get("delta") or choice.get("message") or {}
+            if delta.get("content"):
+                new += delta["content"]
+            for fragment in delta.get("tool_calls") or ():
+                self._add_fragment(fragment)
+            self._finish = choice.get("finish_reason") or self._finish
+        self._text.append(new)
+        return new
+
+    def _add_fragment(self, fragment: Mapping[str, Any]) -> None:
+        index = fragment.get("index")
+        if index is None:  # some servers leave it out: a new id starts a new call
+            last = max(self._calls, default=-1)
+            fresh = fragment.get("id") and (last < 0 or self._calls[last]["id"] not in ("", fragment["id"]))
+            index = last + 1 if fresh or last < 0 else last
+        slot = self._calls.setdefault(int(index), {"id": "", "name": "", "arguments": []})
+        function = fragment.get("function") or {}
+        slot["id"] = slot["id"] or fragment.get("id") or ""
+        slot["name"] = slot["name"] or function.get("name") or ""
+        slot["arguments"].append(function.get("arguments") or "")
+
+    def reply(self) -> ProviderReply:
+        calls = tuple(decode_tool_call(slot["id"] or f"call_{index}", slot["name"], "".join(slot["arguments"]))
+                      for index, slot in sorted(self._calls.items()))
+        finish = self._finish or ("tool_calls" if calls else "stop")
+        return ProviderReply("".join(self._text), calls, finish, self.usage)
+
+
+class Rule(NamedTuple):
+    """One row of a translation table: the third-party exception class name (or HTTP status) it matches, the
+    family of our error it becomes, whether it is worth retrying, and the one-line message ({where}, {detail})."""
+
+    match: str | int
+    error: type[CliAgentError]
+    retryable: bool
+    message: str
+
+
+def translate(rule: Rule, **fields: Any) -> CliAgentError:
+    """The error a matched rule describes; retryable rows become RetryableProviderError."""
+    error = RetryableProviderError if rule.retryable else rule.error
+    return error(rule.message.format(**fields))
+
+
+def rule_for_exception(exc: BaseException, rules: Iterable[Rule], default: R) -> Rule | R:
+    """The row naming the closest class in the exception's MRO (so subclasses win over their bases)."""
+    by_name = {rule.match: rule for rule in rules}
+    for klass in type(exc).__mro__:
+        if klass.__name__ in by_name:
+            return by_name[klass.__name__]
+    return default
+
+
+def exception_chain(exc: BaseException) -> Iterator[BaseException]:
+    """The exception, then what caused it, and so on (each once)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+def exception_detail(exc: object, limit: int = 200) -> str:
+    """One line of at most `limit` characters saying what `exc` (an exception or any text) was."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def is_local_url(url: str | None) -> bool:
+    if not url:
+        return False
+    host = (urlsplit(url if "//" in url else f"//{url}").hostname or "").lower()
+    return host in _LOCAL_HOSTS or host.endswith(".localhost")
+
+
+def deadline_of(timeout_s: float | None) -> float | None:
+    return None if timeout_s is None else time.monotonic() + max(0.0, timeout_s)
+
+
+def expired(deadline: float | None, slack: float = 0.05) -> bool:
+    return deadline is not None and time.monotonic() >= deadline - slack
+
+
+def timeout_error(timeout_s: float | None, where: str) -> RunTimeoutError:
+    return RunTimeoutError(f"the run's time budget ran out ({timeout_s:g}s) waiting for {where}")
+
+
+def iterate_until(produce: Callable[[], Iterable[T]], deadline: float | None,
+                  on_expiry: Callable[[], BaseException], *, in_thread: bool = False) -> Generator[T, None, None]:
+    """Iterate `produce()` but never wait past `deadline`: the blocking reads run in a daemon thread and the
+    caller waits on a queue, so a stalled server costs no more than the budget (the thread ends on its own
+    socket timeout). Without a deadline the iterable is consumed in place, unless `in_thread`."""
+    if deadline is None and not in_thread:
+        yield from produce()
+        return
+    items: queue.Queue[tuple[str, Any]] = queue.Queue()
+    stop = threading.Event()
+
+    def work() -> None:
+        iterator: Iterator[T] | None = None
+        try:
+            iterator = iter(produce())
+            for item in iterator:
+                items.put(("item", item))
+                if stop.is_set():
+                    break
+            items.put(("end", None))
+        except BaseException as exc:
+            items.put(("error", exc))
+        finally:
+            with contextlib.suppress(Exception):
+                getattr(iterator, "close", lambda: None)()
+
+    threading.Thread(target=work, name="provider-stream", daemon=True).start()
+    try:
+        while True:
+            try:
+                kind, value = items.get(timeout=None if deadline is None else max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                raise on_expiry() from None
+            if kind == "end":
+                return
+            if kind == "error":
+                raise value
+            yield value
+    finally:
+        stop.set()

@@ -1,0 +1,207 @@
+"""LiteLLMProvider: every model LiteLLM knows, through `litellm.completion(stream=True)`.
+
+`import litellm` costs seconds and, unless told otherwise, fetches a price map from the internet: it happens only
+in `preload()` (callable from a background thread so the REPL can warm it), never at module level. LiteLLM's
+exceptions are translated here and nowhere else, through `LITELLM_RULES`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections.abc import Iterator, Mapping
+from types import ModuleType
+from typing import Any
+
+from cli_agent.errors import CliAgentError, MissingCredentialsError, ProviderError
+from cli_agent.messages import Usage
+from cli_agent.providers.base import (
+    ProviderReply,
+    ProviderRequest,
+    ReplyAssembler,
+    Rule,
+    deadline_of,
+    exception_chain,
+    exception_detail,
+    expired,
+    is_local_url,
+    iterate_until,
+    rule_for_exception,
+    timeout_error,
+    translate,
+)
+from cli_agent.providers.openai_http import LOCAL_DUMMY_KEY, TRANSPORT_RULES, status_error
+
+__all__ = ["LITELLM_QUIETED_WARNINGS", "LITELLM_RULES", "LiteLLMProvider", "preload"]
+
+# Warnings LiteLLM silences itself at import (its own pydantic noise); a strict test run has to do the same.
+LITELLM_QUIETED_WARNINGS = (
+    r".*conflict with protected namespace.*",
+    r".*Accessing the.*attribute on the instance is deprecated.*",
+    r".*`ReadOnly` qualifier.*",
+)
+
+_preload_lock = threading.Lock()
+
+# (LiteLLM exception class name, our error, retryable, message). Subclasses come first in an exception's MRO, so
+# ContextWindowExceededError wins over its base BadRequestError. A class with no row but an HTTP status goes
+# through the status table of openai_http.
+LITELLM_RULES: tuple[Rule, ...] = (
+    Rule("ContextWindowExceededError", ProviderError, False,
+         "the conversation no longer fits the context window of {model}: {detail}"),
+    Rule("ContentPolicyViolationError", ProviderError, False, "{where} refused the content: {detail}"),
+    Rule("UnsupportedParamsError", ProviderError, False, "{model} does not take a parameter: {detail}"),
+    Rule("LiteLLMUnknownProvider", ProviderError, False, "LiteLLM knows no provider for {model}: {detail}"),
+    Rule("BadRequestError", ProviderError, False, "{where} rejected the request: {detail}"),
+    Rule("AuthenticationError", MissingCredentialsError, False,
+         "{where} rejected the API key; check {env} or --api-key: {detail}"),
+    Rule("PermissionDeniedError", ProviderError, False, "{where} refused access: {detail}"),
+    Rule("NotFoundError", ProviderError, False, "{where} has no model {model}: {detail}"),
+    Rule("UnprocessableEntityError", ProviderError, False, "{where} could not process the request: {detail}"),
+    Rule("RateLimitError", ProviderError, True, "{where} is rate limiting: {detail}"),
+    Rule("Timeout", ProviderError, True, "no answer from {where} in time: {detail}"),
+    Rule("APITimeoutError", ProviderError, True, "no answer from {where} in time: {detail}"),
+    Rule("APIConnectionError", ProviderError, True, "could not connect to {where}: {detail}"),
+    Rule("ServiceUnavailableError", ProviderError, True, "{where} is unavailable: {detail}"),
+    Rule("BadGatewayError", ProviderError, True, "{where} had a bad gateway: {detail}"),
+    Rule("InternalServerError", ProviderError, True, "{where} failed: {detail}"),
+    Rule("APIResponseValidationError", ProviderError, False, "{where} sent a reply LiteLLM cannot read: {detail}"),
+    Rule("BudgetExceededError", ProviderError, False, "the LiteLLM budget is exhausted: {detail}"),
+)
+# "litellm.RateLimitError: RateLimitError: OpenAIException - " says again what the rule already says
+_LITELLM_PREFIX = re.compile(r"^(?:litellm\.\w+:\s*|\w+Error:\s*|\w+Exception - )+")
+_OTHER = Rule("Exception", ProviderError, False, "{model} failed: {detail}")
+
+
+def preload() -> ModuleType:
+    """Import LiteLLM (seconds, once) with the bundled price map and quiet debug output; returns the module."""
+    with _preload_lock:
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        import litellm
+
+        litellm.suppress_debug_info = True
+        litellm.disable_streaming_logging = True  # else every chunk is handed to a logging thread we never use
+        return litellm
+
+
+class LiteLLMProvider:
+    def __init__(self, model: str, *, api_base: str | None = None, api_key: str | None = None,
+                 max_retries: int = 0, request_timeout_s: float = 600.0) -> None:
+        self.model = model
+        self.api_base = api_base
+        self.name = f"{model} via {api_base}" if api_base else model
+        self._api_key = api_key or (LOCAL_DUMMY_KEY if is_local_url(api_base) else None)
+        self._max_retries = max_retries
+        self._request_timeout_s = request_timeout_s
+        self._env = "the provider's API key variable"
+        self._credentials_checked = False
+        self._info: dict[str, Any] | None = None
+
+    def supports_native_tools(self) -> bool:
+        try:
+            return bool(preload().supports_function_calling(model=self.model))
+        except Exception:
+            return False
+
+    def context_window(self) -> int | None:
+        info = self._model_info()
+        window = info.get("max_input_tokens") or info.get("max_tokens")
+        return int(window) if isinstance(window, int) and window > 0 else None
+
+    def close(self) -> None:
+        pass
+
+    def _model_info(self) -> dict[str, Any]:
+        if self._info is None:
+            try:
+                self._info = dict(preload().get_model_info(self.model))
+            except Exception:
+                self._info = {}
+        return self._info
+
+    def check_credentials(self) -> None:
+        """Raise MissingCredentialsError naming the env var LiteLLM expects, before any request is sent."""
+        if self._credentials_checked:
+            return
+        if not self._api_key:
+            try:
+                found = preload().validate_environment(model=self.model, api_base=self.api_base)
+            except Exception:
+                found = {}
+            missing = list(found.get("missing_keys") or ())
+            if missing:
+                raise MissingCredentialsError(f"no API key for {self.model}: set {', '.join(missing)} "
+                                              "or pass --api-key")
+        self._credentials_checked = True
+
+    def stream(self, request: ProviderRequest) -> Iterator[str | ProviderReply]:
+        litellm = preload()  # before the clock starts: the import is not the server's time
+        self.check_credentials()
+        deadline = deadline_of(request.timeout_s)
+        assembler = ReplyAssembler()
+        where = self.api_base or self.model
+        # Always in a worker thread: LiteLLM's timing hook calls asyncio.get_event_loop(), which on the main thread
+        # of Python 3.11 creates a loop nobody closes (a ResourceWarning wherever it is collected); elsewhere
+        # it runs and closes its own.
+        chunks = iterate_until(lambda: self._chunks(litellm, request), deadline,
+                               lambda: timeout_error(request.timeout_s, where), in_thread=True)
+        try:
+            for chunk in chunks:
+                text = assembler.feed(chunk)
+                if text:
+                    yield text
+        except CliAgentError:
+            raise
+        except Exception as exc:
+            if expired(deadline):
+                raise timeout_error(request.timeout_s, where) from exc
+            raise self._translate(exc, where) from exc
+        finally:
+            chunks.close()
+        reply = assembler.reply()
+        yield ProviderReply(reply.text, reply.tool_calls, reply.finish_reason, self._priced(litellm, reply.usage))
+
+    def _chunks(self, litellm: ModuleType, request: ProviderRequest) -> Iterator[Mapping[str, Any]]:
+        seconds = self._request_timeout_s
+        if request.timeout_s is not None:
+            seconds = min(seconds, request.timeout_s)
+        kwargs: dict[str, Any] = {"stream": request.stream, "timeout": seconds, "drop_params": True,
+                                  "max_retries": self._max_retries}
+        if request.stream:
+            kwargs["stream_options"] = {"include_usage": True}
+        if request.tools is not None:
+            kwargs["tools"] = list(request.tools)
+        if self.api_base:
+            kwargs["api_base"] = self.api_base
+        if self._api_key:
+            kwargs["api_key"] = self._api_key
+        kwargs.update(request.options)
+        response = litellm.completion(model=self.model, messages=[m.to_openai() for m in request.messages],
+                                      **kwargs)
+        if not request.stream:
+            yield response.model_dump(exclude_none=True)
+            return
+        for chunk in response:
+            yield chunk.model_dump(exclude_none=True)
+
+    def _translate(self, exc: Exception, where: str) -> CliAgentError:
+        for cause in exception_chain(exc):  # LiteLLM reports a refused connection as a 500: the cause knows
+            transport = rule_for_exception(cause, TRANSPORT_RULES, None)
+            if transport is not None:
+                return translate(transport, where=where, detail=exception_detail(cause))
+        rule = rule_for_exception(exc, LITELLM_RULES, _OTHER)
+        detail = _LITELLM_PREFIX.sub("", exception_detail(exc)) or type(exc).__name__
+        status = getattr(exc, "status_code", None)
+        if rule is _OTHER and isinstance(status, int) and status >= 400:
+            return status_error(status, where, detail, env=self._env)
+        return translate(rule, where=where, model=self.model, detail=detail, env=self._env)
+
+    def _priced(self, litellm: ModuleType, usage: Usage) -> Usage:
+        """The usage with its cost when LiteLLM knows the model's prices; never fails."""
+        try:
+            prompt, completion = litellm.cost_per_token(model=self.model, prompt_tokens=usage.prompt_tokens,
+                                                        completion_tokens=usage.completion_tokens)
+            return Usage(usage.prompt_tokens, usage.completion_tokens, float(prompt) + float(completion))
+        except Exception:
+            return usage

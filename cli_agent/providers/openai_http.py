@@ -1,0 +1,235 @@
+"""OpenAIHTTPProvider: any OpenAI-compatible server reached through an api_base, with plain httpx.
+
+This is the fast path (no LiteLLM import): POST `{api_base}/chat/completions`, read the SSE stream, assemble text
+and tool-call fragments. HTTP statuses and httpx's exceptions are translated through the two tables below.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from cli_agent.errors import CliAgentError, MissingCredentialsError, ProviderError
+from cli_agent.providers.base import (
+    ProviderReply,
+    ProviderRequest,
+    ReplyAssembler,
+    Rule,
+    deadline_of,
+    exception_detail,
+    expired,
+    is_local_url,
+    iterate_until,
+    rule_for_exception,
+    timeout_error,
+    translate,
+)
+
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = ["HTTP_PREFIXES", "STATUS_RULES", "TRANSPORT_RULES", "OpenAIHTTPProvider", "import_httpx", "status_error"]
+
+# Model prefixes this transport speaks, with the env var holding their key; None: the key is optional.
+HTTP_PREFIXES: dict[str, str | None] = {"openai": "OPENAI_API_KEY", "hosted_vllm": None}
+LOCAL_DUMMY_KEY = "sk-local-no-key-needed"
+
+STATUS_RULES: tuple[Rule, ...] = (
+    Rule(400, ProviderError, False, "{where} rejected the request (HTTP 400): {detail}"),
+    Rule(401, MissingCredentialsError, False,
+         "{where} rejected the API key (HTTP 401); check {env} or --api-key: {detail}"),
+    Rule(403, ProviderError, False, "{where} refused access (HTTP 403): {detail}"),
+    Rule(404, ProviderError, False, "{where} has no such model or endpoint (HTTP 404): {detail}"),
+    Rule(408, ProviderError, True, "{where} timed out the request (HTTP 408): {detail}"),
+    Rule(409, ProviderError, True, "{where} reported a conflict (HTTP 409): {detail}"),
+    Rule(413, ProviderError, False, "{where} found the request too large (HTTP 413): {detail}"),
+    Rule(422, ProviderError, False, "{where} could not process the request (HTTP 422): {detail}"),
+    Rule(429, ProviderError, True, "{where} is rate limiting (HTTP 429{retry_after}): {detail}"),
+    Rule(500, ProviderError, True, "{where} failed (HTTP 500): {detail}"),
+    Rule(502, ProviderError, True, "{where} had a bad gateway (HTTP 502): {detail}"),
+    Rule(503, ProviderError, True, "{where} is unavailable (HTTP 503{retry_after}): {detail}"),
+    Rule(504, ProviderError, True, "{where} had a gateway timeout (HTTP 504): {detail}"),
+    Rule(529, ProviderError, True, "{where} is overloaded (HTTP 529): {detail}"),
+)
+_OTHER_SERVER_STATUS = Rule(500, ProviderError, True, "{where} failed (HTTP {status}): {detail}")
+_OTHER_CLIENT_STATUS = Rule(400, ProviderError, False, "{where} rejected the request (HTTP {status}): {detail}")
+
+TRANSPORT_RULES: tuple[Rule, ...] = (
+    Rule("TimeoutException", ProviderError, True, "no answer from {where} in time ({detail})"),
+    Rule("ConnectError", ProviderError, True, "could not connect to {where} ({detail})"),
+    Rule("NetworkError", ProviderError, True, "lost the connection to {where} ({detail})"),
+    Rule("RemoteProtocolError", ProviderError, True, "{where} dropped the connection ({detail})"),
+    Rule("UnsupportedProtocol", ProviderError, False, "cannot reach {where}: unsupported URL ({detail})"),
+    Rule("InvalidURL", ProviderError, False, "cannot reach {where}: invalid URL ({detail})"),
+)
+_OTHER_TRANSPORT = Rule("HTTPError", ProviderError, False, "the request to {where} failed ({detail})")
+
+
+def status_error(status: int, where: str, detail: str, *, env: str = "the API key variable",
+                 retry_after: str | None = None) -> CliAgentError:
+    by_status = {rule.match: rule for rule in STATUS_RULES}
+    rule = by_status.get(status) or (_OTHER_SERVER_STATUS if status >= 500 else _OTHER_CLIENT_STATUS)
+    return translate(rule, where=where, detail=detail or "no details", env=env, status=status,
+                     retry_after=f", retry after {retry_after}s" if retry_after else "")
+
+
+class OpenAIHTTPProvider:
+    def __init__(self, model: str, *, api_base: str, api_key: str | None = None, max_retries: int = 0,
+                 context_window: int | None = None, request_timeout_s: float = 600.0,
+                 transport: httpx.BaseTransport | None = None) -> None:
+        prefix, _, bare = model.partition("/")
+        self.model = model
+        self.wire_model = bare if prefix in HTTP_PREFIXES and bare else model
+        self.api_base = api_base.rstrip("/")
+        self.url = f"{self.api_base}/chat/completions"
+        self.name = f"{model} via {self.api_base}"
+        self._env = HTTP_PREFIXES.get(prefix) or "OPENAI_API_KEY"
+        self._key = self._resolve_key(api_key, required=HTTP_PREFIXES.get(prefix, "") is not None)
+        self._max_retries = max_retries
+        self._context_window = context_window
+        self._request_timeout_s = request_timeout_s
+        self._transport = transport
+        self._client: httpx.Client | None = None
+
+    def _resolve_key(self, api_key: str | None, *, required: bool) -> str | None:
+        key = api_key or os.environ.get(self._env)
+        if key:
+            return key
+        if is_local_url(self.api_base) or not required:
+            return LOCAL_DUMMY_KEY
+        raise MissingCredentialsError(f"no API key for {self.model} at {self.api_base}: set {self._env} "
+                                      "or pass --api-key")
+
+    def supports_native_tools(self) -> bool:
+        return True
+
+    def context_window(self) -> int | None:
+        return self._context_window
+
+    def preload(self) -> None:
+        """Import the transport (httpx and httpcore) before the first request: the REPL calls this in a background
+        thread once its prompt is on screen."""
+        import_httpx()
+        import httpcore  # noqa: F401 - httpx's transport imports it on first use
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    def _http(self) -> httpx.Client:
+        if self._client is None:
+            httpx = import_httpx()
+            plain = self.api_base.startswith("http://")  # no TLS: skip loading certificates (~0.1 s)
+            transport = self._transport or httpx.HTTPTransport(retries=self._max_retries, verify=not plain)
+            self._client = httpx.Client(transport=transport, trust_env=not is_local_url(self.api_base),
+                                        headers={"Authorization": f"Bearer {self._key}"})
+        return self._client
+
+    def request_body(self, request: ProviderRequest) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self.wire_model, "messages": [m.to_openai() for m in request.messages],
+                                "stream": request.stream}
+        if request.stream:
+            body["stream_options"] = {"include_usage": True}
+        if request.tools is not None:
+            body["tools"] = list(request.tools)
+        body.update(request.options)
+        return body
+
+    def stream(self, request: ProviderRequest) -> Iterator[str | ProviderReply]:
+        deadline = deadline_of(request.timeout_s)
+        body = self.request_body(request)
+        assembler = ReplyAssembler()
+        chunks = iterate_until(lambda: self._chunks(body, request.timeout_s), deadline,
+                               lambda: timeout_error(request.timeout_s, self.url))
+        try:
+            for chunk in chunks:
+                text = assembler.feed(chunk)
+                if text:
+                    yield text
+        except CliAgentError:
+            raise
+        except Exception as exc:
+            if expired(deadline):
+                raise timeout_error(request.timeout_s, self.url) from exc
+            rule = rule_for_exception(exc, TRANSPORT_RULES, _OTHER_TRANSPORT)
+            raise translate(rule, where=self.url, detail=exception_detail(exc)) from exc
+        finally:
+            chunks.close()
+        yield assembler.reply()
+
+    def _chunks(self, body: dict[str, Any], timeout_s: float | None) -> Iterator[Mapping[str, Any]]:
+        httpx = import_httpx()
+        seconds = self._request_timeout_s if timeout_s is None else min(timeout_s, self._request_timeout_s)
+        timeout = httpx.Timeout(seconds, connect=min(seconds, 10.0))
+        with self._http().stream("POST", self.url, json=body, timeout=timeout) as response:
+            if response.status_code >= 400:
+                response.read()
+                raise status_error(response.status_code, self.url, _error_detail(response.text),
+                                   env=self._env, retry_after=response.headers.get("retry-after"))
+            if "text/event-stream" not in response.headers.get("content-type", ""):
+                response.read()  # a server that ignores `stream` answers with one JSON body
+                yield _decode(response.text, self.url)
+                return
+            for payload in _sse_data(response.iter_lines()):
+                if payload.strip() == "[DONE]":
+                    return
+                chunk = _decode(payload, self.url)
+                if chunk.get("error"):
+                    error = chunk["error"]
+                    code = error.get("code") if isinstance(error, dict) else None
+                    raise status_error(code if isinstance(code, int) else 500, self.url, _error_detail(payload))
+                yield chunk
+
+
+def import_httpx() -> Any:
+    """httpx without its command-line client: `import httpx` also loads `httpx.main` (click, rich and pygments,
+    ~60 ms of a one-shot run) when they are installed, and a library never calls it. Hiding `httpx._main` during
+    the import makes httpx fall back to its stub `main`; the module can still be imported afterwards."""
+    hide = "httpx" not in sys.modules and "httpx._main" not in sys.modules
+    if hide:
+        sys.modules["httpx._main"] = None  # type: ignore[assignment]
+    try:
+        import httpx
+    finally:
+        if hide:
+            sys.modules.pop("httpx._main", None)
+    return httpx
+
+
+def _sse_data(lines: Iterable[str]) -> Iterator[str]:
+    """The data of each server-sent event (its `data:` lines joined); comments and other fields are skipped."""
+    data: list[str] = []
+    for line in lines:
+        if line.startswith("data:"):
+            data.append(line[5:].removeprefix(" "))
+        elif not line and data:
+            yield "\n".join(data)
+            data = []
+    if data:
+        yield "\n".join(data)
+
+
+def _decode(payload: str, where: str) -> Mapping[str, Any]:
+    try:
+        value = json.loads(payload)
+    except json.JSONDecodeError:
+        value = None
+    if not isinstance(value, dict):
+        raise ProviderError(f"{where} sent something that is not a JSON object: {exception_detail(payload, 120)}")
+    return value
+
+
+def _error_detail(text: str) -> str:
+    """The message of an OpenAI-style error body, else the start of the body."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        return exception_detail(text)
+    error = data.get("error", data) if isinstance(data, dict) else data
+    if isinstance(error, dict):
+        error = error.get("message") or error.get("detail") or error
+    return exception_detail(error if isinstance(error, str) else json.dumps(error))
