@@ -1,0 +1,201 @@
+"""The file tools: three that read (`list_files`, `read_file`, `search`) and four that plan a `Change`.
+
+Every path goes through `ctx.workspace` (`cli_agent.sandbox`). A mutating tool reads what it needs, computes the
+exact bytes it would write and returns them as a `Change`; it writes nothing (the dispatcher calls
+`Workspace.apply` after approval). Files keep their format: encoding, BOM, line endings, final newline and mode
+(`cli_agent.textfile`). The model sees text with `\\n` line endings.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import stat
+from typing import Any
+
+from cli_agent import textfile
+from cli_agent.change import Change
+from cli_agent.envelope import ToolError
+from cli_agent.textfile import TextFormat
+from cli_agent.tools import ToolContext
+from cli_agent.tools.edits import replace_text
+from cli_agent.tools.search import search
+
+__all__ = ["create_file", "delete_file", "edit_file", "list_files", "read_file", "search", "write_file"]
+
+FILE_MAX = 32 << 20  # the largest file read_file looks at and the mutating tools load
+
+
+def list_files(ctx: ToolContext, path: str = ".", pattern: str | None = None,
+               depth: int | None = None) -> dict[str, Any]:
+    ws, limit = ctx.workspace, ctx.limits.list_max_entries
+    entries = ws.walk(path, depth=depth, pattern=pattern, limit=limit + 1)
+    result: dict[str, Any] = {"path": ws.relative(path), "entries": entries[:limit], "count": min(len(entries), limit),
+                              "truncated": len(entries) > limit}
+    if len(entries) > limit:
+        result["notice"] = f"showing {limit} entries; narrow the listing with path=, depth= or pattern="
+    elif not entries:
+        result["notice"] = "nothing matches the pattern" if pattern else "the folder is empty"
+    return result
+
+
+def read_file(ctx: ToolContext, path: str, start_line: int | None = None,
+              end_line: int | None = None) -> dict[str, Any]:
+    """Lines `start_line`..`end_line` (1-based, inclusive) of a text file, at most `read_max_bytes` of them."""
+    ws, cap = ctx.workspace, ctx.limits.read_max_bytes
+    rel = ws.relative(path)
+    data = ws.read_bytes(path, limit=FILE_MAX + 1)
+    notices = []
+    partial = len(data) > FILE_MAX
+    if partial:
+        data = data[:data.rfind(b"\n", 0, FILE_MAX) + 1]
+        notices.append(f"only the first {len(data)} bytes of this large file are read; use search to find text")
+    fmt = textfile.detect(data)
+    if fmt is None:
+        kind, size = textfile.guess_type(data), ws.stat(path).st_size
+        return {"path": rel, "content": "", "start_line": 0, "end_line": 0, "total_lines": 0, "truncated": False,
+                "binary": True, "size": size, "type": kind,
+                "notice": f"binary file ({kind}, {size} bytes); its content is not shown"}
+    lines = textfile.to_lf(textfile.decode(data, fmt)).split("\n")
+    if fmt.final_newline or lines == [""]:
+        lines.pop()
+    total = len(lines)
+    start = 1 if start_line is None else start_line
+    end = total if end_line is None else end_line
+    if start < 1 or start > max(total, 1):
+        raise ToolError(f"start_line={start} is out of range: {rel} has {total} lines", valid_range=[1, total])
+    if end < start and total > 0:
+        raise ToolError(f"end_line={end} is before start_line={start}", valid_range=[1, total])
+    if end > total:
+        notices.append(f"the file has {total} lines; showing up to line {total}")
+        end = total
+    content, last, cut = _window(lines, start, end, cap, fmt.final_newline)
+    if cut:
+        notices.append(f"line {last} is longer than {cap} bytes and was cut; use search to find text in it")
+    elif last < end:
+        notices.append(f"showing lines {start}-{last} of {total} (read_file returns at most {cap} bytes); call "
+                       f"read_file with start_line={last + 1} to read on")
+    if fmt.encoding != "utf-8" or fmt.bom or fmt.newline != "\n" or fmt.mixed:
+        notices.append(f"the file is {fmt.describe()}; content shows \\n line endings and edits keep the file's "
+                       f"format" + ("" if fmt.editable else ", but this encoding can't be edited"))
+    result: dict[str, Any] = {"path": rel, "content": content, "start_line": start, "end_line": last,
+                              "total_lines": total, "truncated": partial or cut or last < end}
+    if notices:
+        result["notice"] = " ".join(notices)
+    return result
+
+
+def _window(lines: list[str], start: int, end: int, cap: int, final_newline: bool) -> tuple[str, int, bool]:
+    """(content, last line included, whether a single over-long line was cut) for lines start..end."""
+    out: list[str] = []
+    size, last = 0, start - 1
+    for i in range(start - 1, end):
+        line = lines[i] + ("\n" if i < len(lines) - 1 or final_newline else "")
+        size += len(line.encode("utf-8"))
+        if size > cap:
+            if not out:  # one line longer than the cap: cut it, never inside a character
+                return line.encode("utf-8")[:cap].decode("utf-8", "ignore"), i + 1, True
+            break
+        out.append(line)
+        last = i + 1
+    return "".join(out), last, False
+
+
+def create_file(ctx: ToolContext, path: str, content: str) -> Change:
+    ws = ctx.workspace
+    rel = ws.check_writable(path)
+    if ws.exists(rel):
+        raise ToolError(f"{rel} already exists; use edit_file to change part of it or write_file to replace it")
+    after = textfile.encode(_text(content, "content"), TextFormat(), what="content")
+    return _planned(Change(tool="create_file", kind="create", path=rel, before=None, after=after, mode=0o644,
+                           encoding="utf-8"), f"create {rel}")
+
+
+def edit_file(ctx: ToolContext, path: str, old: str, new: str, replace_all: bool = False) -> Change:
+    """Replace the exact text `old` by `new` (once, or everywhere with `replace_all`)."""
+    ws = ctx.workspace
+    rel = ws.check_writable(path)
+    if not _text(old, "old"):
+        raise ToolError("old is empty: put the lines next to the place to change in old, and them plus your text "
+                        "in new (or use write_file to replace the whole file)")
+    if old == _text(new, "new"):
+        raise ToolError("old and new are the same; nothing would change")
+    before, fmt, mode = _load(ctx, rel, "edit_file")
+    done = replace_text(textfile.decode(before, fmt), old, new, newline=fmt.newline, replace_all=replace_all,
+                        path=rel)
+    after = textfile.encode(done.text, fmt, what="new")
+    if after == before:
+        raise ToolError(f"the edit leaves {rel} unchanged; nothing to do")
+    where = ", ".join(map(str, done.lines[:10])) + (", ..." if len(done.lines) > 10 else "")
+    what = f"{done.count} replacement{'s' if done.count > 1 else ''} at line{'s' if done.count > 1 else ''} {where}"
+    return _planned(Change(tool="edit_file", kind="edit", path=rel, before=before, after=after, mode=mode,
+                           encoding=fmt.display_encoding), f"edit {rel}: {what}")
+
+
+def write_file(ctx: ToolContext, path: str, content: str) -> Change:
+    """The whole new content of an existing file, in that file's encoding, BOM and line-ending convention."""
+    ws = ctx.workspace
+    rel = ws.check_writable(path)
+    before, fmt, mode = _load(ctx, rel, "write_file")
+    body = _text(content, "content")
+    if fmt.newline == "\r\n" and "\r" not in body:
+        body = body.replace("\n", "\r\n")
+    after = textfile.encode(body, fmt, what="content")
+    if after == before:
+        raise ToolError(f"{rel} already has exactly this content; nothing to write")
+    return _planned(Change(tool="write_file", kind="write", path=rel, before=before, after=after, mode=mode,
+                           encoding=fmt.display_encoding), f"rewrite {rel}")
+
+
+def delete_file(ctx: ToolContext, path: str) -> Change:
+    rel = ctx.workspace.check_writable(path)
+    _require(ctx, rel, "delete_file")
+    before, st = _bounded(ctx, rel, "delete_file")
+    fmt = textfile.detect(before)
+    what = f"delete {rel}" + ("" if fmt else f" ({textfile.guess_type(before)}, {len(before)} bytes)")
+    return _planned(Change(tool="delete_file", kind="delete", path=rel, before=before, after=None,
+                           mode=stat.S_IMODE(st.st_mode), encoding=fmt.display_encoding if fmt else "latin-1"), what)
+
+
+def _text(value: Any, name: str) -> str:
+    if not isinstance(value, str):
+        raise ToolError(f"{name} must be a string, not {type(value).__name__}")
+    return value
+
+
+def _require(ctx: ToolContext, rel: str, tool: str) -> None:
+    if not ctx.workspace.exists(rel):
+        err = ctx.workspace.not_found(rel)
+        if tool != "delete_file":
+            err = ToolError(err.message + "; use create_file to make a new file", **err.hints)
+        raise err
+
+
+def _bounded(ctx: ToolContext, rel: str, tool: str) -> tuple[bytes, os.stat_result]:
+    data, st = ctx.workspace.read(rel, limit=FILE_MAX + 1)
+    if len(data) > FILE_MAX:
+        raise ToolError(f"{rel} is {st.st_size} bytes; {tool} handles files up to {FILE_MAX} bytes")
+    return data, st
+
+
+def _load(ctx: ToolContext, rel: str, tool: str) -> tuple[bytes, TextFormat, int]:
+    """The bytes, text format and permission bits of an existing, editable text file."""
+    _require(ctx, rel, tool)
+    before, st = _bounded(ctx, rel, tool)
+    fmt = textfile.detect(before)
+    if fmt is None:
+        raise ToolError(f"{rel} is a binary file ({textfile.guess_type(before)}, {len(before)} bytes); {tool} only "
+                        f"changes text files")
+    if not fmt.editable:
+        textfile.encode("", fmt)  # raises the explanation
+    return before, fmt, stat.S_IMODE(st.st_mode) & 0o777
+
+
+def _planned(change: Change, what: str) -> Change:
+    if change.before is None or change.after is None:  # a whole file appears or goes: no diff needed to count
+        text = change.text(change.after if change.before is None else change.before)
+        lines = text.count("\n") + (not text.endswith("\n") and bool(text))
+        added, removed = (lines, 0) if change.before is None else (0, lines)
+    else:
+        added, removed = change.stats()
+    return dataclasses.replace(change, summary=f"{what} (+{added} -{removed} lines)")

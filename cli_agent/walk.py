@@ -1,0 +1,104 @@
+"""Listing a folder tree beneath the workspace root through file descriptors, the way `git` would show it.
+
+Breadth first (so a `limit` keeps the shallow entries), names sorted, `.git` skipped, `.gitignore` files honoured
+(those of the folders above the start too), linked folders listed but never entered.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections import deque
+
+from cli_agent.beneath import open_dir
+from cli_agent.pathmatch import IgnoreRules, fold, glob_regex
+
+__all__ = ["MAX_VISITS", "walk_tree"]
+
+MAX_VISITS = 200_000  # entries looked at in one walk, listed or not
+_IGNORE_MAX = 1 << 20
+
+
+def walk_tree(root_fd: int, start_fd: int, base: tuple[str, ...], *, depth: int | None, pattern: str | None,
+              limit: int) -> list[str]:
+    """Paths (workspace-relative; folders end with "/" unless `pattern` is given) below `start_fd` = `base`."""
+    rules = _rules_above(root_fd, base)
+    match = glob_regex(pattern) if pattern else None
+    queue: deque[tuple[tuple[str, ...], IgnoreRules]] = deque([((), rules)])
+    out: list[str] = []
+    visited = 0
+    while queue:
+        sub, rules = queue.popleft()
+        try:
+            fd = _open_below(start_fd, sub)
+        except OSError:
+            continue
+        try:
+            text = _gitignore(fd)
+            if text is not None:
+                rules = rules.extended("/".join(base + sub), text)
+            with os.scandir(fd) as it:
+                entries = sorted((e.name, e.is_dir(follow_symlinks=False)) for e in it)
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
+        for name, is_dir in entries:
+            visited += 1
+            if visited > MAX_VISITS:
+                return sorted(out)
+            if fold(name) == ".git":
+                continue
+            path = "/".join((*base, *sub, name))
+            if rules.ignored(path, is_dir):
+                continue
+            if match is None:
+                out.append(path + "/" if is_dir else path)
+            elif not is_dir and match.fullmatch("/".join((*sub, name))):
+                out.append(path)
+            if len(out) >= limit:
+                return sorted(out)
+            if is_dir and (depth is None or len(sub) + 1 < depth):
+                queue.append(((*sub, name), rules))
+    return sorted(out)
+
+
+def _open_below(fd: int, names: tuple[str, ...]) -> int:
+    current = os.dup(fd)
+    for name in names:
+        try:
+            child = open_dir(name, current)
+        finally:
+            os.close(current)
+        current = child
+    return current
+
+
+def _rules_above(root_fd: int, base: tuple[str, ...]) -> IgnoreRules:
+    """The `.gitignore` rules of the folders from the root down to `base`'s parent."""
+    rules = IgnoreRules()
+    for k in range(len(base)):
+        try:
+            fd = _open_below(root_fd, base[:k])
+        except OSError:
+            break
+        try:
+            text = _gitignore(fd)
+        finally:
+            os.close(fd)
+        if text is not None:
+            rules = rules.extended("/".join(base[:k]), text)
+    return rules
+
+
+def _gitignore(dir_fd: int) -> str | None:
+    try:
+        fd = os.open(".gitignore", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return os.read(fd, _IGNORE_MAX).decode("utf-8", errors="surrogateescape")
+    finally:
+        os.close(fd)
