@@ -86,7 +86,7 @@ def test_non_interactive_denial_ends_the_run_with_exit_3_and_no_further_request(
 
 def test_user_denial_stops_later_calls_of_the_turn(tmp_path):
     answers = Answers(Decision.NO)
-    agent, provider = make_agent(tmp_path, [
+    agent, _ = make_agent(tmp_path, [
         {"tool_calls": [call("create_file", path="a.txt", content="a"), call("create_file", path="b.txt",
                                                                               content="b")]},
     ], interactive=True)
@@ -227,7 +227,7 @@ def test_missing_key_exits_2(tmp_path):
 
 
 def test_a_cut_off_reply_never_runs_a_mutating_tool(tmp_path):
-    agent, provider = make_agent(tmp_path, [
+    agent, _ = make_agent(tmp_path, [
         {"tool_calls": [call("create_file", path="big.txt", content="partial")], "finish_reason": "length"},
         {"text": "ok"},
     ], yes=True)
@@ -275,7 +275,7 @@ def test_conversation_persists_across_runs(tmp_path):
 
 
 def test_ctrl_c_in_the_front_end_finishes_the_run_and_keeps_history_valid(tmp_path):
-    agent, provider = make_agent(tmp_path, [{"tool_calls": [call("list_files"), call("list_files")]},
+    agent, _ = make_agent(tmp_path, [{"tool_calls": [call("list_files"), call("list_files")]},
                                             {"text": "after"}])
 
     def sink(event):
