@@ -122,6 +122,11 @@ def _json_objects(text: str) -> tuple[list[Any], str | None]:
                 failure = f"{exc.msg} at line {exc.lineno} column {exc.colno}"
             i = text.find("{", i + 1)
             continue
+        except RecursionError:  # nested deeper than the decoder can follow
+            if failure is None:
+                failure = "the JSON is nested too deeply"
+            i = text.find("{", i + 1)
+            continue
         found.append(obj)
         i = text.find("{", end)
     return found, failure

@@ -87,6 +87,9 @@ def decode_tool_call(call_id: str, name: str, raw: str | None) -> ToolCall:
     except json.JSONDecodeError as exc:
         return ToolCall(id=call_id, name=name, arguments=None, raw_arguments=raw,
                         error=f"arguments are not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}")
+    except RecursionError:
+        return ToolCall(id=call_id, name=name, arguments=None, raw_arguments=raw,
+                        error="arguments are not valid JSON: nested too deeply")
     if not isinstance(value, dict):
         return ToolCall(id=call_id, name=name, arguments=None, raw_arguments=raw,
                         error=f"arguments must be a JSON object, got {type(value).__name__}")
