@@ -45,9 +45,14 @@ def write(dir_fd: int, name: str, data: bytes, mode: int, *, create: bool,
           owner: tuple[int, int] | None = None) -> None:
     """Put `data` under `name` in folder `dir_fd` atomically; `create` refuses to replace anything."""
     tmp = TEMP_PREFIX + secrets.token_hex(8)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
     placed = False
-    try:
+    try:  # the temp file is opened inside the try: a signal landing as os.open returns still removes it
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
+                         dir_fd=dir_fd)
+        except FileExistsError:  # not ours (a 64-bit random name taken): leave it alone
+            placed = True
+            raise
         try:
             view = memoryview(data)
             while view:

@@ -154,10 +154,6 @@ def test_a_signal_in_the_middle_of_a_large_write(tmp_path: Path, signum: int, co
     print(f"FIGURE {signal.Signals(signum).name} mid-write of a real -p run: {MID_WRITE_RUNS} runs {outcomes}")
 
 
-@pytest.mark.xfail(strict=True, reason="atomic.py defect: atomic.write opens the temporary file before its try block, "
-                                       "so a SIGINT/SIGTERM handled as os.open returns (the test's mid-write runs hit "
-                                       "it) leaves a stray .cli-agent-tmp-* file in the workspace; the target itself "
-                                       "stays old. Fix: open inside the try and unlink the temp by name in finally")
 def test_a_signal_as_the_temp_file_is_created_leaves_no_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from cli_agent.sandbox import Workspace
     from cli_agent.tools import ToolContext, files

@@ -1,71 +1,134 @@
-"""The approval question on a terminal: the call (and for a file change its diff) in a panel, then y/n/a/t/q.
+"""The approval question on a terminal: the call in a panel (with its diff), what each answer grants, one key.
 
-Ctrl-C, Ctrl-D and anything unrecognised mean no.
+    y  yes, this call
+    n  no: the turn stops here and the model is not asked again this turn
+    a  all: this call, the rest of this turn, and every later change this session
+    t  this tool: every later call of this tool this session
+    q  quit: abort the turn
+
+Ctrl-C, Ctrl-D, Enter and any other key mean no. Keys typed while the model was working are thrown away before
+asking, so typing ahead can never answer the question.
 """
 
 from __future__ import annotations
 
-import json
+import sys
 from collections.abc import Callable
 from typing import Any
 
-from cli_agent.events import ApprovalAsked, Decision
+from rich.text import Text
 
-__all__ = ["KEYS", "TerminalApprover", "parse_answer", "render_call"]
+from cli_agent.events import ApprovalAsked, Decision
+from cli_agent.ui.headless import escape_for_terminal as esc
+from cli_agent.ui.render import call_panel
+
+__all__ = ["KEYS", "TerminalApprover", "choices", "flush_typeahead", "parse_answer", "read_key", "render_call"]
 
 KEYS = {"y": Decision.YES, "yes": Decision.YES, "n": Decision.NO, "no": Decision.NO, "a": Decision.ALL,
-        "all": Decision.ALL, "t": Decision.TOOL, "q": Decision.QUIT}
+        "all": Decision.ALL, "t": Decision.TOOL, "tool": Decision.TOOL, "q": Decision.QUIT, "quit": Decision.QUIT}
+PROMPT = "Apply? [y/n/a/t/q] "
+_SAID = {Decision.YES: "yes", Decision.NO: "no, the turn stops", Decision.ALL: "yes to all, for this session",
+         Decision.TOOL: "yes to this tool, for this session", Decision.QUIT: "quit: the turn is aborted"}
 
 
 def parse_answer(text: str) -> Decision:
+    """An answer to the question; anything unrecognised is no."""
     return KEYS.get(text.strip().lower(), Decision.NO)
 
 
 def render_call(asked: ApprovalAsked) -> Any:
-    """A Rich renderable: the tool, its arguments, and the change as a diff."""
-    from rich.console import Group
-    from rich.panel import Panel
-    from rich.syntax import Syntax
-    from rich.text import Text
+    """The call of an approval question as a panel (kept for callers that print it themselves)."""
+    return call_panel(asked.call, asked.change, index=asked.index, total=asked.total)
 
-    from cli_agent.ui.headless import escape_for_terminal
 
-    call, change = asked.call, asked.change
-    parts: list[Any] = []
-    if change is not None:
-        parts.append(Text(escape_for_terminal(f"{change.kind} {change.path}  {change.summary}")))
-        if change.kind == "delete":
-            size = len(change.before or b"")
-            head = "\n".join(change.text(change.before).splitlines()[:10])
-            parts.append(Text(escape_for_terminal(f"{size:,} bytes; first lines:\n{head}")))
-        else:
-            parts.append(Syntax(escape_for_terminal(change.diff()) or "(no change)", "diff", word_wrap=True))
+def choices(asked: ApprovalAsked) -> Text:
+    """What each answer does, said exactly: "all" grants more than this call, and says how much."""
+    tool = esc(asked.call.name)
+    rest = asked.total - asked.index
+    if rest:
+        everything = (f"approve all {rest + 1}? this call, the {rest} after it in this turn, and every later "
+                      "change this session")
     else:
-        args = json.dumps(call.arguments, ensure_ascii=False, indent=2)
-        parts.append(Text(escape_for_terminal(args)))
-    title = escape_for_terminal(f"{call.name}  ({asked.index}/{asked.total})")
-    return Panel(Group(*parts), title=title, title_align="left")
+        everything = "this call and every later change this session, without asking"
+    out = Text()
+    for key, text in (("y", "yes   "), ("n", "no, the turn stops   "), ("q", "quit the turn")):
+        out.append(f"  {key} ", style="bold cyan")
+        out.append(text)
+    out.append("   (Ctrl-C, Enter or any other key: no)", style="dim")
+    out.append("\n  a ", style="bold cyan")
+    out.append(everything)
+    out.append("\n  t ", style="bold cyan")
+    out.append(f"this and every later {tool} call this session, without asking")
+    return out
+
+
+def flush_typeahead(stream: Any = None) -> None:
+    """Discard keys typed before the question was asked (a terminal only)."""
+    stream = stream or sys.stdin
+    try:
+        import termios
+
+        if stream.isatty():
+            termios.tcflush(stream.fileno(), termios.TCIFLUSH)
+    except (ImportError, OSError, ValueError, AttributeError):
+        pass
+
+
+def read_key(message: str, *, input: Any = None, output: Any = None) -> str:
+    """One key press, without Enter; "" for Ctrl-C or Ctrl-D."""
+    from prompt_toolkit.application import Application
+    from prompt_toolkit.key_binding import KeyBindings
+    from prompt_toolkit.layout import FormattedTextControl, Layout, Window
+
+    bindings = KeyBindings()
+
+    @bindings.add("<any>")
+    def _key(event: Any) -> None:
+        event.app.exit(result=event.key_sequence[0].data)
+
+    @bindings.add("c-c")
+    @bindings.add("c-d")
+    @bindings.add("<sigint>")
+    def _no(event: Any) -> None:
+        event.app.exit(result="")
+
+    app: Application[str] = Application(layout=Layout(Window(FormattedTextControl(message), height=1)),
+                                        key_bindings=bindings, input=input, output=output, full_screen=False)
+    return app.run() or ""
+
+
+def _ask_terminal(message: str) -> str:
+    flush_typeahead()
+    return read_key(message)
 
 
 class TerminalApprover:
-    """Asks on the terminal. `read` is injectable for tests (it returns one line, or raises EOFError)."""
+    """Asks on the terminal. `read(prompt)` returns the answer (one key or a word) or raises EOFError /
+    KeyboardInterrupt; it is injectable for tests. `show_panel=False` when the front end already drew the call."""
 
-    def __init__(self, console: Any = None, read: Callable[[str], str] | None = None) -> None:
+    def __init__(self, console: Any = None, read: Callable[[str], str] | None = None, *,
+                 show_panel: bool = True) -> None:
         if console is None:
             from rich.console import Console
 
             console = Console(stderr=True)
         self.console = console
-        self.read = read or input
+        self.read = read or _ask_terminal
+        self.show_panel = show_panel
 
     def __call__(self, asked: ApprovalAsked) -> Decision:
-        self.console.print(render_call(asked))
-        rest = asked.total - asked.index
-        more = f" (and the {rest} more of this turn)" if rest else ""
-        question = (f"Apply? [y]es / [n]o / [a]ll: this{more} and every later change this session / "
-                    f"[t]ool: every {asked.call.name} this session / [q]uit turn > ")
+        if self.show_panel:
+            self.console.print(render_call(asked))
+        self.console.print(choices(asked))
         try:
-            return parse_answer(self.read(question))
+            answer = self.read(PROMPT)
         except (KeyboardInterrupt, EOFError):
-            self.console.print("no")
-            return Decision.NO
+            answer = ""
+        decision = parse_answer(answer)
+        key = answer.strip()
+        unrecognised = decision is Decision.NO and key.lower() not in KEYS
+        said = Text.assemble(("  → ", "dim"), (_SAID[decision], "bold green" if decision.approves else "bold yellow"))
+        if unrecognised:
+            said.append(f"  ({esc(key)!r} is not an answer)" if key.isprintable() and key else "", style="dim")
+        self.console.print(said)
+        return decision

@@ -36,12 +36,15 @@ def print_tools(*, as_json: bool) -> None:
 
 
 def print_prompt(settings: Settings, *, task: str, as_json: bool) -> None:
+    from cli_agent.facts import workspace_for
+    from cli_agent.providers.local import default_to_local
     from cli_agent.registry import Registry
-    from cli_agent.sandbox import Workspace
-    from cli_agent.session import Planner
+    from cli_agent.session import Planner, planned_protocol
 
-    protocol = "json" if settings.protocol == "json" else "native"
-    planner = Planner(settings, Registry.builtin(), Workspace(settings.workspace), protocol)
+    # the plan a run would make, so the fingerprint matches the trace's: the same model default and protocol
+    settings, _ = default_to_local(settings.model_copy(update={"no_tools": False}))
+    protocol = planned_protocol(settings, lambda: _supports_native_tools(settings))
+    planner = Planner(settings, Registry.builtin(), workspace_for(settings), protocol)
     plan = planner(task, None)
     if as_json:
         built = planner.build(task, None)
@@ -50,3 +53,16 @@ def print_prompt(settings: Settings, *, task: str, as_json: bool) -> None:
         sys.stdout.write(json.dumps(out, indent=2, ensure_ascii=False) + "\n")
     else:
         sys.stdout.write((plan.system or "") + "\n")
+
+
+def _supports_native_tools(settings: Settings) -> bool:
+    """What `protocol = "auto"` asks the provider; with no model to ask, native."""
+    from cli_agent.session import default_provider_factory
+
+    if not settings.model:
+        return True
+    provider = default_provider_factory(settings)
+    try:
+        return provider.supports_native_tools()
+    finally:
+        provider.close()

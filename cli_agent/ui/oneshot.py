@@ -41,14 +41,22 @@ def _approver(interactive: bool) -> Any:
     return TerminalApprover()
 
 
-def run_one_shot(settings: Settings, prompt: str, *, provider_factory: Any) -> int:
+def run_one_shot(settings: Settings, prompt: str, *, provider_factory: Any, resume: str | None = None) -> int:
+    """`resume`: continue that session (sessions.LATEST or an id) instead of starting a new one."""
     from cli_agent.session import drive, error_for, is_interactive, open_session
     from cli_agent.ui.headless import JsonReport, StreamJsonPrinter, TextPrinter
 
     text = read_task(prompt)
     interactive = is_interactive()
+    resumed = None
+    if resume is not None:
+        from cli_agent.sessions import load_resumable, resume_into
+
+        resumed = load_resumable(settings.workspace, resume)  # a missing or damaged trace: exit 2 before anything
     session = open_session(settings, interactive=interactive, provider_factory=provider_factory)
     try:
+        if resumed is not None:
+            resume_into(session, *resumed)
         if settings.output == "json":
             sink: Any = JsonReport(trace=str(session.trace_path), notes=session.notes)
         elif settings.output == "stream-json":
@@ -69,9 +77,9 @@ def run_tool(settings: Settings, name: str, json_args: str) -> int:
     from cli_agent.approval import ApprovalMode, CallFacts, Policy, Verdict, assess
     from cli_agent.dispatch import Dispatcher
     from cli_agent.envelope import Envelope
+    from cli_agent.facts import workspace_for
     from cli_agent.messages import ToolCall
     from cli_agent.registry import Registry
-    from cli_agent.sandbox import Workspace
     from cli_agent.session import is_interactive
     from cli_agent.tools import ToolContext
 
@@ -81,8 +89,12 @@ def run_tool(settings: Settings, name: str, json_args: str) -> int:
         raise errors.UsageError(f"JSON_ARGS is not valid JSON: {exc.msg} at column {exc.colno}") from exc
     if not isinstance(arguments, dict):
         raise errors.UsageError("JSON_ARGS must be a JSON object, e.g. '{\"path\": \"README.md\"}'")
+    from cli_agent.journal import Journal
+
     registry = Registry.builtin()
-    workspace = Workspace(settings.workspace, locks=tuple(settings.locks))
+    journal = Journal(settings.workspace)  # `tools run` writes are journaled too: one call, one turn (issue 9)
+    journal.begin_turn("tools-run")
+    workspace = workspace_for(settings, before_write=journal.record)
     dispatcher = Dispatcher(registry, ToolContext(workspace))
     call = ToolCall("cli", name, arguments, json_args)
     prepared = dispatcher.prepare(call)

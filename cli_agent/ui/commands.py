@@ -1,0 +1,317 @@
+"""Slash commands: an explicit registry of `Command` entries, the REPL's built-ins, and the extension hook.
+
+A line that starts with `/` is a command and is never sent to the model (`//text` sends `/text`). An unknown name
+gets "unknown command, did you mean …". Other parts add commands by registering entries; a module listed in
+`EXTENSIONS` may define
+
+    def register_repl_commands(registry: CommandRegistry, ctx: CommandContext) -> None
+
+which the REPL calls once at start (e.g. workflows register `/NAME args` for each workflow, with a completer for
+its parameters, and replace the `/workflows` placeholder; the undo journal registers `/undo`). `register(...,
+replace=True)` overrides a built-in.
+"""
+
+from __future__ import annotations
+
+import difflib
+import enum
+import importlib
+from collections.abc import Callable, Collection, Iterable, Iterator
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Protocol
+
+from rich.text import Text
+
+from cli_agent.ui.headless import escape_for_terminal as esc
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from cli_agent.events import Event, RunFinished
+    from cli_agent.loop import Approver
+    from cli_agent.session import Session
+
+__all__ = ["EXTENSIONS", "Command", "CommandContext", "CommandRegistry", "Outcome", "builtin_commands",
+           "load_extensions"]
+
+EXTENSIONS = ("cli_agent.workflows", "cli_agent.facts", "cli_agent.journal", "cli_agent.sessions")
+KEYS_HELP = ("Enter sends · Meta+Enter or Ctrl-J: new line · Ctrl-R: search history · Tab: complete · "
+             "@path attaches a file · //text sends /text · Ctrl-C cancels the turn · Ctrl-D quits")
+
+
+class Outcome(enum.Enum):
+    CONTINUE = "continue"
+    EXIT = "exit"
+
+
+class CommandContext(Protocol):
+    """What a command can use: the live session (replaced by /model), the console, the registry, and the REPL's
+    ways to run things and to ask the user."""
+
+    @property
+    def session(self) -> Session: ...
+
+    @property
+    def console(self) -> Console: ...
+
+    @property
+    def commands(self) -> CommandRegistry: ...
+
+    @property
+    def approver(self) -> Approver:
+        """The REPL's approval question, for runs a command drives itself (e.g. a workflow's)."""
+        ...
+
+    def drive(self, events: Iterator[Event]) -> RunFinished:
+        """Feed any event stream (a run, a workflow's runs) to the trace and the renderer."""
+        ...
+
+    def run_turn(self, prompt: str, *, only_tools: Collection[str] | None = None) -> RunFinished: ...
+
+    def ask(self, question: str, *, choices: Iterable[str] = (), default: str = "") -> str:
+        """One line from the user (KeyboardInterrupt on Ctrl-C, EOFError on Ctrl-D)."""
+        ...
+
+    def switch_model(self, name: str) -> None: ...
+
+
+Handler = Callable[[CommandContext, str], "Outcome | None"]
+ArgCompleter = Callable[[CommandContext, str], Iterable[str]]  # (ctx, text after the name) -> candidate words
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str  # without the slash
+    summary: str  # one line for /help
+    handler: Handler
+    usage: str = ""  # e.g. "[ask|edits|all]"
+    help: str = ""  # more, for /help NAME
+    category: str = "commands"  # /help groups by it; workflows use "workflow: CATEGORY"
+    complete: ArgCompleter | None = None
+    aliases: tuple[str, ...] = ()
+
+
+class CommandRegistry:
+    def __init__(self) -> None:
+        self._commands: dict[str, Command] = {}
+        self._aliases: dict[str, str] = {}
+
+    def register(self, command: Command, *, replace: bool = False) -> None:
+        name = command.name.lstrip("/")
+        if not name or any(c.isspace() for c in name):
+            raise ValueError(f"bad command name {command.name!r}")
+        if not replace and (name in self._commands or name in self._aliases):
+            raise ValueError(f"/{name} is already a command")
+        self._commands[name] = command
+        for alias in command.aliases:
+            self._aliases[alias] = name
+
+    def get(self, name: str) -> Command | None:
+        name = name.lstrip("/")
+        return self._commands.get(self._aliases.get(name, name))
+
+    def names(self) -> list[str]:
+        return sorted(self._commands)
+
+    def commands(self) -> list[Command]:
+        return sorted(self._commands.values(), key=lambda c: (c.category != "commands", c.category, c.name))
+
+    def suggest(self, name: str) -> list[str]:
+        """Names close to an unknown one: those it starts, then similar spellings."""
+        name = name.lstrip("/").lower()
+        every = sorted(set(self._commands) | set(self._aliases))
+        starts = [n for n in every if n.startswith(name) and name]
+        close = difflib.get_close_matches(name, every, n=3, cutoff=0.6)
+        return list(dict.fromkeys(starts + close))[:3]
+
+    def dispatch(self, ctx: CommandContext, line: str) -> Outcome:
+        name, args = [*line.strip().split(maxsplit=1), ""][:2]
+        command = self.get(name)
+        if command is None:
+            hint = self.suggest(name)
+            text = Text(f"unknown command {esc(name)}", style="yellow")
+            text.append(", did you mean " + " or ".join("/" + h for h in hint) + "?" if hint else "", style="yellow")
+            text.append("  (/help lists the commands; //text sends /text to the model)", style="dim")
+            ctx.console.print(text)
+            return Outcome.CONTINUE
+        return command.handler(ctx, args.strip()) or Outcome.CONTINUE
+
+
+def load_extensions(registry: CommandRegistry, ctx: CommandContext, modules: Iterable[str] = EXTENSIONS) -> list[str]:
+    """Let each present module register its commands; returns one-line notes about modules that failed."""
+    notes = []
+    for module_name in modules:
+        try:
+            module = importlib.import_module(module_name)
+            hook = getattr(module, "register_repl_commands", None)
+            if hook is not None:
+                hook(registry, ctx)
+        except ModuleNotFoundError as exc:
+            if exc.name != module_name:
+                notes.append(f"{module_name}: {exc}")
+        except Exception as exc:  # a broken extension costs its commands, not the REPL
+            notes.append(f"{module_name} could not add its commands: {type(exc).__name__}: {exc}")
+    return notes
+
+
+# -- the built-ins ---------------------------------------------------------------------------------------------
+
+def _say(ctx: CommandContext, text: str, style: str = "") -> None:
+    ctx.console.print(Text(esc(text), style=style))
+
+
+def _help(ctx: CommandContext, args: str) -> None:
+    if args:
+        command = ctx.commands.get(args.split()[0])
+        if command is None:
+            ctx.commands.dispatch(ctx, "/" + args.split()[0].lstrip("/"))
+            return
+        out = Text(f"/{esc(command.name)} {esc(command.usage)}".rstrip(), style="bold")
+        out.append("\n  " + esc(command.summary))
+        if command.help:
+            out.append("\n\n" + esc(command.help))
+        if command.aliases:
+            out.append("\n  also: " + ", ".join("/" + esc(a) for a in command.aliases), style="dim")
+        ctx.console.print(out)
+        return
+    out = Text()
+    category = None
+    for command in ctx.commands.commands():
+        if command.category != category:
+            category = command.category
+            out.append(("" if not out else "\n") + esc(category) + ":", style="bold")
+        usage = f"/{command.name} {command.usage}".rstrip()
+        out.append("\n  " + esc(usage).ljust(28), style="cyan")
+        out.append(" " + esc(command.summary))
+    out.append("\n\n" + KEYS_HELP, style="dim")
+    out.append("\nApproval answers: y yes · n no · a all (rest of the turn and this session) · t this tool for the "
+               "session · q quit the turn", style="dim")
+    ctx.console.print(out)
+
+
+def _complete_commands(ctx: CommandContext, args: str) -> Iterable[str]:
+    return ctx.commands.names()
+
+
+def _exit(ctx: CommandContext, args: str) -> Outcome:
+    return Outcome.EXIT
+
+
+def _clear(ctx: CommandContext, args: str) -> None:
+    ctx.session.agent.clear()
+    _say(ctx, "started a new conversation (the model forgets this one; files stay as they are)")
+
+
+def _model(ctx: CommandContext, args: str) -> None:
+    if not args:
+        _say(ctx, f"model: {ctx.session.settings.model or '(none)'} ({ctx.session.protocol} protocol)")
+        return
+    ctx.switch_model(args)
+
+
+_MODES = {"ask": "every change is asked for",
+          "edits": "creating and editing files is approved; deleting is asked for",
+          "all": "every change is approved without asking"}
+
+
+def _approval(ctx: CommandContext, args: str) -> None:
+    from cli_agent.approval import ApprovalMode
+
+    agent = ctx.session.agent
+    if args:
+        if args not in _MODES:
+            _say(ctx, f"unknown approval mode {args!r}: use ask, edits or all", "yellow")
+            return
+        agent.policy = replace(agent.policy, mode=ApprovalMode(args), granted_tools=frozenset())
+    policy = agent.policy
+    _say(ctx, f"approval: {policy.mode.value}: {_MODES[policy.mode.value]}" + ("  (--yes: everything is approved)"
+                                                                               if policy.yes else ""))
+    if policy.granted_tools:
+        _say(ctx, "approved for this session: " + ", ".join(sorted(policy.granted_tools)), "dim")
+
+
+def _tools(ctx: CommandContext, args: str) -> None:
+    from rich.table import Table
+
+    table = Table(box=None, pad_edge=False, show_header=True, header_style="bold")
+    for column in ("tool", "category", "asks", "description"):
+        table.add_column(column, overflow="fold")
+    registry = ctx.session.registry
+    for category in registry.categories():
+        for spec in registry.by_category(category):
+            table.add_row(Text(esc(spec.name), style="cyan"), Text(esc(category)),
+                          Text("yes" if spec.requires_approval else "-"), Text(esc(spec.description.split(". ")[0])))
+    ctx.console.print(table)
+
+
+def _prompt(ctx: CommandContext, args: str) -> None:
+    plan = ctx.session.agent.setup.planner(args, None)
+    _say(ctx, plan.system or "(no system prompt: plain chat)")
+    _say(ctx, f"fingerprint {plan.fingerprint}", "dim")
+
+
+def _workflows_text(ctx: CommandContext) -> str:
+    from cli_agent.workflow_run import render_catalog
+    from cli_agent.workflows import load_workflows
+
+    catalog = load_workflows(ctx.session.workspace)
+    lines = [render_catalog(catalog) if catalog.workflows else "no workflows",
+             *(f"broken workflow file: {e}" for e in catalog.errors)]
+    return "\n".join(lines) + "\n\nrun one with /NAME ARGS; /help NAME shows its parameters"
+
+
+def _facts_text(ctx: CommandContext) -> str:
+    from cli_agent.facts import FactStore, render_list
+
+    return render_list(FactStore(ctx.session.workspace.root))
+
+
+def _listing(what: str, text: Callable[[CommandContext], str]) -> Handler:
+    """A command showing what an optional part of cli-agent lists, or that the part is not there."""
+
+    def handler(ctx: CommandContext, args: str) -> None:
+        try:
+            shown = text(ctx)
+        except ImportError as exc:  # the module (or the function) is not in this build
+            _say(ctx, f"{what} are not available in this build ({exc})", "yellow")
+            return
+        except Exception as exc:  # e.g. a damaged facts file: one line, the REPL goes on
+            _say(ctx, f"cannot list the {what}: {exc}", "red")
+            return
+        _say(ctx, shown)
+
+    return handler
+
+
+def _trace(ctx: CommandContext, args: str) -> None:
+    _say(ctx, str(ctx.session.trace_path))
+
+
+def _cost(ctx: CommandContext, args: str) -> None:
+    usage = ctx.session.agent.usage
+    _say(ctx, f"this session: {usage.prompt_tokens:,} prompt + {usage.completion_tokens:,} completion tokens = "
+              f"{usage.total_tokens:,}; cost ${usage.cost_usd:.4f}" + ("" if usage.cost_usd else
+                                                                      " (unknown or free for this model)"))
+
+
+def builtin_commands() -> CommandRegistry:
+    registry = CommandRegistry()
+    for command in (
+        Command("help", "list the commands, or show one", _help, "[command|workflow]", complete=_complete_commands),
+        Command("exit", "leave the REPL (Ctrl-D too)", _exit, aliases=("quit",)),
+        Command("clear", "start a new conversation", _clear),
+        Command("model", "show the model, or switch to another", _model, "[NAME]",
+                help="The conversation carries over when the new model speaks the same protocol."),
+        Command("approval", "show or set what is approved without asking", _approval, "[ask|edits|all]",
+                help="\n".join(f"{k}: {v}" for k, v in _MODES.items()),
+                complete=lambda ctx, args: list(_MODES)),
+        Command("tools", "the tools the model can use", _tools),
+        Command("prompt", "the system prompt the model gets", _prompt, "[TASK]",
+                help="A task text shows which optional tools it would bring in."),
+        Command("workflows", "the workflows, by category", _listing("workflows", _workflows_text)),
+        Command("facts", "the project's facts, proposals and locks", _listing("facts", _facts_text)),
+        Command("trace", "where this session's trace is written", _trace),
+        Command("cost", "tokens and cost of this session", _cost),
+    ):
+        registry.register(command)
+    return registry

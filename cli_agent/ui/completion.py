@@ -1,0 +1,247 @@
+"""The input side of the REPL's prompt: tab completion, keys, history, the bottom toolbar, `@path` attachments.
+
+Completion offers slash commands (and their arguments: workflow parameters, approval modes, ...) and workspace
+paths after `@`, listed through the sandbox (`Workspace.walk`: `.gitignore` honoured, nothing outside).
+`@path` and `@"path with spaces"` attach a file's content (or a folder's listing) to the message.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion
+from prompt_toolkit.document import Document
+
+from cli_agent.ui.headless import escape_for_terminal as esc
+
+if TYPE_CHECKING:
+    from prompt_toolkit.formatted_text import StyleAndTextTuples
+    from rich.console import Console
+
+    from cli_agent.sandbox import Workspace
+    from cli_agent.session import Session
+    from cli_agent.ui.commands import CommandContext
+
+__all__ = ["ATTACH_MAX", "PathIndex", "ReplCompleter", "attach_files", "attachment_refs", "bindings", "history",
+           "match_paths", "short_path", "toolbar"]
+
+_AT_END = re.compile(r'(?:^|(?<=\s))@("[^"]*|[^\s"]*)$')  # an @reference being typed at the cursor
+_AT_ANY = re.compile(r'(?:^|(?<=\s))@(?:"([^"]+)"|([^\s"]+))')  # every complete @reference in a message
+_TRAILING = ".,;:!?)]}'"  # punctuation after an unquoted @path ends the sentence, not the name
+MAX_PATHS = 5000
+ATTACH_MAX = 100_000  # bytes of one attached file sent to the model
+MAX_SHOWN = 50
+
+
+def attachment_refs(text: str) -> list[tuple[str, str]]:
+    """(as written, path) for each `@path` / `@"path"` in the text; `a@b` (an address) is not a reference."""
+    refs = []
+    for m in _AT_ANY.finditer(text):
+        path = m.group(1) or m.group(2).rstrip(_TRAILING)  # "look at @a.py, then" means a.py
+        if path:
+            refs.append((m.group(0), path))
+    return refs
+
+
+class PathIndex:
+    """The workspace's paths, walked at most every `ttl` seconds (completion runs on every key)."""
+
+    def __init__(self, workspace: Callable[[], Workspace], *, ttl: float = 3.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.workspace = workspace
+        self.ttl = ttl
+        self.clock = clock
+        self._paths: list[str] = []
+        self._at: float | None = None
+
+    def paths(self) -> list[str]:
+        now = self.clock()
+        if self._at is None or now - self._at > self.ttl:
+            try:
+                self._paths = self.workspace().walk(".", limit=MAX_PATHS)
+            except Exception:  # a vanished or unreadable workspace completes nothing
+                self._paths = []
+            self._at = now
+        return self._paths
+
+
+def match_paths(paths: Iterable[str], fragment: str, limit: int = MAX_SHOWN) -> list[str]:
+    """Paths starting with the fragment first, then those whose file name starts with it, then containing it."""
+    needle = fragment.casefold()
+    starts, names, inside = [], [], []
+    for path in paths:
+        folded = path.casefold()
+        if folded.startswith(needle):
+            starts.append(path)
+        elif needle and folded.rstrip("/").rsplit("/", 1)[-1].startswith(needle):
+            names.append(path)
+        elif needle and needle in folded:
+            inside.append(path)
+    if not needle:  # only the top level until something is typed
+        starts = [p for p in starts if "/" not in p.rstrip("/")]
+    return (starts + names + inside)[:limit]
+
+
+class ReplCompleter(Completer):
+    def __init__(self, ctx: CommandContext, paths: PathIndex | None = None) -> None:
+        self.ctx = ctx
+        self.paths = paths or PathIndex(lambda: ctx.session.workspace)
+
+    def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterator[Completion]:
+        text = document.text_before_cursor
+        at = _AT_END.search(text)
+        if at is not None:
+            yield from self._paths(at.group(1))
+        elif text.startswith("/") and not text.startswith("//"):
+            yield from self._commands(text)
+
+    def _paths(self, typed: str) -> Iterator[Completion]:
+        fragment = typed.lstrip('"')
+        for path in match_paths(self.paths.paths(), fragment):
+            insert = f'"{path}"' if any(c.isspace() or c == '"' for c in path) or typed.startswith('"') else path
+            if path.endswith("/") and insert.endswith('"'):
+                insert = insert[:-1]  # keep the quote open to go on into the folder
+            yield Completion(insert, start_position=-len(typed), display=esc(path),
+                             display_meta="folder" if path.endswith("/") else "")
+
+    def _commands(self, text: str) -> Iterator[Completion]:
+        name, space, args = text[1:].partition(" ")
+        registry = self.ctx.commands
+        if not space:
+            for command in registry.commands():
+                if command.name.startswith(name):
+                    yield Completion("/" + command.name, start_position=-len(text), display="/" + esc(command.name),
+                                     display_meta=esc(command.summary))
+            return
+        found = registry.get(name)
+        if found is None or found.complete is None:
+            return
+        word = args.rsplit(" ", 1)[-1]
+        try:
+            candidates: Any = list(found.complete(self.ctx, args))
+        except Exception:  # a failing completer offers nothing rather than breaking the prompt
+            return
+        for candidate in candidates:
+            if isinstance(candidate, str) and candidate.startswith(word):
+                yield Completion(candidate, start_position=-len(word), display=esc(candidate))
+
+
+# -- keys, history, toolbar -----------------------------------------------------------------------------------
+
+def short_path(path: str) -> str:
+    home = str(Path.home())
+    return "~" + path[len(home):] if home != "/" and (path == home or path.startswith(home + "/")) else path
+
+
+def toolbar(settings: Any, session: Session | None, steps: int) -> StyleAndTextTuples:
+    """The bottom toolbar: model, workspace, approval mode, steps, tokens and cost of the session; the keys."""
+    if session is None:  # still being opened behind the prompt
+        return [("class:bottom-toolbar", f" {esc(settings.model or '')} · starting… ")]
+    usage = session.agent.usage
+    policy = session.agent.policy
+    mode = "yes (--yes)" if policy.yes else policy.mode.value
+    bits = [esc(session.settings.model or "no model"), esc(short_path(str(session.workspace.root))),
+            f"approval: {mode}", f"steps {steps}", f"{usage.total_tokens:,} tokens"]
+    if usage.cost_usd:
+        bits.append(f"${usage.cost_usd:.4f}")
+    return [("class:bottom-toolbar", " " + " · ".join(bits) + "   Meta+Enter/Ctrl-J new line · /help ")]
+
+
+def bindings() -> Any:
+    from prompt_toolkit.enums import DEFAULT_BUFFER
+    from prompt_toolkit.filters import has_focus
+    from prompt_toolkit.key_binding import KeyBindings
+
+    bindings = KeyBindings()
+    focused = has_focus(DEFAULT_BUFFER)
+
+    @bindings.add("enter", filter=focused)
+    def _send(event: Any) -> None:
+        buffer = event.current_buffer
+        if buffer.complete_state is not None and buffer.complete_state.current_completion is not None:
+            buffer.complete_state = None  # Enter on a chosen completion takes it; the next Enter sends
+            return
+        buffer.validate_and_handle()
+
+    @bindings.add("escape", "enter", filter=focused)
+    @bindings.add("c-j", filter=focused)
+    def _newline(event: Any) -> None:
+        event.current_buffer.insert_text("\n")
+
+    @bindings.add("c-c", filter=focused)
+    def _interrupt(event: Any) -> None:
+        if event.current_buffer.text:
+            event.current_buffer.reset()  # like a shell: Ctrl-C drops the line being typed
+        else:
+            event.app.exit(exception=KeyboardInterrupt())
+
+    return bindings
+
+
+def history(console: Console) -> Any:
+    from prompt_toolkit.history import FileHistory, InMemoryHistory
+
+    from cli_agent import paths
+
+    try:
+        path = paths.user_state_dir() / "history"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch(exist_ok=True)
+        return FileHistory(str(path))
+    except OSError as exc:
+        console.print(f"history is not kept: {exc.strerror or exc}", style="dim", markup=False)
+        return InMemoryHistory()
+
+
+# -- @path attachments -----------------------------------------------------------------------------------------
+
+def _fence(text: str) -> str:
+    longest, run = 0, 0
+    for ch in text:
+        run = run + 1 if ch == "`" else 0
+        longest = max(longest, run)
+    return "`" * max(3, longest + 1)
+
+
+def _attachment(workspace: Workspace, path: str) -> tuple[str | None, str]:
+    """(the block to append or None, a note for the user)."""
+    from cli_agent.envelope import ToolError
+
+    try:
+        if workspace.is_dir(path):
+            entries = workspace.walk(path, depth=1, limit=200)
+            return f"Folder `{path}` holds:\n" + "\n".join(entries), f"attached the listing of {path}"
+        data = workspace.read_bytes(path, limit=ATTACH_MAX + 1)
+    except ToolError as exc:
+        return None, f"@{path} not attached: {exc.message}"
+    if b"\0" in data[:8192]:
+        return None, f"@{path} not attached: a binary file"
+    cut = len(data) > ATTACH_MAX
+    text = data[:ATTACH_MAX].decode("utf-8", errors="replace")
+    lines = text.count("\n") + (not text.endswith("\n") and bool(text))
+    head = f"File `{path}`" + (f" (the first {ATTACH_MAX:,} bytes)" if cut else "") + ":"
+    fence = _fence(text)
+    note = f"attached {path} ({lines:,} lines{', cut' if cut else ''})"
+    return f"{head}\n{fence}\n{text.rstrip(chr(10))}\n{fence}", note
+
+
+def attach_files(text: str, workspace: Workspace) -> tuple[str, list[str]]:
+    """The message with the content of each `@path` appended (read through the sandbox), and notes for the user."""
+    blocks: list[str] = []
+    notes: list[str] = []
+    seen: set[str] = set()
+    for _, path in attachment_refs(text):
+        if path in seen:
+            continue
+        seen.add(path)
+        block, note = _attachment(workspace, path)
+        notes.append(note)
+        if block is not None:
+            blocks.append(block)
+    if not blocks:
+        return text, notes
+    return text + "\n\nAttached by the user:\n\n" + "\n\n".join(blocks), notes

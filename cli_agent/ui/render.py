@@ -1,0 +1,323 @@
+"""The REPL's picture of a run: an event sink that draws with Rich.
+
+The reply streams into a live region (its tail, and a spinner with the elapsed time) and is printed as Markdown
+once complete. Each tool call is a panel (`call_panel`): its arguments, or for a file change the diff, the new
+content (highlighted, folded when long) or what a delete removes; each result is one ✓/✗ line. Every string that
+came from the model or a file goes through `escape_for_terminal` and into a `Text` (never into markup), so escape
+sequences, carriage returns and bidi marks show as text and `[red]` stays `[red]`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+from rich.console import Console, Group, RenderableType
+from rich.panel import Panel
+from rich.text import Text
+
+from cli_agent.change import Change
+from cli_agent.events import (
+    ApprovalAsked,
+    ApprovalDecided,
+    AssistantMessage,
+    Event,
+    ModelRequest,
+    Retry,
+    RunFinished,
+    RunStarted,
+    StopReason,
+    TextDelta,
+    ToolCallsProposed,
+    ToolResult,
+    Warning,
+)
+from cli_agent.messages import ToolCall
+from cli_agent.ui.headless import escape_for_terminal as esc
+
+__all__ = ["FOLD_LINES", "Renderer", "call_panel", "finish_line", "markdown", "result_line"]
+
+FOLD_LINES = 30  # lines of new content shown before the rest is folded (a diff gets twice as many)
+_VALUE_CHARS = 300  # characters of one argument shown in a panel
+
+
+def markdown(text: str) -> RenderableType:
+    """Model text as Markdown: escaped first; links shown as text (url), never as hidden hyperlinks."""
+    from rich.markdown import Markdown
+
+    return Markdown(esc(text), hyperlinks=False)
+
+
+def _fold(text: str, limit: int = FOLD_LINES) -> tuple[str, int]:
+    lines = text.splitlines()
+    if len(lines) <= limit:
+        return text, 0
+    return "\n".join(lines[:limit]), len(lines) - limit
+
+
+def _lexer(path: str) -> str:
+    from pygments.lexers import get_lexer_for_filename
+    from pygments.util import ClassNotFound
+
+    try:
+        return get_lexer_for_filename(path).aliases[0]
+    except (ClassNotFound, IndexError):
+        return "text"
+
+
+def _syntax(code: str, lexer: str, *, numbers: bool = False) -> RenderableType:
+    from rich.syntax import Syntax
+
+    return Syntax(code, lexer, theme="ansi_dark", line_numbers=numbers, word_wrap=True, background_color="default")
+
+
+def _folded_note(hidden: int, what: str) -> Text:
+    return Text(f"… {hidden:,} more {what} not shown", style="dim italic")
+
+
+def change_body(change: Change) -> RenderableType:
+    """What a change does: the diff of an edit or write, the new content of a create, the head of a delete."""
+    parts: list[RenderableType] = []
+    if change.kind == "create":
+        content = change.text(change.after)
+        shown, hidden = _fold(esc(content.removesuffix("\n")))
+        parts.append(_syntax(shown or " ", _lexer(change.path), numbers=True) if content else
+                     Text("(empty file)", style="dim"))
+        if hidden:
+            parts.append(_folded_note(hidden, f"lines ({len(change.after or b''):,} bytes in all)"))
+    elif change.kind == "delete":
+        before = change.before or b""
+        lines = change.text(change.before).splitlines()
+        parts.append(Text(f"deletes {len(before):,} bytes, {len(lines):,} lines", style="red"))
+        if lines:
+            shown, hidden = _fold(esc("\n".join(lines)), 8)
+            parts.append(_syntax(shown, _lexer(change.path)))
+            if hidden:
+                parts.append(_folded_note(hidden, "lines"))
+    else:
+        diff = change.diff()
+        shown, hidden = _fold(esc(diff.removesuffix("\n")), FOLD_LINES * 2)
+        parts.append(_syntax(shown, "diff") if diff else Text("(no change)", style="dim"))
+        if hidden:
+            parts.append(_folded_note(hidden, "diff lines"))
+    return Group(*parts)
+
+
+def _arguments(call: ToolCall) -> Text:
+    if call.arguments is None:
+        return Text.assemble(("arguments are not valid JSON: ", "red"), esc(call.raw_arguments[:_VALUE_CHARS]))
+    out = Text()
+    for n, (key, value) in enumerate(call.arguments.items()):
+        shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        cut = len(shown) > _VALUE_CHARS
+        out.append(("\n" if n else "") + esc(key) + ": ", style="bold")
+        out.append(esc(shown[:_VALUE_CHARS]) + (" …" if cut else ""))
+    return out or Text("(no arguments)", style="dim")
+
+
+def _target(call: ToolCall) -> str:
+    args = call.arguments or {}
+    for key in ("path", "pattern"):
+        if isinstance(args.get(key), str):
+            return args[key]
+    return ""
+
+
+def call_title(call: ToolCall, index: int = 0, total: int = 0) -> Text:
+    title = Text.assemble((esc(call.name), "bold"))
+    target = _target(call)
+    if target:
+        title.append(" " + esc(target), style="cyan")
+    if total > 1:
+        title.append(f"  ({index}/{total})", style="dim")
+    return title
+
+
+def call_panel(call: ToolCall, change: Change | None = None, *, index: int = 0, total: int = 0) -> Panel:
+    """A tool call as a panel: for a file change what it changes, otherwise its arguments."""
+    body: RenderableType
+    if change is not None:
+        extra = {k: v for k, v in (call.arguments or {}).items() if k not in ("path", "content", "old", "new")}
+        head = Text(esc(change.summary or change.kind), style="dim")
+        if extra:
+            head.append("  " + esc(json.dumps(extra, ensure_ascii=False)), style="dim")
+        body = Group(head, change_body(change))
+        style = "red" if change.kind == "delete" else "yellow"
+    else:
+        body = _arguments(call)
+        style = "blue"
+    return Panel(body, title=call_title(call, index, total), title_align="left", border_style=style)
+
+
+def _data_summary(tool: str, data: Any) -> str:
+    if not isinstance(data, dict):
+        return ""
+    if "total_lines" in data:
+        return f"lines {data.get('start_line', 0)}-{data.get('end_line', 0)} of {data['total_lines']}"
+    if "matches" in data:
+        return f"{data.get('count', 0)} matches in {data.get('files_searched', 0)} files"
+    if "entries" in data:
+        return f"{data.get('count', 0)} entries"
+    return ""
+
+
+_DONE = {"create": "created", "edit": "edited", "write": "rewritten", "delete": "deleted"}
+
+
+def result_line(result: ToolResult, call: ToolCall | None = None, approved_by: str = "") -> Text:
+    """One line per result: ✓ and what changed, or ✗ and the error in red."""
+    name = Text(esc(result.tool), style="bold")
+    target = esc(_target(call)) if call is not None else ""
+    env = result.envelope
+    if not env.ok:
+        return Text.assemble(("  ✗ ", "bold red"), name, (" " + target if target else ""), ": ",
+                             (esc("; ".join(env.errors) or "failed"), "red"))
+    if result.change is not None:
+        added, removed = result.change.stats()
+        detail = f"{esc(result.change.path)}  {_DONE[result.change.kind]} (+{added} -{removed} lines)"
+    else:
+        detail = " ".join(x for x in (target, _data_summary(result.tool, env.data)) if x)
+    line = Text.assemble(("  ✓ ", "bold green"), name, " ", detail)
+    if approved_by:
+        line.append(f"  (approved by {esc(approved_by)})", style="dim")
+    for warning in env.warnings:
+        line.append("\n    ! " + esc(warning), style="yellow")
+    return line
+
+
+def _tokens(n: int) -> str:
+    return f"{n / 1000:.1f}k" if n >= 10_000 else f"{n:,}"
+
+
+def finish_line(finished: RunFinished, seconds: float) -> Text:
+    """Why the turn ended: a dim summary when done, otherwise what happened and what to do next."""
+    reason = finished.stop_reason
+    if reason is StopReason.DONE:
+        bits = [f"{finished.steps} step{'s' if finished.steps != 1 else ''}", f"{seconds:.1f}s"]
+        if finished.usage.total_tokens:
+            bits.append(f"{_tokens(finished.usage.total_tokens)} tokens")
+        if finished.usage.cost_usd:
+            bits.append(f"${finished.usage.cost_usd:.4f}")
+        return Text("· " + " · ".join(bits), style="dim")
+    if reason in (StopReason.INTERRUPTED, StopReason.CANCELLED):
+        return Text("cancelled (Ctrl-C): nothing was half-written; the conversation notes that the turn was cut "
+                    "short", style="yellow")
+    if reason is StopReason.DENIED:
+        return Text.assemble(("stopped: ", "yellow bold"), (esc(finished.message), "yellow"),
+                             (". Nothing else ran; say what to do instead.", "yellow"))
+    return Text.assemble((f"✗ {reason.value}: ", "bold red"), (esc(finished.message), "red"))
+
+
+class _Working:
+    """The live region while the model works: the tail of the streamed reply, then a spinner and the time."""
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        from rich.spinner import Spinner
+
+        self.clock = clock
+        self.started = clock()
+        self.text = ""
+        self.spinner = Spinner("dots", style="cyan")
+
+    def __rich_console__(self, console: Console, options: Any) -> Any:
+        room = max(1, (options.height or console.height) - 2)
+        if self.text:
+            yield Text(esc("\n".join(self.text.splitlines()[-room:])))
+        label = "writing" if self.text else "thinking"
+        frame = self.spinner.render(console.get_time())
+        yield Text.assemble(frame if isinstance(frame, Text) else "", f" {label} {self.clock() - self.started:.1f}s",
+                            ("  Ctrl-C cancels the turn", "dim"))
+
+
+class Renderer:
+    """An event sink drawing a run on `console`; live regions only when the console is a terminal."""
+
+    def __init__(self, console: Console, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self.console = console
+        self.clock = clock
+        self.live = console.is_terminal
+        self._live: Any = None
+        self._working: _Working | None = None
+        self._protocol = ""
+        self._started = clock()
+        self._calls: dict[str, ToolCall] = {}
+        self._shown: set[str] = set()
+        self._approved_by: dict[str, str] = {}
+
+    def __call__(self, event: Event) -> None:
+        handler = getattr(self, "_on_" + event.type, None)
+        if handler is not None:
+            handler(event)
+
+    def close(self) -> None:
+        """Stop the live region (the REPL calls this in `finally`)."""
+        if self._live is not None:
+            live, self._live, self._working = self._live, None, None
+            live.stop()
+
+    def _start_working(self) -> None:
+        self.close()
+        self._working = _Working(self.clock)
+        if self.live:
+            from rich.live import Live
+
+            self._live = Live(self._working, console=self.console, transient=True, refresh_per_second=8,
+                              vertical_overflow="crop")
+            self._live.start()
+
+    def _on_run_started(self, event: RunStarted) -> None:
+        self._protocol = event.protocol
+        self._started = self.clock()
+
+    def _on_model_request(self, event: ModelRequest) -> None:
+        self._start_working()
+
+    def _on_text_delta(self, event: TextDelta) -> None:
+        if self._working is not None:
+            self._working.text += event.text
+
+    def _on_assistant_message(self, event: AssistantMessage) -> None:
+        self.close()
+        if self._protocol != "json" and event.text.strip():
+            self.console.print(markdown(event.text))
+
+    def _on_tool_calls_proposed(self, event: ToolCallsProposed) -> None:
+        self._calls.update((c.id, c) for c in event.calls)
+        if len(event.calls) > 1:
+            lines = Text(f"The model proposes {len(event.calls)} calls:", style="bold")
+            for n, call in enumerate(event.calls, 1):
+                lines.append(f"\n  {n}. ")
+                lines.append_text(call_title(call))
+            self.console.print(lines)
+
+    def _on_approval_asked(self, event: ApprovalAsked) -> None:
+        self.close()
+        self._shown.add(event.call.id)  # the approver draws the panel and asks
+
+    def _on_approval_decided(self, event: ApprovalDecided) -> None:
+        if event.by == "policy" and event.rule:
+            self._approved_by[event.call_id] = event.rule
+        elif not event.decision.approves and event.by != "user":
+            self.console.print(Text.assemble(("  ✗ refused: ", "red"), (esc(event.rule or event.by), "red")))
+
+    def _on_tool_result(self, event: ToolResult) -> None:
+        call = self._calls.get(event.call_id)
+        if call is not None and event.call_id not in self._shown:
+            self._shown.add(event.call_id)
+            self.console.print(call_panel(call, event.change))
+        self.console.print(result_line(event, call, self._approved_by.get(event.call_id, "")))
+
+    def _on_warning(self, event: Warning) -> None:
+        self.console.print(Text("! " + esc(event.message), style="yellow"))
+
+    def _on_retry(self, event: Retry) -> None:
+        self.console.print(Text(f"retrying in {event.delay_s:.1f}s (attempt {event.attempt}): {esc(event.reason)}",
+                                style="dim"))
+
+    def _on_run_finished(self, event: RunFinished) -> None:
+        self.close()
+        if self._protocol == "json" and event.answer.strip():
+            self.console.print(markdown(event.answer))
+        self.console.print(finish_line(event, self.clock() - self._started))

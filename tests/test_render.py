@@ -1,0 +1,146 @@
+"""The REPL's rendering of events, on a recording console: panels, diffs, folding, result lines, escaping."""
+
+from __future__ import annotations
+
+import pytest
+from rich.console import Console
+
+from cli_agent.change import Change
+from cli_agent.envelope import Envelope
+from cli_agent.events import (
+    ApprovalDecided,
+    AssistantMessage,
+    Decision,
+    ModelRequest,
+    RunFinished,
+    RunStarted,
+    StopReason,
+    TextDelta,
+    ToolCallsProposed,
+    ToolResult,
+    Warning,
+)
+from cli_agent.messages import ToolCall, Usage
+from cli_agent.ui.render import FOLD_LINES, Renderer, call_panel, finish_line, result_line
+
+
+def console() -> Console:
+    return Console(record=True, width=100, color_system=None)
+
+
+def draw(*renderables) -> str:
+    c = console()
+    for r in renderables:
+        c.print(r)
+    return c.export_text()
+
+
+def play(*events, protocol: str = "native") -> str:
+    c = console()
+    renderer = Renderer(c)
+    for event in (RunStarted("r1", "task", "m", protocol, "/ws"), *events):
+        renderer(event)
+    renderer.close()
+    return c.export_text()
+
+
+def call(name: str, **arguments) -> ToolCall:
+    return ToolCall(f"id-{name}", name, arguments, "")
+
+
+def test_reply_is_markdown_and_model_markup_or_escapes_are_never_interpreted():
+    text = "Use **bold** and [red]markup[/red] \x1b[2J\u202e\r done"
+    out = play(ModelRequest(1, "f", 2), TextDelta("Use "), AssistantMessage(text),
+               RunFinished(StopReason.DONE, "done", answer=text, steps=1))
+    assert "Use bold and [red]markup[/red] \\x1b[2J\\u202e\\x0d done" in out
+    assert "\x1b" not in out and "\u202e" not in out and "\r" not in out
+    assert out.count("Use bold") == 1  # the answer is not printed twice
+
+
+def test_json_protocol_shows_the_parsed_answer_not_the_raw_json():
+    raw = '{"tool": null, "answer": "x"}'
+    out = play(AssistantMessage(raw), RunFinished(StopReason.DONE, "done", answer="the *answer*", steps=1),
+               protocol="json")
+    assert "the answer" in out and raw not in out
+
+
+def test_edit_shows_a_diff_and_its_result_line_says_what_changed_and_who_approved():
+    edit = call("edit_file", path="a.py", old="x = 1", new="x = 2")
+    change = Change("edit_file", "edit", "a.py", b"x = 1\ny = 2\n", b"x = 2\ny = 2\n", summary="1 replacement")
+    out = play(ToolCallsProposed((edit,)), ApprovalDecided(edit.id, Decision.YES, "policy", 'approval = "edits"'),
+               ToolResult(edit.id, "edit_file", Envelope.success({}), change))
+    assert "edit_file a.py" in out
+    assert "-x = 1" in out and "+x = 2" in out and " y = 2" in out
+    assert '✓ edit_file a.py  edited (+1 -1 lines)  (approved by approval = "edits")' in out
+
+
+def test_long_new_content_is_folded_with_the_count_of_hidden_lines():
+    content = "".join(f"print({i})\n" for i in range(FOLD_LINES + 25))
+    change = Change("create_file", "create", "big.py", None, content.encode())
+    out = draw(call_panel(call("create_file", path="big.py", content=content), change))
+    assert f"print({FOLD_LINES - 1})" in out and f"print({FOLD_LINES})" not in out
+    assert "25 more lines" in out
+
+
+def test_delete_shows_the_size_and_first_lines():
+    change = Change("delete_file", "delete", "old.txt", b"first\nsecond\n", None)
+    out = draw(call_panel(call("delete_file", path="old.txt"), change))
+    assert "deletes 13 bytes, 2 lines" in out and "first" in out and "second" in out
+
+
+def test_panel_title_and_arguments_are_escaped_and_not_markup():
+    evil = call("read_file", path="[bold]x\x1b[2J\u202e.txt", note="a\rb")
+    out = draw(call_panel(evil, index=1, total=2))
+    assert "read_file [bold]x\\x1b[2J\\u202e.txt  (1/2)" in out
+    assert "note: a\\x0db" in out
+    assert "\x1b" not in out and "\u202e" not in out
+
+
+def test_a_failed_result_is_a_red_cross_with_the_error():
+    c = Console(record=True, width=100, force_terminal=True, color_system="truecolor")
+    c.print(result_line(ToolResult("i", "read_file", Envelope.failure("nope.txt does not exist")),
+                        call("read_file", path="nope.txt")))
+    plain, styled = c.export_text(clear=False), c.export_text(styles=True)
+    assert "✗ read_file nope.txt: nope.txt does not exist" in plain
+    assert "\x1b[31mnope.txt does not exist" in styled  # red
+
+
+def test_read_only_results_summarise_their_data():
+    line = result_line(ToolResult("i", "search", Envelope.success({"matches": [], "count": 3, "files_searched": 9})),
+                       call("search", pattern="TODO"))
+    assert line.plain == "  ✓ search TODO 3 matches in 9 files"
+
+
+def test_several_calls_are_listed_together_before_they_run():
+    out = play(ToolCallsProposed((call("create_file", path="a.txt", content=""),
+                                  call("delete_file", path="b.txt"))))
+    assert "The model proposes 2 calls:" in out
+    assert "1. create_file a.txt" in out and "2. delete_file b.txt" in out
+
+
+@pytest.mark.parametrize(("reason", "message", "expected"), [
+    (StopReason.DENIED, "create_file was denied by the user", "stopped: create_file was denied by the user"),
+    (StopReason.INTERRUPTED, "interrupted", "cancelled (Ctrl-C): nothing was half-written"),
+    (StopReason.ERROR, "could not connect", "✗ error: could not connect"),
+    (StopReason.DONE, "done", "· 3 steps · 1.5s · 1,200 tokens · $0.0100"),
+])
+def test_finish_line_says_why_the_turn_ended(reason, message, expected):
+    finished = RunFinished(reason, message, steps=3, usage=Usage(1000, 200, 0.01))
+    assert expected in finish_line(finished, 1.5).plain
+
+
+def test_warnings_and_non_interactive_refusals_are_shown():
+    out = play(Warning("budget", "80 % of the budget used"),
+               ApprovalDecided("x", Decision.NO, "non-interactive", "--yes"))
+    assert "! 80 % of the budget used" in out and "refused: --yes" in out
+
+
+def test_a_terminal_console_streams_into_a_live_region_that_is_cleared_before_the_markdown():
+    c = Console(record=True, width=80, force_terminal=True, color_system=None)
+    renderer = Renderer(c)
+    renderer(ModelRequest(1, "f", 1))
+    assert renderer._live is not None
+    renderer(TextDelta("partial"))
+    renderer(AssistantMessage("partial answer"))
+    assert renderer._live is None
+    assert "partial answer" in c.export_text()

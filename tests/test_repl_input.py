@@ -1,0 +1,300 @@
+"""The REPL's input side without a terminal: the prompt's keys (prompt_toolkit pipe input), completion, `@path`
+attachments, the approval question, the LiteLLM warm-up, and the loop itself."""
+
+from __future__ import annotations
+
+import sys
+import threading
+
+import pytest
+from prompt_toolkit import PromptSession
+from prompt_toolkit.completion import CompleteEvent
+from prompt_toolkit.document import Document
+from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.output import DummyOutput
+from rich.console import Console
+
+from cli_agent.config import Settings
+from cli_agent.events import ApprovalAsked, Decision
+from cli_agent.messages import ToolCall
+from cli_agent.providers.litellm_provider import LiteLLMProvider
+from cli_agent.providers.scripted import ScriptedProvider
+from cli_agent.sandbox import Workspace
+from cli_agent.session import open_session
+from cli_agent.ui.approve import TerminalApprover, choices, parse_answer, read_key
+from cli_agent.ui.completion import (
+    ATTACH_MAX,
+    PathIndex,
+    ReplCompleter,
+    attach_files,
+    attachment_refs,
+    bindings,
+    match_paths,
+    toolbar,
+)
+from cli_agent.ui.repl import Repl, SessionOpener, warm_up
+
+
+@pytest.fixture
+def pipe():
+    with create_pipe_input() as inp:
+        yield inp
+
+
+@pytest.fixture
+def ws(tmp_path):
+    root = tmp_path / "ws"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "app.py").write_text("print('app')\n")
+    (root / "my notes.md").write_text("# notes\n")
+    (root / "README.md").write_text("readme\n")
+    return root
+
+
+def make_repl(tmp_path, monkeypatch, ws, replies, pipe, answers=("y",)):
+    monkeypatch.setenv("CLI_AGENT_HOME", str(tmp_path / "home"))
+    provider = ScriptedProvider(replies)
+    settings = Settings(model="scripted:x", workspace=str(ws), trace=str(tmp_path / "trace.jsonl"))
+    console = Console(record=True, width=120, color_system=None)
+    answer = iter(answers)
+    approver = TerminalApprover(console, read=lambda question: next(answer))
+    session = open_session(settings, interactive=True, provider_factory=lambda s: provider)
+    return Repl(session, console, lambda s: provider, approver=approver, prompt_input=pipe,
+                prompt_output=DummyOutput()), provider
+
+
+# -- keys ------------------------------------------------------------------------------------------------------
+
+def prompt_with_bindings(pipe) -> PromptSession:
+    return PromptSession("> ", multiline=True, key_bindings=bindings(), input=pipe, output=DummyOutput())
+
+
+def test_enter_sends_and_ctrl_j_or_meta_enter_insert_a_newline(pipe):
+    session = prompt_with_bindings(pipe)
+    pipe.send_text("one\ntwo\x1b\rthree\r")
+    assert session.prompt() == "one\ntwo\nthree"
+
+
+def test_a_bracketed_paste_keeps_its_newlines(pipe):
+    session = prompt_with_bindings(pipe)
+    pipe.send_text("\x1b[200~first line\r\nsecond line\x1b[201~\r")
+    assert session.prompt() == "first line\nsecond line"
+
+
+def test_ctrl_c_drops_a_typed_line_but_interrupts_an_empty_prompt(pipe):
+    session = prompt_with_bindings(pipe)
+    pipe.send_text("half typed\x03kept\r")
+    assert session.prompt() == "kept"
+    pipe.send_text("\x03")
+    with pytest.raises(KeyboardInterrupt):
+        session.prompt()
+
+
+def test_ctrl_r_searches_the_history(pipe):
+    session = prompt_with_bindings(pipe)
+    for line in ("fix the parser", "add tests", "\x12pars\r\r"):
+        pipe.send_text(line if line.startswith("\x12") else line + "\r")
+        last = session.prompt()
+    assert last == "fix the parser"
+
+
+def test_read_key_takes_one_key_and_ctrl_c_is_empty(pipe):
+    pipe.send_text("a")
+    assert read_key("?", input=pipe, output=DummyOutput()) == "a"
+    pipe.send_text("\x03")
+    assert read_key("?", input=pipe, output=DummyOutput()) == ""
+
+
+# -- the approval question -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("typed", "decision"), [("y", Decision.YES), ("Y", Decision.YES), ("n", Decision.NO),
+                                                 ("a", Decision.ALL), ("t", Decision.TOOL), ("q", Decision.QUIT),
+                                                 ("", Decision.NO), ("\r", Decision.NO), ("x", Decision.NO),
+                                                 ("\x1b[A", Decision.NO)])
+def test_answers(typed, decision):
+    assert parse_answer(typed) is decision
+
+
+def asked(index=1, total=1) -> ApprovalAsked:
+    return ApprovalAsked(ToolCall("c1", "create_file", {"path": "a.txt", "content": "x"}, ""), None, index, total)
+
+
+def test_the_question_says_what_all_and_tool_grant():
+    several = choices(asked(1, 3)).plain
+    assert "approve all 3? this call, the 2 after it in this turn, and every later change this session" in several
+    assert "this and every later create_file call this session" in several
+    assert "every later change this session" in choices(asked()).plain
+
+
+@pytest.mark.parametrize("error", [KeyboardInterrupt, EOFError])
+def test_ctrl_c_or_ctrl_d_at_the_question_is_no(error):
+    def read(question):
+        raise error
+
+    console = Console(record=True, width=120, color_system=None)
+    assert TerminalApprover(console, read=read)(asked()) is Decision.NO
+    assert "create_file a.txt" in console.export_text()  # the panel was shown before asking
+
+
+# -- completion ------------------------------------------------------------------------------------------------
+
+def completions(completer, text: str) -> list[str]:
+    return [c.text for c in completer.get_completions(Document(text), CompleteEvent(completion_requested=True))]
+
+
+def test_completer_offers_commands_their_arguments_and_workspace_paths(tmp_path, monkeypatch, ws, pipe):
+    repl, _ = make_repl(tmp_path, monkeypatch, ws, [], pipe)
+    completer = ReplCompleter(repl)
+    assert completions(completer, "/he") == ["/help"]
+    assert "/approval" in completions(completer, "/")
+    assert completions(completer, "/approval e") == ["edits"]
+    assert "model" in completions(completer, "/help m")
+    assert completions(completer, "explain @src/a") == ["src/app.py"]
+    assert completions(completer, "explain @app") == ["src/app.py"]  # by file name too
+    assert '"my notes.md"' in completions(completer, "@my")  # a name with a space is quoted
+    assert completions(completer, "mail me@src") == []  # an address is not a reference
+    assert completions(completer, "//he") == []
+    repl.session.close()
+
+
+def test_path_index_walks_again_only_after_its_ttl(ws):
+    now = [0.0]
+    index = PathIndex(lambda: Workspace(ws), ttl=3.0, clock=lambda: now[0])
+    assert "README.md" in index.paths()
+    (ws / "new.txt").write_text("")
+    assert "new.txt" not in index.paths()
+    now[0] = 5.0
+    assert "new.txt" in index.paths()
+
+
+def test_match_paths_orders_prefix_then_name_then_substring():
+    paths = ["app/", "app/main.py", "lib/app.py", "lib/myapp.txt", "zz.py"]
+    assert match_paths(paths, "app") == ["app/", "app/main.py", "lib/app.py", "lib/myapp.txt"]
+    assert match_paths(paths, "") == ["app/", "zz.py"]
+
+
+# -- @path attachments -----------------------------------------------------------------------------------------
+
+def test_attachment_refs():
+    assert attachment_refs('see @a.py, @"my notes.md" and x@y.com?') == [("@a.py,", "a.py"),
+                                                                         ('@"my notes.md"', "my notes.md")]
+
+
+def test_attach_files_reads_through_the_sandbox_and_says_what_it_did(ws, tmp_path):
+    (tmp_path / "outside.txt").write_text("secret")
+    (ws / "bin.dat").write_bytes(b"\0\1\2")
+    (ws / "big.txt").write_text("x" * (ATTACH_MAX + 10))
+    message, notes = attach_files("look at @src/app.py and @\"my notes.md\" @../outside.txt @bin.dat @nope @big.txt "
+                                  "@src", Workspace(ws))
+    assert "File `src/app.py`:\n```\nprint('app')\n```" in message
+    assert "# notes" in message and "secret" not in message
+    assert f"File `big.txt` (the first {ATTACH_MAX:,} bytes):" in message
+    assert "Folder `src` holds:\nsrc/app.py" in message
+    assert notes[0] == "attached src/app.py (1 lines)"
+    assert any(n.startswith("@../outside.txt not attached") for n in notes)
+    assert "@bin.dat not attached: a binary file" in notes
+    assert any(n.startswith("@nope not attached: nope does not exist") for n in notes)
+    assert message.startswith("look at @src/app.py")
+
+
+def test_a_fence_in_the_file_does_not_end_the_attachment(ws):
+    (ws / "doc.md").write_text("```\ncode\n```\n")
+    message, _ = attach_files("@doc.md", Workspace(ws))
+    assert "````\n```\ncode\n```\n````" in message
+
+
+# -- start-up and the loop -------------------------------------------------------------------------------------
+
+def test_warm_up_only_for_litellm():
+    assert warm_up(ScriptedProvider([])) is None
+    loaded = threading.Event()
+    thread = warm_up(LiteLLMProvider("openai/gpt-4o-mini"), preload=loaded.set)
+    assert thread is not None
+    thread.join(5)
+    assert loaded.is_set()
+
+
+def test_the_session_is_opened_behind_the_prompt_only_when_that_needs_litellm(tmp_path, monkeypatch):
+    from cli_agent.errors import UsageError
+
+    monkeypatch.setenv("CLI_AGENT_HOME", str(tmp_path / "home"))
+    lite = lambda s: LiteLLMProvider("openai/gpt-4o-mini")  # noqa: E731
+    base = {"model": "openai/gpt-4o-mini", "workspace": str(tmp_path), "trace": str(tmp_path / "t.jsonl")}
+    deferred = SessionOpener(Settings(**base), lite)
+    assert deferred.session is None and not deferred.ready  # nothing opened (nothing imported) yet
+    explicit = SessionOpener(Settings(**base | {"protocol": "native"}), lite)
+    assert explicit.session is not None and explicit.session.protocol == "native"
+    explicit.session.close()
+    scripted = SessionOpener(Settings(**base | {"model": "scripted:x"}), lambda s: ScriptedProvider([]))
+    assert scripted.session is not None
+    scripted.session.close()
+
+    def no_model(settings):
+        raise UsageError("no model configured")
+
+    with pytest.raises(UsageError, match="no model configured"):
+        SessionOpener(Settings(**base), no_model)  # fails before any prompt is drawn
+
+
+def test_a_session_that_fails_to_open_behind_the_prompt_reports_its_error(tmp_path):
+    from cli_agent.errors import UsageError
+
+    missing = str(tmp_path / "gone")
+    opener = SessionOpener(Settings(model="openai/x", workspace=missing), lambda s: LiteLLMProvider("openai/x"))
+    seen = []
+    opener.start(seen.append)
+    with pytest.raises(UsageError, match="workspace is not a folder"):
+        opener.get()
+    assert isinstance(seen[0], UsageError)
+
+
+def test_loop_runs_a_turn_with_an_approval_records_history_and_exits_0_on_ctrl_d(tmp_path, monkeypatch, ws, pipe):
+    replies = [{"tool_calls": [{"name": "create_file", "arguments": {"path": "new.txt", "content": "hi\n"}}]},
+               {"text": "made it"}]
+    repl, provider = make_repl(tmp_path, monkeypatch, ws, replies, pipe)
+    pipe.send_text("/nope\r")
+    pipe.send_text("make a file\r")
+    pipe.send_text("\x04")
+    assert repl.loop() == 0
+    out = repl.console.export_text()
+    assert "unknown command /nope" in out
+    assert (ws / "new.txt").read_text() == "hi\n" and "made it" in out
+    assert len(provider.requests) == 2
+    assert "make a file" in (tmp_path / "home" / "state" / "history").read_text()
+    bar = "".join(text for _, text in toolbar(repl.session.settings, repl.session, repl.steps))
+    assert "scripted:x" in bar and "approval: ask" in bar and "steps 2" in bar
+    repl.session.close()
+
+
+def test_a_failing_or_interrupted_command_returns_to_the_prompt(tmp_path, monkeypatch, ws, pipe):
+    from cli_agent.errors import UsageError
+    from cli_agent.ui.commands import Command
+
+    repl, _ = make_repl(tmp_path, monkeypatch, ws, [], pipe)
+
+    def interrupted(ctx, args):
+        raise KeyboardInterrupt
+
+    def failing(ctx, args):
+        raise UsageError("that did not work")
+
+    repl.commands.register(Command("slow", "x", interrupted))
+    repl.commands.register(Command("bad", "x", failing))
+    pipe.send_text("/slow\r/bad\r/exit\r")
+    assert repl.loop() == 0
+    out = repl.console.export_text()
+    assert "cancelled (Ctrl-C)" in out and "that did not work" in out
+    repl.session.close()
+
+
+def test_the_repl_needs_a_terminal(capsys, tmp_path, monkeypatch):
+    from cli_agent.cli import run
+
+    monkeypatch.setenv("CLI_AGENT_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(sys, "stdin", open(__file__))  # noqa: SIM115 - a file is never a terminal
+    try:
+        code = run(["--model", "scripted:x", "-C", str(tmp_path)])
+    finally:
+        sys.stdin.close()
+    assert code == 2
+    assert "no terminal for the REPL: pass -p TEXT, or -p - to read the task from stdin" in capsys.readouterr().err
