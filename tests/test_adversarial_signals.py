@@ -98,12 +98,6 @@ def test_sigterm_during_approval(tmp_path: Path) -> None:
     assert (ws / "a.txt").read_text() == "old\n"
 
 
-@pytest.mark.xfail(strict=True, reason="ui/approve.py: a SIGINT while the approval question waits is read as the "
-                                       "'<sigint>' key and answered 'no', so the run ends DENIED with exit 3; the "
-                                       "issue wants exit 130 (the call is still not run). Fix: let read_key's c-c "
-                                       "and <sigint> bindings raise KeyboardInterrupt and TerminalApprover let it "
-                                       "through; the loop then ends the run INTERRUPTED (130) without running the "
-                                       "call")
 def test_sigint_during_approval(tmp_path: Path) -> None:
     code, ws, trace = _approval_run(tmp_path, signal.SIGINT)
     assert (ws / "a.txt").read_text() == "old\n"

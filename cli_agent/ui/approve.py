@@ -74,6 +74,10 @@ def flush_typeahead(stream: Any = None) -> None:
         pass
 
 
+class SignalInterrupt(KeyboardInterrupt):
+    """SIGINT arrived from outside while the question waited (Ctrl-C typed at it is a key, and means no)."""
+
+
 def read_key(message: str, *, input: Any = None, output: Any = None) -> str:
     """One key press, without Enter; "" for Ctrl-C or Ctrl-D."""
     from prompt_toolkit.application import Application
@@ -88,9 +92,12 @@ def read_key(message: str, *, input: Any = None, output: Any = None) -> str:
 
     @bindings.add("c-c")
     @bindings.add("c-d")
-    @bindings.add("<sigint>")
     def _no(event: Any) -> None:
         event.app.exit(result="")
+
+    @bindings.add("<sigint>")
+    def _signal(event: Any) -> None:  # a SIGINT sent to the process, not a key: the run is interrupted (130)
+        event.app.exit(exception=SignalInterrupt())
 
     app: Application[str] = Application(layout=Layout(Window(FormattedTextControl(message), height=1)),
                                         key_bindings=bindings, input=input, output=output, full_screen=False)
@@ -122,7 +129,9 @@ class TerminalApprover:
         self.console.print(choices(asked))
         try:
             answer = self.read(PROMPT)
-        except (KeyboardInterrupt, EOFError):
+        except SignalInterrupt:
+            raise
+        except (KeyboardInterrupt, EOFError):  # Ctrl-C or Ctrl-D typed at the question: no
             answer = ""
         decision = parse_answer(answer)
         key = answer.strip()
