@@ -32,6 +32,7 @@ from cli_agent.trace import Trace, read_trace
 
 if TYPE_CHECKING:
     from cli_agent.session import Session
+    from cli_agent.ui.commands import CommandContext, CommandRegistry
 
 __all__ = ["LATEST", "SessionEntry", "Sessions", "load_resumable", "note_prompt", "print_sessions", "record_session",
            "restore_history", "resume_into"]
@@ -208,6 +209,91 @@ def resume_into(session: Session, entry: SessionEntry, trace: Trace) -> None:
         Sessions().adopt(entry.id, new_id, session.trace_path, session.settings.model or "")
 
 
+# -- /resume in the REPL -------------------------------------------------------------------------------------------
+
+PICK_MAX = 20  # sessions the picker lists
+
+
+def register_repl_commands(registry: CommandRegistry, ctx: CommandContext) -> None:
+    from cli_agent.ui.commands import Command
+
+    registry.register(Command("resume", "continue an earlier session of this workspace", _repl_resume, "[N|ID]",
+                              help="/resume lists this workspace's sessions, last used first, and asks for a number; "
+                                   "/resume N or /resume ID picks one at once. The conversation goes on where that "
+                                   "session ended, in a new trace; this session is closed (its trace stays). A "
+                                   "session whose trace is missing or damaged is listed with the reason and cannot "
+                                   "be resumed."))
+
+
+def _repl_resume(ctx: CommandContext, args: str) -> None:
+    from dataclasses import replace
+
+    from rich.text import Text
+
+    from cli_agent.session import open_session
+    from cli_agent.ui.headless import escape_for_terminal as esc
+
+    def say(text: str, style: str = "") -> None:
+        ctx.console.print(Text(esc(text), style=style))
+
+    current = ctx.session
+    try:
+        listed = Sessions().list(current.workspace.root, limit=PICK_MAX + 1)
+    except sqlite3.Error as exc:
+        raise UsageError(f"cannot read the session index: {exc}") from exc
+    rows = [(e, e.problem()) for e in listed if e.id != current.session_id][:PICK_MAX]
+    if not rows:
+        say("no earlier session in this workspace to resume")
+        return
+    resumable = [e for e, problem in rows if problem is None]
+    choice = args.strip()
+    if not choice:
+        for entry, problem in rows:
+            number = f"{resumable.index(entry) + 1:>3}" if problem is None else "  -"
+            say(f"{number}  {entry.id}  {_when(entry.updated)}  {entry.model or '-'}  {_clip(entry.first_message)}"
+                + (f"  [cannot resume: {problem}]" if problem else ""), "" if problem is None else "dim")
+        try:
+            choice = ctx.ask("resume which? (number; Enter: none) ").strip()
+        except (KeyboardInterrupt, EOFError):
+            choice = ""
+        if not choice:
+            say("nothing resumed")
+            return
+    picked = _pick(rows, resumable, choice)
+    if picked is None:
+        say(f"no session {choice!r} in the list: give its number (1-{len(resumable)}) or its id", "yellow")
+        return
+    entry, trace = load_resumable(current.workspace.root, picked.id)  # damaged: TraceError, one line
+    settings = current.settings.model_copy(update={"trace": None})  # a --trace file holds the current session
+    new = open_session(settings, interactive=True, provider_factory=lambda s: current.provider)
+    try:
+        resume_into(new, entry, trace)
+    except BaseException:
+        new.trace.close()  # the provider is still the current session's
+        raise
+    new.agent.policy = replace(new.agent.policy, mode=current.agent.policy.mode)  # keep what /approval set
+    ctx.replace_session(new)
+    say(f"resumed session {entry.id} ({len(new.agent.history)} messages): {_clip(entry.first_message)}", "green")
+
+
+def _pick(rows: list[tuple[SessionEntry, str | None]], resumable: list[SessionEntry],
+          choice: str) -> SessionEntry | None:
+    """The entry a picker answer names: a number of the list, or an id (or its start) of a listed session."""
+    if choice.isdigit():
+        n = int(choice)
+        return resumable[n - 1] if 1 <= n <= len(resumable) else None
+    found = [e for e, _ in rows if e.id.startswith(choice.lower())]
+    return found[0] if len(found) == 1 else None
+
+
+def _when(stamp: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(stamp))
+
+
+def _clip(text: str, width: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[:width - 1] + "…"
+
 
 def print_sessions(workspace: str | Path, *, as_json: bool = False, limit: int = 50) -> int:
     """`cli-agent sessions`: this workspace's sessions, last used first, each resumable or with why not."""
@@ -231,9 +317,7 @@ def print_sessions(workspace: str | Path, *, as_json: bool = False, limit: int =
         sys.stdout.write(f"no sessions in {_key(workspace)} yet\n")
         return 0
     for entry, problem in rows:
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(entry.updated))
-        message = " ".join(entry.first_message.split())
-        message = message if len(message) <= 60 else message[:59] + "…"
+        when, message = _when(entry.updated), _clip(entry.first_message)
         status = f"  [cannot resume: {problem}]" if problem else ""
         sys.stdout.write(escape_for_terminal(f"{entry.id}  {when}  {entry.model or '-':<20}  {message}{status}")
                          + "\n")

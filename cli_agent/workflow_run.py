@@ -11,8 +11,10 @@ errors.WorkflowError naming each problem and the usage line; required parameters
 
 `run_workflow` yields the events of every step: a prompt step is one run of the agent loop (the conversation
 carries over from step to step), a tool step one fixed call through the same dispatcher and approval
-(`Agent.run_call`). Each step ends with its own RunFinished; the first that is not "done" ends the workflow, so the
-last RunFinished is the workflow's result.
+(`Session.run_call`: a turn of its own in the undo journal). Each step ends with its own RunFinished; the first
+that is not "done" ends the workflow, so the last RunFinished is the workflow's result.
+
+In the REPL, `cli_agent.ui.workflow_commands` makes each workflow a `/NAME ARGS` command on top of these.
 
 `run_workflow_command` is `cli-agent workflow run NAME [ARGS...]`: a missing or bad argument is a errors.WorkflowError
 (exit 2) before a provider is even made. `list_workflows` is `cli-agent workflows [--check]`.
@@ -199,7 +201,7 @@ def run_workflow(session: Session, workflow: Workflow, values: dict[str, Value],
             arguments = render(step.arguments, values)
             call = ToolCall(f"workflow_{workflow.name}_{index}", step.tool, arguments,
                             json.dumps(arguments, ensure_ascii=False))
-            events = session.agent.run_call(call, approve)
+            events = session.run_call(call, approve)  # its own turn in the undo journal
         watched = _Watched(events)
         yield from watched
         if watched.finished is None or watched.finished.stop_reason is not StopReason.DONE:

@@ -6,9 +6,11 @@ gets "unknown command, did you mean …". Other parts add commands by registerin
 
     def register_repl_commands(registry: CommandRegistry, ctx: CommandContext) -> None
 
-which the REPL calls once at start (e.g. workflows register `/NAME args` for each workflow, with a completer for
-its parameters, and replace the `/workflows` placeholder; the undo journal registers `/undo`). `register(...,
-replace=True)` overrides a built-in.
+which the REPL calls once at start, in `EXTENSIONS` order (the undo journal registers `/undo`, the facts `/facts`
+with its questions, the session index `/resume`; workflows come last and register `/NAME args` for each workflow,
+keeping every name taken before them). A hook may return one-line notes (instead of None) for the REPL to show
+under its banner. `register(..., replace=True)` overrides a built-in. A hook must not wait for the session: use
+`ctx.settings` (the session may still be opening behind the prompt).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from cli_agent.ui.headless import escape_for_terminal as esc
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from cli_agent.config import Settings
     from cli_agent.events import Event, RunFinished
     from cli_agent.loop import Approver
     from cli_agent.session import Session
@@ -34,7 +37,7 @@ if TYPE_CHECKING:
 __all__ = ["EXTENSIONS", "Command", "CommandContext", "CommandRegistry", "Outcome", "builtin_commands",
            "load_extensions"]
 
-EXTENSIONS = ("cli_agent.workflows", "cli_agent.facts", "cli_agent.journal", "cli_agent.sessions")
+EXTENSIONS = ("cli_agent.facts", "cli_agent.journal", "cli_agent.sessions", "cli_agent.ui.workflow_commands")
 KEYS_HELP = ("Enter sends · Meta+Enter or Ctrl-J: new line · Ctrl-R: search history · Tab: complete · "
              "@path attaches a file · //text sends /text · Ctrl-C cancels the turn · Ctrl-D quits")
 
@@ -50,6 +53,11 @@ class CommandContext(Protocol):
 
     @property
     def session(self) -> Session: ...
+
+    @property
+    def settings(self) -> Settings:
+        """The settings, known before the session is open."""
+        ...
 
     @property
     def console(self) -> Console: ...
@@ -73,6 +81,10 @@ class CommandContext(Protocol):
         ...
 
     def switch_model(self, name: str) -> None: ...
+
+    def replace_session(self, session: Session) -> None:
+        """Make `session` the live one (e.g. a resumed session) and close the one it replaces."""
+        ...
 
 
 Handler = Callable[[CommandContext, str], "Outcome | None"]
@@ -138,14 +150,15 @@ class CommandRegistry:
 
 
 def load_extensions(registry: CommandRegistry, ctx: CommandContext, modules: Iterable[str] = EXTENSIONS) -> list[str]:
-    """Let each present module register its commands; returns one-line notes about modules that failed."""
-    notes = []
+    """Let each present module register its commands; returns the hooks' notes and one line per module that
+    failed."""
+    notes: list[str] = []
     for module_name in modules:
         try:
             module = importlib.import_module(module_name)
             hook = getattr(module, "register_repl_commands", None)
             if hook is not None:
-                hook(registry, ctx)
+                notes.extend(hook(registry, ctx) or ())
         except ModuleNotFoundError as exc:
             if exc.name != module_name:
                 notes.append(f"{module_name}: {exc}")

@@ -27,19 +27,29 @@ from cli_agent.events import Event, RunFinished, StopReason
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from cli_agent.config import Settings
     from cli_agent.session import ProviderFactory, Session
+    from cli_agent.sessions import SessionEntry
+    from cli_agent.trace import Trace
 
 __all__ = ["Repl", "SessionOpener", "run_repl", "warm_up"]
 
 NO_TERMINAL = "no terminal for the REPL: pass -p TEXT, or -p - to read the task from stdin"
 
 
-def run_repl(loaded: Any, *, provider_factory: ProviderFactory) -> int:
+def run_repl(loaded: Any, *, provider_factory: ProviderFactory, resume: str | None = None) -> int:
+    """`resume`: continue that session (sessions.LATEST for -c, or an id) instead of starting a new one; a missing or
+    damaged one is a one-line error (exit 2) before the prompt."""
     if not sys.stdin.isatty():
         raise errors.UsageError(NO_TERMINAL)
     from rich.console import Console
 
-    opener = SessionOpener(loaded.settings, provider_factory)
+    resumed = None
+    if resume is not None:
+        from cli_agent.sessions import load_resumable
+
+        resumed = load_resumable(loaded.settings.workspace, resume)
+    opener = SessionOpener(loaded.settings, provider_factory, resume=resumed)
     try:
         return Repl(opener, Console(highlight=False), provider_factory).loop()
     finally:
@@ -50,12 +60,14 @@ def run_repl(loaded: Any, *, provider_factory: ProviderFactory) -> int:
 class SessionOpener:
     """The session, opened at once, or (for a LiteLLM model whose protocol must be looked up) in a background
     thread started by `start()` after the prompt is drawn. The provider is made at once either way, so a bad model
-    or script fails before the prompt appears."""
+    or script fails before the prompt appears. `resume`: (entry, trace) of a session to continue, given to the new
+    session before its first run."""
 
     def __init__(self, settings: Any, provider_factory: ProviderFactory | None = None, *,
-                 session: Session | None = None) -> None:
+                 session: Session | None = None, resume: tuple[SessionEntry, Trace] | None = None) -> None:
         self.settings = session.settings if session is not None else settings
         self.session = session
+        self.resume = resume
         self.error: BaseException | None = None
         self._thread: threading.Thread | None = None
         if session is None:
@@ -73,7 +85,16 @@ class SessionOpener:
     def _open(self) -> Session:
         from cli_agent.session import open_session
 
-        return open_session(self.settings, interactive=True, provider_factory=lambda settings: self._provider)
+        session = open_session(self.settings, interactive=True, provider_factory=lambda settings: self._provider)
+        if self.resume is not None:
+            from cli_agent.sessions import resume_into
+
+            try:
+                resume_into(session, *self.resume)
+            except BaseException:
+                session.close()
+                raise
+        return session
 
     @property
     def ready(self) -> bool:
@@ -161,6 +182,10 @@ class Repl:
             self._announced = True
             self._notes(session.notes)
         return session
+
+    @property
+    def settings(self) -> Settings:
+        return self.opener.settings  # type: ignore[no-any-return]
 
     def _notes(self, notes: Iterable[str]) -> None:
         from rich.text import Text
@@ -253,6 +278,9 @@ class Repl:
         root = str(session.workspace.root) if session is not None else str(Path(settings.workspace).resolve())
         line = Text.assemble((f"cli-agent {__version__}", "bold"), " · ", (esc(settings.model or "no model"),
                              "cyan"), " · ", esc(short_path(root)), (" · /help for help", "dim"))
+        if self.opener.resume is not None:
+            entry = self.opener.resume[0]
+            line.append(f" · resumed session {esc(entry.id)}: {esc(_clip(entry.first_message))}", style="green")
         self.console.print(line)
         self._notes([*(session.notes if session is not None else ()), *self.notes])
 
@@ -301,6 +329,16 @@ class Repl:
         return prompt(esc(question), completer=WordCompleter(words) if words else None, default=default,
                       **{k: v for k, v in self._io.items() if v})
 
+    def replace_session(self, session: Session) -> None:
+        """The REPL goes on with `session`; the old one is closed (its provider stays open if `session` uses it)."""
+        old, self.opener.session = self.opener.session, session
+        if old is None or old is session:
+            return
+        if old.provider is session.provider:
+            old.trace.close()
+        else:
+            old.close()
+
     def switch_model(self, name: str) -> None:
         """Swap the provider in place: the session, its trace and (when the protocol stays) the conversation
         carry on."""
@@ -332,3 +370,8 @@ class Repl:
         self.console.print(Text(f"model: {esc(name)} ({protocol} protocol); " + (
             "the conversation carries over" if kept else "a new conversation (the protocol changed)")))
         warm_up(provider)
+
+
+def _clip(text: str, width: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[:width - 1] + "…"

@@ -1,0 +1,106 @@
+"""Workflows in the REPL: `/NAME ARGS` for every workflow, `/help NAME`, and `/workflows` with the REPL's names.
+
+Each workflow loaded when the REPL starts becomes a command: `/explain src/app.py`, `/refactor src/a.py "make it
+fast"`, `/explain path=src/app.py question="how are retries done"`. The arguments split like a shell, positional in
+declared order or `key=value` (`workflow_run.parse_arguments`); tab offers parameter names and choices. A required
+parameter still missing is asked for, one question each, with its help text, its type checked and its choices
+completed; Ctrl-C (or Ctrl-D) at a question cancels with nothing run. The steps then run like a turn: the REPL's
+renderer, approval and Ctrl-C.
+
+Names: a workflow is `/NAME`, and `/wf:NAME` too. When NAME is already a command (a built-in such as `/clear`, or
+`/undo`, `/resume`: this module registers last), the command keeps it and the workflow is only `/wf:NAME`; the REPL
+says so under its banner, and `/workflows` says it again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+
+from cli_agent.ui.commands import Command
+from cli_agent.ui.headless import escape_for_terminal as esc
+
+if TYPE_CHECKING:
+    from cli_agent.ui.commands import CommandContext, CommandRegistry, Handler
+    from cli_agent.workflows import Catalog, Param, Workflow
+
+__all__ = ["PREFIX", "register_repl_commands"]
+
+PREFIX = "wf:"  # `/wf:NAME` always reaches the workflow NAME
+
+
+def register_repl_commands(registry: CommandRegistry, ctx: CommandContext) -> list[str]:
+    from cli_agent.workflows import load_workflows
+
+    catalog = load_workflows(ctx.settings.workspace)
+    renamed: list[str] = []
+    for workflow in catalog.workflows.values():
+        free = registry.get(workflow.name) is None
+        name = workflow.name if free else PREFIX + workflow.name
+        registry.register(_command(workflow, name, aliases=(PREFIX + workflow.name,) if free else ()))
+        if not free:
+            renamed.append(f"the {workflow.source} workflow {workflow.name} is /{name} here: /{workflow.name} is a "
+                           "command of cli-agent")
+    registry.register(Command("workflows", "the workflows, by category", _listing(catalog, renamed)), replace=True)
+    return [*(f"skipped a broken workflow file: {e}" for e in catalog.errors), *renamed]
+
+
+def _command(workflow: Workflow, name: str, aliases: tuple[str, ...]) -> Command:
+    from cli_agent.workflow_run import complete_arguments
+
+    params = [f"  {p.describe()}" for p in workflow.params] or ["  (none)"]
+    help_text = "\n".join([workflow.description, "", "parameters (positional in this order, or name=value):",
+                           *params, "", f"from {workflow.source}: {workflow.path}",
+                           *(f"shadows {path}" for path in workflow.shadows)])
+    return Command(name, workflow.title, _runner(workflow), " ".join(p.usage for p in workflow.params),
+                   help=help_text, category=f"workflow: {workflow.category}", aliases=aliases,
+                   complete=lambda ctx, args: complete_arguments(workflow, args))
+
+
+def _runner(workflow: Workflow) -> Handler:
+    def run(ctx: CommandContext, args: str) -> None:
+        from cli_agent.workflow_run import ask_missing, parse_arguments, run_workflow
+
+        workspace = ctx.session.workspace
+        values, missing = parse_arguments(workflow, args, workspace)  # a bad value: WorkflowError, one line
+        if missing:
+            _say(ctx, f"{workflow.name} needs {len(missing)} more parameter(s) (Ctrl-C cancels):", "dim")
+            try:
+                values |= ask_missing(workflow, missing, _asker(ctx), workspace)
+            except (KeyboardInterrupt, EOFError):
+                _say(ctx, f"cancelled: {workflow.name} did not run", "yellow")
+                return
+        given = "  ".join(f"{k}={v!r}" for k, v in values.items() if v is not None)
+        _say(ctx, f"workflow {workflow.name}" + (f": {given}" if given else ""), "dim")
+        ctx.drive(run_workflow(ctx.session, workflow, values, ctx.approver))
+
+    return run
+
+
+def _asker(ctx: CommandContext) -> Callable[[Param, str | None], str]:
+    def ask(param: Param, problem: str | None) -> str:
+        _say(ctx, f"  {problem}" if problem else f"  {param.describe()}", "yellow" if problem else "dim")
+        choices = param.choices if param.type == "choice" else ("yes", "no") if param.type == "bool" else ()
+        return ctx.ask(f"{param.name}: ", choices=choices)
+
+    return ask
+
+
+def _listing(catalog: Catalog, renamed: list[str]) -> Handler:
+    """`/workflows`: the workflows as loaded when the REPL started (those it can run)."""
+
+    def show(ctx: CommandContext, args: str) -> None:
+        from cli_agent.workflow_run import render_catalog
+
+        lines = [render_catalog(catalog) if catalog.workflows else "no workflows",
+                 *(f"broken workflow file: {e}" for e in catalog.errors), "",
+                 f"run one with /NAME ARGS (or /{PREFIX}NAME ARGS); /help NAME shows its parameters", *renamed]
+        _say(ctx, "\n".join(lines))
+
+    return show
+
+
+def _say(ctx: CommandContext, text: str, style: str = "") -> None:
+    ctx.console.print(Text(esc(text), style=style))
