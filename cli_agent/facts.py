@@ -34,8 +34,10 @@ from cli_agent.errors import ConfigError, UsageError
 from cli_agent.paths import PROJECT_DIR
 
 if TYPE_CHECKING:
+    from cli_agent.change import Change
     from cli_agent.config import Settings
     from cli_agent.sandbox import Workspace
+    from cli_agent.ui.commands import CommandContext, CommandRegistry
 
 __all__ = ["DRAFT_FILE", "FACTS_FILE", "Fact", "FactStore", "Proposal", "workspace_for"]
 
@@ -258,23 +260,25 @@ class FactStore:
         _write(dir_fd, DRAFT_FILE, "".join(parts))
 
 
-def workspace_for(settings: Settings) -> Workspace:
+def workspace_for(settings: Settings, *, before_write: Callable[[Change], None] | None = None) -> Workspace:
     """The settings' workspace with every lock: config `locks`, facts.toml's `[locks] paths`; the user's config
-    file (and a CLI_AGENT_CONFIG file) is protected like `.cli-agent/**` when it lies inside the workspace."""
+    file (and a CLI_AGENT_CONFIG file) and the user state dir (undo journal, traces) are protected like
+    `.cli-agent/**` when they lie inside the workspace. `before_write`: the undo journal's hook (issue 9)."""
     from cli_agent import paths
     from cli_agent.sandbox import DEFAULT_PROTECTED, Workspace
 
     root = Path(settings.workspace)
     locks = tuple(dict.fromkeys([*settings.locks, *FactStore(root).locks()]))
-    configs = [paths.user_config_file()]
+    configs = [paths.user_config_file(), paths.user_state_dir()]
     if os.environ.get("CLI_AGENT_CONFIG", "").strip():
         configs.append(Path(os.environ["CLI_AGENT_CONFIG"].strip()).expanduser())
     protected = [*DEFAULT_PROTECTED, *(g for g in (_inside_glob(root, c) for c in configs) if g)]
-    return Workspace(root, protected=tuple(dict.fromkeys(protected)), locks=locks)
+    return Workspace(root, protected=tuple(dict.fromkeys(protected)), locks=locks, before_write=before_write)
 
 
-def render_list(store: FactStore) -> str:
-    """`cli-agent facts`: committed facts, pending proposals and locks, as plain text."""
+def render_list(store: FactStore, *, how: str = "cli-agent facts") -> str:
+    """`cli-agent facts`: committed facts, pending proposals and locks, as plain text; `how` starts the commit and
+    reject commands the text suggests (`/facts` in the REPL)."""
     committed, pending, locks = store.committed(), store.pending(), store.locks()
     lines = [f"Committed facts ({store.facts_path}):"]
     lines += [f"  {f.id}  {f.text}" + (f"  ({', '.join(x for x in (f.author, f.time) if x)})"
@@ -285,9 +289,73 @@ def render_list(store: FactStore) -> str:
     if not pending:
         lines.append("  (none)")
     else:
-        lines += ["", "  commit with: cli-agent facts commit ID   reject with: cli-agent facts reject ID"]
+        lines += ["", f"  commit with: {how} commit ID   reject with: {how} reject ID"]
     lines += ["", "Locks (facts.toml [locks] paths): " + (", ".join(locks) if locks else "(none)")]
     return "\n".join(lines)
+
+
+# -- /facts in the REPL ------------------------------------------------------------------------------------------
+
+def register_repl_commands(registry: CommandRegistry, ctx: CommandContext) -> None:
+    from cli_agent.ui.commands import Command
+
+    registry.register(Command("facts", "the project's facts; commit or reject the model's proposals", _repl_facts,
+                              "[commit|reject ID]",
+                              help="/facts lists the committed facts, the proposals and the locks, then asks about "
+                                   "each proposal: y commits it (the model sees it from the next turn on), n "
+                                   "rejects it, Enter leaves it pending; Ctrl-C stops asking. /facts list only "
+                                   "lists; /facts commit ID and /facts reject ID decide on one.",
+                              complete=lambda c, args: ["list", "commit", "reject"]), replace=True)
+
+
+def _repl_facts(ctx: CommandContext, args: str) -> None:
+    from rich.text import Text
+
+    from cli_agent.ui.headless import escape_for_terminal as esc
+
+    store = FactStore(ctx.session.workspace.root)
+    word, _, rest = args.partition(" ")
+    if word in ("commit", "reject") and rest.strip():
+        _decide(ctx, store, word, rest.strip())
+        return
+    if word not in ("", "list"):
+        ctx.console.print(Text(f"usage: /facts [list|commit ID|reject ID], not {esc(args)!r}", style="yellow"))
+        return
+    ctx.console.print(Text(esc(render_list(store, how="/facts"))))
+    if word == "list":
+        return
+    for proposal in store.pending():
+        try:
+            answer = ctx.ask(f"{proposal.id} {_clip(proposal.text)!r}: commit? [y/n, Enter: later] ",
+                             choices=("y", "n"))
+        except (KeyboardInterrupt, EOFError):
+            ctx.console.print(Text("stopped: the rest stay pending", style="yellow"))
+            return
+        choice = {"y": "commit", "yes": "commit", "n": "reject", "no": "reject"}.get(answer.strip().lower())
+        if choice is not None:
+            _decide(ctx, store, choice, proposal.id)
+
+
+def _decide(ctx: CommandContext, store: FactStore, choice: str, fact_id: str) -> None:
+    from rich.text import Text
+
+    from cli_agent.ui.headless import escape_for_terminal as esc
+
+    try:
+        if choice == "commit":
+            fact = store.commit(fact_id)
+            said, style = f"committed {fact.id}: {fact.text} (the model sees it from the next turn)", "green"
+        else:
+            proposal = store.reject(fact_id)
+            said, style = f"rejected {proposal.id}: {proposal.text}", ""
+    except UsageError as exc:  # no such proposal (any more), a broken file: one line, the REPL goes on
+        said, style = str(exc), "yellow"
+    ctx.console.print(Text(esc(said), style=style))
+
+
+def _clip(text: str, width: int = 70) -> str:
+    text = _clean(text)
+    return text if len(text) <= width else text[:width - 1] + "…"
 
 
 # -- helpers ---------------------------------------------------------------------------------------------------------

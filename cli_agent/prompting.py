@@ -19,7 +19,7 @@ import hashlib
 import json
 import re
 from collections import OrderedDict
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, fields
 from typing import Any, Literal
 
 from cli_agent.registry import Registry
@@ -106,32 +106,52 @@ class PromptContext:
 class BuiltPrompt:
     system: str
     tools: tuple[ToolSpec, ...]
-    schemas: list[dict[str, Any]]  # OpenAI-style native tool schemas; the protocol decides whether they are sent
+    shared_schemas: tuple[dict[str, Any], ...]  # the builder's own, shared by every build: read `schemas` instead
     key: str  # sha256 of what the prompt was rendered from
+
+    @property
+    def schemas(self) -> list[dict[str, Any]]:
+        """OpenAI-style native tool schemas (the protocol decides whether they are sent): a fresh copy at each
+        access, so a caller may change it without touching the builder's cache."""
+        return copy.deepcopy(list(self.shared_schemas))
 
 
 class PromptBuilder:
-    """Renders prompts from one registry, memoised by the fingerprint of (registry, selected tools, context)."""
+    """Renders prompts from one registry, memoised by the fingerprint of (registry, selected tools, context); the
+    very same context again is a dictionary lookup (no selection, no hashing, no copy)."""
 
     def __init__(self, registry: Registry) -> None:
         self.registry = registry
         self.renders = 0
         self._cache: OrderedDict[str, BuiltPrompt] = OrderedDict()
+        self._by_context: OrderedDict[PromptContext, BuiltPrompt] = OrderedDict()
 
     def build(self, ctx: PromptContext) -> BuiltPrompt:
+        try:
+            hit = self._by_context.get(ctx)
+        except TypeError:  # a context holding lists instead of tuples cannot be a key: take the long way
+            return self._build(ctx)
+        if hit is None:
+            hit = self._by_context[ctx] = self._build(ctx)
+            if len(self._by_context) > CACHE_SIZE:
+                self._by_context.popitem(last=False)
+        self._by_context.move_to_end(ctx)
+        return hit
+
+    def _build(self, ctx: PromptContext) -> BuiltPrompt:
         tools = tuple(self.registry.model_tools(ctx.task, ctx.workflow, ctx.only_tools))
         # task and workflow matter only through the tools they select, so they are not part of the key
-        inputs = {k: v for k, v in asdict(ctx).items() if k not in ("task", "workflow", "only_tools")}
+        inputs = {f.name: getattr(ctx, f.name) for f in fields(ctx) if f.name not in ("task", "workflow", "only_tools")}
         key = _sha256({"registry": self.registry.fingerprint, "tools": [t.name for t in tools], "ctx": inputs})
         cached = self._cache.get(key)
         if cached is None:
             self.renders += 1
-            cached = BuiltPrompt(_render(ctx, tools), tools, [native_schema(t, ctx.detail) for t in tools], key)
+            cached = BuiltPrompt(_render(ctx, tools), tools, tuple(native_schema(t, ctx.detail) for t in tools), key)
             self._cache[key] = cached
             if len(self._cache) > CACHE_SIZE:
                 self._cache.popitem(last=False)
         self._cache.move_to_end(key)
-        return replace(cached, schemas=copy.deepcopy(cached.schemas))
+        return cached
 
 
 def native_schema(spec: ToolSpec, detail: str = "full") -> dict[str, Any]:

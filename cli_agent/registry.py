@@ -10,17 +10,19 @@ optional tools it names. A spec whose handler is still pending (see specs.PENDIN
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from cli_agent.errors import CliAgentError, SpecError, UsageError
-from cli_agent.specs import ToolSpec, builtin_spec_dir, load_specs
+from cli_agent.specs import ToolSpec, builtin_spec_dir, content_key, load_specs
 
-__all__ = ["CATEGORY_ORDER", "Registry"]
+__all__ = ["CATEGORY_ORDER", "Registry", "load_remembered"]
 
 # Categories in the order the prompt shows them; any other category follows, alphabetically.
 CATEGORY_ORDER: tuple[str, ...] = ("Explore", "Edit", "Project knowledge")
@@ -48,7 +50,8 @@ class Registry:
 
     @classmethod
     def builtin(cls) -> Registry:
-        """The packaged specs with the built-in handlers, validated once per process."""
+        """The packaged specs with the built-in handlers, validated once per process; their JSON Schema checks run
+        once per content of the files (see `load_remembered`)."""
         return _builtin()
 
     def __contains__(self, name: object) -> bool:
@@ -123,9 +126,28 @@ def _fingerprint(specs: Iterable[ToolSpec], handlers: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
+def load_remembered(directory: Any, handlers: Mapping[str, Callable[..., Any]], cache_dir: Path) -> list[ToolSpec]:
+    """`load_specs` of one folder, remembering that its JSON Schema checks passed: a marker file named for
+    `content_key` (the spec files and the checker) in `cache_dir` skips them at the next start. TOML, fields and
+    handlers are checked every time; a changed file changes the key, so it is checked in full and a broken one
+    still fails with its SpecError. An unwritable cache only means checking in full each time."""
+    try:
+        marker: Path | None = cache_dir / content_key(directory)
+    except (OSError, SpecError):  # unreadable: load_specs says what is wrong
+        marker = None
+    checked = marker is not None and marker.exists()
+    specs = load_specs([directory], handlers, content_checked=checked)
+    if marker is not None and not checked:
+        with contextlib.suppress(OSError):
+            marker.parent.mkdir(parents=True, exist_ok=True)
+            marker.touch()
+    return specs
+
+
 @functools.cache
 def _builtin() -> Registry:
+    from cli_agent import paths
     from cli_agent.tools import handlers
 
     table = handlers()
-    return Registry.load([builtin_spec_dir()], table)
+    return Registry(load_remembered(builtin_spec_dir(), table, paths.user_cache_dir() / "checked-specs"), table)

@@ -36,7 +36,7 @@ class ToolContext:
 @functools.cache
 def handlers() -> dict[str, Callable[..., Any]]:
     """Every built-in handler by name (imported on first use, so importing this package stays cheap)."""
-    from cli_agent.tools import files
+    from cli_agent.tools import facts, files
 
     return {
         "list_files": files.list_files,
@@ -46,4 +46,5 @@ def handlers() -> dict[str, Callable[..., Any]]:
         "edit_file": files.edit_file,
         "write_file": files.write_file,
         "delete_file": files.delete_file,
+        "propose_fact": facts.propose_fact,
     }
