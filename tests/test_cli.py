@@ -64,7 +64,9 @@ def test_bad_flag_exits_2_with_one_line(capsys):
     assert len(err) == 1 and err[0].startswith("cli-agent: usage error")
 
 
-def test_no_model_is_a_usage_error(ws, capsys):
+def test_a_key_but_no_model_is_a_usage_error(ws, capsys, monkeypatch):
+    """With a provider key configured, cli-agent does not guess a model (with none, it uses the local one)."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     assert run(["-C", str(ws), "-p", "hi"]) == 2
     assert "--model" in capsys.readouterr().err
 
