@@ -41,7 +41,8 @@ class AppState:
 # -- the flags (DESIGN.md's contract); each is also a config key and a CLI_AGENT_<NAME> variable ------------------
 
 Model = Annotated[str | None, typer.Option("--model", "-m", help="A LiteLLM model string (e.g. openai/gpt-4o-mini), "
-                                                                "or scripted:FILE.json for the scripted provider.")]
+                                                                "local for the bundled offline model, or "
+                                                                "scripted:FILE.json for the scripted provider.")]
 ApiBase = Annotated[str | None, typer.Option("--api-base", help="Base URL of an OpenAI-compatible server.")]
 ApiKey = Annotated[str | None, typer.Option("--api-key", help="API key (else the provider's usual env var).")]
 Workspace = Annotated[str | None, typer.Option("--workspace", "-C", help="The folder the agent works on.")]
@@ -89,6 +90,10 @@ def root(ctx: typer.Context,
          model: Model = None, api_base: ApiBase = None, api_key: ApiKey = None, workspace: Workspace = None,
          yes: Yes = None, protocol: Protocol = None, max_steps: MaxSteps = None, timeout: Timeout = None,
          output: Output = None, trace: TracePath = None, no_tools: NoTools = None, config: ConfigFile = None,
+         continue_: Annotated[bool, typer.Option("--continue", "-c", help="Continue this workspace's last "
+                                                                          "session.")] = False,
+         resume: Annotated[str | None, typer.Option("--resume", help="Continue the session ID (see cli-agent "
+                                                                      "sessions).")] = None,
          version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_version,
                                                help="Print the version.")] = False) -> int:
     state: AppState = ctx.obj
@@ -98,13 +103,14 @@ def root(ctx: typer.Context,
     if ctx.invoked_subcommand is not None:
         return 0
     loaded = _load(ctx)
+    resume_from = _resume_from(continue_, resume)
     if prompt is not None:
         from cli_agent.ui.oneshot import run_one_shot
 
-        return run_one_shot(loaded.settings, prompt, provider_factory=_factory(ctx))
+        return run_one_shot(loaded.settings, prompt, provider_factory=_factory(ctx), resume=resume_from)
     from cli_agent.ui.repl import run_repl
 
-    return run_repl(loaded, provider_factory=_factory(ctx))
+    return run_repl(loaded, provider_factory=_factory(ctx), **({"resume": resume_from} if resume_from else {}))
 
 
 @tools_app.callback()
@@ -163,17 +169,202 @@ def config_path(ctx: typer.Context, workspace: Workspace = None, config: ConfigF
 
 # -- workflows (issue 6) ------------------------------------------------------------------------------------------
 
+workflow_app = typer.Typer(help="Run a workflow (list them with `cli-agent workflows`).")
+app.add_typer(workflow_app, name="workflow")
+
+
+@app.command("workflows")
+def workflows_list(ctx: typer.Context,
+                   check: Annotated[bool, typer.Option("--check", help="Validate every workflow file; exit 2 if "
+                                                                        "any is broken.")] = False,
+                   workspace: Workspace = None, config: ConfigFile = None) -> int:
+    """List the workflows by category: parameters, the file each comes from, and what it shadows."""
+    from cli_agent.workflow_run import list_workflows
+
+    return list_workflows(_load(ctx, workspace=workspace, config=config).settings, check=check)
+
+
+@workflow_app.command("run")
+def workflow_run(ctx: typer.Context, name: str,
+                 args: Annotated[list[str] | None, typer.Argument(help="Parameters: positional in declared order, "
+                                                                       "or key=value.")] = None,
+                 yes: Yes = None, output: Output = None, workspace: Workspace = None, model: Model = None,
+                 config: ConfigFile = None) -> int:
+    """Run the workflow NAME with its parameters; a missing or bad one exits 2 before anything runs."""
+    from cli_agent.workflow_run import run_workflow_command
+
+    loaded = _load(ctx, yes=yes, output=output, workspace=workspace, model=model, config=config)
+    return run_workflow_command(loaded.settings, name, args or [], provider_factory=_factory(ctx))
+
 
 # -- facts and locks (issue 7) ------------------------------------------------------------------------------------
+
+facts_app = typer.Typer(help="Project facts: list them with the pending proposals, commit or reject a proposal.",
+                        invoke_without_command=True)
+app.add_typer(facts_app, name="facts")
+AsJson = Annotated[bool, typer.Option("--json", help="As JSON.")]
+
+
+def _fact_store(ctx: typer.Context, workspace: str | None, config: Path | None) -> Any:
+    from cli_agent.facts import FactStore
+
+    if workspace is not None:  # `facts -C DIR commit ID`: the group's -C holds for its commands too
+        ctx.find_root().obj.flags = dict(ctx.find_root().obj.flags or {}) | {"workspace": workspace}
+    return FactStore(_load(ctx, workspace=workspace, config=config).settings.workspace)
+
+
+def _print_facts(store: Any, as_json: bool) -> None:
+    import json
+
+    from cli_agent.facts import render_list
+
+    if as_json:
+        out = {"committed": [f.model_dump() for f in store.committed()],
+               "pending": [p.model_dump() for p in store.pending()], "locks": list(store.locks())}
+        typer.echo(json.dumps(out, indent=2, ensure_ascii=False))
+    else:
+        typer.echo(render_list(store))
+
+
+@facts_app.callback()
+def facts_root(ctx: typer.Context, workspace: Workspace = None, config: ConfigFile = None,
+               as_json: AsJson = False) -> int:
+    """List committed facts, pending proposals and locks (the same as `facts list`)."""
+    store = _fact_store(ctx, workspace, config)
+    if ctx.invoked_subcommand is None:
+        _print_facts(store, as_json)
+    return 0
+
+
+@facts_app.command("list")
+def facts_list(ctx: typer.Context, workspace: Workspace = None, config: ConfigFile = None,
+               as_json: AsJson = False) -> int:
+    """List committed facts, pending proposals and locks."""
+    _print_facts(_fact_store(ctx, workspace, config), as_json)
+    return 0
+
+
+@facts_app.command("commit")
+def facts_commit(ctx: typer.Context, fact_id: Annotated[str, typer.Argument(metavar="ID", help="A pending "
+                                                                                             "proposal's ID.")],
+                 author: Annotated[str | None, typer.Option("--author", help="Recorded with the fact (default: "
+                                                                             "your user name).")] = None,
+                 workspace: Workspace = None, config: ConfigFile = None) -> int:
+    """Make a pending proposal a project fact: the model sees it as authoritative from the next run on."""
+    fact = _fact_store(ctx, workspace, config).commit(fact_id, author)
+    typer.echo(f"committed {fact.id}: {fact.text}")
+    return 0
+
+
+@facts_app.command("reject")
+def facts_reject(ctx: typer.Context, fact_id: Annotated[str, typer.Argument(metavar="ID", help="A pending "
+                                                                                             "proposal's ID.")],
+                 workspace: Workspace = None, config: ConfigFile = None) -> int:
+    """Drop a pending proposal."""
+    proposal = _fact_store(ctx, workspace, config).reject(fact_id)
+    typer.echo(f"rejected {proposal.id}: {proposal.text}")
+    return 0
+
 
 
 # -- replay, eval and sessions (issue 7) --------------------------------------------------------------------------
 
+def _resume_from(continue_: bool, resume: str | None) -> str | None:
+    """The session to continue: LATEST for -c, an id for --resume, None for a new one."""
+    from cli_agent.sessions import LATEST
+
+    if continue_ and resume is not None:
+        raise errors.UsageError("-c/--continue and --resume ID exclude each other: give one")
+    return LATEST if continue_ else resume
+
+
+@app.command("replay")
+def replay_cmd(ctx: typer.Context,
+               trace_file: Annotated[Path, typer.Argument(metavar="TRACE", help="A trace (JSONL) to replay.")],
+               output: Annotated[str | None, typer.Option("--output", "-o", help="text | json")] = None) -> int:
+    """Re-run a recorded session in a copy of its workspace; exit 1 at the first divergence."""
+    from cli_agent.replay import run_replay
+
+    return run_replay(trace_file, output or (ctx.find_root().obj.flags or {}).get("output") or "text")
+
+
+@app.command("eval")
+def eval_cmd(ctx: typer.Context,
+             report: Annotated[Path | None, typer.Option("--report", help="Write the JSON report here (default: "
+                                                                           "the user state dir).")] = None,
+             models: Annotated[str | None, typer.Option("--models", help="Live: compare these models (A,B).")] = None,
+             api_base: ApiBase = None,
+             markdown: Annotated[Path | None, typer.Option("--markdown", help="Live: also write a Markdown "
+                                                                               "table here.")] = None,
+             only: Annotated[str | None, typer.Option("--only", help="Run only the scenarios or tasks whose name "
+                                                                     "contains this.")] = None) -> int:
+    """Offline: the scripted scenario suite (exit 1 if any fails). Live (--models): real tasks per model."""
+    from cli_agent.eval import run_eval_command
+
+    flags = ctx.find_root().obj.flags or {}
+    return run_eval_command(report=report, models=models, api_base=api_base or flags.get("api_base"),
+                            markdown=markdown, only=only)
+
+
+@app.command("sessions")
+def sessions_cmd(ctx: typer.Context, workspace: Workspace = None, config: ConfigFile = None,
+                 as_json: Annotated[bool, typer.Option("--json", help="As JSON.")] = False) -> int:
+    """This workspace's sessions, last used first; continue one with -c or --resume ID."""
+    from cli_agent.sessions import print_sessions
+
+    return print_sessions(_load(ctx, workspace=workspace, config=config).settings.workspace, as_json=as_json)
+
+
 
 # -- undo (issue 9) -----------------------------------------------------------------------------------------------
 
+@app.command("undo")
+def undo_cmd(ctx: typer.Context,
+             turn: Annotated[int | None, typer.Option("--turn", "-t", help="Undo this turn (see --list) instead "
+                                                                           "of the newest one.")] = None,
+             list_turns: Annotated[bool, typer.Option("--list", help="Show the journal's turns and their "
+                                                                     "changes; change nothing.")] = False,
+             as_json: Annotated[bool, typer.Option("--json", help="With --list: as JSON.")] = False,
+             workspace: Workspace = None, config: ConfigFile = None) -> int:
+    """Revert the agent's changes of the newest turn (or --turn N) byte for byte, from the undo journal."""
+    from cli_agent.journal import Journal, render_turns, turns_json
+    from cli_agent.ui.headless import escape_for_terminal
+
+    journal = Journal(_load(ctx, workspace=workspace, config=config).settings.workspace)
+    if list_turns:
+        import json
+
+        turns = journal.turns()
+        typer.echo(json.dumps(turns_json(turns), indent=2, ensure_ascii=False) if as_json else render_turns(turns))
+        return 0
+    undone = journal.undo(turn)
+    typer.echo(escape_for_terminal(f"undid turn {undone.turn}: " + ("; ".join(undone.done) or "nothing left to "
+                                                                                             "revert")))
+    return 0
+
 
 # -- the local model (issue 8) ------------------------------------------------------------------------------------
+
+local_app = typer.Typer(help="The bundled offline model (--model local).")
+app.add_typer(local_app, name="local")
+
+
+@local_app.command("status")
+def local_status(ctx: typer.Context,
+                 rehash: Annotated[bool, typer.Option("--verify", help="Hash the model file again.")] = False,
+                 local_model: Annotated[str | None, typer.Option("--local-model", help="qwen2.5-coder-1.5b | "
+                                                                 "smollm2-135m | PATH.gguf")] = None,
+                 config: ConfigFile = None) -> int:
+    """The local model: its file, size, sha256 check, and whether the runtime is installed."""
+    from cli_agent.local_model import model_status, resolve_model
+
+    loaded = _load(ctx, local_model=local_model, config=config)
+    status = model_status(resolve_model(loaded.settings.local.model), rehash=rehash)
+    typer.echo("\n".join(status.lines()))
+    if not status.ok:
+        raise errors.UsageError(status.check)
+    return 0
+
 
 
 # -- errors to exit codes, in one place ---------------------------------------------------------------------------

@@ -23,6 +23,8 @@ from cli_agent.trace import TraceWriter, default_trace_path
 
 if TYPE_CHECKING:
     from cli_agent.config import Settings
+    from cli_agent.journal import Journal
+    from cli_agent.messages import ToolCall
     from cli_agent.providers.base import Provider
     from cli_agent.registry import Registry
     from cli_agent.sandbox import Workspace
@@ -35,6 +37,7 @@ __all__ = [
     "error_for",
     "is_interactive",
     "open_session",
+    "planned_protocol",
 ]
 
 ProviderFactory = Callable[["Settings"], "Provider"]
@@ -54,7 +57,7 @@ def default_provider_factory(settings: Settings) -> Provider:
         raise errors.UsageError("no model configured: pass --model (e.g. openai/gpt-4o-mini, or scripted:FILE.json), "
                                 "set CLI_AGENT_MODEL, or set model in config.toml")
     key = settings.api_key.get_secret_value() if settings.api_key else None
-    return make_provider(settings.model, api_base=settings.api_base, api_key=key)
+    return make_provider(settings.model, api_base=settings.api_base, api_key=key, local=settings.local)
 
 
 def error_for(finished: RunFinished) -> errors.CliAgentError | None:
@@ -81,9 +84,30 @@ class Session:
     protocol: str
     interactive: bool
     notes: list[str] = field(default_factory=list)  # one-line facts about the set-up to show the user
+    session_id: str = ""  # its row in the session index (cli_agent.sessions); "" when not recorded
+    journal: Journal | None = None  # the undo journal (issue 9); None for eval and replay sessions
 
     def run(self, prompt: str, approve: Approver, *, only_tools: Collection[str] | None = None) -> Iterator[Event]:
-        return self.agent.run(prompt, approve, only_tools=only_tools)
+        if self.journal is not None:  # one run is one turn of the undo journal
+            self.journal.begin_turn(self.session_id)
+        events = self.agent.run(prompt, approve, only_tools=only_tools)
+        return self._noted(prompt, events) if self.session_id else events
+
+    def _noted(self, prompt: str, events: Iterator[Event]) -> Iterator[Event]:
+        """The run's events, then the prompt noted in the session index: after the turn, so the index's commit (an
+        fsync, tens of ms on a busy disk) never delays an answer."""
+        try:
+            yield from events
+        finally:
+            from cli_agent.sessions import note_prompt
+
+            note_prompt(self.session_id, prompt)
+
+    def run_call(self, call: ToolCall, approve: Approver) -> Iterator[Event]:
+        """`Agent.run_call` (a workflow's tool step) as a turn of its own in the undo journal."""
+        if self.journal is not None:
+            self.journal.begin_turn(self.session_id)
+        return self.agent.run_call(call, approve)
 
     def close(self) -> None:
         try:
@@ -117,22 +141,32 @@ def drive(events: Iterator[Event], *sinks: Callable[[Event], None]) -> RunFinish
     return finished
 
 
-def open_session(settings: Settings, *, interactive: bool,
-                 provider_factory: ProviderFactory = default_provider_factory) -> Session:
+def open_session(settings: Settings, *, interactive: bool, provider_factory: ProviderFactory = default_provider_factory,
+                 record: bool = True) -> Session:
+    """`record`: add the session to the session index (eval and replay don't)."""
     from cli_agent.dispatch import Dispatcher
+    from cli_agent.facts import workspace_for
     from cli_agent.protocols import protocol_for
+    from cli_agent.providers.local import default_to_local
     from cli_agent.registry import Registry
-    from cli_agent.sandbox import Workspace
     from cli_agent.tools import ToolContext
 
     root = Path(settings.workspace)
     if not root.is_dir():
         raise errors.UsageError(f"workspace is not a folder: {root}")
-    workspace = Workspace(root, locks=tuple(settings.locks))
+    settings, local_note = default_to_local(settings)  # no model, server or key: the bundled model (issue 8)
+    journal = None
+    if record:  # every change of a recorded session is journaled first, for undo (issue 9)
+        from cli_agent.journal import Journal
+
+        journal = Journal(root)
+    # config locks + facts.toml locks; the user's config file protected
+    workspace = workspace_for(settings, before_write=journal.record if journal is not None else None)
     registry = Registry.builtin()
     provider = provider_factory(settings)
     protocol = _protocol_name(settings, provider)
-    dispatcher = Dispatcher(registry, ToolContext(workspace))
+    exposed = [spec.name for spec in registry.specs() if spec.exposed_to_model]
+    dispatcher = Dispatcher(registry, ToolContext(workspace), allowed=exposed)
     policy = Policy(mode=ApprovalMode(settings.approval), interactive=interactive, yes=settings.yes)
     limits = Limits(max_steps=settings.max_steps, timeout_s=settings.timeout,
                     max_tokens_total=settings.max_tokens_total, max_cost_usd=settings.max_cost_usd,
@@ -149,15 +183,29 @@ def open_session(settings: Settings, *, interactive: bool,
     except OSError as exc:
         provider.close()
         raise errors.UsageError(f"cannot write the trace {trace_path}: {exc.strerror or exc}") from exc
-    return Session(settings, workspace, registry, provider, agent, trace_path, trace, protocol, interactive)
+    session = Session(settings, workspace, registry, provider, agent, trace_path, trace, protocol, interactive,
+                      notes=[local_note] if local_note else [], journal=journal)
+    if record:
+        from cli_agent.sessions import record_session
+
+        record_session(session)
+    return session
 
 
 def _protocol_name(settings: Settings, provider: Provider) -> str:
+    return planned_protocol(settings, provider.supports_native_tools)
+
+
+def planned_protocol(settings: Settings, supports_native_tools: Callable[[], bool]) -> str:
+    """The wire protocol of a session; `supports_native_tools` is asked only when `auto` needs it, so `cli-agent
+    prompt` resolves it the way a run does without starting a model it may not need."""
     if settings.no_tools:
         return "plain"
+    if settings.model == "local":  # native tool calls through llama.cpp are unreliable: constrained json
+        return "json"
     if settings.protocol != "auto":
         return settings.protocol
-    return "native" if provider.supports_native_tools() else "json"
+    return "native" if supports_native_tools() else "json"
 
 
 class Planner:
@@ -178,13 +226,22 @@ class Planner:
             system = self.settings.system_prompt
             return Plan(system, None, options, plan_fingerprint(system or "", None, options))
         built = self.build(task, only_tools)
+        system = built.system
+        if self.settings.model == "local" and self.protocol == "json":  # constrained decoding (issue 8)
+            from cli_agent.prompting import json_protocol_schema
+            from cli_agent.providers.local import CONSTRAINED_ANSWER
+
+            options["response_format"] = {"type": "json_object", "schema": json_protocol_schema(built.tools)}
+            system += CONSTRAINED_ANSWER
         schemas = tuple(built.schemas) if self.protocol == "native" else None
-        return Plan(built.system, schemas, options, plan_fingerprint(built.system, list(schemas or ()), options))
+        return Plan(system, schemas, options, plan_fingerprint(system, list(schemas or ()), options))
 
     def options(self) -> dict[str, object]:
         options: dict[str, object] = {"model": self.settings.model or "", "protocol": self.protocol}
         if self.settings.temperature is not None:
             options["temperature"] = self.settings.temperature
+        elif self.settings.model == "local":
+            options["temperature"] = 0.0
         if self.protocol == "native":
             options["tool_choice"] = "auto"
         return options
@@ -194,13 +251,22 @@ class Planner:
 
         files = self.workspace.walk(".", limit=LISTING_LIMIT + 1)
         context = PromptContext(
-            protocol="json" if self.protocol == "json" else "native", detail=self.settings.detail, task=task,
+            protocol="json" if self.protocol == "json" else "native", task=task,
+            detail="compact" if self.settings.model == "local" else self.settings.detail,
             workflow=None, files=tuple(files[:LISTING_LIMIT]), files_truncated=max(0, len(files) - LISTING_LIMIT),
-            agents_md=self._agents_md(), facts=(), only_tools=tuple(only_tools) if only_tools is not None else None,
+            agents_md=self._agents_md(), facts=self._facts(),
+            only_tools=tuple(only_tools) if only_tools is not None else None,
             workspace_name=self.workspace.root.name)
         if self._builder is None:
             self._builder = PromptBuilder(self.registry)
         return self._builder.build(context)
+
+    def _facts(self) -> tuple[str, ...]:
+        """The committed project facts, never the pending proposals; read once per run (the planner is called once
+        a run). A broken facts.toml raises ConfigError, which ends the run with exit 2."""
+        from cli_agent.facts import FactStore
+
+        return tuple(" ".join(f.text.split()) for f in FactStore(self.workspace.root).committed())
 
     def _agents_md(self) -> str | None:
         try:

