@@ -34,6 +34,7 @@ __all__ = [
     "expired",
     "is_local_url",
     "iterate_until",
+    "relay",
     "rule_for_exception",
     "timeout_error",
     "translate",
@@ -243,3 +244,27 @@ def iterate_until(produce: Callable[[], Iterable[T]], deadline: float | None,
             yield value
     finally:
         stop.set()
+
+
+def relay(chunks_of: Callable[[], Iterable[Mapping[str, Any]]], *, timeout_s: float | None, where: str,
+          translate_error: Callable[[Exception], CliAgentError], in_thread: bool = False
+          ) -> Iterator[str | ProviderReply]:
+    """A provider's `stream`: the text deltas of the chunks `chunks_of()` yields, as they arrive, then the assembled
+    reply. Past `timeout_s` it raises RunTimeoutError; any other foreign error goes through `translate_error`."""
+    deadline = deadline_of(timeout_s)
+    assembler = ReplyAssembler()
+    chunks = iterate_until(chunks_of, deadline, lambda: timeout_error(timeout_s, where), in_thread=in_thread)
+    try:
+        for chunk in chunks:
+            text = assembler.feed(chunk)
+            if text:
+                yield text
+    except CliAgentError:
+        raise
+    except Exception as exc:
+        if expired(deadline):
+            raise timeout_error(timeout_s, where) from exc
+        raise translate_error(exc) from exc
+    finally:
+        chunks.close()
+    yield assembler.reply()

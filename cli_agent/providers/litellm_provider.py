@@ -19,16 +19,12 @@ from cli_agent.messages import Usage
 from cli_agent.providers.base import (
     ProviderReply,
     ProviderRequest,
-    ReplyAssembler,
     Rule,
-    deadline_of,
     exception_chain,
     exception_detail,
-    expired,
     is_local_url,
-    iterate_until,
+    relay,
     rule_for_exception,
-    timeout_error,
     translate,
 )
 from cli_agent.providers.openai_http import LOCAL_DUMMY_KEY, TRANSPORT_RULES, status_error
@@ -138,29 +134,15 @@ class LiteLLMProvider:
     def stream(self, request: ProviderRequest) -> Iterator[str | ProviderReply]:
         litellm = preload()  # before the clock starts: the import is not the server's time
         self.check_credentials()
-        deadline = deadline_of(request.timeout_s)
-        assembler = ReplyAssembler()
         where = self.api_base or self.model
         # Always in a worker thread: LiteLLM's timing hook calls asyncio.get_event_loop(), which on the main thread
         # of Python 3.11 creates a loop nobody closes (a ResourceWarning wherever it is collected); elsewhere
         # it runs and closes its own.
-        chunks = iterate_until(lambda: self._chunks(litellm, request), deadline,
-                               lambda: timeout_error(request.timeout_s, where), in_thread=True)
-        try:
-            for chunk in chunks:
-                text = assembler.feed(chunk)
-                if text:
-                    yield text
-        except CliAgentError:
-            raise
-        except Exception as exc:
-            if expired(deadline):
-                raise timeout_error(request.timeout_s, where) from exc
-            raise self._translate(exc, where) from exc
-        finally:
-            chunks.close()
-        reply = assembler.reply()
-        yield ProviderReply(reply.text, reply.tool_calls, reply.finish_reason, self._priced(litellm, reply.usage))
+        for item in relay(lambda: self._chunks(litellm, request), timeout_s=request.timeout_s, where=where,
+                          translate_error=lambda exc: self._translate(exc, where), in_thread=True):
+            if isinstance(item, ProviderReply):
+                item = ProviderReply(item.text, item.tool_calls, item.finish_reason, self._priced(litellm, item.usage))
+            yield item
 
     def _chunks(self, litellm: ModuleType, request: ProviderRequest) -> Iterator[Mapping[str, Any]]:
         seconds = self._request_timeout_s

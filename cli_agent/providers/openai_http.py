@@ -16,15 +16,11 @@ from cli_agent.errors import CliAgentError, MissingCredentialsError, ProviderErr
 from cli_agent.providers.base import (
     ProviderReply,
     ProviderRequest,
-    ReplyAssembler,
     Rule,
-    deadline_of,
     exception_detail,
-    expired,
     is_local_url,
-    iterate_until,
+    relay,
     rule_for_exception,
-    timeout_error,
     translate,
 )
 
@@ -140,26 +136,14 @@ class OpenAIHTTPProvider:
         return body
 
     def stream(self, request: ProviderRequest) -> Iterator[str | ProviderReply]:
-        deadline = deadline_of(request.timeout_s)
         body = self.request_body(request)
-        assembler = ReplyAssembler()
-        chunks = iterate_until(lambda: self._chunks(body, request.timeout_s), deadline,
-                               lambda: timeout_error(request.timeout_s, self.url))
-        try:
-            for chunk in chunks:
-                text = assembler.feed(chunk)
-                if text:
-                    yield text
-        except CliAgentError:
-            raise
-        except Exception as exc:
-            if expired(deadline):
-                raise timeout_error(request.timeout_s, self.url) from exc
+
+        def translate_error(exc: Exception) -> CliAgentError:
             rule = rule_for_exception(exc, TRANSPORT_RULES, _OTHER_TRANSPORT)
-            raise translate(rule, where=self.url, detail=exception_detail(exc)) from exc
-        finally:
-            chunks.close()
-        yield assembler.reply()
+            return translate(rule, where=self.url, detail=exception_detail(exc))
+
+        return relay(lambda: self._chunks(body, request.timeout_s), timeout_s=request.timeout_s, where=self.url,
+                     translate_error=translate_error)
 
     def _chunks(self, body: dict[str, Any], timeout_s: float | None) -> Iterator[Mapping[str, Any]]:
         httpx = import_httpx()
