@@ -110,7 +110,7 @@ class JsonProtocol:
 
 def _json_objects(text: str) -> tuple[list[Any], str | None]:
     """Every top-level JSON object in `text`, and where the first `{` that failed to decode went wrong."""
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(strict=False)  # a raw newline inside a string (small models write them) is fine
     found: list[Any] = []
     failure: str | None = None
     i = text.find("{")
@@ -119,7 +119,7 @@ def _json_objects(text: str) -> tuple[list[Any], str | None]:
             obj, end = decoder.raw_decode(text, i)
         except json.JSONDecodeError as exc:
             if failure is None:
-                failure = f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+                failure = f"{exc.msg} (line {exc.lineno}, column {exc.colno})"
             i = text.find("{", i + 1)
             continue
         except RecursionError:  # nested deeper than the decoder can follow

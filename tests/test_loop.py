@@ -151,7 +151,7 @@ def test_json_protocol_three_malformed_replies_exit_6(tmp_path):
     events, finished = run(agent, "go")
     assert finished.stop_reason is StopReason.UNUSABLE and finished.exit_code == 6
     feedback = [r.messages[-1].content for r in provider.requests[1:]]
-    assert "line 1 column" in feedback[0] and '"terminate": false' in feedback[0]
+    assert "line 1, column" in feedback[0] and '"terminate": false' in feedback[0]
     assert 'field "parameters" must be an object' in feedback[1]
     assert len(of(events, Warning)) == 3
 
@@ -319,3 +319,11 @@ def test_no_request_after_the_end(tmp_path):
     run(agent, "go")
     with pytest.raises(ScriptError):
         list(provider.stream(provider.requests[0]))
+
+
+def test_json_protocol_accepts_raw_newlines_inside_strings(tmp_path):
+    """Grammar-constrained small models write multi-line text with literal newlines inside JSON strings."""
+    agent, _ = make_agent(tmp_path, [{"raw": '{"tool": "answer", "parameters": {"text": "line one\nline two"}, '
+                                             '"terminate": true}'}], protocol="json")
+    _, finished = run(agent, "explain")
+    assert finished.stop_reason is StopReason.DONE and finished.answer == "line one\nline two"
