@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import tomllib
 from itertools import count
 
@@ -20,14 +19,7 @@ from cli_agent.registry import Registry
 from cli_agent.sandbox import Workspace
 from cli_agent.tools import ToolContext, handlers
 
-
-@pytest.fixture(autouse=True)
-def isolated_home(tmp_path, monkeypatch):
-    monkeypatch.setenv("CLI_AGENT_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("CI", "true")
-    for name in list(os.environ):
-        if name.startswith("CLI_AGENT_") and name != "CLI_AGENT_HOME":
-            monkeypatch.delenv(name)
+pytestmark = pytest.mark.usefixtures("isolated_home")
 
 
 @pytest.fixture

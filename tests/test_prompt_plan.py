@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 
@@ -13,14 +12,7 @@ from cli_agent.prompting import plan_fingerprint
 from cli_agent.providers.scripted import ScriptedProvider
 from cli_agent.trace import read_trace
 
-
-@pytest.fixture(autouse=True)
-def isolated_home(tmp_path, monkeypatch):
-    monkeypatch.setenv("CLI_AGENT_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("CI", "true")
-    for name in list(os.environ):
-        if name.startswith("CLI_AGENT_") and name != "CLI_AGENT_HOME":
-            monkeypatch.delenv(name)
+pytestmark = pytest.mark.usefixtures("isolated_home")
 
 
 @pytest.fixture

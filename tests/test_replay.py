@@ -13,14 +13,7 @@ from cli_agent.eval.runner import snapshot
 from cli_agent.providers.scripted import ScriptedProvider
 from cli_agent.replay import replay
 
-
-@pytest.fixture(autouse=True)
-def isolated_home(tmp_path, monkeypatch):
-    monkeypatch.setenv("CLI_AGENT_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("CI", "true")
-    for name in list(os.environ):
-        if name.startswith("CLI_AGENT_") and name != "CLI_AGENT_HOME":
-            monkeypatch.delenv(name)
+pytestmark = pytest.mark.usefixtures("isolated_home")
 
 
 @pytest.fixture

@@ -16,15 +16,7 @@ from cli_agent.providers.scripted import ScriptedProvider
 READ_ONLY = {"list_files", "read_file", "search"}
 
 
-@pytest.fixture(autouse=True)
-def isolated_home(tmp_path, monkeypatch):
-    home = tmp_path / "home"
-    monkeypatch.setenv("CLI_AGENT_HOME", str(home))
-    monkeypatch.setenv("CI", "true")
-    for name in list(os.environ):
-        if name.startswith("CLI_AGENT_") and name != "CLI_AGENT_HOME":
-            monkeypatch.delenv(name)
-    return home
+pytestmark = pytest.mark.usefixtures("isolated_home")
 
 
 @pytest.fixture
