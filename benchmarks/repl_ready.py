@@ -7,6 +7,7 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -78,18 +79,24 @@ def ready_once(url: str, home: Path, ws: Path) -> tuple[float, float]:
     return wall, cpu
 
 
+def sample_repl(once: Callable[[str, Path, Path], tuple[float, float]], runs: int) -> tuple[float, float]:
+    """Medians of (wall, CPU) over `runs` calls of `once(url, home, ws)` after WARMUP, in a fresh temp home and
+    workspace with the loopback fake model."""
+    with tempfile.TemporaryDirectory() as tmp, FakeOpenAIServer(instant=REPLY) as server:
+        home, ws = Path(tmp, "home"), Path(tmp, "ws")
+        ws.mkdir()
+        for _ in range(WARMUP):
+            once(server.url, home, ws)
+        samples = [once(server.url, home, ws) for _ in range(runs)]
+    return median([s[0] for s in samples]), median([s[1] for s in samples])
+
+
 def measure_rows(runs: int = RUNS) -> list[Row]:
     what, target = "REPL ready (spawn to `> `)", f"≤ {TARGET:.2f} s"
     missing = pending("repl_ready", what, target)
     if missing:
         return [missing]
-    with tempfile.TemporaryDirectory() as tmp, FakeOpenAIServer(instant=REPLY) as server:
-        home, ws = Path(tmp, "home"), Path(tmp, "ws")
-        ws.mkdir()
-        for _ in range(WARMUP):
-            ready_once(server.url, home, ws)
-        samples = [ready_once(server.url, home, ws) for _ in range(runs)]
-    wall, cpu = median([s[0] for s in samples]), median([s[1] for s in samples])
+    wall, cpu = sample_repl(ready_once, runs)
     return [Row("repl_ready", what, f"{wall:.3f} s", target, wall / TARGET,
                 f"median of {runs} after {WARMUP} warm-up; CPU: the child's user + system time (/proc) when the "
                 "prompt appears", cpu=f"{cpu:.3f} s")]

@@ -4,16 +4,13 @@
 from __future__ import annotations
 
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import Row, emit, median
-from repl_ready import PROMPT, REPLY, WARMUP, cpu_seconds, pending, quit_repl, spawn
-
-from cli_agent.providers.fake_server import FakeOpenAIServer
+from _common import Row, emit
+from repl_ready import PROMPT, REPLY, WARMUP, cpu_seconds, pending, quit_repl, sample_repl, spawn
 
 TARGET = 0.15  # seconds after sending
 RUNS = 5
@@ -45,13 +42,7 @@ def measure_rows(runs: int = RUNS) -> list[Row]:
     missing = pending("repl_reply", what, target)
     if missing:
         return [missing]
-    with tempfile.TemporaryDirectory() as tmp, FakeOpenAIServer(instant=REPLY) as server:
-        home, ws = Path(tmp, "home"), Path(tmp, "ws")
-        ws.mkdir()
-        for _ in range(WARMUP):
-            reply_once(server.url, home, ws)
-        samples = [reply_once(server.url, home, ws) for _ in range(runs)]
-    took, cpu = median([s[0] for s in samples]), median([s[1] for s in samples])
+    took, cpu = sample_repl(reply_once, runs)
     return [Row("repl_reply", what, f"{took:.3f} s", target, took / TARGET,
                 f"median of {runs} after {WARMUP} warm-up; the message is sent {IDLE:g} s after the prompt appears; "
                 "CPU: the child's, from sending to the reply (/proc, 10 ms ticks)", cpu=f"{cpu:.3f} s")]
