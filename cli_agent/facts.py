@@ -408,16 +408,13 @@ def _load(path: Path, model: type[Any]) -> Any:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: invalid TOML: {_toml_position(str(exc))}") from None
+        from cli_agent.specs import toml_position
+
+        raise ConfigError(f"{path}: invalid TOML: {toml_position(str(exc))}") from None
     try:
         return model.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(f"{path}: {_problem(exc, text)}") from None
-
-
-def _toml_position(message: str) -> str:
-    match = re.search(r"\s*\(at (line \d+, column \d+|end of document)\)$", message)
-    return f"{match.group(1)}: {message[: match.start()]}" if match else message
 
 
 def _problem(exc: ValidationError, text: str) -> str:

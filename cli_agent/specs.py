@@ -163,7 +163,7 @@ def load_spec_file(path: Any, *, content_checked: bool = False) -> ToolSpec:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
-        raise SpecError(f"{where}: invalid TOML: {_toml_position(str(exc))}") from exc
+        raise SpecError(f"{where}: invalid TOML: {toml_position(str(exc))}") from exc
     except (OSError, UnicodeDecodeError) as exc:
         raise SpecError(f"{where}: cannot read: {exc}") from exc
     try:
@@ -176,7 +176,7 @@ def load_spec_file(path: Any, *, content_checked: bool = False) -> ToolSpec:
     return spec
 
 
-def _toml_position(message: str) -> str:
+def toml_position(message: str) -> str:
     """`line 3, column 7: Expected '=' ...` from tomllib's `Expected '=' ... (at line 3, column 7)`."""
     match = re.search(r"\s*\(at (line \d+, column \d+|end of document)\)$", message)
     return f"{match.group(1)}: {message[: match.start()]}" if match else message
