@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from cli_agent.config import Settings
     from cli_agent.journal import Journal
     from cli_agent.messages import ToolCall
+    from cli_agent.prompting import PromptBuilder
     from cli_agent.providers.base import Provider
     from cli_agent.registry import Registry
     from cli_agent.sandbox import Workspace
@@ -216,7 +217,7 @@ class Planner:
         self.registry = registry
         self.workspace = workspace
         self.protocol = protocol
-        self._builder = None  # one PromptBuilder, and so one render cache, per session
+        self._builder: PromptBuilder | None = None  # one PromptBuilder, and so one render cache, per session
 
     def __call__(self, task: str, only_tools: Collection[str] | None) -> Plan:
         from cli_agent.prompting import plan_fingerprint
