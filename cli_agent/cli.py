@@ -72,9 +72,13 @@ def _load(ctx: typer.Context, **sub_flags: Any) -> Any:
 
 
 def _factory(ctx: typer.Context) -> Any:
-    from cli_agent.session import default_provider_factory
+    return ctx.find_root().obj.provider_factory or _default_provider
 
-    return ctx.find_root().obj.provider_factory or default_provider_factory
+
+def _default_provider(settings: Any) -> Any:
+    from cli_agent.session import default_provider_factory  # imported when needed: the REPL draws its prompt first
+
+    return default_provider_factory(settings)
 
 
 def _version(value: bool) -> None:
@@ -102,15 +106,14 @@ def root(ctx: typer.Context,
                          no_tools=no_tools, config=config)
     if ctx.invoked_subcommand is not None:
         return 0
-    loaded = _load(ctx)
     resume_from = _resume_from(continue_, resume)
     if prompt is not None:
         from cli_agent.ui.oneshot import run_one_shot
 
-        return run_one_shot(loaded.settings, prompt, provider_factory=_factory(ctx), resume=resume_from)
+        return run_one_shot(_load(ctx).settings, prompt, provider_factory=_factory(ctx), resume=resume_from)
     from cli_agent.ui.repl import run_repl
 
-    return run_repl(loaded, provider_factory=_factory(ctx), **({"resume": resume_from} if resume_from else {}))
+    return run_repl(lambda: _load(ctx), provider_factory=_factory(ctx), resume=resume_from)  # loads behind the prompt
 
 
 @tools_app.callback()
@@ -271,11 +274,13 @@ def facts_reject(ctx: typer.Context, fact_id: Annotated[str, typer.Argument(meta
 
 def _resume_from(continue_: bool, resume: str | None) -> str | None:
     """The session to continue: LATEST for -c, an id for --resume, None for a new one."""
-    from cli_agent.sessions import LATEST
-
     if continue_ and resume is not None:
         raise errors.UsageError("-c/--continue and --resume ID exclude each other: give one")
-    return LATEST if continue_ else resume
+    if continue_:
+        from cli_agent.sessions import LATEST
+
+        return LATEST
+    return resume
 
 
 @app.command("replay")
@@ -328,7 +333,7 @@ def undo_cmd(ctx: typer.Context,
              workspace: Workspace = None, config: ConfigFile = None) -> int:
     """Revert the agent's changes of the newest turn (or --turn N) byte for byte, from the undo journal."""
     from cli_agent.journal import Journal, render_turns, turns_json
-    from cli_agent.ui.headless import escape_for_terminal
+    from cli_agent.ui.escape import escape_for_terminal
 
     journal = Journal(_load(ctx, workspace=workspace, config=config).settings.workspace)
     if list_turns:
@@ -374,7 +379,7 @@ def _on_sigterm(signum: int, frame: Any) -> None:
 
 
 def _fail(message: str, code: int) -> int:
-    from cli_agent.ui.headless import escape_for_terminal
+    from cli_agent.ui.escape import escape_for_terminal
 
     sys.stdout.flush()
     sys.stderr.write(f"cli-agent: {escape_for_terminal(message)}\n")

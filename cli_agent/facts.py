@@ -311,7 +311,7 @@ def register_repl_commands(registry: CommandRegistry, ctx: CommandContext) -> No
 def _repl_facts(ctx: CommandContext, args: str) -> None:
     from rich.text import Text
 
-    from cli_agent.ui.headless import escape_for_terminal as esc
+    from cli_agent.ui.escape import escape_for_terminal as esc
 
     store = FactStore(ctx.session.workspace.root)
     word, _, rest = args.partition(" ")
@@ -339,7 +339,7 @@ def _repl_facts(ctx: CommandContext, args: str) -> None:
 def _decide(ctx: CommandContext, store: FactStore, choice: str, fact_id: str) -> None:
     from rich.text import Text
 
-    from cli_agent.ui.headless import escape_for_terminal as esc
+    from cli_agent.ui.escape import escape_for_terminal as esc
 
     try:
         if choice == "commit":

@@ -441,7 +441,7 @@ def _entry(r: dict[str, Any]) -> Entry:
 
 def render_turns(turns: list[Turn]) -> str:
     """`cli-agent undo --list`: each turn with its changes (time, tool, kind, path), oldest first."""
-    from cli_agent.ui.headless import escape_for_terminal as esc
+    from cli_agent.ui.escape import escape_for_terminal as esc
 
     if not turns:
         return "the undo journal of this workspace is empty"
@@ -475,7 +475,7 @@ def _repl_undo(ctx: CommandContext, args: str) -> None:
     from rich.text import Text
 
     from cli_agent.messages import Message
-    from cli_agent.ui.headless import escape_for_terminal as esc
+    from cli_agent.ui.escape import escape_for_terminal as esc
 
     journal = getattr(ctx.session, "journal", None) or Journal(ctx.session.workspace.root)
     word = args.strip()

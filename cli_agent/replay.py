@@ -130,7 +130,7 @@ def run_replay(path: Path, output: str = "text") -> int:
     recorded; a divergence is a one-line CliAgentError (exit 1)."""
     import sys
 
-    from cli_agent.ui.headless import escape_for_terminal
+    from cli_agent.ui.escape import escape_for_terminal
 
     if output not in ("text", "json"):
         raise errors.UsageError(f"--output must be text or json for replay, not {output!r}")
@@ -152,7 +152,7 @@ def run_replay(path: Path, output: str = "text") -> int:
 def _print_event(event: Event) -> None:
     import sys
 
-    from cli_agent.ui.headless import escape_for_terminal
+    from cli_agent.ui.escape import escape_for_terminal
 
     line = None
     if isinstance(event, RunStarted):

@@ -231,7 +231,7 @@ def _repl_resume(ctx: CommandContext, args: str) -> None:
     from rich.text import Text
 
     from cli_agent.session import open_session
-    from cli_agent.ui.headless import escape_for_terminal as esc
+    from cli_agent.ui.escape import escape_for_terminal as esc
 
     def say(text: str, style: str = "") -> None:
         ctx.console.print(Text(esc(text), style=style))
@@ -299,7 +299,7 @@ def print_sessions(workspace: str | Path, *, as_json: bool = False, limit: int =
     """`cli-agent sessions`: this workspace's sessions, last used first, each resumable or with why not."""
     import sys
 
-    from cli_agent.ui.headless import escape_for_terminal
+    from cli_agent.ui.escape import escape_for_terminal
 
     index = Sessions()
     try:

@@ -300,7 +300,7 @@ def _approver(interactive: bool) -> Approver:
 
 
 def _warn(lines: Sequence[str], prefix: str) -> None:
-    from cli_agent.ui.headless import escape_for_terminal
+    from cli_agent.ui.escape import escape_for_terminal
 
     for line in lines:
         sys.stderr.write(f"cli-agent: {prefix}{escape_for_terminal(line)}\n")
@@ -324,7 +324,7 @@ def render_catalog(catalog: Catalog) -> str:
 
 def list_workflows(settings: Settings, *, check: bool) -> int:
     """`cli-agent workflows`: the list on stdout, broken files on stderr; with `check`, exit 2 if any is broken."""
-    from cli_agent.ui.headless import escape_for_terminal
+    from cli_agent.ui.escape import escape_for_terminal
 
     catalog = load_workflows(settings.workspace)
     if catalog.workflows:

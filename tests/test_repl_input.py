@@ -32,7 +32,8 @@ from cli_agent.ui.completion import (
     match_paths,
     toolbar,
 )
-from cli_agent.ui.repl import Repl, SessionOpener, warm_up
+from cli_agent.ui.repl import Repl
+from cli_agent.ui.startup import Startup, warm_up
 
 
 @pytest.fixture
@@ -208,44 +209,95 @@ def test_a_fence_in_the_file_does_not_end_the_attachment(ws):
 def test_warm_up_only_for_litellm():
     assert warm_up(ScriptedProvider([])) is None
     loaded = threading.Event()
-    thread = warm_up(LiteLLMProvider("openai/gpt-4o-mini"), preload=loaded.set)
+    thread = warm_up(LiteLLMProvider("openai/gpt-4o-mini"), load=loaded.set)
     assert thread is not None
     thread.join(5)
     assert loaded.is_set()
 
 
-def test_the_session_is_opened_behind_the_prompt_only_when_that_needs_litellm(tmp_path, monkeypatch):
-    from cli_agent.errors import UsageError
+def loader(settings: Settings, calls: list[str] | None = None):
+    def load():
+        from cli_agent.config import Loaded
+
+        if calls is not None:
+            calls.append("load")
+        return Loaded(settings, {}, [])
+
+    return load
+
+
+def test_the_start_up_loads_and_opens_nothing_until_started_then_all_of_it_in_its_thread(tmp_path, monkeypatch):
+    monkeypatch.setenv("CLI_AGENT_HOME", str(tmp_path / "home"))
+    calls: list[str] = []
+    settings = Settings(model="scripted:x", workspace=str(tmp_path), trace=str(tmp_path / "t.jsonl"))
+    startup = Startup(loader(settings, calls), lambda s: ScriptedProvider([]))
+    assert calls == [] and startup.settings is None and startup.session is None and not startup.ready
+    threads, ready = [], threading.Event()
+    startup.start(lambda session: threads.append(threading.current_thread()), on_ready=ready.set)
+    session = startup.get()
+    assert calls == ["load"] and startup.ready and ready.wait(5)
+    assert threads and threads[0] is not threading.main_thread()  # `then` ran in the start-up's thread
+    assert startup.settings is session.settings and session.settings.model == "scripted:x"
+    startup.close()
+    assert session.trace._file is None  # closed with the start-up
+    assert '"type": "trace_header"' in (tmp_path / "t.jsonl").read_text()
+
+
+@pytest.mark.parametrize("broken", ["config", "model", "workspace"])
+def test_a_start_up_that_fails_hands_its_error_to_on_error_and_to_get(tmp_path, monkeypatch, broken):
+    from cli_agent.errors import ConfigError, UsageError
 
     monkeypatch.setenv("CLI_AGENT_HOME", str(tmp_path / "home"))
-    lite = lambda s: LiteLLMProvider("openai/gpt-4o-mini")  # noqa: E731
-    base = {"model": "openai/gpt-4o-mini", "workspace": str(tmp_path), "trace": str(tmp_path / "t.jsonl")}
-    deferred = SessionOpener(Settings(**base), lite)
-    assert deferred.session is None and not deferred.ready  # nothing opened (nothing imported) yet
-    explicit = SessionOpener(Settings(**base | {"protocol": "native"}), lite)
-    assert explicit.session is not None and explicit.session.protocol == "native"
-    explicit.session.close()
-    scripted = SessionOpener(Settings(**base | {"model": "scripted:x"}), lambda s: ScriptedProvider([]))
-    assert scripted.session is not None
-    scripted.session.close()
+    settings = Settings(model="scripted:x", workspace=str(tmp_path / "gone" if broken == "workspace" else tmp_path))
 
-    def no_model(settings):
+    def load():
+        raise ConfigError("user config (x.toml): max_steps: expected an integer")
+
+    def factory(s):
         raise UsageError("no model configured")
 
-    with pytest.raises(UsageError, match="no model configured"):
-        SessionOpener(Settings(**base), no_model)  # fails before any prompt is drawn
+    startup = Startup(load if broken == "config" else loader(settings),
+                      factory if broken == "model" else (lambda s: ScriptedProvider([])))
+    seen: list[BaseException] = []
+    startup.start(on_error=seen.append)
+    expected = {"config": "max_steps: expected an integer", "model": "no model configured",
+                "workspace": "workspace is not a folder"}[broken]
+    with pytest.raises((ConfigError, UsageError), match=expected):
+        startup.get()
+    assert len(seen) == 1 and seen[0] is startup.error and startup.session is None
+    startup.close()  # nothing to close; the error stays for the REPL to raise
 
 
-def test_a_session_that_fails_to_open_behind_the_prompt_reports_its_error(tmp_path):
-    from cli_agent.errors import UsageError
+def test_the_repl_draws_its_prompt_before_the_start_up_and_says_what_it_made_at_the_first_line(tmp_path, monkeypatch,
+                                                                                                ws, pipe):
+    monkeypatch.setenv("CLI_AGENT_HOME", str(tmp_path / "home"))
+    settings = Settings(model="scripted:x", workspace=str(ws), trace=str(tmp_path / "trace.jsonl"))
+    console = Console(record=True, width=120, color_system=None)
+    repl = Repl(Startup(loader(settings), lambda s: ScriptedProvider([{"text": "hello there"}])), console,
+                lambda s: ScriptedProvider([]), prompt_input=pipe, prompt_output=DummyOutput())
+    assert "starting…" in "".join(text for _, text in repl._toolbar())
+    assert repl.commands.get("explain") is None  # the workflows come with the start-up
+    pipe.send_text("hi\r\x04")
+    assert repl.loop() == 0
+    out = console.export_text()
+    assert "scripted:x · " in out and out.index("scripted:x · ") < out.index("hello there")
+    assert repl.commands.get("explain") is not None
+    assert "scripted:x" in "".join(text for _, text in repl._toolbar())
+    repl.startup.close()
 
-    missing = str(tmp_path / "gone")
-    opener = SessionOpener(Settings(model="openai/x", workspace=missing), lambda s: LiteLLMProvider("openai/x"))
-    seen = []
-    opener.start(seen.append)
-    with pytest.raises(UsageError, match="workspace is not a folder"):
-        opener.get()
-    assert isinstance(seen[0], UsageError)
+
+def test_a_start_up_failure_ends_the_prompt_with_its_error(tmp_path, monkeypatch, pipe):
+    from cli_agent.errors import ConfigError
+
+    monkeypatch.setenv("CLI_AGENT_HOME", str(tmp_path / "home"))
+
+    def load():
+        raise ConfigError("user config (x.toml): invalid TOML")
+
+    repl = Repl(Startup(load, lambda s: ScriptedProvider([])), Console(record=True), lambda s: ScriptedProvider([]),
+                prompt_input=pipe, prompt_output=DummyOutput())
+    with pytest.raises(ConfigError, match="invalid TOML"):
+        repl.loop()  # nothing typed: the failure itself ends the prompt
 
 
 def test_loop_runs_a_turn_with_an_approval_records_history_and_exits_0_on_ctrl_d(tmp_path, monkeypatch, ws, pipe):

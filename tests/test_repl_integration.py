@@ -152,9 +152,8 @@ def test_a_workflow_named_like_a_command_is_wf_name_and_its_tool_step_is_one_und
                                        '[[steps]]\ntool = "create_file"\n'
                                        '[steps.arguments]\npath = "{{path}}"\ncontent = "hello\\n"\n')
     r = repl([])
-    assert "the project workflow clear is /wf:clear here" in r.child.before
     r.say("/wf:clear hi.txt")
-    r.expect(r"\[y/n/a/t/q\]")
+    assert "the project workflow clear is /wf:clear here" in r.expect(r"\[y/n/a/t/q\]")  # said at the first line
     r.child.send("y")
     r.expect("created")
     r.expect(PROMPT)

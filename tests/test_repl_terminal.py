@@ -205,8 +205,9 @@ def test_sigterm_during_a_turn_exits_143_with_a_complete_trace(term):
     assert t.traces()[-1]["type"] == "run_finished" and t.traces()[-1]["stop_reason"] == "terminated"
 
 
-def test_the_prompt_is_drawn_before_litellm_is_imported(tmp_path):
-    """-X importtime prints each import as it completes: no litellm module may come before the prompt."""
+def test_the_prompt_is_drawn_before_litellm_pydantic_or_rich_is_imported(tmp_path):
+    """-X importtime prints each import as it completes: the prompt comes before LiteLLM, pydantic (the config),
+    jsonschema (the specs and workflows) and Rich, which load behind it (issue 10: REPL ready ≤ 0.25 s)."""
     args = ["-X", "importtime", "-m", "cli_agent", "--model", "openai/gpt-4o-mini", "-C", str(tmp_path)]
     env = {k: v for k, v in os.environ.items() if not k.startswith("CLI_AGENT_") and k != "CI"}
     env |= {"CLI_AGENT_HOME": str(tmp_path / "home"), "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1",
@@ -215,9 +216,32 @@ def test_the_prompt_is_drawn_before_litellm_is_imported(tmp_path):
     try:
         child.expect(r"\x1b\[0;36;1m> ")
         assert "/help for help" in child.before  # the banner, then the prompt
-        assert not re.search(r"\| +litellm(\.|\r|$)", child.before, re.M)
+        for heavy in ("litellm", "pydantic", "jsonschema", "rich"):
+            assert not re.search(rf"\| +{heavy}(\.|\r|$)", child.before, re.M), heavy
         child.sendcontrol("d")
         child.expect(pexpect.EOF, timeout=60)
     finally:
         child.close(force=True)
     assert child.exitstatus == 0
+
+
+@pytest.mark.parametrize("problem", ["bad config", "missing session"])
+def test_a_start_up_failure_ends_the_repl_with_its_one_line_and_exit_2(tmp_path, problem):
+    """The config loads behind the prompt, a session to continue before it: either way one line, exit 2."""
+    home = tmp_path / "home"
+    (home / "config").mkdir(parents=True)
+    if problem == "bad config":
+        (home / "config" / "config.toml").write_text("max_steps = 'many'\n")
+    args = ["-m", "cli_agent", "--model", "scripted:x.json", "-C", str(tmp_path)]
+    args += ["--resume", "nosuchsession"] if problem == "missing session" else []
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CLI_AGENT_") and k != "CI"}
+    env |= {"CLI_AGENT_HOME": str(home), "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"}
+    child = pexpect.spawn(sys.executable, args, env=env, dimensions=(40, 140), encoding="utf-8", timeout=30)
+    try:
+        child.expect("cli-agent: (.*)\r\n")
+        line = child.match.group(1)
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 2
+    assert ("max_steps" in line and "config.toml" in line) if problem == "bad config" else "nosuchsession" in line

@@ -19,7 +19,7 @@ from typing import Any
 from rich.text import Text
 
 from cli_agent.events import ApprovalAsked, Decision
-from cli_agent.ui.headless import escape_for_terminal as esc
+from cli_agent.ui.escape import escape_for_terminal as esc
 from cli_agent.ui.render import call_panel
 
 __all__ = ["KEYS", "TerminalApprover", "choices", "flush_typeahead", "parse_answer", "read_key", "render_call"]

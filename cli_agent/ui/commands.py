@@ -9,8 +9,8 @@ gets "unknown command, did you mean …". Other parts add commands by registerin
 which the REPL calls once at start, in `EXTENSIONS` order (the undo journal registers `/undo`, the facts `/facts`
 with its questions, the session index `/resume`; workflows come last and register `/NAME args` for each workflow,
 keeping every name taken before them). A hook may return one-line notes (instead of None) for the REPL to show
-under its banner. `register(..., replace=True)` overrides a built-in. A hook must not wait for the session: use
-`ctx.settings` (the session may still be opening behind the prompt).
+under its banner. `register(..., replace=True)` overrides a built-in. A hook runs behind the first prompt, once the
+session is open (`ctx.settings` and `ctx.session` are there), in the start-up's thread.
 """
 
 from __future__ import annotations
@@ -22,9 +22,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
-from rich.text import Text
-
-from cli_agent.ui.headless import escape_for_terminal as esc
+from cli_agent.ui.escape import escape_for_terminal as esc
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -118,6 +116,11 @@ class CommandRegistry:
         for alias in command.aliases:
             self._aliases[alias] = name
 
+    def copy(self) -> CommandRegistry:
+        new = CommandRegistry()
+        new._commands, new._aliases = dict(self._commands), dict(self._aliases)
+        return new
+
     def get(self, name: str) -> Command | None:
         name = name.lstrip("/")
         return self._commands.get(self._aliases.get(name, name))
@@ -141,6 +144,8 @@ class CommandRegistry:
         command = self.get(name)
         if command is None:
             hint = self.suggest(name)
+            from rich.text import Text
+
             text = Text(f"unknown command {esc(name)}", style="yellow")
             text.append(", did you mean " + " or ".join("/" + h for h in hint) + "?" if hint else "", style="yellow")
             text.append("  (/help lists the commands; //text sends /text to the model)", style="dim")
@@ -170,10 +175,14 @@ def load_extensions(registry: CommandRegistry, ctx: CommandContext, modules: Ite
 # -- the built-ins ---------------------------------------------------------------------------------------------
 
 def _say(ctx: CommandContext, text: str, style: str = "") -> None:
+    from rich.text import Text
+
     ctx.console.print(Text(esc(text), style=style))
 
 
 def _help(ctx: CommandContext, args: str) -> None:
+    from rich.text import Text
+
     if args:
         command = ctx.commands.get(args.split()[0])
         if command is None:
@@ -245,6 +254,7 @@ def _approval(ctx: CommandContext, args: str) -> None:
 
 def _tools(ctx: CommandContext, args: str) -> None:
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(box=None, pad_edge=False, show_header=True, header_style="bold")
     for column in ("tool", "category", "asks", "description"):

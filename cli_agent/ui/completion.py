@@ -16,11 +16,10 @@ from typing import TYPE_CHECKING, Any
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
-from cli_agent.ui.headless import escape_for_terminal as esc
+from cli_agent.ui.escape import escape_for_terminal as esc
 
 if TYPE_CHECKING:
     from prompt_toolkit.formatted_text import StyleAndTextTuples
-    from rich.console import Console
 
     from cli_agent.sandbox import Workspace
     from cli_agent.session import Session
@@ -48,9 +47,10 @@ def attachment_refs(text: str) -> list[tuple[str, str]]:
 
 
 class PathIndex:
-    """The workspace's paths, walked at most every `ttl` seconds (completion runs on every key)."""
+    """The workspace's paths, walked at most every `ttl` seconds (completion runs on every key). `workspace` may
+    give None (the REPL is still starting): no paths yet, and the next key asks again."""
 
-    def __init__(self, workspace: Callable[[], Workspace], *, ttl: float = 3.0,
+    def __init__(self, workspace: Callable[[], Workspace | None], *, ttl: float = 3.0,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.workspace = workspace
         self.ttl = ttl
@@ -62,7 +62,10 @@ class PathIndex:
         now = self.clock()
         if self._at is None or now - self._at > self.ttl:
             try:
-                self._paths = self.workspace().walk(".", limit=MAX_PATHS)
+                workspace = self.workspace()
+                if workspace is None:
+                    return []
+                self._paths = workspace.walk(".", limit=MAX_PATHS)
             except Exception:  # a vanished or unreadable workspace completes nothing
                 self._paths = []
             self._at = now
@@ -139,8 +142,9 @@ def short_path(path: str) -> str:
 
 def toolbar(settings: Any, session: Session | None, steps: int) -> StyleAndTextTuples:
     """The bottom toolbar: model, workspace, approval mode, steps, tokens and cost of the session; the keys."""
-    if session is None:  # still being opened behind the prompt
-        return [("class:bottom-toolbar", f" {esc(settings.model or '')} · starting… ")]
+    if session is None:  # still being made behind the prompt
+        model = f"{esc(settings.model or 'no model')} · " if settings is not None else ""
+        return [("class:bottom-toolbar", f" {model}starting… ")]
     usage = session.agent.usage
     policy = session.agent.policy
     mode = "yes (--yes)" if policy.yes else policy.mode.value
@@ -182,7 +186,8 @@ def bindings() -> Any:
     return bindings
 
 
-def history(console: Console) -> Any:
+def history(warn: Callable[[str], None]) -> Any:
+    """The prompt's history, kept in the user state dir; in memory only (and `warn` says so) where it can't be."""
     from prompt_toolkit.history import FileHistory, InMemoryHistory
 
     from cli_agent import paths
@@ -193,7 +198,7 @@ def history(console: Console) -> Any:
         path.touch(exist_ok=True)
         return FileHistory(str(path))
     except OSError as exc:
-        console.print(f"history is not kept: {exc.strerror or exc}", style="dim", markup=False)
+        warn(f"history is not kept: {exc.strerror or exc}")
         return InMemoryHistory()
 
 

@@ -20,24 +20,9 @@ from cli_agent.events import (
     ToolResult,
     Warning,
 )
+from cli_agent.ui.escape import escape_for_terminal
 
-__all__ = ["JsonReport", "StreamJsonPrinter", "TextPrinter", "escape_for_terminal"]
-
-
-def escape_for_terminal(text: str) -> str:
-    """Control characters, escapes, CR and bidi marks shown visibly instead of being interpreted."""
-    out = []
-    for ch in text:
-        code = ord(ch)
-        if ch == "\n" or ch == "\t":
-            out.append(ch)
-        elif code < 0x20 or code == 0x7F or 0x80 <= code < 0xA0:
-            out.append(f"\\x{code:02x}")
-        elif 0x202A <= code <= 0x202E or 0x2066 <= code <= 0x2069 or code in (0x200E, 0x200F, 0x061C):
-            out.append(f"\\u{code:04x}")
-        else:
-            out.append(ch)
-    return "".join(out)
+__all__ = ["JsonReport", "StreamJsonPrinter", "TextPrinter"]
 
 
 @dataclass

@@ -35,7 +35,7 @@ from cli_agent.events import (
     Warning,
 )
 from cli_agent.messages import ToolCall
-from cli_agent.ui.headless import escape_for_terminal as esc
+from cli_agent.ui.escape import escape_for_terminal as esc
 
 __all__ = ["FOLD_LINES", "Renderer", "call_panel", "finish_line", "markdown", "result_line"]
 

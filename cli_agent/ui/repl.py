@@ -6,191 +6,116 @@ turn of the session's agent, drawn by `Renderer` and asked about by `TerminalApp
 cancels it (the loop finishes the run cleanly) and returns to the prompt; Ctrl-C at an empty prompt only says how
 to quit; Ctrl-D quits. SIGTERM closes the session (so the trace is complete) and leaves with 143 through `cli.py`.
 
-LiteLLM is never imported before the prompt is drawn. Opening the session asks a LiteLLM model whether it calls
-tools natively, which imports LiteLLM (seconds): for such a model `SessionOpener` opens the session in a background
-thread once the first prompt is on screen (that is the warm-up); otherwise `warm_up` loads what the first turn
-needs behind the prompt.
+The prompt comes first: the config, the session and the workflow commands are made behind it by `Startup`
+(`cli_agent.ui.startup`), which also warms up what the first turn needs (LiteLLM, httpx, Rich's Markdown); the
+first line sent waits for them. The banner names the model and the workspace once they are known, above the first
+answer; the toolbar shows them as soon as they are.
 """
 
 from __future__ import annotations
 
-import contextlib
 import sys
-import threading
 from collections.abc import Callable, Collection, Iterable, Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cli_agent import errors
-from cli_agent.events import Event, RunFinished, StopReason
+from cli_agent.ui.startup import Startup, warm_up
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from cli_agent.config import Settings
+    from cli_agent.config import Loaded, Settings
+    from cli_agent.events import Event, RunFinished
     from cli_agent.session import ProviderFactory, Session
-    from cli_agent.sessions import SessionEntry
-    from cli_agent.trace import Trace
 
-__all__ = ["Repl", "SessionOpener", "run_repl", "warm_up"]
+__all__ = ["Repl", "run_repl"]
 
 NO_TERMINAL = "no terminal for the REPL: pass -p TEXT, or -p - to read the task from stdin"
 
 
-def run_repl(loaded: Any, *, provider_factory: ProviderFactory, resume: str | None = None) -> int:
-    """`resume`: continue that session (sessions.LATEST for -c, or an id) instead of starting a new one; a missing or
-    damaged one is a one-line error (exit 2) before the prompt."""
+def run_repl(load: Callable[[], Loaded], *, provider_factory: ProviderFactory, resume: str | None = None) -> int:
+    """`load` gives the settings; `resume`: continue that session (sessions.LATEST for -c, or an id) instead of
+    starting a new one. The session is made behind the first prompt (`Startup`), except one to continue, which the
+    banner shows. A bad config, a missing or damaged session, no model: the REPL ends with that one-line error
+    (exit 2)."""
     if not sys.stdin.isatty():
         raise errors.UsageError(NO_TERMINAL)
-    from rich.console import Console
-
-    resumed = None
-    if resume is not None:
-        from cli_agent.sessions import load_resumable
-
-        resumed = load_resumable(loaded.settings.workspace, resume)
-    opener = SessionOpener(loaded.settings, provider_factory, resume=resumed)
+    startup = Startup(load, provider_factory, resume=resume)
     try:
-        return Repl(opener, Console(highlight=False), provider_factory).loop()
+        code = Repl(startup, None, provider_factory).loop()
     finally:
-        if opener.session is not None:
-            opener.session.close()
-
-
-class SessionOpener:
-    """The session, opened at once, or (for a LiteLLM model whose protocol must be looked up) in a background
-    thread started by `start()` after the prompt is drawn. The provider is made at once either way, so a bad model
-    or script fails before the prompt appears. `resume`: (entry, trace) of a session to continue, given to the new
-    session before its first run."""
-
-    def __init__(self, settings: Any, provider_factory: ProviderFactory | None = None, *,
-                 session: Session | None = None, resume: tuple[SessionEntry, Trace] | None = None) -> None:
-        self.settings = session.settings if session is not None else settings
-        self.session = session
-        self.resume = resume
-        self.error: BaseException | None = None
-        self._thread: threading.Thread | None = None
-        if session is None:
-            assert provider_factory is not None
-            self._provider = provider_factory(settings)
-            if not self.deferred():
-                self.session = self._open()
-
-    def deferred(self) -> bool:
-        from cli_agent.providers.litellm_provider import LiteLLMProvider
-
-        s = self.settings
-        return s.protocol == "auto" and not s.no_tools and isinstance(self._provider, LiteLLMProvider)
-
-    def _open(self) -> Session:
-        from cli_agent.session import open_session
-
-        session = open_session(self.settings, interactive=True, provider_factory=lambda settings: self._provider)
-        if self.resume is not None:
-            from cli_agent.sessions import resume_into
-
-            try:
-                resume_into(session, *self.resume)
-            except BaseException:
-                session.close()
-                raise
-        return session
-
-    @property
-    def ready(self) -> bool:
-        return self.session is not None or self.error is not None
-
-    def start(self, on_error: Callable[[BaseException], None] = lambda exc: None) -> None:
-        if self.ready or self._thread is not None:
-            return
-
-        def opening() -> None:
-            try:
-                self.session = self._open()
-            except BaseException as exc:  # handed to the main thread, which raises it
-                self.error = exc
-                on_error(exc)
-
-        self._thread = threading.Thread(target=opening, name="open-session", daemon=True)
-        self._thread.start()
-
-    def get(self) -> Session:
-        if not self.ready:
-            self.start()
-            assert self._thread is not None
-            self._thread.join()
-        if self.error is not None:
-            raise self.error
-        assert self.session is not None
-        return self.session
-
-
-def warm_up(provider: Any, preload: Callable[[], Any] | None = None) -> threading.Thread | None:
-    """Import in a background thread what the first turn needs: LiteLLM when the provider uses it, else the
-    provider's own `preload` (the HTTP transport's httpx), then the renderer's Rich modules; None when the provider
-    needs nothing loaded (the scripted one)."""
-    try:
-        from cli_agent.providers import litellm_provider
-    except ImportError:
-        return None
-    if isinstance(provider, litellm_provider.LiteLLMProvider):
-        load = preload or getattr(litellm_provider, "preload", None)
-    else:
-        load = preload or getattr(provider, "preload", None)
-    if load is None:
-        return None
-
-    def quietly() -> None:
-        with contextlib.suppress(Exception):  # the first request will report a broken install properly
-            load()
-            import importlib
-
-            for module in ("rich.live", "rich.spinner", "rich.markdown"):  # the first turn's spinner and answer
-                importlib.import_module(module)
-
-    thread = threading.Thread(target=quietly, name="preload", daemon=True)
-    thread.start()
-    return thread
+        startup.close()
+    if startup.error is not None:  # quit before the start-up failed: its error still decides the exit code
+        raise startup.error
+    return code
 
 
 class Repl:
     """The REPL and the `CommandContext` its commands use."""
 
-    def __init__(self, session: Session | SessionOpener, console: Console, provider_factory: ProviderFactory, *,
+    def __init__(self, session: Session | Startup, console: Console | None, provider_factory: ProviderFactory, *,
                  approver: Any = None, prompt_input: Any = None, prompt_output: Any = None) -> None:
-        from cli_agent.ui.approve import TerminalApprover
+        """`session`: an open one, or the `Startup` that opens it behind the first prompt. `console`: None for a
+        Rich console on stdout, made at first use (behind the prompt: Rich takes a while to import)."""
         from cli_agent.ui.commands import builtin_commands, load_extensions
 
-        self.opener = session if isinstance(session, SessionOpener) else SessionOpener(None, session=session)
-        self._announced = self.opener.session is not None
-        self.console = console
+        self.startup = session if isinstance(session, Startup) else Startup(session=session)
+        self._announced = self.startup.session is not None  # an open session is announced by the banner
+        self._console = console
         self.provider_factory = provider_factory
-        self.approver = approver or TerminalApprover(console)
+        self._approver = approver
         self.steps = 0
         self.commands = builtin_commands()
-        self.notes = load_extensions(self.commands, self)
+        self.notes = load_extensions(self.commands, self) if self.startup.session is not None else []
         self._io = {"input": prompt_input, "output": prompt_output}
         self._prompt: Any = None
 
     @property
     def session(self) -> Session:
-        """The session; the first use waits for it if it is still being opened behind the prompt."""
-        if not self.opener.ready:
-            self.console.print("(looking up the model…)", style="dim", markup=False)
-        session = self.opener.get()
+        """The session; the first use waits for it if it is still being made behind the prompt, and then says
+        what the banner could not (the model, the workspace, the notes)."""
+        if not self.startup.ready:
+            self.console.print("(starting…)", style="dim", markup=False)
+        session = self.startup.get()
         if not self._announced:
             self._announced = True
-            self._notes(session.notes)
+            self._announce(session)
         return session
 
     @property
     def settings(self) -> Settings:
-        return self.opener.settings  # type: ignore[no-any-return]
+        """The settings (None only until the start-up has loaded them)."""
+        return self.startup.settings  # type: ignore[return-value]
+
+    @property
+    def console(self) -> Console:
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(highlight=False)
+        return self._console
+
+    @property
+    def approver(self) -> Any:
+        if self._approver is None:
+            from cli_agent.ui.approve import TerminalApprover
+
+            self._approver = TerminalApprover(self.console)
+        return self._approver
+
+    def _extend(self, session: Session) -> None:
+        """Behind the prompt: the extensions' commands (the workflows), registered into a copy of the registry that
+        replaces it whole, so the completer never sees it half-made."""
+        from cli_agent.ui.commands import load_extensions
+
+        commands = self.commands.copy()
+        self.notes = load_extensions(commands, self)
+        self.commands = commands
 
     def _notes(self, notes: Iterable[str]) -> None:
         from rich.text import Text
 
-        from cli_agent.ui.headless import escape_for_terminal as esc
+        from cli_agent.ui.escape import escape_for_terminal as esc
 
         for note in notes:
             self.console.print(Text(esc(note), style="dim"))
@@ -198,6 +123,10 @@ class Repl:
     # -- the loop ----------------------------------------------------------------------------------------------
 
     def loop(self) -> int:
+        if self.startup.resume is not None:  # the banner shows the conversation that goes on
+            self.startup.start(self._extend)
+            self.startup.get()  # a failure ends the REPL before the prompt
+            self._announced = True
         self._banner()
         while True:
             try:
@@ -216,17 +145,18 @@ class Repl:
         from rich.text import Text
 
         from cli_agent.ui.commands import Outcome
-        from cli_agent.ui.headless import escape_for_terminal as esc
+        from cli_agent.ui.escape import escape_for_terminal as esc
 
         line = text.lstrip()
         try:
+            self.session  # noqa: B018 - every line waits for the start-up, so commands and workflows are all there
             if line.startswith("/") and not line.startswith("//"):
                 return self.commands.dispatch(self, text.strip()) is Outcome.EXIT
             self.turn(line[1:] if line.startswith("//") else text)
         except KeyboardInterrupt:
             self.console.print("cancelled (Ctrl-C)", style="yellow", markup=False)
         except errors.CliAgentError as exc:
-            if self.opener.error is not None:
+            if self.startup.error is not None:
                 raise
             self.console.print(Text(esc(str(exc)), style="red"))
         return False
@@ -240,12 +170,12 @@ class Repl:
         from prompt_toolkit import PromptSession
         from prompt_toolkit.styles import Style
 
-        from cli_agent.ui.completion import ReplCompleter, bindings, history
+        from cli_agent.ui.completion import PathIndex, ReplCompleter, bindings, history
 
         prompt: Any = PromptSession(
-            [("class:prompt", "> ")], history=history(self.console), multiline=True, key_bindings=bindings(),
-            completer=ReplCompleter(self), complete_while_typing=True, prompt_continuation=". ",
-            bottom_toolbar=self._toolbar, enable_suspend=True,
+            [("class:prompt", "> ")], history=history(self._say_dim), multiline=True, key_bindings=bindings(),
+            completer=ReplCompleter(self, PathIndex(self._workspace)), complete_while_typing=True,
+            prompt_continuation=". ", bottom_toolbar=self._toolbar, enable_suspend=True,
             style=Style.from_dict({"prompt": "bold ansicyan"}), **{k: v for k, v in self._io.items() if v})
         warmed: list[bool] = []
 
@@ -253,42 +183,80 @@ class Repl:
             if warmed:
                 return
             warmed.append(True)
-            if self.opener.session is not None:
-                warm_up(self.opener.session.provider)
-            else:  # opening the session imports LiteLLM: the warm-up; a failure ends the prompt with its error
-                self.opener.start(lambda exc: prompt.app.loop.call_soon_threadsafe(
-                    lambda: prompt.app.exit(exception=exc) if prompt.app.is_running else None))
+            if self.startup.session is not None:
+                warm_up(self.startup.session.provider)
+                return
+
+            def failed(exc: BaseException) -> None:  # ends the prompt with the error, which `read` raises
+                prompt.app.loop.call_soon_threadsafe(
+                    lambda: prompt.app.exit(exception=exc) if prompt.app.is_running else None)
+
+            self.startup.start(self._extend, failed, prompt.app.invalidate)  # the toolbar shows the model
 
         prompt.app.after_render += after_first_render
         return prompt
 
+    def _workspace(self) -> Any:
+        """The workspace for completing @paths, None while the start-up is still under way."""
+        session = self.startup.session
+        return session.workspace if session is not None and self.startup.ready else None
+
     def _toolbar(self) -> Any:
         from cli_agent.ui.completion import toolbar
 
-        return toolbar(self.opener.settings, self.opener.session, self.steps)
+        ready = self.startup.ready and self.startup.error is None
+        return toolbar(self.startup.settings, self.startup.session if ready else None, self.steps)
 
     def _banner(self) -> None:
+        """The version and the help hint; with an open session, its model and workspace (else `_announce` says
+        them once the start-up is done, and the line is printed by prompt_toolkit: Rich loads behind the
+        prompt)."""
+        from cli_agent import __version__
+
+        session = self.startup.session
+        if session is None and self._console is None:
+            from prompt_toolkit import print_formatted_text
+            from prompt_toolkit.formatted_text import FormattedText
+
+            print_formatted_text(FormattedText([("bold", f"cli-agent {__version__}"), ("", " · /help for help")]),
+                                 output=self._io["output"])
+            return
         from rich.text import Text
 
-        from cli_agent import __version__
-        from cli_agent.ui.completion import short_path
-        from cli_agent.ui.headless import escape_for_terminal as esc
-
-        settings, session = self.opener.settings, self.opener.session
-        root = str(session.workspace.root) if session is not None else str(Path(settings.workspace).resolve())
-        line = Text.assemble((f"cli-agent {__version__}", "bold"), " · ", (esc(settings.model or "no model"),
-                             "cyan"), " · ", esc(short_path(root)), (" · /help for help", "dim"))
-        if self.opener.resume is not None:
-            entry = self.opener.resume[0]
-            line.append(f" · resumed session {esc(entry.id)}: {esc(_clip(entry.first_message))}", style="green")
+        line = Text(f"cli-agent {__version__}", style="bold")
+        if session is not None:
+            line.append(" · ").append_text(self._where(session))
+        line.append(" · /help for help", style="dim")
         self.console.print(line)
-        self._notes([*(session.notes if session is not None else ()), *self.notes])
+        if session is not None:
+            self._notes([*session.notes, *self.notes])
+
+    def _say_dim(self, text: str) -> None:
+        self.console.print(text, style="dim", markup=False)
+
+    def _announce(self, session: Session) -> None:
+        self.console.print(self._where(session))
+        self._notes([*session.notes, *self.notes])
+
+    def _where(self, session: Session) -> Any:
+        """model · workspace [· resumed session ID: its first message]"""
+        from rich.text import Text
+
+        from cli_agent.ui.completion import short_path
+        from cli_agent.ui.escape import escape_for_terminal as esc
+
+        line = Text.assemble((esc(session.settings.model or "no model"), "cyan"), " · ",
+                             esc(short_path(str(session.workspace.root))))
+        entry = self.startup.resumed
+        if entry is not None:
+            line.append(f" · resumed session {esc(entry.id)}: {esc(_clip(entry.first_message))}", style="green")
+        return line
 
     def turn(self, text: str) -> RunFinished:
         from rich.text import Text
 
         from cli_agent.ui.completion import attach_files
-        from cli_agent.ui.headless import escape_for_terminal as esc
+        from cli_agent.ui.escape import escape_for_terminal as esc
 
         message, notes = attach_files(text, self.session.workspace)
         for note in notes:
@@ -298,6 +266,7 @@ class Repl:
     # -- the CommandContext ------------------------------------------------------------------------------------
 
     def drive(self, events: Iterator[Event]) -> RunFinished:
+        from cli_agent.events import RunFinished, StopReason
         from cli_agent.session import drive
         from cli_agent.ui.render import Renderer
 
@@ -313,6 +282,8 @@ class Repl:
         return finished
 
     def _count(self, event: Event) -> None:
+        from cli_agent.events import RunFinished
+
         if isinstance(event, RunFinished):
             self.steps += event.steps
 
@@ -323,7 +294,7 @@ class Repl:
         from prompt_toolkit import prompt
         from prompt_toolkit.completion import WordCompleter
 
-        from cli_agent.ui.headless import escape_for_terminal as esc
+        from cli_agent.ui.escape import escape_for_terminal as esc
 
         words = list(choices)
         return prompt(esc(question), completer=WordCompleter(words) if words else None, default=default,
@@ -331,7 +302,7 @@ class Repl:
 
     def replace_session(self, session: Session) -> None:
         """The REPL goes on with `session`; the old one is closed (its provider stays open if `session` uses it)."""
-        old, self.opener.session = self.opener.session, session
+        old, self.startup.session = self.startup.session, session
         if old is None or old is session:
             return
         if old.provider is session.provider:
@@ -345,7 +316,7 @@ class Repl:
         from rich.text import Text
 
         from cli_agent.protocols import protocol_for
-        from cli_agent.ui.headless import escape_for_terminal as esc
+        from cli_agent.ui.escape import escape_for_terminal as esc
 
         s = self.session
         settings = s.settings.model_copy(update={"model": name})

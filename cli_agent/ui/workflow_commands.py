@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 
 from cli_agent.ui.commands import Command
-from cli_agent.ui.headless import escape_for_terminal as esc
+from cli_agent.ui.escape import escape_for_terminal as esc
 
 if TYPE_CHECKING:
     from cli_agent.ui.commands import CommandContext, CommandRegistry, Handler

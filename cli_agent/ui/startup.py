@@ -1,0 +1,159 @@
+"""What the REPL makes behind its first prompt: the settings, the session, the extensions' commands, the warm-up.
+
+The prompt is drawn first: loading the config (pydantic), opening the session (the tool specs, the trace, the
+session index; for a LiteLLM model, LiteLLM itself to ask whether it calls tools natively) and loading the
+workflows cost more than everything before the prompt together. `Startup.start()` does all of it in one background
+thread once the prompt is on screen, while the user types; the first line sent waits for it (`get()`). A failure
+(a bad config file, no model, a missing workspace or session to resume) is raised by `get()` and handed to
+`on_error` at once, so the REPL ends with that error's one line and exit code.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cli_agent.config import Loaded, Settings
+    from cli_agent.session import ProviderFactory, Session
+    from cli_agent.sessions import SessionEntry
+
+__all__ = ["Startup", "preload", "warm_up"]
+
+FIRST_TURN_MODULES = ("rich.live", "rich.spinner", "rich.markdown")  # the first turn's spinner and answer
+
+
+class Startup:
+    """The session and what comes with it, made by `start()` in a background thread, or given ready (`session=`).
+
+    `load` gives the layered settings; `resume` is the session to continue (sessions.LATEST or an id), given to the
+    new session before its first run. `settings`, `session` and `resumed` (the continued session's index entry) are
+    None until made."""
+
+    def __init__(self, load: Callable[[], Loaded] | None = None, provider_factory: ProviderFactory | None = None,
+                 *, session: Session | None = None, resume: str | None = None) -> None:
+        self.load = load
+        self.provider_factory = provider_factory
+        self.resume = resume
+        self.session = session
+        self.settings: Settings | None = session.settings if session is not None else None
+        self.resumed: SessionEntry | None = None
+        self.error: BaseException | None = None
+        self._thread: threading.Thread | None = None
+        self._done = threading.Event()
+        self._closing = False
+        if session is not None:
+            self._done.set()
+
+    @property
+    def ready(self) -> bool:
+        """The session is open (or failed to open) and the `then` hook of `start()` has run."""
+        return self._done.is_set()
+
+    def start(self, then: Callable[[Session], None] = lambda session: None,
+              on_error: Callable[[BaseException], None] = lambda exc: None,
+              on_ready: Callable[[], None] = lambda: None) -> None:
+        """Open the session in a background thread, then run `then(session)` there (still before `ready`); then
+        `on_ready()`, and the warm-up for the first turn. A failure goes to `on_error` and to whoever calls `get()`.
+        Does nothing when started or given a session already."""
+        if self.ready or self._thread is not None:
+            return
+
+        def opening() -> None:
+            try:
+                session = self._open()
+                then(session)
+            except BaseException as exc:  # handed to the main thread, which raises it
+                self.error = exc
+                self._done.set()
+                on_error(exc)
+                return
+            self._done.set()
+            on_ready()
+            if not self._closing:
+                preload(session.provider)
+
+        self._thread = threading.Thread(target=opening, name="startup", daemon=True)
+        self._thread.start()
+
+    def _open(self) -> Session:
+        from cli_agent.session import default_provider_factory, open_session
+
+        assert self.load is not None
+        self.settings = settings = self.load().settings
+        resumed = None
+        if self.resume is not None:
+            from cli_agent.sessions import load_resumable
+
+            resumed = load_resumable(settings.workspace, self.resume)
+        session = open_session(settings, interactive=True,
+                               provider_factory=self.provider_factory or default_provider_factory)
+        if resumed is not None:
+            from cli_agent.sessions import resume_into
+
+            try:
+                resume_into(session, *resumed)
+            except BaseException:
+                session.close()
+                raise
+            self.resumed = resumed[0]
+        self.settings, self.session = session.settings, session  # its settings: the model it defaulted to
+        return session
+
+    def get(self) -> Session:
+        """The session, waiting for it if it is still being made (started here if it was not yet)."""
+        if not self.ready:
+            self.start()
+            self._done.wait()
+        if self.error is not None:
+            raise self.error
+        assert self.session is not None
+        return self.session
+
+    def close(self, timeout: float = 10.0) -> None:
+        """Let a start still under way end (so the session it opens is closed, not cut off, and no thread is left
+        importing while the interpreter shuts down: that can deadlock on the import lock), then close the
+        session; a failure stays in `error`."""
+        self._closing = True
+        if self._thread is not None:
+            self._thread.join(timeout)
+        if self.session is not None:
+            self.session.close()
+
+
+def preload(provider: Any) -> None:
+    """Import what the first turn needs: LiteLLM when the provider uses it, else the provider's own `preload` (the
+    HTTP transport's httpx), then the renderer's Rich modules. Quietly: the first request reports a broken
+    install properly."""
+    try:
+        from cli_agent.providers import litellm_provider
+    except ImportError:
+        return
+    owner = litellm_provider if isinstance(provider, litellm_provider.LiteLLMProvider) else provider
+    with contextlib.suppress(Exception):
+        load = getattr(owner, "preload", None)
+        if load is not None:
+            load()
+        for module in FIRST_TURN_MODULES:
+            importlib.import_module(module)
+
+
+def warm_up(provider: Any, load: Callable[[], Any] | None = None) -> threading.Thread | None:
+    """`preload` in a background thread (or `load` instead); None when the provider needs nothing loaded (the
+    scripted one)."""
+    from cli_agent.providers import litellm_provider
+
+    lite = isinstance(provider, litellm_provider.LiteLLMProvider)
+    if load is None and getattr(litellm_provider if lite else provider, "preload", None) is None:
+        return None
+
+    def quietly() -> None:
+        with contextlib.suppress(Exception):
+            load() if load is not None else preload(provider)
+
+    thread = threading.Thread(target=quietly, name="preload", daemon=True)
+    thread.start()
+    return thread
