@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import enum
 import time
+from collections.abc import Generator
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
@@ -21,6 +22,7 @@ __all__ = [
     "AssistantMessage",
     "Decision",
     "Event",
+    "EventStream",
     "ModelRequest",
     "Retry",
     "RunFinished",
@@ -200,6 +202,9 @@ class RunFinished(_Event):
 
 Event = (RunStarted | ModelRequest | TextDelta | AssistantMessage | ToolCallsProposed | ApprovalAsked
          | ApprovalDecided | ToolResult | Warning | Retry | RunFinished)
+# A run's events: a generator, so a front end can throw a Ctrl-C into it (`session.drive`) and the loop finishes
+# the run cleanly.
+EventStream = Generator[Event, None, None]
 
 _BY_TYPE: dict[str, type[_Event]] = {cls.type: cls for cls in _Event.__subclasses__()}
 

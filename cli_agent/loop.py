@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 import time
 import uuid
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Generator, Iterator
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +25,7 @@ from cli_agent.events import (
     AssistantMessage,
     Decision,
     Event,
+    EventStream,
     ModelRequest,
     Retry,
     RunFinished,
@@ -117,7 +118,7 @@ class Agent:
         self.history.clear()
         self._results.clear()
 
-    def run(self, prompt: str, approve: Approver, *, only_tools: Collection[str] | None = None) -> Iterator[Event]:
+    def run(self, prompt: str, approve: Approver, *, only_tools: Collection[str] | None = None) -> EventStream:
         s = self.setup
         yield RunStarted(run_id=uuid.uuid4().hex[:12], prompt=prompt, model=s.model, protocol=s.protocol.name,
                          workspace=s.workspace)
@@ -141,7 +142,7 @@ class Agent:
         self.usage = self.usage + run.usage
         yield replace(finished, usage=run.usage)
 
-    def run_call(self, call: ToolCall, approve: Approver) -> Iterator[Event]:
+    def run_call(self, call: ToolCall, approve: Approver) -> EventStream:
         """One fixed call (a workflow's tool step) through the same dispatcher and approval as the model's calls.
         Its result joins the conversation as a note; a denial stops with DENIED, a failed call with ERROR."""
         s = self.setup
@@ -174,7 +175,7 @@ class Agent:
     # -- the steps of one run -------------------------------------------------------------------------------
 
     def _steps(self, run: _Run, prompt: str, approve: Approver, dispatcher: Dispatcher,
-               only_tools: Collection[str] | None) -> Iterator[Event]:
+               only_tools: Collection[str] | None) -> Generator[Event, None, RunFinished]:
         s = self.setup
         plan = s.planner(prompt, only_tools)  # once a run: a stable prompt keeps the server's prefix cache warm
         while True:
@@ -212,7 +213,7 @@ class Agent:
             if finished is not None:
                 return finished
 
-    def _complete(self, run: _Run, plan: Plan) -> Iterator[Event | Any]:
+    def _complete(self, run: _Run, plan: Plan) -> Generator[Event, None, ProviderReply]:
         """One model request, retried with exponential backoff and jitter while the error is retryable."""
         s = self.setup
         messages = tuple(([Message("system", plan.system)] if plan.system else []) + self.history)
@@ -245,7 +246,7 @@ class Agent:
                 s.sleep(delay)
 
     def _run_calls(self, run: _Run, reply: ProviderReply, parsed: Parsed, approve: Approver,
-                   dispatcher: Dispatcher) -> Iterator[Event | Any]:
+                   dispatcher: Dispatcher) -> Generator[Event, None, RunFinished | None]:
         """Propose the turn's calls together, then approve and run them in order. A denial ends the run."""
         s = self.setup
         calls = parsed.calls
@@ -280,7 +281,7 @@ class Agent:
         return None
 
     def _decide(self, run: _Run, prepared: Prepared, index: int, total: int,
-                approve: Approver) -> Iterator[Event | Any]:
+                approve: Approver) -> Generator[Event, None, str | None]:
         """Settle approval for one call; returns None when it may run, else the one-line reason it may not."""
         s = self.setup
         spec, call = prepared.spec, prepared.call
@@ -309,7 +310,7 @@ class Agent:
             return None
         return f"{call.name} was denied by the user" + (" (turn aborted)" if decision is Decision.QUIT else "")
 
-    def _check_budget(self, run: _Run) -> Iterator[Event | Any]:
+    def _check_budget(self, run: _Run) -> Generator[Event, None, RunFinished | None]:
         limits = self.setup.limits
         checks = [("tokens", run.usage.total_tokens, limits.max_tokens_total),
                   ("cost (USD)", run.usage.cost_usd, limits.max_cost_usd)]

@@ -159,4 +159,5 @@ def _call_from(obj: dict[str, Any], call_id: str, text: str) -> Parsed:
 
 
 def protocol_for(name: str) -> WireProtocol:
-    return {"native": NativeProtocol, "json": JsonProtocol, "plain": PlainProtocol}[name]()
+    classes: dict[str, type[WireProtocol]] = {"native": NativeProtocol, "json": JsonProtocol, "plain": PlainProtocol}
+    return classes[name]()

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cli_agent import errors
 from cli_agent.approval import ApprovalMode, Policy
-from cli_agent.events import Event, RunFinished, StopReason
+from cli_agent.events import Event, EventStream, RunFinished, StopReason
 from cli_agent.loop import Agent, AgentSetup, Approver, Limits, Plan
 from cli_agent.trace import TraceWriter, default_trace_path
 
@@ -88,13 +88,13 @@ class Session:
     session_id: str = ""  # its row in the session index (cli_agent.sessions); "" when not recorded
     journal: Journal | None = None  # the undo journal (issue 9); None for eval and replay sessions
 
-    def run(self, prompt: str, approve: Approver, *, only_tools: Collection[str] | None = None) -> Iterator[Event]:
+    def run(self, prompt: str, approve: Approver, *, only_tools: Collection[str] | None = None) -> EventStream:
         if self.journal is not None:  # one run is one turn of the undo journal
             self.journal.begin_turn(self.session_id)
         events = self.agent.run(prompt, approve, only_tools=only_tools)
         return self._noted(prompt, events) if self.session_id else events
 
-    def _noted(self, prompt: str, events: Iterator[Event]) -> Iterator[Event]:
+    def _noted(self, prompt: str, events: EventStream) -> EventStream:
         """The run's events, then the prompt noted in the session index: after the turn, so the index's commit (an
         fsync, tens of ms on a busy disk) never delays an answer."""
         try:
@@ -104,7 +104,7 @@ class Session:
 
             note_prompt(self.session_id, prompt)
 
-    def run_call(self, call: ToolCall, approve: Approver) -> Iterator[Event]:
+    def run_call(self, call: ToolCall, approve: Approver) -> EventStream:
         """`Agent.run_call` (a workflow's tool step) as a turn of its own in the undo journal."""
         if self.journal is not None:
             self.journal.begin_turn(self.session_id)
@@ -117,7 +117,7 @@ class Session:
             self.trace.close()
 
 
-def drive(events: Iterator[Event], *sinks: Callable[[Event], None]) -> RunFinished:
+def drive(events: EventStream, *sinks: Callable[[Event], None]) -> RunFinished:
     """Feed every event to every sink; a Ctrl-C or SIGTERM raised inside a sink is thrown into the run, which
     finishes it cleanly. Returns the run's RunFinished."""
     finished: RunFinished | None = None

@@ -25,11 +25,11 @@ from __future__ import annotations
 import json
 import shlex
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import IO, TYPE_CHECKING, Any
 
 from cli_agent import errors
-from cli_agent.events import Event, RunFinished, StopReason
+from cli_agent.events import Event, EventStream, RunFinished, StopReason
 from cli_agent.messages import ToolCall, Usage
 from cli_agent.ui.headless import JsonReport, RunRecord, StreamJsonPrinter, TextPrinter
 from cli_agent.workflows import PLACEHOLDER, Catalog, Param, PromptStep, Value, Workflow, load_workflows
@@ -189,7 +189,7 @@ def _choices(param: Param | None) -> tuple[str, ...]:
 # -- running ------------------------------------------------------------------------------------------------------
 
 def run_workflow(session: Session, workflow: Workflow, values: dict[str, Value],
-                 approve: Approver) -> Iterator[Event]:
+                 approve: Approver) -> EventStream:
     """Every step's events, stopping after the first step that does not finish "done"."""
     absent = [p for p in workflow.params if p.required and values.get(p.name) is None]
     if absent:
@@ -212,7 +212,7 @@ class _Watched:
     """An event iterator that remembers its RunFinished; `yield from` still forwards throw() and close() to the
     run (a Ctrl-C in a front end must reach the loop, which finishes the run cleanly)."""
 
-    def __init__(self, events: Iterator[Event]) -> None:
+    def __init__(self, events: EventStream) -> None:
         self.events = events
         self.finished: RunFinished | None = None
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import difflib
 import enum
 import importlib
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from cli_agent.config import Settings
-    from cli_agent.events import Event, RunFinished
+    from cli_agent.events import EventStream, RunFinished
     from cli_agent.loop import Approver
     from cli_agent.session import Session
 
@@ -68,7 +68,7 @@ class CommandContext(Protocol):
         """The REPL's approval question, for runs a command drives itself (e.g. a workflow's)."""
         ...
 
-    def drive(self, events: Iterator[Event]) -> RunFinished:
+    def drive(self, events: EventStream) -> RunFinished:
         """Feed any event stream (a run, a workflow's runs) to the trace and the renderer."""
         ...
 

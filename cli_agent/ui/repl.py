@@ -15,7 +15,7 @@ answer; the toolbar shows them as soon as they are.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable
 from typing import TYPE_CHECKING, Any
 
 from cli_agent import errors
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from cli_agent.config import Loaded, Settings
-    from cli_agent.events import Event, RunFinished
+    from cli_agent.events import Event, EventStream, RunFinished
     from cli_agent.session import ProviderFactory, Session
 
 __all__ = ["Repl", "run_repl"]
@@ -265,7 +265,7 @@ class Repl:
 
     # -- the CommandContext ------------------------------------------------------------------------------------
 
-    def drive(self, events: Iterator[Event]) -> RunFinished:
+    def drive(self, events: EventStream) -> RunFinished:
         from cli_agent.events import RunFinished, StopReason
         from cli_agent.session import drive
         from cli_agent.ui.render import Renderer
