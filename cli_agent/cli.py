@@ -332,8 +332,9 @@ def undo_cmd(ctx: typer.Context,
              as_json: Annotated[bool, typer.Option("--json", help="With --list: as JSON.")] = False,
              workspace: Workspace = None, config: ConfigFile = None) -> int:
     """Revert the agent's changes of the newest turn (or --turn N) byte for byte, from the undo journal."""
-    from cli_agent.journal import Journal, render_turns, turns_json
+    from cli_agent.journal import Journal
     from cli_agent.ui.escape import escape_for_terminal
+    from cli_agent.undo import render_turns, turns_json, undo
 
     journal = Journal(_load(ctx, workspace=workspace, config=config).settings.workspace)
     if list_turns:
@@ -342,7 +343,7 @@ def undo_cmd(ctx: typer.Context,
         turns = journal.turns()
         typer.echo(json.dumps(turns_json(turns), indent=2, ensure_ascii=False) if as_json else render_turns(turns))
         return 0
-    undone = journal.undo(turn)
+    undone = undo(journal, turn)
     typer.echo(escape_for_terminal(f"undid turn {undone.turn}: " + ("; ".join(undone.done) or "nothing left to "
                                                                                              "revert")))
     return 0

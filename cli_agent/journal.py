@@ -22,11 +22,8 @@ creates, removed again by undo when they are left empty.
 A turn is one Agent run: `begin_turn(session)` (called by `Session.run`) makes the next change open a new turn,
 numbered per workspace under the lock, so two sessions in one workspace never share a number.
 
-`undo` reverts one turn, newest change first, byte for byte and mode included, through a `Workspace` (containment,
-no links, no hard-linked targets, `apply`'s "unchanged since read" check). It is the user's action, so user locks
-do not stop it; protected paths still do (the agent can never have changed them). Before anything is written,
-every file is checked to be as the agent left it (the recorded after-sha256): if one is not, nothing is reverted
-and the error names it. Git's index and refs, and every file the turn did not change, are never touched.
+This module stores and records (`Journal`, pruning, `collect_blobs`); undoing a turn and showing the journal
+(`cli-agent undo`, `/undo`) are in `cli_agent.undo`, which reverts under `exclusive()` and then `mark_undone`s.
 """
 
 from __future__ import annotations
@@ -36,7 +33,6 @@ import hashlib
 import json
 import os
 import secrets
-import stat
 import threading
 import time
 from collections.abc import Iterator
@@ -47,11 +43,9 @@ from typing import TYPE_CHECKING, Any
 from cli_agent import errors
 
 if TYPE_CHECKING:
-    from cli_agent.change import Change, ChangeKind
-    from cli_agent.sandbox import Workspace
-    from cli_agent.ui.commands import CommandContext, CommandRegistry
+    from cli_agent.change import Change
 
-__all__ = ["FORMAT", "Entry", "Journal", "Turn", "Undone", "register_repl_commands"]
+__all__ = ["FORMAT", "Entry", "Journal", "Turn", "collect_blobs"]
 
 FORMAT = 1
 KEEP_TURNS = 200  # turns kept per workspace; older ones are pruned
@@ -83,12 +77,6 @@ class Turn:
     time: float
     changes: tuple[Entry, ...]
     undone: bool = False
-
-
-@dataclass(frozen=True)
-class Undone:
-    turn: int
-    done: tuple[str, ...]  # one line per file: "restored a.py", "removed new.txt", "recreated old.txt"
 
 
 def _sha(data: bytes) -> str:
@@ -139,6 +127,16 @@ class Journal:
                               "path": change.path, "before": before, "mode": before_mode,
                               "after": _sha(change.after) if change.after is not None else None,
                               "dirs": list(dirs)})
+
+    @contextlib.contextmanager
+    def exclusive(self) -> Iterator[None]:
+        """No other change recorded meanwhile, by this process or another: for `cli_agent.undo.undo`."""
+        with self._mutex, self._locked():
+            yield
+
+    def mark_undone(self, turn: int, files: list[str]) -> None:
+        """Append that `turn` was undone (`files` are the paths reverted); the caller holds `exclusive()`."""
+        self._append({"type": "undone", "turn": turn, "time": round(time.time(), 3), "files": files})
 
     def _inspect(self, rel: str) -> tuple[int | None, tuple[str, ...]]:
         """The file's current permission bits (None when missing) and the folders a write would create."""
@@ -274,114 +272,6 @@ class Journal:
             raise errors.CliAgentError(f"the saved copy {sha[:12]} in the undo journal is damaged")
         return data
 
-    # -- undoing ---------------------------------------------------------------------------------------------
-
-    def undo(self, turn: int | None = None) -> Undone:
-        """Revert `turn` (default: the newest turn not undone yet); see the module docstring."""
-        from cli_agent.envelope import ToolError
-        from cli_agent.sandbox import DEFAULT_PROTECTED, Workspace
-
-        workspace = Workspace(self.root, protected=DEFAULT_PROTECTED)
-        if not self.file.exists():
-            raise errors.UsageError(f"nothing to undo in {self.root}: cli-agent has not changed a file here")
-        with self._mutex, self._locked():
-            target = self._pick(turn)
-            plan = self._plan(workspace, target)
-            done: list[str] = []
-            for change in plan:
-                try:
-                    workspace.apply(change)
-                except ToolError as exc:  # someone changed the file since it was checked, just now
-                    shown = "; ".join(done) or "nothing"
-                    raise errors.CliAgentError(f"undo of turn {target.number} stopped at {change.path}: "
-                                               f"{exc.message} (done so far: {shown}); run undo again to "
-                                               f"finish") from None
-                done.append({"delete": "removed", "create": "recreated"}.get(change.kind, "restored")
-                            + f" {_shown(change.path)}")
-            self._remove_empty_dirs(target)
-            self._append({"type": "undone", "turn": target.number, "time": round(time.time(), 3),
-                          "files": sorted({c.path for c in plan})})
-        return Undone(target.number, tuple(done))
-
-    def _pick(self, turn: int | None) -> Turn:
-        turns = self.turns()
-        if turn is None:
-            left = [t for t in turns if not t.undone]
-            if not left:
-                raise errors.UsageError(f"nothing to undo in {self.root}: every turn in the journal is undone "
-                                        f"already (see cli-agent undo --list)")
-            return left[-1]
-        found = next((t for t in turns if t.number == turn), None)
-        if found is None:
-            raise errors.UsageError(f"turn {turn} is not in the undo journal of {self.root} (see cli-agent undo "
-                                    f"--list)")
-        if found.undone:
-            raise errors.UsageError(f"turn {turn} was undone already")
-        return found
-
-    def _plan(self, workspace: Workspace, target: Turn) -> list[Change]:
-        """The changes that revert `target`, checked against the files as they are now; nothing is written."""
-        from cli_agent.change import Change
-        from cli_agent.envelope import ToolError
-
-        now: dict[str, bytes | None] = {}
-        plan: list[Change] = []
-        for entry in reversed(target.changes):
-            if entry.path not in now:
-                try:
-                    now[entry.path] = self._current(workspace, entry.path)
-                except ToolError as exc:
-                    raise errors.CliAgentError(f"undo refused: {entry.path} can't be read ({exc.message}); "
-                                               f"nothing was changed") from None
-            current = now[entry.path]
-            sha = _sha(current) if current is not None else None
-            if sha == entry.before:
-                continue  # never written, or reverted by an earlier, interrupted undo
-            if sha != entry.after:
-                raise errors.CliAgentError(
-                    f"undo refused: {entry.path} changed since the agent wrote it (turn {target.number}, "
-                    f"{entry.tool}); nothing was changed. Revert it by hand, or undo another turn")
-            restored = self.blob(entry.before) if entry.before is not None else None
-            kind: ChangeKind = "delete" if restored is None else "create" if current is None else "write"
-            plan.append(Change(tool="undo", kind=kind, path=entry.path, before=current, after=restored,
-                               mode=entry.mode, summary=f"undo turn {target.number}"))
-            now[entry.path] = restored
-        return plan
-
-    @staticmethod
-    def _current(workspace: Workspace, rel: str) -> bytes | None:
-        """The file's bytes now (None: missing); a link anywhere on the way or a special file is a ToolError."""
-        from cli_agent.beneath import locate, open_dir, open_regular
-        from cli_agent.tools.files import FILE_MAX
-
-        parts = workspace.relative(rel).split("/")
-        root_fd = open_dir(str(workspace.root))
-        try:
-            with locate(root_fd, (str(workspace.root),), tuple(parts), follow=False) as loc:
-                if loc.stat is None:
-                    return None
-                fd = open_regular(loc)
-        finally:
-            os.close(root_fd)
-        with os.fdopen(fd, "rb") as fh:
-            return fh.read(FILE_MAX + 1)
-
-    def _remove_empty_dirs(self, target: Turn) -> None:
-        """rmdir (never recursive) the folders the turn's changes created, deepest first, if they are empty."""
-        from cli_agent.beneath import locate, open_dir
-
-        dirs = sorted({d for e in target.changes for d in e.dirs}, key=lambda d: -d.count("/"))
-        for rel in dirs:
-            parts = tuple(rel.split("/"))
-            with contextlib.suppress(Exception):
-                root_fd = open_dir(str(self.root))
-                try:
-                    with locate(root_fd, (str(self.root),), parts, follow=False) as loc:
-                        if loc.stat is not None and loc.tail and stat.S_ISDIR(loc.stat.st_mode):
-                            os.rmdir(loc.tail[-1], dir_fd=loc.dir_fd)
-                finally:
-                    os.close(root_fd)
-
     # -- bounding the size -----------------------------------------------------------------------------------
 
     def _prune(self, newest: int) -> None:
@@ -425,73 +315,8 @@ def collect_blobs(home: Path, grace_s: float = BLOB_GRACE_S) -> int:
     return removed
 
 
-def _shown(path: str) -> str:
-    """A path for the terminal: a name that is not UTF-8 (surrogate escapes) shows as \\udcXX, never crashes."""
-    return path.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
 def _entry(r: dict[str, Any]) -> Entry:
     return Entry(turn=int(r["turn"]), session=str(r.get("session", "")), seq=int(r.get("seq", 0)),
                  time=float(r.get("time", 0)), tool=str(r["tool"]), kind=str(r["kind"]), path=str(r["path"]),
                  before=r.get("before"), mode=r.get("mode"), after=r.get("after"),
                  dirs=tuple(str(d) for d in r.get("dirs") or ()))
-
-
-# -- showing it ----------------------------------------------------------------------------------------------------
-
-def render_turns(turns: list[Turn]) -> str:
-    """`cli-agent undo --list`: each turn with its changes (time, tool, kind, path), oldest first."""
-    from cli_agent.ui.escape import escape_for_terminal as esc
-
-    if not turns:
-        return "the undo journal of this workspace is empty"
-    lines = []
-    for t in turns:
-        stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t.time))
-        lines.append(f"turn {t.number}  {stamp}  session {t.session or '-'}" + ("  (undone)" if t.undone else ""))
-        for e in t.changes:
-            lines.append(f"  {time.strftime('%H:%M:%S', time.localtime(e.time))}  {e.tool:<12} {e.kind:<6} "
-                         f"{esc(_shown(e.path))}")
-    return "\n".join(lines)
-
-
-def turns_json(turns: list[Turn]) -> list[dict[str, Any]]:
-    return [{"turn": t.number, "session": t.session, "time": t.time, "undone": t.undone,
-             "changes": [{"time": e.time, "tool": e.tool, "kind": e.kind, "path": e.path} for e in t.changes]}
-            for t in turns]
-
-
-def register_repl_commands(registry: CommandRegistry, ctx: CommandContext) -> None:
-    from cli_agent.ui.commands import Command
-
-    registry.register(Command("undo", "revert the last turn's file changes", _repl_undo, "[N|list]",
-                              help="/undo reverts the newest turn's changes (created files removed, deleted ones "
-                                   "restored, modes kept); /undo N reverts turn N; /undo list shows the turns. It "
-                                   "refuses, naming the file, when a file changed since the agent wrote it.",
-                              complete=lambda c, args: ["list"]))
-
-
-def _repl_undo(ctx: CommandContext, args: str) -> None:
-    from rich.text import Text
-
-    from cli_agent.messages import Message
-    from cli_agent.ui.escape import escape_for_terminal as esc
-
-    journal = getattr(ctx.session, "journal", None) or Journal(ctx.session.workspace.root)
-    word = args.strip()
-    try:
-        if word in ("list", "--list"):
-            ctx.console.print(Text(render_turns(journal.turns())))
-            return
-        if word and not word.isdigit():
-            ctx.console.print(Text(f"usage: /undo [N|list], not {esc(word)!r}", style="yellow"))
-            return
-        undone = journal.undo(int(word) if word else None)
-    except errors.CliAgentError as exc:
-        ctx.console.print(Text(esc(str(exc)), style="yellow"))
-        return
-    ctx.console.print(Text(esc(f"undid turn {undone.turn}: " + (", ".join(undone.done) or "nothing left to "
-                                                                                             "revert")), style="green"))
-    ctx.session.agent.history.append(Message("user", f"(The user undid turn {undone.turn} of file changes: "
-                                                     f"{', '.join(undone.done) or 'nothing'}. Read files again "
-                                                     f"before changing them.)"))

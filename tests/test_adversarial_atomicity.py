@@ -19,6 +19,7 @@ from pathlib import Path
 from cli_agent.atomic import TEMP_PREFIX
 from cli_agent.errors import UsageError
 from cli_agent.journal import Journal
+from cli_agent.undo import undo
 
 KILLS = int(os.environ.get("CLI_AGENT_KILLS", "8"))  # per test; raise it for a longer soak
 
@@ -40,7 +41,7 @@ def undo_everything(journal: Journal) -> int:
     n = 0
     while True:
         try:
-            journal.undo()
+            undo(journal)
         except UsageError:
             return n
         n += 1

@@ -14,6 +14,7 @@ from cli_agent.journal import Journal
 from cli_agent.sandbox import Workspace
 from cli_agent.tools import ToolContext, files
 from cli_agent.trace import read_trace
+from cli_agent.undo import undo
 
 STEPS = int(os.environ.get("CLI_AGENT_LOAD_STEPS", "2000"))
 PEAK_RSS_MB = 400
@@ -71,7 +72,7 @@ def test_a_2000_step_session_ends_with_a_valid_trace_and_bounded_memory(tmp_path
     journal = Journal(ws, home=home / "state" / "journal")
     (turn,) = journal.turns()
     assert len(turn.changes) == edits
-    journal.undo()
+    undo(journal)
     assert (ws / "counter.txt").read_text() == "count -1\n"
     assert child["peak_mb"] < PEAK_RSS_MB, child
     print(f"FIGURE {STEPS}-step scripted session: peak RSS {child['peak_mb']:.0f} MB, trace "
@@ -102,6 +103,6 @@ def test_10_mb_files_are_read_in_pages_and_edited_correctly(tmp_path: Path) -> N
     expected = original.replace(b"0080000 the quick", b"0080000 THE QUICK").replace(
         b"lazy dog, line 169999\r\n", b"lazy cat, line 169999\r\nthe end\r\n")
     assert (tmp_path / "big.txt").read_bytes() == expected
-    journal.undo()
+    undo(journal)
     assert (tmp_path / "big.txt").read_bytes() == original
     print(f"FIGURE 10 MB file: {len(original) / 1e6:.1f} MB read in {pages} pages, 2 edits, undone byte for byte")

@@ -17,6 +17,7 @@ from cli_agent.envelope import ToolError
 from cli_agent.journal import Journal, collect_blobs
 from cli_agent.sandbox import Workspace
 from cli_agent.tools import ToolContext, files
+from cli_agent.undo import render_turns, undo
 
 
 def snapshot(root: Path, skip: tuple[str, ...] = ()) -> dict[str, object]:
@@ -72,7 +73,7 @@ def test_create_edit_write_delete_round_trip_byte_for_byte_with_modes(root: Path
                ("delete_file", {"path": "gone.bin"}),
                ("create_file", {"path": "keep/x.txt", "content": "x"}))
     assert snapshot(root) != before
-    done = agent.journal.undo()
+    done = undo(agent.journal)
     assert done.turn == 1
     assert done.done == ("removed keep/x.txt", "recreated gone.bin", "restored run.sh", "restored a.txt",
                          "removed n/m/new.txt")
@@ -87,7 +88,7 @@ def test_several_changes_to_one_file_revert_newest_first(root: Path, agent: Agen
                ("edit_file", {"path": "f.txt", "old": "v2", "new": "v3"}),
                ("delete_file", {"path": "f.txt"}),
                ("create_file", {"path": "f.txt", "content": "v4\n"}))
-    agent.journal.undo()
+    undo(agent.journal)
     assert (root / "f.txt").read_text() == "v1\n"
 
 
@@ -98,16 +99,16 @@ def test_turns_are_numbered_and_undone_newest_first_or_by_number(root: Path, age
     turns = agent.journal.turns()
     assert [(t.number, t.session, [e.path for e in t.changes]) for t in turns] == [
         (1, "aa", ["one.txt"]), (2, "bb", ["two.txt"]), (3, "bb", ["three.txt"])]
-    assert agent.journal.undo(turn=2).done == ("removed two.txt",)
-    assert agent.journal.undo().turn == 3  # the newest not undone
-    assert agent.journal.undo().turn == 1
+    assert undo(agent.journal, turn=2).done == ("removed two.txt",)
+    assert undo(agent.journal).turn == 3  # the newest not undone
+    assert undo(agent.journal).turn == 1
     assert sorted(os.listdir(root)) == []
     with pytest.raises(errors.UsageError, match="nothing to undo"):
-        agent.journal.undo()
+        undo(agent.journal)
     with pytest.raises(errors.UsageError, match="turn 2 was undone already"):
-        agent.journal.undo(turn=2)
+        undo(agent.journal, turn=2)
     with pytest.raises(errors.UsageError, match="turn 9 is not in the undo journal"):
-        agent.journal.undo(turn=9)
+        undo(agent.journal, turn=9)
 
 
 def test_a_turn_without_changes_takes_no_number(root: Path, agent: Agentish) -> None:
@@ -126,11 +127,11 @@ def test_undo_refuses_naming_the_file_when_it_changed_since_and_changes_nothing(
     (root / "b.txt").write_text("the user's own work\n")
     after = snapshot(root)
     with pytest.raises(errors.CliAgentError, match=r"undo refused: b\.txt changed since the agent wrote it"):
-        agent.journal.undo()
+        undo(agent.journal)
     assert snapshot(root) == after  # a.txt and c.txt were not reverted either
     (root / "b.txt").write_text("B\n")  # the user puts back what the agent wrote
     os.unlink(root / "c.txt")  # and deletes the agent's new file: already as before the turn, so left alone
-    assert agent.journal.undo().done == ("restored b.txt", "restored a.txt")
+    assert undo(agent.journal).done == ("restored b.txt", "restored a.txt")
     assert snapshot(root) == {"a.txt": (stat.S_IFREG, 0o644, b"a\n"), "b.txt": (stat.S_IFREG, 0o644, b"b\n")}
 
 
@@ -141,7 +142,7 @@ def test_a_change_whose_write_failed_is_skipped_by_undo(root: Path, agent: Agent
     change = files.write_file(agent.ctx, "a.txt", "A\n")
     agent.journal.record(change)  # recorded, never applied (as if the process died right here)
     agent.ws.apply(files.create_file(agent.ctx, "b.txt", "b\n"))
-    assert agent.journal.undo().done == ("removed b.txt",)
+    assert undo(agent.journal).done == ("removed b.txt",)
     assert (root / "a.txt").read_text() == "a\n"
 
 
@@ -196,8 +197,8 @@ def test_a_torn_last_line_is_skipped_and_the_next_entry_starts_a_new_line(root: 
     agent.turn(("create_file", {"path": "b.txt", "content": "b"}))
     assert [(t.number, [e.path for e in t.changes]) for t in agent.journal.turns()] == [(1, ["a.txt"]),
                                                                                        (2, ["b.txt"])]
-    agent.journal.undo()
-    agent.journal.undo()
+    undo(agent.journal)
+    undo(agent.journal)
     assert os.listdir(root) == []
 
 
@@ -207,8 +208,8 @@ def test_names_that_are_not_utf8_are_journaled_listed_and_undone(root: Path, age
     agent.turn(("write_file", {"path": name, "content": "changed\n"}),
                ("create_file", {"path": os.fsdecode(b"n\xff/x.txt"), "content": "x\n"}))
     assert [e.path for e in agent.journal.turns()[0].changes] == [name, os.fsdecode(b"n\xff/x.txt")]
-    assert "caf\\udce9.txt" in journal.render_turns(agent.journal.turns())
-    assert agent.journal.undo().done == ("removed n\\udcff/x.txt", "restored caf\\udce9.txt")
+    assert "caf\\udce9.txt" in render_turns(agent.journal.turns())
+    assert undo(agent.journal).done == ("removed n\\udcff/x.txt", "restored caf\\udce9.txt")
     assert sorted(os.listdir(os.fsencode(root))) == [b"caf\xe9.txt"]
     assert (root / name).read_bytes() == b"latin\n"
 
@@ -219,7 +220,7 @@ def test_a_journal_cut_short_while_created_is_started_again(root: Path, agent: A
     assert agent.journal.turns() == []
     agent.turn(("create_file", {"path": "a.txt", "content": "a"}))
     assert [t.number for t in agent.journal.turns()] == [1]
-    agent.journal.undo()
+    undo(agent.journal)
     assert os.listdir(root) == []
 
 
@@ -260,7 +261,7 @@ def test_pruning_keeps_the_newest_turns_and_collects_unused_blobs(root: Path, ag
     assert sorted(b.read_bytes() for b in (agent.journal.home / "blobs").glob("*/*")) == [
         f"{n}\n".encode() for n in range(1, 7)]
     for _ in range(6):
-        agent.journal.undo()
+        undo(agent.journal)
     assert (root / "f.txt").read_text() == "1\n"
 
 
@@ -277,12 +278,12 @@ def test_undo_is_held_to_the_workspace_even_with_a_tampered_journal(root: Path, 
         with open(agent.journal.file, "a") as fh:
             fh.write(json.dumps(entry) + "\n")
         with pytest.raises(errors.CliAgentError, match=why):
-            agent.journal.undo(turn=turn)
+            undo(agent.journal, turn=turn)
     assert (tmp_path / "outside.txt").read_text() == "outside\n" and not (root / ".git").exists()
     os.unlink(root / "a.txt")  # the user replaced the agent's file by a link to an outside file
     os.symlink(tmp_path / "outside.txt", root / "a.txt")
     with pytest.raises(errors.CliAgentError, match=r"a\.txt can.t be read"):
-        agent.journal.undo(turn=1)
+        undo(agent.journal, turn=1)
     assert (tmp_path / "outside.txt").read_text() == "outside\n" and (root / "a.txt").is_symlink()
 
 
@@ -293,7 +294,7 @@ def test_user_locks_do_not_stop_the_users_undo(root: Path, tmp_path: Path) -> No
     locked = Workspace(root, locks=("conf.toml",))
     with pytest.raises(ToolError, match="locked"):
         locked.check_writable("conf.toml")
-    agent.journal.undo()
+    undo(agent.journal)
     assert (root / "conf.toml").read_text() == "a = 1\n"
 
 
@@ -320,7 +321,7 @@ def test_git_index_refs_and_untracked_files_are_untouched(root: Path, agent: Age
                ("create_file", {"path": "new/file.txt", "content": "n\n"}))
     with pytest.raises(ToolError, match="protected"):
         agent.ws.apply(files.create_file(agent.ctx, ".git/hooks/post-checkout", "evil"))
-    agent.journal.undo()
+    undo(agent.journal)
     assert snapshot(root) == tree  # .git (index, refs, objects) byte for byte, and every other file
     assert git("--no-optional-locks", "status", "--porcelain") == status
 
@@ -351,5 +352,5 @@ def test_a_recorded_session_journals_each_run_as_a_turn(root: Path, tmp_path: Pa
     turns = session.journal.turns()
     assert [(t.number, t.session, [e.path for e in t.changes]) for t in turns] == [
         (1, session.session_id, ["a.txt", "b.txt"]), (2, session.session_id, ["a.txt"])]
-    session.journal.undo()
+    undo(session.journal)
     assert (root / "a.txt").read_text() == "a\n"
