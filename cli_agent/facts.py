@@ -5,13 +5,13 @@
     store.pending(), store.committed(), store.locks()
     store.commit(proposal.id, author="alice")                           # the user's, never a model tool
     store.reject("f4")
+    render_list(store)                                                  # `cli-agent facts`, the built-in `/facts`
 
-`facts.toml` holds `[[facts]]` tables (id, text, author, time) and `[locks] paths = [globs]`; the user may edit it
-by hand (a commit appends its table, so comments and layout survive). The draft holds `[[proposals]]` (id, text,
-reason, time, proposed_by) and is written only by this module. Both are written atomically (a temporary file in
-the same folder, fsync, rename) under an advisory lock on the `.cli-agent` folder, and a missing file is empty. A
-broken file raises ConfigError naming the file and the line. The paths are fixed: nothing here takes a path from
-the model, which is why the store may write below `.cli-agent/`, a folder the model's file tools can't change.
+Every change is one read-modify-write under an advisory lock on the `.cli-agent` folder; a missing file is empty,
+a broken one raises ConfigError naming the file and the line. The files' TOML, and how they are read and written,
+are in `facts_file.py`; `/facts` with its questions in `ui/facts_commands.py`. The paths are fixed: nothing here
+takes a path from the model, which is why the store may write below `.cli-agent/`, a folder the model's file tools
+can't change.
 
 `workspace_for(settings)` opens the sandbox with every lock: config `locks`, facts.toml's `[locks] paths`, and the
 user's config file when it lies inside the workspace.
@@ -22,14 +22,14 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import tomllib
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictStr, field_validator
 
+from cli_agent import facts_file
 from cli_agent.errors import ConfigError, UsageError
 from cli_agent.paths import PROJECT_DIR
 
@@ -37,21 +37,14 @@ if TYPE_CHECKING:
     from cli_agent.change import Change
     from cli_agent.config import Settings
     from cli_agent.sandbox import Workspace
-    from cli_agent.ui.commands import CommandContext, CommandRegistry
 
-__all__ = ["DRAFT_FILE", "FACTS_FILE", "Fact", "FactStore", "Proposal", "workspace_for"]
+__all__ = ["DRAFT_FILE", "FACTS_FILE", "Fact", "FactStore", "Proposal", "one_line", "render_list", "workspace_for"]
 
 FACTS_FILE = "facts.toml"
 DRAFT_FILE = "facts.draft.toml"
 MAX_TEXT = 1000  # characters of a fact
 MAX_REASON = 2000
 MAX_PENDING = 100  # proposals waiting at once: a looping model can't bury the user
-
-_FACTS_HEADER = ("# Project facts for cli-agent: the model reads them as authoritative and can only propose new ones.\n"
-                 "# `cli-agent facts` lists them; `cli-agent facts commit ID | reject ID` decides on proposals.\n"
-                 "# [locks] paths: globs (.gitignore syntax) the agent may never change. Edit this file freely.\n")
-_DRAFT_HEADER = ("# Facts proposed by the model, waiting for the user: `cli-agent facts commit ID` or `reject ID`.\n"
-                 "# Written by cli-agent; committed facts live in facts.toml.\n")
 
 
 def _time_text(value: Any) -> Any:
@@ -139,7 +132,7 @@ class FactStore:
     def propose(self, text: str, reason: str, *, proposed_by: str = "model") -> Proposal:
         """Record a proposal in the draft and return it; the same text again returns the earlier proposal (or the
         committed fact, as a Proposal with proposed_by="committed")."""
-        text, reason = _clean(text), _clean(reason)
+        text, reason = one_line(text), one_line(reason)
         if not text:
             raise UsageError("the fact is empty: say it in one sentence")
         if len(text) > MAX_TEXT:
@@ -193,10 +186,10 @@ class FactStore:
     # -- files ---------------------------------------------------------------------------------------------------
 
     def _facts(self) -> _FactsFile:
-        return _load(self.facts_path, _FactsFile)
+        return facts_file.load(self.facts_path, _FactsFile)
 
     def _draft(self) -> _DraftFile:
-        return _load(self.draft_path, _DraftFile)
+        return facts_file.load(self.draft_path, _DraftFile)
 
     def _ids(self, draft: _DraftFile) -> list[str]:
         return [f.id for f in self._facts().facts] + [p.id for p in draft.proposals]
@@ -237,27 +230,13 @@ class FactStore:
             os.close(dir_fd)  # closing releases the lock
 
     def _write_facts(self, dir_fd: int, facts: _FactsFile, new: Fact) -> None:
-        block = "\n[[facts]]\n" + _toml_table(new.model_dump())
-        try:
-            old = self.facts_path.read_bytes().decode("utf-8")
-        except FileNotFoundError:
-            old = None
-        text = None
-        if old is not None:  # append, keeping the user's comments and layout, if the result stays valid
-            text = old + ("" if old.endswith("\n") or not old else "\n") + block
-            try:
-                if _FactsFile.model_validate(tomllib.loads(text)).facts[-1:] != [new]:
-                    text = None
-            except (tomllib.TOMLDecodeError, ValidationError):
-                text = None
-        if text is None:
-            text = _render_facts(facts.model_copy(update={"facts": [*facts.facts, new]}))
-        _write(dir_fd, FACTS_FILE, text)
+        text = facts_file.appended(self.facts_path, _FactsFile, "facts", new)  # the user's comments and layout kept
+        if text is None:  # no file yet, or appending would not read back
+            text = facts_file.render_facts(facts.locks.paths, [*facts.facts, new])
+        facts_file.write(dir_fd, FACTS_FILE, text)
 
     def _write_draft(self, dir_fd: int, draft: _DraftFile) -> None:
-        parts = [_DRAFT_HEADER, f"next_id = {draft.next_id}\n"]
-        parts += ["\n[[proposals]]\n" + _toml_table(p.model_dump()) for p in draft.proposals]
-        _write(dir_fd, DRAFT_FILE, "".join(parts))
+        facts_file.write(dir_fd, DRAFT_FILE, facts_file.render_draft(draft.next_id, draft.proposals))
 
 
 def workspace_for(settings: Settings, *, before_write: Callable[[Change], None] | None = None) -> Workspace:
@@ -294,73 +273,7 @@ def render_list(store: FactStore, *, how: str = "cli-agent facts") -> str:
     return "\n".join(lines)
 
 
-# -- /facts in the REPL ------------------------------------------------------------------------------------------
-
-def register_repl_commands(registry: CommandRegistry, ctx: CommandContext) -> None:
-    from cli_agent.ui.commands import Command
-
-    registry.register(Command("facts", "the project's facts; commit or reject the model's proposals", _repl_facts,
-                              "[commit|reject ID]",
-                              help="/facts lists the committed facts, the proposals and the locks, then asks about "
-                                   "each proposal: y commits it (the model sees it from the next turn on), n "
-                                   "rejects it, Enter leaves it pending; Ctrl-C stops asking. /facts list only "
-                                   "lists; /facts commit ID and /facts reject ID decide on one.",
-                              complete=lambda c, args: ["list", "commit", "reject"]), replace=True)
-
-
-def _repl_facts(ctx: CommandContext, args: str) -> None:
-    from rich.text import Text
-
-    from cli_agent.ui.escape import escape_for_terminal as esc
-
-    store = FactStore(ctx.session.workspace.root)
-    word, _, rest = args.partition(" ")
-    if word in ("commit", "reject") and rest.strip():
-        _decide(ctx, store, word, rest.strip())
-        return
-    if word not in ("", "list"):
-        ctx.console.print(Text(f"usage: /facts [list|commit ID|reject ID], not {esc(args)!r}", style="yellow"))
-        return
-    ctx.console.print(Text(esc(render_list(store, how="/facts"))))
-    if word == "list":
-        return
-    for proposal in store.pending():
-        try:
-            answer = ctx.ask(f"{proposal.id} {_clip(proposal.text)!r}: commit? [y/n, Enter: later] ",
-                             choices=("y", "n"))
-        except (KeyboardInterrupt, EOFError):
-            ctx.console.print(Text("stopped: the rest stay pending", style="yellow"))
-            return
-        choice = {"y": "commit", "yes": "commit", "n": "reject", "no": "reject"}.get(answer.strip().lower())
-        if choice is not None:
-            _decide(ctx, store, choice, proposal.id)
-
-
-def _decide(ctx: CommandContext, store: FactStore, choice: str, fact_id: str) -> None:
-    from rich.text import Text
-
-    from cli_agent.ui.escape import escape_for_terminal as esc
-
-    try:
-        if choice == "commit":
-            fact = store.commit(fact_id)
-            said, style = f"committed {fact.id}: {fact.text} (the model sees it from the next turn)", "green"
-        else:
-            proposal = store.reject(fact_id)
-            said, style = f"rejected {proposal.id}: {proposal.text}", ""
-    except UsageError as exc:  # no such proposal (any more), a broken file: one line, the REPL goes on
-        said, style = str(exc), "yellow"
-    ctx.console.print(Text(esc(said), style=style))
-
-
-def _clip(text: str, width: int = 70) -> str:
-    text = _clean(text)
-    return text if len(text) <= width else text[:width - 1] + "…"
-
-
-# -- helpers ---------------------------------------------------------------------------------------------------------
-
-def _clean(text: str) -> str:
+def one_line(text: str) -> str:
     """One line: whitespace runs become one space; lone surrogates (not UTF-8) become '?'."""
     return " ".join(text.encode("utf-8", "replace").decode("utf-8").split())
 
@@ -387,62 +300,6 @@ def _flock(fd: int) -> None:
     fcntl.flock(fd, fcntl.LOCK_EX)
 
 
-def _write(dir_fd: int, name: str, text: str) -> None:
-    from cli_agent import atomic
-
-    try:
-        atomic.write(dir_fd, name, text.encode("utf-8"), 0o644, create=False)
-    except OSError as exc:
-        raise ConfigError(f"{PROJECT_DIR}/{name} was not written: {exc.strerror or exc}") from None
-
-
-def _load(path: Path, model: type[Any]) -> Any:
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        return model()
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        from cli_agent.specs import toml_position
-
-        raise ConfigError(f"{path}: invalid TOML: {toml_position(str(exc))}") from None
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        raise ConfigError(f"{path}: {_problem(exc, text)}") from None
-
-
-def _problem(exc: ValidationError, text: str) -> str:
-    err = exc.errors()[0]
-    loc = err["loc"]
-    key = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".")
-    if err["type"] == "extra_forbidden":
-        problem = f"{key}: unknown key"
-    elif err["type"] == "missing":
-        problem = f"{key}: missing required key"
-    else:
-        problem = f"{key}: {err['msg'][0].lower()}{err['msg'][1:]}"
-    line = _line_of(text, loc)
-    return f"line {line}: {problem}" if line else problem
-
-
-def _line_of(text: str, loc: tuple[Any, ...]) -> int | None:
-    """Best effort: the line of the table (or top-level key) an error is in."""
-    lines = text.splitlines()
-    if len(loc) >= 2 and isinstance(loc[1], int):  # facts[3] / proposals[0]: the (n+1)-th [[name]] header
-        headers = [i for i, line in enumerate(lines) if re.match(rf"\s*\[\[\s*{re.escape(str(loc[0]))}\s*\]\]", line)]
-        return headers[loc[1]] + 1 if loc[1] < len(headers) else None
-    for i, line in enumerate(lines):
-        if re.match(rf"\s*\[?\s*{re.escape(str(loc[0]))}\s*[\]=.]", line):
-            return i + 1
-    return None
-
-
 def _inside_glob(root: Path, path: Path) -> str | None:
     """An anchored glob matching exactly `path` if it lies inside `root`, else None."""
     try:
@@ -453,19 +310,3 @@ def _inside_glob(root: Path, path: Path) -> str | None:
         return None
     return "/" + re.sub(r"([*?\[\\])", r"\\\1", rel.as_posix())
 
-
-def _toml_string(value: str) -> str:
-    import json
-
-    return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
-
-
-def _toml_table(values: dict[str, Any]) -> str:
-    return "".join(f"{key} = {_toml_string(value)}\n" for key, value in values.items())
-
-
-def _render_facts(facts: _FactsFile) -> str:
-    paths = ", ".join(_toml_string(p) for p in facts.locks.paths)
-    parts = [_FACTS_HEADER, f"\n[locks]\npaths = [{paths}]\n"]
-    parts += ["\n[[facts]]\n" + _toml_table(f.model_dump()) for f in facts.facts]
-    return "".join(parts)

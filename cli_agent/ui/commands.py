@@ -6,11 +6,11 @@ gets "unknown command, did you mean …". Other parts add commands by registerin
 
     def register_repl_commands(registry: CommandRegistry, ctx: CommandContext) -> None
 
-which the REPL calls once at start, in `EXTENSIONS` order (the undo journal registers `/undo`, the facts `/facts`
-with its questions, the session index `/resume`; workflows come last and register `/NAME args` for each workflow,
-keeping every name taken before them). A hook may return one-line notes (instead of None) for the REPL to show
-under its banner. `register(..., replace=True)` overrides a built-in. A hook runs behind the first prompt, once the
-session is open (`ctx.settings` and `ctx.session` are there), in the start-up's thread.
+which the REPL calls once at start, in `EXTENSIONS` order (`ui/facts_commands.py` registers `/facts` with its
+questions, `undo.py` `/undo`, the session index `/resume`; workflows come last and register `/NAME args` for each
+workflow, keeping every name taken before them). A hook may return one-line notes (instead of None) for the REPL to
+show once it has started. `register(..., replace=True)` overrides a built-in. A hook runs behind the first prompt,
+once the session is open (`ctx.settings` and `ctx.session` are there), in the start-up's thread.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 __all__ = ["EXTENSIONS", "Command", "CommandContext", "CommandRegistry", "Outcome", "builtin_commands",
            "load_extensions"]
 
-EXTENSIONS = ("cli_agent.facts", "cli_agent.journal", "cli_agent.sessions", "cli_agent.ui.workflow_commands")
+EXTENSIONS = ("cli_agent.ui.facts_commands", "cli_agent.undo", "cli_agent.sessions", "cli_agent.ui.workflow_commands")
 KEYS_HELP = ("Enter sends · Meta+Enter or Ctrl-J: new line · Ctrl-R: search history · Tab: complete · "
              "@path attaches a file · //text sends /text · Ctrl-C cancels the turn · Ctrl-D quits")
 

@@ -1,0 +1,136 @@
+"""The TOML files of the fact store (`facts.py`), as text: reading one, rendering one, writing one.
+
+    facts = load(path, FactsModel)              # validated by the store's pydantic model; no file: FactsModel()
+    text = appended(path, FactsModel, "facts", fact) or render_facts(locks, [*facts.facts, fact])
+    write(dir_fd, "facts.toml", text)           # dir_fd: the `.cli-agent` folder, opened and locked by the store
+
+`facts.toml` holds `[[facts]]` tables (id, text, author, time) and `[locks] paths = [globs]`; the user may edit it
+by hand (a commit appends its table, so comments and layout survive). The draft holds `[[proposals]]` (id, text,
+reason, time, proposed_by) and only the store writes it. A file is written atomically (a temporary file in the same
+folder, fsync, rename) through the descriptor of the `.cli-agent` folder, which the store opens and locks. A broken
+file raises ConfigError naming the file and the line.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from cli_agent.errors import ConfigError
+from cli_agent.paths import PROJECT_DIR
+
+__all__ = ["appended", "load", "render_draft", "render_facts", "tables", "write"]
+
+_FACTS_HEADER = ("# Project facts for cli-agent: the model reads them as authoritative and can only propose new ones.\n"
+                 "# `cli-agent facts` lists them; `cli-agent facts commit ID | reject ID` decides on proposals.\n"
+                 "# [locks] paths: globs (.gitignore syntax) the agent may never change. Edit this file freely.\n")
+_DRAFT_HEADER = ("# Facts proposed by the model, waiting for the user: `cli-agent facts commit ID` or `reject ID`.\n"
+                 "# Written by cli-agent; committed facts live in facts.toml.\n")
+
+
+# -- reading ---------------------------------------------------------------------------------------------------------
+
+def load(path: Path, model: type[Any]) -> Any:
+    """The file at `path` validated as `model`, or `model()` if there is none; ConfigError naming the line if broken."""
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        return model()
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        from cli_agent.specs import toml_position
+
+        raise ConfigError(f"{path}: invalid TOML: {toml_position(str(exc))}") from None
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(f"{path}: {_problem(exc, text)}") from None
+
+
+def _problem(exc: ValidationError, text: str) -> str:
+    err = exc.errors()[0]
+    loc = err["loc"]
+    key = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".")
+    if err["type"] == "extra_forbidden":
+        problem = f"{key}: unknown key"
+    elif err["type"] == "missing":
+        problem = f"{key}: missing required key"
+    else:
+        problem = f"{key}: {err['msg'][0].lower()}{err['msg'][1:]}"
+    line = _line_of(text, loc)
+    return f"line {line}: {problem}" if line else problem
+
+
+def _line_of(text: str, loc: tuple[Any, ...]) -> int | None:
+    """Best effort: the line of the table (or top-level key) an error is in."""
+    lines = text.splitlines()
+    if len(loc) >= 2 and isinstance(loc[1], int):  # facts[3] / proposals[0]: the (n+1)-th [[name]] header
+        headers = [i for i, line in enumerate(lines) if re.match(rf"\s*\[\[\s*{re.escape(str(loc[0]))}\s*\]\]", line)]
+        return headers[loc[1]] + 1 if loc[1] < len(headers) else None
+    for i, line in enumerate(lines):
+        if re.match(rf"\s*\[?\s*{re.escape(str(loc[0]))}\s*[\]=.]", line):
+            return i + 1
+    return None
+
+
+# -- writing ---------------------------------------------------------------------------------------------------------
+
+def render_facts(locks: Sequence[str], facts: Iterable[BaseModel]) -> str:
+    """A whole facts.toml, as the store writes it when appending to the user's file would not do."""
+    paths = ", ".join(_toml_string(p) for p in locks)
+    return _FACTS_HEADER + f"\n[locks]\npaths = [{paths}]\n" + tables("facts", facts)
+
+
+def render_draft(next_id: int, proposals: Iterable[BaseModel]) -> str:
+    return _DRAFT_HEADER + f"next_id = {next_id}\n" + tables("proposals", proposals)
+
+
+def appended(path: Path, model: type[Any], name: str, row: BaseModel) -> str | None:
+    """The file at `path` with a `[[name]]` table for `row` added at its end, so its comments and layout survive;
+    None if there is no file, or if the result would not read back as `model` with `row` last."""
+    try:
+        old = path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        return None
+    text = old + ("" if old.endswith("\n") or not old else "\n") + tables(name, [row])
+    try:
+        if getattr(model.model_validate(tomllib.loads(text)), name)[-1:] != [row]:
+            return None
+    except (tomllib.TOMLDecodeError, ValidationError):
+        return None
+    return text
+
+
+def tables(name: str, rows: Iterable[BaseModel]) -> str:
+    """One `[[name]]` table per row, each after a blank line, its fields as strings in the model's order."""
+    return "".join(f"\n[[{name}]]\n" + _toml_table(row.model_dump()) for row in rows)
+
+
+def write(dir_fd: int, name: str, text: str) -> None:
+    """Replace the file `name` in the open `.cli-agent` folder atomically; ConfigError if that fails."""
+    from cli_agent import atomic
+
+    try:
+        atomic.write(dir_fd, name, text.encode("utf-8"), 0o644, create=False)
+    except OSError as exc:
+        raise ConfigError(f"{PROJECT_DIR}/{name} was not written: {exc.strerror or exc}") from None
+
+
+def _toml_string(value: str) -> str:
+    import json
+
+    return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
+
+
+def _toml_table(values: dict[str, Any]) -> str:
+    return "".join(f"{key} = {_toml_string(value)}\n" for key, value in values.items())

@@ -1,0 +1,75 @@
+"""`/facts` in the REPL: the project's facts, and the user's decision on each of the model's proposals.
+
+`/facts` prints the listing (`facts.render_list`), then asks about each pending proposal: y commits it, n rejects
+it, Enter leaves it pending, Ctrl-C stops asking. `/facts list` only lists; `/facts commit ID` and `/facts reject ID`
+decide on one. A decision that fails (no such proposal any more, a broken file) is one line and the REPL goes on.
+This module registers the command over the built-in `/facts`, which only lists.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+
+from cli_agent.errors import UsageError
+from cli_agent.facts import FactStore, one_line, render_list
+from cli_agent.ui.commands import Command
+from cli_agent.ui.escape import escape_for_terminal as esc
+
+if TYPE_CHECKING:
+    from cli_agent.ui.commands import CommandContext, CommandRegistry
+
+__all__ = ["register_repl_commands"]
+
+
+def register_repl_commands(registry: CommandRegistry, ctx: CommandContext) -> None:
+    registry.register(Command("facts", "the project's facts; commit or reject the model's proposals", _repl_facts,
+                              "[commit|reject ID]",
+                              help="/facts lists the committed facts, the proposals and the locks, then asks about "
+                                   "each proposal: y commits it (the model sees it from the next turn on), n "
+                                   "rejects it, Enter leaves it pending; Ctrl-C stops asking. /facts list only "
+                                   "lists; /facts commit ID and /facts reject ID decide on one.",
+                              complete=lambda c, args: ["list", "commit", "reject"]), replace=True)
+
+
+def _repl_facts(ctx: CommandContext, args: str) -> None:
+    store = FactStore(ctx.session.workspace.root)
+    word, _, rest = args.partition(" ")
+    if word in ("commit", "reject") and rest.strip():
+        _decide(ctx, store, word, rest.strip())
+        return
+    if word not in ("", "list"):
+        ctx.console.print(Text(f"usage: /facts [list|commit ID|reject ID], not {esc(args)!r}", style="yellow"))
+        return
+    ctx.console.print(Text(esc(render_list(store, how="/facts"))))
+    if word == "list":
+        return
+    for proposal in store.pending():
+        try:
+            answer = ctx.ask(f"{proposal.id} {_clip(proposal.text)!r}: commit? [y/n, Enter: later] ",
+                             choices=("y", "n"))
+        except (KeyboardInterrupt, EOFError):
+            ctx.console.print(Text("stopped: the rest stay pending", style="yellow"))
+            return
+        choice = {"y": "commit", "yes": "commit", "n": "reject", "no": "reject"}.get(answer.strip().lower())
+        if choice is not None:
+            _decide(ctx, store, choice, proposal.id)
+
+
+def _decide(ctx: CommandContext, store: FactStore, choice: str, fact_id: str) -> None:
+    try:
+        if choice == "commit":
+            fact = store.commit(fact_id)
+            said, style = f"committed {fact.id}: {fact.text} (the model sees it from the next turn)", "green"
+        else:
+            proposal = store.reject(fact_id)
+            said, style = f"rejected {proposal.id}: {proposal.text}", ""
+    except UsageError as exc:  # no such proposal (any more), a broken file: one line, the REPL goes on
+        said, style = str(exc), "yellow"
+    ctx.console.print(Text(esc(said), style=style))
+
+
+def _clip(text: str, width: int = 70) -> str:
+    text = one_line(text)
+    return text if len(text) <= width else text[:width - 1] + "…"
