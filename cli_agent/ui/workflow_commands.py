@@ -9,7 +9,7 @@ renderer, approval and Ctrl-C.
 
 Names: a workflow is `/NAME`, and `/wf:NAME` too. When NAME is already a command (a built-in such as `/clear`, or
 `/undo`, `/resume`: this module registers last), the command keeps it and the workflow is only `/wf:NAME`; the REPL
-says so under its banner, and `/workflows` says it again.
+says so once it has started (before the first answer), and `/workflows` says it again.
 """
 
 from __future__ import annotations
