@@ -213,6 +213,14 @@ def verify(spec: ModelSpec, path: Path, *, force: bool = False, quiet: bool = Fa
 
 # ---- assembly -------------------------------------------------------------------------------------------------
 
+def needs_setup(spec: ModelSpec) -> bool:
+    """`ensure_model` will assemble or check the file (with a progress bar): its first use, or a changed file."""
+    path = model_path(spec)
+    if spec.assembled and not path.exists():
+        return True
+    return path.is_file() and spec.sha256 is not None and not _recorded(spec, path)
+
+
 def ensure_model(spec: ModelSpec, *, quiet: bool = False) -> Path:
     """The verified model file, assembling it first if it is not in the cache yet."""
     path = model_path(spec)

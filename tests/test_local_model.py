@@ -18,7 +18,16 @@ from cli_agent import local_model
 from cli_agent.cli import run
 from cli_agent.config import LocalSettings, Settings
 from cli_agent.errors import UsageError
-from cli_agent.local_model import CATALOG, Chunk, ModelSpec, ensure_model, model_status, requirements, resolve_model
+from cli_agent.local_model import (
+    CATALOG,
+    Chunk,
+    ModelSpec,
+    ensure_model,
+    model_status,
+    needs_setup,
+    requirements,
+    resolve_model,
+)
 from cli_agent.providers.local import KEY_VARIABLES, default_to_local
 from cli_agent.providers.scripted import ScriptedProvider
 from cli_agent.registry import Registry
@@ -231,3 +240,24 @@ def test_no_model_and_no_key_runs_local_and_says_so_in_json(tmp_path, capsys):
     report = json.loads(capsys.readouterr().out)
     assert chosen == ["local"] and report["answer"] == "hi"
     assert any("bundled local model" in note for note in report["notes"])
+
+
+def test_needs_setup_until_the_file_is_assembled_and_recorded_and_again_when_it_changes(chunked):
+    assert needs_setup(chunked)  # not assembled yet: ensure_model will draw a progress bar
+    path = ensure_model(chunked, quiet=True)
+    assert not needs_setup(chunked)
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 1_000_000_000))
+    assert needs_setup(chunked)  # the record no longer vouches for it: it will be hashed again
+
+
+def test_the_repl_leaves_the_local_models_set_up_to_the_foreground(chunked, monkeypatch):
+    from cli_agent.config import Settings
+    from cli_agent.providers import local
+
+    monkeypatch.setattr(local, "resolve_model", lambda choice: chunked)
+    monkeypatch.setattr(local, "runtime_version", lambda: "0.3.36")
+    assert local.setup_pending(Settings())  # no model configured: the local one, not assembled yet
+    assert local.setup_pending(Settings(model="local"))
+    assert not local.setup_pending(Settings(model="openai/gpt-4o-mini"))
+    ensure_model(chunked, quiet=True)
+    assert not local.setup_pending(Settings(model="local"))

@@ -230,10 +230,10 @@ def test_the_start_up_loads_and_opens_nothing_until_started_then_all_of_it_in_it
     monkeypatch.setenv("CLI_AGENT_HOME", str(tmp_path / "home"))
     calls: list[str] = []
     settings = Settings(model="scripted:x", workspace=str(tmp_path), trace=str(tmp_path / "t.jsonl"))
-    startup = Startup(loader(settings, calls), lambda s: ScriptedProvider([]))
+    startup = Startup(loader(settings, calls), lambda s: ScriptedProvider([]), foreground=lambda s: False)
     assert calls == [] and startup.settings is None and startup.session is None and not startup.ready
     threads, ready = [], threading.Event()
-    startup.start(lambda session: threads.append(threading.current_thread()), on_ready=ready.set)
+    startup.start(lambda: threads.append(threading.current_thread()), on_ready=ready.set)
     session = startup.get()
     assert calls == ["load"] and startup.ready and ready.wait(5)
     assert threads and threads[0] is not threading.main_thread()  # `then` ran in the start-up's thread
@@ -241,6 +241,27 @@ def test_the_start_up_loads_and_opens_nothing_until_started_then_all_of_it_in_it
     startup.close()
     assert session.trace._file is None  # closed with the start-up
     assert '"type": "trace_header"' in (tmp_path / "t.jsonl").read_text()
+
+
+def test_a_session_whose_set_up_draws_on_the_terminal_is_opened_by_get_in_the_callers_thread(tmp_path, monkeypatch):
+    """The local model's first use draws a progress bar: not over the prompt, but when the first line is sent."""
+    monkeypatch.setenv("CLI_AGENT_HOME", str(tmp_path / "home"))
+    settings = Settings(model="scripted:x", workspace=str(tmp_path), trace=str(tmp_path / "t.jsonl"))
+    opened_in: list[threading.Thread] = []
+
+    def factory(s):
+        opened_in.append(threading.current_thread())
+        return ScriptedProvider([])
+
+    startup = Startup(loader(settings), factory, foreground=lambda s: s.model == "scripted:x")
+    extended = threading.Event()
+    startup.start(extended.set)
+    startup._done.wait(5)
+    assert startup.ready and extended.is_set() and startup.settings is not None and startup.session is None
+    assert opened_in == []  # nothing drawn behind the prompt
+    session = startup.get()
+    assert opened_in == [threading.current_thread()] and session is startup.session
+    startup.close()
 
 
 @pytest.mark.parametrize("broken", ["config", "model", "workspace"])
@@ -257,7 +278,7 @@ def test_a_start_up_that_fails_hands_its_error_to_on_error_and_to_get(tmp_path, 
         raise UsageError("no model configured")
 
     startup = Startup(load if broken == "config" else loader(settings),
-                      factory if broken == "model" else (lambda s: ScriptedProvider([])))
+                      factory if broken == "model" else (lambda s: ScriptedProvider([])), foreground=lambda s: False)
     seen: list[BaseException] = []
     startup.start(on_error=seen.append)
     expected = {"config": "max_steps: expected an integer", "model": "no model configured",

@@ -29,7 +29,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from cli_agent.config import LocalSettings
 from cli_agent.errors import ProviderError, RunTimeoutError, UsageError
-from cli_agent.local_model import ensure_model, install_command, resolve_model, runtime_version
+from cli_agent.local_model import ensure_model, install_command, needs_setup, resolve_model, runtime_version
 from cli_agent.providers.base import ProviderReply, ProviderRequest
 from cli_agent.providers.openai_http import OpenAIHTTPProvider
 
@@ -68,6 +68,18 @@ def default_to_local(settings: Settings, env: dict[str, str] | None = None) -> t
     note = (f"no model or API key configured: using the bundled local model ({settings.local.model}); "
             "pass --model to use another")
     return settings.model_copy(update={"model": LOCAL_MODEL}), note
+
+
+def setup_pending(settings: Settings) -> bool:
+    """The settings select the local model (named, or by default) and its file still has to be assembled or checked,
+    which takes seconds to a minute behind a progress bar; False when it is ready, or not the local model."""
+    settings, _ = default_to_local(settings)
+    if settings.model != LOCAL_MODEL or runtime_version() is None:
+        return False
+    try:
+        return needs_setup(resolve_model(settings.local.model))
+    except UsageError:  # opening the session says what is wrong
+        return False
 
 
 def _free_port() -> int:

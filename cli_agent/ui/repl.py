@@ -103,7 +103,7 @@ class Repl:
             self._approver = TerminalApprover(self.console)
         return self._approver
 
-    def _extend(self, session: Session) -> None:
+    def _extend(self) -> None:
         """Behind the prompt: the extensions' commands (the workflows), registered into a copy of the registry that
         replaces it whole, so the completer never sees it half-made."""
         from cli_agent.ui.commands import load_extensions

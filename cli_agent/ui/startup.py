@@ -6,6 +6,10 @@ workflows cost more than everything before the prompt together. `Startup.start()
 thread once the prompt is on screen, while the user types; the first line sent waits for it (`get()`). A failure
 (a bad config file, no model, a missing workspace or session to resume) is raised by `get()` and handed to
 `on_error` at once, so the REPL ends with that error's one line and exit code.
+
+One session is left to the foreground: the bundled local model's first use assembles and checks its 1 GiB file
+with a progress bar, which must not draw over the prompt; that session opens when the first line is sent
+(`get()` in the main thread, the prompt gone), progress bar and all.
 """
 
 from __future__ import annotations
@@ -31,13 +35,16 @@ class Startup:
 
     `load` gives the layered settings; `resume` is the session to continue (sessions.LATEST or an id), given to the
     new session before its first run. `settings`, `session` and `resumed` (the continued session's index entry) are
-    None until made."""
+    None until made. `foreground(settings)`: True when opening the session draws on the terminal, so the background
+    thread leaves it to `get()` (default: the local model's one-time set-up)."""
 
     def __init__(self, load: Callable[[], Loaded] | None = None, provider_factory: ProviderFactory | None = None,
-                 *, session: Session | None = None, resume: str | None = None) -> None:
+                 *, session: Session | None = None, resume: str | None = None,
+                 foreground: Callable[[Settings], bool] | None = None) -> None:
         self.load = load
         self.provider_factory = provider_factory
         self.resume = resume
+        self.foreground = foreground or _local_setup_pending
         self.session = session
         self.settings: Settings | None = session.settings if session is not None else None
         self.resumed: SessionEntry | None = None
@@ -50,22 +57,26 @@ class Startup:
 
     @property
     def ready(self) -> bool:
-        """The session is open (or failed to open) and the `then` hook of `start()` has run."""
+        """The settings are loaded, the session is open (or left to the foreground) or failed to open, and the
+        `then` hook of `start()` has run."""
         return self._done.is_set()
 
-    def start(self, then: Callable[[Session], None] = lambda session: None,
+    def start(self, then: Callable[[], None] = lambda: None,
               on_error: Callable[[BaseException], None] = lambda exc: None,
               on_ready: Callable[[], None] = lambda: None) -> None:
-        """Open the session in a background thread, then run `then(session)` there (still before `ready`); then
-        `on_ready()`, and the warm-up for the first turn. A failure goes to `on_error` and to whoever calls `get()`.
-        Does nothing when started or given a session already."""
+        """Load the settings and open the session in a background thread, then run `then()` there (still before
+        `ready`); then `on_ready()`, and the warm-up for the first turn. A failure goes to `on_error` and to whoever
+        calls `get()`. Does nothing when started or given a session already."""
         if self.ready or self._thread is not None:
             return
 
         def opening() -> None:
             try:
-                session = self._open()
-                then(session)
+                assert self.load is not None
+                self.settings = self.load().settings
+                if not self.foreground(self.settings):
+                    self._open()
+                then()
             except BaseException as exc:  # handed to the main thread, which raises it
                 self.error = exc
                 self._done.set()
@@ -73,8 +84,8 @@ class Startup:
                 return
             self._done.set()
             on_ready()
-            if not self._closing:
-                preload(session.provider)
+            if not self._closing and self.session is not None:
+                preload(self.session.provider)
 
         self._thread = threading.Thread(target=opening, name="startup", daemon=True)
         self._thread.start()
@@ -82,8 +93,8 @@ class Startup:
     def _open(self) -> Session:
         from cli_agent.session import default_provider_factory, open_session
 
-        assert self.load is not None
-        self.settings = settings = self.load().settings
+        settings = self.settings
+        assert settings is not None
         resumed = None
         if self.resume is not None:
             from cli_agent.sessions import load_resumable
@@ -110,6 +121,14 @@ class Startup:
             self._done.wait()
         if self.error is not None:
             raise self.error
+        if self.session is None:  # left to the foreground
+            try:
+                self._open()
+            except KeyboardInterrupt:  # the user stopped waiting: the next line tries again
+                raise
+            except BaseException as exc:
+                self.error = exc
+                raise
         assert self.session is not None
         return self.session
 
@@ -122,6 +141,12 @@ class Startup:
             self._thread.join(timeout)
         if self.session is not None:
             self.session.close()
+
+
+def _local_setup_pending(settings: Settings) -> bool:
+    from cli_agent.providers.local import setup_pending
+
+    return setup_pending(settings)
 
 
 def preload(provider: Any) -> None:
