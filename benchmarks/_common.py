@@ -9,6 +9,7 @@ benchmarks leave nothing in the user's dirs.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -18,12 +19,12 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-__all__ = ["REPO", "Row", "Sample", "bench_env", "cli_command", "corpus_dir", "emit", "load_note", "measure",
-           "median", "python_command"]
+__all__ = ["REPO", "Row", "Sample", "bench_env", "cli_command", "corpus_dir", "emit", "fake_model_dirs", "load_note",
+           "measure", "measure_ok", "median", "python_command"]
 
 REPO = Path(__file__).resolve().parents[1]
 PYCACHE = Path(tempfile.gettempdir()) / "cli-agent-bench-pycache"
@@ -104,6 +105,25 @@ def cli_command() -> list[str]:
     script = Path(sys.executable).with_name("cli-agent")
     found = script if script.exists() else shutil.which("cli-agent")
     return [str(found)] if found else [sys.executable, "-m", "cli_agent"]
+
+
+@contextlib.contextmanager
+def fake_model_dirs(reply: str) -> Iterator[tuple[str, Path, Path]]:
+    """(url, home, workspace): the loopback fake model answering `reply`, and a fresh home and workspace."""
+    from cli_agent.providers.fake_server import FakeOpenAIServer
+
+    with tempfile.TemporaryDirectory() as tmp, FakeOpenAIServer(instant=reply) as server:
+        home, ws = Path(tmp, "home"), Path(tmp, "ws")
+        ws.mkdir()
+        yield server.url, home, ws
+
+
+def measure_ok(argv: Sequence[str], home: Path, ws: Path, expect: str, what: str) -> Sample:
+    """`measure` a child that must exit 0 with `expect` in its output; else the benchmark stops, saying why."""
+    sample = measure(argv, env=bench_env(home), cwd=ws)
+    if sample.code != 0 or expect not in sample.out:
+        raise SystemExit(f"{what} failed (exit {sample.code}): {sample.out[-500:]}")
+    return sample
 
 
 def measure(argv: Sequence[str], *, env: dict[str, str], cwd: Path, stdin_text: str | None = None,

@@ -4,15 +4,12 @@
 from __future__ import annotations
 
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import Row, Sample, bench_env, emit, measure, median, python_command
+from _common import Row, Sample, emit, fake_model_dirs, measure_ok, median, python_command
 from oneshot import WARMUP, run_cli
-
-from cli_agent.providers.fake_server import FakeOpenAIServer
 
 TARGET = 2.5
 RUNS = 7
@@ -20,24 +17,19 @@ FLOOR = Path(__file__).resolve().parent / "floor_httpx.py"
 
 
 def run_floor(url: str, home: Path, ws: Path) -> Sample:
-    sample = measure([*python_command(), str(FLOOR), url], env=bench_env(home), cwd=ws)
-    if sample.code != 0 or "hi" not in sample.out:
-        raise SystemExit(f"the httpx floor script failed (exit {sample.code}): {sample.out[-500:]}")
-    return sample
+    return measure_ok([*python_command(), str(FLOOR), url], home, ws, "hi", "the httpx floor script")
 
 
 def measure_rows(runs: int = RUNS) -> list[Row]:
-    with tempfile.TemporaryDirectory() as tmp, FakeOpenAIServer(instant="hi") as server:
-        home, ws = Path(tmp, "home"), Path(tmp, "ws")
-        ws.mkdir()
+    with fake_model_dirs("hi") as (url, home, ws):
         for _ in range(WARMUP):
-            run_cli(server.url, home, ws)
-            run_floor(server.url, home, ws)
+            run_cli(url, home, ws)
+            run_floor(url, home, ws)
         ours: list[Sample] = []
         floor: list[Sample] = []
         for _ in range(runs):
-            ours.append(run_cli(server.url, home, ws))
-            floor.append(run_floor(server.url, home, ws))
+            ours.append(run_cli(url, home, ws))
+            floor.append(run_floor(url, home, ws))
     wall_ours, wall_floor = median([s.wall for s in ours]), median([s.wall for s in floor])
     cpu_ours, cpu_floor = median([s.cpu for s in ours]), median([s.cpu for s in floor])
     ratio = wall_ours / wall_floor

@@ -7,14 +7,11 @@ median CPU time (what the wall time would be on an idle machine, give or take th
 from __future__ import annotations
 
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import Row, Sample, bench_env, cli_command, emit, measure, median
-
-from cli_agent.providers.fake_server import FakeOpenAIServer
+from _common import Row, Sample, cli_command, emit, fake_model_dirs, measure_ok, median
 
 TARGET_WALL = 0.40  # seconds (Codex CLI: 0.41 s)
 TARGET_RSS_MIB = 120.0  # MiB (Codex CLI: 148 MiB)
@@ -27,19 +24,14 @@ def oneshot_argv(url: str) -> list[str]:
 
 
 def run_cli(url: str, home: Path, ws: Path) -> Sample:
-    sample = measure(oneshot_argv(url), env=bench_env(home), cwd=ws)
-    if sample.code != 0 or "hi" not in sample.out:
-        raise SystemExit(f"cli-agent failed (exit {sample.code}): {sample.out[-500:]}")
-    return sample
+    return measure_ok(oneshot_argv(url), home, ws, "hi", "cli-agent")
 
 
 def measure_rows(runs: int = RUNS) -> list[Row]:
-    with tempfile.TemporaryDirectory() as tmp, FakeOpenAIServer(instant="hi") as server:
-        home, ws = Path(tmp, "home"), Path(tmp, "ws")
-        ws.mkdir()
+    with fake_model_dirs("hi") as (url, home, ws):
         for _ in range(WARMUP):
-            run_cli(server.url, home, ws)
-        samples = [run_cli(server.url, home, ws) for _ in range(runs)]
+            run_cli(url, home, ws)
+        samples = [run_cli(url, home, ws) for _ in range(runs)]
     wall = median([s.wall for s in samples])
     cpu = median([s.cpu for s in samples])
     rss = max(s.rss_kib for s in samples) / 1024

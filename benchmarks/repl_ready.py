@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -15,9 +14,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import Row, bench_env, cli_command, emit, median
-
-from cli_agent.providers.fake_server import FakeOpenAIServer
+from _common import Row, bench_env, cli_command, emit, fake_model_dirs, median
 
 TARGET = 0.25  # seconds
 RUNS = 5
@@ -90,12 +87,10 @@ def ready_and_answered(url: str, home: Path, ws: Path) -> tuple[float, float, fl
 def sample_repl(once: Callable[[str, Path, Path], tuple[float, float]], runs: int) -> tuple[float, float]:
     """Medians of (wall, CPU) over `runs` calls of `once(url, home, ws)` after WARMUP, in a fresh temp home and
     workspace with the loopback fake model."""
-    with tempfile.TemporaryDirectory() as tmp, FakeOpenAIServer(instant=REPLY) as server:
-        home, ws = Path(tmp, "home"), Path(tmp, "ws")
-        ws.mkdir()
+    with fake_model_dirs(REPLY) as (url, home, ws):
         for _ in range(WARMUP):
-            once(server.url, home, ws)
-        samples = [once(server.url, home, ws) for _ in range(runs)]
+            once(url, home, ws)
+        samples = [once(url, home, ws) for _ in range(runs)]
     return median([s[0] for s in samples]), median([s[1] for s in samples])
 
 
