@@ -56,6 +56,7 @@ Output = Annotated[str | None, typer.Option("--output", "-o", help="text | json 
 TracePath = Annotated[str | None, typer.Option("--trace", help="Write the trace here (default: user state dir).")]
 NoTools = Annotated[bool | None, typer.Option("--no-tools", help="Plain chat: no tools, no enhanced prompt.")]
 ConfigFile = Annotated[Path | None, typer.Option("--config", help="A config file layered over project and user.")]
+AsJson = Annotated[bool, typer.Option("--json", help="As JSON.")]
 
 
 def _flags(**values: Any) -> dict[str, Any]:
@@ -118,7 +119,7 @@ def root(ctx: typer.Context,
 
 
 @tools_app.callback()
-def tools_list(ctx: typer.Context, as_json: Annotated[bool, typer.Option("--json", help="As JSON.")] = False) -> int:
+def tools_list(ctx: typer.Context, as_json: AsJson = False) -> int:
     """List the tools the model can use, by category."""
     if ctx.invoked_subcommand is not None:
         return 0
@@ -206,14 +207,11 @@ def workflow_run(ctx: typer.Context, name: str,
 facts_app = typer.Typer(help="Project facts: list them with the pending proposals, commit or reject a proposal.",
                         invoke_without_command=True)
 app.add_typer(facts_app, name="facts")
-AsJson = Annotated[bool, typer.Option("--json", help="As JSON.")]
 
 
 def _fact_store(ctx: typer.Context, workspace: str | None, config: Path | None) -> Any:
     from cli_agent.facts import FactStore
 
-    if workspace is not None:  # `facts -C DIR commit ID`: the group's -C holds for its commands too
-        ctx.find_root().obj.flags = dict(ctx.find_root().obj.flags or {}) | {"workspace": workspace}
     return FactStore(_load(ctx, workspace=workspace, config=config).settings.workspace)
 
 
@@ -234,9 +232,11 @@ def _print_facts(store: Any, as_json: bool) -> None:
 def facts_root(ctx: typer.Context, workspace: Workspace = None, config: ConfigFile = None,
                as_json: AsJson = False) -> int:
     """List committed facts, pending proposals and locks (the same as `facts list`)."""
-    store = _fact_store(ctx, workspace, config)
-    if ctx.invoked_subcommand is None:
-        _print_facts(store, as_json)
+    if ctx.invoked_subcommand is not None:  # `facts -C DIR commit ID`: the group's flags hold for its commands
+        root = ctx.find_root().obj
+        root.flags = dict(root.flags or {}) | _flags(workspace=workspace, config=config)
+        return 0
+    _print_facts(_fact_store(ctx, workspace, config), as_json)
     return 0
 
 
@@ -268,7 +268,6 @@ def facts_reject(ctx: typer.Context, fact_id: Annotated[str, typer.Argument(meta
     proposal = _fact_store(ctx, workspace, config).reject(fact_id)
     typer.echo(f"rejected {proposal.id}: {proposal.text}")
     return 0
-
 
 
 # -- replay, eval and sessions (issue 7) --------------------------------------------------------------------------
@@ -314,12 +313,11 @@ def eval_cmd(ctx: typer.Context,
 
 @app.command("sessions")
 def sessions_cmd(ctx: typer.Context, workspace: Workspace = None, config: ConfigFile = None,
-                 as_json: Annotated[bool, typer.Option("--json", help="As JSON.")] = False) -> int:
+                 as_json: AsJson = False) -> int:
     """This workspace's sessions, last used first; continue one with -c or --resume ID."""
     from cli_agent.sessions import print_sessions
 
     return print_sessions(_load(ctx, workspace=workspace, config=config).settings.workspace, as_json=as_json)
-
 
 
 # -- undo (issue 9) -----------------------------------------------------------------------------------------------
@@ -371,7 +369,6 @@ def local_status(ctx: typer.Context,
     if not status.ok:
         raise errors.UsageError(status.check)
     return 0
-
 
 
 # -- errors to exit codes, in one place ---------------------------------------------------------------------------
