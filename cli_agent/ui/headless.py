@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -22,7 +23,7 @@ from cli_agent.events import (
 )
 from cli_agent.ui.escape import escape_for_terminal
 
-__all__ = ["JsonReport", "StreamJsonPrinter", "TextPrinter"]
+__all__ = ["JsonReport", "StreamJsonPrinter", "TextPrinter", "output_sink"]
 
 
 @dataclass
@@ -130,3 +131,10 @@ class TextPrinter:
         elif isinstance(event, RunFinished) and event.answer:
             self.out.write(event.answer.rstrip("\n") + "\n")
             self.out.flush()
+
+
+def output_sink(output: str, report: JsonReport) -> Callable[[Event], None]:
+    """The front end `--output` names: `report` for json, else the stream-json or the text printer."""
+    if output == "json":
+        return report
+    return StreamJsonPrinter() if output == "stream-json" else TextPrinter()

@@ -12,7 +12,7 @@ from cli_agent.events import ApprovalAsked, Decision
 if TYPE_CHECKING:
     from cli_agent.config import Settings
 
-__all__ = ["deny_all", "read_task", "run_one_shot", "run_tool"]
+__all__ = ["approver_for", "deny_all", "read_task", "run_one_shot", "run_tool"]
 
 
 def deny_all(asked: ApprovalAsked) -> Decision:
@@ -33,7 +33,8 @@ def read_task(prompt: str) -> str:
     return text
 
 
-def _approver(interactive: bool) -> Any:
+def approver_for(interactive: bool) -> Any:
+    """The terminal's approval question, or `deny_all` for a run no one watches."""
     if not interactive:
         return deny_all
     from cli_agent.ui.approve import TerminalApprover
@@ -44,7 +45,7 @@ def _approver(interactive: bool) -> Any:
 def run_one_shot(settings: Settings, prompt: str, *, provider_factory: Any, resume: str | None = None) -> int:
     """`resume`: continue that session (sessions.LATEST or an id) instead of starting a new one."""
     from cli_agent.session import drive, error_for, is_interactive, open_session
-    from cli_agent.ui.headless import JsonReport, StreamJsonPrinter, TextPrinter
+    from cli_agent.ui.headless import JsonReport, output_sink
 
     text = read_task(prompt)
     interactive = is_interactive()
@@ -57,13 +58,8 @@ def run_one_shot(settings: Settings, prompt: str, *, provider_factory: Any, resu
     try:
         if resumed is not None:
             resume_into(session, *resumed)
-        if settings.output == "json":
-            sink: Any = JsonReport(trace=str(session.trace_path), notes=session.notes)
-        elif settings.output == "stream-json":
-            sink = StreamJsonPrinter()
-        else:
-            sink = TextPrinter()
-        finished = drive(session.run(text, _approver(interactive)), session.trace, sink)
+        sink = output_sink(settings.output, JsonReport(trace=str(session.trace_path), notes=session.notes))
+        finished = drive(session.run(text, approver_for(interactive)), session.trace, sink)
     finally:
         session.close()
     error = error_for(finished)
@@ -110,7 +106,7 @@ def run_tool(settings: Settings, name: str, json_args: str) -> int:
         verdict = assess(CallFacts(name, prepared.spec.requires_approval, kind), policy)
         allowed = verdict.verdict is Verdict.ALLOW
         if verdict.verdict is Verdict.ASK:
-            allowed = _approver(True)(ApprovalAsked(call=call, change=prepared.change, index=1, total=1)).approves
+            allowed = approver_for(True)(ApprovalAsked(call=call, change=prepared.change, index=1, total=1)).approves
         if allowed:
             envelope = dispatcher.execute(prepared)
             code = 0 if envelope.ok else 1

@@ -149,17 +149,20 @@ def _local_setup_pending(settings: Settings) -> bool:
     return setup_pending(settings)
 
 
-def preload(provider: Any) -> None:
-    """Import what the first turn needs: LiteLLM when the provider uses it, else the provider's own `preload` (the
-    HTTP transport's httpx), then the renderer's Rich modules. Quietly: the first request reports a broken
-    install properly."""
-    try:
-        from cli_agent.providers import litellm_provider
-    except ImportError:
-        return
+def _preloader(provider: Any) -> Callable[[], Any] | None:
+    """What imports the provider's modules: LiteLLM's `preload` for a LiteLLM model, else the provider's own (the
+    HTTP transport's httpx); None when it needs nothing (the scripted one)."""
+    from cli_agent.providers import litellm_provider
+
     owner = litellm_provider if isinstance(provider, litellm_provider.LiteLLMProvider) else provider
+    return getattr(owner, "preload", None)
+
+
+def preload(provider: Any) -> None:
+    """Import what the first turn needs: the provider's modules (`_preloader`), then the renderer's Rich modules.
+    Quietly: the first request reports a broken install properly."""
+    load = _preloader(provider)
     with contextlib.suppress(Exception):
-        load = getattr(owner, "preload", None)
         if load is not None:
             load()
         for module in FIRST_TURN_MODULES:
@@ -169,10 +172,7 @@ def preload(provider: Any) -> None:
 def warm_up(provider: Any, load: Callable[[], Any] | None = None) -> threading.Thread | None:
     """`preload` in a background thread (or `load` instead); None when the provider needs nothing loaded (the
     scripted one)."""
-    from cli_agent.providers import litellm_provider
-
-    lite = isinstance(provider, litellm_provider.LiteLLMProvider)
-    if load is None and getattr(litellm_provider if lite else provider, "preload", None) is None:
+    if load is None and _preloader(provider) is None:
         return None
 
     def quietly() -> None:
