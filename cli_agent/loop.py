@@ -357,7 +357,7 @@ class Agent:
         fixed = _tokens(plan.system or "") + _tokens(str(plan.schemas or ""))
         used = fixed + sum(_tokens(_size_of(m)) for m in self.history)
         elided = 0
-        for index, tool in self._results[:-1] if len(self._results) > 1 else []:
+        for index, tool in self._results[:-1]:  # the newest result is never elided
             if used <= budget:
                 break
             message = self.history[index]

@@ -117,14 +117,10 @@ def _json_objects(text: str) -> tuple[list[Any], str | None]:
     while i != -1:
         try:
             obj, end = decoder.raw_decode(text, i)
-        except json.JSONDecodeError as exc:
+        except (json.JSONDecodeError, RecursionError) as exc:  # RecursionError: nested deeper than it can follow
             if failure is None:
-                failure = f"{exc.msg} (line {exc.lineno}, column {exc.colno})"
-            i = text.find("{", i + 1)
-            continue
-        except RecursionError:  # nested deeper than the decoder can follow
-            if failure is None:
-                failure = "the JSON is nested too deeply"
+                failure = (f"{exc.msg} (line {exc.lineno}, column {exc.colno})"
+                           if isinstance(exc, json.JSONDecodeError) else "the JSON is nested too deeply")
             i = text.find("{", i + 1)
             continue
         found.append(obj)

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from cli_agent.config import Settings
     from cli_agent.journal import Journal
     from cli_agent.messages import ToolCall
-    from cli_agent.prompting import PromptBuilder
+    from cli_agent.prompting import BuiltPrompt, PromptBuilder
     from cli_agent.providers.base import Provider
     from cli_agent.registry import Registry
     from cli_agent.sandbox import Workspace
@@ -43,7 +43,7 @@ __all__ = [
 
 ProviderFactory = Callable[["Settings"], "Provider"]
 LISTING_LIMIT = 200  # workspace files named in the system prompt
-AGENTS_MD_LIMIT = 16_000  # characters of AGENTS.md in the system prompt
+AGENTS_MD_LIMIT = 16_000  # bytes of AGENTS.md read; the prompt keeps prompting.MAX_AGENTS_MD_CHARS of them
 
 
 def is_interactive() -> bool:
@@ -165,7 +165,7 @@ def open_session(settings: Settings, *, interactive: bool, provider_factory: Pro
     workspace = workspace_for(settings, before_write=journal.record if journal is not None else None)
     registry = Registry.builtin()
     provider = provider_factory(settings)
-    protocol = _protocol_name(settings, provider)
+    protocol = planned_protocol(settings, provider.supports_native_tools)
     exposed = [spec.name for spec in registry.specs() if spec.exposed_to_model]
     dispatcher = Dispatcher(registry, ToolContext(workspace), allowed=exposed)
     policy = Policy(mode=ApprovalMode(settings.approval), interactive=interactive, yes=settings.yes)
@@ -193,10 +193,6 @@ def open_session(settings: Settings, *, interactive: bool, provider_factory: Pro
     return session
 
 
-def _protocol_name(settings: Settings, provider: Provider) -> str:
-    return planned_protocol(settings, provider.supports_native_tools)
-
-
 def planned_protocol(settings: Settings, supports_native_tools: Callable[[], bool]) -> str:
     """The wire protocol of a session; `supports_native_tools` is asked only when `auto` needs it, so `cli-agent
     prompt` resolves it the way a run does without starting a model it may not need."""
@@ -220,12 +216,16 @@ class Planner:
         self._builder: PromptBuilder | None = None  # one PromptBuilder, and so one render cache, per session
 
     def __call__(self, task: str, only_tools: Collection[str] | None) -> Plan:
+        return self.plan(task, only_tools)[0]
+
+    def plan(self, task: str, only_tools: Collection[str] | None) -> tuple[Plan, BuiltPrompt | None]:
+        """The plan, and the prompt it was built from (None for plain chat)."""
         from cli_agent.prompting import plan_fingerprint
 
         options = self.options()
         if self.protocol == "plain":
             system = self.settings.system_prompt
-            return Plan(system, None, options, plan_fingerprint(system or "", None, options))
+            return Plan(system, None, options, plan_fingerprint(system or "", None, options)), None
         built = self.build(task, only_tools)
         system = built.system
         if self.settings.model == "local" and self.protocol == "json":  # constrained decoding (issue 8)
@@ -235,7 +235,7 @@ class Planner:
             options["response_format"] = {"type": "json_object", "schema": json_protocol_schema(built.tools)}
             system += CONSTRAINED_ANSWER
         schemas = tuple(built.schemas) if self.protocol == "native" else None
-        return Plan(system, schemas, options, plan_fingerprint(system, list(schemas or ()), options))
+        return Plan(system, schemas, options, plan_fingerprint(system, list(schemas or ()), options)), built
 
     def options(self) -> dict[str, object]:
         options: dict[str, object] = {"model": self.settings.model or "", "protocol": self.protocol}
@@ -247,7 +247,7 @@ class Planner:
             options["tool_choice"] = "auto"
         return options
 
-    def build(self, task: str, only_tools: Collection[str] | None):  # type: ignore[no-untyped-def]
+    def build(self, task: str, only_tools: Collection[str] | None) -> BuiltPrompt:
         from cli_agent.prompting import PromptBuilder, PromptContext
 
         files = self.workspace.walk(".", limit=LISTING_LIMIT + 1)

@@ -184,8 +184,9 @@ def toml_position(message: str) -> str:
 
 def check_handler(spec: ToolSpec, handler: Callable[..., Any]) -> str | None:
     """The mismatch between a handler's signature and the spec's parameters as `field: message`, or None."""
-    label = f"{getattr(handler, '__module__', '?')}.{getattr(handler, '__qualname__', handler)}{_signature(handler)}"
-    params = list(inspect.signature(handler).parameters.values())
+    signature = inspect.signature(handler)
+    label = f"{getattr(handler, '__module__', '?')}.{getattr(handler, '__qualname__', handler)}{signature}"
+    params = list(signature.parameters.values())
     if not params or params[0].kind not in (params[0].POSITIONAL_ONLY, params[0].POSITIONAL_OR_KEYWORD):
         return f"name: handler {label} must take the tool context as its first positional parameter"
     keyword = {}
@@ -204,13 +205,6 @@ def check_handler(spec: ToolSpec, handler: Callable[..., Any]) -> str | None:
         if name not in properties:
             return f"parameters.properties: missing {name!r}, a parameter of handler {label}"
     return None
-
-
-def _signature(handler: Callable[..., Any]) -> str:
-    try:
-        return str(inspect.signature(handler))
-    except (TypeError, ValueError):
-        return "(?)"
 
 
 def content_key(directory: Any) -> str:

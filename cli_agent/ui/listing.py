@@ -45,10 +45,10 @@ def print_prompt(settings: Settings, *, task: str, as_json: bool) -> None:
     settings, _ = default_to_local(settings.model_copy(update={"no_tools": False}))
     protocol = planned_protocol(settings, lambda: _supports_native_tools(settings))
     planner = Planner(settings, Registry.builtin(), workspace_for(settings), protocol)
-    plan = planner(task, None)
+    plan, built = planner.plan(task, None)
     if as_json:
-        built = planner.build(task, None)
-        out = {"protocol": protocol, "system": plan.system, "tools": list(built.schemas), "options": plan.options,
+        tools = list(built.schemas) if built is not None else []
+        out = {"protocol": protocol, "system": plan.system, "tools": tools, "options": plan.options,
                "fingerprint": plan.fingerprint}
         sys.stdout.write(json.dumps(out, indent=2, ensure_ascii=False) + "\n")
     else:
