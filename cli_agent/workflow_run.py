@@ -31,7 +31,7 @@ from typing import IO, TYPE_CHECKING, Any
 from cli_agent import errors
 from cli_agent.events import Event, EventStream, RunFinished, StopReason
 from cli_agent.messages import ToolCall, Usage
-from cli_agent.ui.headless import JsonReport, RunRecord, StreamJsonPrinter, TextPrinter
+from cli_agent.ui.headless import JsonReport, RunRecord, output_sink
 from cli_agent.workflows import PLACEHOLDER, Catalog, Param, PromptStep, Value, Workflow, load_workflows
 
 if TYPE_CHECKING:
@@ -251,16 +251,16 @@ class WorkflowReport(JsonReport):
             self.steps += event.steps
             self.usage = self.usage + event.usage
 
-    def write(self, finished: RunFinished) -> None:
-        report = self.report(finished) | {"steps": self.steps, "usage": self.usage.to_dict(),
-                                          "workflow": self.workflow.name, "arguments": self.values}
-        self.out.write(json.dumps(report, ensure_ascii=False, default=str) + "\n")
-        self.out.flush()
+    def report(self, finished: RunFinished) -> dict[str, Any]:
+        return super().report(finished) | {"steps": self.steps, "usage": self.usage.to_dict(),
+                                           "workflow": self.workflow.name, "arguments": self.values}
 
 
 def run_workflow_command(settings: Settings, name: str, args: Sequence[str], *, provider_factory: Any) -> int:
     from cli_agent.sandbox import Workspace
     from cli_agent.session import drive, error_for, is_interactive, open_session
+    from cli_agent.ui.oneshot import approver_for
+
     workspace = Workspace(settings.workspace, locks=tuple(settings.locks))
     catalog = load_workflows(workspace)
     _warn(catalog.errors, "skipped a broken workflow file: ")
@@ -272,13 +272,8 @@ def run_workflow_command(settings: Settings, name: str, args: Sequence[str], *, 
     session = open_session(settings, interactive=interactive, provider_factory=provider_factory)
     try:
         report = WorkflowReport(workflow, values, trace=str(session.trace_path), notes=session.notes)
-        if settings.output == "json":
-            sink: Any = report
-        elif settings.output == "stream-json":
-            sink = StreamJsonPrinter()
-        else:
-            sink = TextPrinter()
-        finished = drive(run_workflow(session, workflow, values, _approver(interactive)), session.trace, sink)
+        sink = output_sink(settings.output, report)
+        finished = drive(run_workflow(session, workflow, values, approver_for(interactive)), session.trace, sink)
         if settings.output == "json":
             report.write(finished)
     finally:
@@ -287,16 +282,6 @@ def run_workflow_command(settings: Settings, name: str, args: Sequence[str], *, 
     if error is not None:
         raise error
     return 0
-
-
-def _approver(interactive: bool) -> Approver:
-    if not interactive:
-        from cli_agent.ui.oneshot import deny_all
-
-        return deny_all
-    from cli_agent.ui.approve import TerminalApprover
-
-    return TerminalApprover()
 
 
 def _warn(lines: Sequence[str], prefix: str) -> None:

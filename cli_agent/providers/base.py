@@ -53,6 +53,16 @@ class ProviderRequest:
     timeout_s: float | None = None  # what is left of the run's budget: the provider never waits longer
     stream: bool = True
 
+    def chat_params(self) -> dict[str, Any]:
+        """The chat-completions parameters besides model, messages and `options` (which the transports apply last):
+        `stream`, asking for the usage in the last chunk when streaming, and `tools`."""
+        params: dict[str, Any] = {"stream": self.stream}
+        if self.stream:
+            params["stream_options"] = {"include_usage": True}
+        if self.tools is not None:
+            params["tools"] = list(self.tools)
+        return params
+
 
 @dataclass(frozen=True)
 class ProviderReply:

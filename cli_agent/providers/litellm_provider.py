@@ -145,15 +145,10 @@ class LiteLLMProvider:
             yield item
 
     def _chunks(self, litellm: ModuleType, request: ProviderRequest) -> Iterator[Mapping[str, Any]]:
-        seconds = self._request_timeout_s
-        if request.timeout_s is not None:
-            seconds = min(seconds, request.timeout_s)
-        kwargs: dict[str, Any] = {"stream": request.stream, "timeout": seconds, "drop_params": True,
-                                  "max_retries": self._max_retries}
-        if request.stream:
-            kwargs["stream_options"] = {"include_usage": True}
-        if request.tools is not None:
-            kwargs["tools"] = list(request.tools)
+        seconds = self._request_timeout_s if request.timeout_s is None else min(request.timeout_s,
+                                                                                self._request_timeout_s)
+        kwargs: dict[str, Any] = {"timeout": seconds, "drop_params": True, "max_retries": self._max_retries,
+                                  **request.chat_params()}
         if self.api_base:
             kwargs["api_base"] = self.api_base
         if self._api_key:

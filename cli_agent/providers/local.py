@@ -25,13 +25,14 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import IO, TYPE_CHECKING, Any
 
 from cli_agent.config import LocalSettings
 from cli_agent.errors import ProviderError, RunTimeoutError, UsageError
 from cli_agent.local_model import ensure_model, install_command, needs_setup, resolve_model, runtime_version
 from cli_agent.providers.base import ProviderReply, ProviderRequest
-from cli_agent.providers.openai_http import OpenAIHTTPProvider
+from cli_agent.providers.openai_http import OpenAIHTTPProvider, import_httpx
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -125,13 +126,10 @@ def _die_with_parent() -> Callable[[], None] | None:
 class LlamaServer:
     """One `llama_cpp.server` child on 127.0.0.1 at a free port."""
 
-    def __init__(self, model_path: Path, *, threads: int, context_size: int, threads_batch: int | None = None,
-                 python: str = sys.executable) -> None:
+    def __init__(self, model_path: Path, *, threads: int, context_size: int) -> None:
         self.model_path = model_path
         self.threads = threads
-        self.threads_batch = threads_batch or threads
         self.context_size = context_size
-        self.python = python
         self.port = 0
         self.process: subprocess.Popen[bytes] | None = None
         self._log: IO[bytes] | None = None
@@ -146,9 +144,9 @@ class LlamaServer:
         return self.process.pid if self.process else None
 
     def command(self) -> list[str]:
-        return [self.python, "-m", "llama_cpp.server", "--model", str(self.model_path), "--model_alias",
+        return [sys.executable, "-m", "llama_cpp.server", "--model", str(self.model_path), "--model_alias",
                 LOCAL_MODEL, "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.context_size),
-                "--n_threads", str(self.threads), "--n_threads_batch", str(self.threads_batch)]
+                "--n_threads", str(self.threads), "--n_threads_batch", str(self.threads)]
 
     def start(self) -> None:
         """Start the child and return at once; `wait_ready` waits for it to answer."""
@@ -165,8 +163,7 @@ class LlamaServer:
         """Poll `/v1/models` until it answers; a child that exits, or no answer in time, is an error."""
         if self._ready:
             return
-        import httpx
-
+        httpx = import_httpx()  # without httpx's command-line client (click, rich, pygments)
         if self.process is None:
             self.start()
         assert self.process is not None
@@ -229,7 +226,6 @@ class LocalProvider:
         self.spec = resolve_model(local.model)
         self.model_path = ensure_model(self.spec, quiet=quiet)
         self.name = f"local {self.spec.name}"
-        self._context_size = local.context_size
         self.server = LlamaServer(self.model_path, threads=local.threads or default_threads(),
                                   context_size=local.context_size)
         self.server.start()
@@ -240,7 +236,7 @@ class LocalProvider:
         return False
 
     def context_window(self) -> int | None:
-        return self._context_size
+        return self._http.context_window()
 
     def request_body(self, request: ProviderRequest) -> dict[str, Any]:
         return self._http.request_body(self._wire(request))
@@ -248,7 +244,7 @@ class LocalProvider:
     def _wire(self, request: ProviderRequest) -> ProviderRequest:
         options = {k: v for k, v in request.options.items() if k not in _PLAN_ONLY}
         options.setdefault("max_tokens", MAX_TOKENS)
-        return ProviderRequest(request.messages, request.tools, options, request.timeout_s, request.stream)
+        return replace(request, options=options)
 
     def stream(self, request: ProviderRequest) -> Iterator[str | ProviderReply]:
         started = time.monotonic()
@@ -263,10 +259,8 @@ class LocalProvider:
             raise
         self.server.check_alive()
         left = None if request.timeout_s is None else max(0.0, request.timeout_s - (time.monotonic() - started))
-        wired = self._wire(request)
         try:
-            yield from self._http.stream(ProviderRequest(wired.messages, wired.tools, wired.options, left,
-                                                         wired.stream))
+            yield from self._http.stream(replace(self._wire(request), timeout_s=left))
         except ProviderError:
             self.server.check_alive()  # a dead server says so instead of a retryable connection error
             raise

@@ -126,14 +126,8 @@ class OpenAIHTTPProvider:
         return self._client
 
     def request_body(self, request: ProviderRequest) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": self.wire_model, "messages": [m.to_openai() for m in request.messages],
-                                "stream": request.stream}
-        if request.stream:
-            body["stream_options"] = {"include_usage": True}
-        if request.tools is not None:
-            body["tools"] = list(request.tools)
-        body.update(request.options)
-        return body
+        return {"model": self.wire_model, "messages": [m.to_openai() for m in request.messages],
+                **request.chat_params(), **request.options}
 
     def stream(self, request: ProviderRequest) -> Iterator[str | ProviderReply]:
         body = self.request_body(request)

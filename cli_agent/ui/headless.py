@@ -81,8 +81,11 @@ class JsonReport(RunRecord):
     def __call__(self, event: Event) -> None:
         super().__call__(event)
         if isinstance(event, RunFinished):
-            self.out.write(json.dumps(self.report(event), ensure_ascii=False, default=str) + "\n")
-            self.out.flush()
+            self.write(event)
+
+    def write(self, finished: RunFinished) -> None:
+        self.out.write(json.dumps(self.report(finished), ensure_ascii=False, default=str) + "\n")
+        self.out.flush()
 
     def report(self, finished: RunFinished) -> dict[str, Any]:
         calls = [{k: v for k, v in c.items() if k != "id"} for c in self.tool_calls]
