@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from cli_agent.envelope import ToolError
 
-__all__ = ["MAX_LINKS", "Located", "locate", "open_dir", "open_regular"]
+__all__ = ["MAX_LINKS", "Located", "locate", "locate_in", "open_dir", "open_regular"]
 
 MAX_LINKS = 40
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -44,10 +44,6 @@ class Located:
     @property
     def relative(self) -> str:
         return "/".join(self.parts) or "."
-
-    @property
-    def exists(self) -> bool:
-        return self.stat is not None
 
     def close(self) -> None:
         os.close(self.dir_fd)
@@ -137,6 +133,15 @@ def locate(root_fd: int, roots: tuple[str, ...], parts: tuple[str, ...], *, foll
     finally:
         for fd in stack:
             os.close(fd)
+
+
+def locate_in(root: str, parts: tuple[str, ...], *, follow: bool = True) -> Located:
+    """`locate` from the folder at the real path `root` (opened for the call); the caller closes the result."""
+    root_fd = open_dir(root)
+    try:
+        return locate(root_fd, (root,), parts, follow=follow)
+    finally:
+        os.close(root_fd)
 
 
 def _inside(target: str, roots: tuple[str, ...]) -> str | None:

@@ -141,7 +141,8 @@ class FactStore:
             raise UsageError(f"the reason is {len(reason)} characters long; keep it under {MAX_REASON}")
         with self._locked(create=True) as dir_fd:
             key = text.casefold()
-            for fact in self.committed():
+            committed = self.committed()
+            for fact in committed:
                 if " ".join(fact.text.split()).casefold() == key:
                     return Proposal(id=fact.id, text=fact.text, reason=reason, time=fact.time,
                                     proposed_by="committed")
@@ -152,7 +153,8 @@ class FactStore:
             if len(draft.proposals) >= MAX_PENDING:
                 raise UsageError(f"{MAX_PENDING} proposals are already waiting for the user; ask them to review "
                                  f"those (cli-agent facts) before proposing more")
-            number = max([draft.next_id, *(_number(i) + 1 for i in self._ids(draft))])
+            ids = [f.id for f in committed] + [p.id for p in draft.proposals]  # an id-less fact's "3" is no fN
+            number = max([draft.next_id, *(_number(i) + 1 for i in ids)])
             proposal = Proposal(id=f"f{number}", text=text, reason=reason, time=self._clock(),
                                 proposed_by=proposed_by)
             self._write_draft(dir_fd, _DraftFile(next_id=number + 1, proposals=[*draft.proposals, proposal]))
@@ -190,9 +192,6 @@ class FactStore:
 
     def _draft(self) -> _DraftFile:
         return facts_file.load(self.draft_path, _DraftFile)
-
-    def _ids(self, draft: _DraftFile) -> list[str]:
-        return [f.id for f in self._facts().facts] + [p.id for p in draft.proposals]
 
     def _find(self, proposals: list[Proposal], fact_id: str) -> Proposal:
         wanted = fact_id.strip().casefold()

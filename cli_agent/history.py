@@ -24,7 +24,7 @@ from cli_agent.events import (
 from cli_agent.messages import Message, ToolCall
 from cli_agent.trace import Trace
 
-__all__ = ["restore_history"]
+__all__ = ["is_tool_step", "restore_history"]
 
 
 _CUT_SHORT = (StopReason.INTERRUPTED, StopReason.TERMINATED, StopReason.TIMEOUT, StopReason.ERROR)
@@ -43,6 +43,13 @@ def restore_history(trace: Trace) -> list[Message]:
     return history
 
 
+def is_tool_step(run: list[Event]) -> bool:
+    """Whether `run` is a workflow's tool step (`Agent.run_call`): a "(tool step) NAME" run without a model request."""
+    started = run[0]
+    return (isinstance(started, RunStarted) and started.prompt.startswith("(tool step) ")
+            and not any(isinstance(e, ModelRequest) for e in run))
+
+
 def _restore_run(events: list[Event], history: list[Message]) -> None:
     from cli_agent.loop import _for_model  # the exact text a tool result became for the model
     from cli_agent.protocols import protocol_for
@@ -51,7 +58,7 @@ def _restore_run(events: list[Event], history: list[Message]) -> None:
     started = events[0]
     assert isinstance(started, RunStarted)
     protocol = protocol_for(started.protocol if started.protocol in ("native", "json", "plain") else "native")
-    if started.prompt.startswith("(tool step) ") and not any(isinstance(e, ModelRequest) for e in events):
+    if is_tool_step(events):
         _restore_tool_step(events, history)
         return
     history.append(Message("user", started.prompt))

@@ -19,7 +19,6 @@ from cli_agent.events import (
     Event,
     ModelRequest,
     RunFinished,
-    RunStarted,
     StopReason,
     ToolCallsProposed,
     ToolResult,
@@ -27,8 +26,7 @@ from cli_agent.events import (
 from cli_agent.messages import ToolCall
 from cli_agent.trace import Trace
 
-__all__ = ["RecordedApprover", "ReplayProvider", "first_call", "is_tool_step", "outcomes", "raw_records",
-           "replay_settings"]
+__all__ = ["RecordedApprover", "ReplayProvider", "first_call", "outcomes", "raw_records", "replay_settings"]
 
 _RAISED: dict[StopReason, type[errors.CliAgentError]] = {
     StopReason.ERROR: errors.ProviderError, StopReason.USAGE: errors.MissingCredentialsError,
@@ -67,15 +65,9 @@ def replay_settings(trace: Trace, copy: Path, tmp: Path) -> Any:
     return settings.model_copy(update=update | {"locks": locks})
 
 
-def is_tool_step(run: list[Event]) -> bool:
-    started = run[0]
-    return (isinstance(started, RunStarted) and started.prompt.startswith("(tool step) ")
-            and not any(isinstance(e, ModelRequest) for e in run) and first_call(run) is not None)
-
-
-def first_call(run: list[Event]) -> ToolCall:
+def first_call(run: list[Event]) -> ToolCall | None:
     proposed = next((e for e in run if isinstance(e, ToolCallsProposed) and e.calls), None)
-    return proposed.calls[0] if proposed is not None else None  # type: ignore[return-value]
+    return proposed.calls[0] if proposed is not None else None
 
 
 def outcomes(trace: Trace) -> list[dict[str, Any] | errors.CliAgentError]:

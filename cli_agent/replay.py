@@ -37,15 +37,8 @@ from cli_agent.events import (
     ToolCallsProposed,
     ToolResult,
 )
-from cli_agent.playback import (
-    RecordedApprover,
-    ReplayProvider,
-    first_call,
-    is_tool_step,
-    outcomes,
-    raw_records,
-    replay_settings,
-)
+from cli_agent.history import is_tool_step
+from cli_agent.playback import RecordedApprover, ReplayProvider, first_call, outcomes, raw_records, replay_settings
 from cli_agent.rewind import copy_workspace, rewind
 from cli_agent.trace import Trace, read_trace
 
@@ -104,8 +97,9 @@ def replay(path: Path, *sinks: Callable[[Event], None]) -> ReplayResult:
             for number, run in enumerate(trace.runs, 1):
                 compare = _Comparator(number, run, written, original, str(session.workspace.root))
                 started = run[0]
-                if isinstance(started, RunStarted) and is_tool_step(run):
-                    events = session.agent.run_call(first_call(run), RecordedApprover(run))
+                call = first_call(run) if is_tool_step(run) else None
+                if call is not None:
+                    events = session.agent.run_call(call, RecordedApprover(run))
                 else:
                     prompt = started.prompt if isinstance(started, RunStarted) else ""
                     events = session.run(prompt, RecordedApprover(run))

@@ -122,21 +122,13 @@ class Workspace:
         """The file's bytes (at most `limit`), read through the fd walk; folders and special files are refused."""
         return self.read(path, limit)[0]
 
-    def stat(self, path: str) -> os.stat_result:
-        """The file's (or folder's) stat, after links inside the workspace; ToolError with hints if missing."""
-        parts = self._parts(path)
-        with self._locate(parts) as loc:
-            if loc.stat is None:
-                raise self._not_found("/".join(parts), loc.dir_parts)
-            return loc.stat
-
     def read(self, path: str, limit: int | None = None) -> tuple[bytes, os.stat_result]:
         """`read_bytes` and the stat of the file it read (from the same open file)."""
         parts = self._parts(path)
         rel = "/".join(parts) or "."
         with self._locate(parts) as loc:
             if loc.stat is None:
-                raise self._not_found(rel, loc.dir_parts)
+                raise self.not_found(rel)
             if not loc.tail or stat.S_ISDIR(loc.stat.st_mode):
                 raise ToolError(f"{rel} is a folder; use list_files to see what it holds", files=self._listing(rel))
             fd = open_regular(loc)
@@ -178,7 +170,7 @@ class Workspace:
             raise ToolError(f"depth must be 1 or more, not {depth}")
         with self._locate(parts) as loc:
             if loc.stat is None:
-                raise self._not_found(rel, loc.dir_parts)
+                raise self.not_found(rel)
             if loc.tail and not stat.S_ISDIR(loc.stat.st_mode):
                 return [loc.relative]
             try:
@@ -230,9 +222,6 @@ class Workspace:
         """The error for a missing path, with the nearest existing paths and its folder's entries as hints."""
         rel = self.relative(path)
         return ToolError(f"{rel} does not exist", nearest=self.nearest(rel), files=self._listing(rel))
-
-    def _not_found(self, rel: str, folder: tuple[str, ...]) -> ToolError:
-        return ToolError(f"{rel} does not exist", nearest=self.nearest(rel), files=self._listing("/".join(folder)))
 
     # -- writing -----------------------------------------------------------------------------------------------
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 
 from cli_agent.envelope import ToolError
 
-__all__ = ["TextFormat", "decode", "detect", "encode", "guess_type", "round_trips", "to_lf"]
+__all__ = ["TextFormat", "decode", "detect", "encode", "guess_type", "lines", "round_trips", "to_lf"]
 
 _BOMS = (  # longest first: the UTF-32 LE BOM starts with the UTF-16 LE one
     (codecs.BOM_UTF32_LE, "utf-32-le", "utf-32"),
@@ -155,6 +155,14 @@ def round_trips(data: bytes, fmt: TextFormat) -> bool:
 def to_lf(text: str) -> str:
     """`\\r\\n` as `\\n` (how text is shown to the model)."""
     return text.replace("\r\n", "\n")
+
+
+def lines(data: bytes, fmt: TextFormat) -> list[str]:
+    """The lines of `data` as the model sees them (`to_lf`), without their endings; no empty one after the last."""
+    out = to_lf(decode(data, fmt)).split("\n")
+    if fmt.final_newline or out == [""]:
+        out.pop()
+    return out
 
 
 _MAGIC = (

@@ -118,37 +118,26 @@ def _plan(journal: Journal, workspace: Workspace, target: Turn) -> list[Change]:
 
 def _current(workspace: Workspace, rel: str) -> bytes | None:
     """The file's bytes now (None: missing); a link anywhere on the way or a special file is a ToolError."""
-    from cli_agent.beneath import locate, open_dir, open_regular
+    from cli_agent.beneath import locate_in, open_regular
     from cli_agent.tools.files import FILE_MAX
 
-    parts = workspace.relative(rel).split("/")
-    root_fd = open_dir(str(workspace.root))
-    try:
-        with locate(root_fd, (str(workspace.root),), tuple(parts), follow=False) as loc:
-            if loc.stat is None:
-                return None
-            fd = open_regular(loc)
-    finally:
-        os.close(root_fd)
+    with locate_in(str(workspace.root), tuple(workspace.relative(rel).split("/")), follow=False) as loc:
+        if loc.stat is None:
+            return None
+        fd = open_regular(loc)
     with os.fdopen(fd, "rb") as fh:
         return fh.read(FILE_MAX + 1)
 
 
 def _remove_empty_dirs(root: Path, target: Turn) -> None:
     """rmdir (never recursive) the folders the turn's changes created, deepest first, if they are empty."""
-    from cli_agent.beneath import locate, open_dir
+    from cli_agent.beneath import locate_in
 
     dirs = sorted({d for e in target.changes for d in e.dirs}, key=lambda d: -d.count("/"))
     for rel in dirs:
-        parts = tuple(rel.split("/"))
-        with contextlib.suppress(Exception):
-            root_fd = open_dir(str(root))
-            try:
-                with locate(root_fd, (str(root),), parts, follow=False) as loc:
-                    if loc.stat is not None and loc.tail and stat.S_ISDIR(loc.stat.st_mode):
-                        os.rmdir(loc.tail[-1], dir_fd=loc.dir_fd)
-            finally:
-                os.close(root_fd)
+        with contextlib.suppress(Exception), locate_in(str(root), tuple(rel.split("/")), follow=False) as loc:
+            if loc.stat is not None and loc.tail and stat.S_ISDIR(loc.stat.st_mode):
+                os.rmdir(loc.tail[-1], dir_fd=loc.dir_fd)
 
 
 def _shown(path: str) -> str:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import stat
+from pathlib import Path
 
 import pytest
 
@@ -18,3 +20,21 @@ def isolated_home(tmp_path, monkeypatch):
         if name.startswith("CLI_AGENT_") and name != "CLI_AGENT_HOME":
             monkeypatch.delenv(name)
     return home
+
+
+def _snapshot(root: Path) -> dict[str, object]:
+    out: dict[str, object] = {}
+    for folder, dirs, names in os.walk(root):
+        for name in dirs + names:
+            p = Path(folder, name)
+            st = p.lstat()
+            body = p.read_bytes() if stat.S_ISREG(st.st_mode) else os.readlink(p) if p.is_symlink() else None
+            out[p.relative_to(root).as_posix()] = (stat.S_IFMT(st.st_mode), stat.S_IMODE(st.st_mode), body)
+    return out
+
+
+@pytest.fixture
+def snapshot():
+    """`snapshot(root)`: every entry below `root` by relative path, with its kind, permission bits, and bytes or
+    link target, to show that nothing changed."""
+    return _snapshot

@@ -25,13 +25,7 @@ MUTATING = [("create_file", {"path": "new.txt", "content": "x\n"}), ("edit_file"
             ("write_file", {"path": "a.txt", "content": "w\n"}), ("delete_file", {"path": "a.txt"})]
 
 
-@pytest.fixture(autouse=True)
-def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("CLI_AGENT_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("CI", "true")
-    for name in list(os.environ):
-        if name.startswith("CLI_AGENT_") and name != "CLI_AGENT_HOME":
-            monkeypatch.delenv(name)
+pytestmark = pytest.mark.usefixtures("isolated_home")
 
 
 @pytest.fixture

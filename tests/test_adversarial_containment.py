@@ -9,8 +9,6 @@ outside; none of them may be read (the secret never appears in any envelope), cr
 from __future__ import annotations
 
 import json
-import os
-import stat
 import unicodedata
 from pathlib import Path
 
@@ -24,17 +22,6 @@ from cli_agent.tools import ToolContext
 
 SECRET = "SECRET-5d1e outside the workspace"
 TOOLS = ("read_file", "list_files", "search", "create_file", "edit_file", "write_file", "delete_file")
-
-
-def snapshot(root: Path) -> dict[str, object]:
-    out: dict[str, object] = {}
-    for folder, dirs, names in os.walk(root):
-        for name in dirs + names:
-            p = Path(folder, name)
-            st = p.lstat()
-            body = p.read_bytes() if stat.S_ISREG(st.st_mode) else os.readlink(p) if p.is_symlink() else None
-            out[p.relative_to(root).as_posix()] = (stat.S_IFMT(st.st_mode), stat.S_IMODE(st.st_mode), body)
-    return out
 
 
 @pytest.fixture
@@ -83,7 +70,7 @@ def dotdot_payloads() -> list[str]:
     return out
 
 
-def test_dotdot_chains_up_to_1000_deep_never_leave(parent: Path) -> None:
+def test_dotdot_chains_up_to_1000_deep_never_leave(snapshot, parent: Path) -> None:
     before = snapshot(parent)
     paths = dotdot_payloads()
     results = attack(dispatcher(parent / "ws"), paths)
@@ -95,7 +82,7 @@ def test_dotdot_chains_up_to_1000_deep_never_leave(parent: Path) -> None:
     print(f"FIGURE containment dotdot: {len(paths)} payloads x {len(TOOLS)} tools = {len(results)} cases")
 
 
-def test_absolute_paths_outside_and_inside(parent: Path) -> None:
+def test_absolute_paths_outside_and_inside(snapshot, parent: Path) -> None:
     ws = parent / "ws"
     before = snapshot(parent)
     outside = [str(parent / "sentinel.txt"), str(parent / "outdir" / "inner.txt"), str(parent / "outdir"),
@@ -113,7 +100,7 @@ def test_absolute_paths_outside_and_inside(parent: Path) -> None:
     print(f"FIGURE containment absolute: {len(outside) + 2} payloads, {len(results) + 3} cases")
 
 
-def test_sibling_prefix_folder_is_outside(parent: Path) -> None:
+def test_sibling_prefix_folder_is_outside(snapshot, parent: Path) -> None:
     before = snapshot(parent)
     ws = parent / "ws"
     paths = [str(parent / "ws-evil" / "x"), str(parent / "ws-evil" / "new"), "../ws-evil/x", "../ws-evil/new",
@@ -125,7 +112,7 @@ def test_sibling_prefix_folder_is_outside(parent: Path) -> None:
 
 @pytest.mark.parametrize("path", ["", ".", "./", "/", "sub/..", "ws/..", "in.txt/..", "a/b/../..", "./.", "//",
                                   " ", "WS"])
-def test_the_root_itself_is_never_a_write_or_delete_target(parent: Path, path: str) -> None:
+def test_the_root_itself_is_never_a_write_or_delete_target(snapshot, parent: Path, path: str) -> None:
     ws = parent / "ws"
     (ws / "sub").mkdir()
     before = snapshot(parent)
@@ -135,7 +122,7 @@ def test_the_root_itself_is_never_a_write_or_delete_target(parent: Path, path: s
     assert snapshot(parent) == before
 
 
-def test_nul_bytes_and_over_long_names_are_refused(parent: Path) -> None:
+def test_nul_bytes_and_over_long_names_are_refused(snapshot, parent: Path) -> None:
     ws = parent / "ws"
     before = snapshot(parent)
     paths = ["in.txt\0", "in.txt\0.png", "\0", "a\0/../../sentinel.txt", "x" * 256, "d/" + "y" * 300 + "/z",
@@ -148,7 +135,7 @@ def test_nul_bytes_and_over_long_names_are_refused(parent: Path) -> None:
     assert ok[0]["ok"] and (ws / ("n" * 255)).read_text() == "pwned"
 
 
-def test_case_variants_of_protected_names_are_refused(parent: Path) -> None:
+def test_case_variants_of_protected_names_are_refused(snapshot, parent: Path) -> None:
     ws = parent / "ws"
     (ws / ".git").mkdir()
     (ws / ".git" / "config").write_text("[core]\n")
@@ -166,7 +153,7 @@ def test_case_variants_of_protected_names_are_refused(parent: Path) -> None:
     assert snapshot(parent) == before
 
 
-def test_nfd_and_case_spellings_of_a_locked_name_are_refused(parent: Path) -> None:
+def test_nfd_and_case_spellings_of_a_locked_name_are_refused(snapshot, parent: Path) -> None:
     ws = parent / "ws"
     nfc = unicodedata.normalize("NFC", "Café/menu.txt")
     nfd = unicodedata.normalize("NFD", nfc)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import stat
 import threading
 import time
 from pathlib import Path
@@ -29,17 +28,6 @@ SECRET = "SECRET-a91f outside the workspace"
 RACE_SECONDS = float(os.environ.get("CLI_AGENT_RACE_SECONDS", "4"))
 
 
-def snapshot(root: Path) -> dict[str, object]:
-    out: dict[str, object] = {}
-    for folder, dirs, names in os.walk(root):
-        for name in dirs + names:
-            p = Path(folder, name)
-            st = p.lstat()
-            body = p.read_bytes() if stat.S_ISREG(st.st_mode) else os.readlink(p) if p.is_symlink() else None
-            out[p.relative_to(root).as_posix()] = (stat.S_IFMT(st.st_mode), stat.S_IMODE(st.st_mode), body)
-    return out
-
-
 @pytest.fixture
 def parent(tmp_path: Path) -> Path:
     (tmp_path / "ws").mkdir()
@@ -49,8 +37,8 @@ def parent(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def outside(parent: Path) -> dict[str, object]:
-    return {k: v for k, v in snapshot(parent).items() if not k.startswith("ws/") and k != "ws"}
+def outside(tree: dict[str, object]) -> dict[str, object]:
+    return {k: v for k, v in tree.items() if not k.startswith("ws/") and k != "ws"}
 
 
 def run_all(root: Path, path: str) -> list[tuple[str, bool, str]]:
@@ -84,7 +72,7 @@ def writes_refused(results: list[tuple[str, bool, str]]) -> bool:
                                                               "delete_file"))
 
 
-def test_a_file_link_out_is_not_read_edited_written_or_deleted(parent: Path) -> None:
+def test_a_file_link_out_is_not_read_edited_written_or_deleted(snapshot, parent: Path) -> None:
     ws = parent / "ws"
     (ws / "link.txt").symlink_to(parent / "sentinel.txt")
     (ws / "rel.txt").symlink_to("../sentinel.txt")
@@ -95,7 +83,7 @@ def test_a_file_link_out_is_not_read_edited_written_or_deleted(parent: Path) -> 
     assert snapshot(parent) == before  # the links themselves stay too
 
 
-def test_a_folder_link_out_with_a_new_file_below(parent: Path) -> None:
+def test_a_folder_link_out_with_a_new_file_below(snapshot, parent: Path) -> None:
     ws = parent / "ws"
     (ws / "out").symlink_to(parent / "outdir")
     before = snapshot(parent)
@@ -104,7 +92,7 @@ def test_a_folder_link_out_with_a_new_file_below(parent: Path) -> None:
     assert snapshot(parent) == before
 
 
-def test_a_dangling_link_out_is_never_created_through(parent: Path) -> None:
+def test_a_dangling_link_out_is_never_created_through(snapshot, parent: Path) -> None:
     ws = parent / "ws"
     (ws / "dangling.txt").symlink_to(parent / "created-outside.txt")
     (ws / "dangdir").symlink_to(parent / "made-outside")
@@ -115,7 +103,7 @@ def test_a_dangling_link_out_is_never_created_through(parent: Path) -> None:
     assert not (parent / "created-outside.txt").exists() and not (parent / "made-outside").exists()
 
 
-def test_link_chains_and_loops(parent: Path) -> None:
+def test_link_chains_and_loops(snapshot, parent: Path) -> None:
     ws = parent / "ws"
     (ws / "real.txt").write_text("inside\n")
     (ws / "in3").symlink_to("real.txt")
@@ -139,10 +127,10 @@ def test_link_chains_and_loops(parent: Path) -> None:
     assert inside.ok and inside.data["content"] == "inside\n"
 
 
-def test_a_hard_link_to_an_outside_file_is_never_changed(parent: Path) -> None:
+def test_a_hard_link_to_an_outside_file_is_never_changed(snapshot, parent: Path) -> None:
     ws = parent / "ws"
     os.link(parent / "sentinel.txt", ws / "hard.txt")
-    before = outside(parent)
+    before = outside(snapshot(parent))
     # reading is allowed: the user put the file in the workspace, and a hard link has no "outside" name
     read = Dispatcher(Registry.builtin(), ToolContext(Workspace(ws))).run(
         ToolCall("c", "read_file", {"path": "hard.txt"}, "{}"))
@@ -153,7 +141,7 @@ def test_a_hard_link_to_an_outside_file_is_never_changed(parent: Path) -> None:
     assert writes_refused(results)
     assert all("hard link" in text for tool, ok, text in results if tool in ("edit_file", "write_file",
                                                                              "delete_file"))
-    assert outside(parent) == before and os.stat(parent / "sentinel.txt").st_nlink == 2
+    assert outside(snapshot(parent)) == before and os.stat(parent / "sentinel.txt").st_nlink == 2
 
 
 def test_a_file_swapped_for_a_link_between_check_and_open(parent: Path) -> None:
@@ -229,11 +217,11 @@ def test_a_file_swapped_for_a_link_between_check_and_open(parent: Path) -> None:
           f"OSError) against {swaps[0]} swaps")
 
 
-def test_a_link_left_by_an_earlier_step_is_never_written_through(parent: Path) -> None:
+def test_a_link_left_by_an_earlier_step_is_never_written_through(snapshot, parent: Path) -> None:
     """Step 1 creates build/out.txt; while the user looks at step 2's question something replaces build/ by a link
     out; step 2 (planned before) and step 3 (planned after) are both refused."""
     ws = parent / "ws"
-    before = outside(parent)
+    before = outside(snapshot(parent))
     provider = ScriptedProvider([
         {"tool_calls": [{"name": "create_file", "arguments": {"path": "build/out.txt", "content": "1\n"}}]},
         {"tool_calls": [{"name": "write_file", "arguments": {"path": "build/out.txt", "content": "2\n"}}]},
@@ -271,7 +259,7 @@ def test_a_link_left_by_an_earlier_step_is_never_written_through(parent: Path) -
     assert "symbolic link" in results[1].envelope.errors[0] or "read it again" in results[1].envelope.errors[0]
     assert (parent / "outdir" / "out.txt").read_text() == "1\n" and not (parent / "outdir" / "inner.txt").read_text() \
         .startswith("3")
-    assert {k: v for k, v in outside(parent).items() if k != "outdir/out.txt"} == before
+    assert {k: v for k, v in outside(snapshot(parent)).items() if k != "outdir/out.txt"} == before
 
 
 def test_a_link_swapped_for_a_file_during_resolution_is_a_tool_error(parent: Path,

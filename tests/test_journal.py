@@ -20,19 +20,6 @@ from cli_agent.tools import ToolContext, files
 from cli_agent.undo import render_turns, undo
 
 
-def snapshot(root: Path, skip: tuple[str, ...] = ()) -> dict[str, object]:
-    """Every entry below `root`: kind, permission bits, and bytes or link target."""
-    out: dict[str, object] = {}
-    for folder, dirs, names in os.walk(root):
-        dirs[:] = [d for d in dirs if d not in skip]
-        for name in dirs + names:
-            p = Path(folder, name)
-            st = p.lstat()
-            body = p.read_bytes() if stat.S_ISREG(st.st_mode) else os.readlink(p) if p.is_symlink() else None
-            out[p.relative_to(root).as_posix()] = (stat.S_IFMT(st.st_mode), stat.S_IMODE(st.st_mode), body)
-    return out
-
-
 class Agentish:
     """The tools, a Workspace whose before_write is the journal's hook, and one `turn()` per agent run."""
 
@@ -58,7 +45,7 @@ def agent(root: Path, tmp_path: Path) -> Agentish:
     return Agentish(root, tmp_path / "state" / "journal")
 
 
-def test_create_edit_write_delete_round_trip_byte_for_byte_with_modes(root: Path, agent: Agentish) -> None:
+def test_create_edit_write_delete_round_trip_byte_for_byte_with_modes(snapshot, root: Path, agent: Agentish) -> None:
     (root / "a.txt").write_bytes(b"\xef\xbb\xbfone\r\ntwo\r\nno final newline")
     os.chmod(root / "a.txt", 0o640)
     (root / "run.sh").write_bytes(b"#!/bin/sh\necho hi\n")
@@ -117,7 +104,7 @@ def test_a_turn_without_changes_takes_no_number(root: Path, agent: Agentish) -> 
     assert [t.number for t in agent.journal.turns()] == [1]
 
 
-def test_undo_refuses_naming_the_file_when_it_changed_since_and_changes_nothing(root: Path,
+def test_undo_refuses_naming_the_file_when_it_changed_since_and_changes_nothing(snapshot, root: Path,
                                                                               agent: Agentish) -> None:
     (root / "a.txt").write_text("a\n")
     (root / "b.txt").write_text("b\n")
@@ -165,7 +152,7 @@ def test_the_entry_is_fsynced_on_disk_before_the_first_byte_is_written(root: Pat
     assert [p.read_bytes() for p in (j.home / "blobs").glob("*/*")] == [b"old\n"]
 
 
-def test_no_journal_entry_means_no_change_and_the_error_says_why(root: Path, tmp_path: Path) -> None:
+def test_no_journal_entry_means_no_change_and_the_error_says_why(snapshot, root: Path, tmp_path: Path) -> None:
     (tmp_path / "not-a-folder").write_text("a file where the journal's folder should be")
     j = Journal(root, home=tmp_path / "not-a-folder" / "journal")
     ws = Workspace(root, before_write=j.record)
@@ -299,7 +286,7 @@ def test_user_locks_do_not_stop_the_users_undo(root: Path, tmp_path: Path) -> No
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
-def test_git_index_refs_and_untracked_files_are_untouched(root: Path, agent: Agentish) -> None:
+def test_git_index_refs_and_untracked_files_are_untouched(snapshot, root: Path, agent: Agentish) -> None:
     def git(*args: str) -> str:
         env = os.environ | {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
                             "GIT_COMMITTER_EMAIL": "t@t", "GIT_CONFIG_GLOBAL": os.devnull}

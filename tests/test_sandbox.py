@@ -45,20 +45,8 @@ def ctx(ws: Workspace) -> ToolContext:
     return ToolContext(ws)
 
 
-def tree(root: Path) -> dict[str, object]:
-    """Everything below `root`: type, mode, content or link target."""
-    out: dict[str, object] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in dirnames + filenames:
-            p = Path(dirpath, name)
-            st = p.lstat()
-            body = p.read_bytes() if stat.S_ISREG(st.st_mode) else os.readlink(p) if p.is_symlink() else None
-            out[str(p.relative_to(root))] = (stat.S_IFMT(st.st_mode), stat.S_IMODE(st.st_mode), body)
-    return out
-
-
-def outside(parent: Path) -> dict[str, object]:
-    return {k: v for k, v in tree(parent).items() if not (k == "ws" or k.startswith("ws/"))}
+def outside(tree: dict[str, object]) -> dict[str, object]:
+    return {k: v for k, v in tree.items() if not (k == "ws" or k.startswith("ws/"))}
 
 
 @contextlib.contextmanager
@@ -113,12 +101,12 @@ def test_absolute_path_through_the_given_spelling_of_a_linked_root(parent: Path)
     "../sentinel.txt", "a/../../sentinel.txt", "..", "../ws/x", "../" * 1000 + "sentinel.txt",
     "a/" * 3 + "../" * 4 + "sentinel.txt",
 ])
-def test_climbing_out_is_refused(ws: Workspace, ctx: ToolContext, parent: Path, bad: str) -> None:
-    before = outside(parent)
+def test_climbing_out_is_refused(snapshot, ws: Workspace, ctx: ToolContext, parent: Path, bad: str) -> None:
+    before = outside(snapshot(parent))
     refused(ws.relative, bad, match="climbs out")
     refused(files.read_file, ctx, bad)
     refused(files.create_file, ctx, bad, "x")
-    assert outside(parent) == before
+    assert outside(snapshot(parent)) == before
 
 
 def test_sibling_prefix_folder_is_outside(parent: Path, ws: Workspace, ctx: ToolContext) -> None:
@@ -153,19 +141,19 @@ def test_empty_path_and_root_are_never_write_targets(ws: Workspace, ctx: ToolCon
         ws.apply(Change(tool="delete_file", kind="delete", path=".", before=b"", after=None))
 
 
-def test_backslash_is_a_literal_character(ws: Workspace, ctx: ToolContext, parent: Path) -> None:
-    before = outside(parent)
+def test_backslash_is_a_literal_character(snapshot, ws: Workspace, ctx: ToolContext, parent: Path) -> None:
+    before = outside(snapshot(parent))
     ws.apply(files.create_file(ctx, "..\\..\\sentinel.txt", "inside\n"))
     assert (ws.root / "..\\..\\sentinel.txt").read_bytes() == b"inside\n"
-    assert outside(parent) == before
+    assert outside(snapshot(parent)) == before
 
 
 # -- symbolic links ------------------------------------------------------------------------------------------------
 
-def test_file_link_out_is_neither_read_nor_written(ws: Workspace, ctx: ToolContext, parent: Path) -> None:
+def test_file_link_out_is_neither_read_nor_written(snapshot, ws: Workspace, ctx: ToolContext, parent: Path) -> None:
     (ws.root / "leak").symlink_to("../sentinel.txt")
     (ws.root / "leak_abs").symlink_to(parent / "sentinel.txt")
-    before = outside(parent)
+    before = outside(snapshot(parent))
     for name in ("leak", "leak_abs"):
         refused(files.read_file, ctx, name, match="outside the workspace")
         refused(files.edit_file, ctx, name, "TOP", "x")
@@ -175,36 +163,36 @@ def test_file_link_out_is_neither_read_nor_written(ws: Workspace, ctx: ToolConte
         assert not ws.exists(name)
     result = files.search(ctx, "SECRET")
     assert result["matches"] == []
-    assert outside(parent) == before
+    assert outside(snapshot(parent)) == before
     assert (ws.root / "leak").is_symlink()
 
 
-def test_dir_link_out_with_a_new_file_below(ws: Workspace, ctx: ToolContext, parent: Path) -> None:
+def test_dir_link_out_with_a_new_file_below(snapshot, ws: Workspace, ctx: ToolContext, parent: Path) -> None:
     (ws.root / "out").symlink_to("../outdir")
     (ws.root / "out_abs").symlink_to(parent / "outdir")
-    before = outside(parent)
+    before = outside(snapshot(parent))
     for name in ("out", "out_abs"):
         refused(files.create_file, ctx, f"{name}/new.txt", "x", match="outside")
         refused(files.create_file, ctx, f"{name}/deeper/new.txt", "x", match="outside")
         refused(files.read_file, ctx, f"{name}/inner.txt", match="outside")
         refused(files.list_files, ctx, name)
     assert files.list_files(ctx)["entries"] == ["out", "out_abs"]  # listed, never entered
-    assert outside(parent) == before
+    assert outside(snapshot(parent)) == before
 
 
-def test_dangling_link_out_is_not_created_through(ws: Workspace, ctx: ToolContext, parent: Path) -> None:
+def test_dangling_link_out_is_not_created_through(snapshot, ws: Workspace, ctx: ToolContext, parent: Path) -> None:
     (ws.root / "dangling").symlink_to("../created-outside.txt")
     (ws.root / "dangling_abs").symlink_to(parent / "created-outside-abs.txt")
-    before = outside(parent)
+    before = outside(snapshot(parent))
     for name in ("dangling", "dangling_abs"):
         refused(files.create_file, ctx, name, "x", match="outside")
         refused(files.write_file, ctx, name, "x")
         refused(files.read_file, ctx, name)
         refused(ws.apply, Change(tool="create_file", kind="create", path=name, before=None, after=b"x"))
-    assert outside(parent) == before
+    assert outside(snapshot(parent)) == before
 
 
-def test_link_chains(ws: Workspace, ctx: ToolContext, parent: Path) -> None:
+def test_link_chains(snapshot, ws: Workspace, ctx: ToolContext, parent: Path) -> None:
     (ws.root / "real.txt").write_text("real\n")
     (ws.root / "c").symlink_to("real.txt")
     (ws.root / "b").symlink_to("c")
@@ -215,10 +203,10 @@ def test_link_chains(ws: Workspace, ctx: ToolContext, parent: Path) -> None:
     assert files.read_file(ctx, "sub/hop")["content"] == "real\n"
     (ws.root / "z").symlink_to("sub/../y")
     (ws.root / "y").symlink_to("../sentinel.txt")  # a chain whose last hop leaves
-    before = outside(parent)
+    before = outside(snapshot(parent))
     refused(files.read_file, ctx, "z", match="outside")
     refused(files.create_file, ctx, "z", "x")
-    assert outside(parent) == before
+    assert outside(snapshot(parent)) == before
 
 
 def test_link_loops_end_with_an_error(ws: Workspace, ctx: ToolContext) -> None:
@@ -263,26 +251,26 @@ def test_link_to_a_protected_folder_is_protected(ws: Workspace, ctx: ToolContext
     assert files.read_file(ctx, "cfg")["content"] == "[core]\n"
 
 
-def test_a_folder_swapped_for_a_link_after_planning_is_refused(ws: Workspace, ctx: ToolContext,
+def test_a_folder_swapped_for_a_link_after_planning_is_refused(snapshot, ws: Workspace, ctx: ToolContext,
                                                               parent: Path) -> None:
     (ws.root / "d").mkdir()
     change = files.create_file(ctx, "d/new.txt", "x")
     os.rmdir(ws.root / "d")
     (ws.root / "d").symlink_to("../outdir")
-    before = outside(parent)
+    before = outside(snapshot(parent))
     refused(ws.apply, change)
-    assert outside(parent) == before
+    assert outside(snapshot(parent)) == before
 
 
-def test_a_file_swapped_for_a_link_after_planning_is_refused(ws: Workspace, ctx: ToolContext,
+def test_a_file_swapped_for_a_link_after_planning_is_refused(snapshot, ws: Workspace, ctx: ToolContext,
                                                             parent: Path) -> None:
     (ws.root / "f.txt").write_bytes(SECRET)
     change = files.edit_file(ctx, "f.txt", "TOP", "NOT")
     (ws.root / "f.txt").unlink()
     (ws.root / "f.txt").symlink_to("../sentinel.txt")  # same bytes behind it
-    before = outside(parent)
+    before = outside(snapshot(parent))
     refused(ws.apply, change)
-    assert outside(parent) == before
+    assert outside(snapshot(parent)) == before
 
 
 def test_a_replaced_workspace_root_is_refused(parent: Path) -> None:
@@ -294,15 +282,15 @@ def test_a_replaced_workspace_root_is_refused(parent: Path) -> None:
 
 # -- hard links and special files ----------------------------------------------------------------------------------
 
-def test_hard_link_to_an_outside_file_is_not_changed(ws: Workspace, ctx: ToolContext, parent: Path) -> None:
+def test_hard_link_to_an_outside_file_is_not_changed(snapshot, ws: Workspace, ctx: ToolContext, parent: Path) -> None:
     os.link(parent / "sentinel.txt", ws.root / "hard.txt")
-    before = outside(parent)
+    before = outside(snapshot(parent))
     refused(files.edit_file, ctx, "hard.txt", "TOP", "x", match="hard links")
     refused(files.write_file, ctx, "hard.txt", "x", match="hard links")
     refused(files.delete_file, ctx, "hard.txt", match="hard links")
     forged = Change(tool="write_file", kind="write", path="hard.txt", before=SECRET, after=b"pwned\n")
     refused(ws.apply, forged, match="hard links")
-    assert outside(parent) == before
+    assert outside(snapshot(parent)) == before
 
 
 def test_fifo_is_refused_without_hanging(ws: Workspace, ctx: ToolContext) -> None:
@@ -471,13 +459,13 @@ def test_file_size_limit_mid_write_leaves_the_original(ws: Workspace) -> None:
     assert os.listdir(ws.root) == ["big.txt"]
 
 
-def test_nothing_outside_changes_across_a_full_session(ws: Workspace, ctx: ToolContext, parent: Path) -> None:
+def test_nothing_outside_changes_across_a_full_session(snapshot, ws: Workspace, ctx: ToolContext, parent: Path) -> None:
     """A self-check of `outside()`: it does see a change outside (so the tests above can fail)."""
-    before = outside(parent)
+    before = outside(snapshot(parent))
     ws.apply(files.create_file(ctx, "x.txt", "x"))
-    assert outside(parent) == before
+    assert outside(snapshot(parent)) == before
     (parent / "sentinel.txt").write_bytes(b"changed")
-    assert outside(parent) != before
+    assert outside(snapshot(parent)) != before
     assert hashlib.sha256(SECRET).hexdigest() != hashlib.sha256(b"changed").hexdigest()
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 from pathlib import Path
 
@@ -18,15 +17,7 @@ from cli_agent.session import drive
 from cli_agent.sessions import LATEST, Sessions, load_resumable, restore_history
 from cli_agent.trace import TraceWriter, read_trace
 
-
-@pytest.fixture(autouse=True)
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("CLI_AGENT_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("CI", "true")
-    for name in list(os.environ):
-        if name.startswith("CLI_AGENT_") and name != "CLI_AGENT_HOME":
-            monkeypatch.delenv(name)
-    return tmp_path / "home"
+pytestmark = pytest.mark.usefixtures("isolated_home")
 
 
 @pytest.fixture
@@ -43,14 +34,14 @@ def one_shot(ws: Path, prompt: str, *replies, flags=()) -> tuple[int, ScriptedPr
     return code, provider
 
 
-def test_a_one_shot_session_is_listed_with_its_first_message(ws, home, capsys):
+def test_a_one_shot_session_is_listed_with_its_first_message(ws, isolated_home, capsys):
     assert one_shot(ws, "read a.txt please", {"text": "alpha"})[0] == 0
     assert one_shot(ws, "second task", {"text": "ok"})[0] == 0
     capsys.readouterr()
     assert run(["sessions", "-C", str(ws)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert "second task" in lines[0] and "read a.txt please" in lines[1]  # last used first
-    assert (home / "state" / "sessions.sqlite3").is_file()
+    assert (isolated_home / "state" / "sessions.sqlite3").is_file()
     assert run(["sessions", "-C", str(ws), "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)
     assert [s["first_message"] for s in listed] == ["second task", "read a.txt please"]
@@ -130,9 +121,9 @@ def test_a_session_of_another_workspace_cannot_be_resumed_here(ws, tmp_path, cap
         load_resumable(ws, entry.id)
 
 
-def test_an_unwritable_index_never_fails_a_run(ws, home, capsys):
-    (home / "state").mkdir(parents=True)
-    (home / "state" / "sessions.sqlite3").mkdir()  # not a database
+def test_an_unwritable_index_never_fails_a_run(ws, isolated_home, capsys):
+    (isolated_home / "state").mkdir(parents=True)
+    (isolated_home / "state" / "sessions.sqlite3").mkdir()  # not a database
     code = run(["-C", str(ws), "-p", "hi", "--model", "scripted", "--output", "json"],
                provider_factory=lambda s: ScriptedProvider([{"text": "fine"}]))
     assert code == 0

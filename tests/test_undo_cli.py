@@ -19,16 +19,7 @@ from cli_agent.providers.scripted import ScriptedProvider
 from cli_agent.session import open_session
 from cli_agent.ui.repl import Repl
 
-
-@pytest.fixture(autouse=True)
-def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    monkeypatch.setenv("CLI_AGENT_HOME", str(home))
-    monkeypatch.setenv("CI", "true")
-    for name in list(os.environ):
-        if name.startswith("CLI_AGENT_") and name != "CLI_AGENT_HOME":
-            monkeypatch.delenv(name)
-    return home
+pytestmark = pytest.mark.usefixtures("isolated_home")
 
 
 @pytest.fixture

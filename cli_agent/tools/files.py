@@ -44,7 +44,7 @@ def read_file(ctx: ToolContext, path: str, start_line: int | None = None,
     """Lines `start_line`..`end_line` (1-based, inclusive) of a text file, at most `read_max_bytes` of them."""
     ws, cap = ctx.workspace, ctx.limits.read_max_bytes
     rel = ws.relative(path)
-    data = ws.read_bytes(path, limit=FILE_MAX + 1)
+    data, st = ws.read(path, limit=FILE_MAX + 1)
     notices = []
     partial = len(data) > FILE_MAX
     if partial:
@@ -52,13 +52,11 @@ def read_file(ctx: ToolContext, path: str, start_line: int | None = None,
         notices.append(f"only the first {len(data)} bytes of this large file are read; use search to find text")
     fmt = textfile.detect(data)
     if fmt is None:
-        kind, size = textfile.guess_type(data), ws.stat(path).st_size
+        kind, size = textfile.guess_type(data), st.st_size
         return {"path": rel, "content": "", "start_line": 0, "end_line": 0, "total_lines": 0, "truncated": False,
                 "binary": True, "size": size, "type": kind,
                 "notice": f"binary file ({kind}, {size} bytes); its content is not shown"}
-    lines = textfile.to_lf(textfile.decode(data, fmt)).split("\n")
-    if fmt.final_newline or lines == [""]:
-        lines.pop()
+    lines = textfile.lines(data, fmt)
     total = len(lines)
     start = 1 if start_line is None else start_line
     end = total if end_line is None else end_line

@@ -110,12 +110,7 @@ def _text_lines(ws: Workspace, rel: str) -> list[str] | None:
     if len(data) > SEARCH_FILE_MAX:
         return None
     fmt = textfile.detect(data)
-    if fmt is None:
-        return None
-    lines = textfile.to_lf(textfile.decode(data, fmt)).split("\n")
-    if fmt.final_newline or lines == [""]:
-        lines.pop()
-    return lines
+    return textfile.lines(data, fmt) if fmt is not None else None
 
 
 def _excerpt(line: str, span: tuple[int, int]) -> str:
