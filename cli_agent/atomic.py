@@ -14,12 +14,16 @@ import contextlib
 import errno
 import os
 import secrets
+from typing import TYPE_CHECKING
 
 from cli_agent.beneath import Located, open_dir, open_regular
 from cli_agent.change import Change
 from cli_agent.envelope import ToolError
 
-__all__ = ["TEMP_PREFIX", "current", "make_dirs", "put", "remove", "write"]
+if TYPE_CHECKING:
+    from pathlib import Path
+
+__all__ = ["TEMP_PREFIX", "current", "fsync_dir", "make_dirs", "put", "remove", "write"]
 
 TEMP_PREFIX = ".cli-agent-tmp-"
 _NO_HARDLINKS = {errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK, errno.ENOSYS}
@@ -90,6 +94,15 @@ def _link_new(dir_fd: int, tmp: str, name: str) -> None:
             os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
             return
         raise ToolError(f"{name} appeared on disk while it was being created; read it and try again") from None
+
+
+def fsync_dir(path: Path) -> None:
+    """Make a folder's entries (a rename, a new file) durable."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def remove(dir_fd: int, name: str) -> None:

@@ -32,7 +32,6 @@ import contextlib
 import hashlib
 import json
 import os
-import secrets
 import threading
 import time
 from collections.abc import Iterator
@@ -83,10 +82,13 @@ def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+def _replace(folder: Path, name: str, data: bytes) -> None:
+    """`data` as `folder/name` (mode 0600), atomically: a temporary file, fsync, rename, folder fsync."""
+    from cli_agent import atomic
+
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        os.fsync(fd)
+        atomic.write(fd, name, data, 0o600, create=False)
     finally:
         os.close(fd)
 
@@ -140,16 +142,11 @@ class Journal:
 
     def _inspect(self, rel: str) -> tuple[int | None, tuple[str, ...]]:
         """The file's current permission bits (None when missing) and the folders a write would create."""
-        from cli_agent.beneath import locate, open_dir
+        from cli_agent.beneath import locate_in
 
-        parts = tuple(rel.split("/"))
-        root_fd = open_dir(str(self.root))
-        try:
-            with locate(root_fd, (str(self.root),), parts, follow=False) as loc:
-                mode = loc.stat.st_mode & 0o7777 if loc.stat is not None else None
-                made = [loc.dir_parts + loc.tail[:i] for i in range(1, len(loc.tail))]
-        finally:
-            os.close(root_fd)
+        with locate_in(str(self.root), tuple(rel.split("/")), follow=False) as loc:
+            mode = loc.stat.st_mode & 0o7777 if loc.stat is not None else None
+            made = [loc.dir_parts + loc.tail[:i] for i in range(1, len(loc.tail))]
         return mode, tuple("/".join(p) for p in made)
 
     def _put_blob(self, data: bytes) -> str:
@@ -160,31 +157,19 @@ class Journal:
             os.utime(path)  # there already: fresh again, so a concurrent prune leaves it alone
             return sha
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        tmp = folder / f".tmp-{secrets.token_hex(8)}"
-        try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
-            try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view):]
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.replace(tmp, path)
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-        _fsync_dir(folder)
+        _replace(folder, sha, data)
         return sha
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
         import fcntl
 
+        from cli_agent import atomic
+
         created = not self.dir.exists()
         self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         if created:
-            _fsync_dir(self.dir.parent)
+            atomic.fsync_dir(self.dir.parent)
         fd = os.open(self.dir / "lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
@@ -211,7 +196,9 @@ class Journal:
         finally:
             os.close(fd)
         if size == 0:
-            _fsync_dir(self.dir)
+            from cli_agent import atomic
+
+            atomic.fsync_dir(self.dir)
 
     def _header(self) -> bytes:
         header = {"format": FORMAT, "type": "journal_header", "workspace": str(self.root),
@@ -279,19 +266,8 @@ class Journal:
         records = self._records()
         kept = [r for r in records if isinstance(r.get("turn"), int) and r["turn"] > newest - KEEP_TURNS]
         if len(kept) < len(records):
-            body = self._header() + b"".join(json.dumps(r, separators=(",", ":")).encode()
-                                             + b"\n" for r in kept)
-            tmp = self.dir / f".tmp-{secrets.token_hex(8)}"
-            try:
-                with open(tmp, "wb") as fh:
-                    fh.write(body)
-                    fh.flush()
-                    os.fsync(fh.fileno())
-                os.replace(tmp, self.file)
-            finally:
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(tmp)
-            _fsync_dir(self.dir)
+            lines = b"".join(json.dumps(r, separators=(",", ":")).encode() + b"\n" for r in kept)
+            _replace(self.dir, self.file.name, self._header() + lines)
         collect_blobs(self.home)
 
 

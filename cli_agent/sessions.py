@@ -62,13 +62,18 @@ class SessionEntry:
 
     def problem(self) -> str | None:
         """None if the session can be resumed, else one line saying why not (missing or damaged trace)."""
-        if not self.trace_path.exists():
-            return f"its trace is missing ({self.trace_path})"
-        try:
-            read_trace(self.trace_path)
-        except TraceError as exc:
-            return f"its trace is damaged: {exc}"
-        return None
+        found = _trace_or_problem(self.trace_path)
+        return found if isinstance(found, str) else None
+
+
+def _trace_or_problem(trace_path: Path) -> Trace | str:
+    """The session's trace, or one line saying why it can't be resumed."""
+    if not trace_path.exists():
+        return f"its trace is missing ({trace_path})"
+    try:
+        return read_trace(trace_path)
+    except TraceError as exc:
+        return f"its trace is damaged: {exc}"
 
 
 def _key(workspace: str | Path) -> str:
@@ -190,20 +195,21 @@ def load_resumable(workspace: str | Path, selector: str, index: Sessions | None 
         raise UsageError(f"cannot read the session index {index.path}: {exc}") from exc
     if entry.workspace != _key(workspace):
         raise UsageError(f"session {entry.id} belongs to {entry.workspace}; run it there (-C {entry.workspace})")
-    problem = entry.problem()
-    if problem is not None:
-        raise TraceError(f"session {entry.id} cannot be resumed: {problem}")
-    return entry, read_trace(entry.trace_path)
+    found = _trace_or_problem(entry.trace_path)
+    if isinstance(found, str):
+        raise TraceError(f"session {entry.id} cannot be resumed: {found}")
+    return entry, found
 
 
 def resume_into(session: Session, entry: SessionEntry, trace: Trace) -> None:
     """Give a freshly opened session the conversation of `entry`: its history, its trace's events (copied to the
     head of the new trace), and its place in the index. Call it before the session's first run (a REPL's
     `/resume` opens a new session for it)."""
+    from cli_agent.playback import raw_records
+
     session.agent.history[:] = restore_history(trace)
-    lines = entry.trace_path.read_text(encoding="utf-8").splitlines()[1:]
-    for line in lines:  # the raw records, so what the old trace kept about each change survives the copy
-        session.trace._write(json.loads(line))  # TraceWriter has no public raw-record writer
+    for record in raw_records(entry.trace_path):  # raw, so what the old trace kept about each change survives
+        session.trace._write(record)  # TraceWriter has no public raw-record writer
     new_id, session.session_id = session.session_id, entry.id
     with contextlib.suppress(sqlite3.Error, OSError, UsageError):
         Sessions().adopt(entry.id, new_id, session.trace_path, session.settings.model or "")
@@ -226,7 +232,6 @@ def register_repl_commands(registry: CommandRegistry, ctx: CommandContext) -> No
 
 
 def _repl_resume(ctx: CommandContext, args: str) -> None:
-    from dataclasses import replace
 
     from rich.text import Text
 
@@ -271,7 +276,7 @@ def _repl_resume(ctx: CommandContext, args: str) -> None:
     except BaseException:
         new.trace.close()  # the provider is still the current session's
         raise
-    new.agent.policy = replace(new.agent.policy, mode=current.agent.policy.mode)  # keep what /approval set
+    new.agent.policy = new.agent.policy.with_mode(current.agent.policy.mode)  # keep what /approval set
     ctx.replace_session(new)
     say(f"resumed session {entry.id} ({len(new.agent.history)} messages): {_clip(entry.first_message)}", "green")
 
