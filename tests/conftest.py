@@ -8,6 +8,11 @@ from pathlib import Path
 
 import pytest
 
+# Hypothesis keeps its example database out of the working folder (it would write .hypothesis/ there).
+os.environ.setdefault(
+    "HYPOTHESIS_STORAGE_DIRECTORY", os.path.join(os.environ.get("TMPDIR", "/tmp"), "cli-agent-hypothesis")
+)
+
 
 @pytest.fixture
 def isolated_home(tmp_path, monkeypatch):
