@@ -16,9 +16,9 @@ import os
 import secrets
 from typing import TYPE_CHECKING
 
-from cli_agent.beneath import Located, open_dir, open_regular
 from cli_agent.change import Change
 from cli_agent.envelope import ToolError
+from cli_agent.resolve_beneath import Located, open_dir, open_regular
 
 if TYPE_CHECKING:
     from pathlib import Path

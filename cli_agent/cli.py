@@ -39,7 +39,7 @@ class AppState:
     flags: dict[str, Any] | None = None  # the root's flags, which subcommand flags override
 
 
-# -- the flags (DESIGN.md's contract); each is also a config key and a CLI_AGENT_<NAME> variable ------------------
+# -- the flags; each is also a config key and a CLI_AGENT_<NAME> variable ------------------
 
 Model = Annotated[str | None, typer.Option("--model", "-m", help="A LiteLLM model string (e.g. openai/gpt-4o-mini), "
                                                                 "local for the bundled offline model, or "
@@ -172,7 +172,7 @@ def config_path(ctx: typer.Context, workspace: Workspace = None, config: ConfigF
     return 0
 
 
-# -- workflows (issue 6) ------------------------------------------------------------------------------------------
+# -- workflows ----------------------------------------------------------------------------------------------------
 
 workflow_app = typer.Typer(help="Run a workflow (list them with `cli-agent workflows`).")
 app.add_typer(workflow_app, name="workflow")
@@ -184,7 +184,7 @@ def workflows_list(ctx: typer.Context,
                                                                         "any is broken.")] = False,
                    workspace: Workspace = None, config: ConfigFile = None) -> int:
     """List the workflows by category: parameters, the file each comes from, and what it shadows."""
-    from cli_agent.workflow_run import list_workflows
+    from cli_agent.ui.listing import list_workflows
 
     return list_workflows(_load(ctx, workspace=workspace, config=config).settings, check=check)
 
@@ -196,13 +196,13 @@ def workflow_run(ctx: typer.Context, name: str,
                  yes: Yes = None, output: Output = None, workspace: Workspace = None, model: Model = None,
                  config: ConfigFile = None) -> int:
     """Run the workflow NAME with its parameters; a missing or bad one exits 2 before anything runs."""
-    from cli_agent.workflow_run import run_workflow_command
+    from cli_agent.ui.oneshot import run_workflow_command
 
     loaded = _load(ctx, yes=yes, output=output, workspace=workspace, model=model, config=config)
     return run_workflow_command(loaded.settings, name, args or [], provider_factory=_factory(ctx))
 
 
-# -- facts and locks (issue 7) ------------------------------------------------------------------------------------
+# -- facts and locks ----------------------------------------------------------------------------------------------
 
 facts_app = typer.Typer(help="Project facts: list them with the pending proposals, commit or reject a proposal.",
                         invoke_without_command=True)
@@ -270,14 +270,14 @@ def facts_reject(ctx: typer.Context, fact_id: Annotated[str, typer.Argument(meta
     return 0
 
 
-# -- replay, eval and sessions (issue 7) --------------------------------------------------------------------------
+# -- replay, eval and sessions ------------------------------------------------------------------------------------
 
 def _resume_from(continue_: bool, resume: str | None) -> str | None:
     """The session to continue: LATEST for -c, an id for --resume, None for a new one."""
     if continue_ and resume is not None:
         raise errors.UsageError("-c/--continue and --resume ID exclude each other: give one")
     if continue_:
-        from cli_agent.sessions import LATEST
+        from cli_agent.session_index import LATEST
 
         return LATEST
     return resume
@@ -315,12 +315,12 @@ def eval_cmd(ctx: typer.Context,
 def sessions_cmd(ctx: typer.Context, workspace: Workspace = None, config: ConfigFile = None,
                  as_json: AsJson = False) -> int:
     """This workspace's sessions, last used first; continue one with -c or --resume ID."""
-    from cli_agent.sessions import print_sessions
+    from cli_agent.ui.session_commands import print_sessions
 
     return print_sessions(_load(ctx, workspace=workspace, config=config).settings.workspace, as_json=as_json)
 
 
-# -- undo (issue 9) -----------------------------------------------------------------------------------------------
+# -- undo ---------------------------------------------------------------------------------------------------------
 
 @app.command("undo")
 def undo_cmd(ctx: typer.Context,
@@ -333,7 +333,8 @@ def undo_cmd(ctx: typer.Context,
     """Revert the agent's changes of the newest turn (or --turn N) byte for byte, from the undo journal."""
     from cli_agent.journal import Journal
     from cli_agent.ui.escape import escape_for_terminal
-    from cli_agent.undo import render_turns, turns_json, undo
+    from cli_agent.ui.undo_commands import render_turns, turns_json
+    from cli_agent.undo import undo
 
     journal = Journal(_load(ctx, workspace=workspace, config=config).settings.workspace)
     if list_turns:
@@ -348,7 +349,7 @@ def undo_cmd(ctx: typer.Context,
     return 0
 
 
-# -- the local model (issue 8) ------------------------------------------------------------------------------------
+# -- the local model ----------------------------------------------------------------------------------------------
 
 local_app = typer.Typer(help="The bundled offline model (--model local).")
 app.add_typer(local_app, name="local")
@@ -387,7 +388,7 @@ def _fail(message: str, code: int) -> int:
 
 
 def run(argv: list[str] | None = None, *, provider_factory: Any = None) -> int:
-    """Run the CLI and return its exit code (DESIGN.md's table). The last stderr line says why it failed."""
+    """Run the CLI and return its exit code (errors.py's table). The last stderr line says why it failed."""
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         result = app(args=argv, obj=AppState(provider_factory=provider_factory), standalone_mode=False,

@@ -12,6 +12,7 @@ from collections.abc import Generator
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
+from cli_agent import errors
 from cli_agent.change import Change
 from cli_agent.envelope import Envelope
 from cli_agent.messages import ToolCall, Usage
@@ -37,7 +38,7 @@ __all__ = [
 
 
 class StopReason(enum.StrEnum):
-    """Why a run ended, with the exit code a one-shot run returns (DESIGN.md's table)."""
+    """Why a run ended; `error_class` is the error a one-shot run ends with, whose exit code it returns."""
 
     DONE = "done"  # a plain answer, or a tool call with terminate: true
     ERROR = "error"  # provider unreachable after retries, internal error
@@ -51,14 +52,23 @@ class StopReason(enum.StrEnum):
     TERMINATED = "terminated"  # SIGTERM
 
     @property
+    def error_class(self) -> type[errors.CliAgentError] | None:
+        """The error a run that stopped this way ends the process with (None: success)."""
+        return _ERRORS[self]
+
+    @property
     def exit_code(self) -> int:
-        return _EXIT_CODES[self]
+        cls = _ERRORS[self]
+        return cls.exit_code if cls is not None else 0
 
 
-_EXIT_CODES = {
-    StopReason.DONE: 0, StopReason.ERROR: 1, StopReason.USAGE: 2, StopReason.DENIED: 3,
-    StopReason.STEP_LIMIT: 4, StopReason.TIMEOUT: 5, StopReason.UNUSABLE: 6, StopReason.CANCELLED: 130,
-    StopReason.INTERRUPTED: 130, StopReason.TERMINATED: 143,
+# The one table from stop reason to error class; the class carries the exit code (errors.py draws them all).
+_ERRORS: dict[StopReason, type[errors.CliAgentError] | None] = {
+    StopReason.DONE: None, StopReason.ERROR: errors.CliAgentError, StopReason.USAGE: errors.UsageError,
+    StopReason.DENIED: errors.DeniedError, StopReason.STEP_LIMIT: errors.StepLimitError,
+    StopReason.TIMEOUT: errors.RunTimeoutError, StopReason.UNUSABLE: errors.UnusableOutputError,
+    StopReason.CANCELLED: errors.Interrupted, StopReason.INTERRUPTED: errors.Interrupted,
+    StopReason.TERMINATED: errors.Terminated,
 }
 
 
@@ -198,6 +208,11 @@ class RunFinished(_Event):
     @property
     def exit_code(self) -> int:
         return self.stop_reason.exit_code
+
+    def error(self) -> errors.CliAgentError | None:
+        """The error this run ends a one-shot process with, carrying its message (None for success)."""
+        cls = self.stop_reason.error_class
+        return cls(self.message) if cls is not None else None
 
 
 Event = (RunStarted | ModelRequest | TextDelta | AssistantMessage | ToolCallsProposed | ApprovalAsked

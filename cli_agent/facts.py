@@ -205,7 +205,7 @@ class FactStore:
     @contextlib.contextmanager
     def _locked(self, *, create: bool) -> Iterator[int]:
         """The `.cli-agent` folder opened without following links, flock-ed for one read-modify-write."""
-        from cli_agent.beneath import open_dir
+        from cli_agent.resolve_beneath import open_dir
 
         try:
             root_fd = open_dir(str(self.root))
@@ -241,7 +241,7 @@ class FactStore:
 def workspace_for(settings: Settings, *, before_write: Callable[[Change], None] | None = None) -> Workspace:
     """The settings' workspace with every lock: config `locks`, facts.toml's `[locks] paths`; the user's config
     file (and a CLI_AGENT_CONFIG file) and the user state dir (undo journal, traces) are protected like
-    `.cli-agent/**` when they lie inside the workspace. `before_write`: the undo journal's hook (issue 9)."""
+    `.cli-agent/**` when they lie inside the workspace. `before_write`: the undo journal's hook."""
     from cli_agent import paths
     from cli_agent.sandbox import DEFAULT_PROTECTED, Workspace
 

@@ -142,7 +142,7 @@ class Journal:
 
     def _inspect(self, rel: str) -> tuple[int | None, tuple[str, ...]]:
         """The file's current permission bits (None when missing) and the folders a write would create."""
-        from cli_agent.beneath import locate_in
+        from cli_agent.resolve_beneath import locate_in
 
         with locate_in(str(self.root), tuple(rel.split("/")), follow=False) as loc:
             mode = loc.stat.st_mode & 0o7777 if loc.stat is not None else None

@@ -52,7 +52,7 @@ MAX_STRIKES = 3  # consecutive unusable replies before the run ends (exit 6)
 
 @dataclass(frozen=True)
 class Plan:
-    """What one model request carries besides the conversation: the prompt plan of seed 002."""
+    """What one model request carries besides the conversation: its prompt plan."""
 
     system: str | None
     schemas: tuple[dict[str, Any], ...] | None

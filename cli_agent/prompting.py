@@ -1,4 +1,4 @@
-"""The system prompt and the native tool schemas, both rendered from the registry's specs (seed 001).
+"""The system prompt and the native tool schemas, both rendered from the registry's specs.
 
     builder = PromptBuilder(Registry.builtin())
     built = builder.build(PromptContext(protocol="json", task="add a test", files=("app.py",)))

@@ -5,7 +5,7 @@
 
 An optional tool is offered only when one of its `hints` (a regex, matched case-insensitively as whole words)
 occurs in the task text or the workflow name; a workflow's `only` list restricts the set and also switches on the
-optional tools it names. A spec whose handler is still pending (see specs.PENDING_HANDLERS) is never offered.
+optional tools it names.
 """
 
 from __future__ import annotations

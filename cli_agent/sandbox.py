@@ -6,7 +6,7 @@ Rules, in the order they are checked:
   It is normalised lexically (`a/./b/../c` is `a/c`); one that climbs above the root (`../x`) is refused. An
   absolute path is accepted only if it lies below the root (as resolved once at start, or as it was given);
   `/w/repo-evil` is not below `/w/repo`. `\\` and `%2e` are ordinary characters in a name on POSIX.
-* The path is then opened one component at a time from the root's fd (`cli_agent.beneath`): symbolic links whose
+* The path is then opened one component at a time from the root's fd (`cli_agent.resolve_beneath`): symbolic links whose
   target stays inside are followed, links leading outside are refused, and FIFOs, sockets and devices are never
   opened. Reading protected paths is allowed; nothing outside the root is ever read.
 * Writing (`check_writable`, `apply`) also refuses the root itself, folders, files with more than one hard link,
@@ -27,11 +27,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from cli_agent import atomic
-from cli_agent.beneath import Located, locate, open_dir, open_regular
 from cli_agent.change import Change
 from cli_agent.envelope import ToolError
 from cli_agent.errors import UsageError
 from cli_agent.pathmatch import GlobSet
+from cli_agent.resolve_beneath import Located, locate, open_dir, open_regular
 from cli_agent.walk import walk_tree
 
 __all__ = ["DEFAULT_PROTECTED", "NAME_MAX", "PATH_MAX", "Workspace"]

@@ -17,33 +17,31 @@ from typing import TYPE_CHECKING
 
 from cli_agent import errors
 from cli_agent.approval import ApprovalMode, Policy
-from cli_agent.events import Event, EventStream, RunFinished, StopReason
-from cli_agent.loop import Agent, AgentSetup, Approver, Limits, Plan
+from cli_agent.events import Event, EventStream, RunFinished
+from cli_agent.loop import Agent, AgentSetup, Approver, Limits
 from cli_agent.trace import TraceWriter, default_trace_path
 
 if TYPE_CHECKING:
     from cli_agent.config import Settings
     from cli_agent.journal import Journal
     from cli_agent.messages import ToolCall
-    from cli_agent.prompting import BuiltPrompt, PromptBuilder
     from cli_agent.providers.base import Provider
     from cli_agent.registry import Registry
     from cli_agent.sandbox import Workspace
+    from cli_agent.session_index import SessionEntry
+    from cli_agent.trace import Trace
 
 __all__ = [
     "ProviderFactory",
     "Session",
     "default_provider_factory",
     "drive",
-    "error_for",
     "is_interactive",
     "open_session",
-    "planned_protocol",
+    "resume_into",
 ]
 
 ProviderFactory = Callable[["Settings"], "Provider"]
-LISTING_LIMIT = 200  # workspace files named in the system prompt
-AGENTS_MD_LIMIT = 16_000  # bytes of AGENTS.md read; the prompt keeps prompting.MAX_AGENTS_MD_CHARS of them
 
 
 def is_interactive() -> bool:
@@ -61,18 +59,6 @@ def default_provider_factory(settings: Settings) -> Provider:
     return make_provider(settings.model, api_base=settings.api_base, api_key=key, local=settings.local)
 
 
-def error_for(finished: RunFinished) -> errors.CliAgentError | None:
-    """The error a finished run ends the process with (None for success)."""
-    table: dict[StopReason, type[errors.CliAgentError]] = {
-        StopReason.ERROR: errors.ProviderError, StopReason.USAGE: errors.UsageError,
-        StopReason.DENIED: errors.DeniedError, StopReason.STEP_LIMIT: errors.StepLimitError,
-        StopReason.TIMEOUT: errors.RunTimeoutError, StopReason.UNUSABLE: errors.UnusableOutputError,
-        StopReason.INTERRUPTED: errors.Interrupted, StopReason.TERMINATED: errors.Terminated,
-    }
-    cls = table.get(finished.stop_reason)
-    return cls(finished.message) if cls else None
-
-
 @dataclass
 class Session:
     settings: Settings
@@ -85,8 +71,8 @@ class Session:
     protocol: str
     interactive: bool
     notes: list[str] = field(default_factory=list)  # one-line facts about the set-up to show the user
-    session_id: str = ""  # its row in the session index (cli_agent.sessions); "" when not recorded
-    journal: Journal | None = None  # the undo journal (issue 9); None for eval and replay sessions
+    session_id: str = ""  # its row in the session index (cli_agent.session_index); "" when not recorded
+    journal: Journal | None = None  # the undo journal; None for eval and replay sessions
 
     def run(self, prompt: str, approve: Approver, *, only_tools: Collection[str] | None = None) -> EventStream:
         if self.journal is not None:  # one run is one turn of the undo journal
@@ -100,7 +86,7 @@ class Session:
         try:
             yield from events
         finally:
-            from cli_agent.sessions import note_prompt
+            from cli_agent.session_index import note_prompt
 
             note_prompt(self.session_id, prompt)
 
@@ -147,6 +133,7 @@ def open_session(settings: Settings, *, interactive: bool, provider_factory: Pro
     """`record`: add the session to the session index (eval and replay don't)."""
     from cli_agent.dispatch import Dispatcher
     from cli_agent.facts import workspace_for
+    from cli_agent.prompt_plan import Planner, planned_protocol
     from cli_agent.protocols import protocol_for
     from cli_agent.providers.local import default_to_local
     from cli_agent.registry import Registry
@@ -155,9 +142,9 @@ def open_session(settings: Settings, *, interactive: bool, provider_factory: Pro
     root = Path(settings.workspace)
     if not root.is_dir():
         raise errors.UsageError(f"workspace is not a folder: {root}")
-    settings, local_note = default_to_local(settings)  # no model, server or key: the bundled model (issue 8)
+    settings, local_note = default_to_local(settings)  # no model, server or key: the bundled model
     journal = None
-    if record:  # every change of a recorded session is journaled first, for undo (issue 9)
+    if record:  # every change of a recorded session is journaled first, for undo
         from cli_agent.journal import Journal
 
         journal = Journal(root)
@@ -187,93 +174,23 @@ def open_session(settings: Settings, *, interactive: bool, provider_factory: Pro
     session = Session(settings, workspace, registry, provider, agent, trace_path, trace, protocol, interactive,
                       notes=[local_note] if local_note else [], journal=journal)
     if record:
-        from cli_agent.sessions import record_session
+        from cli_agent import session_index
 
-        record_session(session)
+        session.session_id, problem = session_index.record(workspace.root, settings.model or "", trace_path)
+        session.notes.extend([problem] if problem else [])
     return session
 
 
-def planned_protocol(settings: Settings, supports_native_tools: Callable[[], bool]) -> str:
-    """The wire protocol of a session; `supports_native_tools` is asked only when `auto` needs it, so `cli-agent
-    prompt` resolves it the way a run does without starting a model it may not need."""
-    if settings.no_tools:
-        return "plain"
-    if settings.model == "local":  # native tool calls through llama.cpp are unreliable: constrained json
-        return "json"
-    if settings.protocol != "auto":
-        return settings.protocol
-    return "native" if supports_native_tools() else "json"
+def resume_into(session: Session, entry: SessionEntry, trace: Trace) -> None:
+    """Give a freshly opened session the conversation of `entry`: its history, its trace's events (copied to the
+    head of the new trace), and its place in the session index. Call it before the session's first run (a REPL's
+    `/resume` opens a new session for it)."""
+    from cli_agent.history import restore_history
+    from cli_agent.playback import raw_records
+    from cli_agent.session_index import adopt
 
-
-class Planner:
-    """Builds the prompt plan of a run: system prompt, tool schemas and options, with its fingerprint."""
-
-    def __init__(self, settings: Settings, registry: Registry, workspace: Workspace, protocol: str) -> None:
-        self.settings = settings
-        self.registry = registry
-        self.workspace = workspace
-        self.protocol = protocol
-        self._builder: PromptBuilder | None = None  # one PromptBuilder, and so one render cache, per session
-
-    def __call__(self, task: str, only_tools: Collection[str] | None) -> Plan:
-        return self.plan(task, only_tools)[0]
-
-    def plan(self, task: str, only_tools: Collection[str] | None) -> tuple[Plan, BuiltPrompt | None]:
-        """The plan, and the prompt it was built from (None for plain chat)."""
-        from cli_agent.prompting import plan_fingerprint
-
-        options = self.options()
-        if self.protocol == "plain":
-            system = self.settings.system_prompt
-            return Plan(system, None, options, plan_fingerprint(system or "", None, options)), None
-        built = self.build(task, only_tools)
-        system = built.system
-        if self.settings.model == "local" and self.protocol == "json":  # constrained decoding (issue 8)
-            from cli_agent.prompting import json_protocol_schema
-            from cli_agent.providers.local import CONSTRAINED_ANSWER
-
-            options["response_format"] = {"type": "json_object", "schema": json_protocol_schema(built.tools)}
-            system += CONSTRAINED_ANSWER
-        schemas = tuple(built.schemas) if self.protocol == "native" else None
-        return Plan(system, schemas, options, plan_fingerprint(system, list(schemas or ()), options)), built
-
-    def options(self) -> dict[str, object]:
-        options: dict[str, object] = {"model": self.settings.model or "", "protocol": self.protocol}
-        if self.settings.temperature is not None:
-            options["temperature"] = self.settings.temperature
-        elif self.settings.model == "local":
-            options["temperature"] = 0.0
-        if self.protocol == "native":
-            options["tool_choice"] = "auto"
-        return options
-
-    def build(self, task: str, only_tools: Collection[str] | None) -> BuiltPrompt:
-        from cli_agent.prompting import PromptBuilder, PromptContext
-
-        files = self.workspace.walk(".", limit=LISTING_LIMIT + 1)
-        context = PromptContext(
-            protocol="json" if self.protocol == "json" else "native", task=task,
-            detail="compact" if self.settings.model == "local" else self.settings.detail,
-            workflow=None, files=tuple(files[:LISTING_LIMIT]), files_truncated=max(0, len(files) - LISTING_LIMIT),
-            agents_md=self._agents_md(), facts=self._facts(),
-            only_tools=tuple(only_tools) if only_tools is not None else None,
-            workspace_name=self.workspace.root.name)
-        if self._builder is None:
-            self._builder = PromptBuilder(self.registry)
-        return self._builder.build(context)
-
-    def _facts(self) -> tuple[str, ...]:
-        """The committed project facts, never the pending proposals; read once per run (the planner is called once
-        a run). A broken facts.toml raises ConfigError, which ends the run with exit 2."""
-        from cli_agent.facts import FactStore
-
-        return tuple(" ".join(f.text.split()) for f in FactStore(self.workspace.root).committed())
-
-    def _agents_md(self) -> str | None:
-        try:
-            if not self.workspace.exists("AGENTS.md"):
-                return None
-            return self.workspace.read_bytes("AGENTS.md", limit=AGENTS_MD_LIMIT).decode("utf-8", errors="replace")
-        except Exception:  # an unreadable AGENTS.md leaves the prompt without it, nothing more
-            return None
-
+    session.agent.history[:] = restore_history(trace)
+    for record in raw_records(entry.trace_path):  # raw, so what the old trace kept about each change survives
+        session.trace.write_record(record)
+    new_id, session.session_id = session.session_id, entry.id
+    adopt(entry.id, new_id, session.trace_path, session.settings.model or "")

@@ -6,14 +6,10 @@ TOML syntax, unknown keys and wrong types (the pydantic model `ToolSpec`), that 
 regex, that a handler exists for the tool and its keyword parameters are exactly the schema's properties (required
 ones without a default, the first positional parameter being the ToolContext), and that no name is defined twice.
 A broken spec raises `SpecError` with one line: the file, the field and what was expected.
-
-`normalize_schema` turns third-party function definitions (OpenAI/BFCL style, with `"type": "dict"`) into the
-JSON Schema the same validation accepts.
 """
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import importlib.resources
 import inspect
@@ -28,7 +24,6 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, Valida
 from cli_agent.errors import SpecError
 
 __all__ = [
-    "PENDING_HANDLERS",
     "Example",
     "ToolSpec",
     "builtin_spec_dir",
@@ -36,14 +31,8 @@ __all__ = [
     "content_key",
     "load_spec_file",
     "load_specs",
-    "normalize_schema",
     "validate_parameters",
 ]
-
-# Specs whose handler is being written elsewhere: they may load without one (and are then never offered to the
-# model, see Registry.model_tools). A handler that does exist is still checked. Empty once every handler has
-# landed; `load_specs(..., pending=frozenset())` is the strict check.
-PENDING_HANDLERS: frozenset[str] = frozenset()
 
 _NAME = r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$"  # what OpenAI-style function names allow
 
@@ -224,13 +213,12 @@ def _spec_files(directory: Any) -> list[Any]:
 def load_specs(
     dirs: Iterable[Any],
     handlers: Mapping[str, Callable[..., Any]],
-    pending: frozenset[str] = PENDING_HANDLERS,
     *,
     content_checked: bool = False,
 ) -> list[ToolSpec]:
     """Every spec in `dirs` (folders, as Paths or importlib Traversables), validated, in folder then file order.
 
-    A spec needs a handler in `handlers` whose signature matches, unless its name is in `pending`.
+    A spec needs a handler in `handlers` whose signature matches.
     `content_checked`: the caller knows these exact files passed the JSON Schema checks (jsonschema: the slow part
     of loading) under this checker, so they are skipped; everything else is checked as always.
     """
@@ -244,50 +232,11 @@ def load_specs(
                 raise SpecError(f"{where}: name: duplicate tool {spec.name!r}, already defined in {seen[spec.name]}")
             seen[spec.name] = where
             handler = handlers.get(spec.name)
-            if handler is None and spec.name not in pending:
+            if handler is None:
                 known = ", ".join(sorted(handlers)) or "none"
                 raise SpecError(f"{where}: name: no handler for tool {spec.name!r} (handlers: {known})")
-            problem = check_handler(spec, handler) if handler is not None else None
+            problem = check_handler(spec, handler)
             if problem:
                 raise SpecError(f"{where}: {problem}")
             specs.append(spec)
     return specs
-
-
-def normalize_schema(definition: Mapping[str, Any]) -> dict[str, Any]:
-    """A JSON Schema from a parameter schema or a whole OpenAI/BFCL function definition.
-
-    Accepts `{"name", "description", "parameters"}` (or `{"type": "function", "function": {...}}`) and returns the
-    parameters; everywhere inside, the non-standard `"type": "dict"` becomes `"object"` and BFCL's `"float"` and
-    `"tuple"` become `"number"` and `"array"`. The input is not changed.
-    """
-    if definition.get("type") == "function" and isinstance(definition.get("function"), Mapping):
-        definition = definition["function"]
-    schema = definition.get("parameters", definition)
-    return _normalize(copy.deepcopy(dict(schema)))
-
-
-_TYPE_ALIASES = {"dict": "object", "float": "number", "tuple": "array"}
-_DATA_KEYS = frozenset({"enum", "const", "default", "examples", "description", "title"})  # values, not schemas
-_SCHEMA_MAPS = frozenset({"properties", "$defs", "definitions", "patternProperties", "dependentSchemas"})
-
-
-def _normalize(node: Any) -> Any:
-    if isinstance(node, list):
-        return [_normalize(item) for item in node]
-    if not isinstance(node, dict):
-        return node
-    out: dict[str, Any] = {}
-    for key, value in node.items():
-        if key == "type":
-            types = value if isinstance(value, list) else [value]
-            kinds = [_TYPE_ALIASES.get(k, k) if isinstance(k, str) else k for k in types if k != "any"]
-            if kinds:
-                out[key] = kinds if isinstance(value, list) else kinds[0]
-        elif key in _DATA_KEYS:
-            out[key] = value
-        elif key in _SCHEMA_MAPS and isinstance(value, dict):
-            out[key] = {name: _normalize(sub) for name, sub in value.items()}
-        else:
-            out[key] = _normalize(value)
-    return out

@@ -37,12 +37,13 @@ class TraceWriter:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._file: IO[str] | None = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
         header = {"format": FORMAT, "type": "trace_header", "cli_agent": __version__, "time": round(time.time(), 3)}
-        self._write(header | (meta or {}))
+        self.write_record(header | (meta or {}))
 
     def __call__(self, event: Event) -> None:
-        self._write(event.to_dict())
+        self.write_record(event.to_dict())
 
-    def _write(self, record: dict[str, Any]) -> None:
+    def write_record(self, record: dict[str, Any]) -> None:
+        """Append one record as it is (a resumed session copies the old trace's records this way)."""
         if self._file is None:
             return
         self._file.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")

@@ -8,8 +8,7 @@ reverted and the error names it. Git's index and refs, and every file the turn d
 The folders the turn's changes created are removed again when they are left empty, and an "undone" line is
 appended to the journal, all under the journal's lock.
 
-`render_turns` and `turns_json` show the journal's turns (`cli-agent undo --list [--json]`);
-`register_repl_commands` adds the REPL's `/undo [N|list]`.
+The front ends (`cli-agent undo`, the REPL's `/undo`) live in `ui/undo_commands.py`.
 """
 
 from __future__ import annotations
@@ -18,10 +17,9 @@ import contextlib
 import hashlib
 import os
 import stat
-import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from cli_agent import errors
 from cli_agent.journal import Journal, Turn
@@ -29,9 +27,8 @@ from cli_agent.journal import Journal, Turn
 if TYPE_CHECKING:
     from cli_agent.change import Change, ChangeKind
     from cli_agent.sandbox import Workspace
-    from cli_agent.ui.commands import CommandContext, CommandRegistry
 
-__all__ = ["Undone", "register_repl_commands", "render_turns", "turns_json", "undo"]
+__all__ = ["Undone", "shown_path", "undo"]
 
 
 @dataclass(frozen=True)
@@ -63,7 +60,7 @@ def undo(journal: Journal, turn: int | None = None) -> Undone:
                                            f"{exc.message} (done so far: {shown}); run undo again to "
                                            f"finish") from None
             done.append({"delete": "removed", "create": "recreated"}.get(change.kind, "restored")
-                        + f" {_shown(change.path)}")
+                        + f" {shown_path(change.path)}")
         _remove_empty_dirs(journal.root, target)
         journal.mark_undone(target.number, sorted({c.path for c in plan}))
     return Undone(target.number, tuple(done))
@@ -118,7 +115,7 @@ def _plan(journal: Journal, workspace: Workspace, target: Turn) -> list[Change]:
 
 def _current(workspace: Workspace, rel: str) -> bytes | None:
     """The file's bytes now (None: missing); a link anywhere on the way or a special file is a ToolError."""
-    from cli_agent.beneath import locate_in, open_regular
+    from cli_agent.resolve_beneath import locate_in, open_regular
     from cli_agent.tools.files import FILE_MAX
 
     with locate_in(str(workspace.root), tuple(workspace.relative(rel).split("/")), follow=False) as loc:
@@ -131,7 +128,7 @@ def _current(workspace: Workspace, rel: str) -> bytes | None:
 
 def _remove_empty_dirs(root: Path, target: Turn) -> None:
     """rmdir (never recursive) the folders the turn's changes created, deepest first, if they are empty."""
-    from cli_agent.beneath import locate_in
+    from cli_agent.resolve_beneath import locate_in
 
     dirs = sorted({d for e in target.changes for d in e.dirs}, key=lambda d: -d.count("/"))
     for rel in dirs:
@@ -140,66 +137,6 @@ def _remove_empty_dirs(root: Path, target: Turn) -> None:
                 os.rmdir(loc.tail[-1], dir_fd=loc.dir_fd)
 
 
-def _shown(path: str) -> str:
+def shown_path(path: str) -> str:
     """A path for the terminal: a name that is not UTF-8 (surrogate escapes) shows as \\udcXX, never crashes."""
     return path.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
-# -- showing it ----------------------------------------------------------------------------------------------------
-
-def render_turns(turns: list[Turn]) -> str:
-    """`cli-agent undo --list`: each turn with its changes (time, tool, kind, path), oldest first."""
-    from cli_agent.ui.escape import escape_for_terminal as esc
-
-    if not turns:
-        return "the undo journal of this workspace is empty"
-    lines = []
-    for t in turns:
-        stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t.time))
-        lines.append(f"turn {t.number}  {stamp}  session {t.session or '-'}" + ("  (undone)" if t.undone else ""))
-        for e in t.changes:
-            lines.append(f"  {time.strftime('%H:%M:%S', time.localtime(e.time))}  {e.tool:<12} {e.kind:<6} "
-                         f"{esc(_shown(e.path))}")
-    return "\n".join(lines)
-
-
-def turns_json(turns: list[Turn]) -> list[dict[str, Any]]:
-    return [{"turn": t.number, "session": t.session, "time": t.time, "undone": t.undone,
-             "changes": [{"time": e.time, "tool": e.tool, "kind": e.kind, "path": e.path} for e in t.changes]}
-            for t in turns]
-
-
-def register_repl_commands(registry: CommandRegistry, ctx: CommandContext) -> None:
-    from cli_agent.ui.commands import Command
-
-    registry.register(Command("undo", "revert the last turn's file changes", _repl_undo, "[N|list]",
-                              help="/undo reverts the newest turn's changes (created files removed, deleted ones "
-                                   "restored, modes kept); /undo N reverts turn N; /undo list shows the turns. It "
-                                   "refuses, naming the file, when a file changed since the agent wrote it.",
-                              complete=lambda c, args: ["list"]))
-
-
-def _repl_undo(ctx: CommandContext, args: str) -> None:
-    from rich.text import Text
-
-    from cli_agent.messages import Message
-    from cli_agent.ui.escape import escape_for_terminal as esc
-
-    journal = getattr(ctx.session, "journal", None) or Journal(ctx.session.workspace.root)
-    word = args.strip()
-    try:
-        if word in ("list", "--list"):
-            ctx.console.print(Text(render_turns(journal.turns())))
-            return
-        if word and not word.isdigit():
-            ctx.console.print(Text(f"usage: /undo [N|list], not {esc(word)!r}", style="yellow"))
-            return
-        undone = undo(journal, int(word) if word else None)
-    except errors.CliAgentError as exc:
-        ctx.console.print(Text(esc(str(exc)), style="yellow"))
-        return
-    ctx.console.print(Text(esc(f"undid turn {undone.turn}: " + (", ".join(undone.done) or "nothing left to "
-                                                                                             "revert")), style="green"))
-    ctx.session.agent.history.append(Message("user", f"(The user undid turn {undone.turn} of file changes: "
-                                                     f"{', '.join(undone.done) or 'nothing'}. Read files again "
-                                                     f"before changing them.)"))

@@ -10,8 +10,8 @@ import os
 import stat
 from collections import deque
 
-from cli_agent.beneath import open_dir
 from cli_agent.pathmatch import IgnoreRules, fold, glob_regex
+from cli_agent.resolve_beneath import open_dir
 
 __all__ = ["MAX_VISITS", "walk_tree"]
 

@@ -1,4 +1,4 @@
-"""Invoking workflows: their arguments, their steps in one session, and the two CLI commands.
+"""Invoking workflows: their arguments, and their steps in one session.
 
     values, missing = parse_arguments(workflow, "src/a.py goal='make it fast'", workspace)
     values |= ask_missing(workflow, missing, ask, workspace)    # ask(param, problem) -> str; Ctrl-C propagates
@@ -14,44 +14,37 @@ carries over from step to step), a tool step one fixed call through the same dis
 (`Session.run_call`: a turn of its own in the undo journal). Each step ends with its own RunFinished; the first
 that is not "done" ends the workflow, so the last RunFinished is the workflow's result.
 
-In the REPL, `cli_agent.ui.workflow_commands` makes each workflow a `/NAME ARGS` command on top of these.
-
-`run_workflow_command` is `cli-agent workflow run NAME [ARGS...]`: a missing or bad argument is a errors.WorkflowError
-(exit 2) before a provider is even made. `list_workflows` is `cli-agent workflows [--check]`.
+The front ends build on these: `ui/workflow_commands.py` makes each workflow a `/NAME ARGS` command in the REPL,
+`ui/oneshot.py` runs `cli-agent workflow run NAME [ARGS...]`, and `ui/listing.py` prints `cli-agent workflows`
+(`render_catalog`).
 """
 
 from __future__ import annotations
 
 import json
 import shlex
-import sys
 from collections.abc import Callable, Sequence
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
 from cli_agent import errors
 from cli_agent.events import Event, EventStream, RunFinished, StopReason
-from cli_agent.messages import ToolCall, Usage
-from cli_agent.ui.headless import JsonReport, RunRecord, output_sink
-from cli_agent.workflows import PLACEHOLDER, Catalog, Param, PromptStep, Value, Workflow, load_workflows
+from cli_agent.messages import ToolCall
+from cli_agent.workflows import PLACEHOLDER, Catalog, Param, PromptStep, Value, Workflow
 
 if TYPE_CHECKING:
-    from cli_agent.config import Settings
     from cli_agent.loop import Approver
     from cli_agent.session import Session
 
 __all__ = [
     "MAX_ASKS",
-    "WorkflowReport",
     "ask_missing",
     "complete_arguments",
-    "list_workflows",
     "missing_message",
     "parse_arguments",
     "parse_tokens",
     "render",
     "render_catalog",
     "run_workflow",
-    "run_workflow_command",
 ]
 
 MAX_ASKS = 5  # answers ask_missing takes for one parameter before giving up
@@ -234,64 +227,6 @@ class _Watched:
         self.events.close()  # type: ignore[attr-defined]
 
 
-class WorkflowReport(JsonReport):
-    """`--output json` for a workflow: one object when it ends, counting the steps and usage of every step."""
-
-    def __init__(self, workflow: Workflow, values: dict[str, Value], out: IO[str] | None = None,
-                 trace: str = "", notes: list[str] | None = None) -> None:
-        super().__init__(out, trace, notes)
-        self.workflow = workflow
-        self.values = values
-        self.steps = 0
-        self.usage = Usage()
-
-    def __call__(self, event: Event) -> None:
-        RunRecord.__call__(self, event)
-        if isinstance(event, RunFinished):
-            self.steps += event.steps
-            self.usage = self.usage + event.usage
-
-    def report(self, finished: RunFinished) -> dict[str, Any]:
-        return super().report(finished) | {"steps": self.steps, "usage": self.usage.to_dict(),
-                                           "workflow": self.workflow.name, "arguments": self.values}
-
-
-def run_workflow_command(settings: Settings, name: str, args: Sequence[str], *, provider_factory: Any) -> int:
-    from cli_agent.sandbox import Workspace
-    from cli_agent.session import drive, error_for, is_interactive, open_session
-    from cli_agent.ui.oneshot import approver_for
-
-    workspace = Workspace(settings.workspace, locks=tuple(settings.locks))
-    catalog = load_workflows(workspace)
-    _warn(catalog.errors, "skipped a broken workflow file: ")
-    workflow = catalog.require(name)
-    values, missing = parse_tokens(workflow, args, workspace)
-    if missing:
-        raise errors.WorkflowError(missing_message(workflow, missing))
-    interactive = is_interactive()
-    session = open_session(settings, interactive=interactive, provider_factory=provider_factory)
-    try:
-        report = WorkflowReport(workflow, values, trace=str(session.trace_path), notes=session.notes)
-        sink = output_sink(settings.output, report)
-        finished = drive(run_workflow(session, workflow, values, approver_for(interactive)), session.trace, sink)
-        if settings.output == "json":
-            report.write(finished)
-    finally:
-        session.close()
-    error = error_for(finished)
-    if error is not None:
-        raise error
-    return 0
-
-
-def _warn(lines: Sequence[str], prefix: str) -> None:
-    from cli_agent.ui.escape import escape_for_terminal
-
-    for line in lines:
-        sys.stderr.write(f"cli-agent: {prefix}{escape_for_terminal(line)}\n")
-    sys.stderr.flush()
-
-
 def render_catalog(catalog: Catalog) -> str:
     """The catalog as text: by category, each workflow with its usage, parameters, file and what it shadows."""
     lines: list[str] = []
@@ -305,19 +240,3 @@ def render_catalog(catalog: Catalog) -> str:
             lines.extend(f"      shadows {path}" for path in wf.shadows)
         lines.append("")
     return "\n".join(lines).rstrip("\n")
-
-
-def list_workflows(settings: Settings, *, check: bool) -> int:
-    """`cli-agent workflows`: the list on stdout, broken files on stderr; with `check`, exit 2 if any is broken."""
-    from cli_agent.ui.escape import escape_for_terminal
-
-    catalog = load_workflows(settings.workspace)
-    if catalog.workflows:
-        sys.stdout.write(escape_for_terminal(render_catalog(catalog)) + "\n")
-    if check:
-        sys.stdout.write(f"{len(catalog.workflows)} workflow(s) load.\n")
-    sys.stdout.flush()
-    _warn(catalog.errors, "broken workflow file: ")
-    if check and catalog.errors:
-        raise errors.WorkflowError(f"{len(catalog.errors)} workflow file(s) are broken (listed above)")
-    return 0

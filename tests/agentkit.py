@@ -10,11 +10,12 @@ from cli_agent.config import Settings
 from cli_agent.dispatch import Dispatcher
 from cli_agent.events import ApprovalAsked, Decision, Event, RunFinished
 from cli_agent.loop import Agent, AgentSetup, Limits
+from cli_agent.prompt_plan import Planner
 from cli_agent.protocols import protocol_for
 from cli_agent.providers.scripted import ScriptedProvider
 from cli_agent.registry import Registry
 from cli_agent.sandbox import Workspace
-from cli_agent.session import Planner, drive
+from cli_agent.session import drive
 from cli_agent.tools import ToolContext
 
 

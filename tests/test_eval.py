@@ -28,8 +28,8 @@ def home(tmp_path, monkeypatch):
 REQUIRED = ["single-call", "chained-calls", "json-terminate-false", "json-terminate-true", "text-answer",
             "unknown-tool", "bad-arguments", "malformed-json-recovers", "malformed-json-three-strikes", "step-limit",
             "timeout", "denied-non-interactive", "several-calls-one-turn", "escape-dotdot", "escape-absolute",
-            "escape-symlink", "lock-from-facts", "lock-from-config", "propose-fact", "seed004-create-app",
-            "seed004-read-then-update", "seed004-recover-from-refused-path"]
+            "escape-symlink", "lock-from-facts", "lock-from-config", "propose-fact", "create-app",
+            "read-then-update", "recover-from-refused-path"]
 
 
 def test_the_offline_suite_passes_and_writes_a_json_report(tmp_path, capsys):

@@ -17,7 +17,8 @@ from cli_agent.envelope import ToolError
 from cli_agent.journal import Journal, collect_blobs
 from cli_agent.sandbox import Workspace
 from cli_agent.tools import ToolContext, files
-from cli_agent.undo import render_turns, undo
+from cli_agent.ui.undo_commands import render_turns
+from cli_agent.undo import undo
 
 
 class Agentish:

@@ -28,11 +28,11 @@ from cli_agent.local_model import (
     requirements,
     resolve_model,
 )
+from cli_agent.prompt_plan import Planner
 from cli_agent.providers.local import KEY_VARIABLES, default_to_local
 from cli_agent.providers.scripted import ScriptedProvider
 from cli_agent.registry import Registry
 from cli_agent.sandbox import Workspace
-from cli_agent.session import Planner
 
 ROOT = Path(__file__).resolve().parents[1]
 

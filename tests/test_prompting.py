@@ -54,7 +54,6 @@ def test_golden_system_prompt(protocol):
 
 
 def test_builtin_registry_renders_like_the_tested_one():
-    pytest.importorskip("cli_agent.tools.files", reason="cli_agent/tools/files.py is not written yet")
     ctx = PromptContext(**{**GOLDEN_CTX.__dict__, "task": "fix the bug", "protocol": "json"})
     assert PromptBuilder(Registry.builtin()).build(ctx).system == PromptBuilder(_registry()).build(ctx).system
 

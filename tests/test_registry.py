@@ -98,7 +98,6 @@ def test_fingerprint_follows_the_contents():
 
 
 def test_builtin_is_loaded_once():
-    pytest.importorskip("cli_agent.tools.files", reason="cli_agent/tools/files.py is not written yet")
     registry = Registry.builtin()
     assert registry is Registry.builtin()
     assert set(registry.names()) == ALL

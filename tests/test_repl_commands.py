@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 
 import pytest
 from rich.console import Console
@@ -13,7 +12,7 @@ from cli_agent.config import Settings
 from cli_agent.messages import Message
 from cli_agent.providers.scripted import ScriptedProvider
 from cli_agent.session import open_session
-from cli_agent.ui.commands import Command, CommandRegistry, Outcome, builtin_commands, load_extensions
+from cli_agent.ui.commands import Command, CommandRegistry, Outcome, builtin_commands
 from cli_agent.ui.repl import Repl
 
 BUILTINS = {"help", "exit", "clear", "model", "approval", "tools", "prompt", "workflows", "facts", "trace", "cost"}
@@ -143,17 +142,6 @@ def test_tools_prompt_trace_and_cost(repl):
     assert "0 prompt + 0 completion tokens" in out
 
 
-def test_a_missing_feature_module_says_not_available(repl):
-    from cli_agent.ui import commands
-
-    def missing(ctx):
-        import cli_agent.no_such_module  # noqa: F401
-
-    repl.commands.register(Command("facts", "x", commands._listing("facts", missing)), replace=True)
-    _, out = run(repl, "/facts")
-    assert "facts are not available in this build (No module named 'cli_agent.no_such_module')" in out
-
-
 def test_workflows_and_facts_are_listed(repl):
     _, out = run(repl, "/workflows")
     assert "explain" in out and "/NAME ARGS" in out
@@ -161,20 +149,20 @@ def test_workflows_and_facts_are_listed(repl):
     assert "Committed facts" in out
 
 
-def test_extensions_register_commands_and_a_broken_one_is_a_note(repl, tmp_path, monkeypatch):
-    (tmp_path / "ext_good.py").write_text(
-        "from cli_agent.ui.commands import Command\n"
-        "def register_repl_commands(registry, ctx):\n"
-        "    registry.register(Command('demo', 'a demo command', lambda c, a: None))\n")
-    (tmp_path / "ext_bad.py").write_text("def register_repl_commands(registry, ctx):\n    raise RuntimeError('boom')\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    try:
-        notes = load_extensions(repl.commands, repl, ["ext_good", "ext_bad", "ext_missing"])
-    finally:
-        for name in ("ext_good", "ext_bad"):
-            sys.modules.pop(name, None)
+def test_command_modules_register_commands_and_a_broken_one_is_a_note(repl):
+    from cli_agent.ui.command_set import add_commands
+
+    def good(registry, ctx):
+        registry.register(Command("demo", "a demo command", lambda c, a: None))
+        return ["good note"]
+
+    def bad(registry, ctx):
+        raise RuntimeError("boom")
+
+    notes = add_commands(repl.commands, repl, [("demo", good), ("broken", bad)])
     assert repl.commands.get("demo") is not None
-    assert notes == ["ext_bad could not add its commands: RuntimeError: boom"]
+    assert notes == ["good note", "the broken commands could not be added: RuntimeError: boom"]
+    assert {"undo", "resume", "facts", "workflows"} <= set(repl.commands.names())
 
 
 def test_a_message_turn_goes_through_the_trace(repl, tmp_path):

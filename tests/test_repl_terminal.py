@@ -207,7 +207,7 @@ def test_sigterm_during_a_turn_exits_143_with_a_complete_trace(term):
 
 def test_the_prompt_is_drawn_before_litellm_pydantic_or_rich_is_imported(tmp_path):
     """-X importtime prints each import as it completes: the prompt comes before LiteLLM, pydantic (the config),
-    jsonschema (the specs and workflows) and Rich, which load behind it (issue 10: REPL ready ≤ 0.25 s)."""
+    jsonschema (the specs and workflows) and Rich, which load behind it (REPL ready ≤ 0.25 s)."""
     args = ["-X", "importtime", "-m", "cli_agent", "--model", "openai/gpt-4o-mini", "-C", str(tmp_path)]
     env = {k: v for k, v in os.environ.items() if not k.startswith("CLI_AGENT_") and k != "CI"}
     env |= {"CLI_AGENT_HOME": str(tmp_path / "home"), "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1",

@@ -11,10 +11,11 @@ from agentkit import Answers, make_agent
 
 from cli_agent.cli import run
 from cli_agent.events import Decision
+from cli_agent.history import restore_history
 from cli_agent.providers.scripted import ScriptedProvider, check_conversation
 from cli_agent.replay import replay
 from cli_agent.session import drive
-from cli_agent.sessions import LATEST, Sessions, load_resumable, restore_history
+from cli_agent.session_index import LATEST, SessionIndex, load_resumable
 from cli_agent.trace import TraceWriter, read_trace
 
 pytestmark = pytest.mark.usefixtures("isolated_home")
@@ -67,7 +68,7 @@ def test_continue_brings_the_conversation_back(ws, capsys):
     assert contents[1] == "remember the word kiwi" and contents[-1] == "which word?"
     assert any(m.role == "tool" and "alpha" in (m.content or "") for m in messages)
     assert "I will remember kiwi." in contents
-    entries = Sessions().list(ws)
+    entries = SessionIndex().list(ws)
     assert len(entries) == 1  # continuing keeps one session, now pointing at the new trace
     trace = read_trace(entries[0].trace_path)
     assert [r[0].prompt for r in trace.runs] == ["remember the word kiwi", "which word?"]
@@ -77,7 +78,7 @@ def test_continue_brings_the_conversation_back(ws, capsys):
 def test_resume_by_id_prefix(ws, capsys):
     one_shot(ws, "first", {"text": "one"})
     one_shot(ws, "second", {"text": "two"})
-    first = Sessions().list(ws)[1]
+    first = SessionIndex().list(ws)[1]
     code, provider = one_shot(ws, "again", {"text": "ok"}, flags=("--resume", first.id[:5]))
     assert code == 0
     assert [m.content for m in provider.requests[0].messages[1:]] == ["first", "one", "again"]
@@ -101,7 +102,7 @@ def test_nothing_to_resume_exits_2_with_one_line(flags, message, ws, capsys):
 ])
 def test_a_missing_or_damaged_trace_is_listed_as_such_and_cannot_be_resumed(damage, reason, ws, capsys):
     one_shot(ws, "task", {"text": "x"})
-    damage(Sessions().latest(ws).trace_path)
+    damage(SessionIndex().latest(ws).trace_path)
     capsys.readouterr()
     assert run(["sessions", "-C", str(ws)]) == 0
     out = capsys.readouterr().out
@@ -116,7 +117,7 @@ def test_a_session_of_another_workspace_cannot_be_resumed_here(ws, tmp_path, cap
     other = tmp_path / "other"
     other.mkdir()
     one_shot(other, "elsewhere", {"text": "ok"})
-    entry = Sessions().latest(other)
+    entry = SessionIndex().latest(other)
     with pytest.raises(Exception, match="belongs to"):
         load_resumable(ws, entry.id)
 
@@ -131,7 +132,7 @@ def test_an_unwritable_index_never_fails_a_run(ws, isolated_home, capsys):
 
 
 def test_index_schema_is_migrated_and_a_newer_one_refused(tmp_path):
-    index = Sessions(tmp_path / "s.sqlite3")
+    index = SessionIndex(tmp_path / "s.sqlite3")
     sid = index.add(workspace=tmp_path, model="m", trace_path=tmp_path / "t.jsonl")
     index.note_prompt(sid, "  first   prompt ")
     index.note_prompt(sid, "second")

@@ -1,23 +1,15 @@
-"""Slash commands: an explicit registry of `Command` entries, the REPL's built-ins, and the extension hook.
+"""Slash commands: an explicit registry of `Command` entries, and the REPL's built-ins.
 
 A line that starts with `/` is a command and is never sent to the model (`//text` sends `/text`). An unknown name
-gets "unknown command, did you mean …". Other parts add commands by registering entries; a module listed in
-`EXTENSIONS` may define
-
-    def register_repl_commands(registry: CommandRegistry, ctx: CommandContext) -> None
-
-which the REPL calls once at start, in `EXTENSIONS` order (`ui/facts_commands.py` registers `/facts` with its
-questions, `undo.py` `/undo`, the session index `/resume`; workflows come last and register `/NAME args` for each
-workflow, keeping every name taken before them). A hook may return one-line notes (instead of None) for the REPL to
-show once it has started. `register(..., replace=True)` overrides a built-in. A hook runs behind the first prompt,
-once the session is open (`ctx.settings` and `ctx.session` are there), in the start-up's thread.
+gets "unknown command, did you mean …". The REPL's other commands live in their own `ui/*_commands.py` modules,
+each with a `register_commands(registry, ctx)`; `ui/command_set.py` names them all and builds the REPL's registry.
+`register(..., replace=True)` overrides a built-in.
 """
 
 from __future__ import annotations
 
 import difflib
 import enum
-import importlib
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
@@ -32,10 +24,8 @@ if TYPE_CHECKING:
     from cli_agent.loop import Approver
     from cli_agent.session import Session
 
-__all__ = ["EXTENSIONS", "Command", "CommandContext", "CommandRegistry", "Outcome", "builtin_commands",
-           "load_extensions"]
+__all__ = ["Command", "CommandContext", "CommandRegistry", "Handler", "Outcome", "builtin_commands"]
 
-EXTENSIONS = ("cli_agent.ui.facts_commands", "cli_agent.undo", "cli_agent.sessions", "cli_agent.ui.workflow_commands")
 KEYS_HELP = ("Enter sends · Meta+Enter or Ctrl-J: new line · Ctrl-R: search history · Tab: complete · "
              "@path attaches a file · //text sends /text · Ctrl-C cancels the turn · Ctrl-D quits")
 
@@ -152,24 +142,6 @@ class CommandRegistry:
             ctx.console.print(text)
             return Outcome.CONTINUE
         return command.handler(ctx, args.strip()) or Outcome.CONTINUE
-
-
-def load_extensions(registry: CommandRegistry, ctx: CommandContext, modules: Iterable[str] = EXTENSIONS) -> list[str]:
-    """Let each present module register its commands; returns the hooks' notes and one line per module that
-    failed."""
-    notes: list[str] = []
-    for module_name in modules:
-        try:
-            module = importlib.import_module(module_name)
-            hook = getattr(module, "register_repl_commands", None)
-            if hook is not None:
-                notes.extend(hook(registry, ctx) or ())
-        except ModuleNotFoundError as exc:
-            if exc.name != module_name:
-                notes.append(f"{module_name}: {exc}")
-        except Exception as exc:  # a broken extension costs its commands, not the REPL
-            notes.append(f"{module_name} could not add its commands: {type(exc).__name__}: {exc}")
-    return notes
 
 
 # -- the built-ins ---------------------------------------------------------------------------------------------
@@ -290,14 +262,11 @@ def _facts_text(ctx: CommandContext) -> str:
 
 
 def _listing(what: str, text: Callable[[CommandContext], str]) -> Handler:
-    """A command showing what an optional part of cli-agent lists, or that the part is not there."""
+    """A command showing what a part of cli-agent lists (until the REPL's command modules replace it)."""
 
     def handler(ctx: CommandContext, args: str) -> None:
         try:
             shown = text(ctx)
-        except ImportError as exc:  # the module (or the function) is not in this build
-            _say(ctx, f"{what} are not available in this build ({exc})", "yellow")
-            return
         except Exception as exc:  # e.g. a damaged facts file: one line, the REPL goes on
             _say(ctx, f"cannot list the {what}: {exc}", "red")
             return

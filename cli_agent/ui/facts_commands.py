@@ -20,10 +20,10 @@ from cli_agent.ui.escape import escape_for_terminal as esc
 if TYPE_CHECKING:
     from cli_agent.ui.commands import CommandContext, CommandRegistry
 
-__all__ = ["register_repl_commands"]
+__all__ = ["register_commands"]
 
 
-def register_repl_commands(registry: CommandRegistry, ctx: CommandContext) -> None:
+def register_commands(registry: CommandRegistry, ctx: CommandContext) -> None:
     registry.register(Command("facts", "the project's facts; commit or reject the model's proposals", _repl_facts,
                               "[commit|reject ID]",
                               help="/facts lists the committed facts, the proposals and the locks, then asks about "

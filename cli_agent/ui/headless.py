@@ -1,4 +1,5 @@
-"""Headless front ends: what `cli-agent -p` prints for `--output text`, `json` and `stream-json`.
+"""Headless front ends: what `cli-agent -p` and `cli-agent workflow run` print for `--output text`, `json` and
+`stream-json`.
 
 Each is an event sink. Results go to stdout; progress goes to stderr, and only when stderr is a terminal. The last
 line on stderr (why a run failed) is printed by `cli.py`, in one place.
@@ -8,9 +9,9 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from cli_agent.events import (
     ApprovalDecided,
@@ -21,9 +22,13 @@ from cli_agent.events import (
     ToolResult,
     Warning,
 )
+from cli_agent.messages import Usage
 from cli_agent.ui.escape import escape_for_terminal
 
-__all__ = ["JsonReport", "StreamJsonPrinter", "TextPrinter", "output_sink"]
+if TYPE_CHECKING:
+    from cli_agent.workflows import Value, Workflow
+
+__all__ = ["JsonReport", "StreamJsonPrinter", "TextPrinter", "WorkflowReport", "output_sink", "warn"]
 
 
 @dataclass
@@ -87,12 +92,40 @@ class JsonReport(RunRecord):
         self.out.write(json.dumps(self.report(finished), ensure_ascii=False, default=str) + "\n")
         self.out.flush()
 
+    def end(self, finished: RunFinished) -> None:
+        """Called once the whole job is over (a run has written its object already at its RunFinished)."""
+
     def report(self, finished: RunFinished) -> dict[str, Any]:
         calls = [{k: v for k, v in c.items() if k != "id"} for c in self.tool_calls]
         return {"status": finished.stop_reason.value, "exit_code": finished.exit_code, "message": finished.message,
                 "answer": finished.answer, "steps": finished.steps, "tool_calls": calls,
                 "files_changed": self.files_changed, "usage": finished.usage.to_dict(), "trace": self.trace,
                 "warnings": self.warnings, "notes": self.notes}
+
+
+class WorkflowReport(JsonReport):
+    """`--output json` for a workflow: one object when it ends, counting the steps and usage of every step."""
+
+    def __init__(self, workflow: Workflow, values: dict[str, Value], out: IO[str] | None = None,
+                 trace: str = "", notes: list[str] | None = None) -> None:
+        super().__init__(out, trace, notes)
+        self.workflow = workflow
+        self.values = values
+        self.steps = 0
+        self.usage = Usage()
+
+    def __call__(self, event: Event) -> None:
+        RunRecord.__call__(self, event)
+        if isinstance(event, RunFinished):
+            self.steps += event.steps
+            self.usage = self.usage + event.usage
+
+    def end(self, finished: RunFinished) -> None:
+        self.write(finished)
+
+    def report(self, finished: RunFinished) -> dict[str, Any]:
+        return super().report(finished) | {"steps": self.steps, "usage": self.usage.to_dict(),
+                                           "workflow": self.workflow.name, "arguments": self.values}
 
 
 class StreamJsonPrinter:
@@ -141,3 +174,10 @@ def output_sink(output: str, report: JsonReport) -> Callable[[Event], None]:
     if output == "json":
         return report
     return StreamJsonPrinter() if output == "stream-json" else TextPrinter()
+
+
+def warn(lines: Sequence[str], prefix: str) -> None:
+    """Each line on stderr as `cli-agent: PREFIX LINE` (e.g. the broken workflow files skipped)."""
+    for line in lines:
+        sys.stderr.write(f"cli-agent: {prefix}{escape_for_terminal(line)}\n")
+    sys.stderr.flush()

@@ -1,4 +1,4 @@
-"""`cli-agent tools` and `cli-agent prompt`: what the model is given, shown to the user."""
+"""`cli-agent tools`, `cli-agent prompt` and `cli-agent workflows`: what the model and the user are given."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from cli_agent.config import Settings
 
-__all__ = ["print_prompt", "print_tools"]
+__all__ = ["list_workflows", "print_prompt", "print_tools"]
 
 
 def print_tools(*, as_json: bool) -> None:
@@ -37,9 +37,9 @@ def print_tools(*, as_json: bool) -> None:
 
 def print_prompt(settings: Settings, *, task: str, as_json: bool) -> None:
     from cli_agent.facts import workspace_for
+    from cli_agent.prompt_plan import Planner, planned_protocol
     from cli_agent.providers.local import default_to_local
     from cli_agent.registry import Registry
-    from cli_agent.session import Planner, planned_protocol
 
     # the plan a run would make, so the fingerprint matches the trace's: the same model default and protocol
     settings, _ = default_to_local(settings.model_copy(update={"no_tools": False}))
@@ -66,3 +66,23 @@ def _supports_native_tools(settings: Settings) -> bool:
         return provider.supports_native_tools()
     finally:
         provider.close()
+
+
+def list_workflows(settings: Settings, *, check: bool) -> int:
+    """`cli-agent workflows`: the list on stdout, broken files on stderr; with `check`, exit 2 if any is broken."""
+    from cli_agent import errors
+    from cli_agent.ui.escape import escape_for_terminal
+    from cli_agent.ui.headless import warn
+    from cli_agent.workflow_run import render_catalog
+    from cli_agent.workflows import load_workflows
+
+    catalog = load_workflows(settings.workspace)
+    if catalog.workflows:
+        sys.stdout.write(escape_for_terminal(render_catalog(catalog)) + "\n")
+    if check:
+        sys.stdout.write(f"{len(catalog.workflows)} workflow(s) load.\n")
+    sys.stdout.flush()
+    warn(catalog.errors, "broken workflow file: ")
+    if check and catalog.errors:
+        raise errors.WorkflowError(f"{len(catalog.errors)} workflow file(s) are broken (listed above)")
+    return 0

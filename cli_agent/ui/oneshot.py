@@ -1,18 +1,24 @@
-"""One task, then exit: `cli-agent -p TEXT` and `cli-agent tools run NAME JSON_ARGS`."""
+"""One task, then exit: `cli-agent -p TEXT`, `cli-agent workflow run NAME [ARGS...]` and `cli-agent tools run NAME
+JSON_ARGS`."""
 
 from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from cli_agent import errors
-from cli_agent.events import ApprovalAsked, Decision
+from cli_agent.events import ApprovalAsked, Decision, EventStream, StopReason
+from cli_agent.ui.headless import warn
 
 if TYPE_CHECKING:
     from cli_agent.config import Settings
+    from cli_agent.loop import Approver
+    from cli_agent.session import Session
+    from cli_agent.ui.headless import JsonReport
 
-__all__ = ["approver_for", "deny_all", "read_task", "run_one_shot", "run_tool"]
+__all__ = ["approver_for", "deny_all", "read_task", "run_one_shot", "run_tool", "run_workflow_command"]
 
 
 def deny_all(asked: ApprovalAsked) -> Decision:
@@ -43,26 +49,67 @@ def approver_for(interactive: bool) -> Any:
 
 
 def run_one_shot(settings: Settings, prompt: str, *, provider_factory: Any, resume: str | None = None) -> int:
-    """`resume`: continue that session (sessions.LATEST or an id) instead of starting a new one."""
-    from cli_agent.session import drive, error_for, is_interactive, open_session
-    from cli_agent.ui.headless import JsonReport, output_sink
+    """`cli-agent -p TEXT`; `resume`: continue that session (session_index.LATEST or an id) instead of a new one."""
+    from cli_agent.ui.headless import JsonReport
 
     text = read_task(prompt)
-    interactive = is_interactive()
     resumed = None
     if resume is not None:
-        from cli_agent.sessions import load_resumable, resume_into
+        from cli_agent.session_index import load_resumable
 
         resumed = load_resumable(settings.workspace, resume)  # a missing or damaged trace: exit 2 before anything
+
+    def start(session: Session, approve: Approver) -> tuple[EventStream, JsonReport]:
+        if resumed is not None:
+            from cli_agent.session import resume_into
+
+            resume_into(session, *resumed)
+        return session.run(text, approve), JsonReport(trace=str(session.trace_path), notes=session.notes)
+
+    return _run_session(settings, provider_factory, start)
+
+
+def run_workflow_command(settings: Settings, name: str, args: Sequence[str], *, provider_factory: Any) -> int:
+    """`cli-agent workflow run NAME [ARGS...]`: a missing or bad argument is a WorkflowError (exit 2) before a
+    provider is even made."""
+    from cli_agent.sandbox import Workspace
+    from cli_agent.workflow_run import missing_message, parse_tokens, run_workflow
+    from cli_agent.workflows import load_workflows
+
+    workspace = Workspace(settings.workspace, locks=tuple(settings.locks))
+    catalog = load_workflows(workspace)
+    warn(catalog.errors, "skipped a broken workflow file: ")
+    workflow = catalog.require(name)
+    values, missing = parse_tokens(workflow, args, workspace)
+    if missing:
+        raise errors.WorkflowError(missing_message(workflow, missing))
+
+    def start(session: Session, approve: Approver) -> tuple[EventStream, JsonReport]:
+        from cli_agent.ui.headless import WorkflowReport
+
+        report = WorkflowReport(workflow, values, trace=str(session.trace_path), notes=session.notes)
+        return run_workflow(session, workflow, values, approve), report
+
+    return _run_session(settings, provider_factory, start)
+
+
+def _run_session(settings: Settings, provider_factory: Any,
+                 start: Callable[[Session, Approver], tuple[EventStream, JsonReport]]) -> int:
+    """Open a session, drive the events `start` gives to the trace and the `--output` printer, close it; a run
+    that did not finish "done" raises its error (the exit code)."""
+    from cli_agent.session import drive, is_interactive, open_session
+    from cli_agent.ui.headless import output_sink
+
+    interactive = is_interactive()
     session = open_session(settings, interactive=interactive, provider_factory=provider_factory)
     try:
-        if resumed is not None:
-            resume_into(session, *resumed)
-        sink = output_sink(settings.output, JsonReport(trace=str(session.trace_path), notes=session.notes))
-        finished = drive(session.run(text, approver_for(interactive)), session.trace, sink)
+        events, report = start(session, approver_for(interactive))
+        finished = drive(events, session.trace, output_sink(settings.output, report))
+        if settings.output == "json":
+            report.end(finished)
     finally:
         session.close()
-    error = error_for(finished)
+    error = finished.error()
     if error is not None:
         raise error
     return 0
@@ -88,16 +135,17 @@ def run_tool(settings: Settings, name: str, json_args: str) -> int:
     from cli_agent.journal import Journal
 
     registry = Registry.builtin()
-    journal = Journal(settings.workspace)  # `tools run` writes are journaled too: one call, one turn (issue 9)
+    journal = Journal(settings.workspace)  # `tools run` writes are journaled too: one call, one turn
     journal.begin_turn("tools-run")
     workspace = workspace_for(settings, before_write=journal.record)
     dispatcher = Dispatcher(registry, ToolContext(workspace))
     call = ToolCall("cli", name, arguments, json_args)
     prepared = dispatcher.prepare(call)
-    code = 0
+    stop = StopReason.DONE
     if prepared.error is not None:
         envelope = prepared.error
-        code = 2 if prepared.spec is None or "argument" in " ".join(envelope.errors) else 1
+        usage = prepared.spec is None or "argument" in " ".join(envelope.errors)
+        stop = StopReason.USAGE if usage else StopReason.ERROR
     else:
         assert prepared.spec is not None
         interactive = is_interactive()
@@ -109,18 +157,14 @@ def run_tool(settings: Settings, name: str, json_args: str) -> int:
             allowed = approver_for(True)(ApprovalAsked(call=call, change=prepared.change, index=1, total=1)).approves
         if allowed:
             envelope = dispatcher.execute(prepared)
-            code = 0 if envelope.ok else 1
+            stop = StopReason.DONE if envelope.ok else StopReason.ERROR
         else:
             why = (f"denied: {name} needs approval; re-run with {verdict.rule}"
                    if verdict.verdict is Verdict.DENY else f"denied: {name} was refused by the user")
             envelope = Envelope.failure(why)
-            code = 3
+            stop = StopReason.DENIED
     sys.stdout.write(json.dumps(envelope.to_dict(), ensure_ascii=False, indent=2, default=str) + "\n")
-    if code:
-        raise _error_with_code(code, "; ".join(envelope.errors) or "the tool failed")
+    error_class = stop.error_class
+    if error_class is not None:
+        raise error_class("; ".join(envelope.errors) or "the tool failed")
     return 0
-
-
-def _error_with_code(code: int, message: str) -> errors.CliAgentError:
-    cls = {1: errors.CliAgentError, 2: errors.UsageError, 3: errors.DeniedError}[code]
-    return cls(message)

@@ -34,7 +34,7 @@ NO_TERMINAL = "no terminal for the REPL: pass -p TEXT, or -p - to read the task 
 
 
 def run_repl(load: Callable[[], Loaded], *, provider_factory: ProviderFactory, resume: str | None = None) -> int:
-    """`load` gives the settings; `resume`: continue that session (sessions.LATEST for -c, or an id) instead of
+    """`load` gives the settings; `resume`: continue that session (session_index.LATEST for -c, or an id) instead of
     starting a new one. The session is made behind the first prompt (`Startup`), except one to continue, which the
     banner shows. A bad config, a missing or damaged session, no model: the REPL ends with that one-line error
     (exit 2)."""
@@ -57,7 +57,8 @@ class Repl:
                  approver: Any = None, prompt_input: Any = None, prompt_output: Any = None) -> None:
         """`session`: an open one, or the `Startup` that opens it behind the first prompt. `console`: None for a
         Rich console on stdout, made at first use (behind the prompt: Rich takes a while to import)."""
-        from cli_agent.ui.commands import builtin_commands, load_extensions
+        from cli_agent.ui.command_set import add_commands
+        from cli_agent.ui.commands import builtin_commands
 
         self.startup = session if isinstance(session, Startup) else Startup(session=session)
         self._announced = self.startup.session is not None  # an open session is announced by the banner
@@ -66,7 +67,7 @@ class Repl:
         self._approver = approver
         self.steps = 0
         self.commands = builtin_commands()
-        self.notes = load_extensions(self.commands, self) if self.startup.session is not None else []
+        self.notes = add_commands(self.commands, self) if self.startup.session is not None else []
         self._io = {"input": prompt_input, "output": prompt_output}
         self._prompt: Any = None
 
@@ -104,12 +105,12 @@ class Repl:
         return self._approver
 
     def _extend(self) -> None:
-        """Behind the prompt: the extensions' commands (the workflows), registered into a copy of the registry that
-        replaces it whole, so the completer never sees it half-made."""
-        from cli_agent.ui.commands import load_extensions
+        """Behind the prompt: the command modules' commands (the workflows), registered into a copy of the registry
+        that replaces it whole, so the completer never sees it half-made."""
+        from cli_agent.ui.command_set import add_commands
 
         commands = self.commands.copy()
-        self.notes = load_extensions(commands, self)
+        self.notes = add_commands(commands, self)
         self.commands = commands
 
     def _notes(self, notes: Iterable[str]) -> None:

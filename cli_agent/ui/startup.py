@@ -1,4 +1,5 @@
-"""What the REPL makes behind its first prompt: the settings, the session, the extensions' commands, the warm-up.
+"""What the REPL makes behind its first prompt: the settings, the session, the command modules' commands, the
+warm-up.
 
 The prompt is drawn first: loading the config (pydantic), opening the session (the tool specs, the trace, the
 session index; for a LiteLLM model, LiteLLM itself to ask whether it calls tools natively) and loading the
@@ -15,7 +16,6 @@ with a progress bar, which must not draw over the prompt; that session opens whe
 from __future__ import annotations
 
 import contextlib
-import importlib
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -23,17 +23,14 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from cli_agent.config import Loaded, Settings
     from cli_agent.session import ProviderFactory, Session
-    from cli_agent.sessions import SessionEntry
+    from cli_agent.session_index import SessionEntry
 
 __all__ = ["Startup", "preload", "warm_up"]
-
-FIRST_TURN_MODULES = ("rich.live", "rich.spinner", "rich.markdown")  # the first turn's spinner and answer
-
 
 class Startup:
     """The session and what comes with it, made by `start()` in a background thread, or given ready (`session=`).
 
-    `load` gives the layered settings; `resume` is the session to continue (sessions.LATEST or an id), given to the
+    `load` gives the layered settings; `resume` is the session to continue (session_index.LATEST or an id), given to the
     new session before its first run. `settings`, `session` and `resumed` (the continued session's index entry) are
     None until made. `foreground(settings)`: True when opening the session draws on the terminal, so the background
     thread leaves it to `get()` (default: the local model's one-time set-up)."""
@@ -97,13 +94,13 @@ class Startup:
         assert settings is not None
         resumed = None
         if self.resume is not None:
-            from cli_agent.sessions import load_resumable
+            from cli_agent.session_index import load_resumable
 
             resumed = load_resumable(settings.workspace, self.resume)
         session = open_session(settings, interactive=True,
                                provider_factory=self.provider_factory or default_provider_factory)
         if resumed is not None:
-            from cli_agent.sessions import resume_into
+            from cli_agent.session import resume_into
 
             try:
                 resume_into(session, *resumed)
@@ -165,8 +162,9 @@ def preload(provider: Any) -> None:
     with contextlib.suppress(Exception):
         if load is not None:
             load()
-        for module in FIRST_TURN_MODULES:
-            importlib.import_module(module)
+        import rich.live
+        import rich.markdown
+        import rich.spinner  # noqa: F401
 
 
 def warm_up(provider: Any, load: Callable[[], Any] | None = None) -> threading.Thread | None:

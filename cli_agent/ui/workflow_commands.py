@@ -26,12 +26,12 @@ if TYPE_CHECKING:
     from cli_agent.ui.commands import CommandContext, CommandRegistry, Handler
     from cli_agent.workflows import Catalog, Param, Workflow
 
-__all__ = ["PREFIX", "register_repl_commands"]
+__all__ = ["PREFIX", "register_commands"]
 
 PREFIX = "wf:"  # `/wf:NAME` always reaches the workflow NAME
 
 
-def register_repl_commands(registry: CommandRegistry, ctx: CommandContext) -> list[str]:
+def register_commands(registry: CommandRegistry, ctx: CommandContext) -> list[str]:
     from cli_agent.workflows import load_workflows
 
     catalog = load_workflows(ctx.settings.workspace)

@@ -1,0 +1,106 @@
+"""The prompt plan of a session's runs: which wire protocol it speaks, and each run's system prompt, tool schemas
+and request options, fingerprinted."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from typing import TYPE_CHECKING
+
+from cli_agent.loop import Plan
+
+if TYPE_CHECKING:
+    from cli_agent.config import Settings
+    from cli_agent.prompting import BuiltPrompt, PromptBuilder
+    from cli_agent.registry import Registry
+    from cli_agent.sandbox import Workspace
+
+__all__ = ["Planner", "planned_protocol"]
+
+LISTING_LIMIT = 200  # workspace files named in the system prompt
+AGENTS_MD_LIMIT = 16_000  # bytes of AGENTS.md read; the prompt keeps prompting.MAX_AGENTS_MD_CHARS of them
+
+
+def planned_protocol(settings: Settings, supports_native_tools: Callable[[], bool]) -> str:
+    """The wire protocol of a session; `supports_native_tools` is asked only when `auto` needs it, so `cli-agent
+    prompt` resolves it the way a run does without starting a model it may not need."""
+    if settings.no_tools:
+        return "plain"
+    if settings.model == "local":  # native tool calls through llama.cpp are unreliable: constrained json
+        return "json"
+    if settings.protocol != "auto":
+        return settings.protocol
+    return "native" if supports_native_tools() else "json"
+
+
+class Planner:
+    """Builds the prompt plan of a run: system prompt, tool schemas and options, with its fingerprint."""
+
+    def __init__(self, settings: Settings, registry: Registry, workspace: Workspace, protocol: str) -> None:
+        self.settings = settings
+        self.registry = registry
+        self.workspace = workspace
+        self.protocol = protocol
+        self._builder: PromptBuilder | None = None  # one PromptBuilder, and so one render cache, per session
+
+    def __call__(self, task: str, only_tools: Collection[str] | None) -> Plan:
+        return self.plan(task, only_tools)[0]
+
+    def plan(self, task: str, only_tools: Collection[str] | None) -> tuple[Plan, BuiltPrompt | None]:
+        """The plan, and the prompt it was built from (None for plain chat)."""
+        from cli_agent.prompting import plan_fingerprint
+
+        options = self.options()
+        if self.protocol == "plain":
+            system = self.settings.system_prompt
+            return Plan(system, None, options, plan_fingerprint(system or "", None, options)), None
+        built = self.build(task, only_tools)
+        system = built.system
+        if self.settings.model == "local" and self.protocol == "json":  # constrained decoding
+            from cli_agent.prompting import json_protocol_schema
+            from cli_agent.providers.local import CONSTRAINED_ANSWER
+
+            options["response_format"] = {"type": "json_object", "schema": json_protocol_schema(built.tools)}
+            system += CONSTRAINED_ANSWER
+        schemas = tuple(built.schemas) if self.protocol == "native" else None
+        return Plan(system, schemas, options, plan_fingerprint(system, list(schemas or ()), options)), built
+
+    def options(self) -> dict[str, object]:
+        options: dict[str, object] = {"model": self.settings.model or "", "protocol": self.protocol}
+        if self.settings.temperature is not None:
+            options["temperature"] = self.settings.temperature
+        elif self.settings.model == "local":
+            options["temperature"] = 0.0
+        if self.protocol == "native":
+            options["tool_choice"] = "auto"
+        return options
+
+    def build(self, task: str, only_tools: Collection[str] | None) -> BuiltPrompt:
+        from cli_agent.prompting import PromptBuilder, PromptContext
+
+        files = self.workspace.walk(".", limit=LISTING_LIMIT + 1)
+        context = PromptContext(
+            protocol="json" if self.protocol == "json" else "native", task=task,
+            detail="compact" if self.settings.model == "local" else self.settings.detail,
+            workflow=None, files=tuple(files[:LISTING_LIMIT]), files_truncated=max(0, len(files) - LISTING_LIMIT),
+            agents_md=self._agents_md(), facts=self._facts(),
+            only_tools=tuple(only_tools) if only_tools is not None else None,
+            workspace_name=self.workspace.root.name)
+        if self._builder is None:
+            self._builder = PromptBuilder(self.registry)
+        return self._builder.build(context)
+
+    def _facts(self) -> tuple[str, ...]:
+        """The committed project facts, never the pending proposals; read once per run (the planner is called once
+        a run). A broken facts.toml raises ConfigError, which ends the run with exit 2."""
+        from cli_agent.facts import FactStore
+
+        return tuple(" ".join(f.text.split()) for f in FactStore(self.workspace.root).committed())
+
+    def _agents_md(self) -> str | None:
+        try:
+            if not self.workspace.exists("AGENTS.md"):
+                return None
+            return self.workspace.read_bytes("AGENTS.md", limit=AGENTS_MD_LIMIT).decode("utf-8", errors="replace")
+        except Exception:  # an unreadable AGENTS.md leaves the prompt without it, nothing more
+            return None
+

@@ -1,0 +1,124 @@
+"""Sessions in the front ends: the REPL's `/resume` and `cli-agent sessions`, on top of the session index."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from cli_agent.errors import UsageError
+from cli_agent.session_index import SessionEntry, SessionIndex, index_key, load_resumable
+from cli_agent.ui.commands import Command
+from cli_agent.ui.escape import escape_for_terminal as esc
+
+if TYPE_CHECKING:
+    from cli_agent.ui.commands import CommandContext, CommandRegistry
+
+__all__ = ["print_sessions", "register_commands"]
+
+PICK_MAX = 20  # sessions the picker lists
+
+
+def register_commands(registry: CommandRegistry, ctx: CommandContext) -> None:
+    registry.register(Command("resume", "continue an earlier session of this workspace", _repl_resume, "[N|ID]",
+                              help="/resume lists this workspace's sessions, last used first, and asks for a number; "
+                                   "/resume N or /resume ID picks one at once. The conversation goes on where that "
+                                   "session ended, in a new trace; this session is closed (its trace stays). A "
+                                   "session whose trace is missing or damaged is listed with the reason and cannot "
+                                   "be resumed."))
+
+
+def _repl_resume(ctx: CommandContext, args: str) -> None:
+    from rich.text import Text
+
+    from cli_agent.session import open_session, resume_into
+
+    def say(text: str, style: str = "") -> None:
+        ctx.console.print(Text(esc(text), style=style))
+
+    current = ctx.session
+    try:
+        listed = SessionIndex().list(current.workspace.root, limit=PICK_MAX + 1)
+    except sqlite3.Error as exc:
+        raise UsageError(f"cannot read the session index: {exc}") from exc
+    rows = [(e, e.problem()) for e in listed if e.id != current.session_id][:PICK_MAX]
+    if not rows:
+        say("no earlier session in this workspace to resume")
+        return
+    resumable = [e for e, problem in rows if problem is None]
+    choice = args.strip()
+    if not choice:
+        for entry, problem in rows:
+            number = f"{resumable.index(entry) + 1:>3}" if problem is None else "  -"
+            say(f"{number}  {entry.id}  {_when(entry.updated)}  {entry.model or '-'}  {_clip(entry.first_message)}"
+                + (f"  [cannot resume: {problem}]" if problem else ""), "" if problem is None else "dim")
+        try:
+            choice = ctx.ask("resume which? (number; Enter: none) ").strip()
+        except (KeyboardInterrupt, EOFError):
+            choice = ""
+        if not choice:
+            say("nothing resumed")
+            return
+    picked = _pick(rows, resumable, choice)
+    if picked is None:
+        say(f"no session {choice!r} in the list: give its number (1-{len(resumable)}) or its id", "yellow")
+        return
+    entry, trace = load_resumable(current.workspace.root, picked.id)  # damaged: TraceError, one line
+    settings = current.settings.model_copy(update={"trace": None})  # a --trace file holds the current session
+    new = open_session(settings, interactive=True, provider_factory=lambda s: current.provider)
+    try:
+        resume_into(new, entry, trace)
+    except BaseException:
+        new.trace.close()  # the provider is still the current session's
+        raise
+    new.agent.policy = new.agent.policy.with_mode(current.agent.policy.mode)  # keep what /approval set
+    ctx.replace_session(new)
+    say(f"resumed session {entry.id} ({len(new.agent.history)} messages): {_clip(entry.first_message)}", "green")
+
+
+def _pick(rows: list[tuple[SessionEntry, str | None]], resumable: list[SessionEntry],
+          choice: str) -> SessionEntry | None:
+    """The entry a picker answer names: a number of the list, or an id (or its start) of a listed session."""
+    if choice.isdigit():
+        n = int(choice)
+        return resumable[n - 1] if 1 <= n <= len(resumable) else None
+    found = [e for e, _ in rows if e.id.startswith(choice.lower())]
+    return found[0] if len(found) == 1 else None
+
+
+def _when(stamp: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(stamp))
+
+
+def _clip(text: str, width: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+def print_sessions(workspace: str | Path, *, as_json: bool = False, limit: int = 50) -> int:
+    """`cli-agent sessions`: this workspace's sessions, last used first, each resumable or with why not."""
+    index = SessionIndex()
+    try:
+        entries = index.list(workspace, limit=limit)
+    except sqlite3.Error as exc:
+        raise UsageError(f"cannot read the session index {index.path}: {exc}") from exc
+    rows = [(e, e.problem()) for e in entries]
+    if as_json:
+        sys.stdout.write(json.dumps([{"id": e.id, "started": e.started, "updated": e.updated, "model": e.model,
+                                      "first_message": e.first_message, "trace": str(e.trace_path),
+                                      "resumable": p is None, "problem": p} for e, p in rows],
+                                    ensure_ascii=False) + "\n")
+        return 0
+    if not rows:
+        sys.stdout.write(f"no sessions in {index_key(workspace)} yet\n")
+        return 0
+    for entry, problem in rows:
+        when, message = _when(entry.updated), _clip(entry.first_message)
+        status = f"  [cannot resume: {problem}]" if problem else ""
+        sys.stdout.write(esc(f"{entry.id}  {when}  {entry.model or '-':<20}  {message}{status}")
+                         + "\n")
+    sys.stdout.write("continue the last with: cli-agent -c   a chosen one: cli-agent --resume ID\n")
+    return 0
