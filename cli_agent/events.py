@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 from cli_agent import errors
 from cli_agent.change import Change
 from cli_agent.envelope import Envelope
-from cli_agent.messages import ToolCall, Usage
+from cli_agent.messages import Message, ToolCall, Usage
 
 __all__ = [
     "ApprovalAsked",
@@ -24,6 +24,7 @@ __all__ = [
     "Decision",
     "Event",
     "EventStream",
+    "MessagesAppended",
     "ModelRequest",
     "Retry",
     "RunFinished",
@@ -102,7 +103,7 @@ class _Event:
 
 
 def _plain(value: Any) -> Any:
-    if isinstance(value, ToolCall | Usage | Envelope | Change):
+    if isinstance(value, ToolCall | Usage | Envelope | Change | Message):
         return value.to_dict()
     if isinstance(value, enum.Enum):
         return value.value
@@ -197,6 +198,15 @@ class Retry(_Event):
 
 
 @dataclass(frozen=True)
+class MessagesAppended(_Event):
+    """What a run added to the conversation, in order, exactly as the model saw it; the loop yields it just before
+    `RunFinished`, so a trace holds the conversation and resuming it re-derives nothing."""
+
+    type: ClassVar[str] = "messages_appended"
+    messages: tuple[Message, ...]
+
+
+@dataclass(frozen=True)
 class RunFinished(_Event):
     type: ClassVar[str] = "run_finished"
     stop_reason: StopReason
@@ -216,7 +226,7 @@ class RunFinished(_Event):
 
 
 Event = (RunStarted | ModelRequest | TextDelta | AssistantMessage | ToolCallsProposed | ApprovalAsked
-         | ApprovalDecided | ToolResult | Warning | Retry | RunFinished)
+         | ApprovalDecided | ToolResult | Warning | Retry | MessagesAppended | RunFinished)
 # A run's events: a generator, so a front end can throw a Ctrl-C into it (`session.drive`) and the loop finishes
 # the run cleanly.
 EventStream = Generator[Event, None, None]
@@ -237,6 +247,8 @@ def event_from_dict(data: dict[str, Any]) -> Event:
             value = ToolCall.from_dict(value)
         elif f.name == "tool_calls" or f.name == "calls":
             value = tuple(ToolCall.from_dict(c) for c in value)
+        elif f.name == "messages" and cls is MessagesAppended:
+            value = tuple(Message.from_dict(m) for m in value)
         elif f.name == "usage":
             value = Usage.from_dict(value)
         elif f.name == "envelope":

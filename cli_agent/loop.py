@@ -4,7 +4,8 @@ hits a limit.
 `Agent.run(prompt, approve)` is a generator of typed events (cli_agent.events); it never prints, prompts or reads
 the terminal. Approval is the injected `approve` callback, asked only for calls the policy cannot settle. One
 `Agent` is one session: the conversation persists across runs (REPL turns). Every run ends with exactly one
-`RunFinished` whose stop reason carries the exit code.
+`RunFinished` whose stop reason carries the exit code, preceded by one `MessagesAppended`: every message the run
+added to the conversation, as the model saw it (what a resumed session gets back).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from cli_agent.events import (
     Decision,
     Event,
     EventStream,
+    MessagesAppended,
     ModelRequest,
     Retry,
     RunFinished,
@@ -104,6 +106,7 @@ class _Run:
     usage: Usage = field(default_factory=Usage)
     warned_budget: bool = False
     pending: dict[str, ToolCall] = field(default_factory=dict)  # calls in the history still without a result
+    appended: list[Message] = field(default_factory=list)  # what this run added to the conversation
 
 
 class Agent:
@@ -123,7 +126,7 @@ class Agent:
         yield RunStarted(run_id=uuid.uuid4().hex[:12], prompt=prompt, model=s.model, protocol=s.protocol.name,
                          workspace=s.workspace)
         run = _Run(deadline=s.clock() + s.limits.timeout_s)
-        self.history.append(Message("user", prompt))
+        self._append(run, Message("user", prompt))
         dispatcher = s.dispatcher if only_tools is None else s.dispatcher.only(only_tools)
         try:
             finished = yield from self._steps(run, prompt, approve, dispatcher, only_tools)
@@ -140,6 +143,7 @@ class Agent:
         except Exception as exc:  # an internal error still ends the run with a message and a complete trace
             finished = self._stop(run, StopReason.ERROR, f"internal error: {type(exc).__name__}: {exc}")
         self.usage = self.usage + run.usage
+        yield MessagesAppended(messages=tuple(run.appended))
         yield replace(finished, usage=run.usage)
 
     def run_call(self, call: ToolCall, approve: Approver) -> EventStream:
@@ -157,8 +161,8 @@ class Agent:
                 reason = yield from self._decide(run, prepared, 1, 1, approve)
             envelope = Envelope.failure("denied: " + reason) if reason else s.dispatcher.execute(prepared)
             content = _for_model(envelope, s.limits.tool_result_max_chars)[0]
-            self.history.append(Message("user", f"(The workflow ran {call.name} with {call.raw_arguments}; "
-                                                f"result: {content})"))
+            self._append(run, Message("user", f"(The workflow ran {call.name} with {call.raw_arguments}; "
+                                              f"result: {content})"))
             if reason:
                 finished = self._stop(run, StopReason.DENIED, reason)
             else:
@@ -170,6 +174,7 @@ class Agent:
             finished = self._stop(run, StopReason.INTERRUPTED, "interrupted by the user (Ctrl-C)")
         except errors.TerminateSignal:
             finished = self._stop(run, StopReason.TERMINATED, "terminated (SIGTERM)")
+        yield MessagesAppended(messages=tuple(run.appended))
         yield finished
 
     # -- the steps of one run -------------------------------------------------------------------------------
@@ -192,13 +197,13 @@ class Agent:
                                    usage=reply.usage)
             budget = yield from self._check_budget(run)
             if budget is not None:
-                self.history.append(Message("assistant", reply.text or "(stopped: budget reached)"))
+                self._append(run, Message("assistant", reply.text or "(stopped: budget reached)"))
                 return budget
             parsed = s.protocol.parse(reply, run.steps)
             if parsed.error is not None:
                 run.strikes += 1
-                self.history.append(Message("assistant", reply.text or ""))
-                self.history.append(s.protocol.error_message(parsed.error))
+                self._append(run, Message("assistant", reply.text or ""))
+                self._append(run, s.protocol.error_message(parsed.error))
                 yield Warning(code="malformed_reply", message=f"unusable reply {run.strikes}/{MAX_STRIKES}: "
                                                               f"{parsed.error}")
                 if run.strikes >= MAX_STRIKES:
@@ -206,7 +211,7 @@ class Agent:
                                       f"the model's output stayed unusable ({MAX_STRIKES} malformed replies in a row)")
                 continue
             run.strikes = 0
-            self.history.append(s.protocol.assistant_message(reply, parsed))
+            self._append(run, s.protocol.assistant_message(reply, parsed))
             if not parsed.calls:
                 return self._stop(run, StopReason.DONE, "done", answer=parsed.text)
             finished = yield from self._run_calls(run, reply, parsed, approve, dispatcher)
@@ -328,9 +333,15 @@ class Agent:
 
     # -- the conversation -----------------------------------------------------------------------------------
 
+    def _append(self, run: _Run, message: Message) -> None:
+        """Add a message to the conversation, and record it for the run's `MessagesAppended` (what a resumed
+        session gets back, exactly as the model saw it)."""
+        self.history.append(message)
+        run.appended.append(message)
+
     def _record_result(self, run: _Run, call: ToolCall, content: str) -> None:
         self._results.append((len(self.history), call.name))
-        self.history.append(self.setup.protocol.result_message(call, content))
+        self._append(run, self.setup.protocol.result_message(call, content))
         run.pending.pop(call.id, None)
 
     def _answer_rest(self, run: _Run, denied: ToolCall, reason: str) -> None:
@@ -345,7 +356,7 @@ class Agent:
             self._record_result(run, call, Envelope.failure(f"not run: {message}").to_json())
         if reason in (StopReason.INTERRUPTED, StopReason.TERMINATED, StopReason.TIMEOUT, StopReason.ERROR) \
                 and self.history and self.history[-1].role != "assistant":
-            self.history.append(Message("assistant", f"(this turn was cut short: {message})"))
+            self._append(run, Message("assistant", f"(this turn was cut short: {message})"))
         return RunFinished(stop_reason=reason, message=message, answer=answer, steps=run.steps)
 
     def _fit_context(self, plan: Plan) -> Iterator[Warning]:

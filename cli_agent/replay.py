@@ -37,7 +37,6 @@ from cli_agent.events import (
     ToolCallsProposed,
     ToolResult,
 )
-from cli_agent.history import is_tool_step
 from cli_agent.playback import RecordedApprover, ReplayProvider, first_call, outcomes, raw_records, replay_settings
 from cli_agent.rewind import copy_workspace, rewind
 from cli_agent.trace import Trace, read_trace
@@ -276,3 +275,9 @@ def _short(text: str, limit: int = 120) -> str:
     text = " ".join(str(text).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
+
+def is_tool_step(run: list[Event]) -> bool:
+    """Whether `run` is a workflow's tool step (`Agent.run_call`): a "(tool step) NAME" run without a model request."""
+    started = run[0]
+    return (isinstance(started, RunStarted) and started.prompt.startswith("(tool step) ")
+            and not any(isinstance(e, ModelRequest) for e in run))

@@ -185,11 +185,10 @@ def resume_into(session: Session, entry: SessionEntry, trace: Trace) -> None:
     """Give a freshly opened session the conversation of `entry`: its history, its trace's events (copied to the
     head of the new trace), and its place in the session index. Call it before the session's first run (a REPL's
     `/resume` opens a new session for it)."""
-    from cli_agent.history import restore_history
     from cli_agent.playback import raw_records
     from cli_agent.session_index import adopt
 
-    session.agent.history[:] = restore_history(trace)
+    session.agent.history[:] = trace.conversation()
     for record in raw_records(entry.trace_path):  # raw, so what the old trace kept about each change survives
         session.trace.write_record(record)
     new_id, session.session_id = session.session_id, entry.id

@@ -1,8 +1,12 @@
-"""Traces: one more consumer of the event stream. A JSONL file: a header line with `"format": 1`, then one event
+"""Traces: one more consumer of the event stream. A JSONL file: a header line with `"format": 2`, then one event
 per line, flushed as it goes and completed in `finally` (also on Ctrl-C and SIGTERM).
 
 `read_trace` is the strict reader replay and sessions use: an unknown format version, a damaged line or a trace
-cut off before its `run_finished` event is a `TraceError` with one line.
+cut off before its `run_finished` event is a `TraceError` with one line. `Trace.conversation()` is what a resumed
+session gets back: the messages every run recorded.
+
+Formats, each still read: 1, the events; 2, each run also records the messages it added to the conversation
+(`messages_appended`). A run without them (format 1) gives back its prompt and its answer (`_format_1_messages`).
 """
 
 from __future__ import annotations
@@ -17,11 +21,13 @@ from typing import IO, Any
 
 from cli_agent import __version__, paths
 from cli_agent.errors import TraceError
-from cli_agent.events import Event, RunFinished, event_from_dict
+from cli_agent.events import Event, MessagesAppended, RunFinished, RunStarted, event_from_dict
+from cli_agent.messages import Message
 
-__all__ = ["FORMAT", "Trace", "TraceWriter", "default_trace_path", "read_trace"]
+__all__ = ["FORMAT", "READABLE", "Trace", "TraceWriter", "default_trace_path", "read_trace"]
 
-FORMAT = 1
+FORMAT = 2
+READABLE = (1, 2)
 
 
 def default_trace_path() -> Path:
@@ -81,6 +87,27 @@ class Trace:
             out[-1].append(event)
         return out
 
+    def conversation(self) -> list[Message]:
+        """The conversation as the agent held it after the last run: what each run recorded it added. Old tool
+        results the agent had elided to fit the context window come back whole (it elides again when it must)."""
+        messages: list[Message] = []
+        for run in self.runs:
+            recorded = [e for e in run if isinstance(e, MessagesAppended)]
+            if recorded:
+                messages.extend(m for e in recorded for m in e.messages)
+            else:
+                messages.extend(_format_1_messages(run))
+        return messages
+
+
+def _format_1_messages(run: list[Event]) -> list[Message]:
+    """A run of a format-1 trace, which did not record its messages: its prompt and its answer."""
+    started, finished = run[0], run[-1]
+    if not isinstance(started, RunStarted) or not isinstance(finished, RunFinished):
+        return []
+    answer = finished.answer or f"(this turn ended: {finished.message})"
+    return [Message("user", started.prompt), Message("assistant", answer)]
+
 
 def read_trace(path: Path, *, complete: bool = True) -> Trace:
     """Read and check a trace; `complete` requires it to end with a `run_finished` event."""
@@ -102,8 +129,9 @@ def read_trace(path: Path, *, complete: bool = True) -> Trace:
     header = records[0]
     if header.get("type") != "trace_header":
         raise TraceError(f"{path}:1: not a cli-agent trace (no header line)")
-    if header.get("format") != FORMAT:
-        raise TraceError(f"{path}: unknown trace format {header.get('format')!r}; this cli-agent reads format {FORMAT}")
+    if header.get("format") not in READABLE:
+        raise TraceError(f"{path}: unknown trace format {header.get('format')!r}; this cli-agent reads formats "
+                         f"{', '.join(map(str, READABLE))}")
     events = []
     for number, record in enumerate(records[1:], 2):
         try:

@@ -104,7 +104,7 @@ def test_trace_file_is_complete_and_readable(ws, tmp_path, capsys):
     trace = tmp_path / "t.jsonl"
     assert run(["-C", str(ws), "-p", "x", "--model", "x", "--trace", str(trace)], provider_factory=factory) == 0
     loaded = read_trace(trace)
-    assert loaded.header["format"] == 1
+    assert loaded.header["format"] == 2
     assert [e.type for e in loaded.events][-1] == "run_finished"
 
 

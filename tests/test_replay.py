@@ -159,7 +159,7 @@ def test_a_workspace_changed_since_the_run_is_reported_at_the_first_read(ws, tmp
 
 
 @pytest.mark.parametrize(("damage", "message"), [
-    (lambda lines: [lines[0].replace('"format": 1', '"format": 99'), *lines[1:]], "unknown trace format 99"),
+    (lambda lines: [lines[0].replace('"format": 2', '"format": 99'), *lines[1:]], "unknown trace format 99"),
     (lambda lines: lines[:-1], "truncated"),
     (lambda lines: [*lines[:2], lines[2][: len(lines[2]) // 2], *lines[3:]], "damaged line"),
     (lambda lines: [], "empty"),

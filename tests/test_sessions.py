@@ -1,4 +1,5 @@
-"""Sessions: the SQLite index, `cli-agent sessions`, `-c/--continue`, `--resume ID`, and `restore_history`."""
+"""Sessions: the SQLite index, `cli-agent sessions`, `-c/--continue`, `--resume ID`, and the conversation a trace
+records (`Trace.conversation`)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ from agentkit import Answers, make_agent
 
 from cli_agent.cli import run
 from cli_agent.events import Decision
-from cli_agent.history import restore_history
 from cli_agent.providers.scripted import ScriptedProvider, check_conversation
 from cli_agent.replay import replay
 from cli_agent.session import drive
@@ -169,7 +169,7 @@ CONVERSATIONS = {
 
 
 @pytest.mark.parametrize("name", CONVERSATIONS)
-def test_restore_history_equals_the_agents_history(name, ws, tmp_path):
+def test_the_traced_conversation_equals_the_agents_history(name, ws, tmp_path):
     protocol, replies, yes, answers = CONVERSATIONS[name]
     max_steps = 2 if name.startswith("step") else 20
     agent, _ = make_agent(ws, list(replies), protocol=protocol, yes=yes, interactive=bool(answers),
@@ -179,12 +179,12 @@ def test_restore_history_equals_the_agents_history(name, ws, tmp_path):
         drive(agent.run("first task", Answers(*answers)), writer)
         if name.startswith("json"):  # a second run, as a REPL would have
             drive(agent.run("second task", Answers()), writer)
-    restored = restore_history(read_trace(path))
+    restored = read_trace(path).conversation()
     assert restored == agent.history
     check_conversation(restored)
 
 
-def test_restore_history_after_an_interrupted_turn(ws, tmp_path):
+def test_the_traced_conversation_after_an_interrupted_turn(ws, tmp_path):
     class Interrupting(ScriptedProvider):
         def stream(self, request):
             if len(self.requests) == 1:
@@ -198,10 +198,10 @@ def test_restore_history_after_an_interrupted_turn(ws, tmp_path):
     with TraceWriter(path, {"workspace": str(ws), "protocol": "native"}) as writer:
         finished = drive(agent.run("look around", Answers()), writer)
     assert finished.exit_code == 130
-    assert restore_history(read_trace(path)) == agent.history
+    assert read_trace(path).conversation() == agent.history
 
 
-def test_restore_history_of_a_workflow_tool_step(ws, tmp_path):
+def test_the_traced_conversation_of_a_workflow_tool_step(ws, tmp_path):
     from cli_agent.messages import ToolCall
 
     agent, _ = make_agent(ws, [{"text": "noted"}], yes=True)
@@ -210,5 +210,28 @@ def test_restore_history_of_a_workflow_tool_step(ws, tmp_path):
         drive(agent.run_call(ToolCall("step_1", "create_file", {"path": "w.txt", "content": "W"},
                                       '{"path": "w.txt", "content": "W"}'), Answers()), writer)
         drive(agent.run("and now?", Answers()), writer)
-    assert restore_history(read_trace(path)) == agent.history
+    assert read_trace(path).conversation() == agent.history
     assert replay(path).divergence is None
+
+
+def test_a_cut_tool_result_comes_back_as_the_model_saw_it(ws, tmp_path):
+    (ws / "big.txt").write_text("x" * 5000)
+    agent, _ = make_agent(ws, [{"tool_calls": [call("read_file", path="big.txt")]}, {"text": "read it"}],
+                          tool_result_max_chars=300)
+    path = tmp_path / "t.jsonl"
+    with TraceWriter(path, {"workspace": str(ws), "protocol": "native"}) as writer:
+        drive(agent.run("read big.txt", Answers()), writer)
+    result = next(m for m in agent.history if m.role == "tool")
+    assert len(result.content) < 500 and "more characters left out" in result.content
+    assert read_trace(path).conversation() == agent.history
+
+
+def test_a_format_1_trace_gives_back_its_prompts_and_answers(ws, tmp_path):
+    path = tmp_path / "old.jsonl"
+    records = [{"format": 1, "type": "trace_header", "workspace": str(ws)},
+               {"type": "run_started", "run_id": "r1", "prompt": "hello", "model": "m", "protocol": "native",
+                "workspace": str(ws)},
+               {"type": "run_finished", "stop_reason": "done", "message": "done", "answer": "hi there"}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    conversation = read_trace(path).conversation()
+    assert [(m.role, m.content) for m in conversation] == [("user", "hello"), ("assistant", "hi there")]
