@@ -27,12 +27,14 @@ __all__ = ["Dispatcher", "Prepared"]
 
 @dataclass(frozen=True)
 class Prepared:
-    """A call ready to run (`error` is None) or already answered by an error envelope."""
+    """A call ready to run (`error` is None) or already answered by an error envelope; `invalid`: the call itself
+    is wrong (an unknown tool, arguments its schema refuses), not what running it met."""
 
     call: ToolCall
     spec: ToolSpec | None = None
     change: Change | None = None
     error: Envelope | None = None
+    invalid: bool = False
 
     @property
     def arguments(self) -> dict[str, Any]:
@@ -76,22 +78,22 @@ class Dispatcher:
     def prepare(self, call: ToolCall) -> Prepared:
         if not call.name:
             return Prepared(call, error=Envelope.failure(
-                "the tool call has an empty name", data={"available_tools": list(self.allowed)}))
+                "the tool call has an empty name", data={"available_tools": list(self.allowed)}), invalid=True)
         if call.name not in self.allowed:
             close = difflib.get_close_matches(call.name, self.allowed, n=1)
             hint = f" Did you mean {close[0]!r}?" if close else ""
             return Prepared(call, error=Envelope.failure(
                 f"unknown tool {call.name!r}.{hint} Available tools: {', '.join(self.allowed)}",
-                data={"available_tools": list(self.allowed)}))
+                data={"available_tools": list(self.allowed)}), invalid=True)
         spec = self.registry.get(call.name)
         if call.arguments is None:
             return Prepared(call, spec, error=Envelope.failure(
                 f"the arguments of {call.name} are not a JSON object: {call.error or 'unreadable'}",
-                data={"expected_parameters": spec.parameters}))
+                data={"expected_parameters": spec.parameters}), invalid=True)
         problems = self._validate(spec, call.arguments)
         if problems:
             return Prepared(call, spec, error=Envelope.failure(
-                *problems, data={"expected_parameters": spec.parameters}))
+                *problems, data={"expected_parameters": spec.parameters}), invalid=True)
         if not spec.mutates:
             return Prepared(call, spec)
         try:

@@ -147,8 +147,9 @@ class Agent:
         yield replace(finished, usage=run.usage)
 
     def run_call(self, call: ToolCall, approve: Approver) -> EventStream:
-        """One fixed call (a workflow's tool step) through the same dispatcher and approval as the model's calls.
-        Its result joins the conversation as a note; a denial stops with DENIED, a failed call with ERROR."""
+        """One fixed call (a workflow's tool step, `cli-agent tools run`) through the same dispatcher and approval as
+        the model's calls. Its result joins the conversation as a note; a denial stops with DENIED, an invalid call
+        (unknown tool, bad arguments) with USAGE, a failed one with ERROR."""
         s = self.setup
         yield RunStarted(run_id=uuid.uuid4().hex[:12], prompt=f"(tool step) {call.name}", model=s.model,
                          protocol=s.protocol.name, workspace=s.workspace)
@@ -168,8 +169,9 @@ class Agent:
             else:
                 yield ToolResult(call_id=call.id, tool=call.name, envelope=envelope,
                                  change=prepared.change if envelope.ok else None)
+                failed = StopReason.USAGE if prepared.invalid else StopReason.ERROR
                 finished = self._stop(run, StopReason.DONE, "done") if envelope.ok else self._stop(
-                    run, StopReason.ERROR, f"the tool step {call.name} failed: {'; '.join(envelope.errors)}")
+                    run, failed, f"the tool step {call.name} failed: {'; '.join(envelope.errors)}")
         except KeyboardInterrupt:
             finished = self._stop(run, StopReason.INTERRUPTED, "interrupted by the user (Ctrl-C)")
         except errors.TerminateSignal:

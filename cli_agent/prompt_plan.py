@@ -11,22 +11,33 @@ from cli_agent.loop import Plan
 if TYPE_CHECKING:
     from cli_agent.config import Settings
     from cli_agent.prompting import BuiltPrompt, PromptBuilder
+    from cli_agent.providers.base import Preferences
     from cli_agent.registry import Registry
     from cli_agent.sandbox import Workspace
 
-__all__ = ["Planner", "planned_protocol"]
+__all__ = ["Planner", "planned_protocol", "preferences"]
 
 LISTING_LIMIT = 200  # workspace files named in the system prompt
 AGENTS_MD_LIMIT = 16_000  # bytes of AGENTS.md read; the prompt keeps prompting.MAX_AGENTS_MD_CHARS of them
 
 
+def preferences(settings: Settings) -> Preferences:
+    """What the provider of the settings' model asks of a session (`providers.base.Preferences`)."""
+    from cli_agent.providers import preferences_for
+
+    return preferences_for(settings.model or "", settings.api_base)
+
+
 def planned_protocol(settings: Settings, supports_native_tools: Callable[[], bool]) -> str:
-    """The wire protocol of a session; `supports_native_tools` is asked only when `auto` needs it, so `cli-agent
+    """The wire protocol of a session, the one resolver every front end uses (a fresh session, `/model`, `cli-agent
+    prompt`): plain chat for `no_tools`, else the protocol the provider needs, else the settings', else native when
+    the provider calls tools natively. `supports_native_tools` is asked only when `auto` needs it, so `cli-agent
     prompt` resolves it the way a run does without starting a model it may not need."""
     if settings.no_tools:
         return "plain"
-    if settings.model == "local":  # native tool calls through llama.cpp are unreliable: constrained json
-        return "json"
+    needed = preferences(settings).protocol
+    if needed is not None:
+        return needed
     if settings.protocol != "auto":
         return settings.protocol
     return "native" if supports_native_tools() else "json"
@@ -55,7 +66,7 @@ class Planner:
             return Plan(system, None, options, plan_fingerprint(system or "", None, options)), None
         built = self.build(task, only_tools)
         system = built.system
-        if self.settings.model == "local" and self.protocol == "json":  # constrained decoding
+        if self.protocol == "json" and preferences(self.settings).constrained_json:
             from cli_agent.prompting import json_protocol_schema
             from cli_agent.providers.local import CONSTRAINED_ANSWER
 
@@ -66,10 +77,9 @@ class Planner:
 
     def options(self) -> dict[str, object]:
         options: dict[str, object] = {"model": self.settings.model or "", "protocol": self.protocol}
+        options |= preferences(self.settings).options
         if self.settings.temperature is not None:
             options["temperature"] = self.settings.temperature
-        elif self.settings.model == "local":
-            options["temperature"] = 0.0
         if self.protocol == "native":
             options["tool_choice"] = "auto"
         return options
@@ -80,7 +90,7 @@ class Planner:
         files = self.workspace.walk(".", limit=LISTING_LIMIT + 1)
         context = PromptContext(
             protocol="json" if self.protocol == "json" else "native", task=task,
-            detail="compact" if self.settings.model == "local" else self.settings.detail,
+            detail=preferences(self.settings).detail or self.settings.detail,
             workflow=None, files=tuple(files[:LISTING_LIMIT]), files_truncated=max(0, len(files) - LISTING_LIMIT),
             agents_md=self._agents_md(), facts=self._facts(),
             only_tools=tuple(only_tools) if only_tools is not None else None,

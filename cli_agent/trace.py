@@ -11,6 +11,7 @@ Formats, each still read: 1, the events; 2, each run also records the messages i
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -40,6 +41,7 @@ class TraceWriter:
 
     def __init__(self, path: Path, meta: dict[str, Any] | None = None) -> None:
         self.path = path
+        self.error: str | None = None
         path.parent.mkdir(parents=True, exist_ok=True)
         self._file: IO[str] | None = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
         header = {"format": FORMAT, "type": "trace_header", "cli_agent": __version__, "time": round(time.time(), 3)}
@@ -49,11 +51,19 @@ class TraceWriter:
         self.write_record(event.to_dict())
 
     def write_record(self, record: dict[str, Any]) -> None:
-        """Append one record as it is (a resumed session copies the old trace's records this way)."""
+        """Append one record as it is (a resumed session copies the old trace's records this way). A trace that
+        can no longer be written (a full disk, a file size limit) stops there, with `error` saying why: the run
+        goes on."""
         if self._file is None:
             return
-        self._file.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
-        self._file.flush()
+        try:
+            self._file.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+            self._file.flush()
+        except OSError as exc:
+            self.error = f"the trace {self.path} stopped being written: {exc.strerror or exc}"
+            self._file, file = None, self._file
+            with contextlib.suppress(OSError):
+                file.close()
 
     def close(self) -> None:
         if self._file is None:

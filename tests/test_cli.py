@@ -133,6 +133,17 @@ def test_tools_run_read_and_denied_write(ws, capsys):
     assert code == 0 and (ws / "a.txt").read_text() == "1\ntwo\n"
 
 
+def test_tools_run_goes_through_the_loop_and_leaves_a_trace(ws, tmp_path, capsys):
+    trace = tmp_path / "tools.jsonl"
+    code = run(["--trace", str(trace), "tools", "run", "create_file", '{"path": "n.txt", "content": "N"}', "-C",
+                str(ws), "-y"])
+    assert code == 0 and (ws / "n.txt").read_text() == "N"
+    events = read_trace(trace).events
+    assert [e.type for e in events if e.type in ("approval_decided", "tool_result", "run_finished")] == [
+        "approval_decided", "tool_result", "run_finished"]
+    assert events[-1].stop_reason.value == "done"
+
+
 @pytest.mark.parametrize(("args", "code"), [
     (["tools", "run", "nope", "{}"], 2),
     (["tools", "run", "read_file", "{bad json"], 2),

@@ -117,6 +117,24 @@ def test_model_switch_keeps_the_conversation_when_the_protocol_stays(repl):
     assert repl.session.agent.history == [Message("user", "earlier")]
 
 
+def test_model_local_resolves_its_protocol_and_options_like_a_fresh_session(tmp_path, monkeypatch):
+    """`/model local` takes the protocol and options the local provider asks for, even when the provider at hand
+    could call tools natively, as `--model local` does."""
+    monkeypatch.setenv("CLI_AGENT_HOME", str(tmp_path / "home"))
+    (tmp_path / "ws").mkdir()
+    settings = Settings(model="scripted:one", workspace=str(tmp_path / "ws"), trace=str(tmp_path / "t.jsonl"))
+    factory = lambda s: ScriptedProvider([{"text": "hi"}])  # noqa: E731 - native tools either way
+    repl = Repl(open_session(settings, interactive=True, provider_factory=factory),
+                Console(record=True, width=120, color_system=None), factory)
+    try:
+        repl.commands.dispatch(repl, "/model local")
+        assert repl.session.protocol == "json"
+        plan = repl.session.agent.setup.planner("hi", None)
+        assert plan.options["temperature"] == 0.0 and "response_format" in plan.options
+    finally:
+        repl.session.close()
+
+
 def test_model_switch_to_another_protocol_starts_a_new_conversation_in_the_same_trace(repl):
     repl.session.agent.history.append(Message("user", "earlier"))
     old_trace = repl.session.trace_path

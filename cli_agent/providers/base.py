@@ -15,13 +15,15 @@ import threading
 import time
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Protocol, TypeVar, runtime_checkable
+from typing import Any, Literal, NamedTuple, Protocol, TypeVar, runtime_checkable
 from urllib.parse import urlsplit
 
 from cli_agent.errors import CliAgentError, RetryableProviderError, RunTimeoutError
 from cli_agent.messages import Message, ToolCall, Usage
 
 __all__ = [
+    "NoModel",
+    "Preferences",
     "Provider",
     "ProviderReply",
     "ProviderRequest",
@@ -72,6 +74,19 @@ class ProviderReply:
     usage: Usage = field(default_factory=Usage)
 
 
+@dataclass(frozen=True)
+class Preferences:
+    """What a provider asks of the sessions that use it (a provider class declares `preferences`; the default asks
+    nothing): a wire protocol it needs whatever the settings say, request options it wants unless the settings
+    set them, the prompt's detail, and whether its json replies are constrained by a schema sent with each request.
+    `prompt_plan` is the one place that reads them."""
+
+    protocol: Literal["native", "json"] | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+    detail: Literal["full", "compact"] | None = None
+    constrained_json: bool = False
+
+
 @runtime_checkable
 class Provider(Protocol):
     name: str
@@ -85,6 +100,24 @@ class Provider(Protocol):
     def context_window(self) -> int | None: ...
 
     def close(self) -> None: ...
+
+
+class NoModel:
+    """The provider of a session that only runs fixed calls (`cli-agent tools run`): it never sends a request."""
+
+    name = "no model"
+
+    def stream(self, request: ProviderRequest) -> Iterator[str | ProviderReply]:
+        raise CliAgentError("internal error: this session has no model to ask")
+
+    def supports_native_tools(self) -> bool:
+        return True
+
+    def context_window(self) -> int | None:
+        return None
+
+    def close(self) -> None:
+        pass
 
 
 def decode_tool_call(call_id: str, name: str, raw: str | None) -> ToolCall:

@@ -31,7 +31,7 @@ from typing import IO, TYPE_CHECKING, Any
 from cli_agent.config import LocalSettings
 from cli_agent.errors import ProviderError, RunTimeoutError, UsageError
 from cli_agent.local_model import ensure_model, install_command, needs_setup, resolve_model, runtime_version
-from cli_agent.providers.base import ProviderReply, ProviderRequest
+from cli_agent.providers.base import Preferences, ProviderReply, ProviderRequest
 from cli_agent.providers.openai_http import OpenAIHTTPProvider, import_httpx
 
 if TYPE_CHECKING:
@@ -216,7 +216,13 @@ class LlamaServer:
 
 
 class LocalProvider:
-    """The Provider for `--model local`: verifies the model file, starts the server, and talks OpenAI HTTP to it."""
+    """The Provider for `--model local`: verifies the model file, starts the server, and talks OpenAI HTTP to it.
+    Native tool calls through llama.cpp are unreliable: it asks for the json protocol, constrained by a schema,
+    with the compact prompt (which stays the same across steps, so the server's prompt cache holds) at
+    temperature 0."""
+
+    preferences = Preferences(protocol="json", options={"temperature": 0.0}, detail="compact",
+                              constrained_json=True)
 
     def __init__(self, local: LocalSettings | None = None, *, quiet: bool = False) -> None:
         local = local or LocalSettings()

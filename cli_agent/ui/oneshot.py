@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from cli_agent import errors
-from cli_agent.events import ApprovalAsked, Decision, EventStream, StopReason
+from cli_agent.events import ApprovalAsked, Decision, EventStream
 from cli_agent.ui.headless import warn
 
 if TYPE_CHECKING:
@@ -108,7 +108,7 @@ def _run_session(settings: Settings, provider_factory: Any,
         if settings.output == "json":
             report.end(finished)
     finally:
-        session.close()
+        _close(session)
     error = finished.error()
     if error is not None:
         raise error
@@ -116,15 +116,13 @@ def _run_session(settings: Settings, provider_factory: Any,
 
 
 def run_tool(settings: Settings, name: str, json_args: str) -> int:
-    """One call through the dispatcher and the approval policy; the envelope is printed as JSON."""
-    from cli_agent.approval import ApprovalMode, CallFacts, Policy, Verdict, assess
-    from cli_agent.dispatch import Dispatcher
+    """`cli-agent tools run`: one call through the loop's `run_call` (the dispatcher, the approval policy, the undo
+    journal, a trace), with no model; the envelope is printed as JSON."""
     from cli_agent.envelope import Envelope
-    from cli_agent.facts import workspace_for
+    from cli_agent.events import Event, ToolResult
     from cli_agent.messages import ToolCall
-    from cli_agent.registry import Registry
-    from cli_agent.session import is_interactive
-    from cli_agent.tools import ToolContext
+    from cli_agent.providers.base import NoModel
+    from cli_agent.session import drive, is_interactive, open_session
 
     try:
         arguments = json.loads(json_args)
@@ -132,39 +130,24 @@ def run_tool(settings: Settings, name: str, json_args: str) -> int:
         raise errors.UsageError(f"JSON_ARGS is not valid JSON: {exc.msg} at column {exc.colno}") from exc
     if not isinstance(arguments, dict):
         raise errors.UsageError("JSON_ARGS must be a JSON object, e.g. '{\"path\": \"README.md\"}'")
-    from cli_agent.journal import Journal
-
-    registry = Registry.builtin()
-    journal = Journal(settings.workspace)  # `tools run` writes are journaled too: one call, one turn
-    journal.begin_turn("tools-run")
-    workspace = workspace_for(settings, before_write=journal.record)
-    dispatcher = Dispatcher(registry, ToolContext(workspace))
-    call = ToolCall("cli", name, arguments, json_args)
-    prepared = dispatcher.prepare(call)
-    stop = StopReason.DONE
-    if prepared.error is not None:
-        envelope = prepared.error
-        usage = prepared.spec is None or "argument" in " ".join(envelope.errors)
-        stop = StopReason.USAGE if usage else StopReason.ERROR
-    else:
-        assert prepared.spec is not None
-        interactive = is_interactive()
-        policy = Policy(mode=ApprovalMode(settings.approval), interactive=interactive, yes=settings.yes)
-        kind = prepared.change.kind if prepared.change else None
-        verdict = assess(CallFacts(name, prepared.spec.requires_approval, kind), policy)
-        allowed = verdict.verdict is Verdict.ALLOW
-        if verdict.verdict is Verdict.ASK:
-            allowed = approver_for(True)(ApprovalAsked(call=call, change=prepared.change, index=1, total=1)).approves
-        if allowed:
-            envelope = dispatcher.execute(prepared)
-            stop = StopReason.DONE if envelope.ok else StopReason.ERROR
-        else:
-            why = (f"denied: {name} needs approval; re-run with {verdict.rule}"
-                   if verdict.verdict is Verdict.DENY else f"denied: {name} was refused by the user")
-            envelope = Envelope.failure(why)
-            stop = StopReason.DENIED
+    interactive = is_interactive()
+    session = open_session(settings, interactive=interactive, provider_factory=lambda s: NoModel())
+    events: list[Event] = []
+    try:
+        finished = drive(session.run_call(ToolCall("cli", name, arguments, json_args), approver_for(interactive)),
+                         session.trace, events.append)
+    finally:
+        _close(session)
+    result = next((e for e in events if isinstance(e, ToolResult)), None)
+    envelope = result.envelope if result is not None else Envelope.failure("denied: " + finished.message)
     sys.stdout.write(json.dumps(envelope.to_dict(), ensure_ascii=False, indent=2, default=str) + "\n")
-    error_class = stop.error_class
+    error_class = finished.stop_reason.error_class
     if error_class is not None:
-        raise error_class("; ".join(envelope.errors) or "the tool failed")
+        raise error_class("; ".join(envelope.errors) or finished.message)
     return 0
+
+
+def _close(session: Session) -> None:
+    """Close the session; a trace that stopped being written is said on stderr."""
+    session.close()
+    warn([session.trace.error] if session.trace.error else [], "")

@@ -316,6 +316,7 @@ class Repl:
         carry on."""
         from rich.text import Text
 
+        from cli_agent.prompt_plan import planned_protocol
         from cli_agent.protocols import protocol_for
         from cli_agent.ui.escape import escape_for_terminal as esc
 
@@ -326,8 +327,7 @@ class Repl:
         except errors.CliAgentError as exc:
             self.console.print(Text(f"model not changed: {esc(str(exc))}", style="red"))
             return
-        protocol = ("plain" if settings.no_tools else settings.protocol if settings.protocol != "auto"
-                    else "native" if provider.supports_native_tools() else "json")
+        protocol = planned_protocol(settings, provider.supports_native_tools)
         setup = s.agent.setup
         old, kept = s.provider, protocol == s.protocol
         setup.provider, setup.model = provider, name
