@@ -61,7 +61,7 @@ class TraceWriter:
             self._file.flush()
         except OSError as exc:
             self.error = f"the trace {self.path} stopped being written: {exc.strerror or exc}"
-            self._file, file = None, self._file
+            file, self._file = self._file, None
             with contextlib.suppress(OSError):
                 file.close()
 
