@@ -19,10 +19,9 @@ from cli_agent.prompting import (
 )
 from cli_agent.registry import Registry
 from cli_agent.specs import builtin_spec_dir, load_specs
+from cli_agent.tools import handlers
 
 GOLDEN = Path(__file__).parent / "golden"
-ALL = frozenset({"list_files", "read_file", "search", "create_file", "edit_file", "write_file", "delete_file",
-                 "propose_fact"})
 GOLDEN_CTX = PromptContext(task="Remember: we indent with tabs.",
                            files=("README.md", "src/app.py", "tests/test_app.py"), files_truncated=3,
                            agents_md="Indent with tabs.\nRun `make test` before finishing.",
@@ -33,7 +32,7 @@ def _noop(ctx, **arguments): ...
 
 
 def _registry(without: frozenset[str] = frozenset()) -> Registry:
-    specs = load_specs([builtin_spec_dir()], {}, pending=ALL)
+    specs = load_specs([builtin_spec_dir()], handlers())
     return Registry(specs, {s.name: _noop for s in specs if s.name not in without})
 
 

@@ -7,6 +7,7 @@ import pytest
 from cli_agent.errors import CliAgentError, SpecError, UsageError
 from cli_agent.registry import Registry
 from cli_agent.specs import ToolSpec, builtin_spec_dir, load_specs
+from cli_agent.tools import handlers
 
 ALL = frozenset({"list_files", "read_file", "search", "create_file", "edit_file", "write_file", "delete_file",
                  "propose_fact"})
@@ -17,7 +18,7 @@ def _noop(ctx, **arguments): ...
 
 def _registry(*extra: ToolSpec, without: frozenset[str] = frozenset()) -> Registry:
     """The packaged specs (plus `extra`) with stand-in handlers for every tool but those `without`."""
-    specs = [*load_specs([builtin_spec_dir()], {}, pending=ALL), *extra]
+    specs = [*load_specs([builtin_spec_dir()], handlers()), *extra]
     return Registry(specs, {s.name: _noop for s in specs if s.name not in without})
 
 

@@ -52,7 +52,7 @@ FAKES = {f.__name__: f for f in (list_files, read_file, search, create_file, edi
 
 
 def test_builtin_specs_keep_the_public_contract():
-    specs = {s.name: s for s in load_specs([builtin_spec_dir()], FAKES, pending=frozenset())}
+    specs = {s.name: s for s in load_specs([builtin_spec_dir()], FAKES)}
     assert set(specs) == set(CONTRACT)
     for name, (required, optional) in CONTRACT.items():
         spec = specs[name]
@@ -186,16 +186,6 @@ def test_missing_handler(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     message = _error(_write(tmp_path, "greet.toml", GOOD), {"other": greet})
     assert message == "greet.toml: name: no handler for tool 'greet' (handlers: other)"
-
-
-def test_pending_spec_loads_without_handler_but_is_checked_when_one_exists(tmp_path):
-    folder = _write(tmp_path, "greet.toml", GOOD)
-    assert [s.name for s in load_specs([folder], {}, pending=frozenset({"greet"}))] == ["greet"]
-
-    def greet(ctx, path): ...
-
-    with pytest.raises(SpecError, match="handler"):
-        load_specs([folder], {"greet": greet}, pending=frozenset({"greet"}))
 
 
 def _no_loud(ctx, path): ...
