@@ -228,8 +228,9 @@ class RunFinished(_Event):
 Event = (RunStarted | ModelRequest | TextDelta | AssistantMessage | ToolCallsProposed | ApprovalAsked
          | ApprovalDecided | ToolResult | Warning | Retry | MessagesAppended | RunFinished)
 # A run's events: a generator, so a front end can throw a Ctrl-C into it (`session.drive`) and the loop finishes
-# the run cleanly.
-EventStream = Generator[Event, None, None]
+# the run cleanly, and can answer an `ApprovalAsked` by sending its `Decision` (`events.send(Decision.YES)`) instead
+# of through a callback. A run of the loop returns its `RunFinished` (`finished = yield from agent.run(...)`).
+EventStream = Generator[Event, "Decision | None", "RunFinished | None"]
 
 _BY_TYPE: dict[str, type[_Event]] = {cls.type: cls for cls in _Event.__subclasses__()}
 

@@ -26,7 +26,6 @@ from cli_agent.events import (
     AssistantMessage,
     Decision,
     Event,
-    EventStream,
     MessagesAppended,
     ModelRequest,
     Retry,
@@ -121,7 +120,11 @@ class Agent:
         self.history.clear()
         self._results.clear()
 
-    def run(self, prompt: str, approve: Approver, *, only_tools: Collection[str] | None = None) -> EventStream:
+    def run(self, prompt: str, approve: Approver | None = None, *,
+            only_tools: Collection[str] | None = None) -> Generator[Event, Decision | None, RunFinished]:
+        """One run (a REPL turn, a one-shot task): its events, then its RunFinished as the generator's value. An
+        approval question is answered by the `Decision` the consumer sends back for the `ApprovalAsked` event
+        (`events.send(decision)`), else by `approve(asked)`; with neither, the call is denied."""
         s = self.setup
         yield RunStarted(run_id=uuid.uuid4().hex[:12], prompt=prompt, model=s.model, protocol=s.protocol.name,
                          workspace=s.workspace)
@@ -144,9 +147,12 @@ class Agent:
             finished = self._stop(run, StopReason.ERROR, f"internal error: {type(exc).__name__}: {exc}")
         self.usage = self.usage + run.usage
         yield MessagesAppended(messages=tuple(run.appended))
-        yield replace(finished, usage=run.usage)
+        finished = replace(finished, usage=run.usage)
+        yield finished
+        return finished
 
-    def run_call(self, call: ToolCall, approve: Approver) -> EventStream:
+    def run_call(self, call: ToolCall,
+                 approve: Approver | None = None) -> Generator[Event, Decision | None, RunFinished]:
         """One fixed call (a workflow's tool step, `cli-agent tools run`) through the same dispatcher and approval as
         the model's calls. Its result joins the conversation as a note; a denial stops with DENIED, an invalid call
         (unknown tool, bad arguments) with USAGE, a failed one with ERROR."""
@@ -178,11 +184,12 @@ class Agent:
             finished = self._stop(run, StopReason.TERMINATED, "terminated (SIGTERM)")
         yield MessagesAppended(messages=tuple(run.appended))
         yield finished
+        return finished
 
     # -- the steps of one run -------------------------------------------------------------------------------
 
-    def _steps(self, run: _Run, prompt: str, approve: Approver, dispatcher: Dispatcher,
-               only_tools: Collection[str] | None) -> Generator[Event, None, RunFinished]:
+    def _steps(self, run: _Run, prompt: str, approve: Approver | None, dispatcher: Dispatcher,
+               only_tools: Collection[str] | None) -> Generator[Event, Decision | None, RunFinished]:
         s = self.setup
         plan = s.planner(prompt, only_tools)  # once a run: a stable prompt keeps the server's prefix cache warm
         while True:
@@ -220,7 +227,7 @@ class Agent:
             if finished is not None:
                 return finished
 
-    def _complete(self, run: _Run, plan: Plan) -> Generator[Event, None, ProviderReply]:
+    def _complete(self, run: _Run, plan: Plan) -> Generator[Event, Decision | None, ProviderReply]:
         """One model request, retried with exponential backoff and jitter while the error is retryable."""
         s = self.setup
         messages = tuple(([Message("system", plan.system)] if plan.system else []) + self.history)
@@ -252,8 +259,8 @@ class Agent:
                 yield Retry(attempt=attempt, delay_s=round(delay, 3), reason=str(exc))
                 s.sleep(delay)
 
-    def _run_calls(self, run: _Run, reply: ProviderReply, parsed: Parsed, approve: Approver,
-                   dispatcher: Dispatcher) -> Generator[Event, None, RunFinished | None]:
+    def _run_calls(self, run: _Run, reply: ProviderReply, parsed: Parsed, approve: Approver | None,
+                   dispatcher: Dispatcher) -> Generator[Event, Decision | None, RunFinished | None]:
         """Propose the turn's calls together, then approve and run them in order. A denial ends the run."""
         s = self.setup
         calls = parsed.calls
@@ -288,7 +295,7 @@ class Agent:
         return None
 
     def _decide(self, run: _Run, prepared: Prepared, index: int, total: int,
-                approve: Approver) -> Generator[Event, None, str | None]:
+                approve: Approver | None) -> Generator[Event, Decision | None, str | None]:
         """Settle approval for one call; returns None when it may run, else the one-line reason it may not."""
         s = self.setup
         spec, call = prepared.spec, prepared.call
@@ -304,9 +311,9 @@ class Agent:
             return (f"{call.name} needs approval and no one can be asked (not a terminal); "
                     f"re-run with {assessment.rule} to allow it")
         asked = ApprovalAsked(call=call, change=prepared.change, index=index, total=total)
-        yield asked
         waited_from = s.clock()
-        decision = approve(asked)
+        sent = yield asked
+        decision = sent if isinstance(sent, Decision) else approve(asked) if approve is not None else Decision.NO
         run.deadline += s.clock() - waited_from  # the time a person takes to answer is not the run's
         yield ApprovalDecided(call_id=call.id, decision=decision, by="user")
         if decision is Decision.ALL:
@@ -317,7 +324,7 @@ class Agent:
             return None
         return f"{call.name} was denied by the user" + (" (turn aborted)" if decision is Decision.QUIT else "")
 
-    def _check_budget(self, run: _Run) -> Generator[Event, None, RunFinished | None]:
+    def _check_budget(self, run: _Run) -> Generator[Event, Decision | None, RunFinished | None]:
         limits = self.setup.limits
         checks = [("tokens", run.usage.total_tokens, limits.max_tokens_total),
                   ("cost (USD)", run.usage.cost_usd, limits.max_cost_usd)]

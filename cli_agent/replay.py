@@ -30,6 +30,7 @@ from cli_agent.events import (
     ApprovalDecided,
     AssistantMessage,
     Event,
+    EventStream,
     ModelRequest,
     RunFinished,
     RunStarted,
@@ -97,6 +98,7 @@ def replay(path: Path, *sinks: Callable[[Event], None]) -> ReplayResult:
                 compare = _Comparator(number, run, written, original, str(session.workspace.root))
                 started = run[0]
                 call = first_call(run) if is_tool_step(run) else None
+                events: EventStream
                 if call is not None:
                     events = session.agent.run_call(call, RecordedApprover(run))
                 else:

@@ -74,7 +74,8 @@ class Session:
     session_id: str = ""  # its row in the session index (cli_agent.session_index); "" when not recorded
     journal: Journal | None = None  # the undo journal; None for eval and replay sessions
 
-    def run(self, prompt: str, approve: Approver, *, only_tools: Collection[str] | None = None) -> EventStream:
+    def run(self, prompt: str, approve: Approver | None, *,
+            only_tools: Collection[str] | None = None) -> EventStream:
         if self.journal is not None:  # one run is one turn of the undo journal
             self.journal.begin_turn(self.session_id)
         events = self.agent.run(prompt, approve, only_tools=only_tools)
@@ -84,13 +85,13 @@ class Session:
         """The run's events, then the prompt noted in the session index: after the turn, so the index's commit (an
         fsync, tens of ms on a busy disk) never delays an answer."""
         try:
-            yield from events
+            return (yield from events)
         finally:
             from cli_agent.session_index import note_prompt
 
             note_prompt(self.session_id, prompt)
 
-    def run_call(self, call: ToolCall, approve: Approver) -> EventStream:
+    def run_call(self, call: ToolCall, approve: Approver | None) -> EventStream:
         """`Agent.run_call` (a workflow's tool step) as a turn of its own in the undo journal."""
         if self.journal is not None:
             self.journal.begin_turn(self.session_id)

@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from cli_agent import errors
-from cli_agent.events import Event, EventStream, RunFinished, StopReason
+from cli_agent.events import EventStream, RunFinished, StopReason
 from cli_agent.messages import ToolCall
 from cli_agent.workflows import PLACEHOLDER, Catalog, Param, PromptStep, Value, Workflow
 
@@ -182,11 +182,13 @@ def _choices(param: Param | None) -> tuple[str, ...]:
 # -- running ------------------------------------------------------------------------------------------------------
 
 def run_workflow(session: Session, workflow: Workflow, values: dict[str, Value],
-                 approve: Approver) -> EventStream:
-    """Every step's events, stopping after the first step that does not finish "done"."""
+                 approve: Approver | None) -> EventStream:
+    """Every step's events, stopping after the first step that does not finish "done"; returns the last step's
+    RunFinished, the workflow's result."""
     absent = [p for p in workflow.params if p.required and values.get(p.name) is None]
     if absent:
         raise errors.WorkflowError(missing_message(workflow, absent))
+    finished: RunFinished | None = None
     for index, step in enumerate(workflow.steps, 1):
         if isinstance(step, PromptStep):
             events = session.run(render(step.prompt, values), approve, only_tools=step.tools)
@@ -195,36 +197,10 @@ def run_workflow(session: Session, workflow: Workflow, values: dict[str, Value],
             call = ToolCall(f"workflow_{workflow.name}_{index}", step.tool, arguments,
                             json.dumps(arguments, ensure_ascii=False))
             events = session.run_call(call, approve)  # its own turn in the undo journal
-        watched = _Watched(events)
-        yield from watched
-        if watched.finished is None or watched.finished.stop_reason is not StopReason.DONE:
-            return
-
-
-class _Watched:
-    """An event iterator that remembers its RunFinished; `yield from` still forwards throw() and close() to the
-    run (a Ctrl-C in a front end must reach the loop, which finishes the run cleanly)."""
-
-    def __init__(self, events: EventStream) -> None:
-        self.events = events
-        self.finished: RunFinished | None = None
-
-    def __iter__(self) -> _Watched:
-        return self
-
-    def _seen(self, event: Event) -> Event:
-        if isinstance(event, RunFinished):
-            self.finished = event
-        return event
-
-    def __next__(self) -> Event:
-        return self._seen(next(self.events))
-
-    def throw(self, *exc: Any) -> Event:
-        return self._seen(self.events.throw(*exc))  # type: ignore[attr-defined]
-
-    def close(self) -> None:
-        self.events.close()  # type: ignore[attr-defined]
+        finished = yield from events  # forwards a thrown Ctrl-C and a sent decision to the run
+        if finished is None or finished.stop_reason is not StopReason.DONE:
+            break
+    return finished
 
 
 def render_catalog(catalog: Catalog) -> str:

@@ -327,3 +327,34 @@ def test_json_protocol_accepts_raw_newlines_inside_strings(tmp_path):
                                              '"terminate": true}'}], protocol="json")
     _, finished = run(agent, "explain")
     assert finished.stop_reason is StopReason.DONE and finished.answer == "line one\nline two"
+
+
+def _answered_by_data(agent, prompt, decision):
+    """Drive a run the way a server front end does: no callback; each question answered by sending a Decision.
+    Returns the events and the run's own return value."""
+    events, stream = [], agent.run(prompt)
+    answer = None
+    try:
+        while True:
+            event = stream.send(answer)
+            events.append(event)
+            answer = decision if isinstance(event, ApprovalAsked) else None
+    except StopIteration as stop:
+        return events, stop.value
+
+
+@pytest.mark.parametrize(("decision", "reason"), [(Decision.YES, StopReason.DONE), (Decision.NO, StopReason.DENIED)])
+def test_approval_can_be_sent_as_data_and_run_returns_its_result(tmp_path, decision, reason):
+    agent, _ = make_agent(tmp_path, [{"tool_calls": [call("create_file", path="n.txt", content="N")]},
+                                     {"text": "made it"}], interactive=True)
+    events, finished = _answered_by_data(agent, "make n.txt", decision)
+    assert isinstance(finished, RunFinished) and finished is events[-1]
+    assert finished.stop_reason is reason
+    assert (tmp_path / "n.txt").exists() == (decision is Decision.YES)
+
+
+def test_with_no_callback_and_no_answer_sent_a_change_is_denied(tmp_path):
+    agent, _ = make_agent(tmp_path, [{"tool_calls": [call("create_file", path="n.txt", content="N")]}],
+                          interactive=True)
+    finished = drive(agent.run("make n.txt"))
+    assert finished.stop_reason is StopReason.DENIED and not (tmp_path / "n.txt").exists()

@@ -12,8 +12,8 @@ import pytest
 
 from cli_agent.messages import Message, ToolCall
 from cli_agent.providers import LiteLLMProvider, OpenAIHTTPProvider, Provider, ProviderReply, ProviderRequest
-from cli_agent.providers.fake_server import FakeOpenAIServer
 from cli_agent.providers.litellm_provider import LITELLM_QUIETED_WARNINGS
+from cli_agent.testing import FakeOpenAIServer
 
 pytestmark = [pytest.mark.filterwarnings(f"ignore:{m}") for m in LITELLM_QUIETED_WARNINGS]
 

@@ -1,12 +1,7 @@
 """ScriptedProvider: a deterministic model that plays back a list of replies (tests, `cli-agent eval`, replay).
 
-Each script item is one reply:
-
-    {"text": "...", "finish_reason"?: "stop"}                      a plain answer
-    {"tool_calls": [{"name": ..., "arguments": {...} | "raw", "id"?: ...}], "text"?: "..."}
-    {"raw": "..."}                                                  text exactly as a json-protocol model writes it
-    {"error": "retryable" | "fatal" | "missing_key", "message"?: "..."}
-    "delay": seconds and "usage": {...} combine with any of the above.
+Each item of the script is one reply, in the format `providers.script` defines (the same one the fake HTTP server
+plays): text, tool calls, json-protocol text, errors (as `error` or as an HTTP `status`), delays.
 
 It records every request in `.requests` and checks each one like a strict server would, raising `ScriptError`:
 every tool result answers a call of the assistant message right before it, every call is answered before anything
@@ -32,10 +27,10 @@ from cli_agent.errors import (
 )
 from cli_agent.messages import Message, ToolCall, Usage
 from cli_agent.providers.base import ProviderReply, ProviderRequest, deadline_of, decode_tool_call, timeout_error
+from cli_agent.providers.script import check_item, error_kind, item_calls, item_finish, item_text
 
 __all__ = ["ScriptError", "ScriptedProvider", "check_conversation"]
 
-_KEYS = {"text", "tool_calls", "raw", "error", "message", "delay", "usage", "finish_reason"}
 _ERRORS: dict[str, type[CliAgentError]] = {
     "retryable": RetryableProviderError,
     "fatal": ProviderError,
@@ -52,7 +47,7 @@ class ScriptedProvider:
     def __init__(self, replies: Iterable[Mapping[str, Any]], *, name: str = "scripted",
                  native_tools: bool = True, context_window: int | None = None) -> None:
         self.name = name
-        self._replies = deque(_checked(n, item) for n, item in enumerate(replies))
+        self._replies = deque(check_item(n, item) for n, item in enumerate(replies))
         self._native_tools = native_tools
         self._context_window = context_window
         self._next_id = 1
@@ -102,22 +97,22 @@ class ScriptedProvider:
             raise ScriptError(f"no scripted reply left for request {len(self.requests)}")
         item = self._replies.popleft()
         _wait(float(item.get("delay", 0)), request.timeout_s)
-        if "error" in item:
-            raise _ERRORS[item["error"]](item.get("message") or f"scripted {item['error']} error")
+        kind = error_kind(item)
+        if kind is not None:
+            raise _ERRORS[kind](item.get("message") or f"scripted {kind} error")
         reply = self._reply(item)
-        yield from _deltas(reply.text)
+        for n, delta in enumerate(item.get("chunks") or _deltas(reply.text)):
+            if n and item.get("chunk_delay"):
+                _wait(float(item["chunk_delay"]), request.timeout_s)
+            yield delta
         yield reply
 
     def _reply(self, item: Mapping[str, Any]) -> ProviderReply:
         calls = []
-        for call in item.get("tool_calls") or ():
-            arguments = call.get("arguments", {})
-            raw = arguments if isinstance(arguments, str) else json.dumps(arguments)
-            calls.append(decode_tool_call(call.get("id") or f"call_{self._next_id}", call["name"], raw))
+        for call_id, name, raw in item_calls(item):
+            calls.append(decode_tool_call(call_id or f"call_{self._next_id}", name, raw))
             self._next_id += 1
-        text = str(item.get("text", item.get("raw", "")))
-        finish = item.get("finish_reason") or ("tool_calls" if calls else "stop")
-        return ProviderReply(text, tuple(calls), finish, Usage.from_dict(item.get("usage") or {}))
+        return ProviderReply(item_text(item), tuple(calls), item_finish(item), Usage.from_dict(item.get("usage") or {}))
 
 
 def check_conversation(messages: Sequence[Message]) -> None:
@@ -142,31 +137,6 @@ def check_conversation(messages: Sequence[Message]) -> None:
                 raise ScriptError(f"message {n}: the assistant's tool call ids are not unique")
     if pending:
         raise ScriptError(f"the request ends with unanswered tool call(s) {', '.join(sorted(pending))}")
-
-
-def _checked(n: int, item: Any) -> Mapping[str, Any]:
-    if not isinstance(item, Mapping):
-        raise UsageError(f"scripted reply {n} must be an object, got {type(item).__name__}")
-    unknown = sorted(set(item) - _KEYS)
-    if unknown:
-        raise UsageError(f"scripted reply {n}: unknown key(s) {', '.join(unknown)}")
-    if "error" in item and item["error"] not in _ERRORS:
-        raise UsageError(f"scripted reply {n}: error must be one of {', '.join(_ERRORS)}, got {item['error']!r}")
-    for key in ("text", "raw", "message", "finish_reason"):
-        if key in item and not isinstance(item[key], str):
-            raise UsageError(f"scripted reply {n}: {key} must be a string")
-    delay = item.get("delay", 0)
-    if not isinstance(delay, int | float) or delay < 0:
-        raise UsageError(f"scripted reply {n}: delay must be a number of seconds >= 0")
-    if not isinstance(item.get("usage", {}), Mapping):
-        raise UsageError(f"scripted reply {n}: usage must be an object")
-    calls = item.get("tool_calls", [])
-    if not isinstance(calls, list) or not all(
-            isinstance(c, Mapping) and isinstance(c.get("name"), str)
-            and isinstance(c.get("arguments", {}), dict | str) for c in calls):
-        raise UsageError(f"scripted reply {n}: tool_calls must be a list of "
-                         '{"name": str, "arguments": object | str, "id"?: str}')
-    return item
 
 
 def _wait(seconds: float, timeout_s: float | None) -> None:

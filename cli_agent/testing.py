@@ -1,18 +1,14 @@
-"""A stdlib OpenAI-compatible chat-completions server on 127.0.0.1, for tests and benchmarks.
+"""Test doubles that ship in the package: a stdlib OpenAI-compatible chat-completions server on 127.0.0.1, for tests
+and benchmarks.
 
     with FakeOpenAIServer([{"text": "hello there"}, {"status": 429, "headers": {"Retry-After": "1"}}]) as server:
         provider = make_provider("openai/fake", api_base=server.url, api_key=None)
 
-Each POST to `/v1/chat/completions` takes the next scripted response from the queue:
-
-- `{"text": "...", "finish_reason"?: "stop", "chunks"?: ["...", ...]}`: a reply, streamed as SSE when the request
-  asks for `stream`, else one JSON body. `chunks` fixes the text deltas; by default the text is split into words.
-- `{"tool_calls": [{"name": ..., "arguments": {...} | "raw string", "id"?: ...}], "text"?: ...}`: native calls,
-  streamed as index-based fragments the way OpenAI does (arguments cut into small pieces).
-- `{"status": 429 | 500 | ..., "headers"?: {...}, "message"?: "..."}`: an HTTP error with an OpenAI error body.
-- `{"close": true}`: the connection is dropped without a response.
-- `"delay": seconds` (before anything is sent) and `"chunk_delay": seconds` (between SSE events) combine with any
-  of the above; `"usage": {"prompt_tokens": .., "completion_tokens": ..}` overrides the computed usage.
+Each POST to `/v1/chat/completions` takes the next item of its script, in the format `providers.script` defines
+(the one the ScriptedProvider plays too): a reply is streamed as SSE when the request asks for `stream` (text split
+into words unless `chunks` fixes the deltas; tool calls as index-based fragments, their arguments cut into small
+pieces, the way OpenAI does), else sent as one JSON body; an error (`status`, or `error`) is an HTTP error with an
+OpenAI error body; `close` drops the connection without a response.
 
 `instant="text"` answers every request (once the queue is empty) with that text, for benchmarks. With an empty
 queue and no instant text the server answers 400, so a test that sends one request too many fails loudly.
@@ -32,6 +28,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from cli_agent.providers.script import check_item, item_calls, item_finish, item_text, status_of
+
 __all__ = ["FakeOpenAIServer"]
 
 _ARGUMENT_PIECE = 7  # characters of tool-call arguments per streamed fragment
@@ -39,7 +37,7 @@ _ARGUMENT_PIECE = 7  # characters of tool-call arguments per streamed fragment
 
 class FakeOpenAIServer:
     def __init__(self, responses: Iterable[Mapping[str, Any]] = (), *, instant: str | None = None) -> None:
-        self._queue: deque[Mapping[str, Any]] = deque(responses)
+        self._queue: deque[Mapping[str, Any]] = deque(check_item(n, r) for n, r in enumerate(responses))
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self.instant = instant
@@ -56,7 +54,7 @@ class FakeOpenAIServer:
 
     def push(self, *responses: Mapping[str, Any]) -> None:
         with self._lock:
-            self._queue.extend(responses)
+            self._queue.extend(check_item(n, r) for n, r in enumerate(responses))
 
     @property
     def pending(self) -> int:
@@ -148,9 +146,9 @@ class _Handler(BaseHTTPRequestHandler):
         if item.get("close"):
             self.close_connection = True
             return
-        if "status" in item:
-            self._send_json(int(item["status"]), _error_body(item.get("message", "scripted error")),
-                            extra=item.get("headers", {}))
+        status = status_of(item)
+        if status is not None:
+            self._send_json(status, _error_body(item.get("message", "scripted error")), extra=item.get("headers", {}))
             return
         model = str(body.get("model", "fake"))
         if not body.get("stream"):
@@ -188,34 +186,26 @@ def _error_body(message: str) -> dict[str, Any]:
 
 
 def _calls(item: Mapping[str, Any]) -> list[dict[str, Any]]:
-    calls = []
-    for n, call in enumerate(item.get("tool_calls") or ()):
-        arguments = call.get("arguments", {})
-        raw = arguments if isinstance(arguments, str) else json.dumps(arguments)
-        calls.append({"id": call.get("id", f"call_{n}"), "name": call["name"], "arguments": raw})
-    return calls
+    return [{"id": call_id or f"call_{n}", "name": name, "arguments": raw}
+            for n, (call_id, name, raw) in enumerate(item_calls(item))]
 
 
 def _usage(item: Mapping[str, Any], body: dict[str, Any]) -> dict[str, int]:
     given = dict(item.get("usage") or {})
-    completion = len(str(item.get("text") or "")) + sum(len(c["arguments"]) for c in _calls(item))
+    completion = len(item_text(item)) + sum(len(c["arguments"]) for c in _calls(item))
     prompt = given.get("prompt_tokens", max(1, len(json.dumps(body.get("messages", []))) // 4))
     done = given.get("completion_tokens", max(1, completion // 4))
     return {"prompt_tokens": prompt, "completion_tokens": done, "total_tokens": prompt + done}
 
 
-def _finish(item: Mapping[str, Any]) -> str:
-    return str(item.get("finish_reason") or ("tool_calls" if item.get("tool_calls") else "stop"))
-
-
 def _completion(item: Mapping[str, Any], body: dict[str, Any], model: str) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": item.get("text")}
+    message: dict[str, Any] = {"role": "assistant", "content": item_text(item) or None}
     calls = _calls(item)
     if calls:
         message["tool_calls"] = [{"id": c["id"], "type": "function",
                                   "function": {"name": c["name"], "arguments": c["arguments"]}} for c in calls]
     return {"id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()), "model": model,
-            "choices": [{"index": 0, "message": message, "finish_reason": _finish(item)}],
+            "choices": [{"index": 0, "message": message, "finish_reason": item_finish(item)}],
             "usage": _usage(item, body)}
 
 
@@ -226,7 +216,7 @@ def _chunks(item: Mapping[str, Any], body: dict[str, Any], model: str, include_u
                            "model": model, "choices": [choice]})
 
     yield chunk({"role": "assistant", "content": ""})
-    text = str(item.get("text") or "")
+    text = item_text(item)
     for piece in item.get("chunks") or re.findall(r"\s*\S+\s*", text) or ([text] if text else []):
         yield chunk({"content": piece})
     for n, call in enumerate(_calls(item)):
@@ -236,7 +226,7 @@ def _chunks(item: Mapping[str, Any], body: dict[str, Any], model: str, include_u
         for start in range(0, len(raw), _ARGUMENT_PIECE):
             piece = raw[start:start + _ARGUMENT_PIECE]
             yield chunk({"tool_calls": [{"index": n, "function": {"arguments": piece}}]})
-    yield chunk({}, _finish(item))
+    yield chunk({}, item_finish(item))
     if include_usage:
         yield json.dumps({"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0,
                           "model": model, "choices": [], "usage": _usage(item, body)})
