@@ -1,4 +1,5 @@
-"""Both real transports (plain httpx, LiteLLM) against the loopback FakeOpenAIServer: the same behaviour."""
+"""Both real transports (plain httpx, LiteLLM) against the loopback FakeOpenAIServer: the same behaviour, and
+the same ProviderReply values and requests for the same scripted conversations."""
 
 from __future__ import annotations
 
@@ -6,11 +7,12 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
 from cli_agent.errors import RetryableProviderError, RunTimeoutError
-from cli_agent.messages import Message
+from cli_agent.messages import Message, ToolCall
 from cli_agent.providers import LiteLLMProvider, OpenAIHTTPProvider, Provider, ProviderReply, ProviderRequest
 from cli_agent.providers.litellm_provider import LITELLM_QUIETED_WARNINGS
 from cli_agent.testing import FakeOpenAIServer
@@ -36,6 +38,12 @@ def connect(kind: str) -> Iterator[Connect]:
     yield open_provider
     for provider in opened:
         provider.close()
+
+
+def LITELLM_QUIET(test: Any) -> Any:
+    for message in LITELLM_QUIETED_WARNINGS:
+        test = pytest.mark.filterwarnings(f"ignore:{message}")(test)
+    return test
 
 
 LITELLM = pytest.param("litellm", marks=[pytest.mark.filterwarnings(f"ignore:{m}")
@@ -170,3 +178,52 @@ def test_a_local_server_gets_a_dummy_key_when_none_is_given(
     server.push({"text": "ok"})
     collect(connect(server.url))
     assert server.headers[0]["authorization"].startswith("Bearer sk-")
+
+
+# -- the contract: both transports agree -------------------------------------------------------------------------
+
+TWO_TOOLS = tuple({"type": "function", "function": {"name": name, "description": f"{name} tool",
+                                                    "parameters": {"type": "object", "properties": {
+                                                        "path": {"type": "string"}}}}}
+                  for name in ("read_file", "list_files"))
+CALLS = (ToolCall("call_1", "read_file", {"path": "a.py"}), ToolCall("call_2", "list_files", {}))
+AFTER_TWO_TOOLS = (Message("system", "You are terse."), Message("user", "look at a.py"),
+               Message("assistant", "Looking.", CALLS),
+               Message("tool", '{"ok": true, "data": "print(1)"}', tool_call_id="call_1", name="read_file"),
+               Message("tool", '{"ok": true, "data": ["a.py"]}', tool_call_id="call_2", name="list_files"),
+               Message("user", "and now?"))
+FIRST = (Message("system", "You are terse."), Message("user", "look at a.py"))
+
+AGREEMENT_CASES: list[tuple[str, dict[str, Any], ProviderRequest]] = [
+    ("after tool results", {"text": "a.py prints 1."}, ProviderRequest(AFTER_TWO_TOOLS, TWO_TOOLS)),
+    ("json protocol, no tools", {"text": '{"tool": "read_file", "parameters": {"path": "a.py"}}'},
+     ProviderRequest(FIRST)),
+    ("length", {"text": "cut sh", "finish_reason": "length"}, ProviderRequest(FIRST, options={"max_tokens": 3})),
+    ("not streamed", {"text": "whole", "tool_calls": [{"id": "c", "name": "list_files", "arguments": {}}]},
+     ProviderRequest(FIRST, TWO_TOOLS, stream=False)),
+]
+
+
+def play(provider: Provider, request: ProviderRequest) -> tuple[str, ProviderReply]:
+    out = list(provider.stream(request))
+    provider.close()
+    reply = out[-1]
+    assert isinstance(reply, ProviderReply)
+    return "".join(str(d) for d in out[:-1]), reply
+
+
+@LITELLM_QUIET
+@pytest.mark.parametrize(("item", "request_"), [c[1:] for c in AGREEMENT_CASES],
+                         ids=[c[0] for c in AGREEMENT_CASES])
+def test_both_transports_agree(item: dict[str, Any], request_: ProviderRequest) -> None:
+    with FakeOpenAIServer([item, item]) as server:
+        http_text, http = play(OpenAIHTTPProvider("openai/fake-model", api_base=server.url), request_)
+        lite_text, lite = play(LiteLLMProvider("openai/fake-model", api_base=server.url), request_)
+        sent_by_http, sent_by_litellm = server.requests
+    assert (http.text, http.tool_calls, http.finish_reason) == (lite.text, lite.tool_calls, lite.finish_reason)
+    assert http_text == lite_text == http.text
+    assert (http.usage.prompt_tokens, http.usage.completion_tokens) == (
+        lite.usage.prompt_tokens, lite.usage.completion_tokens)
+    for key in ("model", "messages", "tools", "max_tokens"):
+        assert sent_by_http.get(key) == sent_by_litellm.get(key), key
+    assert bool(sent_by_http.get("stream")) == bool(sent_by_litellm.get("stream")) == request_.stream
