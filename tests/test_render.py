@@ -136,11 +136,14 @@ def test_warnings_and_non_interactive_refusals_are_shown():
 
 
 def test_a_terminal_console_streams_into_a_live_region_that_is_cleared_before_the_markdown():
-    c = Console(record=True, width=80, force_terminal=True, color_system=None)
-    renderer = Renderer(c)
+    import io
+
+    terminal = io.StringIO()
+    renderer = Renderer(Console(file=terminal, width=80, force_terminal=True, color_system=None))
     renderer(ModelRequest(1, "f", 1))
-    assert renderer._live is not None
     renderer(TextDelta("partial"))
     renderer(AssistantMessage("partial answer"))
-    assert renderer._live is None
-    assert "partial answer" in c.export_text()
+    shown = terminal.getvalue()
+    before, _, after = shown.partition("partial answer")
+    assert "partial" in before and "\x1b[2K" in before  # streamed into a live region, erased before the answer
+    assert "partial" not in after

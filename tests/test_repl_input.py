@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 
 import pytest
 from prompt_toolkit import PromptSession
@@ -15,7 +16,7 @@ from prompt_toolkit.output import DummyOutput
 from rich.console import Console
 
 from cli_agent.config import Settings
-from cli_agent.events import ApprovalAsked, Decision
+from cli_agent.events import ApprovalAsked, Decision, Warning
 from cli_agent.messages import ToolCall
 from cli_agent.providers.litellm_provider import LiteLLMProvider
 from cli_agent.providers.scripted import ScriptedProvider
@@ -239,8 +240,10 @@ def test_the_start_up_loads_and_opens_nothing_until_started_then_all_of_it_in_it
     assert threads and threads[0] is not threading.main_thread()  # `then` ran in the start-up's thread
     assert startup.settings is session.settings and session.settings.model == "scripted:x"
     startup.close()
-    assert session.trace._file is None  # closed with the start-up
-    assert '"type": "trace_header"' in (tmp_path / "t.jsonl").read_text()
+    written = (tmp_path / "t.jsonl").read_text()
+    assert '"type": "trace_header"' in written
+    session.trace(Warning(code="late", message="after the close"))
+    assert (tmp_path / "t.jsonl").read_text() == written  # closed with the start-up: nothing more is written
 
 
 def test_a_session_whose_set_up_draws_on_the_terminal_is_opened_by_get_in_the_callers_thread(tmp_path, monkeypatch):
@@ -256,7 +259,7 @@ def test_a_session_whose_set_up_draws_on_the_terminal_is_opened_by_get_in_the_ca
     startup = Startup(loader(settings), factory, foreground=lambda s: s.model == "scripted:x")
     extended = threading.Event()
     startup.start(extended.set)
-    startup._done.wait(5)
+    assert extended.wait(5) and wait_until(lambda: startup.ready)
     assert startup.ready and extended.is_set() and startup.settings is not None and startup.session is None
     assert opened_in == []  # nothing drawn behind the prompt
     session = startup.get()
@@ -371,3 +374,12 @@ def test_the_repl_needs_a_terminal(capsys, tmp_path, monkeypatch):
         sys.stdin.close()
     assert code == 2
     assert "no terminal for the REPL: pass -p TEXT, or -p - to read the task from stdin" in capsys.readouterr().err
+
+
+def wait_until(condition, timeout: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True

@@ -1,9 +1,10 @@
 """The REPL's slash commands: the built-ins, then each command module's, in this order.
 
 A module of REPL commands defines `register_commands(registry, ctx)` (it may return one-line notes for the REPL to
-show once it has started) and is named in `COMMAND_MODULES`. Workflows come last: each becomes `/NAME ARGS` where the
-name is still free. The hooks run behind the first prompt, once the session is open (`ctx.settings` and
-`ctx.session` are there), in the start-up's thread.
+show once it has started) and is named in `command_modules()`. Workflows come last: each becomes `/NAME ARGS` where
+the name is still free. The hooks run behind the first prompt, once the session is open (`ctx.settings` and
+`ctx.session` are there), in the start-up's thread; so the modules are imported there too (the facts and workflows
+bring pydantic and jsonschema, which the prompt must not wait for).
 """
 
 from __future__ import annotations
@@ -11,28 +12,28 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
-from cli_agent.ui import facts_commands, session_commands, undo_commands, workflow_commands
-
 if TYPE_CHECKING:
     from cli_agent.ui.commands import CommandContext, CommandRegistry
 
-__all__ = ["COMMAND_MODULES", "add_commands"]
+__all__ = ["add_commands", "command_modules"]
 
 Register = Callable[["CommandRegistry", "CommandContext"], "Iterable[str] | None"]
-COMMAND_MODULES: tuple[tuple[str, Register], ...] = (
-    ("facts", facts_commands.register_commands),
-    ("undo", undo_commands.register_commands),
-    ("sessions", session_commands.register_commands),
-    ("workflows", workflow_commands.register_commands),
-)
+
+
+def command_modules() -> tuple[tuple[str, Register], ...]:
+    """Every module of REPL commands, in the order they register."""
+    from cli_agent.ui import facts_commands, session_commands, undo_commands, workflow_commands
+
+    return (("facts", facts_commands.register_commands), ("undo", undo_commands.register_commands),
+            ("sessions", session_commands.register_commands), ("workflows", workflow_commands.register_commands))
 
 
 def add_commands(registry: CommandRegistry, ctx: CommandContext,
-                 modules: Iterable[tuple[str, Register]] = COMMAND_MODULES) -> list[str]:
+                 modules: Iterable[tuple[str, Register]] | None = None) -> list[str]:
     """Let each module register its commands; returns their notes, and one line for each that failed (a broken
     workflow folder costs its commands, not the REPL)."""
     notes: list[str] = []
-    for what, register in modules:
+    for what, register in command_modules() if modules is None else modules:
         try:
             notes.extend(register(registry, ctx) or ())
         except Exception as exc:
