@@ -16,6 +16,8 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
+
 from cli_agent.atomic import TEMP_PREFIX
 from cli_agent.errors import UsageError
 from cli_agent.journal import Journal
@@ -52,6 +54,7 @@ def journal_lines(home: Path) -> int:
     return len(files[0].read_bytes().splitlines()) if files else 0
 
 
+@pytest.mark.slow
 def test_kill_9_of_a_real_tools_run_write_file_mid_write(tmp_path: Path) -> None:
     ws, home = tmp_path / "ws", tmp_path / "home"
     ws.mkdir()
@@ -113,6 +116,7 @@ _WRITER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_kill_9_of_a_process_writing_8_mb_files_through_the_dispatcher(tmp_path: Path) -> None:
     ws, home = tmp_path / "ws", tmp_path / "journal"
     ws.mkdir()

@@ -102,6 +102,7 @@ def test_a_lone_surrogate_in_model_content_fails_before_any_byte_is_written(tmp_
 _ENCODINGS = ("utf-8", "utf-8-sig", "utf-16", "latin-1", "cp1252", "shift_jis")
 
 
+@pytest.mark.slow
 @settings(max_examples=FUZZ_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(prefix=st.binary(max_size=200), suffix=st.binary(max_size=200),
        text=st.text(st.characters(blacklist_categories=("Cs",)), max_size=40), encoding=st.sampled_from(_ENCODINGS),

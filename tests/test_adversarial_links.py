@@ -144,6 +144,7 @@ def test_a_hard_link_to_an_outside_file_is_never_changed(snapshot, parent: Path)
     assert outside(snapshot(parent)) == before and os.stat(parent / "sentinel.txt").st_nlink == 2
 
 
+@pytest.mark.slow
 def test_a_file_swapped_for_a_link_between_check_and_open(parent: Path) -> None:
     """A thread swaps `f.txt` between a regular file and a link out (and `d` between a folder and a link out)
     with atomic renames while reads, plans and writes run: nothing outside is ever read or written."""

@@ -10,6 +10,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from cli_agent.journal import Journal
 from cli_agent.sandbox import Workspace
 from cli_agent.tools import ToolContext, files
@@ -44,6 +46,7 @@ def script(steps: int) -> list[dict[str, object]]:
     return [*replies, {"text": f"done after {steps} steps"}]
 
 
+@pytest.mark.slow
 def test_a_2000_step_session_ends_with_a_valid_trace_and_bounded_memory(tmp_path: Path) -> None:
     ws, home = tmp_path / "ws", tmp_path / "home"
     ws.mkdir()
@@ -79,6 +82,7 @@ def test_a_2000_step_session_ends_with_a_valid_trace_and_bounded_memory(tmp_path
           f"{trace.stat().st_size / 1e6:.1f} MB, {len(kinds)} events, {edits} journaled edits undone")
 
 
+@pytest.mark.slow
 def test_10_mb_files_are_read_in_pages_and_edited_correctly(tmp_path: Path) -> None:
     lines = [f"{n:07d} the quick brown fox jumps over the lazy dog, line {n}\r\n" for n in range(170_000)]
     original = "".join(lines).encode()

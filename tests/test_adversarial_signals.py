@@ -106,6 +106,7 @@ def test_sigint_during_approval(tmp_path: Path) -> None:
     assert code == 130
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("signum", "code", "reason"), SIGNALS)
 def test_a_signal_in_the_middle_of_a_large_write(tmp_path: Path, signum: int, code: int, reason: str) -> None:
     ws, home = tmp_path / "ws", tmp_path / "home"

@@ -120,12 +120,14 @@ def test_streaming_text_reaches_stream_json(ws, env):
     assert deltas == ["one ", "two ", "three"]
 
 
+@pytest.mark.slow
 def test_missing_key_exits_2_naming_the_variable(ws, env):
     result = cli(["-C", str(ws), "--model", "openai/gpt-4o-mini", "-p", "hi"], env)
     assert result.returncode == 2
     assert "OPENAI_API_KEY" in result.stderr.strip().splitlines()[-1]
 
 
+@pytest.mark.slow
 def test_litellm_transport_does_real_tool_calls(ws, env):
     """The LiteLLM path (a model string the httpx transport does not claim) against the same loopback server."""
     replies = [{"tool_calls": [call("create_file", path="x.txt", content="x")]}, {"text": "done"}]

@@ -30,7 +30,7 @@ def _qwen_missing() -> str | None:
     return None
 
 
-pytestmark = pytest.mark.skipif(_qwen_missing() is not None, reason=str(_qwen_missing()))
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(_qwen_missing() is not None, reason=str(_qwen_missing()))]
 
 
 @pytest.fixture(scope="module")

@@ -35,7 +35,7 @@ def _smollm2_missing() -> str | None:
     return None
 
 
-pytestmark = pytest.mark.skipif(_smollm2_missing() is not None, reason=str(_smollm2_missing()))
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(_smollm2_missing() is not None, reason=str(_smollm2_missing()))]
 SMOL = LocalSettings(model="smollm2-135m", context_size=4096)
 TOOLS = Registry.builtin().model_tools("", None, None)
 SCHEMA = json_protocol_schema(TOOLS)

@@ -15,6 +15,7 @@ import pytest
 from cli_agent.facts import FactStore
 
 pexpect = pytest.importorskip("pexpect")
+pytestmark = pytest.mark.slow  # a real REPL in a pty: seconds a test
 
 PROMPT = "> "
 TIMEOUT = 60  # the machine may be busy: generous, a passing test never waits for it

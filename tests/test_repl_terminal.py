@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 pexpect = pytest.importorskip("pexpect")
+pytestmark = pytest.mark.slow  # a real REPL in a pty: seconds a test
 
 QUESTION = r"\[y/n/a/t/q\]"
 _CONTROL = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][A-Z0-9]|\x1b[=>]|\r|\x08")

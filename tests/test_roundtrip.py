@@ -153,6 +153,7 @@ def test_detection_table() -> None:
 _LINE = st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc")), max_size=12)  # controls: binary
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(lines=st.lists(_LINE, min_size=1, max_size=8), endings=st.lists(st.sampled_from(["\n", "\r\n"]), min_size=8,
        max_size=8), final=st.booleans(), bom=st.booleans(), which=st.integers(0, 7), new=_LINE)

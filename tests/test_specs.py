@@ -224,6 +224,7 @@ def test_load_spec_file_and_missing_folder(tmp_path):
         load_specs([tmp_path / "nope"], {})
 
 
+@pytest.mark.slow
 def test_wheel_contains_every_spec(tmp_path):
     source = tmp_path / "src"
     shutil.copytree(REPO, source, ignore=shutil.ignore_patterns(

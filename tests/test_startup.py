@@ -54,6 +54,7 @@ def test_version_imports_nothing_heavy(tmp_path, env):
     assert loaded(modules, ("pydantic", "httpx", "jsonschema")) == []
 
 
+@pytest.mark.slow
 def test_one_shot_over_http_imports_no_litellm_and_checks_specs_once(tmp_path, env):
     ws = tmp_path / "ws"
     ws.mkdir()

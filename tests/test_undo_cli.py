@@ -106,6 +106,7 @@ def test_an_empty_journal_and_a_folder_that_is_not_git(ws: Path, capsys: pytest.
     assert not (ws / ".git").exists()
 
 
+@pytest.mark.slow
 def test_tools_run_writes_are_journaled_and_undone(ws: Path, tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CLI_AGENT_")}
     env |= {"CLI_AGENT_HOME": str(tmp_path / "home"), "CI": "true"}
