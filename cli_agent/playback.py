@@ -24,6 +24,7 @@ from cli_agent.events import (
     ToolResult,
 )
 from cli_agent.messages import ToolCall
+from cli_agent.providers.base import NoModel
 from cli_agent.trace import Trace
 
 __all__ = ["RecordedApprover", "ReplayProvider", "first_call", "outcomes", "raw_records", "replay_settings"]
@@ -115,7 +116,10 @@ def _raw_arguments(call: ToolCall) -> str:
     return call.raw_arguments if same else json.dumps(call.arguments, ensure_ascii=False)
 
 
-class ReplayProvider:
+class ReplayProvider(NoModel):
+    """The recorded replies played back through the ScriptedProvider, and the recorded provider errors raised
+    again at the same request."""
+
     name = "replay"
 
     def __init__(self, outcomes: list[dict[str, Any] | errors.CliAgentError]) -> None:
@@ -129,15 +133,6 @@ class ReplayProvider:
         if isinstance(outcome, errors.CliAgentError):
             raise outcome
         return self._script.stream(request)
-
-    def supports_native_tools(self) -> bool:
-        return True
-
-    def context_window(self) -> int | None:
-        return None
-
-    def close(self) -> None:
-        pass
 
 
 class RecordedApprover:

@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
 
-from cli_agent.errors import SpecError
+from cli_agent.errors import SpecError, UsageError
 
 __all__ = [
     "Example",
@@ -149,12 +149,7 @@ def load_spec_file(path: Any, *, content_checked: bool = False) -> ToolSpec:
     `content_checked`: these exact bytes passed the JSON Schema checks before (see `content_key`), skip them."""
     path = Path(path) if isinstance(path, str) else path
     where = display_path(path)
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise SpecError(f"{where}: invalid TOML: {toml_position(str(exc))}") from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SpecError(f"{where}: cannot read: {exc}") from exc
+    data = read_toml(path, where, SpecError)
     try:
         spec = ToolSpec.model_validate(data)
     except ValidationError as exc:
@@ -163,6 +158,17 @@ def load_spec_file(path: Any, *, content_checked: bool = False) -> ToolSpec:
     if problem:
         raise SpecError(f"{where}: {problem}")
     return spec
+
+
+def read_toml(file: Any, where: str, error: type[UsageError]) -> dict[str, Any]:
+    """A TOML file (a Path or an importlib Traversable) as a table; `error` naming `where` and the line if it can't
+    be read or parsed."""
+    try:
+        return tomllib.loads(file.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise error(f"{where}: invalid TOML: {toml_position(str(exc))}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise error(f"{where}: cannot read: {exc}") from None
 
 
 def toml_position(message: str) -> str:

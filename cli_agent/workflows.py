@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import importlib.resources
 import re
-import tomllib
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -218,12 +217,9 @@ def _display(file: Any, source: str) -> str:
 def load_workflow_file(file: Any, tools: Collection[str], *, source: str = "project") -> Workflow:
     """One workflow file, validated; WorkflowError `path: field: reason` if anything is wrong."""
     where = _display(file, source)
-    try:
-        data = tomllib.loads(file.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise WorkflowError(f"{where}: invalid TOML: {exc}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise WorkflowError(f"{where}: cannot read: {exc}") from None
+    from cli_agent.specs import read_toml
+
+    data = read_toml(file, where, WorkflowError)
     try:
         wf = _build(data, Path(file.name).stem, set(tools))
     except _Problem as exc:

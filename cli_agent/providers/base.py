@@ -103,7 +103,8 @@ class Provider(Protocol):
 
 
 class NoModel:
-    """The provider of a session that only runs fixed calls (`cli-agent tools run`): it never sends a request."""
+    """The provider of a session that only runs fixed calls (`cli-agent tools run`): it never sends a request. A
+    provider with no server behind it (replay's) extends it."""
 
     name = "no model"
 
