@@ -6,8 +6,9 @@ the original pointed into the copy); `rewind` undoes the recorded changes in the
 the trace carries the sha256 of the file before and after it, so a file is put back only when it is exactly as the
 change left it and its earlier bytes can be rebuilt and verified: a created file is removed (with the folders it
 leaves empty), an edit is reversed (`new` back to `old`), and a rewritten or deleted file gets back content the
-trace holds (an earlier create or write, or a whole read). Fact proposals the runs made are withdrawn. Every file
-left as it is gets a note.
+trace holds (an earlier create or write, or a whole read). The files are read and written through a `Workspace` on
+the copy, by the reversal engine undo uses (`undo.reverting_change`). Fact proposals the runs made are withdrawn.
+Every file left as it is gets a note.
 """
 
 from __future__ import annotations
@@ -17,12 +18,15 @@ import os
 import shutil
 import stat
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cli_agent import errors
 from cli_agent.events import RunStarted, ToolCallsProposed, ToolResult
 from cli_agent.messages import ToolCall
 from cli_agent.trace import Trace
+
+if TYPE_CHECKING:
+    from cli_agent.sandbox import Workspace
 
 __all__ = ["copy_workspace", "rewind"]
 
@@ -86,7 +90,10 @@ def rewind(copy: Path, trace: Trace, raw: list[dict[str, Any]]) -> list[str]:
                 known += [data["content"].encode(), (data["content"] + "\n").encode()]
             elif event.tool == "propose_fact" and data.get("status") == "pending":
                 proposals.append(str(data.get("id")))
-    notes = [note for call, change in reversed(changes) if (note := _undo(copy, call, change, known))]
+    from cli_agent.sandbox import DEFAULT_PROTECTED, Workspace
+
+    workspace = Workspace(copy, protected=DEFAULT_PROTECTED)
+    notes = [note for call, change in reversed(changes) if (note := _undo(workspace, call, change, known))]
     _withdraw(copy, proposals)
     return notes
 
@@ -95,44 +102,33 @@ def _sha(data: bytes | None) -> str:
     return "-" if data is None else hashlib.sha256(data).hexdigest()
 
 
-def _undo(copy: Path, call: ToolCall | None, change: dict[str, Any], known: list[bytes]) -> str | None:
+def _undo(workspace: Workspace, call: ToolCall | None, change: dict[str, Any], known: list[bytes]) -> str | None:
+    from cli_agent.envelope import ToolError
+    from cli_agent.undo import current_bytes, remove_empty_dirs, reverting_change
+
     rel = str(change.get("path", ""))
-    target = os.path.realpath(copy / rel)
-    if not rel or not target.startswith(str(copy) + os.sep) or os.path.islink(copy / rel):
-        return f"{rel}: not rewound (not a plain file inside the workspace)"
     try:
-        now: bytes | None = Path(target).read_bytes()
-    except FileNotFoundError:
-        now = None
-    except OSError as exc:
-        return f"{rel}: not rewound ({exc.strerror or exc})"
+        now = current_bytes(workspace, rel)
+    except ToolError as exc:
+        return f"{rel}: not rewound ({exc.message})"
     if _sha(now) != change.get("after_sha256"):
         return f"{rel}: changed since the run, so the replay starts from its current content"
     before = change.get("before_sha256")
-    if before == "-":
-        os.unlink(target)
-        _prune(Path(target).parent, copy)
-        return None
     candidates = list(known)
     if now is not None and call is not None and change.get("kind") == "edit":
         candidates.insert(0, _unedit(now, call, rel))
-    for data in candidates:
-        if data and _sha(data) == before:
-            Path(target).write_bytes(data)
-            return None
-    return f"{rel}: the trace does not hold its content from before {change.get('tool')}; the replay starts " \
-           "from the content the run left"
-
-
-def _prune(folder: Path, copy: Path) -> None:
-    """Remove the folders a created file left empty (create_file makes missing parents; the trace doesn't say
-    which existed before, and an empty folder is rarely one anyone kept on purpose)."""
-    while folder != copy and str(folder).startswith(str(copy) + os.sep):
-        try:
-            folder.rmdir()
-        except OSError:
-            return
-        folder = folder.parent
+    restored = None if before == "-" else next((d for d in candidates if d and _sha(d) == before), b"")
+    if restored == b"":
+        return f"{rel}: the trace does not hold its content from before {change.get('tool')}; the replay starts " \
+               "from the content the run left"
+    try:
+        workspace.apply(reverting_change(rel, now, restored, mode=None, summary="rewind"))
+    except ToolError as exc:
+        return f"{rel}: not rewound ({exc.message})"
+    if restored is None:  # create_file makes missing parents; the trace doesn't say which existed before
+        parents = rel.split("/")[:-1]
+        remove_empty_dirs(workspace.root, ("/".join(parents[:n]) for n in range(1, len(parents) + 1)))
+    return None
 
 
 def _unedit(after: bytes, call: ToolCall, rel: str) -> bytes:

@@ -1,4 +1,4 @@
-"""Undoing a turn of the undo journal, and showing the journal: `undo`, `cli-agent undo --list` and `/undo`.
+"""Undoing a turn of the undo journal, and the reversal engine it shares with replay's rewind.
 
 `undo(journal, turn)` reverts one turn, newest change first, byte for byte and mode included, through a `Workspace`
 (containment, no links, no hard-linked targets, `apply`'s "unchanged since read" check). It is the user's action,
@@ -8,7 +8,9 @@ reverted and the error names it. Git's index and refs, and every file the turn d
 The folders the turn's changes created are removed again when they are left empty, and an "undone" line is
 appended to the journal, all under the journal's lock.
 
-The front ends (`cli-agent undo`, the REPL's `/undo`) live in `ui/undo_commands.py`.
+The engine (`current_bytes`, `reverting_change`, `remove_empty_dirs`) reverses one file's change through a
+`Workspace`; `rewind.py` uses it too, with the earlier bytes a trace holds instead of the journal's. The front ends
+(`cli-agent undo`, the REPL's `/undo`) live in `ui/undo_commands.py`.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import contextlib
 import hashlib
 import os
 import stat
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,7 +31,7 @@ if TYPE_CHECKING:
     from cli_agent.change import Change, ChangeKind
     from cli_agent.sandbox import Workspace
 
-__all__ = ["Undone", "shown_path", "undo"]
+__all__ = ["Undone", "current_bytes", "remove_empty_dirs", "reverting_change", "shown_path", "undo"]
 
 
 @dataclass(frozen=True)
@@ -61,7 +64,7 @@ def undo(journal: Journal, turn: int | None = None) -> Undone:
                                            f"finish") from None
             done.append({"delete": "removed", "create": "recreated"}.get(change.kind, "restored")
                         + f" {shown_path(change.path)}")
-        _remove_empty_dirs(journal.root, target)
+        remove_empty_dirs(journal.root, (d for e in target.changes for d in e.dirs))
         journal.mark_undone(target.number, sorted({c.path for c in plan}))
     return Undone(target.number, tuple(done))
 
@@ -85,7 +88,6 @@ def _pick(journal: Journal, turn: int | None) -> Turn:
 
 def _plan(journal: Journal, workspace: Workspace, target: Turn) -> list[Change]:
     """The changes that revert `target`, checked against the files as they are now; nothing is written."""
-    from cli_agent.change import Change
     from cli_agent.envelope import ToolError
 
     now: dict[str, bytes | None] = {}
@@ -93,7 +95,7 @@ def _plan(journal: Journal, workspace: Workspace, target: Turn) -> list[Change]:
     for entry in reversed(target.changes):
         if entry.path not in now:
             try:
-                now[entry.path] = _current(workspace, entry.path)
+                now[entry.path] = current_bytes(workspace, entry.path)
             except ToolError as exc:
                 raise errors.CliAgentError(f"undo refused: {entry.path} can't be read ({exc.message}); "
                                            f"nothing was changed") from None
@@ -106,14 +108,25 @@ def _plan(journal: Journal, workspace: Workspace, target: Turn) -> list[Change]:
                 f"undo refused: {entry.path} changed since the agent wrote it (turn {target.number}, "
                 f"{entry.tool}); nothing was changed. Revert it by hand, or undo another turn")
         restored = journal.blob(entry.before) if entry.before is not None else None
-        kind: ChangeKind = "delete" if restored is None else "create" if current is None else "write"
-        plan.append(Change(tool="undo", kind=kind, path=entry.path, before=current, after=restored,
-                           mode=entry.mode, summary=f"undo turn {target.number}"))
+        plan.append(reverting_change(entry.path, current, restored, mode=entry.mode,
+                                     summary=f"undo turn {target.number}"))
         now[entry.path] = restored
     return plan
 
 
-def _current(workspace: Workspace, rel: str) -> bytes | None:
+# -- the reversal engine, shared with replay's rewind ------------------------------------------------------------
+
+def reverting_change(path: str, current: bytes | None, restored: bytes | None, *, mode: int | None,
+                     summary: str) -> Change:
+    """The change that puts `restored` back where `current` is now (None: no file), for `Workspace.apply`: its
+    "unchanged since read" check makes a file that changed meanwhile refuse the write."""
+    from cli_agent.change import Change
+
+    kind: ChangeKind = "delete" if restored is None else "create" if current is None else "write"
+    return Change(tool="undo", kind=kind, path=path, before=current, after=restored, mode=mode, summary=summary)
+
+
+def current_bytes(workspace: Workspace, rel: str) -> bytes | None:
     """The file's bytes now (None: missing); a link anywhere on the way or a special file is a ToolError."""
     from cli_agent.resolve_beneath import locate_in, open_regular
     from cli_agent.tools.files import FILE_MAX
@@ -126,12 +139,12 @@ def _current(workspace: Workspace, rel: str) -> bytes | None:
         return fh.read(FILE_MAX + 1)
 
 
-def _remove_empty_dirs(root: Path, target: Turn) -> None:
-    """rmdir (never recursive) the folders the turn's changes created, deepest first, if they are empty."""
+def remove_empty_dirs(root: Path, dirs: Iterable[str]) -> None:
+    """rmdir (never recursive, never through a link) each of the folders `dirs` (relative to `root`) that is empty,
+    deepest first."""
     from cli_agent.resolve_beneath import locate_in
 
-    dirs = sorted({d for e in target.changes for d in e.dirs}, key=lambda d: -d.count("/"))
-    for rel in dirs:
+    for rel in sorted(set(dirs), key=lambda d: -d.count("/")):
         with contextlib.suppress(Exception), locate_in(str(root), tuple(rel.split("/")), follow=False) as loc:
             if loc.stat is not None and loc.tail and stat.S_ISDIR(loc.stat.st_mode):
                 os.rmdir(loc.tail[-1], dir_fd=loc.dir_fd)
