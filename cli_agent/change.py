@@ -11,12 +11,13 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any, Literal
 
-__all__ = ["Change", "ChangeKind"]
+__all__ = ["Change", "ChangeKind", "sha_of"]
 
 ChangeKind = Literal["create", "edit", "write", "delete"]
 
 
-def _sha(data: bytes | None) -> str:
+def sha_of(data: bytes | None) -> str:
+    """The sha256 of a file's bytes, "-" for no file."""
     return "-" if data is None else hashlib.sha256(data).hexdigest()
 
 
@@ -35,7 +36,7 @@ class Change:
     def digest(self) -> str:
         """sha256 over what the change is: tool, kind, path, before and after."""
         h = hashlib.sha256()
-        for part in (self.tool, self.kind, self.path, _sha(self.before), _sha(self.after)):
+        for part in (self.tool, self.kind, self.path, sha_of(self.before), sha_of(self.after)):
             h.update(part.encode())
             h.update(b"\0")
         return h.hexdigest()
@@ -69,5 +70,5 @@ class Change:
         """What the trace keeps: the change's identity, not its bytes."""
         added, removed = self.stats()
         return {"tool": self.tool, "kind": self.kind, "path": self.path, "digest": self.digest,
-                "before_sha256": _sha(self.before), "after_sha256": _sha(self.after),
+                "before_sha256": sha_of(self.before), "after_sha256": sha_of(self.after),
                 "summary": self.summary, "added": added, "removed": removed}

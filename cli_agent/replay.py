@@ -17,7 +17,6 @@ lock the recording was refused by); a different prompt plan is noted, not counte
 
 from __future__ import annotations
 
-import hashlib
 import json
 import tempfile
 from collections.abc import Callable
@@ -26,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from cli_agent import errors
+from cli_agent.change import sha_of
 from cli_agent.events import (
     ApprovalDecided,
     AssistantMessage,
@@ -195,7 +195,7 @@ class _Comparator:
             self.calls += len(event.calls)
         if isinstance(event, RunFinished) and "no scripted reply left" in event.message and not self.divergence:
             self._diverge("the replay asked the model for a reply the recording does not have")
-        wrote = _sha(event.change.after) if isinstance(event, ToolResult) and event.change is not None else None
+        wrote = sha_of(event.change.after) if isinstance(event, ToolResult) and event.change is not None else None
         for item in _items(self._normal(event), wrote):
             self._check(item)
         if isinstance(event, _ANCHORS):
@@ -234,10 +234,6 @@ def _written(trace: Trace, raw: list[dict[str, Any]]) -> dict[int, str]:
     return {id(event): str(record["change"].get("after_sha256")) for event, record in zip(trace.events, raw,
                                                                                           strict=False)
             if isinstance(event, ToolResult) and isinstance(record.get("change"), dict)}
-
-
-def _sha(data: bytes | None) -> str:
-    return "-" if data is None else hashlib.sha256(data).hexdigest()
 
 
 def _items(event: Event, wrote: str | None = None) -> list[tuple[Any, ...]]:

@@ -13,7 +13,6 @@ Every file left as it is gets a note.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import stat
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cli_agent import errors
+from cli_agent.change import sha_of
 from cli_agent.events import RunStarted, ToolCallsProposed, ToolResult
 from cli_agent.messages import ToolCall
 from cli_agent.trace import Trace
@@ -98,10 +98,6 @@ def rewind(copy: Path, trace: Trace, raw: list[dict[str, Any]]) -> list[str]:
     return notes
 
 
-def _sha(data: bytes | None) -> str:
-    return "-" if data is None else hashlib.sha256(data).hexdigest()
-
-
 def _undo(workspace: Workspace, call: ToolCall | None, change: dict[str, Any], known: list[bytes]) -> str | None:
     from cli_agent.envelope import ToolError
     from cli_agent.undo import current_bytes, remove_empty_dirs, reverting_change
@@ -111,13 +107,13 @@ def _undo(workspace: Workspace, call: ToolCall | None, change: dict[str, Any], k
         now = current_bytes(workspace, rel)
     except ToolError as exc:
         return f"{rel}: not rewound ({exc.message})"
-    if _sha(now) != change.get("after_sha256"):
+    if sha_of(now) != change.get("after_sha256"):
         return f"{rel}: changed since the run, so the replay starts from its current content"
     before = change.get("before_sha256")
     candidates = list(known)
     if now is not None and call is not None and change.get("kind") == "edit":
         candidates.insert(0, _unedit(now, call, rel))
-    restored = None if before == "-" else next((d for d in candidates if d and _sha(d) == before), b"")
+    restored = None if before == "-" else next((d for d in candidates if d and sha_of(d) == before), b"")
     if restored == b"":
         return f"{rel}: the trace does not hold its content from before {change.get('tool')}; the replay starts " \
                "from the content the run left"

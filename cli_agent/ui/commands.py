@@ -3,7 +3,8 @@
 A line that starts with `/` is a command and is never sent to the model (`//text` sends `/text`). An unknown name
 gets "unknown command, did you mean …". The REPL's other commands live in their own `ui/*_commands.py` modules,
 each with a `register_commands(registry, ctx)`; `ui/command_set.py` names them all and builds the REPL's registry.
-`register(..., replace=True)` overrides a built-in.
+`register(..., replace=True)` overrides a built-in. `/facts`, `/undo`, `/resume` and `/workflows` come from those
+modules.
 """
 
 from __future__ import annotations
@@ -245,36 +246,6 @@ def _prompt(ctx: CommandContext, args: str) -> None:
     _say(ctx, f"fingerprint {plan.fingerprint}", "dim")
 
 
-def _workflows_text(ctx: CommandContext) -> str:
-    from cli_agent.workflow_run import render_catalog
-    from cli_agent.workflows import load_workflows
-
-    catalog = load_workflows(ctx.session.workspace)
-    lines = [render_catalog(catalog) if catalog.workflows else "no workflows",
-             *(f"broken workflow file: {e}" for e in catalog.errors)]
-    return "\n".join(lines) + "\n\nrun one with /NAME ARGS; /help NAME shows its parameters"
-
-
-def _facts_text(ctx: CommandContext) -> str:
-    from cli_agent.facts import FactStore, render_list
-
-    return render_list(FactStore(ctx.session.workspace.root))
-
-
-def _listing(what: str, text: Callable[[CommandContext], str]) -> Handler:
-    """A command showing what a part of cli-agent lists (until the REPL's command modules replace it)."""
-
-    def handler(ctx: CommandContext, args: str) -> None:
-        try:
-            shown = text(ctx)
-        except Exception as exc:  # e.g. a damaged facts file: one line, the REPL goes on
-            _say(ctx, f"cannot list the {what}: {exc}", "red")
-            return
-        _say(ctx, shown)
-
-    return handler
-
-
 def _trace(ctx: CommandContext, args: str) -> None:
     _say(ctx, str(ctx.session.trace_path))
 
@@ -300,8 +271,6 @@ def builtin_commands() -> CommandRegistry:
         Command("tools", "the tools the model can use", _tools),
         Command("prompt", "the system prompt the model gets", _prompt, "[TASK]",
                 help="A task text shows which optional tools it would bring in."),
-        Command("workflows", "the workflows, by category", _listing("workflows", _workflows_text)),
-        Command("facts", "the project's facts, proposals and locks", _listing("facts", _facts_text)),
         Command("trace", "where this session's trace is written", _trace),
         Command("cost", "tokens and cost of this session", _cost),
     ):

@@ -3,7 +3,7 @@ front end (and the REPL before its first prompt) can use it."""
 
 from __future__ import annotations
 
-__all__ = ["escape_for_terminal"]
+__all__ = ["clip", "escape_for_terminal"]
 
 
 def escape_for_terminal(text: str) -> str:
@@ -20,3 +20,9 @@ def escape_for_terminal(text: str) -> str:
         else:
             out.append(ch)
     return "".join(out)
+
+
+def clip(text: str, width: int = 60) -> str:
+    """`text` on one line, cut to `width` characters with an ellipsis."""
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[:width - 1] + "…"

@@ -3,7 +3,6 @@
 `/facts` prints the listing (`facts.render_list`), then asks about each pending proposal: y commits it, n rejects
 it, Enter leaves it pending, Ctrl-C stops asking. `/facts list` only lists; `/facts commit ID` and `/facts reject ID`
 decide on one. A decision that fails (no such proposal any more, a broken file) is one line and the REPL goes on.
-This module registers the command over the built-in `/facts`, which only lists.
 """
 
 from __future__ import annotations
@@ -13,8 +12,9 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 
 from cli_agent.errors import UsageError
-from cli_agent.facts import FactStore, one_line, render_list
+from cli_agent.facts import FactStore, render_list
 from cli_agent.ui.commands import Command
+from cli_agent.ui.escape import clip
 from cli_agent.ui.escape import escape_for_terminal as esc
 
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ def register_commands(registry: CommandRegistry, ctx: CommandContext) -> None:
                                    "each proposal: y commits it (the model sees it from the next turn on), n "
                                    "rejects it, Enter leaves it pending; Ctrl-C stops asking. /facts list only "
                                    "lists; /facts commit ID and /facts reject ID decide on one.",
-                              complete=lambda c, args: ["list", "commit", "reject"]), replace=True)
+                              complete=lambda c, args: ["list", "commit", "reject"]))
 
 
 def _repl_facts(ctx: CommandContext, args: str) -> None:
@@ -47,7 +47,7 @@ def _repl_facts(ctx: CommandContext, args: str) -> None:
         return
     for proposal in store.pending():
         try:
-            answer = ctx.ask(f"{proposal.id} {_clip(proposal.text)!r}: commit? [y/n, Enter: later] ",
+            answer = ctx.ask(f"{proposal.id} {clip(proposal.text, 70)!r}: commit? [y/n, Enter: later] ",
                              choices=("y", "n"))
         except (KeyboardInterrupt, EOFError):
             ctx.console.print(Text("stopped: the rest stay pending", style="yellow"))
@@ -68,8 +68,3 @@ def _decide(ctx: CommandContext, store: FactStore, choice: str, fact_id: str) ->
     except UsageError as exc:  # no such proposal (any more), a broken file: one line, the REPL goes on
         said, style = str(exc), "yellow"
     ctx.console.print(Text(esc(said), style=style))
-
-
-def _clip(text: str, width: int = 70) -> str:
-    text = one_line(text)
-    return text if len(text) <= width else text[:width - 1] + "…"

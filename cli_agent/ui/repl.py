@@ -244,13 +244,14 @@ class Repl:
         from rich.text import Text
 
         from cli_agent.ui.completion import short_path
+        from cli_agent.ui.escape import clip
         from cli_agent.ui.escape import escape_for_terminal as esc
 
         line = Text.assemble((esc(session.settings.model or "no model"), "cyan"), " · ",
                              esc(short_path(str(session.workspace.root))))
         entry = self.startup.resumed
         if entry is not None:
-            line.append(f" · resumed session {esc(entry.id)}: {esc(_clip(entry.first_message))}", style="green")
+            line.append(f" · resumed session {esc(entry.id)}: {esc(clip(entry.first_message))}", style="green")
         return line
 
     def turn(self, text: str) -> RunFinished:
@@ -342,8 +343,3 @@ class Repl:
         self.console.print(Text(f"model: {esc(name)} ({protocol} protocol); " + (
             "the conversation carries over" if kept else "a new conversation (the protocol changed)")))
         warm_up(provider)
-
-
-def _clip(text: str, width: int = 60) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[:width - 1] + "…"

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from cli_agent.errors import UsageError
 from cli_agent.session_index import SessionEntry, SessionIndex, index_key, load_resumable
 from cli_agent.ui.commands import Command
+from cli_agent.ui.escape import clip
 from cli_agent.ui.escape import escape_for_terminal as esc
 
 if TYPE_CHECKING:
@@ -53,7 +54,7 @@ def _repl_resume(ctx: CommandContext, args: str) -> None:
     if not choice:
         for entry, problem in rows:
             number = f"{resumable.index(entry) + 1:>3}" if problem is None else "  -"
-            say(f"{number}  {entry.id}  {_when(entry.updated)}  {entry.model or '-'}  {_clip(entry.first_message)}"
+            say(f"{number}  {entry.id}  {_when(entry.updated)}  {entry.model or '-'}  {clip(entry.first_message)}"
                 + (f"  [cannot resume: {problem}]" if problem else ""), "" if problem is None else "dim")
         try:
             choice = ctx.ask("resume which? (number; Enter: none) ").strip()
@@ -76,7 +77,7 @@ def _repl_resume(ctx: CommandContext, args: str) -> None:
         raise
     new.agent.policy = new.agent.policy.with_mode(current.agent.policy.mode)  # keep what /approval set
     ctx.replace_session(new)
-    say(f"resumed session {entry.id} ({len(new.agent.history)} messages): {_clip(entry.first_message)}", "green")
+    say(f"resumed session {entry.id} ({len(new.agent.history)} messages): {clip(entry.first_message)}", "green")
 
 
 def _pick(rows: list[tuple[SessionEntry, str | None]], resumable: list[SessionEntry],
@@ -92,10 +93,6 @@ def _pick(rows: list[tuple[SessionEntry, str | None]], resumable: list[SessionEn
 def _when(stamp: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(stamp))
 
-
-def _clip(text: str, width: int = 60) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[:width - 1] + "…"
 
 
 def print_sessions(workspace: str | Path, *, as_json: bool = False, limit: int = 50) -> int:
@@ -116,7 +113,7 @@ def print_sessions(workspace: str | Path, *, as_json: bool = False, limit: int =
         sys.stdout.write(f"no sessions in {index_key(workspace)} yet\n")
         return 0
     for entry, problem in rows:
-        when, message = _when(entry.updated), _clip(entry.first_message)
+        when, message = _when(entry.updated), clip(entry.first_message)
         status = f"  [cannot resume: {problem}]" if problem else ""
         sys.stdout.write(esc(f"{entry.id}  {when}  {entry.model or '-':<20}  {message}{status}")
                          + "\n")

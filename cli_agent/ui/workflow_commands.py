@@ -35,7 +35,8 @@ def register_commands(registry: CommandRegistry, ctx: CommandContext) -> list[st
     from cli_agent.workflows import load_workflows
 
     catalog = load_workflows(ctx.settings.workspace)
-    renamed: list[str] = []
+    renamed: list[str] = []  # filled in below; the listing shows it
+    registry.register(Command("workflows", "the workflows, by category", _listing(catalog, renamed)))
     for workflow in catalog.workflows.values():
         free = registry.get(workflow.name) is None
         name = workflow.name if free else PREFIX + workflow.name
@@ -43,7 +44,6 @@ def register_commands(registry: CommandRegistry, ctx: CommandContext) -> list[st
         if not free:
             renamed.append(f"the {workflow.source} workflow {workflow.name} is /{name} here: /{workflow.name} is a "
                            "command of cli-agent")
-    registry.register(Command("workflows", "the workflows, by category", _listing(catalog, renamed)), replace=True)
     return [*(f"skipped a broken workflow file: {e}" for e in catalog.errors), *renamed]
 
 
