@@ -82,7 +82,6 @@ def one_run(tmp: Path, steps: int) -> tuple[Clock, Clock, Clock]:
     from cli_agent.providers.scripted import ScriptedProvider
     from cli_agent.registry import Registry
     from cli_agent.session import drive, open_session
-    from cli_agent.ui.oneshot import deny_all
 
     ws = tmp / "ws"
     ws.mkdir(parents=True, exist_ok=True)
@@ -98,7 +97,7 @@ def one_run(tmp: Path, steps: int) -> tuple[Clock, Clock, Clock]:
     session.agent.setup.dispatcher.registry = Registry(builtin.specs(), handlers)
     try:
         with Clock() as total:
-            finished = drive(session.run("read notes.txt again and again", deny_all), session.trace)
+            finished = drive(session.run("read notes.txt again and again", None), session.trace)
     finally:
         session.close()
     if finished.stop_reason.value != "done" or finished.steps != steps + 1:

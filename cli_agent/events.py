@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 import time
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
@@ -235,30 +235,22 @@ EventStream = Generator[Event, "Decision | None", "RunFinished | None"]
 _BY_TYPE: dict[str, type[_Event]] = {cls.type: cls for cls in _Event.__subclasses__()}
 
 
+def _calls(value: Any) -> tuple[ToolCall, ...]:
+    return tuple(ToolCall.from_dict(c) for c in value)
+
+
+# How a field's plain value becomes its typed one (a field not named here is kept as it is). ModelRequest's
+# `messages` is a count; MessagesAppended's a list of messages. A Change comes back as None: the trace keeps its
+# identity, not its bytes.
+_DECODERS: dict[str, Callable[[Any], Any]] = {
+    "call": ToolCall.from_dict, "tool_calls": _calls, "calls": _calls, "usage": Usage.from_dict,
+    "envelope": Envelope.from_dict, "change": lambda value: None, "stop_reason": StopReason, "decision": Decision,
+    "messages": lambda value: tuple(Message.from_dict(m) for m in value) if isinstance(value, list) else value,
+}
+
+
 def event_from_dict(data: dict[str, Any]) -> Event:
-    """Rebuild an event from its `to_dict` form; raises KeyError/ValueError/TypeError on a damaged one.
-    A Change comes back as None: the trace keeps its identity, not its bytes."""
+    """Rebuild an event from its `to_dict` form; raises KeyError/ValueError/TypeError on a damaged one."""
     cls = _BY_TYPE[data["type"]]
-    kwargs: dict[str, Any] = {}
-    for f in fields(cls):
-        if f.name not in data:
-            continue
-        value = data[f.name]
-        if f.name in ("call",):
-            value = ToolCall.from_dict(value)
-        elif f.name == "tool_calls" or f.name == "calls":
-            value = tuple(ToolCall.from_dict(c) for c in value)
-        elif f.name == "messages" and cls is MessagesAppended:
-            value = tuple(Message.from_dict(m) for m in value)
-        elif f.name == "usage":
-            value = Usage.from_dict(value)
-        elif f.name == "envelope":
-            value = Envelope.from_dict(value)
-        elif f.name == "change":
-            value = None
-        elif f.name == "stop_reason":
-            value = StopReason(value)
-        elif f.name == "decision":
-            value = Decision(value)
-        kwargs[f.name] = value
+    kwargs = {f.name: _DECODERS.get(f.name, lambda value: value)(data[f.name]) for f in fields(cls) if f.name in data}
     return cls(**kwargs)  # type: ignore[return-value]

@@ -216,9 +216,9 @@ def _display(file: Any, source: str) -> str:
 
 def load_workflow_file(file: Any, tools: Collection[str], *, source: str = "project") -> Workflow:
     """One workflow file, validated; WorkflowError `path: field: reason` if anything is wrong."""
-    where = _display(file, source)
     from cli_agent.specs import read_toml
 
+    where = _display(file, source)
     data = read_toml(file, where, WorkflowError)
     try:
         wf = _build(data, Path(file.name).stem, set(tools))

@@ -73,6 +73,7 @@ def json_protocol_text() -> st.SearchStrategy[str]:
                      call.map(lambda c: c[: len(c) // 2]))
 
 
+@pytest.mark.slow
 @settings(max_examples=PARSE_EXAMPLES, deadline=None)
 @given(text=json_protocol_text(), finish_reason=finish)
 def test_json_protocol_parses_any_text_without_raising(text: str, finish_reason: str) -> None:
@@ -82,6 +83,7 @@ def test_json_protocol_parses_any_text_without_raising(text: str, finish_reason:
         assert isinstance(c.arguments, dict) and isinstance(c.name, str) and c.name
 
 
+@pytest.mark.slow
 @settings(max_examples=PARSE_EXAMPLES, deadline=None)
 @given(text=st.text(max_size=100) | st.none(), calls=st.lists(st.tuples(st.text(max_size=6), names, raw_arguments),
                                                               max_size=4), finish_reason=finish)
@@ -181,12 +183,14 @@ def check_run(replies: list[dict[str, Any]], protocol: str) -> None:
         assert sorted(os.listdir(parent)) == ["outside.txt", "ws"]
 
 
+@pytest.mark.slow
 @settings(max_examples=RUN_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(replies=st.lists(native_reply(), min_size=1, max_size=4))
 def test_fuzzed_native_replies_never_crash_the_loop_or_run_invalid_calls(replies: list[dict[str, Any]]) -> None:
     check_run(replies, "native")
 
 
+@pytest.mark.slow
 @settings(max_examples=RUN_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(replies=st.lists(json_reply(), min_size=1, max_size=4))
 def test_fuzzed_json_replies_never_crash_the_loop_or_run_invalid_calls(replies: list[dict[str, Any]]) -> None:

@@ -92,6 +92,7 @@ def _approval_run(tmp_path: Path, signum: int) -> tuple[int, Path, Path]:
     return child.exitstatus, ws, trace
 
 
+@pytest.mark.slow
 def test_sigterm_during_approval(tmp_path: Path) -> None:
     code, ws, trace = _approval_run(tmp_path, signal.SIGTERM)
     assert code == 143
@@ -99,6 +100,7 @@ def test_sigterm_during_approval(tmp_path: Path) -> None:
     assert (ws / "a.txt").read_text() == "old\n"
 
 
+@pytest.mark.slow
 def test_sigint_during_approval(tmp_path: Path) -> None:
     code, ws, trace = _approval_run(tmp_path, signal.SIGINT)
     assert (ws / "a.txt").read_text() == "old\n"

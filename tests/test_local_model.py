@@ -182,6 +182,7 @@ def test_status_of_your_own_file(tmp_path, capsys):
     assert "not pinned (your own file)" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_without_the_runtime_local_exits_2_with_the_install_command(tmp_path):
     """A Python in which llama_cpp cannot be imported, as on a machine without the extra."""
     blocker = ("import importlib.abc, sys\n"

@@ -19,6 +19,7 @@ pytestmark = [pytest.mark.filterwarnings(f"ignore:{m}") for m in LITELLM_QUIETED
 ASK = ProviderRequest((Message("user", "hi"),))
 
 
+@pytest.mark.slow
 def test_preload_imports_litellm_quietly_with_the_bundled_price_map() -> None:
     litellm = preload()
     assert litellm.suppress_debug_info is True

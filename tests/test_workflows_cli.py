@@ -304,7 +304,6 @@ def test_ctrl_c_in_a_front_end_finishes_the_step_and_ends_the_workflow(ws):
     from cli_agent.config import Settings
     from cli_agent.events import ModelRequest, RunFinished, StopReason
     from cli_agent.session import drive, open_session
-    from cli_agent.ui.oneshot import deny_all
     from cli_agent.workflow_run import run_workflow
     from cli_agent.workflows import load_workflows
 
@@ -320,7 +319,7 @@ def test_ctrl_c_in_a_front_end_finishes_the_step_and_ends_the_workflow(ws):
 
     try:
         workflow = load_workflows(session.workspace).get("review")
-        finished = drive(run_workflow(session, workflow, {"path": ".", "focus": None}, deny_all), sink)
+        finished = drive(run_workflow(session, workflow, {"path": ".", "focus": None}, None), sink)
     finally:
         session.close()
     assert finished.stop_reason is StopReason.INTERRUPTED

@@ -91,7 +91,6 @@ def run_model(model: str, tasks: list[LiveTask], *, api_base: str | None = None,
 def _run_task(model: str, task: LiveTask, api_base: str | None, max_steps: int, timeout: float) -> TaskResult:
     from cli_agent.config import Settings
     from cli_agent.session import drive, open_session
-    from cli_agent.ui.oneshot import deny_all
 
     outcome = TaskResult(task.name)
     with tempfile.TemporaryDirectory(prefix="cli-agent-live-") as tmp:
@@ -103,7 +102,7 @@ def _run_task(model: str, task: LiveTask, api_base: str | None, max_steps: int, 
         session = open_session(settings, interactive=False, record=False)
         events: list[Event] = []
         try:
-            finished = drive(session.run(task.prompt, deny_all), session.trace, events.append)
+            finished = drive(session.run(task.prompt, None), session.trace, events.append)
             names = set(session.registry.names())
             outcome.seconds = time.monotonic() - started
         finally:

@@ -91,7 +91,6 @@ def _run(scenario: Scenario, base: Path, result: ScenarioResult) -> None:
     from cli_agent.config import Settings
     from cli_agent.providers.scripted import ScriptedProvider
     from cli_agent.session import drive, open_session
-    from cli_agent.ui.oneshot import deny_all
 
     ws = prepare_workspace(base, scenario.files, scenario.symlinks)
     outside_before = snapshot(base / "outside")
@@ -104,7 +103,7 @@ def _run(scenario: Scenario, base: Path, result: ScenarioResult) -> None:
     session = open_session(settings, interactive=False, provider_factory=lambda s: provider, record=False)
     events: list[Event] = []
     try:
-        finished = drive(session.run(scenario.prompt, deny_all), session.trace, events.append)
+        finished = drive(session.run(scenario.prompt, None), session.trace, events.append)
     finally:
         session.close()
     result.exit_code, result.stop_reason = finished.exit_code, finished.stop_reason.value

@@ -11,7 +11,7 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any
 
 from cli_agent.events import (
     ApprovalDecided,
@@ -25,10 +25,7 @@ from cli_agent.events import (
 from cli_agent.messages import Usage
 from cli_agent.ui.escape import escape_for_terminal
 
-if TYPE_CHECKING:
-    from cli_agent.workflows import Value, Workflow
-
-__all__ = ["JsonReport", "StreamJsonPrinter", "TextPrinter", "WorkflowReport", "output_sink", "warn"]
+__all__ = ["JsonReport", "StreamJsonPrinter", "TextPrinter", "output_sink", "warn"]
 
 
 @dataclass
@@ -75,57 +72,32 @@ class RunRecord:
 
 
 class JsonReport(RunRecord):
-    """`--output json`: one object on stdout when the run ends."""
+    """`--output json`: one object on stdout once the job is over (`end`), counting the steps and usage of every
+    run (a workflow has several); `extra` is added to it (a workflow's name and arguments)."""
 
-    def __init__(self, out: IO[str] | None = None, trace: str = "", notes: list[str] | None = None) -> None:
+    def __init__(self, out: IO[str] | None = None, trace: str = "", notes: list[str] | None = None,
+                 extra: dict[str, Any] | None = None) -> None:
         super().__init__()
         self.out = out or sys.stdout
-        self.trace = trace
-        self.notes = notes or []
+        self.trace, self.notes, self.extra = trace, notes or [], extra or {}
+        self.steps, self.usage = 0, Usage()
 
     def __call__(self, event: Event) -> None:
         super().__call__(event)
-        if isinstance(event, RunFinished):
-            self.write(event)
-
-    def write(self, finished: RunFinished) -> None:
-        self.out.write(json.dumps(self.report(finished), ensure_ascii=False, default=str) + "\n")
-        self.out.flush()
-
-    def end(self, finished: RunFinished) -> None:
-        """Called once the whole job is over (a run has written its object already at its RunFinished)."""
-
-    def report(self, finished: RunFinished) -> dict[str, Any]:
-        calls = [{k: v for k, v in c.items() if k != "id"} for c in self.tool_calls]
-        return {"status": finished.stop_reason.value, "exit_code": finished.exit_code, "message": finished.message,
-                "answer": finished.answer, "steps": finished.steps, "tool_calls": calls,
-                "files_changed": self.files_changed, "usage": finished.usage.to_dict(), "trace": self.trace,
-                "warnings": self.warnings, "notes": self.notes}
-
-
-class WorkflowReport(JsonReport):
-    """`--output json` for a workflow: one object when it ends, counting the steps and usage of every step."""
-
-    def __init__(self, workflow: Workflow, values: dict[str, Value], out: IO[str] | None = None,
-                 trace: str = "", notes: list[str] | None = None) -> None:
-        super().__init__(out, trace, notes)
-        self.workflow = workflow
-        self.values = values
-        self.steps = 0
-        self.usage = Usage()
-
-    def __call__(self, event: Event) -> None:
-        RunRecord.__call__(self, event)
         if isinstance(event, RunFinished):
             self.steps += event.steps
             self.usage = self.usage + event.usage
 
     def end(self, finished: RunFinished) -> None:
-        self.write(finished)
+        self.out.write(json.dumps(self.report(finished), ensure_ascii=False, default=str) + "\n")
+        self.out.flush()
 
     def report(self, finished: RunFinished) -> dict[str, Any]:
-        return super().report(finished) | {"steps": self.steps, "usage": self.usage.to_dict(),
-                                           "workflow": self.workflow.name, "arguments": self.values}
+        calls = [{k: v for k, v in c.items() if k != "id"} for c in self.tool_calls]
+        return {"status": finished.stop_reason.value, "exit_code": finished.exit_code, "message": finished.message,
+                "answer": finished.answer, "steps": self.steps, "tool_calls": calls,
+                "files_changed": self.files_changed, "usage": self.usage.to_dict(), "trace": self.trace,
+                "warnings": self.warnings, "notes": self.notes} | self.extra
 
 
 class StreamJsonPrinter:

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from cli_agent import errors
-from cli_agent.events import ApprovalAsked, Decision, EventStream
+from cli_agent.events import EventStream
 from cli_agent.ui.headless import warn
 
 if TYPE_CHECKING:
@@ -18,12 +18,7 @@ if TYPE_CHECKING:
     from cli_agent.session import Session
     from cli_agent.ui.headless import JsonReport
 
-__all__ = ["approver_for", "deny_all", "read_task", "run_one_shot", "run_tool", "run_workflow_command"]
-
-
-def deny_all(asked: ApprovalAsked) -> Decision:
-    """The approver of a run no one watches: the policy denies before asking, so this is a last guard."""
-    return Decision.NO
+__all__ = ["approver_for", "read_task", "run_one_shot", "run_tool", "run_workflow_command"]
 
 
 def read_task(prompt: str) -> str:
@@ -40,9 +35,10 @@ def read_task(prompt: str) -> str:
 
 
 def approver_for(interactive: bool) -> Any:
-    """The terminal's approval question, or `deny_all` for a run no one watches."""
+    """The terminal's approval question; None for a run no one watches (the policy denies before asking, and the
+    loop denies a question no one answers)."""
     if not interactive:
-        return deny_all
+        return None
     from cli_agent.ui.approve import TerminalApprover
 
     return TerminalApprover()
@@ -73,6 +69,7 @@ def run_workflow_command(settings: Settings, name: str, args: Sequence[str], *, 
     """`cli-agent workflow run NAME [ARGS...]`: a missing or bad argument is a WorkflowError (exit 2) before a
     provider is even made."""
     from cli_agent.sandbox import Workspace
+    from cli_agent.ui.headless import JsonReport
     from cli_agent.workflow_run import missing_message, parse_tokens, run_workflow
     from cli_agent.workflows import load_workflows
 
@@ -85,9 +82,8 @@ def run_workflow_command(settings: Settings, name: str, args: Sequence[str], *, 
         raise errors.WorkflowError(missing_message(workflow, missing))
 
     def start(session: Session, approve: Approver) -> tuple[EventStream, JsonReport]:
-        from cli_agent.ui.headless import WorkflowReport
-
-        report = WorkflowReport(workflow, values, trace=str(session.trace_path), notes=session.notes)
+        report = JsonReport(trace=str(session.trace_path), notes=session.notes,
+                            extra={"workflow": workflow.name, "arguments": values})
         return run_workflow(session, workflow, values, approve), report
 
     return _run_session(settings, provider_factory, start)
