@@ -153,3 +153,41 @@ def test_bad_script_files_are_one_line_usage_errors(tmp_path: Path, content: str
     with pytest.raises(UsageError, match=complaint) as caught:
         ScriptedProvider.from_file(path)
     assert str(path) in str(caught.value) and "\n" not in str(caught.value)
+
+
+# -- one script format for both fakes ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("item", "error"), [
+    ({"status": 429}, RetryableProviderError), ({"status": 503}, RetryableProviderError),
+    ({"status": 401}, MissingCredentialsError), ({"status": 404}, ProviderError), ({"close": True},
+                                                                                   RetryableProviderError),
+    ({"error": "retryable"}, RetryableProviderError), ({"error": "missing_key"}, MissingCredentialsError),
+    ({"error": "fatal"}, ProviderError)])
+def test_one_script_fails_the_same_way_in_process_and_over_http(item: dict, error: type[Exception]) -> None:
+    from cli_agent.providers import OpenAIHTTPProvider
+    from cli_agent.testing import FakeOpenAIServer
+
+    with pytest.raises(error):
+        run(ScriptedProvider([item]))
+    with FakeOpenAIServer([item]) as server:
+        provider = OpenAIHTTPProvider("openai/fake", api_base=server.url, api_key="sk-test")
+        try:
+            with pytest.raises(error):
+                list(provider.stream(ProviderRequest((USER,))))
+        finally:
+            provider.close()
+
+
+def test_chunks_fix_the_deltas_in_process_too() -> None:
+    out = run(ScriptedProvider([{"text": "Hello world", "chunks": ["Hel", "lo", " world"]}]))
+    assert out[:-1] == ["Hel", "lo", " world"] and isinstance(out[-1], ProviderReply)
+
+
+@pytest.mark.parametrize("item", [{"status": 200}, {"chunks": "abc"}, {"headers": []}, {"chunk_delay": -1}])
+def test_a_bad_item_is_refused_by_both_fakes(item: dict) -> None:
+    from cli_agent.testing import FakeOpenAIServer
+
+    with pytest.raises(UsageError):
+        ScriptedProvider([item])
+    with pytest.raises(UsageError):
+        FakeOpenAIServer([item])
