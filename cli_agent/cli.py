@@ -372,6 +372,42 @@ def local_status(ctx: typer.Context,
     return 0
 
 
+# -- MCP servers ---------------------------------------------------------------------------------------------------
+
+mcp_app = typer.Typer(help="MCP servers: list the configured ones, test one, or serve cli-agent's file tools.")
+app.add_typer(mcp_app, name="mcp")
+
+
+@mcp_app.command("list")
+def mcp_list(ctx: typer.Context, as_json: AsJson = False, workspace: Workspace = None,
+             config: ConfigFile = None) -> int:
+    """Start the configured MCP servers and show each one's state and tools."""
+    from cli_agent.ui.mcp_commands import list_servers
+
+    return list_servers(_load(ctx, workspace=workspace, config=config), as_json=as_json)
+
+
+@mcp_app.command("test")
+def mcp_test(ctx: typer.Context, name: Annotated[str, typer.Argument(help="A server of [mcp_servers].")],
+             workspace: Workspace = None, config: ConfigFile = None) -> int:
+    """Start one MCP server (even a disabled one) and list its tools; exit 1 with the reason if it does not start."""
+    from cli_agent.ui.mcp_commands import test_server
+
+    return test_server(_load(ctx, workspace=workspace, config=config), name)
+
+
+@mcp_app.command("serve")
+def mcp_serve(ctx: typer.Context, workspace: Workspace = None, yes: Yes = None,
+              approval: Annotated[str | None, typer.Option("--approval", help="ask | edits | all: which changes "
+                                                                              "run without approval.")] = None,
+              config: ConfigFile = None) -> int:
+    """Offer the sandboxed file tools over stdio to another MCP client; a change that needs approval is refused
+    unless started with --yes or --approval edits|all."""
+    from cli_agent.mcp.serve import serve_stdio
+
+    return serve_stdio(_load(ctx, workspace=workspace, yes=yes, approval=approval, config=config).settings)
+
+
 # -- errors to exit codes, in one place ---------------------------------------------------------------------------
 
 def _on_sigterm(signum: int, frame: Any) -> None:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from cli_agent import paths
 from cli_agent.errors import ConfigError
@@ -63,9 +63,20 @@ class Settings(_Model):
     retry_base_delay: float = Field(default=1.0, ge=0)
     locks: list[str] = Field(default_factory=list)
     local: LocalSettings = Field(default_factory=LocalSettings)
+    mcp_servers: dict[str, Any] = Field(default_factory=dict)  # name -> McpServer; config files only
+
+    @field_validator("mcp_servers")
+    @classmethod
+    def _mcp_servers(cls, servers: dict[str, Any]) -> dict[str, Any]:
+        if not servers:  # the usual case: cli_agent.mcp is not even imported
+            return servers
+        from cli_agent.mcp.settings import parse_servers
+
+        return parse_servers(servers)
 
 
-KEYS: tuple[str, ...] = (*(k for k in Settings.model_fields if k != "local"),
+_TABLES = ("local", "mcp_servers")  # not one setting each: no flag, no env variable
+KEYS: tuple[str, ...] = (*(k for k in Settings.model_fields if k not in _TABLES),
                          *(f"local.{k}" for k in LocalSettings.model_fields))
 
 
@@ -74,6 +85,7 @@ class Loaded:
     settings: Settings
     sources: dict[str, str]  # key (e.g. "max_steps", "local.model") -> where its value came from
     files: list[tuple[str, Path, bool]]  # (label, path, exists), in the order they are layered
+    notes: tuple[str, ...] = ()  # one-line warnings for the user (config keys that were ignored)
 
 
 def env_var(key: str) -> str:
@@ -129,12 +141,26 @@ def load_settings(flags: Mapping[str, Any], *, env: Mapping[str, str] | None = N
     sources = dict.fromkeys(KEYS, "default")
     for layer in (user, project, explicit, env_layer, flag_layer):
         for key, (value, source) in layer.items():
-            values[key], sources[key] = value, source
+            if key != "mcp_servers":  # merged by server name below
+                values[key], sources[key] = value, source
+    values["mcp_servers"], notes = _mcp_servers(user, project, explicit)
     values["workspace"] = str(ws)
     files = [("user config", user_path, user_path.exists()), ("project config", project_path, project_path.exists())]
     if config_file is not None:
         files.append(("--config", config_file, True))
-    return Loaded(Settings.model_validate(_nest(values)), sources, files)
+    return Loaded(Settings.model_validate(_nest(values)), sources, files, tuple(notes))
+
+
+def _mcp_servers(user: _Layer, project: _Layer, explicit: _Layer) -> tuple[dict[str, Any], list[str]]:
+    """The MCP servers of the config files, merged by name. A project's servers need a trusted folder; there is no
+    trust store yet, so a project config's servers are not taken (the one place that decides it)."""
+    layers = [(layer["mcp_servers"][1], layer["mcp_servers"][0]) for layer in (user, project, explicit)
+              if layer.get("mcp_servers", ({}, ""))[0]]
+    if not layers:
+        return {}, []
+    from cli_agent.mcp.settings import merge_servers
+
+    return merge_servers(layers, project_trusted=False)
 
 
 def _flag_layer(flags: Mapping[str, Any]) -> _Layer:
@@ -197,7 +223,7 @@ def _file_layer(path: Path, where: str) -> _Layer:
         model = Settings.model_validate(data, strict=True)
     except ValidationError as exc:
         raise ConfigError(f"{where}: {_describe(exc, with_key=True)}") from None
-    keys = [k for k in data if k != "local"] + [f"local.{k}" for k in data.get("local", {})]
+    keys = [k for k in data if k != "local"] + [f"local.{k}" for k in data.get("local", {})]  # mcp_servers: whole
     return {key: (_get(model, key), where) for key in keys}
 
 
@@ -248,6 +274,9 @@ def _describe(exc: ValidationError, *, with_key: bool) -> str:
     key = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err["loc"]).lstrip(".")
     if err["type"] == "extra_forbidden":
         return f"unknown key '{key}'{_did_you_mean(key)}"
+    if err["type"] == "value_error":  # a check of our own; it may name the key itself (an MCP server's)
+        said = str(err["ctx"]["error"])
+        return said if said.startswith(key + ".") else f"{key + ': ' if with_key and key else ''}{said}"
     if err["type"] == "literal_error":
         expected = "one of " + err["ctx"]["expected"]
     else:

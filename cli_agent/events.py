@@ -162,6 +162,7 @@ class ApprovalAsked(_Event):
     change: Change | None
     index: int  # 1-based position of the call in its turn
     total: int  # calls in the turn
+    about: str = ""  # what the tool's spec says to weigh before answering (an MCP server's own hints)
 
 
 @dataclass(frozen=True)

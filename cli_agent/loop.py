@@ -310,7 +310,7 @@ class Agent:
             yield ApprovalDecided(call_id=call.id, decision=Decision.NO, by="non-interactive", rule=assessment.rule)
             return (f"{call.name} needs approval and no one can be asked (not a terminal); "
                     f"re-run with {assessment.rule} to allow it")
-        asked = ApprovalAsked(call=call, change=prepared.change, index=index, total=total)
+        asked = ApprovalAsked(call=call, change=prepared.change, index=index, total=total, about=spec.approval_note)
         waited_from = s.clock()
         sent = yield asked
         decision = sent if isinstance(sent, Decision) else approve(asked) if approve is not None else Decision.NO

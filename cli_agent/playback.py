@@ -49,7 +49,7 @@ def replay_settings(trace: Trace, copy: Path, tmp: Path) -> Any:
     update: dict[str, Any] = {"protocol": protocol if protocol in ("native", "json") else "auto",
                               "no_tools": protocol == "plain", "yes": False, "approval": "ask", "max_steps": 10_000,
                               "timeout": 24 * 3600.0, "max_retries": 0, "max_tokens_total": None,
-                              "max_cost_usd": None}
+                              "max_cost_usd": None, "mcp_servers": {}}  # MCP results come from the trace
     locks = list(settings.locks)
     for event in trace.events:
         for error in event.envelope.errors if isinstance(event, ToolResult) else ():

@@ -56,6 +56,11 @@ class Planner:
     def __call__(self, task: str, only_tools: Collection[str] | None) -> Plan:
         return self.plan(task, only_tools)[0]
 
+    def use_registry(self, registry: Registry) -> None:
+        """Build the next prompts from `registry` (the built-ins grown by MCP tools)."""
+        self.registry = registry
+        self._builder = None
+
     def plan(self, task: str, only_tools: Collection[str] | None) -> tuple[Plan, BuiltPrompt | None]:
         """The plan, and the prompt it was built from (None for plain chat)."""
         from cli_agent.prompting import plan_fingerprint

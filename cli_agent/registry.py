@@ -31,7 +31,11 @@ CATEGORY_ORDER: tuple[str, ...] = ("Explore", "Edit", "Project knowledge")
 class Registry:
     """Specs by name (kept in category order, then by name) with their handlers. Immutable once built."""
 
-    def __init__(self, specs: Iterable[ToolSpec], handlers: Mapping[str, Callable[..., Any]]) -> None:
+    def __init__(self, specs: Iterable[ToolSpec], handlers: Mapping[str, Callable[..., Any]], *,
+                 optional_budget: int | None = None) -> None:
+        """`optional_budget`: at most this many characters (descriptions and schemas) of hinted optional tools are
+        offered at once, the first hinted first (many MCP tools); None: every hinted one."""
+        self.optional_budget = optional_budget
         by_name: dict[str, ToolSpec] = {}
         for spec in specs:
             if spec.name in by_name:
@@ -79,6 +83,9 @@ class Registry:
         except KeyError:
             raise CliAgentError(f"tool {name!r} has no handler yet") from None
 
+    def has_handler(self, name: str) -> bool:
+        return name in self._handlers
+
     def categories(self) -> list[str]:
         return list(dict.fromkeys(spec.category for spec in self._specs.values()))
 
@@ -103,11 +110,25 @@ class Registry:
             if spec.optional and only is None and not self.is_hinted(spec.name, text):
                 continue
             chosen.append(spec)
+        if self.optional_budget is not None and only is None:
+            chosen = _within_budget(chosen, self.optional_budget)
         return chosen
 
     def is_hinted(self, name: str, text: str) -> bool:
         pattern = self._hints[self.get(name).name]
         return pattern is not None and pattern.search(text) is not None
+
+
+def _within_budget(specs: list[ToolSpec], budget: int) -> list[ToolSpec]:
+    kept, used = [], 0
+    for spec in specs:
+        if spec.optional:
+            size = len(spec.description) + len(json.dumps(spec.parameters))
+            if used + size > budget:
+                continue
+            used += size
+        kept.append(spec)
+    return kept
 
 
 def _hint_pattern(hints: Iterable[str]) -> re.Pattern[str] | None:

@@ -38,6 +38,7 @@ from cli_agent.events import (
     ToolCallsProposed,
     ToolResult,
 )
+from cli_agent.mcp.recorded import with_recorded_tools
 from cli_agent.playback import RecordedApprover, ReplayProvider, first_call, outcomes, raw_records, replay_settings
 from cli_agent.rewind import copy_workspace, rewind
 from cli_agent.trace import Trace, read_trace
@@ -93,6 +94,7 @@ def replay(path: Path, *sinks: Callable[[Event], None]) -> ReplayResult:
         provider = ReplayProvider(outcomes(trace))
         session = open_session(replay_settings(trace, copy, Path(tmp)), interactive=True,
                                provider_factory=lambda settings: provider, record=False)
+        session.use_registry(with_recorded_tools(session.registry, trace))  # MCP tools answer from the trace
         try:
             for number, run in enumerate(trace.runs, 1):
                 compare = _Comparator(number, run, written, original, str(session.workspace.root))

@@ -17,13 +17,14 @@ from typing import TYPE_CHECKING
 
 from cli_agent import errors
 from cli_agent.approval import ApprovalMode, Policy
-from cli_agent.events import Event, EventStream, RunFinished
+from cli_agent.events import Event, EventStream, RunFinished, Warning
 from cli_agent.loop import Agent, AgentSetup, Approver, Limits
 from cli_agent.trace import TraceWriter, default_trace_path
 
 if TYPE_CHECKING:
     from cli_agent.config import Settings
     from cli_agent.journal import Journal
+    from cli_agent.mcp.attach import McpAttachment
     from cli_agent.messages import ToolCall
     from cli_agent.providers.base import Provider
     from cli_agent.registry import Registry
@@ -73,13 +74,38 @@ class Session:
     notes: list[str] = field(default_factory=list)  # one-line facts about the set-up to show the user
     session_id: str = ""  # its row in the session index (cli_agent.session_index); "" when not recorded
     journal: Journal | None = None  # the undo journal; None for eval and replay sessions
+    mcp: McpAttachment | None = None  # the MCP servers of the config, connecting in the background
 
     def run(self, prompt: str, approve: Approver | None, *,
             only_tools: Collection[str] | None = None) -> EventStream:
+        notes = self.attach_mcp_tools()
         if self.journal is not None:  # one run is one turn of the undo journal
             self.journal.begin_turn(self.session_id)
-        events = self.agent.run(prompt, approve, only_tools=only_tools)
+        events: EventStream = self.agent.run(prompt, approve, only_tools=only_tools)
+        events = _with_notes(events, notes) if notes else events
         return self._noted(prompt, events) if self.session_id else events
+
+    def attach_mcp_tools(self) -> list[str]:
+        """Join the tools of the MCP servers that are ready to the registry (waiting for those still starting, at
+        most their start-up limit); the new notes about them (a server that failed, a tool skipped)."""
+        if self.mcp is None:
+            return []
+        registry, notes = self.mcp.registry(wait=self.mcp.hub.start_limit())
+        if registry is not self.registry:
+            self.use_registry(registry)
+        return notes
+
+    def use_registry(self, registry: Registry) -> None:
+        """Offer and dispatch the tools of `registry` from the next run on (the built-ins grown by MCP tools)."""
+        from cli_agent.dispatch import Dispatcher
+        from cli_agent.prompt_plan import Planner
+
+        self.registry = registry
+        setup = self.agent.setup
+        exposed = [spec.name for spec in registry.specs() if spec.exposed_to_model]
+        setup.dispatcher = Dispatcher(registry, setup.dispatcher.ctx, allowed=exposed)
+        if isinstance(setup.planner, Planner):
+            setup.planner.use_registry(registry)
 
     def _noted(self, prompt: str, events: EventStream) -> EventStream:
         """The run's events, then the prompt noted in the session index: after the turn, so the index's commit (an
@@ -93,15 +119,27 @@ class Session:
 
     def run_call(self, call: ToolCall, approve: Approver | None) -> EventStream:
         """`Agent.run_call` (a workflow's tool step) as a turn of its own in the undo journal."""
+        notes = self.attach_mcp_tools()
         if self.journal is not None:
             self.journal.begin_turn(self.session_id)
-        return self.agent.run_call(call, approve)
+        events = self.agent.run_call(call, approve)
+        return _with_notes(events, notes) if notes else events
 
     def close(self) -> None:
         try:
+            if self.mcp is not None:
+                self.mcp.close()
             self.provider.close()
         finally:
             self.trace.close()
+
+
+def _with_notes(events: EventStream, notes: list[str]) -> EventStream:
+    """The run's events with a warning for each note right after RunStarted (so the trace and the UI show them)."""
+    yield next(events)
+    for note in notes:
+        yield Warning(code="mcp", message=note)
+    return (yield from events)
 
 
 def drive(events: EventStream, *sinks: Callable[[Event], None]) -> RunFinished:
@@ -154,6 +192,7 @@ def open_session(settings: Settings, *, interactive: bool, provider_factory: Pro
     registry = Registry.builtin()
     provider = provider_factory(settings)
     protocol = planned_protocol(settings, provider.supports_native_tools)
+    mcp = _start_mcp(settings, registry) if protocol != "plain" else None
     exposed = [spec.name for spec in registry.specs() if spec.exposed_to_model]
     dispatcher = Dispatcher(registry, ToolContext(workspace), allowed=exposed)
     policy = Policy(mode=ApprovalMode(settings.approval), interactive=interactive, yes=settings.yes)
@@ -171,15 +210,29 @@ def open_session(settings: Settings, *, interactive: bool, provider_factory: Pro
                                          "protocol": protocol})
     except OSError as exc:
         provider.close()
+        if mcp is not None:
+            mcp.close()
         raise errors.UsageError(f"cannot write the trace {trace_path}: {exc.strerror or exc}") from exc
     session = Session(settings, workspace, registry, provider, agent, trace_path, trace, protocol, interactive,
-                      notes=[local_note] if local_note else [], journal=journal)
+                      notes=[local_note] if local_note else [], journal=journal, mcp=mcp)
     if record:
         from cli_agent import session_index
 
         session.session_id, problem = session_index.record(workspace.root, settings.model or "", trace_path)
         session.notes.extend([problem] if problem else [])
     return session
+
+
+def _start_mcp(settings: Settings, registry: Registry) -> McpAttachment | None:
+    """The configured MCP servers, connecting in the background; None (and nothing of the SDK imported) when no
+    server is enabled."""
+    if not any(server.enabled for server in settings.mcp_servers.values()):
+        return None
+    from cli_agent.mcp.attach import McpAttachment
+
+    attached = McpAttachment(settings.mcp_servers, registry)
+    attached.start()
+    return attached
 
 
 def resume_into(session: Session, entry: SessionEntry, trace: Trace) -> None:

@@ -57,6 +57,7 @@ class ToolSpec(BaseModel):
     requires_approval: StrictBool = False
     exposed_to_model: StrictBool = True
     mutates: StrictBool = False
+    approval_note: StrictStr = ""  # shown with the approval question (an MCP tool: its server and the server's hints)
     hints: tuple[StrictStr, ...] = ()
     parameters: dict[str, Any]
     examples: tuple[Example, ...] = ()

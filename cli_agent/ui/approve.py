@@ -38,7 +38,7 @@ def parse_answer(text: str) -> Decision:
 
 def render_call(asked: ApprovalAsked) -> Any:
     """The call of an approval question as a panel (kept for callers that print it themselves)."""
-    return call_panel(asked.call, asked.change, index=asked.index, total=asked.total)
+    return call_panel(asked.call, asked.change, index=asked.index, total=asked.total, about=asked.about)
 
 
 def choices(asked: ApprovalAsked) -> Text:

@@ -22,10 +22,11 @@ Register = Callable[["CommandRegistry", "CommandContext"], "Iterable[str] | None
 
 def command_modules() -> tuple[tuple[str, Register], ...]:
     """Every module of REPL commands, in the order they register."""
-    from cli_agent.ui import facts_commands, session_commands, undo_commands, workflow_commands
+    from cli_agent.ui import facts_commands, mcp_commands, session_commands, undo_commands, workflow_commands
 
     return (("facts", facts_commands.register_commands), ("undo", undo_commands.register_commands),
-            ("sessions", session_commands.register_commands), ("workflows", workflow_commands.register_commands))
+            ("sessions", session_commands.register_commands), ("mcp", mcp_commands.register_commands),
+            ("workflows", workflow_commands.register_commands))
 
 
 def add_commands(registry: CommandRegistry, ctx: CommandContext,

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from cli_agent.config import Settings
+    from cli_agent.registry import Registry
 
 __all__ = ["list_workflows", "print_prompt", "print_tools"]
 
@@ -44,7 +45,7 @@ def print_prompt(settings: Settings, *, task: str, as_json: bool) -> None:
     # the plan a run would make, so the fingerprint matches the trace's: the same model default and protocol
     settings, _ = default_to_local(settings.model_copy(update={"no_tools": False}))
     protocol = planned_protocol(settings, lambda: _supports_native_tools(settings))
-    planner = Planner(settings, Registry.builtin(), workspace_for(settings), protocol)
+    planner = Planner(settings, _with_mcp_tools(settings, Registry.builtin()), workspace_for(settings), protocol)
     plan, built = planner.plan(task, None)
     if as_json:
         tools = list(built.schemas) if built is not None else []
@@ -53,6 +54,25 @@ def print_prompt(settings: Settings, *, task: str, as_json: bool) -> None:
         sys.stdout.write(json.dumps(out, indent=2, ensure_ascii=False) + "\n")
     else:
         sys.stdout.write((plan.system or "") + "\n")
+
+
+def _with_mcp_tools(settings: Settings, registry: Registry) -> Registry:
+    """The registry with the tools of the configured MCP servers (started, listed and stopped again); a server
+    that fails is named on stderr."""
+    if not any(server.enabled for server in settings.mcp_servers.values()):
+        return registry
+    from cli_agent.mcp.attach import McpAttachment
+    from cli_agent.ui.escape import escape_for_terminal
+
+    attached = McpAttachment(settings.mcp_servers, registry)
+    try:
+        attached.start()
+        registry, notes = attached.registry(wait=attached.hub.start_limit())
+    finally:
+        attached.close()
+    for note in notes:
+        sys.stderr.write(f"cli-agent: {escape_for_terminal(note)}\n")
+    return registry
 
 
 def _supports_native_tools(settings: Settings) -> bool:

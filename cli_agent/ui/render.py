@@ -135,9 +135,14 @@ def call_title(call: ToolCall, index: int = 0, total: int = 0) -> Text:
     return title
 
 
-def call_panel(call: ToolCall, change: Change | None = None, *, index: int = 0, total: int = 0) -> Panel:
-    """A tool call as a panel: for a file change what it changes, otherwise its arguments."""
+def call_panel(call: ToolCall, change: Change | None = None, *, index: int = 0, total: int = 0,
+               about: str = "") -> Panel:
+    """A tool call as a panel: for a file change what it changes, otherwise its arguments (and `about`, what the
+    tool's spec says to weigh before approving it)."""
     body: RenderableType
+    if change is None and about:
+        body = Group(Text(esc(about), style="dim"), _arguments(call))
+        return Panel(body, title=call_title(call, index, total), title_align="left", border_style="blue")
     if change is not None:
         extra = {k: v for k, v in (call.arguments or {}).items() if k not in ("path", "content", "old", "new")}
         head = Text(esc(change.summary or change.kind), style="dim")

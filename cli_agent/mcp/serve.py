@@ -1,0 +1,115 @@
+"""`cli-agent mcp serve [-C DIR]`: cli-agent's own sandboxed file tools, offered to another MCP client over stdio.
+
+The tools are the built-in Explore and Edit ones, with the same specs (names, descriptions, JSON Schemas) the model
+gets, and every call takes the same path as the model's: the dispatcher validates it, the approval policy
+(`assess`) decides, the sandbox confines it to the workspace and refuses locked and protected paths, and every
+change is recorded in the undo journal first (`cli-agent undo` reverts it). Nobody can be asked over stdio, so the
+semantics are headless: a call that needs approval is refused, with the reason, unless the server was started
+with `--yes` or an approval mode (`--approval edits|all`, or `approval` in config) that allows it.
+
+A result is the envelope: as JSON text for any client, as structured content for those that read it, and
+`isError` when it failed.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from cli_agent.approval import ApprovalMode, CallFacts, Policy, Verdict, assess
+from cli_agent.envelope import Envelope
+from cli_agent.messages import ToolCall
+
+if TYPE_CHECKING:
+    from cli_agent.config import Settings
+    from cli_agent.dispatch import Dispatcher
+    from cli_agent.journal import Journal
+    from cli_agent.specs import ToolSpec
+
+__all__ = ["SERVED_CATEGORIES", "FileToolServer", "serve_stdio"]
+
+SERVED_CATEGORIES = ("Explore", "Edit")
+
+
+class FileToolServer:
+    """The tools and how one call is answered, without any transport (so it is testable on its own)."""
+
+    def __init__(self, settings: Settings) -> None:
+        from cli_agent.dispatch import Dispatcher
+        from cli_agent.facts import workspace_for
+        from cli_agent.journal import Journal
+        from cli_agent.registry import Registry
+        from cli_agent.tools import ToolContext
+
+        self.journal: Journal = Journal(settings.workspace)
+        workspace = workspace_for(settings, before_write=self.journal.record)
+        registry = Registry.builtin()
+        self.specs: list[ToolSpec] = [s for s in registry.specs() if s.category in SERVED_CATEGORIES
+                                      and s.exposed_to_model and registry.has_handler(s.name)]
+        self.dispatcher: Dispatcher = Dispatcher(registry, ToolContext(workspace), allowed=[s.name for s in self.specs])
+        self.policy = Policy(mode=ApprovalMode(settings.approval), interactive=False, yes=settings.yes)
+        self.root = workspace.root
+
+    def call(self, name: str, arguments: dict[str, Any] | None) -> Envelope:
+        """One call: validated, assessed, run (a change journaled first), as an envelope; never an exception."""
+        call = ToolCall(id=f"mcp-{uuid.uuid4().hex[:12]}", name=name, arguments=arguments if arguments is not None
+                        else {}, raw_arguments=json.dumps(arguments or {}, ensure_ascii=False))
+        prepared = self.dispatcher.prepare(call)
+        if prepared.error is not None or prepared.spec is None:
+            return prepared.error or Envelope.failure(f"unknown tool {name!r}")
+        kind = prepared.change.kind if prepared.change is not None else None
+        verdict = assess(CallFacts(name, prepared.spec.requires_approval, kind), self.policy)
+        if verdict.verdict is not Verdict.ALLOW:
+            return Envelope.failure(f"denied: {name} needs approval and this server cannot ask anyone; start "
+                                    f"`cli-agent mcp serve` with {verdict.rule} to allow it")
+        if prepared.change is not None:
+            self.journal.begin_turn("mcp-serve")
+        return self.dispatcher.execute(prepared)
+
+
+
+def _tool(spec: ToolSpec) -> Any:
+    from mcp_types import Tool, ToolAnnotations
+
+    annotations = ToolAnnotations(read_only_hint=not spec.mutates, destructive_hint=spec.name in ("delete_file",
+                                                                                                  "write_file"),
+                                  idempotent_hint=not spec.mutates, open_world_hint=False)
+    return Tool(name=spec.name, description=spec.description, input_schema=spec.parameters, annotations=annotations)
+
+
+def _result(envelope: Envelope) -> Any:
+    from mcp_types import CallToolResult, TextContent
+
+    return CallToolResult(content=[TextContent(type="text", text=envelope.to_json())],
+                          structured_content=envelope.to_dict(), is_error=not envelope.ok)
+
+
+def serve_stdio(settings: Settings) -> int:
+    """Serve until the client closes stdin."""
+    import anyio
+    from mcp.server.lowlevel import Server
+    from mcp.server.stdio import stdio_server
+    from mcp_types import ListToolsResult
+
+    from cli_agent import __version__
+
+    tools = FileToolServer(settings)
+
+    async def list_tools(ctx: Any, params: Any) -> Any:
+        return ListToolsResult(tools=[_tool(spec) for spec in tools.specs])
+
+    async def call_tool(ctx: Any, params: Any) -> Any:
+        envelope = await anyio.to_thread.run_sync(tools.call, params.name, params.arguments)
+        return _result(envelope)
+
+    server: Any = Server("cli-agent", version=__version__, on_list_tools=list_tools, on_call_tool=call_tool,
+                         instructions=f"File tools confined to the workspace {tools.root}; paths are relative to "
+                                      "it. Changes are journaled: `cli-agent undo` reverts them.")
+
+    async def main() -> None:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    anyio.run(main)
+    return 0
