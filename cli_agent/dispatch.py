@@ -75,6 +75,12 @@ class Dispatcher:
         """A dispatcher that allows only `names` (a workflow step's tool subset)."""
         return Dispatcher(self.registry, self.ctx, [n for n in self.allowed if n in set(names)])
 
+    def at(self, deadline: float | None) -> Dispatcher:
+        """A dispatcher whose tools stop their long work (a search, a hint) at `deadline` (`time.monotonic()`)."""
+        if deadline == self.ctx.deadline:
+            return self
+        return Dispatcher(self.registry, self.ctx.at(deadline), self.allowed)
+
     def prepare(self, call: ToolCall) -> Prepared:
         if not call.name:
             return Prepared(call, error=Envelope.failure(

@@ -264,6 +264,7 @@ class Agent:
         """Propose the turn's calls together, then approve and run them in order. A denial ends the run."""
         s = self.setup
         calls = parsed.calls
+        dispatcher = dispatcher.at(run.deadline)
         run.pending = {c.id: c for c in calls}
         yield ToolCallsProposed(calls=calls, terminate=parsed.terminate)
         failures = []

@@ -124,6 +124,19 @@ class Workspace:
 
     def read(self, path: str, limit: int | None = None) -> tuple[bytes, os.stat_result]:
         """`read_bytes` and the stat of the file it read (from the same open file)."""
+        fd = self.open_fd(path)
+        rel = self.relative(path)
+        try:
+            return _read_fd(fd, limit)
+        except OSError as exc:
+            raise ToolError(f"{rel} could not be read: {exc.strerror or exc}") from None
+        finally:
+            os.close(fd)
+
+    def open_fd(self, path: str) -> int:
+        """A descriptor open for reading on the regular file `path` (the caller closes it), for reading in pieces.
+
+        Folders, special files and paths leading outside are refused (ToolError)."""
         parts = self._parts(path)
         rel = "/".join(parts) or "."
         with self._locate(parts) as loc:
@@ -131,13 +144,7 @@ class Workspace:
                 raise self.not_found(rel)
             if not loc.tail or stat.S_ISDIR(loc.stat.st_mode):
                 raise ToolError(f"{rel} is a folder; use list_files to see what it holds", files=self._listing(rel))
-            fd = open_regular(loc)
-        try:
-            return _read_fd(fd, limit)
-        except OSError as exc:
-            raise ToolError(f"{rel} could not be read: {exc.strerror or exc}") from None
-        finally:
-            os.close(fd)
+            return open_regular(loc)
 
     def exists(self, path: str) -> bool:
         """Whether the path exists (a link leading outside or in a loop counts as missing); bad paths raise."""
@@ -186,6 +193,23 @@ class Workspace:
                 os.close(root_fd)
         finally:
             os.close(start)
+
+    def resolve(self, path: str) -> tuple[str, bool]:
+        """(the canonical workspace-relative path `path` leads to, whether it is a folder); ToolError if missing."""
+        parts = self._parts(path)
+        with self._locate(parts) as loc:
+            if loc.stat is None:
+                raise self.not_found("/".join(parts) or ".")
+            return loc.relative, not loc.tail or stat.S_ISDIR(loc.stat.st_mode)
+
+    def holds_file(self, rel: str) -> bool:
+        """Whether `rel` is a regular file reached from the root without following a link (a search result)."""
+        try:
+            parts = self._parts(rel)
+            with self._locate(parts, follow=False) as loc:
+                return loc.stat is not None and stat.S_ISREG(loc.stat.st_mode) and loc.parts == parts
+        except ToolError:
+            return False
 
     def nearest(self, path: str, n: int = 5) -> list[str]:
         """Existing paths closest to a missing one (same name elsewhere first, then difflib), for hints."""

@@ -1,5 +1,6 @@
 """Adversarial search: a pattern (or glob) is data, never a flag or a shell word; a catastrophic regex is cut off by
-the time limit; files too large to search are skipped and counted."""
+the time limit (Python engine) or runs in linear time (ripgrep); large files are searched, binary ones are listed as
+skipped with the reason."""
 
 from __future__ import annotations
 
@@ -46,8 +47,10 @@ def test_a_pattern_is_data_never_a_flag(ctx: ToolContext, tmp_path: Path) -> Non
         files.search(ctx, "root", path="/etc")
 
 
+@pytest.mark.parametrize("engine", ["auto", "python"])
 @pytest.mark.parametrize("pattern", ["(a+)+$", "(a|aa)+$", "(a*)*b", "(x+x+)+y", "^(\\w+\\s?)*$"])
-def test_a_catastrophic_regex_is_cut_off_by_the_time_limit(ctx: ToolContext, pattern: str) -> None:
+def test_a_catastrophic_regex_is_cut_off_by_the_time_limit(ctx: ToolContext, pattern: str, engine: str) -> None:
+    ctx = ToolContext(ctx.workspace, ToolLimits(search_timeout_s=0.5, search_engine=engine))
     root = ctx.workspace.root
     (root / "long.txt").write_text("a" * 30_000 + "!\n" + "x" * 30_000 + "\n" + "word " * 10_000 + "!\n")
     started = time.monotonic()
@@ -60,17 +63,23 @@ def test_a_catastrophic_regex_is_cut_off_by_the_time_limit(ctx: ToolContext, pat
     assert time.monotonic() - started < 15
 
 
-def test_files_too_large_to_search_are_skipped_and_counted(ctx: ToolContext) -> None:
+@pytest.mark.parametrize("engine", ["auto", "python"])
+def test_binary_files_holding_the_pattern_are_listed_as_skipped(ctx: ToolContext, engine: str) -> None:
+    ctx = ToolContext(ctx.workspace, ToolLimits(search_engine=engine))
     root = ctx.workspace.root
     with open(root / "huge.log", "wb") as fh:
         fh.write(b"needle in a haystack\n")
-        fh.truncate(64 << 20)
+        fh.truncate(70 << 20)  # NUL bytes after the first line: a binary file, larger than one Python block
     (root / "small.txt").write_text("needle\n")
+    (root / "other.bin").write_bytes(b"\0\1\2 no pattern here")
     result = files.search(ctx, "needle")
-    assert [m["path"] for m in result["matches"]] == ["small.txt"] and result["skipped"] == 1
+    assert [m["path"] for m in result["matches"]] == ["small.txt"]
+    assert [s["path"] for s in result["skipped"]] == ["huge.log"] and result["skipped_total"] == 1
+    assert "binary file" in result["skipped"][0]["reason"] and "not searched" in result["notice"]
 
 
 def test_one_deadline_for_the_whole_search(ctx: ToolContext) -> None:
+    ctx = ToolContext(ctx.workspace, ToolLimits(search_timeout_s=0.5, search_engine="python"))
     root = ctx.workspace.root
     for n in range(300):
         (root / f"f{n:03}.txt").write_text(("b" * 2000 + "\n") * 50)
@@ -80,5 +89,5 @@ def test_one_deadline_for_the_whole_search(ctx: ToolContext) -> None:
     except ToolError as exc:
         assert "took more than" in exc.message
     else:
-        assert result["truncated"] and "search stopped after 0.5 s" in result["notice"]
+        assert result["truncated"] and "stopped at its time limit (0.5 s)" in result["notice"]
     assert time.monotonic() - started < 15

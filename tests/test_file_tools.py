@@ -160,17 +160,24 @@ def test_search_invalid_regex_names_the_position(ctx: ToolContext) -> None:
 def test_search_caps_results(ws: Workspace) -> None:
     (ws.root / "many.txt").write_text("hit\n" * 50)
     ctx = ToolContext(ws, ToolLimits(search_max_results=10))
-    result = files.search(ctx, "hit")
-    assert result["count"] == 10 and result["truncated"] is True and "first 10" in result["notice"]
+    for engine in ("auto", "python"):
+        ctx = ToolContext(ws, ToolLimits(search_max_results=10, search_engine=engine))
+        result = files.search(ctx, "hit")
+        assert result["count"] == 10 and result["total"] == 50 and result["truncated"] is True
+        assert "showing 10 of 50 matching lines" in result["notice"]
+        assert [m["line"] for m in result["matches"]] == list(range(1, 11))
 
 
 def test_catastrophic_regex_is_bounded_by_the_timeout(ws: Workspace) -> None:
     (ws.root / "evil.txt").write_text("a" * 40 + "!\n")
-    ctx = ToolContext(ws, ToolLimits(search_timeout_s=0.5))
+    ctx = ToolContext(ws, ToolLimits(search_timeout_s=0.5, search_engine="python"))
     started = time.monotonic()
     err = error(files.search, ctx, r"(a|aa)+$")
     assert time.monotonic() - started < 5
     assert "evil.txt" in err.message and "backtracking" in err.message
+    # ripgrep's engine is linear-time: the same pattern simply does not match
+    ctx = ToolContext(ws, ToolLimits(search_timeout_s=0.5))
+    assert files.search(ctx, r"(a|aa)+$")["total"] == 0
 
 
 # -- create_file ---------------------------------------------------------------------------------------------------

@@ -1,9 +1,11 @@
 """The `search` tool: a regular expression (or literal text) over the workspace's text files, line by line.
 
-Patterns use Python `re` syntax and are checked with `re` (so an invalid one is reported with `re`'s message and
-position). Matching runs in-process with the `regex` package (installed with LiteLLM), whose `timeout=` interrupts
-a single catastrophic match; the whole search shares one deadline, `ctx.limits.search_timeout_s`. Without `regex`,
-`re` is used with the deadline checked between lines only. Never a subprocess. A pattern does not span lines.
+The pattern must be a valid Python `re` pattern (an invalid one is reported with `re`'s message and position).
+ripgrep runs it when it can (`cli_agent.tools.ripgrep`); a pattern rg reads differently or not at all (look-around,
+back-references, `[a&&b]`...) and a machine without rg use the Python scan (`cli_agent.tools.textscan`). Both walk
+the same files (`.gitignore` honoured, `.git` skipped, no link followed, every size), count every matching line,
+show the first `search_max_results` by path and line, and list the files they did not search with the reason.
+The search stops at `search_timeout_s` or the run's deadline, whichever comes first, and then says so.
 """
 
 from __future__ import annotations
@@ -11,21 +13,19 @@ from __future__ import annotations
 import re
 import time
 import warnings
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from cli_agent import textfile
 from cli_agent.envelope import ToolError
-from cli_agent.tools import ToolContext
+from cli_agent.tools import ToolContext, ripgrep, textscan
+from cli_agent.tools.hits import Hits
 
 if TYPE_CHECKING:
     from cli_agent.sandbox import Workspace
 
 __all__ = ["search"]
 
-SEARCH_FILE_MAX = 4 << 20  # larger files are skipped (and counted)
-MAX_FILES = 20_000
-_TEXT_MAX = 300
+MAX_FILES = 1_000_000  # files the Python scan lists; rg has no such limit
+_IGNORE_MAX = 1 << 20
 
 
 def search(ctx: ToolContext, pattern: str, path: str | None = None, glob: str | None = None,
@@ -33,89 +33,58 @@ def search(ctx: ToolContext, pattern: str, path: str | None = None, glob: str | 
     """Lines matching `pattern` in the text files below `path` (default: everywhere) whose path matches `glob`."""
     if not pattern:
         raise ToolError("pattern is empty; give the text or regular expression to look for")
-    find = _matcher(re.escape(pattern) if literal else pattern)
+    python_only = False if literal else _python_only(pattern)
     ws, limits = ctx.workspace, ctx.limits
-    deadline = time.monotonic() + limits.search_timeout_s
-    files = [f for f in ws.walk(path or ".", pattern=glob or "**", limit=MAX_FILES) if not f.endswith("/")]
-    matches: list[dict[str, Any]] = []
-    searched = skipped = 0
-    notice = ""
-    for rel in files:
-        if time.monotonic() >= deadline:
-            notice = f"search stopped after {limits.search_timeout_s:g} s, {searched} of {len(files)} files read"
-            break
-        lines = _text_lines(ws, rel)
-        if lines is None:
-            skipped += 1
-            continue
-        searched += 1
-        for number, line in enumerate(lines, 1):
-            try:
-                hit = find(line, deadline)
-            except TimeoutError:
-                raise ToolError(f"the pattern took more than {limits.search_timeout_s:g} s on {rel} line {number} "
-                                f"(catastrophic backtracking? avoid nested quantifiers like (a+)+, or use "
-                                f"literal=true)", matches=matches) from None
-            if hit is not None:
-                matches.append({"path": rel, "line": number, "text": _excerpt(line, hit)})
-                if len(matches) >= limits.search_max_results:
-                    break
-        if len(matches) >= limits.search_max_results:
-            notice = f"showing the first {limits.search_max_results} matches; narrow the search with path= or glob="
-            break
-        if time.monotonic() >= deadline:
-            notice = f"search stopped after {limits.search_timeout_s:g} s, {searched} of {len(files)} files read"
-            break
-    if len(files) >= MAX_FILES and not notice:
-        notice = f"only the first {MAX_FILES} files were searched; narrow the search with path= or glob="
-    result: dict[str, Any] = {"pattern": pattern, "matches": matches, "count": len(matches),
-                              "files_searched": searched, "truncated": bool(notice)}
-    if skipped:
-        result["skipped"] = skipped  # binary, too large, or unreadable
-    if notice:
-        result["notice"] = notice
-    return result
+    scope, is_dir = ws.resolve(path or ".")
+    if not is_dir and not ws.holds_file(scope):
+        raise ToolError(f"{scope} is not a regular file or a folder; nothing to search")
+    deadline = ctx.deadline_within(limits.search_timeout_s)
+    hits = Hits(limits.search_max_results)
+    if time.monotonic() >= deadline:
+        return hits.result(pattern, "none", "the search was not started: the run's time limit has passed")
+    stopped = None
+    if limits.search_engine != "python" and not python_only:
+        rules = ripgrep.ignore_rules(_gitignores_above(ws, scope)) if is_dir else []
+        stopped = ripgrep.run(ws.root, scope, is_dir, pattern, literal=literal, glob=glob, ignore_rules=rules,
+                              hits=hits, deadline=deadline)
+        engine = "ripgrep"
+    if stopped is None:
+        hits = Hits(limits.search_max_results)
+        files = [f for f in ws.walk(scope, pattern=glob or "**", limit=MAX_FILES) if not f.endswith("/")]
+        stopped = textscan.scan(ws, files, textscan.finder(pattern, literal), hits, deadline, limits.search_timeout_s)
+        engine = "python"
+    outside = {m["path"] for m in hits.shown() if not ws.holds_file(m["path"])}
+    if outside:  # a link put in place of a folder while rg ran: those lines are not shown
+        hits.drop(outside)
+        for rel in sorted(outside):
+            hits.skip(rel, "changed into (or through) a link while it was searched; not shown")
+    return hits.result(pattern, engine, stopped)
 
 
-def _matcher(pattern: str) -> Callable[[str, float], tuple[int, int] | None]:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+def _python_only(pattern: str) -> bool:
+    """Check the pattern with `re`; True when rg can't be trusted to read it the same way."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         try:
-            compiled = re.compile(pattern)
+            re.compile(pattern)
         except re.error as exc:
             raise ToolError(f"invalid regular expression: {exc.msg} at position {exc.pos}; fix it, or set "
                             f"literal=true to search for the text as it is", position=exc.pos) from None
+    # `re` warns where it reads a class differently from rg (nested sets, `&&`, `--`, `~~`, `||`)
+    return bool(caught) or bool(re.search(r"\\[0-9<>]|\\b\{|\(\?[aLu]|\(\?<?[=!]", pattern))
+
+
+def _gitignores_above(ws: Workspace, scope: str) -> list[tuple[str, str]]:
+    """(folder, text) of the `.gitignore` files from the root down to `scope`'s parent."""
+    if scope == ".":
+        return []
+    parts = scope.split("/")
+    out = []
+    for k in range(len(parts)):
+        folder = "/".join(parts[:k])
         try:
-            import regex
-
-            fast = regex.compile(pattern, regex.VERSION0)
-        except Exception:  # no `regex`, or a pattern it reads differently: plain `re`
-            fast = None
-
-    def find(line: str, deadline: float) -> tuple[int, int] | None:
-        if fast is not None:
-            m = fast.search(line, timeout=max(deadline - time.monotonic(), 0.001))
-        else:
-            m = compiled.search(line)
-        return m.span() if m is not None else None
-
-    return find
-
-
-def _text_lines(ws: Workspace, rel: str) -> list[str] | None:
-    try:
-        data = ws.read_bytes(rel, limit=SEARCH_FILE_MAX + 1)
-    except ToolError:
-        return None
-    if len(data) > SEARCH_FILE_MAX:
-        return None
-    fmt = textfile.detect(data)
-    return textfile.lines(data, fmt) if fmt is not None else None
-
-
-def _excerpt(line: str, span: tuple[int, int]) -> str:
-    line = line.rstrip("\r")
-    if len(line) <= _TEXT_MAX:
-        return line
-    start = max(0, min(span[0] - 80, len(line) - _TEXT_MAX))
-    return ("…" if start else "") + line[start:start + _TEXT_MAX] + ("…" if start + _TEXT_MAX < len(line) else "")
+            data = ws.read_bytes((folder + "/" if folder else "") + ".gitignore", limit=_IGNORE_MAX)
+        except ToolError:
+            continue
+        out.append((folder, data.decode("utf-8", "surrogateescape")))
+    return out
