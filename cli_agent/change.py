@@ -2,14 +2,22 @@
 
 Mutating tools return a `Change` instead of writing. The user approves the change itself (its `digest` binds the
 approval to the exact bytes), and `Workspace.apply` writes it only if the file on disk is still `before`.
+
+Its diff and line counts look only at the lines that changed (`cli_agent.hunks`): the regions the tool names, or
+the one between the common prefix and suffix, so a one-line edit of a large file costs about one pass over it.
 """
 
 from __future__ import annotations
 
+import codecs
 import difflib
+import functools
 import hashlib
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from cli_agent import hunks
+from cli_agent.hunks import Region
 
 __all__ = ["Change", "ChangeKind", "sha_of"]
 
@@ -31,6 +39,7 @@ class Change:
     mode: int | None = None  # permission bits the result keeps (or gets, for a new file)
     encoding: str = "utf-8"  # how before/after decode for display
     summary: str = ""  # one line, e.g. "1 replacement, +3 -1 lines"
+    regions: tuple[Region, ...] | None = None  # the lines the tool changed, when it knows (display only)
 
     @property
     def digest(self) -> str:
@@ -48,23 +57,41 @@ class Change:
 
     def diff(self, context: int = 3) -> str:
         """A unified diff of before → after (empty for an unchanged file)."""
-        a = self.text(self.before).splitlines(keepends=True)
-        b = self.text(self.after).splitlines(keepends=True)
-        lines = difflib.unified_diff(a, b, fromfile=f"a/{self.path}" if self.before is not None else "/dev/null",
-                                     tofile=f"b/{self.path}" if self.after is not None else "/dev/null",
-                                     n=context)
+        head = [f"--- a/{self.path}\n" if self.before is not None else "--- /dev/null\n",
+                f"+++ b/{self.path}\n" if self.after is not None else "+++ /dev/null\n"]
+        body = list(self._hunks(context))
         return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
-                       for line in lines)
+                       for line in (head + body if body else []))
+
+    def _hunks(self, context: int) -> Any:
+        if self.before is None or self.after is None:  # a whole file appears or goes
+            a = self.text(self.before).splitlines(keepends=True)
+            b = self.text(self.after).splitlines(keepends=True)
+            return (line for line in difflib.unified_diff(a, b, n=context) if not line.startswith(("---", "+++")))
+        before, after, encoding = self._comparable()
+        regions = self.regions if self.regions is not None else hunks.trimmed(before, after)
+        return hunks.unified(before, after, regions, context, encoding)
+
+    def _comparable(self) -> tuple[Any, Any, str]:
+        """before and after as bytes when `\\n` is a byte of their encoding, else as text."""
+        assert self.before is not None and self.after is not None
+        if _byte_lines(self.encoding):
+            return self.before, self.after, self.encoding
+        return self.text(self.before), self.text(self.after), self.encoding
 
     def stats(self) -> tuple[int, int]:
         """(lines added, lines removed)."""
-        added = removed = 0
-        for line in self.diff(context=0).splitlines():
-            if line.startswith("+") and not line.startswith("+++"):
-                added += 1
-            elif line.startswith("-") and not line.startswith("---"):
-                removed += 1
-        return added, removed
+        return self._stats
+
+    @functools.cached_property
+    def _stats(self) -> tuple[int, int]:
+        if self.before is None or self.after is None:
+            text = self.text(self.after if self.before is None else self.before)
+            lines = text.count("\n") + (not text.endswith("\n") and bool(text))
+            return (lines, 0) if self.before is None else (0, lines)
+        before, after, encoding = self._comparable()
+        regions = self.regions if self.regions is not None else hunks.trimmed(before, after)
+        return hunks.counts(before, after, regions, encoding)
 
     def to_dict(self) -> dict[str, Any]:
         """What the trace keeps: the change's identity, not its bytes."""
@@ -72,3 +99,13 @@ class Change:
         return {"tool": self.tool, "kind": self.kind, "path": self.path, "digest": self.digest,
                 "before_sha256": sha_of(self.before), "after_sha256": sha_of(self.after),
                 "summary": self.summary, "added": added, "removed": removed}
+
+
+@functools.cache
+def _byte_lines(encoding: str) -> bool:
+    """Whether `\\n` is the byte 0x0A of `encoding` and never part of another character."""
+    try:
+        name = codecs.lookup(encoding).name
+    except LookupError:
+        return False
+    return name in ("utf-8", "utf-8-sig", "ascii", "latin-1", "iso8859-1", "cp1252", "shift_jis")

@@ -62,9 +62,14 @@ class TextFormat:
 def detect(data: bytes) -> TextFormat | None:
     """The text format of `data`, or None when it is binary."""
     fmt = _candidate(data)
-    if fmt is not None and fmt.editable and not round_trips(data, fmt):
+    if fmt is not None and fmt.editable and not _always_round_trips(fmt) and not round_trips(data, fmt):
         fmt = replace(fmt, editable=False)
     return fmt
+
+
+def _always_round_trips(fmt: TextFormat) -> bool:
+    """Strict UTF-8 and Latin-1 decoding always encode back to the same bytes: no need to try."""
+    return not fmt.bom and fmt.encoding in ("utf-8", "latin-1")
 
 
 def _candidate(data: bytes) -> TextFormat | None:
@@ -80,11 +85,11 @@ def _candidate(data: bytes) -> TextFormat | None:
     if sum(1 for b in head if b < 0x20 and b not in _TEXT_CONTROLS) * 10 > len(head):
         return None
     try:
-        return _format(data.decode("utf-8"), "utf-8", b"")
+        data.decode("utf-8")  # validates; the line endings are counted on the bytes
     except UnicodeDecodeError:
-        pass
-    codec, editable = _legacy_codec(data)
-    return _format(data.decode(codec), codec, b"", editable=editable)
+        codec, editable = _legacy_codec(data)
+        return _format(data.decode(codec), codec, b"", editable=editable)
+    return _format(data, "utf-8", b"")
 
 
 def _legacy_codec(data: bytes) -> tuple[str, bool]:
@@ -113,11 +118,15 @@ def _looks_japanese(text: str) -> bool:
     return bool(wide) and kana * 10 >= len(wide) * 3
 
 
-def _format(text: str, codec: str, bom: bytes, *, editable: bool = True) -> TextFormat:
-    crlf = text.count("\r\n")
-    lf = text.count("\n") - crlf
+def _format(text: str | bytes, codec: str, bom: bytes, *, editable: bool = True) -> TextFormat:
+    """The format of `text` (decoded, or the bytes of an encoding where line endings are single bytes)."""
+    if isinstance(text, bytes):
+        crlf, lf, final = text.count(b"\r\n"), text.count(b"\n"), text.endswith(b"\n")
+    else:
+        crlf, lf, final = text.count("\r\n"), text.count("\n"), text.endswith("\n")
+    lf -= crlf
     return TextFormat(encoding=codec, bom=bom, newline="\r\n" if crlf > lf else "\n", mixed=bool(crlf and lf),
-                      final_newline=text.endswith("\n"), editable=editable)
+                      final_newline=final, editable=editable)
 
 
 def decode(data: bytes, fmt: TextFormat) -> str:

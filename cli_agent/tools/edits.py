@@ -3,21 +3,35 @@
 Matching is done on a view of the text where `\\r\\n` reads as `\\n`, so an LF-only `old` matches in a CRLF file;
 each match is then replaced in the original text, whose other characters are left exactly as they were. `new` gets
 the line ending of the text it replaces (CRLF if that had one, LF if that had one, else the file's dominant one).
+A text without CRLF is replaced in one `str.replace` pass. The edit names the lines it changed (`regions`), so the
+diff never compares whole files.
+
+The hint for an `old` that is not found (`closest_lines`) looks up `old`'s first line, pieces and words of it with
+`str.find` and scores only the lines holding the most of them, within a time budget: milliseconds on any file.
 """
 
 from __future__ import annotations
 
 import bisect
 import difflib
+import re
+import time
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
 from cli_agent.envelope import ToolError
+from cli_agent.hunks import Region
 
 __all__ = ["Replaced", "closest_lines", "replace_text"]
 
 _SHOWN_CHARS = 600
-_SCORED_LINES = 50_000
+_HINT_BUDGET_S = 0.03  # the closest-lines hint gives up looking after this long
+_PIECE = 24  # characters of each piece of old's first line looked up
+_WORDS = 6  # words of old's first line looked up
+_PER_WORD = 2000  # occurrences of one word looked at
+_SCORED = 50  # candidate lines compared with difflib
+_COMPARED_CHARS = 200  # of each line and of old's first line
 
 
 @dataclass(frozen=True)
@@ -25,10 +39,12 @@ class Replaced:
     text: str
     count: int
     lines: tuple[int, ...]  # 1-based line of each match
+    regions: tuple[Region, ...] = ()  # the lines changed, before and after
 
 
-def replace_text(text: str, old: str, new: str, *, newline: str, replace_all: bool, path: str) -> Replaced:
-    view = text.replace("\r\n", "\n")
+def replace_text(text: str, old: str, new: str, *, newline: str, replace_all: bool, path: str,
+                 deadline: float | None = None) -> Replaced:
+    view = text.replace("\r\n", "\n")  # the same object when there is no CRLF: no copy
     old_v, new_v = old.replace("\r\n", "\n"), new.replace("\r\n", "\n")
     starts = _find_all(view, old_v)
     if not starts and old_v.endswith("\n") and not view.endswith("\n"):
@@ -37,14 +53,17 @@ def replace_text(text: str, old: str, new: str, *, newline: str, replace_all: bo
         if tail and view.endswith(tail) and len(_find_all(view, tail)) == 1:
             old_v, new_v = tail, new_v[:-1] if new_v.endswith("\n") else new_v
             starts = [len(view) - len(tail)]
-    lines = tuple(view.count("\n", 0, s) + 1 for s in starts)
     if not starts:
-        raise _not_found(view, old_v, path)
+        raise _not_found(view, old_v, path, deadline)
+    lines = _line_numbers(view, starts)
     if len(starts) > 1 and not replace_all:
         shown = ", ".join(map(str, lines[:20])) + (", ..." if len(lines) > 20 else "")
         raise ToolError(f"old matches {len(starts)} times in {path} (lines {shown}); include more surrounding "
                         f"lines in old to make it unique, or set replace_all=true to replace every one",
                         lines=list(lines))
+    regions = _regions(lines, old_v.count("\n"), new_v.count("\n"))
+    if view is text or "\r\n" not in text:
+        return Replaced(_spliced(text, starts, len(old_v), new_v), len(starts), lines, regions)
     crlf = [i - k for k, i in enumerate(_find_all(text, "\r\n"))]  # where each CRLF sits in the view
 
     def original(v: int) -> int:
@@ -58,7 +77,46 @@ def replace_text(text: str, old: str, new: str, *, newline: str, replace_all: bo
         pieces += [text[done:a], new_v.replace("\n", nl) if nl != "\n" else new_v]
         done = b
     pieces.append(text[done:])
-    return Replaced("".join(pieces), len(starts), lines)
+    return Replaced("".join(pieces), len(starts), lines, regions)
+
+
+def _spliced(text: str, starts: list[int], length: int, new: str) -> str:
+    """`text` (no CRLF, so the view itself) with `old` replaced at `starts`, its first or every occurrences: one
+    `str.replace` pass, no copies of the text in pieces."""
+    return text.replace(text[starts[0]:starts[0] + length], new, 1 if len(starts) == 1 else -1)
+
+
+def _line_numbers(view: str, starts: list[int]) -> tuple[int, ...]:
+    out, line, counted = [], 1, 0
+    for s in starts:
+        line += view.count("\n", counted, s)
+        counted = s
+        out.append(line)
+    return tuple(out)
+
+
+def _regions(lines: tuple[int, ...], old_breaks: int, new_breaks: int) -> tuple[Region, ...]:
+    """The lines each match changed (matches on the same or touching lines form one region)."""
+    out: list[Region] = []
+    shift = 0
+    group: list[int] | None = None  # [first line, end line, after first, matches] (0-based, end exclusive)
+    for line in lines:
+        first = line - 1
+        if group is not None and first < group[1]:
+            group[1], group[3] = first + old_breaks + 1, group[3] + 1
+            continue
+        if group is not None:
+            out.append(_closed(group, old_breaks, new_breaks))
+            shift += group[3] * (new_breaks - old_breaks)
+        group = [first, first + old_breaks + 1, first + shift, 1]
+    if group is not None:
+        out.append(_closed(group, old_breaks, new_breaks))
+    return tuple(out)
+
+
+def _closed(group: list[int], old_breaks: int, new_breaks: int) -> Region:
+    first, end, after, matches = group
+    return Region(first, end - first, after, end - first + matches * (new_breaks - old_breaks))
 
 
 def _find_all(text: str, sub: str) -> list[int]:
@@ -69,8 +127,8 @@ def _find_all(text: str, sub: str) -> list[int]:
     return found
 
 
-def _not_found(view: str, old: str, path: str) -> ToolError:
-    close = closest_lines(view, old)
+def _not_found(view: str, old: str, path: str, deadline: float | None = None) -> ToolError:
+    close = closest_lines(view, old, deadline=deadline)
     squash = " ".join(old.split())
     same = [c for c in close if " ".join(c["text"].split()) == squash]
     if same:
@@ -83,25 +141,70 @@ def _not_found(view: str, old: str, path: str) -> ToolError:
     return ToolError(why + (" (the closest lines are in `closest`)" if close else ""), closest=close)
 
 
-def closest_lines(view: str, old: str, n: int = 3) -> list[dict[str, Any]]:
-    """Up to `n` places in `view` that look most like `old`: {"line", "text"} with as many lines as `old` has."""
-    lines = view.split("\n")
+def closest_lines(view: str, old: str, n: int = 3, *, deadline: float | None = None) -> list[dict[str, Any]]:
+    """Up to `n` places in `view` that look most like `old`: {"line", "text"} with as many lines as `old` has.
+
+    Candidates are the lines holding the most of `old`'s first non-blank line or pieces of it, else of its words
+    (found with `str.find`); only they are compared with difflib. Looking stops at `deadline` or after a short
+    budget."""
     old_lines = old.strip("\n").split("\n")
     anchor = next((ln.strip() for ln in old_lines if ln.strip()), "")
     if not anchor:
         return []
-    matcher = difflib.SequenceMatcher(b=anchor, autojunk=False)
+    stop = time.monotonic() + _HINT_BUDGET_S
+    stop = stop if deadline is None else min(stop, deadline)
+    if time.monotonic() >= stop:
+        return []
+    starts = _candidates(view, anchor, stop)
+    probe = anchor[:_COMPARED_CHARS]
     scored = []
-    for i, line in enumerate(lines[:_SCORED_LINES]):
-        matcher.set_seq1(line.strip())
-        if matcher.real_quick_ratio() >= 0.5 and matcher.quick_ratio() >= 0.5:
-            ratio = matcher.ratio()
-            if ratio >= 0.5:
-                scored.append((-ratio, i))
+    for start in starts:
+        end = view.find("\n", start)
+        line = view[start:len(view) if end < 0 else end].strip()[:_COMPARED_CHARS]
+        ratio = difflib.SequenceMatcher(None, line, probe, autojunk=False).ratio()
+        if ratio >= 0.5:
+            scored.append((-ratio, start))
+        if time.monotonic() >= stop:
+            break
     first = old_lines.index(next(ln for ln in old_lines if ln.strip()))
     out: list[dict[str, Any]] = []
-    for _, i in sorted(scored)[:n]:
-        top = max(0, i - first)
-        text = "\n".join(lines[top:top + len(old_lines)])
-        out.append({"line": top + 1, "text": text[:_SHOWN_CHARS]})
+    for _, start in sorted(scored)[:n]:
+        top = start
+        for _ in range(first):  # back to where `old` would begin
+            if top == 0:
+                break
+            top = view.rfind("\n", 0, top - 1) + 1
+        end = top
+        for _ in range(len(old_lines)):
+            cut = view.find("\n", end, end + _SHOWN_CHARS + 1)
+            if cut < 0:
+                end = min(len(view), end + _SHOWN_CHARS)
+                break
+            end = cut + 1
+        out.append({"line": view.count("\n", 0, top) + 1, "text": view[top:end].removesuffix("\n")[:_SHOWN_CHARS]})
     return out
+
+
+def _candidates(view: str, anchor: str, stop: float) -> list[int]:
+    """Start offsets of the lines holding most of the anchor: itself, pieces of it, then its longest words."""
+    size = len(anchor)
+    pieces = [anchor[:_COMPARED_CHARS]] + [anchor[i:i + _PIECE] for i in (0, size // 3, 2 * size // 3, size - _PIECE)
+                                           if size > 2 * _PIECE and i >= 0]
+    words = sorted(set(re.findall(r"\w{3,}", anchor)), key=len, reverse=True)[:_WORDS]
+    score: Counter[int] = Counter()
+    for word in dict.fromkeys(pieces + words):
+        if word in words and score:  # pieces of the line were found: its words would add only noise
+            break
+        at, seen = view.find(word), 0
+        while at >= 0 and seen < _PER_WORD:
+            start = view.rfind("\n", 0, at) + 1
+            score[start] += len(word)
+            end = view.find("\n", at)
+            if end < 0:
+                break
+            at, seen = view.find(word, end), seen + 1
+            if not seen % 256 and time.monotonic() >= stop:
+                break
+        if time.monotonic() >= stop:
+            break
+    return [start for start, _ in score.most_common(_SCORED)]

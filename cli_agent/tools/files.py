@@ -120,14 +120,16 @@ def edit_file(ctx: ToolContext, path: str, old: str, new: str, replace_all: bool
         raise ToolError("old and new are the same; nothing would change")
     before, fmt, mode = _load(ctx, rel, "edit_file")
     done = replace_text(textfile.decode(before, fmt), old, new, newline=fmt.newline, replace_all=replace_all,
-                        path=rel)
+                        path=rel, deadline=ctx.deadline)
     after = textfile.encode(done.text, fmt, what="new")
+    lines, count, regions = done.lines, done.count, done.regions
+    del done  # the new text: only its bytes are kept
     if after == before:
         raise ToolError(f"the edit leaves {rel} unchanged; nothing to do")
-    where = ", ".join(map(str, done.lines[:10])) + (", ..." if len(done.lines) > 10 else "")
-    what = f"{done.count} replacement{'s' if done.count > 1 else ''} at line{'s' if done.count > 1 else ''} {where}"
+    where = ", ".join(map(str, lines[:10])) + (", ..." if len(lines) > 10 else "")
+    what = f"{count} replacement{'s' if count > 1 else ''} at line{'s' if count > 1 else ''} {where}"
     return _planned(Change(tool="edit_file", kind="edit", path=rel, before=before, after=after, mode=mode,
-                           encoding=fmt.display_encoding), f"edit {rel}: {what}")
+                           encoding=fmt.display_encoding, regions=regions), f"edit {rel}: {what}")
 
 
 def write_file(ctx: ToolContext, path: str, content: str) -> Change:
@@ -190,10 +192,5 @@ def _load(ctx: ToolContext, rel: str, tool: str) -> tuple[bytes, TextFormat, int
 
 
 def _planned(change: Change, what: str) -> Change:
-    if change.before is None or change.after is None:  # a whole file appears or goes: no diff needed to count
-        text = change.text(change.after if change.before is None else change.before)
-        lines = text.count("\n") + (not text.endswith("\n") and bool(text))
-        added, removed = (lines, 0) if change.before is None else (0, lines)
-    else:
-        added, removed = change.stats()
+    added, removed = change.stats()  # from the changed lines only
     return dataclasses.replace(change, summary=f"{what} (+{added} -{removed} lines)")
