@@ -103,12 +103,12 @@ def test_a_2gb_sparse_file_is_paged_with_bounded_memory(tmp_path: Path) -> None:
                           timeout=240)
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
-    read = out["read_file0"]  # the text before the hole, with a notice; never 2 GB in memory
-    assert read["ok"] and read["data"]["content"].startswith("first line\n") and "\0" not in read["data"]["content"]
-    assert "only the first" in read["data"]["notice"] and read["data"]["truncated"]
-    assert out["read_file1"]["ok"] and out["read_file1"]["data"]["start_line"] == 2
-    search = out["search2"]
-    assert search["ok"] and search["data"]["matches"] == [] and search["data"]["skipped"] == 1
+    read = out["read_file0"]  # NUL bytes after the text: binary, as a small file would be; never 2 GB in memory
+    assert read["ok"] and read["data"]["binary"] and read["data"]["content"] == ""
+    assert out["read_file1"]["ok"] and out["read_file1"]["data"]["binary"]
+    search = out["search2"]  # the pattern is in it, so it is listed as skipped, with the reason
+    assert search["ok"] and search["data"]["matches"] == [] and search["data"]["skipped_total"] == 1
+    assert search["data"]["skipped"][0]["path"] == "sparse.log" and "binary" in search["data"]["skipped"][0]["reason"]
     assert not out["edit_file3"]["ok"] and "up to" in out["edit_file3"]["errors"][0]
     assert not out["delete_file4"]["ok"]
     assert (tmp_path / "sparse.log").stat().st_size == 2 << 30
@@ -128,7 +128,8 @@ def test_a_binary_file_is_summarised_refused_for_edits_and_deleted_whole(tmp_pat
     (tmp_path / "img.png").write_bytes(png)
     (tmp_path / "x.txt").write_text("x\n")
     found = every_tool(tmp_path, ".")["search"]
-    assert [m["path"] for m in found.data["matches"]] == ["x.txt"] and found.data["skipped"] == 1
+    assert [m["path"] for m in found.data["matches"]] == ["x.txt"] and found.data["skipped_total"] == 1
+    assert found.data["skipped"][0]["path"] == "img.png" and "binary" in found.data["skipped"][0]["reason"]
 
 
 @pytest.mark.parametrize("size_mb", [40])
@@ -136,18 +137,17 @@ def test_a_text_file_larger_than_the_tools_handle_is_refused_not_truncated(tmp_p
     line = b"0123456789abcdef" * 4 + b"\n"
     (tmp_path / "big.txt").write_bytes(line * (size_mb * (1 << 20) // len(line)))
     size = (tmp_path / "big.txt").stat().st_size
-    results = every_tool(tmp_path, "big.txt")
-    assert results["read_file"].ok and "only the first" in results["read_file"].data["notice"]
-    assert results["read_file"].data["truncated"]
+    results = every_tool(tmp_path, "big.txt")  # read in pages, with the exact line count; never changed
+    assert results["read_file"].ok and "showing lines 1-" in results["read_file"].data["notice"]
+    assert results["read_file"].data["truncated"] and results["read_file"].data["total_lines"] == size // len(line)
     for tool in ("edit_file", "write_file"):
         assert not results[tool].ok and "handles files up to" in results[tool].errors[0]
     assert (tmp_path / "big.txt").stat().st_size == size
 
 
-def test_a_file_over_the_read_limit_is_reported_truncated(tmp_path: Path) -> None:
+def test_a_large_file_with_nul_bytes_after_its_text_is_binary(tmp_path: Path) -> None:
     with open(tmp_path / "sparse.log", "wb") as fh:
         fh.write(b"first line\n" * 10)
         fh.truncate(40 << 20)
-    read = every_tool(tmp_path, "sparse.log")["read_file"]
-    assert read.ok and read.data["content"] == "first line\n" * 10
-    assert read.data["truncated"]
+    read = every_tool(tmp_path, "sparse.log")["read_file"]  # NUL bytes after the text: binary, as when small
+    assert read.ok and read.data["binary"] and read.data["content"] == "" and read.data["size"] == 40 << 20

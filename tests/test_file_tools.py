@@ -278,10 +278,9 @@ def test_mutating_tools_refuse_protected_and_locked_paths_at_planning(tmp_path: 
     assert os.listdir(root / ".git") == ["HEAD"]
 
 
-def test_read_file_over_the_size_limit_is_truncated(ws: Workspace, ctx: ToolContext) -> None:
+def test_read_file_of_a_file_with_nul_bytes_past_the_start_is_binary(ws: Workspace, ctx: ToolContext) -> None:
     with open(ws.root / "sparse.log", "wb") as fh:
         fh.write(b"first line\n" * 10)
         fh.truncate(files.FILE_MAX + (1 << 20))
     result = files.read_file(ctx, "sparse.log")
-    assert result["content"] == "first line\n" * 10
-    assert result["truncated"] is True and "only the first" in result["notice"]
+    assert result["binary"] is True and result["content"] == "" and result["size"] == files.FILE_MAX + (1 << 20)

@@ -13,7 +13,7 @@ import os
 import stat
 from typing import Any
 
-from cli_agent import textfile
+from cli_agent import linestream, textfile
 from cli_agent.change import Change
 from cli_agent.envelope import ToolError
 from cli_agent.textfile import TextFormat
@@ -23,7 +23,8 @@ from cli_agent.tools.search import search
 
 __all__ = ["create_file", "delete_file", "edit_file", "list_files", "read_file", "search", "write_file"]
 
-FILE_MAX = 32 << 20  # the largest file read_file looks at and the mutating tools load
+FILE_MAX = 32 << 20  # the largest file the mutating tools load
+STREAM_FROM = 8 << 20  # read_file reads larger files in blocks, a page at a time
 
 
 def list_files(ctx: ToolContext, path: str = ".", pattern: str | None = None,
@@ -44,30 +45,79 @@ def read_file(ctx: ToolContext, path: str, start_line: int | None = None,
     """Lines `start_line`..`end_line` (1-based, inclusive) of a text file, at most `read_max_bytes` of them."""
     ws, cap = ctx.workspace, ctx.limits.read_max_bytes
     rel = ws.relative(path)
-    data, st = ws.read(path, limit=FILE_MAX + 1)
-    notices = []
-    partial = len(data) > FILE_MAX
-    if partial:
-        data = data[:data.rfind(b"\n", 0, FILE_MAX) + 1]
-        notices.append(f"only the first {len(data)} bytes of this large file are read; use search to find text")
+    fd = ws.open_fd(path)
+    try:
+        st = os.fstat(fd)
+        if st.st_size > STREAM_FROM:
+            return _read_streamed(fd, rel, start_line, end_line, cap)
+        data = _read_fd(fd, rel)
+    finally:
+        os.close(fd)
     fmt = textfile.detect(data)
     if fmt is None:
-        kind, size = textfile.guess_type(data), st.st_size
-        return {"path": rel, "content": "", "start_line": 0, "end_line": 0, "total_lines": 0, "truncated": False,
-                "binary": True, "size": size, "type": kind,
-                "notice": f"binary file ({kind}, {size} bytes); its content is not shown"}
+        return _binary(rel, textfile.guess_type(data), st.st_size)
     lines = textfile.lines(data, fmt)
-    total = len(lines)
+    start, end, notices = _range(rel, start_line, end_line, len(lines))
+    content, last, cut = _window(lines, start, end, cap, fmt.final_newline)
+    return _page(rel, fmt, content, start, end, last, cut, len(lines), cap, notices)
+
+
+def _read_streamed(fd: int, rel: str, start_line: int | None, end_line: int | None, cap: int) -> dict[str, Any]:
+    """A page of a large file, read in blocks (`cli_agent.linestream`): bounded memory, exact line count."""
+    first = 1 if start_line is None else max(start_line, 1)
+    page = linestream.read_page(fd, first, end_line, cap)
+    if page.fmt is None:
+        return _binary(rel, textfile.guess_type(page.head), page.size)
+    fmt = page.fmt
+    if not linestream.streamable(fmt):
+        raise ToolError(f"{rel} is {page.size} bytes of {fmt.encoding}; read_file reads {fmt.encoding} files up to "
+                        f"{STREAM_FROM} bytes. Ask the user to convert it to UTF-8")
+    start, end, notices = _range(rel, start_line, end_line, page.total)
+    if page.cut:
+        content, last = page.lines[0], start
+    else:
+        last = start + len(page.lines) - 1
+        content = "".join(line + ("\n" if n < page.total or fmt.final_newline else "")
+                          for n, line in enumerate(page.lines, start))
+    if page.mixed_encoding:
+        notices.append(f"some of these lines are not valid {fmt.encoding} (the file mixes encodings); they are shown "
+                       f"as latin-1")
+    return _page(rel, fmt, content, start, end, last, page.cut, page.total, cap, notices)
+
+
+def _read_fd(fd: int, rel: str) -> bytes:
+    chunks = []
+    try:
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+    except OSError as exc:
+        raise ToolError(f"{rel} could not be read: {exc.strerror or exc}") from None
+    return b"".join(chunks)
+
+
+def _binary(rel: str, kind: str, size: int) -> dict[str, Any]:
+    return {"path": rel, "content": "", "start_line": 0, "end_line": 0, "total_lines": 0, "truncated": False,
+            "binary": True, "size": size, "type": kind,
+            "notice": f"binary file ({kind}, {size} bytes); its content is not shown"}
+
+
+def _range(rel: str, start_line: int | None, end_line: int | None, total: int) -> tuple[int, int, list[str]]:
+    """The lines asked for, checked against the file's `total`; notices about the range."""
     start = 1 if start_line is None else start_line
     end = total if end_line is None else end_line
     if start < 1 or start > max(total, 1):
         raise ToolError(f"start_line={start} is out of range: {rel} has {total} lines", valid_range=[1, total])
     if end < start and total > 0:
         raise ToolError(f"end_line={end} is before start_line={start}", valid_range=[1, total])
+    notices = []
     if end > total:
         notices.append(f"the file has {total} lines; showing up to line {total}")
         end = total
-    content, last, cut = _window(lines, start, end, cap, fmt.final_newline)
+    return start, end, notices
+
+
+def _page(rel: str, fmt: TextFormat, content: str, start: int, end: int, last: int, cut: bool, total: int,
+          cap: int, notices: list[str]) -> dict[str, Any]:
     if cut:
         notices.append(f"line {last} is longer than {cap} bytes and was cut; use search to find text in it")
     elif last < end:
@@ -77,7 +127,7 @@ def read_file(ctx: ToolContext, path: str, start_line: int | None = None,
         notices.append(f"the file is {fmt.describe()}; content shows \\n line endings and edits keep the file's "
                        f"format" + ("" if fmt.editable else ", but this encoding can't be edited"))
     result: dict[str, Any] = {"path": rel, "content": content, "start_line": start, "end_line": last,
-                              "total_lines": total, "truncated": partial or cut or last < end}
+                              "total_lines": total, "truncated": cut or last < end}
     if notices:
         result["notice"] = " ".join(notices)
     return result
