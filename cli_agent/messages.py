@@ -5,6 +5,7 @@ Providers turn these into their wire shape at the boundary (`to_openai`); nothin
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -83,6 +84,11 @@ class Message:
         if self.name is not None and self.role == "tool":
             out["name"] = self.name
         return out
+
+    @functools.cached_property
+    def openai_json(self) -> bytes:
+        """`to_openai()` as JSON, encoded once per message (a request re-sends the whole history every step)."""
+        return json.dumps(self.to_openai(), ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
 
     def to_dict(self) -> dict[str, Any]:
         return {"role": self.role, "content": self.content,

@@ -248,6 +248,30 @@ def timeout_error(timeout_s: float | None, where: str) -> RunTimeoutError:
     return RunTimeoutError(f"the run's time budget ran out ({timeout_s:g}s) waiting for {where}")
 
 
+class _Workers:
+    """Daemon threads kept for the next request: a request takes an idle one, or starts one only when all are busy
+    (a stalled server still holding one). No thread is started per request once the session has one."""
+
+    def __init__(self) -> None:
+        self._idle: queue.SimpleQueue[queue.SimpleQueue[Callable[[], None]]] = queue.SimpleQueue()
+
+    def run(self, job: Callable[[], None]) -> None:
+        try:
+            inbox = self._idle.get_nowait()
+        except queue.Empty:
+            inbox = queue.SimpleQueue()
+            threading.Thread(target=self._serve, args=(inbox,), name="provider-stream", daemon=True).start()
+        inbox.put(job)
+
+    def _serve(self, inbox: queue.SimpleQueue[Callable[[], None]]) -> None:
+        while True:
+            inbox.get()()
+            self._idle.put(inbox)
+
+
+_WORKERS = _Workers()
+
+
 def iterate_until(produce: Callable[[], Iterable[T]], deadline: float | None,
                   on_expiry: Callable[[], BaseException], *, in_thread: bool = False) -> Generator[T, None, None]:
     """Iterate `produce()` but never wait past `deadline`: the blocking reads run in a daemon thread and the
@@ -274,7 +298,7 @@ def iterate_until(produce: Callable[[], Iterable[T]], deadline: float | None,
             with contextlib.suppress(Exception):
                 getattr(iterator, "close", lambda: None)()
 
-    threading.Thread(target=work, name="provider-stream", daemon=True).start()
+    _WORKERS.run(work)
     try:
         while True:
             try:

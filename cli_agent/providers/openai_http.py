@@ -62,6 +62,7 @@ TRANSPORT_RULES: tuple[Rule, ...] = (
     Rule("InvalidURL", ProviderError, False, "cannot reach {where}: invalid URL ({detail})"),
 )
 _OTHER_TRANSPORT = Rule("HTTPError", ProviderError, False, "the request to {where} failed ({detail})")
+_JSON = {"Content-Type": "application/json"}
 
 
 def status_error(status: int, where: str, detail: str, *, env: str = "the API key variable",
@@ -129,8 +130,14 @@ class OpenAIHTTPProvider:
         return {"model": self.wire_model, "messages": [m.to_openai() for m in request.messages],
                 **request.chat_params(), **request.options}
 
+    def encoded_body(self, request: ProviderRequest) -> bytes:
+        """`request_body` as JSON bytes, from each message's own encoding (made once per message, not per step)."""
+        rest = json.dumps({"model": self.wire_model, **request.chat_params(), **request.options},
+                          ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+        return b'{"messages":[' + b",".join(m.openai_json for m in request.messages) + b"]," + rest[1:]
+
     def stream(self, request: ProviderRequest) -> Iterator[str | ProviderReply]:
-        body = self.request_body(request)
+        body = self.encoded_body(request)
 
         def translate_error(exc: Exception) -> CliAgentError:
             rule = rule_for_exception(exc, TRANSPORT_RULES, _OTHER_TRANSPORT)
@@ -139,11 +146,11 @@ class OpenAIHTTPProvider:
         return relay(lambda: self._chunks(body, request.timeout_s), timeout_s=request.timeout_s, where=self.url,
                      translate_error=translate_error)
 
-    def _chunks(self, body: dict[str, Any], timeout_s: float | None) -> Iterator[Mapping[str, Any]]:
+    def _chunks(self, body: bytes, timeout_s: float | None) -> Iterator[Mapping[str, Any]]:
         httpx = import_httpx()
         seconds = self._request_timeout_s if timeout_s is None else min(timeout_s, self._request_timeout_s)
         timeout = httpx.Timeout(seconds, connect=min(seconds, 10.0))
-        with self._http().stream("POST", self.url, json=body, timeout=timeout) as response:
+        with self._http().stream("POST", self.url, content=body, headers=_JSON, timeout=timeout) as response:
             if response.status_code >= 400:
                 response.read()
                 raise status_error(response.status_code, self.url, _error_detail(response.text),
@@ -152,9 +159,11 @@ class OpenAIHTTPProvider:
                 response.read()  # a server that ignores `stream` answers with one JSON body
                 yield _decode(response.text, self.url)
                 return
+            done = False
             for payload in _sse_data(response.iter_lines()):
-                if payload.strip() == "[DONE]":
-                    return
+                if done or payload.strip() == "[DONE]":
+                    done = True  # read on to the body's end: a response read whole keeps its connection alive
+                    continue
                 chunk = _decode(payload, self.url)
                 if chunk.get("error"):
                     error = chunk["error"]
