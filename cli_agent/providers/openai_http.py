@@ -7,12 +7,14 @@ and tool-call fragments. HTTP statuses and httpx's exceptions are translated thr
 from __future__ import annotations
 
 import json
+import operator
 import os
 import sys
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from cli_agent.errors import CliAgentError, MissingCredentialsError, ProviderError
+from cli_agent.messages import Message
 from cli_agent.providers.base import (
     ProviderReply,
     ProviderRequest,
@@ -90,6 +92,7 @@ class OpenAIHTTPProvider:
         self._request_timeout_s = request_timeout_s
         self._transport = transport
         self._client: httpx.Client | None = None
+        self._sent: tuple[tuple[Message, ...], bytes] = ((), b"")  # the last request's messages, joined
 
     def _resolve_key(self, api_key: str | None, *, required: bool) -> str | None:
         key = api_key or os.environ.get(self._env)
@@ -134,7 +137,19 @@ class OpenAIHTTPProvider:
         """`request_body` as JSON bytes, from each message's own encoding (made once per message, not per step)."""
         rest = json.dumps({"model": self.wire_model, **request.chat_params(), **request.options},
                           ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
-        return b'{"messages":[' + b",".join(m.openai_json for m in request.messages) + b"]," + rest[1:]
+        return b'{"messages":[' + self._messages_json(request.messages) + b"]," + rest[1:]
+
+    def _messages_json(self, messages: tuple[Message, ...]) -> bytes:
+        """The messages as a JSON list body; when they extend the last request's (the same objects, a system
+        message equal to it), only the new ones are added to what was joined then."""
+        sent, joined = self._sent
+        k = len(sent)
+        if k and len(messages) >= k and messages[0] == sent[0] and all(map(operator.is_, sent[1:], messages[1:k])):
+            joined += b"".join(b"," + m.openai_json for m in messages[k:])
+        else:
+            joined = b",".join(m.openai_json for m in messages)
+        self._sent = (messages, joined)
+        return joined
 
     def stream(self, request: ProviderRequest) -> Iterator[str | ProviderReply]:
         body = self.encoded_body(request)
