@@ -26,7 +26,7 @@ from cli_agent.hunks import Region
 __all__ = ["Replaced", "closest_lines", "replace_text"]
 
 _SHOWN_CHARS = 600
-_HINT_BUDGET_S = 0.03  # the closest-lines hint gives up looking after this long
+_HINT_BUDGET_S = 0.03  # CPU seconds the closest-lines hint may spend looking
 _PIECE = 24  # characters of each piece of old's first line looked up
 _WORDS = 6  # words of old's first line looked up
 _PER_WORD = 2000  # occurrences of one word looked at
@@ -151,9 +151,8 @@ def closest_lines(view: str, old: str, n: int = 3, *, deadline: float | None = N
     anchor = next((ln.strip() for ln in old_lines if ln.strip()), "")
     if not anchor:
         return []
-    stop = time.monotonic() + _HINT_BUDGET_S
-    stop = stop if deadline is None else min(stop, deadline)
-    if time.monotonic() >= stop:
+    stop = _Budget(deadline)
+    if stop.spent():
         return []
     starts = _candidates(view, anchor, stop)
     probe = anchor[:_COMPARED_CHARS]
@@ -164,7 +163,7 @@ def closest_lines(view: str, old: str, n: int = 3, *, deadline: float | None = N
         ratio = difflib.SequenceMatcher(None, line, probe, autojunk=False).ratio()
         if ratio >= 0.5:
             scored.append((-ratio, start))
-        if time.monotonic() >= stop:
+        if stop.spent():
             break
     first = old_lines.index(next(ln for ln in old_lines if ln.strip()))
     out: list[dict[str, Any]] = []
@@ -185,7 +184,20 @@ def closest_lines(view: str, old: str, n: int = 3, *, deadline: float | None = N
     return out
 
 
-def _candidates(view: str, anchor: str, stop: float) -> list[int]:
+class _Budget:
+    """The hint's budget: `_HINT_BUDGET_S` of this thread's CPU time (so a busy machine does not starve it into a
+    worse answer), and never past the run's `deadline` (wall time)."""
+
+    def __init__(self, deadline: float | None) -> None:
+        self._cpu_end = time.thread_time() + _HINT_BUDGET_S
+        self._deadline = deadline
+
+    def spent(self) -> bool:
+        return time.thread_time() >= self._cpu_end or (self._deadline is not None
+                                                       and time.monotonic() >= self._deadline)
+
+
+def _candidates(view: str, anchor: str, stop: _Budget) -> list[int]:
     """Start offsets of the lines holding most of the anchor: itself, pieces of it, then its longest words."""
     size = len(anchor)
     pieces = [anchor[:_COMPARED_CHARS]] + [anchor[i:i + _PIECE] for i in (0, size // 3, 2 * size // 3, size - _PIECE)
@@ -203,8 +215,8 @@ def _candidates(view: str, anchor: str, stop: float) -> list[int]:
             if end < 0:
                 break
             at, seen = view.find(word, end), seen + 1
-            if not seen % 256 and time.monotonic() >= stop:
+            if not seen % 256 and stop.spent():
                 break
-        if time.monotonic() >= stop:
+        if stop.spent():
             break
     return [start for start, _ in score.most_common(_SCORED)]
