@@ -34,7 +34,7 @@ def cpu_seconds(pid: int) -> float:
 
 def step_times(steps: int) -> tuple[list[float], list[float]]:
     """(CPU seconds, wall seconds) of each step."""
-    from cli_agent.providers.fake_server import FakeOpenAIServer
+    from cli_agent.testing import FakeOpenAIServer
 
     with tempfile.TemporaryDirectory() as tmp, FakeOpenAIServer() as server:
         home, ws = Path(tmp, "home"), Path(tmp, "ws")
