@@ -327,3 +327,27 @@ def test_slash_mcp_in_the_repl_shows_the_servers_state_and_tools(ws, tmp_path, i
     shown = repl.console.export_text()
     assert "demo  [ready]" in shown and "demo__add: Add two integers.  [read-only (server's hint), asks]" in shown
     assert "gone  [failed]" in shown and "could not start '/nonexistent/x'" in shown
+
+
+def test_a_server_whose_tools_change_is_listed_again_for_the_next_run(ws, tmp_path, isolated_home):
+    from cli_agent.config import load_settings
+    from cli_agent.events import Decision
+    from cli_agent.session import drive, open_session
+
+    user_config(isolated_home, stdio_server("demo", "demo.py", extra='approval = "never"'))
+    provider = ScriptedProvider([call("demo__grow"), {"text": "grew"}, call("demo__grown"), {"text": "done"}],
+                                native_tools=True)
+    settings = load_settings({"model": "x", "trace": str(tmp_path / "t.jsonl")}, workspace=ws).settings
+    session = open_session(settings, interactive=False, provider_factory=lambda s: provider, record=False)
+    try:
+        assert drive(session.run("grow", lambda asked: Decision.NO), session.trace).stop_reason.value == "done"
+        deadline = time.monotonic() + 20
+        while not any(t.name == "grown" for t in session.mcp.hub.status("demo").tools):
+            assert time.monotonic() < deadline, "the new tool was never listed"
+            time.sleep(0.1)
+        assert drive(session.run("use it", lambda asked: Decision.NO), session.trace).stop_reason.value == "done"
+    finally:
+        session.close()
+    first, second = ({t["function"]["name"] for t in r.tools} for r in (provider.requests[0], provider.requests[2]))
+    assert "demo__grown" not in first and "demo__grown" in second
+    assert results(tmp_path / "t.jsonl")[-1]["envelope"]["data"]["text"] == "grown!"

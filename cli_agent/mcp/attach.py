@@ -64,7 +64,7 @@ class McpAttachment:
         and the notes not reported before: servers that failed, tools skipped."""
         self.hub.wait(wait)
         statuses = self.hub.statuses()
-        key = tuple((s.name, s.state, s.restarts, len(s.tools)) for s in statuses)
+        key = tuple((s.name, s.state, s.restarts, tuple(t.name for t in s.tools)) for s in statuses)
         notes: list[str] = []
         for status in statuses:
             if status.state is ServerState.FAILED:

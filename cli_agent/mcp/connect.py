@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import logging
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,16 +23,28 @@ MAX_TOOL_PAGES = 20  # a server whose tools/list never stops paging is cut here
 
 
 async def hold_connection(name: str, server: McpServer, log_dir: Path, started: asyncio.Future[Any],
-                          stop: asyncio.Event) -> None:
+                          stop: asyncio.Event, on_tools: Callable[[list[Any]], None]) -> None:
     """Connect, list the tools, report `(client, tools, server_info)` through `started`, then hold the connection
-    until `stop` is set. A failure before that is reported through `started` as an exception with a one-line
-    message; after it, the connection just ends (the next call finds out)."""
+    until `stop` is set; when the server says its tools changed, list them again and hand them to `on_tools`. A
+    failure before that is reported through `started` as an exception with a one-line message; after it, the
+    connection just ends (the next call finds out)."""
     log = log_dir / f"{name}.log"
     garbage: list[str] = []  # what the server wrote to stdout that is not MCP, while starting
+    relisting: set[asyncio.Task[None]] = set()
+
+    async def relist() -> None:
+        with contextlib.suppress(Exception):  # a failed listing keeps the tools we have
+            on_tools(await list_all_tools(client))
 
     async def on_message(message: Any) -> None:
+        from mcp_types import ToolListChangedNotification
+
         if isinstance(message, Exception) and not started.done() and not garbage:
             garbage.append(one_line(message))
+        elif isinstance(message, ToolListChangedNotification) and started.done():
+            task = asyncio.get_running_loop().create_task(relist())  # not inline: the answer comes through here
+            relisting.add(task)
+            task.add_done_callback(relisting.discard)
 
     try:
         _route_sdk_log(log_dir)

@@ -155,7 +155,8 @@ class McpHub:
         conn = self._conns[name]
         conn.stop = asyncio.Event()
         started = asyncio.get_running_loop().create_future()
-        conn.task = asyncio.create_task(hold_connection(name, conn.status.server, self.log_dir, started, conn.stop))
+        conn.task = asyncio.create_task(hold_connection(name, conn.status.server, self.log_dir, started, conn.stop,
+                                                        lambda tools: self._relisted(conn, tools)))
         limit = start_limit(conn.status.server)
         try:
             client, tools, info = await asyncio.wait_for(asyncio.shield(started), limit)
@@ -172,6 +173,12 @@ class McpHub:
         server = conn.status.server
         kept = tuple(t for t in tools if server.allows(t.name))
         self._settle(conn, ServerState.READY, "", tools=kept, server_info=info)
+
+    def _relisted(self, conn: _Connection, tools: list[Any]) -> None:
+        """The server's tools changed (tools/list_changed): the next run offers the new list."""
+        if conn.status.state is ServerState.READY:
+            server = conn.status.server
+            conn.status = replace(conn.status, tools=tuple(t for t in tools if server.allows(t.name)))
 
     def _settle(self, conn: _Connection, state: ServerState, error: str, **more: Any) -> None:
         conn.status = replace(conn.status, state=state, error=error, **more)

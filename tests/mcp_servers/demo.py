@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import anyio
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 
@@ -60,6 +60,19 @@ def fail() -> str:
 def read_file(path: str) -> str:
     """A tool with a built-in tool's name."""
     return f"demo read {path}"
+
+
+def grown() -> str:
+    """A tool added while the server runs."""
+    return "grown!"
+
+
+@server.tool()
+async def grow(ctx: Context) -> str:
+    """Add the tool `grown` and tell the client that the tool list changed."""
+    server.add_tool(grown)
+    await ctx.session.send_tool_list_changed()
+    return "grew"
 
 
 if __name__ == "__main__":
