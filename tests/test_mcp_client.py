@@ -351,3 +351,11 @@ def test_a_server_whose_tools_change_is_listed_again_for_the_next_run(ws, tmp_pa
     first, second = ({t["function"]["name"] for t in r.tools} for r in (provider.requests[0], provider.requests[2]))
     assert "demo__grown" not in first and "demo__grown" in second
     assert results(tmp_path / "t.jsonl")[-1]["envelope"]["data"]["text"] == "grown!"
+
+
+def test_tools_run_calls_an_mcp_tool_through_the_same_approval(ws, isolated_home, capsys):
+    user_config(isolated_home, stdio_server("demo", "demo.py"))
+    assert run(["tools", "run", "demo__add", '{"a": 20, "b": 22}', "-C", str(ws)]) == 3  # asks; no one to ask
+    capsys.readouterr()
+    assert run(["tools", "run", "demo__add", '{"a": 20, "b": 22}', "-C", str(ws), "--yes"]) == 0
+    assert json.loads(capsys.readouterr().out)["data"] == {"server": "demo", "text": "42"}
