@@ -18,9 +18,11 @@ from cli_agent.envelope import Envelope
 from cli_agent.messages import Message, ToolCall, Usage
 
 __all__ = [
+    "Answer",
     "ApprovalAsked",
     "ApprovalDecided",
     "AssistantMessage",
+    "ConversationReset",
     "Decision",
     "Event",
     "EventStream",
@@ -81,10 +83,20 @@ class Decision(enum.StrEnum):
     ALL = "all"  # this call, the rest of the turn, and every later change this session
     TOOL = "tool"  # this call and every later call of the same tool this session
     QUIT = "quit"  # abort the turn (a denial too)
+    FEEDBACK = "feedback"  # deny this call and tell the model what to do instead; the turn goes on
 
     @property
     def approves(self) -> bool:
         return self in (Decision.YES, Decision.ALL, Decision.TOOL)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """An approver's answer with words for the model: `Answer(Decision.FEEDBACK, "use pathlib instead")`. An
+    approver may return a plain `Decision` or an `Answer`."""
+
+    decision: Decision
+    feedback: str = ""
 
 
 def _now() -> float:
@@ -172,6 +184,7 @@ class ApprovalDecided(_Event):
     decision: Decision
     by: str  # "user", "policy" (mode or grant), "non-interactive", "protected"
     rule: str = ""  # what would have allowed a denied call (e.g. "--yes"), or which rule allowed it
+    feedback: str = ""  # with Decision.FEEDBACK: what the user told the model to do instead
 
 
 @dataclass(frozen=True)
@@ -181,6 +194,7 @@ class ToolResult(_Event):
     tool: str
     envelope: Envelope
     change: Change | None = None  # what was written, for a mutating call that ran
+    model_chars: int = 0  # > 0: the result was too long, and the model got only this many characters of it
 
 
 @dataclass(frozen=True)
@@ -226,8 +240,20 @@ class RunFinished(_Event):
         return cls(self.message) if cls is not None else None
 
 
+@dataclass(frozen=True)
+class ConversationReset(_Event):
+    """Between runs: the conversation starts again (`clear`: from nothing; `compact`: from `summary`, which
+    stands for everything before). Resume and replay restore only what follows the last one."""
+
+    type: ClassVar[str] = "conversation_reset"
+    kind: str  # "clear" | "compact"
+    summary: str = ""
+    auto: bool = False  # made by the REPL near the context window, not asked for
+    time: float = field(default_factory=_now)
+
+
 Event = (RunStarted | ModelRequest | TextDelta | AssistantMessage | ToolCallsProposed | ApprovalAsked
-         | ApprovalDecided | ToolResult | Warning | Retry | MessagesAppended | RunFinished)
+         | ApprovalDecided | ToolResult | Warning | Retry | MessagesAppended | RunFinished | ConversationReset)
 # A run's events: a generator, so a front end can throw a Ctrl-C into it (`session.drive`) and the loop finishes
 # the run cleanly, and can answer an `ApprovalAsked` by sending its `Decision` (`events.send(Decision.YES)`) instead
 # of through a callback. A run of the loop returns its `RunFinished` (`finished = yield from agent.run(...)`).

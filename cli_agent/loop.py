@@ -21,6 +21,7 @@ from cli_agent import errors
 from cli_agent.approval import CallFacts, Policy, Verdict, assess
 from cli_agent.envelope import Envelope
 from cli_agent.events import (
+    Answer,
     ApprovalAsked,
     ApprovalDecided,
     AssistantMessage,
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Agent", "AgentSetup", "Approver", "Limits", "Plan", "Planner"]
 
-Approver = Callable[[ApprovalAsked], Decision]
+Approver = Callable[[ApprovalAsked], "Decision | Answer"]
 MAX_STRIKES = 3  # consecutive unusable replies before the run ends (exit 6)
 
 
@@ -106,6 +107,7 @@ class _Run:
     warned_budget: bool = False
     pending: dict[str, ToolCall] = field(default_factory=dict)  # calls in the history still without a result
     appended: list[Message] = field(default_factory=list)  # what this run added to the conversation
+    feedback: str | None = None  # the user's words with the last denial: the turn goes on with them
 
 
 class Agent:
@@ -276,6 +278,10 @@ class Agent:
                     "Make a smaller change: edit_file with a short old/new, or split the file."))
             if prepared.error is None and prepared.spec is not None:
                 decision = yield from self._decide(run, prepared, index, len(calls), approve)
+                if decision is not None and run.feedback is not None:  # denied with words: the model goes on
+                    self._answer_rest(run, call, f"denied by the user, who says: {run.feedback}")
+                    run.feedback = None
+                    return None
                 if decision is not None:
                     self._answer_rest(run, call, "denied: " + decision)
                     return self._stop(run, StopReason.DENIED, decision)
@@ -283,12 +289,13 @@ class Agent:
             if not envelope.ok:
                 failures.append(f"{call.name}: {'; '.join(envelope.errors)}")
             content, cut = _for_model(envelope, s.limits.tool_result_max_chars)
+            self._record_result(run, call, content)
+            yield ToolResult(call_id=call.id, tool=call.name, envelope=envelope,
+                             change=prepared.change if envelope.ok else None,
+                             model_chars=s.limits.tool_result_max_chars if cut else 0)
             if cut:
                 yield Warning(code="truncated", message=f"the result of {call.name} was {cut:,} characters too long "
                                                         "for the model and was cut")
-            self._record_result(run, call, content)
-            yield ToolResult(call_id=call.id, tool=call.name, envelope=envelope,
-                             change=prepared.change if envelope.ok else None)
         if parsed.terminate:
             if failures:
                 return self._stop(run, StopReason.ERROR, "the final tool call failed: " + failures[-1])
@@ -314,9 +321,14 @@ class Agent:
         asked = ApprovalAsked(call=call, change=prepared.change, index=index, total=total, about=spec.approval_note)
         waited_from = s.clock()
         sent = yield asked
-        decision = sent if isinstance(sent, Decision) else approve(asked) if approve is not None else Decision.NO
+        answer = sent if isinstance(sent, Decision | Answer) else approve(asked) if approve is not None else Decision.NO
         run.deadline += s.clock() - waited_from  # the time a person takes to answer is not the run's
-        yield ApprovalDecided(call_id=call.id, decision=decision, by="user")
+        decision, feedback = (answer.decision, answer.feedback) if isinstance(answer, Answer) else (answer, "")
+        if decision is Decision.FEEDBACK and not feedback.strip():
+            decision = Decision.NO  # no words for the model: a plain no
+        yield ApprovalDecided(call_id=call.id, decision=decision, by="user", feedback=feedback.strip())
+        if decision is Decision.FEEDBACK:
+            run.feedback = feedback.strip()
         if decision is Decision.ALL:
             self.policy = self.policy.grant_all()
         elif decision is Decision.TOOL:

@@ -12,6 +12,7 @@ from typing import Any
 
 from cli_agent import errors
 from cli_agent.events import (
+    Answer,
     ApprovalAsked,
     ApprovalDecided,
     AssistantMessage,
@@ -139,7 +140,7 @@ class RecordedApprover:
     """The recorded answer for each call of one run (whoever gave it: the user, the mode, --yes)."""
 
     def __init__(self, run: list[Event]) -> None:
-        self.answers = {e.call_id: e.decision for e in run if isinstance(e, ApprovalDecided)}
+        self.answers = {e.call_id: Answer(e.decision, e.feedback) for e in run if isinstance(e, ApprovalDecided)}
 
-    def __call__(self, asked: ApprovalAsked) -> Decision:
-        return self.answers.get(asked.call.id, Decision.NO)
+    def __call__(self, asked: ApprovalAsked) -> Answer:
+        return self.answers.get(asked.call.id, Answer(Decision.NO))

@@ -29,6 +29,7 @@ from cli_agent.change import sha_of
 from cli_agent.events import (
     ApprovalDecided,
     AssistantMessage,
+    ConversationReset,
     Event,
     EventStream,
     ModelRequest,
@@ -97,6 +98,9 @@ def replay(path: Path, *sinks: Callable[[Event], None]) -> ReplayResult:
         session.use_registry(with_recorded_tools(session.registry, trace))  # MCP tools answer from the trace
         try:
             for number, run in enumerate(trace.runs, 1):
+                _follow_resets(session.agent, run)
+                if not isinstance(run[0], RunStarted):  # only resets (a /clear before the first run)
+                    continue
                 compare = _Comparator(number, run, written, original, str(session.workspace.root))
                 started = run[0]
                 call = first_call(run) if is_tool_step(run) else None
@@ -107,6 +111,7 @@ def replay(path: Path, *sinks: Callable[[Event], None]) -> ReplayResult:
                     prompt = started.prompt if isinstance(started, RunStarted) else ""
                     events = session.run(prompt, RecordedApprover(run))
                 finished = drive(events, *sinks, compare)
+                _follow_resets(session.agent, _after_run(run))
                 result.runs += 1
                 result.tool_calls += compare.calls
                 result.stop_reasons.append(finished.stop_reason.value)
@@ -120,6 +125,23 @@ def replay(path: Path, *sinks: Callable[[Event], None]) -> ReplayResult:
         finally:
             session.close()
     return result
+
+
+def _follow_resets(agent: Any, events: list[Event]) -> None:
+    """Apply the /clear and /compact recorded in `events` up to a run's start: those before the first run, or,
+    given a run's events after its `run_finished`, those between it and the next run."""
+    from cli_agent.compaction import apply_reset
+
+    for event in events:
+        if isinstance(event, RunStarted):
+            return
+        if isinstance(event, ConversationReset):
+            apply_reset(agent, event)
+
+
+def _after_run(run: list[Event]) -> list[Event]:
+    ends = [i for i, event in enumerate(run) if isinstance(event, RunFinished)]
+    return run[ends[-1] + 1:] if ends else []
 
 
 def run_replay(path: Path, output: str = "text") -> int:

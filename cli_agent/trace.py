@@ -22,7 +22,7 @@ from typing import IO, Any
 
 from cli_agent import __version__, paths
 from cli_agent.errors import TraceError
-from cli_agent.events import Event, MessagesAppended, RunFinished, RunStarted, event_from_dict
+from cli_agent.events import ConversationReset, Event, MessagesAppended, RunFinished, RunStarted, event_from_dict
 from cli_agent.messages import Message
 
 __all__ = ["FORMAT", "READABLE", "Trace", "TraceWriter", "default_trace_path", "read_trace"]
@@ -99,7 +99,10 @@ class Trace:
 
     def conversation(self) -> list[Message]:
         """The conversation as the agent held it after the last run: what each run recorded it added. Old tool
-        results the agent had elided to fit the context window come back whole (it elides again when it must)."""
+        results the agent had elided to fit the context window come back whole (it elides again when it must). Only what
+        follows the last `/clear` or `/compact` (a `ConversationReset`) is live."""
+        from cli_agent.compaction import reset_messages
+
         messages: list[Message] = []
         for run in self.runs:
             recorded = [e for e in run if isinstance(e, MessagesAppended)]
@@ -107,6 +110,8 @@ class Trace:
                 messages.extend(m for e in recorded for m in e.messages)
             else:
                 messages.extend(_format_1_messages(run))
+            for reset in (e for e in run if isinstance(e, ConversationReset)):  # /clear, /compact: after the run
+                messages = reset_messages(reset)
         return messages
 
 
@@ -148,6 +153,7 @@ def read_trace(path: Path, *, complete: bool = True) -> Trace:
             events.append(event_from_dict(record))
         except (KeyError, ValueError, TypeError) as exc:
             raise TraceError(f"{path}:{number}: damaged event ({type(exc).__name__}: {exc})") from exc
-    if complete and (not events or not isinstance(events[-1], RunFinished)):
+    last = next((e for e in reversed(events) if e.type != "conversation_reset"), None)  # resets come between runs
+    if complete and not isinstance(last, RunFinished):
         raise TraceError(f"{path}: the trace is truncated (it does not end with run_finished)")
     return Trace(header, tuple(events))

@@ -106,9 +106,11 @@ def test_a_failed_result_is_a_red_cross_with_the_error():
 
 
 def test_read_only_results_summarise_their_data():
-    line = result_line(ToolResult("i", "search", Envelope.success({"matches": [], "count": 3, "files_searched": 9})),
+    matches = [{"path": p, "line": 1, "text": "TODO"} for p in ("a.py", "a.py", "b.py")]
+    line = result_line(ToolResult("i", "search", Envelope.success({"matches": matches, "count": 3,
+                                                                   "files_searched": 9})),
                        call("search", pattern="TODO"))
-    assert line.plain == "  ✓ search TODO 3 matches in 9 files"
+    assert line.plain == "  ✓ search TODO 3 matches in 2 files"  # files matched, not files searched
 
 
 def test_several_calls_are_listed_together_before_they_run():
@@ -120,7 +122,7 @@ def test_several_calls_are_listed_together_before_they_run():
 
 @pytest.mark.parametrize(("reason", "message", "expected"), [
     (StopReason.DENIED, "create_file was denied by the user", "stopped: create_file was denied by the user"),
-    (StopReason.INTERRUPTED, "interrupted", "cancelled (Ctrl-C): nothing was half-written"),
+    (StopReason.INTERRUPTED, "interrupted", "interrupted: nothing was half-written"),
     (StopReason.ERROR, "could not connect", "✗ error: could not connect"),
     (StopReason.DONE, "done", "· 3 steps · 1.5s · 1,200 tokens · $0.0100"),
 ])

@@ -110,7 +110,8 @@ def test_read_key_takes_one_key_and_ctrl_c_is_empty(pipe):
 # -- the approval question -------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("typed", "decision"), [("y", Decision.YES), ("Y", Decision.YES), ("n", Decision.NO),
-                                                 ("a", Decision.ALL), ("t", Decision.TOOL), ("q", Decision.QUIT),
+                                                 ("a", Decision.ALL), ("t", Decision.TOOL), ("q", Decision.NO),
+                                                 ("f", Decision.FEEDBACK),
                                                  ("", Decision.NO), ("\r", Decision.NO), ("x", Decision.NO),
                                                  ("\x1b[A", Decision.NO)])
 def test_answers(typed, decision):
@@ -123,9 +124,12 @@ def asked(index=1, total=1) -> ApprovalAsked:
 
 def test_the_question_says_what_all_and_tool_grant():
     several = choices(asked(1, 3)).plain
-    assert "approve all 3? this call, the 2 after it in this turn, and every later change this session" in several
-    assert "this and every later create_file call this session" in several
-    assert "every later change this session" in choices(asked()).plain
+    assert "a yes to these 3 and every later change this session" in several
+    assert "t yes to every create_file call this session" in several
+    assert "a yes to this and every later change this session" in choices(asked()).plain
+    one_shot = choices(asked(), session_scoped=False).plain  # no later turn to grant for
+    assert "y yes · n no, stop the turn · f no, and tell the model what to do instead" in one_shot
+    assert " a " not in one_shot and " t " not in one_shot
 
 
 @pytest.mark.parametrize("error", [KeyboardInterrupt, EOFError])

@@ -1,11 +1,11 @@
-"""The approval question on a terminal: the call in a panel (with its diff), what each answer grants, one key.
+"""The approval question on a terminal: the call in a panel (with its diff), the answers on one line, one key.
 
-    y  yes, this call
-    n  no: the turn stops here and the model is not asked again this turn
-    a  all: this call, the rest of this turn, and every later change this session
-    t  this tool: every later call of this tool this session
-    q  quit: abort the turn
+    y yes · n no, stop the turn · f no, and tell the model what to do instead · a all … · t this tool … · v view all
 
+`n` denies and the turn stops (nothing later in it runs); `f` denies too, but asks for a line that goes to the model
+as the call's answer, and the turn goes on with it. `a` and `t` grant for the rest of the session (a REPL only;
+a one-shot run has no later turn to grant for). `v` pages through the whole new content or diff, then asks again.
+The answers are drawn with the question and erased with it: what stays is one line saying what was decided.
 Ctrl-C, Ctrl-D, Enter and any other key mean no. Keys typed while the model was working are thrown away before
 asking, so typing ahead can never answer the question.
 """
@@ -16,24 +16,33 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from rich.console import Group
+from rich.padding import Padding
 from rich.text import Text
 
-from cli_agent.events import ApprovalAsked, Decision
+from cli_agent.events import Answer, ApprovalAsked, Decision
 from cli_agent.ui.escape import escape_for_terminal as esc
-from cli_agent.ui.render import call_panel
+from cli_agent.ui.render import call_panel, change_body
 
-__all__ = ["KEYS", "TerminalApprover", "choices", "flush_typeahead", "parse_answer", "read_key", "render_call"]
+__all__ = ["KEYS", "TerminalApprover", "choices", "decided_line", "flush_typeahead", "parse_answer", "read_key",
+           "render_call"]
 
 KEYS = {"y": Decision.YES, "yes": Decision.YES, "n": Decision.NO, "no": Decision.NO, "a": Decision.ALL,
-        "all": Decision.ALL, "t": Decision.TOOL, "tool": Decision.TOOL, "q": Decision.QUIT, "quit": Decision.QUIT}
-PROMPT = "Apply? [y/n/a/t/q] "
-_SAID = {Decision.YES: "yes", Decision.NO: "no, the turn stops", Decision.ALL: "yes to all, for this session",
-         Decision.TOOL: "yes to this tool, for this session", Decision.QUIT: "quit: the turn is aborted"}
+        "all": Decision.ALL, "t": Decision.TOOL, "tool": Decision.TOOL, "f": Decision.FEEDBACK,
+        "feedback": Decision.FEEDBACK}
+VIEW = "v"
+PROMPT = "Apply? "
+_SAID = {Decision.YES: "yes", Decision.NO: "no: the turn stops", Decision.ALL: "yes to all, for this session",
+         Decision.TOOL: "yes to this tool, for this session", Decision.QUIT: "no: the turn stops",
+         Decision.FEEDBACK: "no, and the model is told: "}
 
 
-def parse_answer(text: str) -> Decision:
-    """An answer to the question; anything unrecognised is no."""
-    return KEYS.get(text.strip().lower(), Decision.NO)
+def parse_answer(text: str, *, session_scoped: bool = True) -> Decision:
+    """An answer to the question; anything unrecognised is no (and so are `a`/`t` where they are not offered)."""
+    decision = KEYS.get(text.strip().lower(), Decision.NO)
+    if not session_scoped and decision in (Decision.ALL, Decision.TOOL):
+        return Decision.NO
+    return decision
 
 
 def render_call(asked: ApprovalAsked) -> Any:
@@ -41,25 +50,39 @@ def render_call(asked: ApprovalAsked) -> Any:
     return call_panel(asked.call, asked.change, index=asked.index, total=asked.total, about=asked.about)
 
 
-def choices(asked: ApprovalAsked) -> Text:
-    """What each answer does, said exactly: "all" grants more than this call, and says how much."""
-    tool = esc(asked.call.name)
+def _answers(asked: ApprovalAsked, session_scoped: bool) -> list[tuple[str, str]]:
     rest = asked.total - asked.index
-    if rest:
-        everything = (f"approve all {rest + 1}? this call, the {rest} after it in this turn, and every later "
-                      "change this session")
-    else:
-        everything = "this call and every later change this session, without asking"
-    out = Text()
-    for key, text in (("y", "yes   "), ("n", "no, the turn stops   "), ("q", "quit the turn")):
-        out.append(f"  {key} ", style="bold cyan")
-        out.append(text)
-    out.append("   (Ctrl-C, Enter or any other key: no)", style="dim")
-    out.append("\n  a ", style="bold cyan")
-    out.append(everything)
-    out.append("\n  t ", style="bold cyan")
-    out.append(f"this and every later {tool} call this session, without asking")
+    out = [("y", "yes"), ("n", "no, stop the turn"), ("f", "no, and tell the model what to do instead")]
+    if session_scoped:
+        everything = (f"yes to these {rest + 1} and every later change this session" if rest
+                      else "yes to this and every later change this session")
+        out += [("a", everything), ("t", f"yes to every {esc(asked.call.name)} call this session")]
+    if asked.change is not None:
+        out.append((VIEW, "view all"))
     return out
+
+
+def choices(asked: ApprovalAsked, *, session_scoped: bool = True) -> Text:
+    """The answers on one line that wraps to the width; "all" says exactly how much more than this call it grants."""
+    out = Text()
+    for n, (key, text) in enumerate(_answers(asked, session_scoped)):
+        if n:
+            out.append(" · ", style="dim")
+        out.append(key, style="bold cyan")
+        out.append(" " + text)
+    out.append("  (any other key: no)", style="dim")
+    return out
+
+
+def decided_line(decision: Decision, feedback: str = "", unrecognised: str = "") -> Text:
+    """What stays on screen once the question is answered."""
+    mark = ("  ✓ ", "bold green") if decision.approves else ("  ✗ ", "bold yellow")
+    said = Text.assemble(mark, (_SAID[decision], "green" if decision.approves else "yellow"))
+    if decision is Decision.FEEDBACK:
+        said.append(esc(feedback))
+    if unrecognised:
+        said.append(f"  ({esc(unrecognised)!r} is not an answer)", style="dim")
+    return said
 
 
 def flush_typeahead(stream: Any = None) -> None:
@@ -78,8 +101,9 @@ class SignalInterrupt(KeyboardInterrupt):
     """SIGINT arrived from outside while the question waited (Ctrl-C typed at it is a key, and means no)."""
 
 
-def read_key(message: str, *, input: Any = None, output: Any = None) -> str:
-    """One key press, without Enter; "" for Ctrl-C or Ctrl-D."""
+def read_key(message: Any, *, input: Any = None, output: Any = None) -> str:
+    """One key press, without Enter; "" for Ctrl-C or Ctrl-D. `message` (text or prompt_toolkit formatted text)
+    wraps to the width and is erased once a key is pressed."""
     from prompt_toolkit.application import Application
     from prompt_toolkit.key_binding import KeyBindings
     from prompt_toolkit.layout import FormattedTextControl, Layout, Window
@@ -99,45 +123,108 @@ def read_key(message: str, *, input: Any = None, output: Any = None) -> str:
     def _signal(event: Any) -> None:  # a SIGINT sent to the process, not a key: the run is interrupted (130)
         event.app.exit(exception=SignalInterrupt())
 
-    app: Application[str] = Application(layout=Layout(Window(FormattedTextControl(message), height=1)),
-                                        key_bindings=bindings, input=input, output=output, full_screen=False)
+    app: Application[str] = Application(layout=Layout(Window(FormattedTextControl(message), wrap_lines=True,
+                                                             dont_extend_height=True)),
+                                        key_bindings=bindings, input=input, output=output, full_screen=False,
+                                        erase_when_done=True)
     return app.run() or ""
 
 
-def _ask_terminal(message: str) -> str:
+def _question(legend: Text) -> Any:
+    """The legend and the prompt as prompt_toolkit formatted text (the legend's keys in bold)."""
+    from prompt_toolkit.formatted_text import FormattedText
+
+    parts: list[tuple[str, str]] = []
+    for span_text, style in _spans(legend):
+        parts.append(("bold ansicyan" if "bold" in style else "ansibrightblack" if "dim" in style else "", span_text))
+    parts.append(("", "\n"))
+    parts.append(("bold", PROMPT))
+    return FormattedText(parts)
+
+
+def _spans(text: Text) -> list[tuple[str, str]]:
+    plain = text.plain
+    styles = [""] * len(plain)
+    for span in text.spans:
+        for i in range(span.start, min(span.end, len(plain))):
+            styles[i] = str(span.style)
+    out: list[tuple[str, str]] = []
+    for ch, style in zip(plain, styles, strict=True):
+        if out and out[-1][1] == style:
+            out[-1] = (out[-1][0] + ch, style)
+        else:
+            out.append((ch, style))
+    return out
+
+
+def _ask_terminal(message: Any) -> str:
     flush_typeahead()
     return read_key(message)
 
 
-class TerminalApprover:
-    """Asks on the terminal. `read(prompt)` returns the answer (one key or a word) or raises EOFError /
-    KeyboardInterrupt; it is injectable for tests. `show_panel=False` when the front end already drew the call."""
+def _feedback_terminal(message: str) -> str:
+    from prompt_toolkit import prompt
 
-    def __init__(self, console: Any = None, read: Callable[[str], str] | None = None, *,
-                 show_panel: bool = True) -> None:
+    return prompt(message)
+
+
+class TerminalApprover:
+    """Asks on the terminal. `read(question)` returns the answer (one key or a word) or raises EOFError /
+    KeyboardInterrupt; `read_feedback(prompt)` returns the line for `f`; both are injectable for tests.
+    `show_panel=False` when the front end already drew the call; `session_scoped=False` (a one-shot run) leaves
+    out the answers that grant for the rest of the session."""
+
+    def __init__(self, console: Any = None, read: Callable[[Any], str] | None = None, *, show_panel: bool = True,
+                 session_scoped: bool = True, read_feedback: Callable[[str], str] | None = None) -> None:
         if console is None:
             from rich.console import Console
 
             console = Console(stderr=True)
         self.console = console
         self.read = read or _ask_terminal
+        self.read_feedback = read_feedback or _feedback_terminal
         self.show_panel = show_panel
+        self.session_scoped = session_scoped
 
-    def __call__(self, asked: ApprovalAsked) -> Decision:
+    def __call__(self, asked: ApprovalAsked) -> Decision | Answer:
         if self.show_panel:
             self.console.print(render_call(asked))
-        self.console.print(choices(asked))
-        try:
-            answer = self.read(PROMPT)
-        except SignalInterrupt:
-            raise
-        except (KeyboardInterrupt, EOFError):  # Ctrl-C or Ctrl-D typed at the question: no
-            answer = ""
-        decision = parse_answer(answer)
+        legend = choices(asked, session_scoped=self.session_scoped)
+        while True:
+            if self.read is not _ask_terminal:  # an injected reader gets the legend printed
+                self.console.print(Padding(legend, (0, 0, 0, 2)))
+            try:
+                answer = self.read(_question(legend) if self.read is _ask_terminal else PROMPT)
+            except SignalInterrupt:
+                raise
+            except (KeyboardInterrupt, EOFError):  # Ctrl-C or Ctrl-D typed at the question: no
+                answer = ""
+            if answer.strip().lower() == VIEW and asked.change is not None:
+                self._page(asked)
+                continue
+            break
+        decision = parse_answer(answer, session_scoped=self.session_scoped)
         key = answer.strip()
-        unrecognised = decision is Decision.NO and key.lower() not in KEYS
-        said = Text.assemble(("  → ", "dim"), (_SAID[decision], "bold green" if decision.approves else "bold yellow"))
-        if unrecognised:
-            said.append(f"  ({esc(key)!r} is not an answer)" if key.isprintable() and key else "", style="dim")
-        self.console.print(said)
-        return decision
+        unrecognised = key if (decision is Decision.NO and key.lower() not in KEYS and key.isprintable()) else ""
+        feedback = ""
+        if decision is Decision.FEEDBACK:
+            feedback = self._feedback()
+            decision = Decision.FEEDBACK if feedback else Decision.NO
+        self.console.print(decided_line(decision, feedback, unrecognised))
+        return Answer(decision, feedback) if feedback else decision
+
+    def _feedback(self) -> str:
+        try:
+            return " ".join(self.read_feedback("  tell the model what to do instead (Enter: just no): ").split())
+        except (KeyboardInterrupt, EOFError):
+            return ""
+
+    def _page(self, asked: ApprovalAsked) -> None:
+        """The whole change, unfolded: in the pager ($PAGER, else less) on a terminal, else printed."""
+        assert asked.change is not None
+        whole = Group(render_call(asked).title or "", change_body(asked.change, fold=False))
+        if not self.console.is_terminal:
+            self.console.print(whole)
+            return
+        with self.console.pager(styles=True):
+            self.console.print(whole)

@@ -36,6 +36,7 @@ from cli_agent.events import (
 )
 from cli_agent.messages import ToolCall
 from cli_agent.ui.escape import escape_for_terminal as esc
+from cli_agent.ui.transcript import VERBS, compact_line, result_line, target_of
 
 __all__ = ["FOLD_LINES", "Renderer", "call_panel", "finish_line", "markdown", "result_line"]
 
@@ -50,9 +51,9 @@ def markdown(text: str) -> RenderableType:
     return Markdown(esc(text), hyperlinks=False)
 
 
-def _fold(text: str, limit: int = FOLD_LINES) -> tuple[str, int]:
+def _fold(text: str, limit: int | None = FOLD_LINES) -> tuple[str, int]:
     lines = text.splitlines()
-    if len(lines) <= limit:
+    if limit is None or len(lines) <= limit:
         return text, 0
     return "\n".join(lines[:limit]), len(lines) - limit
 
@@ -77,12 +78,13 @@ def _folded_note(hidden: int, what: str) -> Text:
     return Text(f"… {hidden:,} more {what} not shown", style="dim italic")
 
 
-def change_body(change: Change) -> RenderableType:
-    """What a change does: the diff of an edit or write, the new content of a create, the head of a delete."""
+def change_body(change: Change, *, fold: bool = True) -> RenderableType:
+    """What a change does: the diff of an edit or write, the new content of a create, the head of a delete;
+    `fold=False` shows all of it (the pager)."""
     parts: list[RenderableType] = []
     if change.kind == "create":
         content = change.text(change.after)
-        shown, hidden = _fold(esc(content.removesuffix("\n")))
+        shown, hidden = _fold(esc(content.removesuffix("\n")), FOLD_LINES if fold else None)
         parts.append(_syntax(shown or " ", _lexer(change.path), numbers=True) if content else
                      Text("(empty file)", style="dim"))
         if hidden:
@@ -92,13 +94,13 @@ def change_body(change: Change) -> RenderableType:
         lines = change.text(change.before).splitlines()
         parts.append(Text(f"deletes {len(before):,} bytes, {len(lines):,} lines", style="red"))
         if lines:
-            shown, hidden = _fold(esc("\n".join(lines)), 8)
+            shown, hidden = _fold(esc("\n".join(lines)), 8 if fold else None)
             parts.append(_syntax(shown, _lexer(change.path)))
             if hidden:
                 parts.append(_folded_note(hidden, "lines"))
     else:
         diff = change.diff()
-        shown, hidden = _fold(esc(diff.removesuffix("\n")), FOLD_LINES * 2)
+        shown, hidden = _fold(esc(diff.removesuffix("\n")), FOLD_LINES * 2 if fold else None)
         parts.append(_syntax(shown, "diff") if diff else Text("(no change)", style="dim"))
         if hidden:
             parts.append(_folded_note(hidden, "diff lines"))
@@ -117,17 +119,9 @@ def _arguments(call: ToolCall) -> Text:
     return out or Text("(no arguments)", style="dim")
 
 
-def _target(call: ToolCall) -> str:
-    args = call.arguments or {}
-    for key in ("path", "pattern"):
-        if isinstance(args.get(key), str):
-            return args[key]
-    return ""
-
-
 def call_title(call: ToolCall, index: int = 0, total: int = 0) -> Text:
     title = Text.assemble((esc(call.name), "bold"))
-    target = _target(call)
+    target = target_of(call)
     if target:
         title.append(" " + esc(target), style="cyan")
     if total > 1:
@@ -156,42 +150,6 @@ def call_panel(call: ToolCall, change: Change | None = None, *, index: int = 0, 
     return Panel(body, title=call_title(call, index, total), title_align="left", border_style=style)
 
 
-def _data_summary(tool: str, data: Any) -> str:
-    if not isinstance(data, dict):
-        return ""
-    if "total_lines" in data:
-        return f"lines {data.get('start_line', 0)}-{data.get('end_line', 0)} of {data['total_lines']}"
-    if "matches" in data:
-        return f"{data.get('count', 0)} matches in {data.get('files_searched', 0)} files"
-    if "entries" in data:
-        return f"{data.get('count', 0)} entries"
-    return ""
-
-
-_DONE = {"create": "created", "edit": "edited", "write": "rewritten", "delete": "deleted"}
-
-
-def result_line(result: ToolResult, call: ToolCall | None = None, approved_by: str = "") -> Text:
-    """One line per result: ✓ and what changed, or ✗ and the error in red."""
-    name = Text(esc(result.tool), style="bold")
-    target = esc(_target(call)) if call is not None else ""
-    env = result.envelope
-    if not env.ok:
-        return Text.assemble(("  ✗ ", "bold red"), name, (" " + target if target else ""), ": ",
-                             (esc("; ".join(env.errors) or "failed"), "red"))
-    if result.change is not None:
-        added, removed = result.change.stats()
-        detail = f"{esc(result.change.path)}  {_DONE[result.change.kind]} (+{added} -{removed} lines)"
-    else:
-        detail = " ".join(x for x in (target, _data_summary(result.tool, env.data)) if x)
-    line = Text.assemble(("  ✓ ", "bold green"), name, " ", detail)
-    if approved_by:
-        line.append(f"  (approved by {esc(approved_by)})", style="dim")
-    for warning in env.warnings:
-        line.append("\n    ! " + esc(warning), style="yellow")
-    return line
-
-
 def _tokens(n: int) -> str:
     return f"{n / 1000:.1f}k" if n >= 10_000 else f"{n:,}"
 
@@ -207,8 +165,8 @@ def finish_line(finished: RunFinished, seconds: float) -> Text:
             bits.append(f"${finished.usage.cost_usd:.4f}")
         return Text("· " + " · ".join(bits), style="dim")
     if reason in (StopReason.INTERRUPTED, StopReason.CANCELLED):
-        return Text("cancelled (Ctrl-C): nothing was half-written; the conversation notes that the turn was cut "
-                    "short", style="yellow")
+        return Text("interrupted: nothing was half-written; the conversation notes that the turn was cut short",
+                    style="yellow")
     if reason is StopReason.DENIED:
         return Text.assemble(("stopped: ", "yellow bold"), (esc(finished.message), "yellow"),
                              (". Nothing else ran; say what to do instead.", "yellow"))
@@ -216,33 +174,50 @@ def finish_line(finished: RunFinished, seconds: float) -> Text:
 
 
 class _Working:
-    """The live region while the model works: the tail of the streamed reply, then a spinner and the time."""
+    """The live region while the model works: the tail of the streamed reply, then a spinner and the time, and
+    what the user typed meanwhile (`typed()`: the lines queued to send next)."""
 
-    def __init__(self, clock: Callable[[], float]) -> None:
+    def __init__(self, clock: Callable[[], float], typed: Callable[[], list[str]]) -> None:
         from rich.spinner import Spinner
 
         self.clock = clock
+        self.typed = typed
         self.started = clock()
         self.text = ""
         self.spinner = Spinner("dots", style="cyan")
 
     def __rich_console__(self, console: Console, options: Any) -> Any:
-        room = max(1, (options.height or console.height) - 2)
+        queued = self.typed()
+        room = max(1, (options.height or console.height) - 2 - len(queued))
         if self.text:
             yield Text(esc("\n".join(self.text.splitlines()[-room:])))
         label = "writing" if self.text else "thinking"
         frame = self.spinner.render(console.get_time())
         yield Text.assemble(frame if isinstance(frame, Text) else "", f" {label} {self.clock() - self.started:.1f}s",
-                            ("  Ctrl-C cancels the turn", "dim"))
+                            ("  Esc or Ctrl-C interrupts", "dim"))
+        for n, line in enumerate(queued):
+            last = n == len(queued) - 1
+            yield Text.assemble(("> ", "bold cyan"), esc(line), ("  (queued: sent when this turn ends)" if last
+                                                                 else "", "dim"))
+
+
+_INTERRUPTED = (StopReason.CANCELLED, StopReason.INTERRUPTED)
 
 
 class Renderer:
-    """An event sink drawing a run on `console`; live regions only when the console is a terminal."""
+    """An event sink drawing a run on `console`; live regions only when the console is a terminal.
 
-    def __init__(self, console: Console, *, clock: Callable[[], float] = time.monotonic) -> None:
+    Calls of the tools `compact(name)` says are read-only take one line each, consecutive ones grouped under one
+    bullet (`folded` keeps them for `/expand`); changes and anything asked about get their full panel."""
+
+    def __init__(self, console: Console, *, clock: Callable[[], float] = time.monotonic,
+                 compact: Callable[[str], bool] | None = None, typed: Callable[[], list[str]] = list) -> None:
         self.console = console
         self.clock = clock
+        self.compact = compact or VERBS.__contains__
+        self.typed = typed
         self.live = console.is_terminal
+        self.folded: list[tuple[ToolCall | None, ToolResult]] = []
         self._live: Any = None
         self._working: _Working | None = None
         self._protocol = ""
@@ -250,21 +225,32 @@ class Renderer:
         self._calls: dict[str, ToolCall] = {}
         self._shown: set[str] = set()
         self._approved_by: dict[str, str] = {}
+        self._grouped = False  # the last thing printed was a compact line: the next one joins its group
 
     def __call__(self, event: Event) -> None:
         handler = getattr(self, "_on_" + event.type, None)
         if handler is not None:
             handler(event)
 
+    def print(self, renderable: RenderableType) -> None:
+        self._grouped = False
+        self.console.print(renderable)
+
     def close(self) -> None:
         """Stop the live region (the REPL calls this in `finally`)."""
         if self._live is not None:
-            live, self._live, self._working = self._live, None, None
+            live, self._live = self._live, None
             live.stop()
+        self._working = None
+
+    def refresh(self) -> None:
+        """Redraw the live region now (what the user typed changed)."""
+        if self._live is not None:
+            self._live.refresh()
 
     def _start_working(self) -> None:
         self.close()
-        self._working = _Working(self.clock)
+        self._working = _Working(self.clock, self.typed)
         if self.live:
             from rich.live import Live
 
@@ -286,43 +272,56 @@ class Renderer:
     def _on_assistant_message(self, event: AssistantMessage) -> None:
         self.close()
         if self._protocol != "json" and event.text.strip():
-            self.console.print(markdown(event.text))
+            self.print(markdown(event.text))
 
     def _on_tool_calls_proposed(self, event: ToolCallsProposed) -> None:
         self._calls.update((c.id, c) for c in event.calls)
-        if len(event.calls) > 1:
+        asking = [c for c in event.calls if not self.compact(c.name)]
+        if len(asking) > 1:
             lines = Text(f"The model proposes {len(event.calls)} calls:", style="bold")
             for n, call in enumerate(event.calls, 1):
                 lines.append(f"\n  {n}. ")
                 lines.append_text(call_title(call))
-            self.console.print(lines)
+            self.print(lines)
 
     def _on_approval_asked(self, event: ApprovalAsked) -> None:
         self.close()
+        self._grouped = False
         self._shown.add(event.call.id)  # the approver draws the panel and asks
 
     def _on_approval_decided(self, event: ApprovalDecided) -> None:
         if event.by == "policy" and event.rule:
             self._approved_by[event.call_id] = event.rule
         elif not event.decision.approves and event.by != "user":
-            self.console.print(Text.assemble(("  ✗ refused: ", "red"), (esc(event.rule or event.by), "red")))
+            self.print(Text.assemble(("  ✗ refused: ", "red"), (esc(event.rule or event.by), "red")))
 
     def _on_tool_result(self, event: ToolResult) -> None:
         call = self._calls.get(event.call_id)
+        if event.change is None and event.call_id not in self._shown and self.compact(event.tool):
+            self.folded.append((call, event))
+            self.console.print(compact_line(event, call, first=not self._grouped))
+            self._grouped = True
+            return
         if call is not None and event.call_id not in self._shown:
             self._shown.add(event.call_id)
-            self.console.print(call_panel(call, event.change))
-        self.console.print(result_line(event, call, self._approved_by.get(event.call_id, "")))
+            self.print(call_panel(call, event.change))
+        self.print(result_line(event, call, self._approved_by.get(event.call_id, "")))
 
     def _on_warning(self, event: Warning) -> None:
-        self.console.print(Text("! " + esc(event.message), style="yellow"))
+        if event.code == "truncated":  # said in the line of the call it belongs to
+            return
+        self.print(Text("! " + esc(event.message), style="yellow"))
 
     def _on_retry(self, event: Retry) -> None:
-        self.console.print(Text(f"retrying in {event.delay_s:.1f}s (attempt {event.attempt}): {esc(event.reason)}",
-                                style="dim"))
+        self.print(Text(f"retrying in {event.delay_s:.1f}s (attempt {event.attempt}): {esc(event.reason)}",
+                        style="dim"))
 
     def _on_run_finished(self, event: RunFinished) -> None:
+        partial = self._working.text if self._working is not None else ""
         self.close()
+        if event.stop_reason in _INTERRUPTED and partial.strip() and self._protocol != "json":
+            self.print(markdown(partial))  # what had streamed stays on screen
+            self.print(Text("(interrupted)", style="yellow"))
         if self._protocol == "json" and event.answer.strip():
-            self.console.print(markdown(event.answer))
-        self.console.print(finish_line(event, self.clock() - self._started))
+            self.print(markdown(event.answer))
+        self.print(finish_line(event, self.clock() - self._started))

@@ -1,0 +1,150 @@
+"""What a tool call did, said in one line: the compact transcript's read-only calls and every result line.
+
+    Read(app.py) ⎿ 10 lines
+    Search("TODO") ⎿ 3 matches in 2 files (stopped at 200: more may exist)
+
+The line says what the model actually received: a read whose result was cut to fit `tool_result_max_chars` says
+which lines got through, not the lines the tool returned. Everything that came from the model or a file is escaped
+(`escape_for_terminal`) and goes into a `Text`, never into markup.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from rich.text import Text
+
+from cli_agent.events import ToolResult
+from cli_agent.messages import ToolCall
+from cli_agent.ui.escape import escape_for_terminal as esc
+
+__all__ = ["VERBS", "call_label", "compact_line", "data_summary", "received_lines", "result_line", "target_of"]
+
+VERBS = {"read_file": "Read", "list_files": "List", "search": "Search", "propose_fact": "Propose"}
+_DONE = {"create": "created", "edit": "edited", "write": "rewritten", "delete": "deleted"}
+_ESCAPE = re.compile(r'\\(u[0-9a-fA-F]{4}|.)|"')
+_ARG_CHARS = 60  # characters of a call's target shown in its one line
+
+
+def target_of(call: ToolCall | None) -> str:
+    """The argument a call is about: its path, else its pattern, else ""."""
+    args = (call.arguments if call is not None else None) or {}
+    for key in ("path", "pattern", "text"):
+        if isinstance(args.get(key), str):
+            return args[key]
+    return ""
+
+
+def call_label(call: ToolCall | None, tool: str) -> Text:
+    """`Read(app.py)`, `Search("TODO", src)`: the verb of a known tool, the name of any other."""
+    args = (call.arguments if call is not None else None) or {}
+    verb = VERBS.get(tool, tool)
+    if tool == "search" and isinstance(args.get("pattern"), str):
+        inner = json.dumps(args["pattern"], ensure_ascii=False)
+        if isinstance(args.get("path"), str) and args["path"] not in ("", "."):
+            inner += ", " + args["path"]
+    else:
+        inner = target_of(call)
+    if len(inner) > _ARG_CHARS:
+        inner = inner[:_ARG_CHARS - 1] + "…"
+    return Text.assemble((esc(verb), "bold"), ("(" + esc(inner) + ")" if inner else ""))
+
+
+def received_lines(envelope_json: str, model_chars: int) -> int:
+    """How many lines of a read_file result's `content` are in the first `model_chars` characters of its JSON:
+    the last line counted may be partial."""
+    head = envelope_json[:model_chars]
+    start = head.find('"content": "')
+    if start < 0:
+        return 0
+    lines, pos = 0, start + len('"content": "')
+    for m in _ESCAPE.finditer(head, pos):
+        if m.group(0) == '"':
+            return lines + 1  # the whole content got through
+        if m.group(1) == "n":
+            lines += 1
+    return lines + (1 if len(head) > pos else 0)
+
+
+def data_summary(tool: str, data: Any, envelope_json: str = "", model_chars: int = 0) -> str:
+    """What a read-only result holds: lines, matches (and in how many files), entries; `model_chars` > 0 when the
+    model got only that much of the result."""
+    if not isinstance(data, dict):
+        return ""
+    if "total_lines" in data:
+        if data.get("binary"):
+            return esc(str(data.get("notice", "binary file")))
+        start, end, total = data.get("start_line", 0), data.get("end_line", 0), data["total_lines"]
+        if model_chars and envelope_json:
+            end = min(end, start + max(received_lines(envelope_json, model_chars), 1) - 1)
+        shown = f"{end - start + 1:,} line{'s' if end != start else ''}" if total else "empty file"
+        if total and (start != 1 or end != total):
+            shown = f"lines {start:,}-{end:,} of {total:,}"
+        return shown
+    if "matches" in data:
+        matches = data.get("matches") or []
+        files = len({m.get("path") for m in matches if isinstance(m, dict)})
+        count = data.get("count", len(matches))
+        out = f"{count:,} match{'es' if count != 1 else ''}" + (f" in {files:,} file{'s' if files != 1 else ''}"
+                                                                 if count else "")
+        if data.get("truncated"):
+            out += f" (capped: {data.get('notice') or 'more may exist'})"
+        return out
+    if "entries" in data:
+        count = data.get("count", len(data.get("entries") or []))
+        return f"{count:,} entries" + (" (the first shown: more exist)" if data.get("truncated") else "")
+    return ""
+
+
+def _cut_note(result: ToolResult) -> str:
+    total = len(result.envelope.to_json())
+    return (f"cut to fit: the model got {result.model_chars:,} of {total:,} characters"
+            if result.model_chars else "")
+
+
+def compact_line(result: ToolResult, call: ToolCall | None, *, first: bool = True) -> Text:
+    """A read-only call in one line: `● Read(app.py) ⎿ 10 lines`, or `✗` and the error; `first=False` for the
+    next lines of a group of consecutive calls."""
+    env = result.envelope
+    line = Text("● " if first else "  ", style="green" if env.ok else "red")
+    line.append_text(call_label(call, result.tool))
+    line.append(" ⎿ ", style="dim")
+    if not env.ok:
+        line.append("✗ " + esc("; ".join(env.errors) or "failed"), style="red")
+        return line
+    envelope_json = env.to_json() if result.model_chars else ""
+    line.append(data_summary(result.tool, env.data, envelope_json, result.model_chars) or "done")
+    cut = _cut_note(result)
+    if cut:
+        line.append(f"  ({cut})", style="yellow")
+    return line
+
+
+def result_line(result: ToolResult, call: ToolCall | None = None, approved_by: str = "") -> Text:
+    """One line per result of a call shown in its panel: ✓ and what changed, or ✗ and the error in red; then its
+    warnings, and a note when the model got only part of it."""
+    name = Text(esc(result.tool), style="bold")
+    target = esc(target_of(call))
+    env = result.envelope
+    if not env.ok:
+        line = Text.assemble(("  ✗ ", "bold red"), name, (" " + target if target else ""), ": ",
+                             (esc("; ".join(env.errors) or "failed"), "red"))
+    else:
+        if result.change is not None:
+            added, removed = result.change.stats()
+            detail = f"{esc(result.change.path)}  {_DONE[result.change.kind]} (+{added} -{removed} lines)"
+        else:
+            envelope_json = env.to_json() if result.model_chars else ""
+            detail = " ".join(x for x in (target, data_summary(result.tool, env.data, envelope_json,
+                                                               result.model_chars)) if x)
+        line = Text.assemble(("  ✓ ", "bold green"), name, " ", detail)
+        if approved_by:
+            line.append(f"  (approved by {esc(approved_by)})", style="dim")
+    for warning in env.warnings:
+        line.append("\n    ! " + esc(warning), style="yellow")
+    cut = _cut_note(result)
+    if cut:
+        line.append(f"\n    ! {cut}", style="yellow")
+    return line
