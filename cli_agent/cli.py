@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+import typer.core
 
 from cli_agent import __version__, errors
 
@@ -25,7 +26,17 @@ app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_mar
                   context_settings={"help_option_names": ["-h", "--help"]},
                   help="cli-agent: a terminal coding agent. Run it with no arguments for the REPL, or -p TEXT for "
                        "one task.")
-tools_app = typer.Typer(help="List the tools, or run one through the dispatcher.", invoke_without_command=True)
+class _ToolsGroup(typer.core.TyperGroup):
+    """`cli-agent tools NAME` shows that tool: a name that is not a subcommand goes to the hidden `show`."""
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        if args and not args[0].startswith("-") and args[0] not in self.commands:
+            args = ["show", *args]
+        return super().resolve_command(ctx, args)
+
+
+tools_app = typer.Typer(help="List the tools (tools NAME: one in full), or run one through the dispatcher.",
+                        invoke_without_command=True, cls=_ToolsGroup)
 config_app = typer.Typer(help="Show the effective configuration or the files it is read from.")
 app.add_typer(tools_app, name="tools")
 app.add_typer(config_app, name="config")
@@ -119,13 +130,23 @@ def root(ctx: typer.Context,
 
 
 @tools_app.callback()
-def tools_list(ctx: typer.Context, as_json: AsJson = False) -> int:
-    """List the tools the model can use, by category."""
+def tools_list(ctx: typer.Context, as_json: AsJson = False,
+               verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Every tool in full.")] = False) -> int:
+    """List the tools the model can use, by category: one line each."""
     if ctx.invoked_subcommand is not None:
         return 0
     from cli_agent.ui.listing import print_tools
 
-    print_tools(as_json=as_json)
+    print_tools(as_json=as_json, verbose=verbose)
+    return 0
+
+
+@tools_app.command("show", hidden=True)
+def tools_show(name: str, as_json: AsJson = False) -> int:
+    """One tool in full: its description, when to use it, its parameters."""
+    from cli_agent.ui.listing import print_tools
+
+    print_tools(as_json=as_json, name=name)
     return 0
 
 

@@ -117,10 +117,16 @@ class Agent:
         self.history: list[Message] = []
         self.usage = Usage()
         self._results: list[tuple[int, str]] = []  # (history index, tool) of every tool result, oldest first
+        self._window: int | None = None  # the context window, once a request has asked for it
+        self._fixed = 0  # the estimated tokens of the system prompt and the tool schemas
 
     def clear(self) -> None:
         self.history.clear()
         self._results.clear()
+
+    def context_use(self) -> tuple[int, int | None]:
+        """(estimated tokens the next request carries, the context window or None until the first request)."""
+        return self._fixed + sum(_tokens(_size_of(m)) for m in self.history), self._window
 
     def run(self, prompt: str, approve: Approver | None = None, *,
             only_tools: Collection[str] | None = None) -> Generator[Event, Decision | None, RunFinished]:
@@ -384,10 +390,11 @@ class Agent:
     def _fit_context(self, plan: Plan) -> Iterator[Warning]:
         """Near the context window, replace the oldest tool results with one-line notes, and say so."""
         window = self.setup.limits.context_window or self.setup.provider.context_window()
+        fixed = _tokens(plan.system or "") + _tokens(str(plan.schemas or ""))
+        self._window, self._fixed = window, fixed
         if not window:
             return
         budget = int(window * 0.8)
-        fixed = _tokens(plan.system or "") + _tokens(str(plan.schemas or ""))
         used = fixed + sum(_tokens(_size_of(m)) for m in self.history)
         elided = 0
         for index, tool in self._results[:-1]:  # the newest result is never elided

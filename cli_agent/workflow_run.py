@@ -203,8 +203,9 @@ def run_workflow(session: Session, workflow: Workflow, values: dict[str, Value],
     return finished
 
 
-def render_catalog(catalog: Catalog) -> str:
-    """The catalog as text: by category, each workflow with its usage, parameters, file and what it shadows."""
+def render_catalog(catalog: Catalog, width: int | None = None) -> str:
+    """The catalog as text: by category, each workflow with its usage, parameters, file and what it shadows;
+    `width`: each line wrapped between words to it, under its own indent."""
     lines: list[str] = []
     for category, workflows in catalog.by_category().items():
         lines.append(f"{category}:")
@@ -215,4 +216,14 @@ def render_catalog(catalog: Catalog) -> str:
             lines.append(f"      from {wf.source}: {wf.path}")
             lines.extend(f"      shadows {path}" for path in wf.shadows)
         lines.append("")
+    if width is not None:
+        lines = [_wrapped(line, width) for line in lines]
     return "\n".join(lines).rstrip("\n")
+
+
+def _wrapped(line: str, width: int) -> str:
+    import textwrap
+
+    indent = " " * (len(line) - len(line.lstrip(" ")))
+    return textwrap.fill(line, max(width, 20), subsequent_indent=indent + "  ", break_long_words=False,
+                         break_on_hyphens=False) if line.strip() else line

@@ -16,7 +16,7 @@ import pytest
 pexpect = pytest.importorskip("pexpect")
 pytestmark = pytest.mark.slow  # a real REPL in a pty: seconds a test
 
-QUESTION = r"\[y/n/a/t/q\]"
+QUESTION = r"Apply\?"
 _CONTROL = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][A-Z0-9]|\x1b[=>]|\r|\x08")
 PROMPT = "> "
 
@@ -24,29 +24,42 @@ PROMPT = "> "
 class Term:
     """cli-agent in a pty with a scripted model; `out` is everything it printed so far."""
 
-    def __init__(self, tmp_path: Path, replies: list[dict], workspace: Path | None = None) -> None:
+    def __init__(self, tmp_path: Path, replies: list[dict] | None, workspace: Path | None = None, *,
+                 cols: int = 140, args: tuple[str, ...] = (), env: dict[str, str | None] | None = None,
+                 wait: str | None = PROMPT) -> None:
+        """`replies` None: no --model (the test says how the model is chosen); `wait`: what to expect first."""
         self.home = tmp_path / "home"
         self.ws = workspace or tmp_path / "ws"
         self.ws.mkdir(exist_ok=True)
-        script = tmp_path / "script.json"
-        script.write_text(json.dumps(replies))
-        env = {k: v for k, v in os.environ.items() if not k.startswith("CLI_AGENT_") and k != "CI"}
-        env |= {"CLI_AGENT_HOME": str(self.home), "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"}
-        self.child = pexpect.spawn(sys.executable, ["-m", "cli_agent", "--model", f"scripted:{script}",
-                                                    "-C", str(self.ws)],
-                                   env=env, dimensions=(40, 140), encoding="utf-8", timeout=20)
-        self.child.expect(PROMPT)
+        model: list[str] = []
+        if replies is not None:
+            script = tmp_path / "script.json"
+            script.write_text(json.dumps(replies))
+            model = ["--model", f"scripted:{script}"]
+        full = {k: v for k, v in os.environ.items() if not k.startswith("CLI_AGENT_") and k != "CI"}
+        full |= {"CLI_AGENT_HOME": str(self.home), "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"} | (env or {})
+        full = {k: v for k, v in full.items() if v is not None}  # env={"PROMPT_TOOLKIT_NO_CPR": None}: toolbar
+        self.child = pexpect.spawn(sys.executable, ["-m", "cli_agent", *model, "-C", str(self.ws), *args],
+                                   env=full, dimensions=(40, cols), encoding="utf-8", timeout=60)
+        if wait is not None:
+            self.expect_raw(wait)
 
     def say(self, text: str) -> None:
         self.child.send(text + "\r")
 
-    def expect(self, pattern: str, timeout: float = 20) -> str:
+    def expect(self, pattern: str, timeout: float = 60) -> str:
         """Wait for the pattern; the text before it with the terminal's control sequences taken out."""
         return _CONTROL.sub("", self.expect_raw(pattern, timeout))
 
-    def expect_raw(self, pattern: str, timeout: float = 20) -> str:
-        self.child.expect(pattern, timeout=timeout)
-        return self.child.before
+    def expect_raw(self, pattern: str, timeout: float = 60) -> str:
+        if "PROMPT_TOOLKIT_NO_CPR" in self.child.env:
+            self.child.expect(pattern, timeout=timeout)
+            return self.child.before
+        before = ""  # the terminal answers prompt_toolkit's cursor position requests (it then draws the toolbar)
+        while self.child.expect([pattern, r"\x1b\[6n"], timeout=timeout) == 1:
+            before += self.child.before
+            self.child.send("\x1b[1;1R")
+        return before + self.child.before
 
     def quit(self) -> int:
         self.child.sendcontrol("d")
@@ -55,8 +68,8 @@ class Term:
         return self.child.exitstatus
 
     def traces(self) -> list[dict]:
-        (path,) = (self.home / "state" / "traces").glob("*.jsonl")
-        return [json.loads(line) for line in path.read_text().splitlines()]
+        paths = sorted((self.home / "state" / "traces").glob("*.jsonl"), key=lambda p: p.stat().st_mtime)
+        return [json.loads(line) for line in paths[-1].read_text().splitlines()]
 
 
 @pytest.fixture
@@ -122,7 +135,7 @@ def test_a_approves_the_rest_of_the_turn_and_later_changes_without_asking(term):
               {"tool_calls": [create("c.txt")]}, {"text": "third done"}])
     t.say("make two files")
     seen = t.expect(QUESTION)
-    assert "approve all 2?" in seen
+    assert "a yes to these 2 and every later change this session" in " ".join(seen.split())
     t.child.send("a")
     t.expect("both done")
     t.expect(PROMPT)
@@ -150,9 +163,9 @@ def test_ctrl_c_during_a_slow_reply_returns_to_the_prompt_and_the_next_message_w
     t.expect("thinking")
     started = time.monotonic()
     t.child.sendcontrol("c")
-    t.expect("cancelled")
+    t.expect("interrupted: nothing was half-written")
     t.expect(PROMPT)
-    assert time.monotonic() - started < 1.5
+    assert time.monotonic() - started < 5
     t.say("next")
     t.expect("after the cancel")
     t.expect(PROMPT)

@@ -28,7 +28,8 @@ if TYPE_CHECKING:
 __all__ = ["Command", "CommandContext", "CommandRegistry", "Handler", "Outcome", "builtin_commands"]
 
 KEYS_HELP = ("Enter sends · Meta+Enter or Ctrl-J: new line · Ctrl-R: search history · Tab: complete · "
-             "@path attaches a file · //text sends /text · Ctrl-C cancels the turn · Ctrl-D quits")
+             "@path attaches a file · //text sends /text · Esc or Ctrl-C interrupts the turn (what you type "
+             "meanwhile is queued and sent next) · Ctrl-D quits")
 
 
 class Outcome(enum.Enum):
@@ -179,8 +180,9 @@ def _help(ctx: CommandContext, args: str) -> None:
         out.append("\n  " + esc(usage).ljust(28), style="cyan")
         out.append(" " + esc(command.summary))
     out.append("\n\n" + KEYS_HELP, style="dim")
-    out.append("\nApproval answers: y yes · n no · a all (rest of the turn and this session) · t this tool for the "
-               "session · q quit the turn", style="dim")
+    out.append("\nApproval answers: y yes · n no, stop the turn · f no, and tell the model what to do instead · "
+               "a yes to all, this session · t yes to this tool, this session · v view all of a change. "
+               "Shift+Tab cycles the approval mode (ask, edits, all).", style="dim")
     ctx.console.print(out)
 
 

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from cli_agent.ui.commands import CommandContext
 
 __all__ = ["ATTACH_MAX", "PathIndex", "ReplCompleter", "attach_files", "attachment_refs", "bindings", "history",
-           "match_paths", "short_path", "toolbar"]
+           "context_share", "match_paths", "next_mode", "short_path", "toolbar"]
 
 _AT_END = re.compile(r'(?:^|(?<=\s))@("[^"]*|[^\s"]*)$')  # an @reference being typed at the cursor
 _AT_ANY = re.compile(r'(?:^|(?<=\s))@(?:"([^"]+)"|([^\s"]+))')  # every complete @reference in a message
@@ -140,22 +140,68 @@ def short_path(path: str) -> str:
     return "~" + path[len(home):] if home != "/" and (path == home or path.startswith(home + "/")) else path
 
 
-def toolbar(settings: Any, session: Session | None, steps: int) -> StyleAndTextTuples:
-    """The bottom toolbar: model, workspace, approval mode, steps, tokens and cost of the session; the keys."""
+_MODES = ("ask", "edits", "all")
+
+
+def next_mode(mode: Any) -> Any:
+    """The approval mode Shift+Tab moves to: ask → edits → all → ask."""
+    from cli_agent.approval import ApprovalMode
+
+    return ApprovalMode(_MODES[(_MODES.index(str(mode.value)) + 1) % len(_MODES)])
+
+
+def context_share(session: Session) -> float | None:
+    """How full the model's context window is (0..1), None while the window is unknown (before the first
+    request; never asked of the provider here, which for a LiteLLM model would import LiteLLM)."""
+    used, window = session.agent.context_use()
+    return used / window if window else None
+
+
+def toolbar(settings: Any, session: Session | None, steps: int, *, width: int = 80) -> StyleAndTextTuples:
+    """The bottom toolbar, made to fit `width` by shortening and then leaving out its least useful parts first:
+    model, approval mode and the tools granted for the session, the context meter (from 70 % full), tokens, cost,
+    steps, workspace, the help hint."""
     if session is None:  # still being made behind the prompt
         model = f"{esc(settings.model or 'no model')} · " if settings is not None else ""
         return [("class:bottom-toolbar", f" {model}starting… ")]
     usage = session.agent.usage
     policy = session.agent.policy
     mode = "yes (--yes)" if policy.yes else policy.mode.value
-    bits = [esc(session.settings.model or "no model"), esc(short_path(str(session.workspace.root))),
-            f"approval: {mode}", f"steps {steps}", f"{usage.total_tokens:,} tokens"]
-    if usage.cost_usd:
-        bits.append(f"${usage.cost_usd:.4f}")
-    return [("class:bottom-toolbar", " " + " · ".join(bits) + "   Meta+Enter/Ctrl-J new line · /help ")]
+    if policy.granted_tools and not policy.yes:
+        mode += " +" + ",".join(sorted(policy.granted_tools))
+    share = context_share(session)
+    model = esc(session.settings.model or "no model")
+    parts = {"model": model, "mode": f"approval: {mode} (⇧Tab)",
+             "context": f"context {share:.0%}" if share is not None and share >= 0.7 else "",
+             "tokens": f"{usage.total_tokens:,} tokens", "cost": f"${usage.cost_usd:.4f}" if usage.cost_usd else "",
+             "steps": f"steps {steps}", "workspace": esc(short_path(str(session.workspace.root))), "help": "/help"}
+    shorter = [("help", ""), ("workspace", ""), ("steps", ""), ("mode", f"approval: {mode}"), ("cost", ""),
+               ("tokens", f"{_short_count(usage.total_tokens)} tok"), ("model", model.rsplit("/", 1)[-1]),
+               ("mode", mode), ("context", f"ctx {share:.0%}" if parts["context"] else ""),
+               ("model", _clip(model.rsplit("/", 1)[-1], 14)), ("context", ""), ("tokens", "")]
+
+    def line() -> str:
+        return " " + " · ".join(text for text in parts.values() if text) + " "
+
+    for name, text in shorter:
+        if len(line()) <= width:
+            break
+        parts[name] = text
+    style = "class:bottom-toolbar" + (" bg:ansired" if share is not None and share >= 0.9 else "")
+    return [(style, line()[:max(width, 1)])]
 
 
-def bindings() -> Any:
+def _short_count(n: int) -> str:
+    return f"{n / 1000:.1f}k" if n >= 1000 else str(n)
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+def bindings(cycle_mode: Callable[[], None] | None = None) -> Any:
+    """Enter sends, Meta+Enter / Ctrl-J a new line, Ctrl-C clears the line (or leaves an empty prompt),
+    Shift+Tab calls `cycle_mode` (the next approval mode)."""
     from prompt_toolkit.enums import DEFAULT_BUFFER
     from prompt_toolkit.filters import has_focus
     from prompt_toolkit.key_binding import KeyBindings
@@ -182,6 +228,12 @@ def bindings() -> Any:
             event.current_buffer.reset()  # like a shell: Ctrl-C drops the line being typed
         else:
             event.app.exit(exception=KeyboardInterrupt())
+
+    if cycle_mode is not None:
+        @bindings.add("s-tab")
+        def _cycle(event: Any) -> None:
+            cycle_mode()
+            event.app.invalidate()
 
     return bindings
 

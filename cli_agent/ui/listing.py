@@ -6,34 +6,79 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
+from rich.text import Text
+
 if TYPE_CHECKING:
+    from rich.console import Console, RenderableType
+
     from cli_agent.config import Settings
     from cli_agent.registry import Registry
+    from cli_agent.specs import ToolSpec
 
-__all__ = ["list_workflows", "print_prompt", "print_tools"]
+__all__ = ["list_workflows", "print_prompt", "print_tools", "tool_details", "tool_line"]
 
 
-def print_tools(*, as_json: bool) -> None:
+def print_tools(*, as_json: bool, verbose: bool = False, name: str | None = None,
+                console: Console | None = None) -> None:
+    """`cli-agent tools`: one line per tool, by category, cut to the width; `verbose` (or `name`, one tool) adds
+    the description, when to use it and every parameter, wrapped to the width."""
+    from cli_agent.errors import UsageError
     from cli_agent.registry import Registry
 
     registry = Registry.builtin()
+    if name is not None and name not in registry.names():
+        raise UsageError(f"unknown tool {name!r}; the tools are: {', '.join(registry.names())}")
+    specs = [registry.get(name)] if name is not None else registry.specs()
     if as_json:
-        specs = [spec.model_dump(mode="json") for spec in registry.specs()]
-        sys.stdout.write(json.dumps(specs, indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(json.dumps([spec.model_dump(mode="json") for spec in specs], indent=2, ensure_ascii=False)
+                         + "\n")
         return
     from rich.console import Console
-    from rich.table import Table
 
-    table = Table(title="Tools the model can use", show_lines=False)
-    for column in ("tool", "category", "kind", "approval", "parameters", "description"):
-        table.add_column(column, overflow="fold")
+    out = console or Console(highlight=False)
+    if name is not None or verbose:
+        for spec in specs:
+            out.print(tool_details(spec))
+        return
     for category in registry.categories():
+        out.print(Text(category, style="bold"))
         for spec in registry.by_category(category):
-            params = ", ".join(p + ("" if p in spec.required_params() else "?")
-                               for p in spec.parameters.get("properties", {}))
-            table.add_row(spec.name, category, "optional" if spec.optional else "required",
-                          "asks" if spec.requires_approval else "-", params, spec.description.split(". ")[0])
-    Console().print(table)
+            out.print(tool_line(spec), no_wrap=True, overflow="ellipsis")
+    out.print(Text("cli-agent tools NAME (or --verbose) shows the parameters; * asks before it runs", style="dim"))
+
+
+def tool_line(spec: ToolSpec) -> Text:
+    """`  read_file     Read a text file of the workspace…` (`*` when it asks before running)."""
+    line = Text("  ")
+    line.append(f"{spec.name:<13}", style="cyan")
+    line.append("*" if spec.requires_approval else " ", style="yellow")
+    line.append(" " + spec.description.split(". ")[0].rstrip("."))
+    if spec.optional:
+        line.append(" (optional)", style="dim")
+    return line
+
+
+def tool_details(spec: ToolSpec) -> RenderableType:
+    """One tool in full: what it is for and its parameters, each wrapped under its own indent."""
+    from rich.console import Group
+    from rich.padding import Padding
+
+    head = Text.assemble((spec.name, "bold cyan"), (f"  {spec.category}", "dim"),
+                         ("  · asks before it runs" if spec.requires_approval else "", "yellow"),
+                         ("  · optional" if spec.optional else "", "dim"))
+    parts: list[RenderableType] = [head, Padding(Text(spec.description), (0, 0, 0, 2))]
+    if spec.when_to_use:
+        parts.append(Padding(Text("When: " + spec.when_to_use, style="dim"), (0, 0, 0, 2)))
+    required = spec.required_params()
+    for param, schema in spec.parameters.get("properties", {}).items():
+        kind = schema.get("type", "")
+        if "enum" in schema:
+            kind = " | ".join(map(str, schema["enum"]))
+        line = Text.assemble((param, "bold"), f" ({kind}{', required' if param in required else ''})",
+                             (" " + schema.get("description", ""), ""))
+        parts.append(Padding(line, (0, 0, 0, 4)))
+    parts.append(Text(""))
+    return Group(*parts)
 
 
 def print_prompt(settings: Settings, *, task: str, as_json: bool) -> None:
@@ -98,7 +143,10 @@ def list_workflows(settings: Settings, *, check: bool) -> int:
 
     catalog = load_workflows(settings.workspace)
     if catalog.workflows:
-        sys.stdout.write(escape_for_terminal(render_catalog(catalog)) + "\n")
+        import shutil
+
+        width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
+        sys.stdout.write(escape_for_terminal(render_catalog(catalog, width)) + "\n")
     if check:
         sys.stdout.write(f"{len(catalog.workflows)} workflow(s) load.\n")
     sys.stdout.flush()

@@ -70,6 +70,10 @@ class Repl:
         self.notes = add_commands(self.commands, self) if self.startup.session is not None else []
         self._io = {"input": prompt_input, "output": prompt_output}
         self._prompt: Any = None
+        self._keys: Any = None  # the keyboard while a turn runs (ui.keys.TurnKeys)
+        self.queued: list[str] = []  # lines typed during a turn, sent next
+        self._draft = ""  # a line typed during a turn but not finished: the next prompt starts with it
+        self.last_folded: list[Any] = []  # the last turn's one-line calls, for /expand
 
     @property
     def session(self) -> Session:
@@ -102,7 +106,15 @@ class Repl:
             from cli_agent.ui.approve import TerminalApprover
 
             self._approver = TerminalApprover(self.console)
-        return self._approver
+        return self._ask_paused
+
+    def _ask_paused(self, asked: Any) -> Any:
+        """The approval question, with the turn's key reader paused (the question reads its own key)."""
+        keys = self._keys
+        if keys is None:
+            return self._approver(asked)
+        with keys.paused():
+            return self._approver(asked)
 
     def _extend(self) -> None:
         """Behind the prompt: the command modules' commands (the workflows), registered into a copy of the registry
@@ -131,14 +143,26 @@ class Repl:
         self._banner()
         while True:
             try:
-                text = self.read()
+                text = self.queued.pop(0) if self.queued else self.read()
             except KeyboardInterrupt:
                 self.console.print("Ctrl-D or /exit to quit", style="dim", markup=False)
                 continue
             except EOFError:
+                self._goodbye()
                 return 0
             if text.strip() and self._handle(text):
+                self._goodbye()
                 return 0
+
+    def _goodbye(self) -> None:
+        """On the way out: the session's id and how to go on with it."""
+        from rich.text import Text
+
+        session = self.startup.session if self.startup.ready else None
+        if session is None or not session.session_id or not session.agent.history:
+            return
+        self.console.print(Text.assemble(("session ", "dim"), (session.session_id, "bold"),
+                                         (" · resume it with: ", "dim"), f"cli-agent --resume {session.session_id}"))
 
     def _handle(self, text: str) -> bool:
         """Run one line (a command or a message); True when the REPL should end. A Ctrl-C or a command's error
@@ -165,7 +189,8 @@ class Repl:
     def read(self) -> str:
         if self._prompt is None:
             self._prompt = self._make_prompt()
-        return str(self._prompt.prompt())
+        draft, self._draft = self._draft, ""
+        return str(self._prompt.prompt(default=draft))
 
     def _make_prompt(self) -> Any:
         from prompt_toolkit import PromptSession
@@ -174,9 +199,10 @@ class Repl:
         from cli_agent.ui.completion import PathIndex, ReplCompleter, bindings, history
 
         prompt: Any = PromptSession(
-            [("class:prompt", "> ")], history=history(self._say_dim), multiline=True, key_bindings=bindings(),
+            [("class:prompt", "> ")], history=history(self._say_dim), multiline=True,
             completer=ReplCompleter(self, PathIndex(self._workspace)), complete_while_typing=True,
             prompt_continuation=". ", bottom_toolbar=self._toolbar, enable_suspend=True,
+            key_bindings=bindings(self._cycle_mode),
             style=Style.from_dict({"prompt": "bold ansicyan"}), **{k: v for k, v in self._io.items() if v})
         warmed: list[bool] = []
 
@@ -206,7 +232,16 @@ class Repl:
         from cli_agent.ui.completion import toolbar
 
         ready = self.startup.ready and self.startup.error is None
-        return toolbar(self.startup.settings, self.startup.session if ready else None, self.steps)
+        return toolbar(self.startup.settings, self.startup.session if ready else None, self.steps,
+                       width=_columns(self._prompt))
+
+    def _cycle_mode(self) -> None:
+        """Shift+Tab: the next approval mode (ask → edits → all → ask); the toolbar shows it."""
+        from cli_agent.ui.completion import next_mode
+
+        session = self.startup.session if self.startup.ready and self.startup.error is None else None
+        if session is not None:
+            session.agent.policy = session.agent.policy.with_mode(next_mode(session.agent.policy.mode))
 
     def _banner(self) -> None:
         """The version and the help hint; with an open session, its model and workspace (else `_announce` says
@@ -270,18 +305,37 @@ class Repl:
     def drive(self, events: EventStream) -> RunFinished:
         from cli_agent.events import RunFinished, StopReason
         from cli_agent.session import drive
+        from cli_agent.ui.keys import TurnKeys
         from cli_agent.ui.render import Renderer
 
-        renderer = Renderer(self.console)
+        renderer = Renderer(self.console, compact=self._compact, typed=lambda: keys.shown() if keys else [])
+        keys = None
         try:
-            finished = drive(events, self.session.trace, self._count, renderer)
+            with TurnKeys.open(on_change=renderer.refresh) as keys:
+                self._keys = keys
+                finished = drive(events, self.session.trace, self._count, renderer)
         except KeyboardInterrupt:  # landed after the run had finished: the run is complete already
             finished = RunFinished(stop_reason=StopReason.CANCELLED, message="cancelled (Ctrl-C)")
         finally:
+            self._keys = None
             renderer.close()
+            if keys is not None:
+                self.queued += keys.queued
+                self._draft = keys.partial
+        self.last_folded = renderer.folded
         if finished.stop_reason is StopReason.TERMINATED:
             raise errors.TerminateSignal()
         return finished
+
+    def _compact(self, tool: str) -> bool:
+        """Whether a call of `tool` takes one line in the transcript: a tool that changes nothing."""
+        registry = self.session.registry
+        if tool not in registry.names():  # an MCP or unknown tool: only the known read-only ones are folded
+            from cli_agent.ui.transcript import VERBS
+
+            return tool in VERBS
+        spec = registry.get(tool)
+        return not spec.mutates and not spec.requires_approval
 
     def _count(self, event: Event) -> None:
         from cli_agent.events import RunFinished
@@ -343,3 +397,11 @@ class Repl:
         self.console.print(Text(f"model: {esc(name)} ({protocol} protocol); " + (
             "the conversation carries over" if kept else "a new conversation (the protocol changed)")))
         warm_up(provider)
+
+
+def _columns(prompt: Any) -> int:
+    """The terminal's width as the prompt sees it (80 before it is drawn)."""
+    try:
+        return int(prompt.app.output.get_size().columns)
+    except Exception:  # no prompt yet, or an output without a size
+        return 80

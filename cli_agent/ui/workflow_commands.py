@@ -94,7 +94,7 @@ def _listing(catalog: Catalog, renamed: list[str]) -> Handler:
     def show(ctx: CommandContext, args: str) -> None:
         from cli_agent.workflow_run import render_catalog
 
-        lines = [render_catalog(catalog) if catalog.workflows else "no workflows",
+        lines = [render_catalog(catalog, ctx.console.width) if catalog.workflows else "no workflows",
                  *(f"broken workflow file: {e}" for e in catalog.errors), "",
                  f"run one with /NAME ARGS (or /{PREFIX}NAME ARGS); /help NAME shows its parameters", *renamed]
         _say(ctx, "\n".join(lines))

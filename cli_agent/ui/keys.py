@@ -1,0 +1,163 @@
+"""The keyboard while a turn runs: Esc interrupts it, and what is typed meanwhile is kept, shown and sent next.
+
+    with TurnKeys.open(on_change=renderer.refresh) as keys:   # None-like when stdin is not a terminal
+        ... drive the turn; keys.paused() around an approval question ...
+    keys.queued, keys.partial   # whole lines typed (Enter) to send next; the unfinished line for the next prompt
+
+The terminal is put in cbreak mode without echo (Ctrl-C still sends SIGINT); a reader thread takes the bytes. A lone
+Esc sends SIGINT to the main thread, so an Esc is handled exactly like Ctrl-C (the loop finishes the run cleanly).
+Escape sequences (arrows, function keys) are ignored; Backspace, Ctrl-U and Enter edit the typed-ahead text.
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import os
+import select
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+__all__ = ["TurnKeys"]
+
+ESC_WAIT_S = 0.05  # after \x1b, how long to wait for the rest of an escape sequence
+_POLL_S = 0.05
+
+
+class TurnKeys:
+    """Reads the terminal in a thread while a turn runs (see the module docstring)."""
+
+    def __init__(self, fd: int, on_change: Callable[[], None] = lambda: None,
+                 interrupt: Callable[[], None] | None = None) -> None:
+        self.fd = fd
+        self.on_change = on_change
+        self.interrupt = interrupt or _interrupt_main
+        self.queued: list[str] = []
+        self.partial = ""
+        self.escaped = False
+        self._saved: Any = None
+        self._stop = threading.Event()
+        self._lock = threading.Lock()  # held while reading; `paused()` takes it so no key is read meanwhile
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._thread: threading.Thread | None = None
+
+    @classmethod
+    @contextlib.contextmanager
+    def open(cls, on_change: Callable[[], None] = lambda: None) -> Iterator[TurnKeys | None]:
+        """Reading keys for the length of the block; None when stdin is not a terminal."""
+        try:
+            fd = sys.stdin.fileno()
+            usable = os.isatty(fd)
+        except (AttributeError, OSError, ValueError):
+            usable = False
+        if not usable:
+            yield None
+            return
+        keys = cls(fd, on_change)
+        keys.start()
+        try:
+            yield keys
+        finally:
+            keys.stop()
+
+    def shown(self) -> list[str]:
+        """The lines to show under the spinner: the queued ones, then the one being typed."""
+        return [*self.queued, self.partial + "▏"] if self.partial or self.queued else []
+
+    def start(self) -> None:
+        import termios
+        import tty
+
+        with contextlib.suppress(termios.error):
+            self._saved = termios.tcgetattr(self.fd)
+            tty.setcbreak(self.fd, termios.TCSANOW)
+        self._thread = threading.Thread(target=self._read, name="turn-keys", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(1.0)
+        self._restore()
+
+    def _restore(self) -> None:
+        import termios
+
+        if self._saved is not None:
+            with contextlib.suppress(termios.error):
+                termios.tcsetattr(self.fd, termios.TCSANOW, self._saved)
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """No key is read in the block (an approval question reads them itself), and the terminal is as it was."""
+        import termios
+        import tty
+
+        with self._lock:
+            self._restore()
+            try:
+                yield
+            finally:
+                with contextlib.suppress(termios.error):
+                    tty.setcbreak(self.fd, termios.TCSANOW)
+
+    def _read(self) -> None:
+        while not self._stop.is_set():
+            with self._lock:
+                try:
+                    ready, _, _ = select.select([self.fd], [], [], _POLL_S)
+                    data = os.read(self.fd, 1024) if ready else b""
+                    if data.endswith(b"\x1b"):  # a lone Esc, or the start of a sequence still arriving
+                        more, _, _ = select.select([self.fd], [], [], ESC_WAIT_S)
+                        if more:
+                            data += os.read(self.fd, 1024)
+                except OSError:
+                    return
+            if data:
+                self.feed(data)
+
+    def feed(self, data: bytes) -> None:
+        """Take bytes typed at the terminal."""
+        text = self._decoder.decode(data)
+        changed = False
+        i = 0
+        while i < len(text):
+            ch = text[i]
+            if ch == "\x1b":
+                if i + 1 == len(text):  # a lone Esc
+                    self.escaped = True
+                    self.interrupt()
+                    return
+                i = _skip_sequence(text, i)
+                continue
+            if ch in "\r\n":
+                if self.partial.strip():
+                    self.queued.append(self.partial)
+                self.partial = ""
+            elif ch in "\x7f\x08":
+                self.partial = self.partial[:-1]
+            elif ch == "\x15":  # Ctrl-U
+                self.partial = ""
+            elif ch.isprintable() or ch == "\t":
+                self.partial += " " if ch == "\t" else ch
+            i += 1
+            changed = True
+        if changed:
+            self.on_change()
+
+
+def _skip_sequence(text: str, i: int) -> int:
+    """The index after the escape sequence starting at `i` (CSI `ESC [ ... final`, SS3 `ESC O x`, or ESC x)."""
+    if i + 1 < len(text) and text[i + 1] == "[":
+        j = i + 2
+        while j < len(text) and not ("@" <= text[j] <= "~"):
+            j += 1
+        return j + 1
+    return i + 3 if i + 1 < len(text) and text[i + 1] == "O" else i + 2
+
+
+def _interrupt_main() -> None:
+    signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)

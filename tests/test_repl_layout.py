@@ -1,0 +1,124 @@
+"""Every screen fits 60, 80 and 120 columns: `cli-agent tools` (one line per tool; NAME and --verbose in full),
+`cli-agent workflows` (wrapped between words), the toolbar (cut by leaving parts out, never mid-word), rendered on
+fixed-width recording consoles and in a pseudo-terminal."""
+
+from __future__ import annotations
+
+import re
+import sys
+
+import pytest
+from rich.console import Console
+
+from cli_agent.approval import ApprovalMode, Policy
+from cli_agent.cli import run as cli_run
+from cli_agent.config import Settings
+from cli_agent.messages import Message, Usage
+from cli_agent.providers.scripted import ScriptedProvider
+from cli_agent.registry import Registry
+from cli_agent.session import open_session
+from cli_agent.ui.completion import next_mode, toolbar
+from cli_agent.ui.listing import print_tools
+
+pexpect = pytest.importorskip("pexpect")
+WIDTHS = (60, 80, 120)
+_CONTROL = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\r")
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_tools_is_one_line_per_tool_at_any_width(width):
+    c = Console(record=True, width=width, color_system=None)
+    print_tools(as_json=False, console=c)
+    lines = c.export_text().splitlines()
+    names = Registry.builtin().names()
+    for name in names:
+        (line,) = [line for line in lines if line.startswith(f"  {name} ")]
+        assert len(line) <= width
+    assert len(lines) <= len(names) + len(Registry.builtin().categories()) + 2
+    assert any(line.startswith("  create_file  *") for line in lines)  # asks before it runs
+
+
+@pytest.mark.parametrize("width", (60, 80))
+def test_tools_name_and_verbose_show_the_parameters_wrapped_between_words(width):
+    c = Console(record=True, width=width, color_system=None)
+    print_tools(as_json=False, name="search", console=c)
+    out = c.export_text()
+    assert out.startswith("search  Explore")
+    assert "pattern (string, required)" in out and "literal (boolean)" in out
+    words = set(re.findall(r"[A-Za-z]+", " ".join(Registry.builtin().get("search").parameters["properties"]
+                                                   ["pattern"]["description"].split())))
+    assert all(len(line.rstrip()) <= width for line in out.splitlines())
+    assert words <= set(re.findall(r"[A-Za-z]+", out))  # no word cut in two by the wrap
+    c = Console(record=True, width=width, color_system=None)
+    print_tools(as_json=False, verbose=True, console=c)
+    everything = c.export_text()
+    assert all(f"{name}  " in everything for name in Registry.builtin().names())
+
+
+def test_tools_with_an_unknown_name_is_one_line_and_exit_2(capsys):
+    assert cli_run(["tools", "nope"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "unknown tool 'nope'" in err[0] and "read_file" in err[0]
+
+
+@pytest.fixture
+def session(tmp_path, monkeypatch):
+    monkeypatch.setenv("CLI_AGENT_HOME", str(tmp_path / "home"))
+    (tmp_path / "a-rather-long-workspace-folder-name").mkdir()
+    settings = Settings(model="openai/gpt-4o-mini-2024-07-18", workspace=str(tmp_path / "a-rather-long-workspace-"
+                                                                                           "folder-name"),
+                        trace=str(tmp_path / "t.jsonl"))
+    opened = open_session(settings, interactive=True,
+                          provider_factory=lambda s: ScriptedProvider([], context_window=1000), record=False)
+    yield opened
+    opened.close()
+
+
+def bar(session, width: int, steps: int = 3) -> str:
+    ((_, text),) = toolbar(session.settings, session, steps, width=width)
+    return text
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_toolbar_fits_and_keeps_the_model_approval_and_tokens(session, width):
+    session.agent.usage = Usage(12_000, 345, 0.0123)
+    session.agent.policy = Policy(mode=ApprovalMode.ASK).grant_tool("create_file")
+    text = bar(session, width)
+    assert len(text) <= width
+    assert "gpt-4o-mini-2024-07-18" in text and "ask +create_file" in text
+    assert "12,345 tokens" in text or "12.3k tok" in text
+    if width == 120:
+        assert "$0.0123" in text and "steps 3" in text and "approval: ask +create_file (⇧Tab)" in text
+
+
+def test_the_context_meter_shows_from_70_percent(session):
+    assert "context" not in bar(session, 120)  # the window is unknown before the first request
+    session.agent._window = 1000  # what the loop learns at the first request
+    session.agent.history[:] = [Message("user", "x" * 2000)]  # ~500 tokens
+    assert "context" not in bar(session, 120)
+    session.agent.history[:] = [Message("user", "x" * 3000)]  # ~750 tokens
+    assert "context 75%" in bar(session, 60)
+
+
+def test_shift_tab_moves_through_the_modes():
+    assert [next_mode(m) for m in ApprovalMode] == [ApprovalMode.EDITS, ApprovalMode.ALL, ApprovalMode.ASK]
+
+
+def spawn(args: list[str], cols: int, tmp_path) -> str:
+    env = {"CLI_AGENT_HOME": str(tmp_path / "home"), "TERM": "xterm", "PATH": "/usr/bin:/bin"}
+    child = pexpect.spawn(sys.executable, ["-m", "cli_agent", *args], env=env | {"PYTHONPATH": ":".join(sys.path)},
+                          dimensions=(40, cols), encoding="utf-8", timeout=60)
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    return _CONTROL.sub("", child.before)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cols", (60, 80))
+def test_in_a_terminal_tools_and_workflows_fit_the_width(tmp_path, cols):
+    lines = spawn(["tools"], cols, tmp_path).splitlines()
+    assert 10 <= len(lines) <= 14 and all(len(line) <= cols for line in lines)
+    out = spawn(["workflows", "-C", str(tmp_path)], cols, tmp_path)
+    assert all(len(line) <= cols for line in out.splitlines())
+    assert "Explain what a file or folder is for" in " ".join(out.split())  # wrapped between words

@@ -1,0 +1,123 @@
+"""The REPL a Claude Code or Codex user expects, driven in a pseudo-terminal at 80 and 60 columns against the
+scripted model: the compact transcript, Esc, typing ahead, deny-with-feedback, Shift+Tab, the goodbye line."""
+
+from __future__ import annotations
+
+import re
+
+import pexpect
+import pytest
+from test_repl_terminal import PROMPT, QUESTION, Term, create
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def term(tmp_path):
+    terms: list[Term] = []
+
+    def start(replies, **kw) -> Term:
+        terms.append(Term(tmp_path, replies, **kw))
+        return terms[-1]
+
+    yield start
+    for t in terms:
+        if t.child.isalive():
+            t.child.terminate(force=True)
+
+
+def read(path: str) -> dict:
+    return {"name": "read_file", "arguments": {"path": path}}
+
+
+@pytest.mark.parametrize("cols", [80, 60])
+def test_reads_are_one_line_each_and_a_change_keeps_its_panel(term, cols):
+    t = term([{"tool_calls": [read("a.py"), read("b.py"), {"name": "search", "arguments": {"pattern": "x"}}]},
+              {"tool_calls": [create("c.py", "x = 3\n")]}, {"text": "all read"}], cols=cols)
+    (t.ws / "a.py").write_text("x = 1\n")
+    (t.ws / "b.py").write_text("x = 2\ny = 2\n")
+    t.say("look around")
+    seen = t.expect(QUESTION)
+    assert "● Read(a.py) ⎿ 1 line" in seen
+    assert "  Read(b.py) ⎿ 2 lines" in seen
+    assert 'Search("x") ⎿ 2 matches in 2 files' in seen
+    assert "create_file c.py" in seen and "x = 3" in seen  # the change's panel
+    t.child.send("y")
+    t.expect("all read")
+    t.expect(PROMPT)
+    assert t.quit() == 0
+
+
+def test_f_sends_the_feedback_to_the_model_and_the_turn_goes_on(term):
+    t = term([{"tool_calls": [create("a.txt")]}, {"text": "ok, I will use b.txt instead"}], cols=80)
+    t.say("make a file")
+    t.expect(QUESTION)
+    t.child.send("f")
+    t.expect("what to do instead")
+    t.say("call it b.txt")
+    seen = t.expect("ok, I will use b.txt instead")
+    assert "✗ no, and the model is told: call it b.txt" in seen
+    t.expect(PROMPT)
+    assert t.quit() == 0
+    assert not (t.ws / "a.txt").exists()
+    decided = next(r for r in t.traces() if r["type"] == "approval_decided")
+    assert decided["decision"] == "feedback" and decided["feedback"] == "call it b.txt"
+
+
+def test_esc_interrupts_a_reply(term):
+    t = term([{"text": "never shown", "delay": 60}, {"text": "after the escape"}], cols=80)
+    t.say("slow one")
+    t.expect("Esc or Ctrl-C interrupts")
+    t.child.send("\x1b")
+    t.expect("interrupted: nothing was half-written")
+    t.expect(PROMPT)
+    t.say("next")
+    t.expect("after the escape")
+    t.expect(PROMPT)
+    assert t.quit() == 0
+    finished = [r["stop_reason"] for r in t.traces() if r["type"] == "run_finished"]
+    assert finished == ["interrupted", "done"]
+
+
+def test_text_typed_during_a_turn_is_shown_queued_and_sent_next(term):
+    t = term([{"text": "first answer", "delay": 4}, {"text": "second answer"}], cols=80)
+    t.say("first")
+    t.expect("thinking")
+    t.child.send("then this\r")
+    t.expect("then this")  # echoed under the spinner
+    t.expect("queued")
+    t.expect("first answer")
+    t.expect("second answer")  # sent without being typed again
+    t.expect(PROMPT)
+    assert t.quit() == 0
+    prompts = [r["prompt"] for r in t.traces() if r["type"] == "run_started"]
+    assert prompts == ["first", "then this"]
+
+
+def test_shift_tab_cycles_the_approval_mode_in_the_toolbar_and_grants_show(term):
+    t = term([{"tool_calls": [create("a.txt")]}, {"text": "made"}], cols=120, env={"PROMPT_TOOLKIT_NO_CPR": None})
+    t.expect(r"approval: ask \(⇧Tab\)")
+    t.child.send("\x1b[Z")  # Shift+Tab (the toolbar is redrawn only where it changed: /approval says it whole)
+    t.say("/approval")
+    t.expect("approval: edits: creating and editing files is approved")
+    t.child.send("\x1b[Z")
+    t.child.send("\x1b[Z")
+    t.say("/approval")
+    t.expect("approval: ask: every change is asked for")
+    t.say("make a")
+    t.expect(QUESTION)
+    t.child.send("t")
+    t.expect("made")
+    t.expect(r"approval: ask \+create_file")
+    assert t.quit() == 0
+
+
+def test_ctrl_d_prints_the_session_id_and_how_to_resume_it(term):
+    t = term([{"text": "hello"}], cols=80)
+    t.say("hi")
+    t.expect("hello")
+    t.expect(PROMPT)
+    t.child.sendcontrol("d")
+    rest = t.expect(pexpect.EOF)
+    found = re.search(r"session (\w+) · resume it with: cli-agent --resume (\w+)\n", rest.replace("\r", ""))
+    assert found is not None and found.group(1) == found.group(2)
