@@ -15,7 +15,7 @@ from cli_agent.session import open_session
 from cli_agent.ui.commands import Command, CommandRegistry, Outcome, builtin_commands
 from cli_agent.ui.repl import Repl
 
-BUILTINS = {"help", "exit", "clear", "model", "approval", "tools", "prompt", "trace", "cost"}
+BUILTINS = {"help", "exit", "clear", "model", "approval", "tools", "prompt", "trace", "cost", "compact", "expand"}
 
 
 @pytest.fixture
@@ -80,7 +80,7 @@ def test_help_lists_every_command_and_shows_one(repl):
     _, out = run(repl, "/help")
     for name in BUILTINS:
         assert f"/{name}" in out
-    assert "Ctrl-R" in out and "t this tool" in out
+    assert "Ctrl-R" in out and "t yes to this tool" in out
     _, out = run(repl, "/help\napproval")  # a newline separates the name from its arguments too
     assert "/approval [ask|edits|all]" in out and "edits: creating and editing files is approved" in out
 

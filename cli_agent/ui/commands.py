@@ -194,11 +194,6 @@ def _exit(ctx: CommandContext, args: str) -> Outcome:
     return Outcome.EXIT
 
 
-def _clear(ctx: CommandContext, args: str) -> None:
-    ctx.session.agent.clear()
-    _say(ctx, "started a new conversation (the model forgets this one; files stay as they are)")
-
-
 def _model(ctx: CommandContext, args: str) -> None:
     if not args:
         _say(ctx, f"model: {ctx.session.settings.model or '(none)'} ({ctx.session.protocol} protocol)")
@@ -264,7 +259,6 @@ def builtin_commands() -> CommandRegistry:
     for command in (
         Command("help", "list the commands, or show one", _help, "[command|workflow]", complete=_complete_commands),
         Command("exit", "leave the REPL (Ctrl-D too)", _exit, aliases=("quit",)),
-        Command("clear", "start a new conversation", _clear),
         Command("model", "show the model, or switch to another", _model, "[NAME]",
                 help="The conversation carries over when the new model speaks the same protocol."),
         Command("approval", "show or set what is approved without asking", _approval, "[ask|edits|all]",
@@ -276,5 +270,9 @@ def builtin_commands() -> CommandRegistry:
         Command("trace", "where this session's trace is written", _trace),
         Command("cost", "tokens and cost of this session", _cost),
     ):
+        registry.register(command)
+    from cli_agent.ui.context_commands import context_commands
+
+    for command in context_commands():
         registry.register(command)
     return registry

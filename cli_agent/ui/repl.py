@@ -295,9 +295,12 @@ class Repl:
         from cli_agent.ui.completion import attach_files
         from cli_agent.ui.escape import escape_for_terminal as esc
 
+        from cli_agent.ui.context_commands import compact_if_full
+
         message, notes = attach_files(text, self.session.workspace)
         for note in notes:
             self.console.print(Text("  " + esc(note), style="dim"))
+        compact_if_full(self)
         return self.run_turn(message)
 
     # -- the CommandContext ------------------------------------------------------------------------------------

@@ -1,0 +1,102 @@
+"""The REPL's commands about the conversation itself: `/clear`, `/compact [focus]`, `/expand`, and compacting on
+its own near the context window.
+
+`/clear` and `/compact` each write a `ConversationReset` to the session's trace (`cli_agent.compaction`), so a
+resume restores only what was live and a replay resets at the same place.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rich.text import Text
+
+from cli_agent.compaction import AUTO_COMPACT_AT, apply_reset, compact_prompt
+from cli_agent.events import ConversationReset, StopReason
+from cli_agent.ui.escape import escape_for_terminal as esc
+
+if TYPE_CHECKING:
+    from cli_agent.ui.commands import Command, CommandContext
+
+__all__ = ["compact", "compact_if_full", "context_commands"]
+
+
+def _clear(ctx: CommandContext, args: str) -> None:
+    session = ctx.session
+    reset = ConversationReset(kind="clear")
+    apply_reset(session.agent, reset)
+    session.trace(reset)
+    ctx.console.print(Text("started a new conversation (the model forgets this one; files stay as they are; "
+                           "a resume starts here)"))
+
+
+def compact(ctx: CommandContext, focus: str = "", *, auto: bool = False) -> bool:
+    """The model summarises the conversation and the summary replaces it; False (and the conversation as it was)
+    when the summary could not be made."""
+    session = ctx.session
+    agent = session.agent
+    if not agent.history:
+        ctx.console.print(Text("nothing to compact: the conversation is empty", style="dim"))
+        return False
+    before, used = list(agent.history), agent.context_use()[0]
+    read_only = [spec.name for spec in session.registry.specs() if not spec.mutates and not spec.requires_approval]
+    finished = ctx.drive(agent.run(compact_prompt(focus), ctx.approver, only_tools=read_only))
+    summary = finished.answer.strip()
+    if finished.stop_reason is not StopReason.DONE or not summary:
+        agent.history[:] = before
+        ctx.console.print(Text(f"not compacted: {esc(finished.message or 'the model gave no summary')}; the "
+                               "conversation is as it was", style="yellow"))
+        return False
+    reset = ConversationReset(kind="compact", summary=summary, auto=auto)
+    apply_reset(agent, reset)
+    session.trace(reset)
+    ctx.console.print(Text(f"compacted: the summary above replaces the conversation (about {used:,} → "
+                           f"{agent.context_use()[0]:,} tokens)", style="green"))
+    return True
+
+
+def compact_if_full(ctx: CommandContext) -> None:
+    """Before a turn: near the context window, compact first, and say so."""
+    used, window = ctx.session.agent.context_use()
+    if not window or used < AUTO_COMPACT_AT * window:
+        return
+    ctx.console.print(Text(f"the context is {used / window:.0%} full ({used:,} of {window:,} tokens): compacting "
+                           "the conversation first", style="yellow"))
+    compact(ctx, auto=True)
+
+
+def _compact(ctx: CommandContext, args: str) -> None:
+    compact(ctx, args)
+
+
+def _expand(ctx: CommandContext, args: str) -> None:
+    """The last turn's one-line calls in full: arguments, result, notices."""
+    from cli_agent.ui.render import call_panel
+    from cli_agent.ui.transcript import result_line
+
+    folded: list[Any] = getattr(ctx, "last_folded", [])
+    if not folded:
+        ctx.console.print(Text("no folded calls in the last turn", style="dim"))
+        return
+    for call, result in folded:
+        if call is not None:
+            ctx.console.print(call_panel(call))
+        ctx.console.print(result_line(result, call))
+        data = result.envelope.data
+        if isinstance(data, dict) and data.get("notice"):
+            ctx.console.print(Text("    " + esc(str(data["notice"])), style="dim"))
+
+
+def context_commands() -> list[Command]:
+    from cli_agent.ui.commands import Command
+
+    return [
+        Command("clear", "start a new conversation", _clear,
+                help="The model forgets the conversation; the files stay as they are. A resume of this session "
+                     "starts after the /clear."),
+        Command("compact", "replace the conversation by the model's summary of it", _compact, "[FOCUS]",
+                help="The model summarises the conversation so far (FOCUS: what to keep most of) and the summary "
+                     "replaces it, freeing the context window. The REPL does this on its own when the context is "
+                     f"{AUTO_COMPACT_AT:.0%} full. Recorded in the trace: a resume continues from the summary."),
+        Command("expand", "show the last turn's one-line calls in full", _expand),
+    ]

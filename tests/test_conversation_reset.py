@@ -1,0 +1,105 @@
+"""`/clear` and `/compact` start the conversation again in the session record: a resume sends the model exactly what
+was live after the last one, and a replay follows it; near the context window the REPL compacts on its own."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from rich.console import Console
+
+from cli_agent.config import Settings
+from cli_agent.messages import Message
+from cli_agent.providers.scripted import ScriptedProvider
+from cli_agent.replay import replay
+from cli_agent.session import open_session
+from cli_agent.sessions import LATEST, load_resumable, resume_into
+from cli_agent.ui.repl import Repl
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch):
+    monkeypatch.setenv("CLI_AGENT_HOME", str(tmp_path / "home"))
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    return ws
+
+
+def repl_with(ws, replies, **settings) -> tuple[Repl, ScriptedProvider]:
+    provider = ScriptedProvider(replies, **settings.pop("provider", {}))
+    session = open_session(Settings(model="scripted:x", workspace=str(ws), **settings), interactive=True,
+                           provider_factory=lambda s: provider)
+    return Repl(session, Console(record=True, width=80, color_system=None), lambda s: provider), provider
+
+
+def sent(provider: ScriptedProvider, n: int = -1) -> list[tuple[str, str]]:
+    """The messages of request `n`, without the system prompt."""
+    return [(m.role, m.content or "") for m in provider.requests[n].messages if m.role != "system"]
+
+
+def resumed(ws, replies) -> tuple[Repl, ScriptedProvider]:
+    repl, provider = repl_with(ws, replies)
+    resume_into(repl.session, *load_resumable(ws, LATEST))
+    return repl, provider
+
+
+def test_a_resume_after_clear_sends_only_what_followed_the_clear(env):
+    repl, _ = repl_with(env, [{"text": "one"}, {"text": "two"}])
+    repl.turn("before the clear")
+    repl.commands.dispatch(repl, "/clear")
+    repl.turn("after the clear")
+    trace = repl.session.trace_path
+    repl.session.close()
+    again, provider = resumed(env, [{"text": "three"}])
+    again.turn("and now")
+    assert sent(provider) == [("user", "after the clear"), ("assistant", "two"), ("user", "and now")]
+    again.session.close()
+    records = [json.loads(line) for line in trace.read_text().splitlines()]
+    assert [r["kind"] for r in records if r["type"] == "conversation_reset"] == ["clear"]
+    assert replay(trace).divergence is None  # replay clears at the same place
+
+
+def test_compact_replaces_the_conversation_by_the_summary_and_a_resume_continues_from_it(env):
+    repl, provider = repl_with(env, [{"text": "first answer"}, {"text": "- the user asked about X\n- answered Y"},
+                                     {"text": "next answer"}])
+    repl.turn("tell me about X")
+    repl.commands.dispatch(repl, "/compact the decisions")
+    asked = sent(provider)
+    assert asked[:2] == [("user", "tell me about X"), ("assistant", "first answer")]
+    assert "Summarise our conversation" in asked[2][1] and "Pay most attention to: the decisions" in asked[2][1]
+    out = repl.console.export_text()
+    assert "the user asked about X" in out and "compacted: the summary above replaces the conversation" in out
+    repl.turn("go on")
+    assert sent(provider)[0][1].endswith("- the user asked about X\n- answered Y")
+    assert [r for r, _ in sent(provider)] == ["user", "assistant", "user"]
+    trace = repl.session.trace_path
+    repl.session.close()
+    again, second = resumed(env, [{"text": "resumed"}])
+    again.turn("after the resume")
+    assert sent(second)[:4] == sent(provider) + [("assistant", "next answer")]
+    again.session.close()
+    assert replay(trace).divergence is None
+
+
+def test_a_failed_compaction_leaves_the_conversation_as_it_was(env):
+    repl, _ = repl_with(env, [{"text": "first"}, {"error": "fatal", "message": "server down"}])
+    repl.turn("hello")
+    before = list(repl.session.agent.history)
+    repl.commands.dispatch(repl, "/compact")
+    assert repl.session.agent.history == before
+    assert "not compacted" in repl.console.export_text()
+    repl.session.close()
+
+
+def test_near_the_window_the_repl_compacts_before_the_turn_and_says_so(env):
+    repl, provider = repl_with(env, [{"text": "the summary"}, {"text": "answered"}],
+                               provider={"context_window": 8000})
+    repl.session.agent.history[:] = [Message("user", "x" * 32_000), Message("assistant", "ok")]
+    repl.session.agent._window = 8000  # known after a first request
+    repl.turn("next question")
+    out = " ".join(repl.console.export_text().split())
+    assert "the context is 100% full (8,002 of 8,000 tokens): compacting the conversation first" in out
+    assert sent(provider)[0][1].endswith("the summary") and sent(provider)[-1] == ("user", "next question")
+    records = [json.loads(line) for line in repl.session.trace_path.read_text().splitlines()]
+    assert any(r["type"] == "conversation_reset" and r["auto"] for r in records)
+    repl.session.close()
