@@ -135,13 +135,13 @@ def test_model_local_resolves_its_protocol_and_options_like_a_fresh_session(tmp_
         repl.session.close()
 
 
-def test_model_switch_to_another_protocol_starts_a_new_conversation_in_the_same_trace(repl):
+def test_model_switch_to_another_protocol_carries_a_plain_chat_over(repl):
     repl.session.agent.history.append(Message("user", "earlier"))
     old_trace = repl.session.trace_path
     _, out = run(repl, "/model scripted:json")
     assert repl.session.settings.model == "scripted:json" and repl.session.protocol == "json"
-    assert "a new conversation (the protocol changed)" in out
-    assert repl.session.agent.history == [] and repl.session.trace_path == old_trace
+    assert "the conversation carries over" in out  # no tool call in it: nothing protocol-specific
+    assert repl.session.agent.history == [Message("user", "earlier")] and repl.session.trace_path == old_trace
     assert repl.run_turn("now").answer == "hi" and repl.session.provider.requests  # the new model answers
     _, out = run(repl, "/model nowhere")
     assert "model not changed: no such model nowhere" in out and repl.session.settings.model == "scripted:json"

@@ -121,3 +121,22 @@ def test_ctrl_d_prints_the_session_id_and_how_to_resume_it(term):
     rest = t.expect(pexpect.EOF)
     found = re.search(r"session (\w+) · resume it with: cli-agent --resume (\w+)\n", rest.replace("\r", ""))
     assert found is not None and found.group(1) == found.group(2)
+
+
+def test_p_in_a_terminal_draws_like_the_repl_and_offers_no_session_grants(term, tmp_path):
+    t = term([{"tool_calls": [read("a.py")]}, {"tool_calls": [create("b.py", "y = 2\n")]},
+              {"text": "made **b.py**"}], cols=80, args=("-p", "make b.py"), wait=None)
+    (t.ws / "a.py").write_text("x = 1\n")
+    seen = t.expect(QUESTION)
+    assert "● Read(a.py) ⎿ 1 line" in seen and "create_file b.py" in seen
+    assert "→" not in seen  # no raw "→ tool {json}" line
+    legend = " ".join(seen.split())
+    assert "y yes · n no, stop the turn · f no, and tell the model what to do instead" in legend
+    assert "this session" not in legend  # a/t grant for later turns a one-shot run does not have
+    t.child.send("y")
+    rest = t.expect(pexpect.EOF)
+    last = [line.strip() for line in rest.splitlines() if line.strip()][-2:]
+    assert last[0] == "made b.py"  # the answer as Markdown (the raw text only streamed in the live region)
+    assert last[1].startswith("· 3 steps")
+    t.child.close()
+    assert t.child.exitstatus == 0 and (t.ws / "b.py").read_text() == "y = 2\n"

@@ -116,6 +116,28 @@ class LiteLLMProvider:
                 self._info = {}
         return self._info
 
+    def check(self) -> None:
+        """Before the first request (the REPL's `/model`): a UsageError when LiteLLM cannot route the name, or does
+        not know the model and no server is given to send it to; then the key, as `check_credentials`."""
+        import difflib
+
+        from cli_agent.errors import UsageError
+
+        litellm = preload()
+        try:
+            litellm.get_llm_provider(self.model, api_base=self.api_base)
+        except Exception:
+            raise UsageError(f"LiteLLM cannot tell which provider serves {self.model!r}: name it provider/model, e.g. "
+                             "openai/gpt-4o-mini or anthropic/claude-sonnet-4-20250514") from None
+        known = litellm.model_cost
+        bare = self.model.split("/", 1)[-1]
+        if not self.api_base and self.model not in known and bare not in known:
+            close = difflib.get_close_matches(bare, [k.split("/", 1)[-1] for k in known], n=3, cutoff=0.75)
+            hint = f"; did you mean {' or '.join(dict.fromkeys(close))}?" if close else ""
+            raise UsageError(f"LiteLLM does not know the model {self.model!r}{hint} (with --api-base any name "
+                             "the server knows is taken)")
+        self.check_credentials()
+
     def check_credentials(self) -> None:
         """Raise MissingCredentialsError naming the env var LiteLLM expects, before any request is sent."""
         if self._credentials_checked:

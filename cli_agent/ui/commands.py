@@ -70,7 +70,10 @@ class CommandContext(Protocol):
         """One line from the user (KeyboardInterrupt on Ctrl-C, EOFError on Ctrl-D)."""
         ...
 
-    def switch_model(self, name: str) -> None: ...
+    def choose(self, title: str, options: list[str], preview: Callable[[int], str] | None,
+               selected: int) -> int | None:
+        """An arrow-key pick among `options` (None: none chosen, or no terminal to ask on)."""
+        ...
 
     def replace_session(self, session: Session) -> None:
         """Make `session` the live one (e.g. a resumed session) and close the one it replaces."""
@@ -195,10 +198,9 @@ def _exit(ctx: CommandContext, args: str) -> Outcome:
 
 
 def _model(ctx: CommandContext, args: str) -> None:
-    if not args:
-        _say(ctx, f"model: {ctx.session.settings.model or '(none)'} ({ctx.session.protocol} protocol)")
-        return
-    ctx.switch_model(args)
+    from cli_agent.ui.model_commands import model_command
+
+    model_command(ctx, args)
 
 
 _MODES = {"ask": "every change is asked for",
@@ -259,8 +261,12 @@ def builtin_commands() -> CommandRegistry:
     for command in (
         Command("help", "list the commands, or show one", _help, "[command|workflow]", complete=_complete_commands),
         Command("exit", "leave the REPL (Ctrl-D too)", _exit, aliases=("quit",)),
-        Command("model", "show the model, or switch to another", _model, "[NAME]",
-                help="The conversation carries over when the new model speaks the same protocol."),
+        Command("model", "show the model and pick another, or switch to NAME", _model, "[NAME]",
+                help="/model lists the models to pick from (this one, those used here before, one for each "
+                     "provider whose API key is set, the local model); /model NAME switches to it once it is "
+                     "checked (a bad name is refused and the model stays). The conversation carries over when the "
+                     "new model speaks the same protocol or the conversation has no tool calls; otherwise you are "
+                     "asked before a new one starts."),
         Command("approval", "show or set what is approved without asking", _approval, "[ask|edits|all]",
                 help="\n".join(f"{k}: {v}" for k, v in _MODES.items()),
                 complete=lambda ctx, args: list(_MODES)),

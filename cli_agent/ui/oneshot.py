@@ -34,14 +34,33 @@ def read_task(prompt: str) -> str:
     return text
 
 
-def approver_for(interactive: bool) -> Any:
-    """The terminal's approval question; None for a run no one watches (the policy denies before asking, and the
-    loop denies a question no one answers)."""
+def approver_for(interactive: bool, console: Any = None) -> Any:
+    """The terminal's approval question, without the answers that grant for the rest of a session (a one-shot run
+    has no later turn); None for a run no one watches (the policy denies before asking, and the loop denies a
+    question no one answers)."""
     if not interactive:
         return None
     from cli_agent.ui.approve import TerminalApprover
 
-    return TerminalApprover()
+    return TerminalApprover(console, session_scoped=False)
+
+
+def _terminal_renderer(session: Any) -> Any:
+    """The REPL's renderer, for `--output text` on a terminal: the same panels, one-line reads, spinner and
+    Markdown answer."""
+    from rich.console import Console
+
+    from cli_agent.ui.render import Renderer
+
+    registry = session.registry
+
+    def compact(tool: str) -> bool:
+        if tool not in registry.names():
+            return False
+        spec = registry.get(tool)
+        return not spec.mutates and not spec.requires_approval
+
+    return Renderer(Console(highlight=False), compact=compact, one_shot=True)
 
 
 def run_one_shot(settings: Settings, prompt: str, *, provider_factory: Any, resume: str | None = None) -> int:
@@ -99,8 +118,13 @@ def _run_session(settings: Settings, provider_factory: Any,
     interactive = is_interactive()
     session = open_session(settings, interactive=interactive, provider_factory=provider_factory)
     try:
-        events, report = start(session, approver_for(interactive))
-        finished = drive(events, session.trace, output_sink(settings.output, report))
+        renderer = _terminal_renderer(session) if settings.output == "text" and sys.stdout.isatty() else None
+        events, report = start(session, approver_for(interactive, renderer.console if renderer is not None else None))
+        try:
+            finished = drive(events, session.trace, renderer or output_sink(settings.output, report))
+        finally:
+            if renderer is not None:
+                renderer.close()
         if settings.output == "json":
             report.end(finished)
     finally:

@@ -177,9 +177,10 @@ class _Working:
     """The live region while the model works: the tail of the streamed reply, then a spinner and the time, and
     what the user typed meanwhile (`typed()`: the lines queued to send next)."""
 
-    def __init__(self, clock: Callable[[], float], typed: Callable[[], list[str]]) -> None:
+    def __init__(self, clock: Callable[[], float], typed: Callable[[], list[str]], hint: str) -> None:
         from rich.spinner import Spinner
 
+        self.hint = hint
         self.clock = clock
         self.typed = typed
         self.started = clock()
@@ -194,7 +195,7 @@ class _Working:
         label = "writing" if self.text else "thinking"
         frame = self.spinner.render(console.get_time())
         yield Text.assemble(frame if isinstance(frame, Text) else "", f" {label} {self.clock() - self.started:.1f}s",
-                            ("  Esc or Ctrl-C interrupts", "dim"))
+                            ("  " + self.hint, "dim"))
         for n, line in enumerate(queued):
             last = n == len(queued) - 1
             yield Text.assemble(("> ", "bold cyan"), esc(line), ("  (queued: sent when this turn ends)" if last
@@ -211,8 +212,12 @@ class Renderer:
     bullet (`folded` keeps them for `/expand`); changes and anything asked about get their full panel."""
 
     def __init__(self, console: Console, *, clock: Callable[[], float] = time.monotonic,
-                 compact: Callable[[str], bool] | None = None, typed: Callable[[], list[str]] = list) -> None:
+                 compact: Callable[[str], bool] | None = None, typed: Callable[[], list[str]] = list,
+                 one_shot: bool = False) -> None:
+        """`one_shot`: for `-p` on a terminal: Esc is not read, and a run that did not end well gets no line (the
+        last line on stderr says why)."""
         self.console = console
+        self.one_shot = one_shot
         self.clock = clock
         self.compact = compact or VERBS.__contains__
         self.typed = typed
@@ -250,7 +255,8 @@ class Renderer:
 
     def _start_working(self) -> None:
         self.close()
-        self._working = _Working(self.clock, self.typed)
+        self._working = _Working(self.clock, self.typed, "Ctrl-C interrupts" if self.one_shot
+                                 else "Esc or Ctrl-C interrupts")
         if self.live:
             from rich.live import Live
 
@@ -324,4 +330,5 @@ class Renderer:
             self.print(Text("(interrupted)", style="yellow"))
         if self._protocol == "json" and event.answer.strip():
             self.print(markdown(event.answer))
-        self.print(finish_line(event, self.clock() - self._started))
+        if not self.one_shot or event.stop_reason is StopReason.DONE:
+            self.print(finish_line(event, self.clock() - self._started))

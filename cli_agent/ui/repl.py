@@ -350,14 +350,14 @@ class Repl:
         return self.drive(self.session.run(prompt, self.approver, only_tools=only_tools))
 
     def ask(self, question: str, *, choices: Iterable[str] = (), default: str = "") -> str:
-        from prompt_toolkit import prompt
+        from prompt_toolkit import PromptSession
         from prompt_toolkit.completion import WordCompleter
 
         from cli_agent.ui.escape import escape_for_terminal as esc
 
         words = list(choices)
-        return prompt(esc(question), completer=WordCompleter(words) if words else None, default=default,
-                      **{k: v for k, v in self._io.items() if v})
+        session: PromptSession[str] = PromptSession(**{k: v for k, v in self._io.items() if v})
+        return session.prompt(esc(question), completer=WordCompleter(words) if words else None, default=default)
 
     def replace_session(self, session: Session) -> None:
         """The REPL goes on with `session`; the old one is closed (its provider stays open if `session` uses it)."""
@@ -369,37 +369,13 @@ class Repl:
         else:
             old.close()
 
-    def switch_model(self, name: str) -> None:
-        """Swap the provider in place: the session, its trace and (when the protocol stays) the conversation
-        carry on."""
-        from rich.text import Text
+    def choose(self, title: str, options: list[str], preview: Callable[[int], str] | None = None,
+               selected: int = 0) -> int | None:
+        from cli_agent.ui.picker import pick
 
-        from cli_agent.prompt_plan import planned_protocol
-        from cli_agent.protocols import protocol_for
-        from cli_agent.ui.escape import escape_for_terminal as esc
-
-        s = self.session
-        settings = s.settings.model_copy(update={"model": name})
-        try:
-            provider = self.provider_factory(settings)
-        except errors.CliAgentError as exc:
-            self.console.print(Text(f"model not changed: {esc(str(exc))}", style="red"))
-            return
-        protocol = planned_protocol(settings, provider.supports_native_tools)
-        setup = s.agent.setup
-        old, kept = s.provider, protocol == s.protocol
-        setup.provider, setup.model = provider, name
-        if hasattr(setup.planner, "settings"):
-            setup.planner.settings = settings
-        if not kept:
-            setup.protocol = protocol_for(protocol)
-            setup.planner.protocol = protocol  # type: ignore[attr-defined]
-            s.agent.clear()
-        s.provider, s.settings, s.protocol = provider, settings, protocol
-        old.close()
-        self.console.print(Text(f"model: {esc(name)} ({protocol} protocol); " + (
-            "the conversation carries over" if kept else "a new conversation (the protocol changed)")))
-        warm_up(provider)
+        if self._io["input"] is None and not sys.stdin.isatty():
+            return None
+        return pick(title, options, preview=preview, selected=selected, **{k: v for k, v in self._io.items() if v})
 
 
 def _columns(prompt: Any) -> int:

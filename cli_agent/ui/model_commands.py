@@ -1,0 +1,152 @@
+"""`/model`: show the model, pick one with the arrow keys, or switch to a named one, checked first.
+
+A switch makes the new provider and checks it (for a LiteLLM model: that LiteLLM can route the name, knows it or
+has a server to send it to, and finds its key) behind a spinner, with the keyboard held so nothing typed meanwhile
+is echoed. A bad name is refused in one line and the current model stays. The conversation carries over when the
+wire protocol stays, or when it holds no tool calls; otherwise the REPL asks before starting a new one (recorded
+in the trace as a `/clear`).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+from rich.text import Text
+
+from cli_agent import errors
+from cli_agent.ui.escape import escape_for_terminal as esc
+
+if TYPE_CHECKING:
+    from cli_agent.providers.base import Provider
+    from cli_agent.session import Session
+    from cli_agent.ui.commands import CommandContext
+
+__all__ = ["KEY_MODELS", "known_models", "model_command", "switch_model"]
+
+# A provider's key in the environment, and a model of that provider LiteLLM knows: what onboarding and the picker
+# offer.
+KEY_MODELS = (("OPENAI_API_KEY", "openai/gpt-4o-mini"), ("ANTHROPIC_API_KEY", "anthropic/claude-sonnet-4-20250514"),
+              ("GEMINI_API_KEY", "gemini/gemini-2.0-flash"), ("GOOGLE_API_KEY", "gemini/gemini-2.0-flash"),
+              ("MISTRAL_API_KEY", "mistral/mistral-small-latest"), ("GROQ_API_KEY", "groq/llama-3.3-70b-versatile"),
+              ("OPENROUTER_API_KEY", "openrouter/openai/gpt-4o-mini"), ("DEEPSEEK_API_KEY", "deepseek/deepseek-chat"),
+              ("XAI_API_KEY", "xai/grok-3"))
+
+
+def known_models(session: Session, env: dict[str, str] | None = None) -> list[str]:
+    """The models to pick from: the current one, those used before in this workspace, one for each provider whose
+    key is set, and the bundled local model when its runtime is installed."""
+    from cli_agent.local_model import runtime_version
+
+    env = dict(os.environ) if env is None else env
+    models = [session.settings.model or ""]
+    try:
+        from cli_agent.sessions import Sessions
+
+        models += [e.model for e in Sessions().list(session.workspace.root, limit=50)]
+    except Exception:  # an unreadable index offers fewer models, nothing more
+        pass
+    models += [model for key, model in KEY_MODELS if env.get(key)]
+    if runtime_version() is not None:
+        models.append("local")
+    return [m for m in dict.fromkeys(models) if m]
+
+
+def _describe(session: Session) -> str:
+    return f"model: {session.settings.model or '(none)'} ({session.protocol} protocol)"
+
+
+def model_command(ctx: CommandContext, args: str) -> None:
+    session = ctx.session
+    if args:
+        switch_model(ctx, args)
+        return
+    ctx.console.print(Text(esc(_describe(session))))
+    choose = getattr(ctx, "choose", None)
+    models = known_models(session)
+    if choose is None or len(models) < 2:
+        if choose is not None:
+            ctx.console.print(Text("no other model to pick: /model NAME (e.g. openai/gpt-4o-mini) switches to one",
+                                   style="dim"))
+        return
+    picked = choose("Switch to which model?", models, None, 0)
+    if picked is not None and models[picked] != session.settings.model:
+        switch_model(ctx, models[picked])
+
+
+def _checked_provider(ctx: CommandContext, name: str) -> tuple[Provider, str]:
+    """The new model's provider, checked, and its protocol; a UsageError or ProviderError if it is unusable."""
+    from cli_agent.prompt_plan import planned_protocol
+
+    session = ctx.session
+    settings = session.settings.model_copy(update={"model": name})
+    provider = ctx.provider_factory(settings)  # type: ignore[attr-defined]
+    try:
+        check = getattr(provider, "check", None)
+        if check is not None:
+            check()
+        return provider, planned_protocol(settings, provider.supports_native_tools)
+    except BaseException:
+        provider.close()
+        raise
+
+
+def switch_model(ctx: CommandContext, name: str) -> None:
+    """Swap the provider in place, checked first; the session, its trace and (whenever it can) the conversation
+    carry on."""
+    from cli_agent.ui.keys import TurnKeys
+
+    session = ctx.session
+    try:
+        with TurnKeys.open() as keys, ctx.console.status(f"checking {esc(name)}…", spinner="dots"):
+            provider, protocol = _checked_provider(ctx, name)
+    except errors.CliAgentError as exc:
+        ctx.console.print(Text(f"model not changed: {esc(str(exc))}", style="red"))
+        return
+    except KeyboardInterrupt:
+        ctx.console.print(Text("model not changed (interrupted)", style="yellow"))
+        return
+    if keys is not None and keys.partial:
+        setattr(ctx, "_draft", keys.partial)  # noqa: B010 - the REPL's next prompt starts with it
+    agent = session.agent
+    portable = all(not m.tool_calls and m.role != "tool" for m in agent.history)
+    kept = protocol == session.protocol or portable
+    if not kept and not _confirm_drop(ctx, name, protocol):
+        provider.close()
+        ctx.console.print(Text("model not changed", style="yellow"))
+        return
+    _swap(ctx, session, name, provider, protocol, kept)
+
+
+def _confirm_drop(ctx: CommandContext, name: str, protocol: str) -> bool:
+    question = (f"{name} speaks the {protocol} protocol, and this conversation's tool calls can't be sent to it. "
+                "Start a new conversation? [y/N] ")
+    try:
+        return ctx.ask(question, choices=("y", "n")).strip().lower() in ("y", "yes")
+    except (KeyboardInterrupt, EOFError):
+        return False
+
+
+def _swap(ctx: CommandContext, session: Session, name: str, provider: Provider, protocol: str, kept: bool) -> None:
+    from cli_agent.compaction import apply_reset
+    from cli_agent.events import ConversationReset
+    from cli_agent.protocols import protocol_for
+    from cli_agent.ui.startup import warm_up
+
+    settings = session.settings.model_copy(update={"model": name})
+    setup = session.agent.setup
+    old = session.provider
+    setup.provider, setup.model = provider, name
+    if hasattr(setup.planner, "settings"):
+        setup.planner.settings = settings
+    setup.protocol = protocol_for(protocol)
+    setup.planner.protocol = protocol  # type: ignore[attr-defined]
+    if not kept:
+        reset = ConversationReset(kind="clear")
+        apply_reset(session.agent, reset)
+        session.trace(reset)
+    session.provider, session.settings, session.protocol = provider, settings, protocol
+    old.close()
+    ctx.console.print(Text(f"model: {esc(name)} ({protocol} protocol); " + (
+        "the conversation carries over" if kept else "a new conversation (the protocol changed)")))
+    warm_up(provider)
