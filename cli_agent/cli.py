@@ -126,7 +126,8 @@ def root(ctx: typer.Context,
         return run_one_shot(_load(ctx).settings, prompt, provider_factory=_factory(ctx), resume=resume_from)
     from cli_agent.ui.repl import run_repl
 
-    return run_repl(lambda: _load(ctx), provider_factory=_factory(ctx), resume=resume_from)  # loads behind the prompt
+    return run_repl(lambda: _load(ctx), provider_factory=_factory(ctx), resume=resume_from,  # loads behind the prompt
+                    onboard=model is None and api_base is None and api_key is None)
 
 
 @tools_app.callback()

@@ -76,7 +76,7 @@ def test_compact_replaces_the_conversation_by_the_summary_and_a_resume_continues
     repl.session.close()
     again, second = resumed(env, [{"text": "resumed"}])
     again.turn("after the resume")
-    assert sent(second)[:4] == sent(provider) + [("assistant", "next answer")]
+    assert sent(second)[:4] == [*sent(provider), ("assistant", "next answer")]
     again.session.close()
     assert replay(trace).divergence is None
 

@@ -25,8 +25,20 @@ if TYPE_CHECKING:
     from cli_agent.session import Session
     from cli_agent.ui.commands import CommandContext
 
-__all__ = ["ATTACH_MAX", "PathIndex", "ReplCompleter", "attach_files", "attachment_refs", "bindings", "history",
-           "context_share", "match_paths", "next_mode", "short_path", "toolbar"]
+__all__ = [
+    "ATTACH_MAX",
+    "PathIndex",
+    "ReplCompleter",
+    "attach_files",
+    "attachment_refs",
+    "bindings",
+    "context_share",
+    "history",
+    "match_paths",
+    "next_mode",
+    "short_path",
+    "toolbar",
+]
 
 _AT_END = re.compile(r'(?:^|(?<=\s))@("[^"]*|[^\s"]*)$')  # an @reference being typed at the cursor
 _AT_ANY = re.compile(r'(?:^|(?<=\s))@(?:"([^"]+)"|([^\s"]+))')  # every complete @reference in a message

@@ -25,7 +25,7 @@ def pick(title: str, options: Sequence[str], *, preview: Callable[[int], str] | 
     from prompt_toolkit.key_binding import KeyBindings
     from prompt_toolkit.layout import FormattedTextControl, HSplit, Layout, Window
 
-    state = {"at": max(0, min(selected, len(options) - 1)), "typed": ""}
+    state: dict[str, Any] = {"at": max(0, min(selected, len(options) - 1)), "typed": ""}
     bindings = KeyBindings()
 
     def move(step: int) -> None:

@@ -14,6 +14,7 @@ answer; the toolbar shows them as soon as they are.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Collection, Iterable
 from typing import TYPE_CHECKING, Any
@@ -33,13 +34,17 @@ __all__ = ["Repl", "run_repl"]
 NO_TERMINAL = "no terminal for the REPL: pass -p TEXT, or -p - to read the task from stdin"
 
 
-def run_repl(load: Callable[[], Loaded], *, provider_factory: ProviderFactory, resume: str | None = None) -> int:
+def run_repl(load: Callable[[], Loaded], *, provider_factory: ProviderFactory, resume: str | None = None,
+             onboard: bool = False) -> int:
     """`load` gives the settings; `resume`: continue that session (session_index.LATEST for -c, or an id) instead of
     starting a new one. The session is made behind the first prompt (`Startup`), except one to continue, which the
-    banner shows. A bad config, a missing or damaged session, no model: the REPL ends with that one-line error
-    (exit 2)."""
+    banner shows. `onboard` (no --model or --api-base given): when no model is configured either, say what is
+    possible before any prompt (`ui.onboarding`). A bad config, a missing or damaged session, no model: the REPL
+    ends with that one-line error (exit 2)."""
     if not sys.stdin.isatty():
         raise errors.UsageError(NO_TERMINAL)
+    if onboard and not any(os.environ.get(v) for v in ("CLI_AGENT_MODEL", "CLI_AGENT_API_BASE", "CLI_AGENT_API_KEY")):
+        load = _onboarded(load)
     startup = Startup(load, provider_factory, resume=resume)
     try:
         code = Repl(startup, None, provider_factory).loop()
@@ -48,6 +53,20 @@ def run_repl(load: Callable[[], Loaded], *, provider_factory: ProviderFactory, r
     if startup.error is not None:  # quit before the start-up failed: its error still decides the exit code
         raise startup.error
     return code
+
+
+def _onboarded(load: Callable[[], Loaded]) -> Callable[[], Loaded]:
+    """The settings, loaded now (only for a user with no model on the command line or in the environment), with the
+    model onboarding chose."""
+    import dataclasses
+
+    from cli_agent.ui.onboarding import choose_model
+
+    loaded = load()
+    model = choose_model(loaded.settings)
+    if model is not None:
+        loaded = dataclasses.replace(loaded, settings=loaded.settings.model_copy(update={"model": model}))
+    return lambda: loaded
 
 
 class Repl:
@@ -293,9 +312,8 @@ class Repl:
         from rich.text import Text
 
         from cli_agent.ui.completion import attach_files
-        from cli_agent.ui.escape import escape_for_terminal as esc
-
         from cli_agent.ui.context_commands import compact_if_full
+        from cli_agent.ui.escape import escape_for_terminal as esc
 
         message, notes = attach_files(text, self.session.workspace)
         for note in notes:
