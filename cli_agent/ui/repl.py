@@ -160,6 +160,8 @@ class Repl:
             self.startup.get()  # a failure ends the REPL before the prompt
             self._announced = True
         self._banner()
+        if self.startup.resumed is not None and self.startup.session is not None:
+            self.show_resumed(self.startup.session, self.startup.resumed.trace_path)
         while True:
             try:
                 text = self.queued.pop(0) if self.queued else self.read()
@@ -285,6 +287,19 @@ class Repl:
         self.console.print(line)
         if session is not None:
             self._notes([*session.notes, *self.notes])
+
+    def show_resumed(self, session: Session, trace_path: Any) -> None:
+        """A resumed session's transcript on screen, and its totals in the toolbar."""
+        from cli_agent.trace import read_trace
+        from cli_agent.ui.resume_view import show_transcript
+
+        try:
+            summary = show_transcript(self.console, read_trace(trace_path), compact=self._compact)
+        except errors.CliAgentError as exc:  # the conversation is back; only its picture is missing
+            self.console.print(f"(the transcript cannot be shown: {exc})", style="dim", markup=False)
+            return
+        session.agent.usage = summary.usage
+        self.steps = summary.steps
 
     def _say_dim(self, text: str) -> None:
         self.console.print(text, style="dim", markup=False)

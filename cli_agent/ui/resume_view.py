@@ -1,0 +1,137 @@
+"""What a resumed session shows: its transcript, the last turns drawn as they were and the older ones folded into a
+line each, and the totals the toolbar had; and the one-paragraph preview the `/resume` picker shows for a session.
+
+Only what follows the last `/clear` or `/compact` is live; what came before is folded into one line too.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from rich.console import Console
+from rich.text import Text
+
+from cli_agent.events import (
+    ApprovalAsked,
+    ApprovalDecided,
+    ConversationReset,
+    Event,
+    RunFinished,
+    RunStarted,
+    ToolCallsProposed,
+    ToolResult,
+)
+from cli_agent.messages import Usage
+from cli_agent.trace import Trace
+from cli_agent.ui.escape import escape_for_terminal as esc
+
+__all__ = ["SHOWN_TURNS", "Summary", "preview", "show_transcript", "summarise"]
+
+SHOWN_TURNS = 3  # the newest turns drawn in full on a resume
+
+
+@dataclass(frozen=True)
+class Summary:
+    turns: int
+    steps: int
+    usage: Usage
+    files: tuple[str, ...]  # the files its turns changed
+    first_message: str
+    started: float
+
+
+def _turns(events: Iterable[Event]) -> list[list[Event]]:
+    out: list[list[Event]] = []
+    for event in events:
+        if isinstance(event, RunStarted):
+            out.append([])
+        if out:
+            out[-1].append(event)
+    return out
+
+
+def _changed(run: list[Event]) -> list[str]:
+    calls = {c.id: c for e in run if isinstance(e, ToolCallsProposed) for c in e.calls}
+    files = []
+    for e in run:
+        if isinstance(e, ToolResult) and e.envelope.ok and e.call_id in calls:
+            args = calls[e.call_id].arguments or {}
+            if e.tool in ("create_file", "edit_file", "write_file", "delete_file", "rename_file") and \
+                    isinstance(args.get("path"), str):
+                files.append(args["path"])
+    return files
+
+
+def summarise(trace: Trace) -> Summary:
+    """Turns, steps, tokens and cost, and the files changed, over the whole trace."""
+    runs = _turns(trace.events)
+    finished = [e for run in runs for e in run if isinstance(e, RunFinished)]
+    usage = Usage()
+    for f in finished:
+        usage = usage + f.usage
+    first = next((run[0] for run in runs if isinstance(run[0], RunStarted)), None)
+    files = tuple(dict.fromkeys(p for run in runs for p in _changed(run)))
+    return Summary(len(runs), sum(f.steps for f in finished), usage, files,
+                   first.prompt if isinstance(first, RunStarted) else "", first.time if first else 0.0)
+
+
+def preview(trace: Trace) -> str:
+    """The picker's preview of a session: when, its first message, how many turns, which files changed."""
+    s = summarise(trace)
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(s.started)) if s.started else "-"
+    files = ", ".join(s.files[:6]) + (f" and {len(s.files) - 6} more" if len(s.files) > 6 else "")
+    return esc(f"{when} · {s.turns} turn{'s' if s.turns != 1 else ''} · files changed: {files or 'none'}\n"
+               f"first message: {_one_line(s.first_message, 200)}")
+
+
+def _one_line(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+def show_transcript(console: Console, trace: Trace, *, compact: object = None) -> Summary:
+    """Draw the session on `console`: folded lines for the older turns (and for everything before the last reset),
+    the newest `SHOWN_TURNS` as they were. Returns the totals for the toolbar."""
+    from cli_agent.ui.approve import decided_line, render_call
+    from cli_agent.ui.render import Renderer
+
+    events = list(trace.events)
+    cut = max((i for i, e in enumerate(events) if isinstance(e, ConversationReset)), default=-1)
+    before, live = _turns(events[:cut + 1]), _turns(events[cut + 1:])
+    if before:
+        console.print(Text(f"… {len(before)} turn{'s' if len(before) != 1 else ''} before the last "
+                           f"/{events[cut].kind if cut >= 0 else 'clear'} (not in the conversation)", style="dim"))
+    older, newest = live[:-SHOWN_TURNS], live[-SHOWN_TURNS:]
+    for run in older:
+        console.print(_folded(run))
+    for run in newest:
+        started = run[0]
+        if isinstance(started, RunStarted):
+            console.print(Text.assemble(("> ", "bold cyan"), esc(_one_line(started.prompt, 400))))
+        renderer = Renderer(console, compact=compact if callable(compact) else None)
+        renderer.live = False  # a transcript, not a run: no spinner
+        for event in run:
+            if isinstance(event, ApprovalAsked):
+                console.print(render_call(event))
+            elif isinstance(event, ApprovalDecided) and event.by == "user":
+                console.print(decided_line(event.decision, event.feedback))
+            renderer(event)
+    console.print(Text("── resumed: the conversation goes on from here ──", style="green"))
+    return summarise(trace)
+
+
+def _folded(run: list[Event]) -> Text:
+    started = run[0]
+    finished = next((e for e in run if isinstance(e, RunFinished)), None)
+    prompt = started.prompt if isinstance(started, RunStarted) else ""
+    answer = finished.answer if finished is not None and finished.answer else (
+        finished.stop_reason.value if finished is not None else "")
+    files = _changed(run)
+    line = Text.assemble(("› ", "dim"), esc(_one_line(prompt, 60)))
+    if answer:
+        line.append("  → " + esc(_one_line(answer, 60)), style="dim")
+    if files:
+        line.append(f"  ({len(files)} file{'s' if len(files) != 1 else ''} changed)", style="dim")
+    return line
