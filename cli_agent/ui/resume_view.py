@@ -100,9 +100,10 @@ def show_transcript(console: Console, trace: Trace, *, compact: object = None) -
     events = list(trace.events)
     cut = max((i for i, e in enumerate(events) if isinstance(e, ConversationReset)), default=-1)
     before, live = _turns(events[:cut + 1]), _turns(events[cut + 1:])
-    if before:
-        console.print(Text(f"… {len(before)} turn{'s' if len(before) != 1 else ''} before the last "
-                           f"/{events[cut].kind if cut >= 0 else 'clear'} (not in the conversation)", style="dim"))
+    reset = events[cut] if cut >= 0 else None
+    if before and isinstance(reset, ConversationReset):
+        console.print(Text(f"… {len(before)} turn{'s' if len(before) != 1 else ''} before the last /{reset.kind} "
+                           "(not in the conversation)", style="dim"))
     older, newest = live[:-SHOWN_TURNS], live[-SHOWN_TURNS:]
     for run in older:
         console.print(_folded(run))
