@@ -81,13 +81,15 @@ def test_compact_replaces_the_conversation_by_the_summary_and_a_resume_continues
     assert replay(trace).divergence is None
 
 
-def test_a_failed_compaction_leaves_the_conversation_as_it_was(env):
+def test_a_failed_compaction_keeps_the_whole_conversation(env):
     repl, _ = repl_with(env, [{"text": "first"}, {"error": "fatal", "message": "server down"}])
     repl.turn("hello")
     before = list(repl.session.agent.history)
     repl.commands.dispatch(repl, "/compact")
-    assert repl.session.agent.history == before
+    assert repl.session.agent.history[:2] == before
     assert "not compacted" in repl.console.export_text()
+    records = [json.loads(line) for line in repl.session.trace_path.read_text().splitlines()]
+    assert not any(r["type"] == "conversation_reset" for r in records)
     repl.session.close()
 
 
@@ -102,4 +104,28 @@ def test_near_the_window_the_repl_compacts_before_the_turn_and_says_so(env):
     assert sent(provider)[0][1].endswith("the summary") and sent(provider)[-1] == ("user", "next question")
     records = [json.loads(line) for line in repl.session.trace_path.read_text().splitlines()]
     assert any(r["type"] == "conversation_reset" and r["auto"] for r in records)
+    repl.session.close()
+
+
+def test_diff_shows_this_sessions_changes_as_one_diff_without_undone_turns(env):
+    (env / "keep.py").write_text("a = 1\nb = 2\n")
+    repl, _ = repl_with(env, [{"tool_calls": [{"name": "create_file", "arguments": {"path": "new.py",
+                                                                                      "content": "x = 1\n"}}]},
+                              {"text": "made"},
+                              {"tool_calls": [{"name": "edit_file", "arguments": {"path": "keep.py", "old": "b = 2",
+                                                                                    "new": "b = 3"}}]},
+                              {"text": "edited"},
+                              {"tool_calls": [{"name": "create_file", "arguments": {"path": "gone.py",
+                                                                                      "content": "y\n"}}]},
+                              {"text": "made again"}], yes=True)
+    for prompt in ("make new", "edit keep", "make gone"):
+        repl.turn(prompt)
+    repl.commands.dispatch(repl, "/undo")  # the last turn is undone: not in the diff
+    repl.console.export_text()
+    repl.commands.dispatch(repl, "/diff")
+    out = repl.console.export_text()
+    assert "+++ b/new.py" in out and "+x = 1" in out
+    assert "--- a/keep.py" in out and "-b = 2" in out and "+b = 3" in out and " a = 1" in out
+    assert "gone.py" not in out
+    assert "2 files changed this session, +2 -1 lines" in out
     repl.session.close()

@@ -38,14 +38,13 @@ def compact(ctx: CommandContext, focus: str = "", *, auto: bool = False) -> bool
     if not agent.history:
         ctx.console.print(Text("nothing to compact: the conversation is empty", style="dim"))
         return False
-    before, used = list(agent.history), agent.context_use()[0]
+    used = agent.context_use()[0]
     read_only = [spec.name for spec in session.registry.specs() if not spec.mutates and not spec.requires_approval]
     finished = ctx.drive(agent.run(compact_prompt(focus), ctx.approver, only_tools=read_only))
     summary = finished.answer.strip()
     if finished.stop_reason is not StopReason.DONE or not summary:
-        agent.history[:] = before
         ctx.console.print(Text(f"not compacted: {esc(finished.message or 'the model gave no summary')}; the "
-                               "conversation is as it was", style="yellow"))
+                               "conversation goes on whole", style="yellow"))
         return False
     reset = ConversationReset(kind="compact", summary=summary, auto=auto)
     apply_reset(agent, reset)
@@ -89,6 +88,7 @@ def _expand(ctx: CommandContext, args: str) -> None:
 
 def context_commands() -> list[Command]:
     from cli_agent.ui.commands import Command
+    from cli_agent.ui.diff_command import diff_command
 
     return [
         Command("clear", "start a new conversation", _clear,
@@ -99,4 +99,5 @@ def context_commands() -> list[Command]:
                      "replaces it, freeing the context window. The REPL does this on its own when the context is "
                      f"{AUTO_COMPACT_AT:.0%} full. Recorded in the trace: a resume continues from the summary."),
         Command("expand", "show the last turn's one-line calls in full", _expand),
+        diff_command(),
     ]
