@@ -31,10 +31,10 @@ from cli_agent.ui.completion import (
     attachment_refs,
     bindings,
     match_paths,
-    toolbar,
 )
 from cli_agent.ui.repl import Repl
 from cli_agent.ui.startup import Startup, warm_up
+from cli_agent.ui.toolbar import toolbar
 
 
 @pytest.fixture

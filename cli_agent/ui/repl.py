@@ -250,7 +250,7 @@ class Repl:
         return session.workspace if session is not None and self.startup.ready else None
 
     def _toolbar(self) -> Any:
-        from cli_agent.ui.completion import toolbar
+        from cli_agent.ui.toolbar import toolbar
 
         ready = self.startup.ready and self.startup.error is None
         return toolbar(self.startup.settings, self.startup.session if ready else None, self.steps,
@@ -258,7 +258,7 @@ class Repl:
 
     def _cycle_mode(self) -> None:
         """Shift+Tab: the next approval mode (ask → edits → all → ask); the toolbar shows it."""
-        from cli_agent.ui.completion import next_mode
+        from cli_agent.ui.toolbar import next_mode
 
         session = self.startup.session if self.startup.ready and self.startup.error is None else None
         if session is not None:

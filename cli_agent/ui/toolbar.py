@@ -1,0 +1,80 @@
+"""The REPL's bottom toolbar, and the approval mode Shift+Tab moves through.
+
+The toolbar says the model, the approval mode and the tools granted for the session, the context meter (from 70 %
+full; red from 90 %), tokens, cost, steps, the workspace; it is made to fit the terminal's width by shortening, then
+leaving out, its least useful parts first. It never asks a provider anything (the context window comes from the
+loop, which learns it at the first request), so drawing it costs no import.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from cli_agent.ui.completion import short_path
+from cli_agent.ui.escape import escape_for_terminal as esc
+
+if TYPE_CHECKING:
+    from prompt_toolkit.formatted_text import StyleAndTextTuples
+
+    from cli_agent.session import Session
+
+__all__ = ["context_share", "next_mode", "toolbar"]
+
+
+_MODES = ("ask", "edits", "all")
+
+
+def next_mode(mode: Any) -> Any:
+    """The approval mode Shift+Tab moves to: ask → edits → all → ask."""
+    from cli_agent.approval import ApprovalMode
+
+    return ApprovalMode(_MODES[(_MODES.index(str(mode.value)) + 1) % len(_MODES)])
+
+
+def context_share(session: Session) -> float | None:
+    """How full the model's context window is (0..1), None while the window is unknown (before the first
+    request; never asked of the provider here, which for a LiteLLM model would import LiteLLM)."""
+    used, window = session.agent.context_use()
+    return used / window if window else None
+
+
+def toolbar(settings: Any, session: Session | None, steps: int, *, width: int = 80) -> StyleAndTextTuples:
+    """The bottom toolbar, made to fit `width` by shortening and then leaving out its least useful parts first:
+    model, approval mode and the tools granted for the session, the context meter (from 70 % full), tokens, cost,
+    steps, workspace, the help hint."""
+    if session is None:  # still being made behind the prompt
+        model = f"{esc(settings.model or 'no model')} · " if settings is not None else ""
+        return [("class:bottom-toolbar", f" {model}starting… ")]
+    usage = session.agent.usage
+    policy = session.agent.policy
+    mode = "yes (--yes)" if policy.yes else policy.mode.value
+    if policy.granted_tools and not policy.yes:
+        mode += " +" + ",".join(sorted(policy.granted_tools))
+    share = context_share(session)
+    model = esc(session.settings.model or "no model")
+    parts = {"model": model, "mode": f"approval: {mode} (⇧Tab)",
+             "context": f"context {share:.0%}" if share is not None and share >= 0.7 else "",
+             "tokens": f"{usage.total_tokens:,} tokens", "cost": f"${usage.cost_usd:.4f}" if usage.cost_usd else "",
+             "steps": f"steps {steps}", "workspace": esc(short_path(str(session.workspace.root))), "help": "/help"}
+    shorter = [("help", ""), ("workspace", ""), ("steps", ""), ("mode", f"approval: {mode}"), ("cost", ""),
+               ("tokens", f"{_short_count(usage.total_tokens)} tok"), ("model", model.rsplit("/", 1)[-1]),
+               ("mode", mode), ("context", f"ctx {share:.0%}" if parts["context"] else ""),
+               ("model", _clip(model.rsplit("/", 1)[-1], 14)), ("context", ""), ("tokens", "")]
+
+    def line() -> str:
+        return " " + " · ".join(text for text in parts.values() if text) + " "
+
+    for name, text in shorter:
+        if len(line()) <= width:
+            break
+        parts[name] = text
+    style = "class:bottom-toolbar" + (" bg:ansired" if share is not None and share >= 0.9 else "")
+    return [(style, line()[:max(width, 1)])]
+
+
+def _short_count(n: int) -> str:
+    return f"{n / 1000:.1f}k" if n >= 1000 else str(n)
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:width - 1] + "…"
