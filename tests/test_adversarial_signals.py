@@ -84,7 +84,7 @@ def _approval_run(tmp_path: Path, signum: int) -> tuple[int, Path, Path]:
     child = pexpect.spawn(sys.executable, ["-m", "cli_agent", "-p", "go", "--model", f"scripted:{script}", "-C",
                                            str(ws), "--trace", str(trace)], env=env_for(home, terminal=True),
                           dimensions=(40, 140), encoding="utf-8", timeout=120)
-    child.expect(r"\[y/n/a/t/q\]")
+    child.expect(r"Apply\?")
     time.sleep(0.3)
     os.kill(child.pid, signum)
     child.expect(pexpect.EOF)

@@ -154,7 +154,7 @@ def test_a_workflow_named_like_a_command_is_wf_name_and_its_tool_step_is_one_und
                                        '[steps.arguments]\npath = "{{path}}"\ncontent = "hello\\n"\n')
     r = repl([])
     r.say("/wf:clear hi.txt")
-    assert "the project workflow clear is /wf:clear here" in r.expect(r"\[y/n/a/t/q\]")  # said at the first line
+    assert "the project workflow clear is /wf:clear here" in r.expect(r"Apply\?")  # said at the first line
     r.child.send("y")
     r.expect("created")
     r.expect(PROMPT)

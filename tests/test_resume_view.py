@@ -33,8 +33,8 @@ def test_continue_replays_the_transcript_and_restores_the_totals(tmp_path):
     again.expect(PROMPT)
     assert "› question one  → answer one" in seen and "› question two  → answer two" in seen  # folded
     assert "question three" not in seen
-    for shown in ("> make b", "● Read(a.py) ⎿ 1 line", "create_file b.py", "print('b')", "  ✓ yes", "made b.py",
-                  "> question four", "answer four", "> question five", "answer five"):
+    for shown in ("› make b", "● Read(a.py) ⎿ 1 line", "create_file b.py", "print('b')", "  ✓ yes", "made b.py",
+                  "› question four", "answer four", "› question five", "answer five"):
         assert shown in seen
     assert "── resumed: the conversation goes on from here ──" in seen
     again.say("/cost")

@@ -110,7 +110,7 @@ def show_transcript(console: Console, trace: Trace, *, compact: object = None) -
     for run in newest:
         started = run[0]
         if isinstance(started, RunStarted):
-            console.print(Text.assemble(("> ", "bold cyan"), esc(_one_line(started.prompt, 400))))
+            console.print(Text.assemble(("› ", "bold cyan"), (esc(_one_line(started.prompt, 400)), "bold")))
         renderer = Renderer(console, compact=compact if callable(compact) else None)
         renderer.live = False  # a transcript, not a run: no spinner
         for event in run:
