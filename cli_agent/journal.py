@@ -10,7 +10,8 @@ Layout under `paths.user_state_dir()/journal/` (format 1; a format change gets a
 
     {"format": 1, "type": "journal_header", "workspace": "/real/path", "time": …}
     {"type": "change", "turn": 3, "session": "ab12cd34", "seq": 1, "time": …, "tool": "edit_file", "kind": "edit",
-     "path": "src/a.py", "before": sha256 | null, "mode": 420 | null, "after": sha256 | null, "dirs": [...]}
+     "path": "src/a.py", "before": sha256 | null, "mode": 420 | null, "after": sha256 | null, "dirs": [...],
+     "prompt": "what the user asked"}                                   (prompt: on a turn's first line only)
     {"type": "undone", "turn": 3, "time": …, "files": [...]}
 
 `Journal.record` is the `Workspace`'s `before_write` hook: the before-image is written (temp file, fsync, rename,
@@ -49,6 +50,7 @@ __all__ = ["FORMAT", "Entry", "Journal", "Turn", "collect_blobs"]
 FORMAT = 1
 KEEP_TURNS = 200  # turns kept per workspace; older ones are pruned
 PRUNE_EVERY = 25  # turns between prunes
+PROMPT_KEPT = 200  # characters of a turn's prompt the journal keeps
 BLOB_GRACE_S = 3600.0  # an unreferenced blob younger than this may belong to a change being recorded
 
 
@@ -67,6 +69,7 @@ class Entry:
     mode: int | None
     after: str | None
     dirs: tuple[str, ...] = ()
+    prompt: str = ""  # the turn's first entry: what the user asked (absent in older journals)
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,10 @@ class Turn:
     time: float
     changes: tuple[Entry, ...]
     undone: bool = False
+
+    @property
+    def prompt(self) -> str:
+        return next((e.prompt for e in self.changes if e.prompt), "")
 
 
 def _sha(data: bytes) -> str:
@@ -104,13 +111,17 @@ class Journal:
         self._session = ""
         self._turn: int | None = None  # None: the next change opens a new turn
         self._seq = 0
+        self._prompt = ""
         self._mutex = threading.Lock()
 
     # -- recording -------------------------------------------------------------------------------------------
 
-    def begin_turn(self, session: str = "") -> None:
+    def begin_turn(self, session: str = "", prompt: str = "") -> None:
+        """The next change opens a new turn; `prompt` (what the user asked, first 200 characters kept) goes with
+        its first line, for `/undo list`."""
         with self._mutex:
             self._session, self._turn, self._seq = session, None, 0
+            self._prompt = " ".join(prompt.split())[:PROMPT_KEPT]
 
     def record(self, change: Change) -> None:
         """The `before_write` hook: the before-image and the entry on disk, fsynced, or an exception."""
@@ -128,7 +139,8 @@ class Journal:
                               "time": round(time.time(), 3), "tool": change.tool, "kind": change.kind,
                               "path": change.path, "before": before, "mode": before_mode,
                               "after": _sha(change.after) if change.after is not None else None,
-                              "dirs": list(dirs)})
+                              "dirs": list(dirs)} | ({"prompt": self._prompt} if self._seq == 1 and self._prompt
+                                                   else {}))
 
     @contextlib.contextmanager
     def exclusive(self) -> Iterator[None]:
@@ -295,4 +307,4 @@ def _entry(r: dict[str, Any]) -> Entry:
     return Entry(turn=int(r["turn"]), session=str(r.get("session", "")), seq=int(r.get("seq", 0)),
                  time=float(r.get("time", 0)), tool=str(r["tool"]), kind=str(r["kind"]), path=str(r["path"]),
                  before=r.get("before"), mode=r.get("mode"), after=r.get("after"),
-                 dirs=tuple(str(d) for d in r.get("dirs") or ()))
+                 dirs=tuple(str(d) for d in r.get("dirs") or ()), prompt=str(r.get("prompt") or ""))

@@ -80,7 +80,7 @@ class Session:
             only_tools: Collection[str] | None = None) -> EventStream:
         notes = self.attach_mcp_tools()
         if self.journal is not None:  # one run is one turn of the undo journal
-            self.journal.begin_turn(self.session_id)
+            self.journal.begin_turn(self.session_id, prompt)
         events: EventStream = self.agent.run(prompt, approve, only_tools=only_tools)
         events = _with_notes(events, notes) if notes else events
         return self._noted(prompt, events) if self.session_id else events
