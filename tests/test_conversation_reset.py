@@ -12,8 +12,8 @@ from cli_agent.config import Settings
 from cli_agent.messages import Message
 from cli_agent.providers.scripted import ScriptedProvider
 from cli_agent.replay import replay
-from cli_agent.session import open_session
-from cli_agent.sessions import LATEST, load_resumable, resume_into
+from cli_agent.session import open_session, resume_into
+from cli_agent.session_index import LATEST, load_resumable
 from cli_agent.ui.repl import Repl
 
 

@@ -41,9 +41,9 @@ def known_models(session: Session, env: dict[str, str] | None = None) -> list[st
     env = dict(os.environ) if env is None else env
     models = [session.settings.model or ""]
     try:
-        from cli_agent.sessions import Sessions
+        from cli_agent.session_index import SessionIndex
 
-        models += [e.model for e in Sessions().list(session.workspace.root, limit=50)]
+        models += [e.model for e in SessionIndex().list(session.workspace.root, limit=50)]
     except Exception:  # an unreadable index offers fewer models, nothing more
         pass
     models += [model for key, model in KEY_MODELS if env.get(key)]
