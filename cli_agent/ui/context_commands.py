@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from rich.text import Text
-
 from cli_agent.compaction import AUTO_COMPACT_AT, apply_reset, compact_prompt
 from cli_agent.events import ConversationReset, StopReason
 from cli_agent.ui.escape import escape_for_terminal as esc
@@ -22,6 +20,8 @@ __all__ = ["compact", "compact_if_full", "context_commands"]
 
 
 def _clear(ctx: CommandContext, args: str) -> None:
+    from rich.text import Text
+
     session = ctx.session
     reset = ConversationReset(kind="clear")
     apply_reset(session.agent, reset)
@@ -31,8 +31,10 @@ def _clear(ctx: CommandContext, args: str) -> None:
 
 
 def compact(ctx: CommandContext, focus: str = "", *, auto: bool = False) -> bool:
-    """The model summarises the conversation and the summary replaces it; False (and the conversation as it was)
+    """The model summarises the conversation and the summary replaces it; False (the conversation goes on whole)
     when the summary could not be made."""
+    from rich.text import Text
+
     session = ctx.session
     agent = session.agent
     if not agent.history:
@@ -56,6 +58,8 @@ def compact(ctx: CommandContext, focus: str = "", *, auto: bool = False) -> bool
 
 def compact_if_full(ctx: CommandContext) -> None:
     """Before a turn: near the context window, compact first, and say so."""
+    from rich.text import Text
+
     used, window = ctx.session.agent.context_use()
     if not window or used < AUTO_COMPACT_AT * window:
         return
@@ -70,6 +74,8 @@ def _compact(ctx: CommandContext, args: str) -> None:
 
 def _expand(ctx: CommandContext, args: str) -> None:
     """The last turn's one-line calls in full: arguments, result, notices."""
+    from rich.text import Text
+
     from cli_agent.ui.render import call_panel
     from cli_agent.ui.transcript import result_line
 

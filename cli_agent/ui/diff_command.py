@@ -9,8 +9,6 @@ from __future__ import annotations
 import difflib
 from typing import TYPE_CHECKING
 
-from rich.text import Text
-
 from cli_agent.ui.escape import escape_for_terminal as esc
 
 if TYPE_CHECKING:
@@ -54,6 +52,7 @@ def session_diff(journal: Journal, workspace: Workspace, session_id: str) -> tup
 
 def _diff(ctx: CommandContext, args: str) -> None:
     from rich.syntax import Syntax
+    from rich.text import Text
 
     from cli_agent.journal import Journal
 
