@@ -15,7 +15,8 @@ from cli_agent.session import open_session
 from cli_agent.ui.commands import Command, CommandRegistry, Outcome, builtin_commands
 from cli_agent.ui.repl import Repl
 
-BUILTINS = {"help", "exit", "clear", "model", "approval", "tools", "prompt", "trace", "cost", "compact", "expand"}
+BUILTINS = {"help", "exit", "clear", "model", "approval", "tools", "prompt", "trace", "cost", "compact", "expand",
+            "diff"}
 
 
 @pytest.fixture
