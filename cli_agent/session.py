@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Collection
+import uuid
+from collections.abc import Callable, Collection, Generator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cli_agent import errors
 from cli_agent.approval import ApprovalMode, Policy
@@ -108,14 +109,19 @@ class Session:
             setup.planner.use_registry(registry)
 
     def _noted(self, prompt: str, events: EventStream) -> EventStream:
-        """The run's events, then the prompt noted in the session index: after the turn, so the index's commit (an
-        fsync, tens of ms on a busy disk) never delays an answer."""
+        """The run's events, then the turn noted in the session index (the session added once the model has
+        answered): after the turn, so the index's commit (an fsync, tens of ms on a busy disk) never delays an
+        answer."""
+        answered, status = False, "interrupted"
         try:
-            return (yield from events)
+            finished = yield from _watched(events, lambda e: e.type == "assistant_message")
+            answered, status = finished[1], finished[0].stop_reason.value if finished[0] is not None else status
+            return finished[0]
         finally:
-            from cli_agent.session_index import note_prompt
+            from cli_agent.session_index import note_turn
 
-            note_prompt(self.session_id, prompt)
+            note_turn(self.session_id, prompt, status, answered=answered, workspace=self.workspace.root,
+                      model=self.settings.model or "", trace_path=self.trace_path)
 
     def run_call(self, call: ToolCall, approve: Approver | None) -> EventStream:
         """`Agent.run_call` (a workflow's tool step) as a turn of its own in the undo journal."""
@@ -215,10 +221,11 @@ def open_session(settings: Settings, *, interactive: bool, provider_factory: Pro
         raise errors.UsageError(f"cannot write the trace {trace_path}: {exc.strerror or exc}") from exc
     session = Session(settings, workspace, registry, provider, agent, trace_path, trace, protocol, interactive,
                       notes=[local_note] if local_note else [], journal=journal, mcp=mcp)
-    if record:
-        from cli_agent import session_index
+    if record:  # in the index once the model answers a run (Session._noted)
+        from cli_agent.session_index import writable
 
-        session.session_id, problem = session_index.record(workspace.root, settings.model or "", trace_path)
+        problem = writable()
+        session.session_id = "" if problem else uuid.uuid4().hex[:8]
         session.notes.extend([problem] if problem else [])
     return session
 
@@ -233,6 +240,28 @@ def _start_mcp(settings: Settings, registry: Registry) -> McpAttachment | None:
     attached = McpAttachment(settings.mcp_servers, registry)
     attached.start()
     return attached
+
+
+def _watched(events: EventStream, seen: Callable[[Event], bool]) -> Generator[Event, Any, tuple[Any, bool]]:
+    """`yield from events` that also notes whether `seen` held for one of them: sent decisions and thrown signals
+    (a Ctrl-C the front end throws in, which the run finishes cleanly) pass through. Returns (the run's value, the
+    note)."""
+    hit, send, throw = False, None, None
+    while True:
+        try:
+            event = events.throw(throw) if throw is not None else events.send(send) if send is not None \
+                else next(events)
+        except StopIteration as stop:
+            return stop.value, hit
+        send, throw = None, None
+        hit = hit or seen(event)
+        try:
+            send = yield event
+        except GeneratorExit:
+            events.close()
+            raise
+        except BaseException as exc:
+            throw = exc
 
 
 def resume_into(session: Session, entry: SessionEntry, trace: Trace) -> None:

@@ -5,10 +5,12 @@
     index.latest(workspace) -> SessionEntry | None
     entry, trace = load_resumable(workspace, selector)  # selector: LATEST or an id (prefix); TraceError if damaged
 
-`session.open_session` adds a session when it opens (`record`) and `Session.run` notes its first prompt
-(`note_prompt`); failing to write the index never fails a run. Continuing a session (`session.resume_into`) writes
-a new trace that starts with the old one's events, so every trace stays self-contained (replay and a later resume
-need nothing else), and the index row then points at the new trace (`adopt`). The schema grows by append-only,
+A session is added once the model has answered one of its runs (`note_turn`, after the run: a run that never
+started, for a missing key or a refused connection, leaves no session behind); each run notes how it ended, so a
+failed session is marked. Failing to write the index never fails a run. Continuing a session
+(`session.resume_into`) writes a new trace that starts with the old one's events, so every trace stays
+self-contained (replay and a later resume need nothing else), and the index row then points at the new trace
+(`adopt`). The schema grows by append-only,
 named migrations.
 """
 
@@ -27,7 +29,7 @@ from cli_agent.errors import TraceError, UsageError
 from cli_agent.trace import Trace, read_trace
 
 __all__ = ["LATEST", "SessionEntry", "SessionIndex", "adopt", "index_key", "load_resumable", "note_prompt",
-           "record"]
+           "note_turn", "record", "writable"]
 
 LATEST = "@latest"  # the selector `-c/--continue` stands for
 FIRST_MESSAGE_MAX = 500
@@ -38,8 +40,13 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (  # append-only: (name, SQL); user_ve
                                first_message TEXT NOT NULL DEFAULT '', trace_path TEXT NOT NULL);
         CREATE INDEX sessions_by_workspace ON sessions (workspace, updated);
     """),
+    ("002_turns_and_status", """
+        ALTER TABLE sessions ADD COLUMN turns INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE sessions ADD COLUMN status TEXT NOT NULL DEFAULT ''
+    """),
 )
-_COLUMNS = "id, workspace, started, updated, model, first_message, trace_path"
+_COLUMNS = "id, workspace, started, updated, model, first_message, trace_path, turns, status"
+FAILED = ("error", "usage", "unusable", "timeout")  # a last run that ended so marks the session failed
 
 
 @dataclass(frozen=True)
@@ -51,6 +58,12 @@ class SessionEntry:
     model: str
     first_message: str
     trace_path: Path
+    turns: int = 0  # runs in which the model answered (0 in an index older than the count)
+    status: str = ""  # how its last run ended (a StopReason's value; "" before it was kept)
+
+    @property
+    def failed(self) -> bool:
+        return self.status in FAILED
 
     def problem(self) -> str | None:
         """None if the session can be resumed, else one line saying why not (missing or damaged trace)."""
@@ -93,16 +106,28 @@ class SessionIndex:
         session_id = session_id or uuid.uuid4().hex[:8]
         now = time.time()
         with self._db() as db:
-            db.execute(f"INSERT INTO sessions ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, '', ?)",
+            db.execute(f"INSERT INTO sessions ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, '', ?, 0, '')",
                        (session_id, index_key(workspace), now, now, model, str(trace_path)))
         return session_id
 
-    def note_prompt(self, session_id: str, prompt: str) -> None:
-        """Mark the session used now; the first prompt becomes its first message."""
+    def note_turn(self, session_id: str, prompt: str, status: str, *, answered: bool,
+                  workspace: str | Path = "", model: str = "", trace_path: Path | None = None) -> None:
+        """After a run: a run the model answered adds the session (given its workspace, model and trace) if it
+        is not in the index yet, and counts; the first such prompt is its first message; `status` is how the run
+        ended. A run the model never answered (a missing key, a refused connection) adds nothing."""
         first = " ".join(prompt.split())[:FIRST_MESSAGE_MAX]
+        now = time.time()
         with self._db() as db:
-            db.execute("UPDATE sessions SET updated = ?, first_message = CASE WHEN first_message = '' THEN ? "
-                       "ELSE first_message END WHERE id = ?", (time.time(), first, session_id))
+            if answered and trace_path is not None:
+                db.execute(f"INSERT OR IGNORE INTO sessions ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, '', ?, 0, '')",
+                           (session_id, index_key(workspace), now, now, model, str(trace_path)))
+            db.execute("UPDATE sessions SET updated = ?, status = ?, turns = turns + ?, first_message = CASE WHEN "
+                       "first_message = '' AND ? THEN ? ELSE first_message END WHERE id = ?",
+                       (now, status, int(answered), int(answered), first, session_id))
+
+    def note_prompt(self, session_id: str, prompt: str) -> None:
+        """Mark the session used now; the first prompt becomes its first message (a run the model answered)."""
+        self.note_turn(session_id, prompt, "done", answered=True)
 
     def adopt(self, old_id: str, new_id: str, trace_path: Path, model: str) -> None:
         """The session `new_id` continues `old_id`: one row remains, `old_id`, pointing at the new trace."""
@@ -140,9 +165,9 @@ class SessionIndex:
 
 
 def _entry(row: tuple[object, ...]) -> SessionEntry:
-    sid, workspace, started, updated, model, first, trace = row
+    sid, workspace, started, updated, model, first, trace, turns, status = row
     return SessionEntry(str(sid), str(workspace), float(started), float(updated),  # type: ignore[arg-type]
-                        str(model), str(first), Path(str(trace)))
+                        str(model), str(first), Path(str(trace)), int(turns), str(status))  # type: ignore[call-overload]
 
 
 def _migrate(conn: sqlite3.Connection) -> None:
@@ -157,6 +182,15 @@ def _migrate(conn: sqlite3.Connection) -> None:
 
 # -- what a session calls; the index failing never fails a run ------------------------------------------------
 
+def writable() -> str | None:
+    """None when the index can be written (it is opened and migrated), else one line saying why not."""
+    try:
+        with SessionIndex()._db():
+            return None
+    except (sqlite3.Error, OSError, UsageError) as exc:
+        return f"this session is not in the session index ({exc})"
+
+
 def record(workspace: Path, model: str, trace_path: Path) -> tuple[str, str | None]:
     """Add a session to the index: (its id, None), or ("", why it could not be added)."""
     try:
@@ -168,6 +202,17 @@ def record(workspace: Path, model: str, trace_path: Path) -> tuple[str, str | No
 def note_prompt(session_id: str, prompt: str) -> None:
     with contextlib.suppress(sqlite3.Error, OSError, UsageError):
         SessionIndex().note_prompt(session_id, prompt)
+
+
+def note_turn(session_id: str, prompt: str, status: str, *, answered: bool, workspace: Path, model: str,
+              trace_path: Path) -> str | None:
+    """`SessionIndex.note_turn`, quietly: None, or one line saying why the index could not be written."""
+    try:
+        SessionIndex().note_turn(session_id, prompt, status, answered=answered, workspace=workspace, model=model,
+                                 trace_path=trace_path)
+    except (sqlite3.Error, OSError, UsageError) as exc:
+        return f"this session is not in the session index ({exc})"
+    return None
 
 
 def adopt(old_id: str, new_id: str, trace_path: Path, model: str) -> None:

@@ -96,7 +96,10 @@ def _when(stamp: float) -> str:
 
 
 def print_sessions(workspace: str | Path, *, as_json: bool = False, limit: int = 50) -> int:
-    """`cli-agent sessions`: this workspace's sessions, last used first, each resumable or with why not."""
+    """`cli-agent sessions`: this workspace's sessions, last used first, under a header row, each line cut to the
+    terminal's width; a failed one marked, one that cannot be resumed with why not."""
+    import shutil
+
     index = SessionIndex()
     try:
         entries = index.list(workspace, limit=limit)
@@ -106,16 +109,22 @@ def print_sessions(workspace: str | Path, *, as_json: bool = False, limit: int =
     if as_json:
         sys.stdout.write(json.dumps([{"id": e.id, "started": e.started, "updated": e.updated, "model": e.model,
                                       "first_message": e.first_message, "trace": str(e.trace_path),
+                                      "turns": e.turns, "status": e.status, "failed": e.failed,
                                       "resumable": p is None, "problem": p} for e, p in rows],
                                     ensure_ascii=False) + "\n")
         return 0
     if not rows:
         sys.stdout.write(f"no sessions in {index_key(workspace)} yet\n")
         return 0
+    width = shutil.get_terminal_size().columns if sys.stdout.isatty() else 200
+    model_width = min(20, max(5, *(len(e.model or "-") for e, _ in rows)))
+    lines = [f"{'ID':<8}  {'LAST USED':<16}  {'MODEL':<{model_width}}  {'TURNS':>5}  FIRST MESSAGE"]
     for entry, problem in rows:
-        when, message = _when(entry.updated), clip(entry.first_message)
-        status = f"  [cannot resume: {problem}]" if problem else ""
-        sys.stdout.write(esc(f"{entry.id}  {when}  {entry.model or '-':<20}  {message}{status}")
-                         + "\n")
-    sys.stdout.write("continue the last with: cli-agent -c   a chosen one: cli-agent --resume ID\n")
+        mark = f"[cannot resume: {problem}] " if problem else "[failed] " if entry.failed else ""
+        model = clip(entry.model or "-", model_width)
+        lines.append(f"{entry.id:<8}  {_when(entry.updated):<16}  {model:<{model_width}}  {entry.turns or '-':>5}  "
+                     f"{mark}{' '.join(entry.first_message.split())}")
+    for line in [*lines, "continue the last: cli-agent -c · a chosen one: cli-agent --resume ID"]:
+        line = esc(line)
+        sys.stdout.write((line if len(line) <= width else line[:width - 1] + "…") + "\n")
     return 0
