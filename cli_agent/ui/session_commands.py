@@ -25,8 +25,10 @@ PICK_MAX = 20  # sessions the picker lists
 
 def register_commands(registry: CommandRegistry, ctx: CommandContext) -> None:
     registry.register(Command("resume", "continue an earlier session of this workspace", _repl_resume, "[N|ID]",
-                              help="/resume lists this workspace's sessions, last used first, and asks for a number; "
-                                   "/resume N or /resume ID picks one at once. The conversation goes on where that "
+                              help="/resume lists this workspace's sessions, last used first, to pick with the arrow "
+                                   "keys (a preview shows when, how many turns, which files changed and the first "
+                                   "message); /resume N or /resume ID picks one at once. The newest turns are shown "
+                                   "again. The conversation goes on where that "
                                    "session ended, in a new trace; this session is closed (its trace stays). A "
                                    "session whose trace is missing or damaged is listed with the reason and cannot "
                                    "be resumed."))
@@ -52,21 +54,15 @@ def _repl_resume(ctx: CommandContext, args: str) -> None:
     resumable = [e for e, problem in rows if problem is None]
     choice = args.strip()
     if not choice:
-        for entry, problem in rows:
-            number = f"{resumable.index(entry) + 1:>3}" if problem is None else "  -"
-            say(f"{number}  {entry.id}  {_when(entry.updated)}  {entry.model or '-'}  {clip(entry.first_message)}"
-                + (f"  [cannot resume: {problem}]" if problem else ""), "" if problem is None else "dim")
-        try:
-            choice = ctx.ask("resume which? (number; Enter: none) ").strip()
-        except (KeyboardInterrupt, EOFError):
-            choice = ""
-        if not choice:
+        picked = _picked(ctx, rows)
+        if picked is None:
             say("nothing resumed")
             return
-    picked = _pick(rows, resumable, choice)
-    if picked is None:
-        say(f"no session {choice!r} in the list: give its number (1-{len(resumable)}) or its id", "yellow")
-        return
+    else:
+        picked = _pick(rows, resumable, choice)
+        if picked is None:
+            say(f"no session {choice!r} in the list: give its number (1-{len(resumable)}) or its id", "yellow")
+            return
     entry, trace = load_resumable(current.workspace.root, picked.id)  # damaged: TraceError, one line
     settings = current.settings.model_copy(update={"trace": None})  # a --trace file holds the current session
     new = open_session(settings, interactive=True, provider_factory=lambda s: current.provider)
@@ -78,6 +74,38 @@ def _repl_resume(ctx: CommandContext, args: str) -> None:
     new.agent.policy = new.agent.policy.with_mode(current.agent.policy.mode)  # keep what /approval set
     ctx.replace_session(new)
     say(f"resumed session {entry.id} ({len(new.agent.history)} messages): {clip(entry.first_message)}", "green")
+    show = getattr(ctx, "show_resumed", None)
+    if show is not None:
+        show(new, entry.trace_path)
+
+
+def _picked(ctx: CommandContext, rows: list[tuple[SessionEntry, str | None]]) -> SessionEntry | None:
+    """The arrow-key picker, with a preview of the highlighted session (when, turns, files changed, its first
+    message); without a terminal to pick on, a numbered list and a number."""
+    from cli_agent.trace import read_trace
+    from cli_agent.ui.resume_view import preview
+
+    def label(entry: SessionEntry, problem: str | None) -> str:
+        mark = "  [cannot resume]" if problem else "  [failed]" if entry.failed else ""
+        return esc(f"{_when(entry.updated)} · {entry.model or '-'} · {clip(entry.first_message, 50)}{mark}")
+
+    def shown(i: int) -> str:
+        entry, problem = rows[i]
+        if problem:
+            return esc(f"cannot resume: {problem}")
+        try:
+            return f"session {entry.id} · " + preview(read_trace(entry.trace_path))
+        except Exception as exc:  # a trace that broke since it was listed
+            return esc(f"cannot preview: {exc}")
+
+    while True:
+        at = ctx.choose("Resume which session?", [label(e, p) for e, p in rows], shown, 0)
+        if at is None:
+            return None
+        entry, problem = rows[at]
+        if problem is None:
+            return entry
+        ctx.console.print(f"session {entry.id} cannot be resumed: {esc(problem)}", style="yellow", markup=False)
 
 
 def _pick(rows: list[tuple[SessionEntry, str | None]], resumable: list[SessionEntry],
