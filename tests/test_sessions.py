@@ -41,7 +41,8 @@ def test_a_one_shot_session_is_listed_with_its_first_message(ws, isolated_home, 
     capsys.readouterr()
     assert run(["sessions", "-C", str(ws)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert "second task" in lines[0] and "read a.txt please" in lines[1]  # last used first
+    assert lines[0].startswith("ID ")  # the header row
+    assert "second task" in lines[1] and "read a.txt please" in lines[2]  # last used first
     assert (isolated_home / "state" / "sessions.sqlite3").is_file()
     assert run(["sessions", "-C", str(ws), "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)

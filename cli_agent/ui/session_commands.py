@@ -144,7 +144,7 @@ def print_sessions(workspace: str | Path, *, as_json: bool = False, limit: int =
     if not rows:
         sys.stdout.write(f"no sessions in {index_key(workspace)} yet\n")
         return 0
-    width = shutil.get_terminal_size().columns if sys.stdout.isatty() else 200
+    width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None  # a pipe gets whole lines
     model_width = min(20, max(5, *(len(e.model or "-") for e, _ in rows)))
     lines = [f"{'ID':<8}  {'LAST USED':<16}  {'MODEL':<{model_width}}  {'TURNS':>5}  FIRST MESSAGE"]
     for entry, problem in rows:
@@ -154,5 +154,5 @@ def print_sessions(workspace: str | Path, *, as_json: bool = False, limit: int =
                      f"{mark}{' '.join(entry.first_message.split())}")
     for line in [*lines, "continue the last: cli-agent -c · a chosen one: cli-agent --resume ID"]:
         line = esc(line)
-        sys.stdout.write((line if len(line) <= width else line[:width - 1] + "…") + "\n")
+        sys.stdout.write((line if width is None or len(line) <= width else line[:width - 1] + "…") + "\n")
     return 0
