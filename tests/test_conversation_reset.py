@@ -4,6 +4,7 @@ was live after the last one, and a replay follows it; near the context window th
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from rich.console import Console
@@ -107,7 +108,7 @@ def test_near_the_window_the_repl_compacts_before_the_turn_and_says_so(env):
     repl.session.close()
 
 
-def test_diff_shows_this_sessions_changes_as_one_diff_without_undone_turns(env):
+def test_diff_shows_this_sessions_changes_and_undo_list_each_turns_prompt(env):
     (env / "keep.py").write_text("a = 1\nb = 2\n")
     repl, _ = repl_with(env, [{"tool_calls": [{"name": "create_file", "arguments": {"path": "new.py",
                                                                                       "content": "x = 1\n"}}]},
@@ -128,4 +129,9 @@ def test_diff_shows_this_sessions_changes_as_one_diff_without_undone_turns(env):
     assert "--- a/keep.py" in out and "-b = 2" in out and "+b = 3" in out and " a = 1" in out
     assert "gone.py" not in out
     assert "2 files changed this session, +2 -1 lines" in out
+    repl.commands.dispatch(repl, "/undo list")
+    listed = " ".join(repl.console.export_text().split())
+    assert re.search(r"'make new' \S+ create_file create new\.py", listed)
+    assert "'edit keep' ← newest: /undo reverts it" in listed and "'make gone' (undone)" in listed
+    assert listed.count("newest") == 1
     repl.session.close()

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from cli_agent import errors
 from cli_agent.journal import Journal, Turn
 from cli_agent.ui.commands import Command
+from cli_agent.ui.escape import clip
 from cli_agent.ui.escape import escape_for_terminal as esc
 from cli_agent.undo import shown_path, undo
 
@@ -20,13 +21,17 @@ __all__ = ["register_commands", "render_turns", "turns_json"]
 # -- showing the journal -----------------------------------------------------------------------------------------------
 
 def render_turns(turns: list[Turn]) -> str:
-    """`cli-agent undo --list`: each turn with its changes (time, tool, kind, path), oldest first."""
+    """`cli-agent undo --list`, `/undo list`: each turn with the prompt that made it and its changes (time, tool,
+    kind, path), oldest first; the newest turn not undone yet, the one `/undo` reverts, is marked."""
     if not turns:
         return "the undo journal of this workspace is empty"
+    newest = next((t.number for t in reversed(turns) if not t.undone), None)
     lines = []
     for t in turns:
         stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t.time))
-        lines.append(f"turn {t.number}  {stamp}  session {t.session or '-'}" + ("  (undone)" if t.undone else ""))
+        prompt = f"  {clip(t.prompt, 60)!r}" if t.prompt else ""
+        mark = "  (undone)" if t.undone else "  ← newest: /undo reverts it" if t.number == newest else ""
+        lines.append(esc(f"turn {t.number}  {stamp}  session {t.session or '-'}{prompt}{mark}"))
         for e in t.changes:
             lines.append(f"  {time.strftime('%H:%M:%S', time.localtime(e.time))}  {e.tool:<12} {e.kind:<6} "
                          f"{esc(shown_path(e.path))}")
@@ -34,7 +39,7 @@ def render_turns(turns: list[Turn]) -> str:
 
 
 def turns_json(turns: list[Turn]) -> list[dict[str, Any]]:
-    return [{"turn": t.number, "session": t.session, "time": t.time, "undone": t.undone,
+    return [{"turn": t.number, "session": t.session, "time": t.time, "undone": t.undone, "prompt": t.prompt,
              "changes": [{"time": e.time, "tool": e.tool, "kind": e.kind, "path": e.path} for e in t.changes]}
             for t in turns]
 
