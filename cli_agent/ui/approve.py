@@ -130,31 +130,18 @@ def read_key(message: Any, *, input: Any = None, output: Any = None) -> str:
     return app.run() or ""
 
 
-def _question(legend: Text) -> Any:
-    """The legend and the prompt as prompt_toolkit formatted text (the legend's keys in bold)."""
-    from prompt_toolkit.formatted_text import FormattedText
+def _question(legend: Text, width: int) -> Any:
+    """The legend, wrapped between words under a two-space indent to `width` (by Rich, as everything else on
+    screen), then the prompt: prompt_toolkit formatted text."""
+    import io
 
-    parts: list[tuple[str, str]] = []
-    for span_text, style in _spans(legend):
-        parts.append(("bold ansicyan" if "bold" in style else "ansibrightblack" if "dim" in style else "", span_text))
-    parts.append(("", "\n"))
-    parts.append(("bold", PROMPT))
-    return FormattedText(parts)
+    from prompt_toolkit.formatted_text import ANSI
+    from rich.console import Console
 
-
-def _spans(text: Text) -> list[tuple[str, str]]:
-    plain = text.plain
-    styles = [""] * len(plain)
-    for span in text.spans:
-        for i in range(span.start, min(span.end, len(plain))):
-            styles[i] = str(span.style)
-    out: list[tuple[str, str]] = []
-    for ch, style in zip(plain, styles, strict=True):
-        if out and out[-1][1] == style:
-            out[-1] = (out[-1][0] + ch, style)
-        else:
-            out.append((ch, style))
-    return out
+    out = io.StringIO()
+    Console(file=out, width=max(width, 20), force_terminal=True, color_system="standard",
+            highlight=False).print(Padding(legend, (0, 0, 0, 2)))
+    return ANSI(out.getvalue() + "\x1b[1m" + PROMPT.rstrip() + "\x1b[0m ")
 
 
 def _ask_terminal(message: Any) -> str:
@@ -194,7 +181,8 @@ class TerminalApprover:
             if self.read is not _ask_terminal:  # an injected reader gets the legend printed
                 self.console.print(Padding(legend, (0, 0, 0, 2)))
             try:
-                answer = self.read(_question(legend) if self.read is _ask_terminal else PROMPT)
+                answer = self.read(_question(legend, self.console.width) if self.read is _ask_terminal
+                                   else PROMPT)
             except SignalInterrupt:
                 raise
             except (KeyboardInterrupt, EOFError):  # Ctrl-C or Ctrl-D typed at the question: no
