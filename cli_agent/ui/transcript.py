@@ -85,8 +85,10 @@ def data_summary(tool: str, data: Any, envelope_json: str = "", model_chars: int
         return shown
     if "matches" in data:
         matches = data.get("matches") or []
-        files = len({m.get("path") for m in matches if isinstance(m, dict)})
-        count = data.get("count", len(matches))
+        files = data.get("files_with_matches")
+        if not isinstance(files, int):  # counted from the lines shown
+            files = len({m.get("path") for m in matches if isinstance(m, dict)})
+        count = data.get("total", data.get("count", len(matches)))
         out = f"{count:,} match{'es' if count != 1 else ''}" + (f" in {files:,} file{'s' if files != 1 else ''}"
                                                                  if count else "")
         if data.get("truncated"):
