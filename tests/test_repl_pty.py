@@ -140,3 +140,80 @@ def test_p_in_a_terminal_draws_like_the_repl_and_offers_no_session_grants(term, 
     assert last[1].startswith("· 3 steps")
     t.child.close()
     assert t.child.exitstatus == 0 and (t.ws / "b.py").read_text() == "y = 2\n"
+
+
+def test_ctrl_c_while_an_answer_streams_keeps_it_marked_interrupted(term):
+    t = term([{"text": "The bug is in parse(), where the loop", "chunks": ["The bug is in parse(), ", "where the loop"],
+               "chunk_delay": 60}, {"text": "next answer"}], cols=80)
+    t.say("where is the bug?")
+    t.expect("The bug is in parse")  # streaming in the live region
+    t.child.sendcontrol("c")
+    seen = t.expect(r"\(interrupted\)")
+    assert "The bug is in parse()," in seen[seen.rindex("interrupts"):]  # printed above the mark, not erased
+    t.expect("interrupted: nothing was half-written")
+    t.expect(PROMPT)
+    assert t.quit() == 0
+
+
+def test_a_read_cut_for_the_model_says_what_it_got_in_its_own_line(term, tmp_path):
+    t = term([{"tool_calls": [read("big.txt")]}, {"text": "read it"}], cols=80,
+             env={"CLI_AGENT_TOOL_RESULT_MAX_CHARS": "2000"})
+    (t.ws / "big.txt").write_text("".join(f"line {i}\n" for i in range(1, 1001)))
+    t.say("read big.txt")
+    seen = t.expect("read it")
+    line = next(x for x in seen.splitlines() if "Read(big.txt)" in x)
+    got = re.search(r"● Read\(big\.txt\) ⎿ lines 1-(\d+) of 1,000 +\(cut to fit: the model got 2,000 of", line)
+    assert got is not None and 100 < int(got.group(1)) < 1000
+    assert "too long for the model" not in seen  # no separate warning above the call
+    t.expect(PROMPT)
+    assert t.quit() == 0
+
+
+def test_v_pages_the_whole_creation_before_answering(term):
+    body = "".join(f"row {i}\n" for i in range(200))
+    t = term([{"tool_calls": [create("big.txt", body)]}, {"text": "made"}], cols=80, env={"PAGER": "cat"})
+    t.say("make it")
+    assert "row 199" not in t.expect(QUESTION)  # folded in the panel
+    t.child.send("v")
+    t.expect("row 199")  # the pager got all of it
+    t.expect(QUESTION)  # and the question comes back
+    t.child.send("y")
+    t.expect("made")
+    t.expect(PROMPT)
+    assert t.quit() == 0
+
+
+def test_a_bad_model_name_is_refused_in_one_line_and_the_model_stays(term):
+    t = term([{"text": "still here"}], cols=80, env={"OPENAI_API_KEY": "sk-test-not-used"})
+    t.say("/model gpt-5-typo")
+    t.expect("model not changed: LiteLLM cannot tell which provider serves 'gpt-5-typo'", timeout=120)
+    t.expect(PROMPT)
+    t.say("hello")
+    t.expect("still here")  # the scripted model still answers
+    t.expect(PROMPT)
+    assert t.quit() == 0
+
+
+def test_compact_diff_and_undo_list_in_the_repl(term):
+    t = term([{"tool_calls": [create("a.txt", "alpha\n")]}, {"text": "made a"},
+              {"text": "- made a.txt with alpha"}, {"text": "fine"}], cols=80)
+    t.say("make a")
+    t.expect(QUESTION)
+    t.child.send("y")
+    t.expect("made a")
+    t.expect(PROMPT)
+    t.say("/diff")
+    assert "+alpha" in t.expect(r"1 file changed this session, \+1 -0 lines")
+    t.say("/undo list")
+    assert "'make a'" in t.expect("newest")
+    t.say("/compact")
+    t.expect("compacted: the summary above replaces the conversation")
+    t.expect(PROMPT)
+    t.say("go on")
+    t.expect("fine")
+    t.expect(PROMPT)
+    assert t.quit() == 0
+    resets = [r for r in t.traces() if r["type"] == "conversation_reset"]
+    assert [(r["kind"], r["summary"]) for r in resets] == [("compact", "- made a.txt with alpha")]
+    asked = [r["messages"] for r in t.traces() if r["type"] == "model_request"]
+    assert asked[-1] == 4  # system, the summary, its acknowledgement, "go on"

@@ -44,3 +44,26 @@ def test_continue_replays_the_transcript_and_restores_the_totals(tmp_path):
     again.expect("goes on")
     again.expect(PROMPT)
     assert again.quit() == 0
+
+
+def test_continue_after_clear_sends_only_what_followed_it(tmp_path):
+    first = Term(tmp_path, [{"text": "answer one"}, {"text": "answer two"}], cols=80)
+    first.say("question one")
+    first.expect("answer one")
+    first.expect(PROMPT)
+    first.say("/clear")
+    first.expect("started a new conversation")
+    first.say("question two")
+    first.expect("answer two")
+    first.expect(PROMPT)
+    assert first.quit() == 0
+    again = Term(tmp_path, [{"text": "goes on"}], cols=80, args=("-c",), wait="goes on from here")
+    seen = _CONTROL.sub("", again.child.before)
+    assert "1 turn before the last /clear (not in the conversation)" in " ".join(seen.split())
+    again.expect(PROMPT)
+    again.say("question three")
+    again.expect("goes on")
+    again.expect(PROMPT)
+    assert again.quit() == 0
+    requests = [r for r in again.traces() if r["type"] == "model_request"]
+    assert requests[-1]["messages"] == 4  # system, question two, answer two, question three
