@@ -63,13 +63,13 @@ def run(root: Path, scope: str, scope_is_dir: bool, pattern: str, *, literal: bo
             keep = lambda path: bool(match.fullmatch(path.removeprefix(base)))  # noqa: E731
         else:  # a file type matches names as the glob does, and unlike -g it keeps .gitignore in force
             cmd += ["--type-add", "selected:" + _escaped(glob), "-t", "selected"]
+    target = ["--", "./" + scope if scope != "." else "."]
+    if not ignore_rules:
+        return _collect(cmd + target, root, hits, deadline, keep)
     with tempfile.NamedTemporaryFile("w", suffix=".gitignore", encoding="utf-8", errors="surrogateescape") as fh:
-        if ignore_rules:
-            fh.write("\n".join(ignore_rules) + "\n")
-            fh.flush()
-            cmd += ["--ignore-file", fh.name]
-        cmd += ["--", "./" + scope if scope != "." else "."]
-        return _collect(cmd, root, hits, deadline, keep)
+        fh.write("\n".join(ignore_rules) + "\n")
+        fh.flush()
+        return _collect([*cmd, "--ignore-file", fh.name, *target], root, hits, deadline, keep)
 
 
 def _collect(cmd: list[str], root: Path, hits: Hits, deadline: float,
