@@ -324,11 +324,28 @@ def eval_cmd(ctx: typer.Context,
              markdown: Annotated[Path | None, typer.Option("--markdown", help="Live: also write a Markdown "
                                                                                "table here.")] = None,
              only: Annotated[str | None, typer.Option("--only", help="Run only the scenarios or tasks whose name "
-                                                                     "contains this.")] = None) -> int:
-    """Offline: the scripted scenario suite (exit 1 if any fails). Live (--models): real tasks per model."""
+                                                                     "contains this.")] = None,
+             suite: Annotated[str, typer.Option("--suite", help="offline (scripted scenarios) or real (real tasks "
+                                                                "on real code, graded by tests).")] = "offline",
+             model: Annotated[str | None, typer.Option("--model", help="Real suite: the model (default local).")]
+             = None,
+             protocols: Annotated[str, typer.Option("--protocols", help="Real suite: json, native or "
+                                                                        "json,native.")] = "json",
+             variants: Annotated[str, typer.Option("--variants", help="Real suite: all, none, -NAME (one harness "
+                                                                      "switch off), comma-separated.")] = "all") -> int:
+    """Offline: the scripted scenario suite (exit 1 if any fails). Live (--models): real tasks per model.
+    --suite real: real tasks on real code, each graded by its own check."""
     from cli_agent.eval import run_eval_command
 
     flags = ctx.find_root().obj.flags or {}
+    if suite == "real":
+        from cli_agent.eval.real_report import run_real_command
+
+        return run_real_command(model=model or flags.get("model") or "local", protocols=protocols,
+                                variants=variants, only=only, report=report,
+                                api_base=api_base or flags.get("api_base"))
+    if suite != "offline":
+        raise errors.UsageError(f"--suite is offline or real, not {suite!r}")
     return run_eval_command(report=report, models=models, api_base=api_base or flags.get("api_base"),
                             markdown=markdown, only=only)
 

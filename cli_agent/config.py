@@ -37,6 +37,7 @@ class LocalSettings(_Model):
     model: str = "qwen2.5-coder-1.5b"  # or "smollm2-135m", or a path to a .gguf file
     threads: int | None = Field(default=None, ge=1)
     context_size: int = Field(default=8192, ge=1)
+    warm_start: bool = True  # keep the evaluated prompt's state on disk for the next process (cli_agent.warm_cache)
 
 
 class Settings(_Model):
@@ -57,6 +58,10 @@ class Settings(_Model):
     system_prompt: str | None = None
     temperature: float | None = Field(default=None, ge=0)
     detail: Literal["full", "compact"] = "full"
+    # What a small model needs from the harness (each can be switched off to measure it: `cli-agent eval --suite real`)
+    read_before_edit: bool = True  # an edit of a file not read in the conversation is refused with its region
+    loose_edits: bool = True  # edit_file matches ignoring trailing whitespace, indentation and line endings
+    task_files: bool = True  # the files a task names are shown with it
     context_window: int | None = Field(default=None, ge=1)
     tool_result_max_chars: int = Field(default=20000, ge=1)
     max_retries: int = Field(default=4, ge=0)

@@ -13,6 +13,7 @@
     ├── StepLimitError ........................... 4  max_steps reached
     ├── RunTimeoutError .......................... 5  timeout_s reached
     ├── UnusableOutputError ...................... 6  three malformed model replies in a row
+    ├── ChangeFailedError ........................ 7  the run ended on a failed change, none applied after it
     ├── Interrupted .............................. 130 SIGINT
     └── Terminated ............................... 143 SIGTERM
 
@@ -26,6 +27,7 @@ line meant for the user. Tool failures are not errors here: they become error en
 from __future__ import annotations
 
 __all__ = [
+    "ChangeFailedError",
     "CliAgentError",
     "ConfigError",
     "DeniedError",
@@ -104,6 +106,10 @@ class RunTimeoutError(CliAgentError):
 
 class UnusableOutputError(CliAgentError):
     exit_code = 6
+
+
+class ChangeFailedError(CliAgentError):
+    exit_code = 7
 
 
 class Interrupted(CliAgentError):

@@ -53,6 +53,7 @@ class StopReason(enum.StrEnum):
     CANCELLED = "cancelled"  # the REPL user pressed Ctrl-C during a turn
     INTERRUPTED = "interrupted"  # SIGINT in a one-shot run
     TERMINATED = "terminated"  # SIGTERM
+    CHANGE_FAILED = "change_failed"  # the run ended right after a change that failed, with none applied after it
 
     @property
     def error_class(self) -> type[errors.CliAgentError] | None:
@@ -71,7 +72,7 @@ _ERRORS: dict[StopReason, type[errors.CliAgentError] | None] = {
     StopReason.DENIED: errors.DeniedError, StopReason.STEP_LIMIT: errors.StepLimitError,
     StopReason.TIMEOUT: errors.RunTimeoutError, StopReason.UNUSABLE: errors.UnusableOutputError,
     StopReason.CANCELLED: errors.Interrupted, StopReason.INTERRUPTED: errors.Interrupted,
-    StopReason.TERMINATED: errors.Terminated,
+    StopReason.TERMINATED: errors.Terminated, StopReason.CHANGE_FAILED: errors.ChangeFailedError,
 }
 
 
@@ -229,6 +230,7 @@ class RunFinished(_Event):
     answer: str = ""
     steps: int = 0
     usage: Usage = field(default_factory=Usage)
+    failed_change: dict[str, Any] | None = None  # CHANGE_FAILED: {"tool", "arguments", "errors"} of that change
 
     @property
     def exit_code(self) -> int:

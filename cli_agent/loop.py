@@ -94,6 +94,7 @@ class AgentSetup:
     workspace: str = ""
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], float] = time.monotonic
+    brief: Callable[[str], str | None] | None = None  # the task's files, shown with the task (cli_agent.task_files)
 
 
 @dataclass
@@ -108,6 +109,7 @@ class _Run:
     pending: dict[str, ToolCall] = field(default_factory=dict)  # calls in the history still without a result
     appended: list[Message] = field(default_factory=list)  # what this run added to the conversation
     feedback: str | None = None  # the user's words with the last denial: the turn goes on with them
+    failed_change: dict[str, Any] | None = None  # the last change attempted, while it failed and none succeeded since
 
 
 class Agent:
@@ -123,6 +125,8 @@ class Agent:
     def clear(self) -> None:
         self.history.clear()
         self._results.clear()
+        if self.setup.dispatcher.ctx.seen is not None:  # a new conversation has read nothing yet
+            self.setup.dispatcher.ctx.seen.clear()
 
     def context_use(self) -> tuple[int, int | None]:
         """(estimated tokens the next request carries, the context window or None until the first request)."""
@@ -137,7 +141,8 @@ class Agent:
         yield RunStarted(run_id=uuid.uuid4().hex[:12], prompt=prompt, model=s.model, protocol=s.protocol.name,
                          workspace=s.workspace)
         run = _Run(deadline=s.clock() + s.limits.timeout_s)
-        self._append(run, Message("user", prompt))
+        brief = s.brief(prompt) if s.brief is not None else None
+        self._append(run, Message("user", prompt + ("\n\n" + brief if brief else "")))
         dispatcher = s.dispatcher if only_tools is None else s.dispatcher.only(only_tools)
         try:
             finished = yield from self._steps(run, prompt, approve, dispatcher, only_tools)
@@ -230,7 +235,7 @@ class Agent:
             run.strikes = 0
             self._append(run, s.protocol.assistant_message(reply, parsed))
             if not parsed.calls:
-                return self._stop(run, StopReason.DONE, "done", answer=parsed.text)
+                return self._done(run, "done", parsed.text)
             finished = yield from self._run_calls(run, reply, parsed, approve, dispatcher)
             if finished is not None:
                 return finished
@@ -294,6 +299,9 @@ class Agent:
             envelope = dispatcher.execute(prepared)
             if not envelope.ok:
                 failures.append(f"{call.name}: {'; '.join(envelope.errors)}")
+            if prepared.spec is not None and prepared.spec.mutates:
+                run.failed_change = None if envelope.ok else {
+                    "tool": call.name, "arguments": call.arguments, "errors": list(envelope.errors)}
             content, cut = _for_model(envelope, s.limits.tool_result_max_chars)
             self._record_result(run, call, content)
             yield ToolResult(call_id=call.id, tool=call.name, envelope=envelope,
@@ -302,10 +310,8 @@ class Agent:
             if cut:
                 yield Warning(code="truncated", message=f"the result of {call.name} was {cut:,} characters too long "
                                                         "for the model and was cut")
-        if parsed.terminate:
-            if failures:
-                return self._stop(run, StopReason.ERROR, "the final tool call failed: " + failures[-1])
-            return self._stop(run, StopReason.DONE, "done (terminate: true)", answer=parsed.text or "")
+        if parsed.terminate and not failures:  # a failed terminating call goes back to the model like any other
+            return self._done(run, "done (terminate: true)", parsed.text or "")
         return None
 
     def _decide(self, run: _Run, prepared: Prepared, index: int, total: int,
@@ -378,6 +384,18 @@ class Agent:
         for call in list(run.pending.values()):
             self._record_result(run, call, Envelope.failure(
                 "not run: an earlier call in this turn was denied").to_json())
+
+    def _done(self, run: _Run, message: str, answer: str) -> RunFinished:
+        """The model says it is done: a success, unless the last change it attempted failed and none came after."""
+        failed = run.failed_change
+        if failed is None:
+            return self._stop(run, StopReason.DONE, message, answer=answer)
+        path = failed["arguments"].get("path", "") if isinstance(failed["arguments"], dict) else ""
+        why = "; ".join(failed["errors"])[:300]
+        return replace(self._stop(run, StopReason.CHANGE_FAILED, f"the model stopped after a failed change "
+                                                                 f"({failed['tool']} {path}: {why}); nothing was "
+                                                                 f"changed after it", answer=answer),
+                       failed_change=failed)
 
     def _stop(self, run: _Run, reason: StopReason, message: str, answer: str = "") -> RunFinished:
         for call in list(run.pending.values()):  # an interrupted turn still leaves a valid conversation

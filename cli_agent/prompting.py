@@ -22,6 +22,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, fields
 from typing import Any, Literal
 
+from cli_agent.prompt_compact import LISTING_CHARS, ranked_listing, render_compact
 from cli_agent.registry import Registry
 from cli_agent.specs import ToolSpec
 
@@ -193,6 +194,8 @@ def _first_sentence(text: str) -> str:
 
 
 def _render(ctx: PromptContext, tools: tuple[ToolSpec, ...]) -> str:
+    if ctx.detail == "compact":
+        return render_compact(ctx, tools, _context_sections(ctx, tools))
     parts = [PREAMBLE.format(workspace=ctx.workspace_name)]
     required = [t for t in tools if not t.optional]
     optional = [t for t in tools if t.optional]
@@ -219,8 +222,11 @@ def _tool_section(title: str, intro: str, tools: list[ToolSpec], ctx: PromptCont
 
 def _tool_block(tool: ToolSpec, ctx: PromptContext) -> str:
     full = ctx.detail == "full"
-    lines = [f"### {tool.name} ({'optional' if tool.optional else 'required'})",
-             tool.description if full else _first_sentence(tool.description), "", *_parameter_lines(tool)]
+    lines = [f"### {tool.name} ({'optional' if tool.optional else 'required'})"]
+    if ctx.protocol == "json":  # native: the attached function schema carries the description and parameters
+        lines += [tool.description if full else _first_sentence(tool.description), "", *_parameter_lines(tool)]
+    else:
+        lines += [f"(Description and parameters: in the `{tool.name}` function attached to this request.)"]
     if tool.requires_approval:
         lines += ["", "**Needs approval:** the user confirms this call before it runs."]
     if full and tool.when_to_use:
@@ -279,11 +285,18 @@ def _example_call(name: str, arguments: dict[str, Any], protocol: str) -> list[s
 
 
 def _context_sections(ctx: PromptContext, tools: tuple[ToolSpec, ...]) -> list[str]:
-    listing = [f"- {path}" for path in ctx.files] or ["(no files)"]
-    if ctx.files_truncated:
-        listing.append(f"... and {ctx.files_truncated} more")
-    sections = ["\n".join([f"# Workspace: {ctx.workspace_name}", "Files (paths relative to the workspace root):",
-                           *listing])]
+    shown, hidden = ranked_listing(ctx.files, LISTING_CHARS[ctx.detail])
+    hidden += ctx.files_truncated
+    if ctx.detail == "compact":
+        listing = ", ".join(shown) or "(no files)"
+        listing += f" ... and {hidden} more" if hidden else ""
+        sections = [f"Files: {listing}"]
+    else:
+        lines = [f"- {path}" for path in shown] or ["(no files)"]
+        if hidden:
+            lines.append(f"... and {hidden} more")
+        sections = ["\n".join([f"# Workspace: {ctx.workspace_name}", "Files (paths relative to the workspace root):",
+                               *lines])]
     if ctx.agents_md and ctx.agents_md.strip():
         text = ctx.agents_md.strip()
         if len(text) > MAX_AGENTS_MD_CHARS:

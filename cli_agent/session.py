@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from cli_agent.sandbox import Workspace
     from cli_agent.session_index import SessionEntry
     from cli_agent.trace import Trace
+    from cli_agent.tools.seen import SeenFiles
 
 __all__ = [
     "ProviderFactory",
@@ -59,6 +60,22 @@ def default_provider_factory(settings: Settings) -> Provider:
                                 "set CLI_AGENT_MODEL, or set model in config.toml")
     key = settings.api_key.get_secret_value() if settings.api_key else None
     return make_provider(settings.model, api_base=settings.api_base, api_key=key, local=settings.local)
+
+
+def briefer(workspace: Workspace, seen: SeenFiles | None) -> Callable[[str], str | None]:
+    """The task's files for the model's first look; the files shown count as read."""
+    def brief(task: str) -> str | None:
+        from cli_agent.task_files import task_brief
+
+        found = task_brief(task, workspace)
+        if found is None:
+            return None
+        for path in found.paths:
+            if seen is not None:
+                seen.note(path)
+        return found.text
+
+    return brief
 
 
 @dataclass
@@ -183,6 +200,7 @@ def open_session(settings: Settings, *, interactive: bool, provider_factory: Pro
     from cli_agent.providers.local import default_to_local
     from cli_agent.registry import Registry
     from cli_agent.tools import ToolContext
+    from cli_agent.tools.seen import SeenFiles
 
     root = Path(settings.workspace)
     if not root.is_dir():
@@ -200,7 +218,9 @@ def open_session(settings: Settings, *, interactive: bool, provider_factory: Pro
     protocol = planned_protocol(settings, provider.supports_native_tools)
     mcp = _start_mcp(settings, registry) if protocol != "plain" else None
     exposed = [spec.name for spec in registry.specs() if spec.exposed_to_model]
-    dispatcher = Dispatcher(registry, ToolContext(workspace), allowed=exposed)
+    seen = SeenFiles() if settings.read_before_edit else None
+    dispatcher = Dispatcher(registry, ToolContext(workspace, seen=seen, loose_edits=settings.loose_edits),
+                            allowed=exposed)
     policy = Policy(mode=ApprovalMode(settings.approval), interactive=interactive, yes=settings.yes)
     limits = Limits(max_steps=settings.max_steps, timeout_s=settings.timeout,
                     max_tokens_total=settings.max_tokens_total, max_cost_usd=settings.max_cost_usd,
@@ -209,7 +229,8 @@ def open_session(settings: Settings, *, interactive: bool, provider_factory: Pro
     planner = Planner(settings, registry, workspace, protocol)
     agent = Agent(AgentSetup(provider=provider, protocol=protocol_for(protocol), dispatcher=dispatcher,
                              planner=planner, policy=policy, limits=limits, model=settings.model or "",
-                             workspace=str(workspace.root)))
+                             workspace=str(workspace.root),
+                             brief=briefer(workspace, seen) if settings.task_files else None))
     trace_path = Path(settings.trace).expanduser() if settings.trace else default_trace_path()
     try:
         trace = TraceWriter(trace_path, {"workspace": str(workspace.root), "model": settings.model,

@@ -17,6 +17,7 @@ from cli_agent.registry import Registry
 from cli_agent.sandbox import Workspace
 from cli_agent.session import drive
 from cli_agent.tools import ToolContext
+from cli_agent.tools.seen import SeenFiles
 
 
 class Answers:
@@ -33,13 +34,16 @@ class Answers:
 
 def make_agent(root: Path, replies: list[dict[str, Any]], *, protocol: str = "native", interactive: bool = False,
                yes: bool = False, mode: str = "ask", sleep: Any = None, clock: Any = None,
-               provider: Any = None, **limits: Any) -> tuple[Agent, ScriptedProvider]:
+               provider: Any = None, read_first: bool = False, **limits: Any) -> tuple[Agent, ScriptedProvider]:
+    """`read_first`: edits need the file read in the conversation, as in a real session (off by default so a
+    scripted edit needs no read_file step first)."""
     provider = provider or ScriptedProvider(replies, native_tools=protocol == "native")
     workspace = Workspace(root)
+    seen = SeenFiles() if read_first else None
     registry = Registry.builtin()
     settings = Settings(model="scripted", workspace=str(root), protocol=protocol if protocol != "plain" else "auto")
     setup = AgentSetup(provider=provider, protocol=protocol_for(protocol),
-                       dispatcher=Dispatcher(registry, ToolContext(workspace)),
+                       dispatcher=Dispatcher(registry, ToolContext(workspace, seen=seen)),
                        planner=Planner(settings, registry, workspace, protocol),
                        policy=Policy(mode=ApprovalMode(mode), interactive=interactive, yes=yes),
                        limits=Limits(**({"retry_base_delay": 0.0} | limits)), model="scripted",

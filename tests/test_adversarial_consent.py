@@ -125,7 +125,8 @@ def test_ctrl_c_eof_and_garbage_at_the_question_are_no(ws: Path, read) -> None: 
 def test_non_interactive_without_yes_denies_every_mutating_tool(ws: Path, capsys: pytest.CaptureFixture[str],
                                                                 tool: str, arguments: dict[str, object]) -> None:
     provider = ScriptedProvider([{"tool_calls": [{"name": tool, "arguments": arguments}]}])
-    code = cli_run(["-C", str(ws), "-p", "go", "--model", "x"], provider_factory=lambda s: provider)
+    task = f"go: {arguments['path']}"  # the task names the file, so it counts as read (edits need that)
+    code = cli_run(["-C", str(ws), "-p", task, "--model", "x"], provider_factory=lambda s: provider)
     assert code == 3
     assert "--yes" in capsys.readouterr().err.splitlines()[-1]
     assert sorted(os.listdir(ws)) == ["a.txt"] and (ws / "a.txt").read_text() == "a\n"

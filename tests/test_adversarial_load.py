@@ -56,7 +56,7 @@ def test_a_2000_step_session_ends_with_a_valid_trace_and_bounded_memory(tmp_path
     trace = tmp_path / "trace.jsonl"
     env = {k: v for k, v in os.environ.items() if not k.startswith("CLI_AGENT_")} | {
         "CLI_AGENT_HOME": str(home), "CI": "true"}
-    done = subprocess.run([sys.executable, "-c", _CHILD, "-p", "work a long time", "--model",
+    done = subprocess.run([sys.executable, "-c", _CHILD, "-p", "work a long time on counter.txt", "--model",
                            f"scripted:{tmp_path / 'script.json'}", "--max-steps", str(STEPS + 5), "--yes",
                            "--timeout", "3000", "-C", str(ws), "--trace", str(trace), "--output", "json"],
                           env=env, capture_output=True, text=True, timeout=600)

@@ -262,3 +262,12 @@ def test_the_repl_leaves_the_local_models_set_up_to_the_foreground(chunked, monk
     assert not local.setup_pending(Settings(model="openai/gpt-4o-mini"))
     ensure_model(chunked, quiet=True)
     assert not local.setup_pending(Settings(model="local"))
+
+
+def test_prompt_threads_follow_the_idle_cores():
+    from cli_agent.providers.local import _cores, default_batch_threads
+
+    cores = _cores()
+    assert default_batch_threads(lambda: (0.0, 0.0, 0.0)) == cores
+    assert default_batch_threads(lambda: (cores + 5.0, 0.0, 0.0)) == 1
+    assert 1 <= default_batch_threads() <= cores

@@ -109,6 +109,8 @@ def test_the_server_starts_on_loopback_and_answers_through_our_provider(provider
     body = provider.request_body(ProviderRequest((Message("user", "x"),), options={"model": "local",
                                                                                    "protocol": "json"}))
     assert body["model"] == "local" and "protocol" not in body and body["max_tokens"] > 0
+    assert body["stream"] is False  # the json protocol: a whole reply, which carries the token usage
+    assert reply.usage.prompt_tokens > 0 and reply.usage.completion_tokens > 0
 
 
 def test_schema_constrained_output_always_parses(provider):

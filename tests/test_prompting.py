@@ -104,7 +104,7 @@ def test_only_tools_restricts_the_prompt():
 
 
 def test_every_parameter_is_documented():
-    built = _build(task="remember")
+    built = _build(task="remember", protocol="json")
     for spec in built.tools:
         required = set(spec.required_params())
         for name, prop in spec.parameters["properties"].items():
@@ -113,16 +113,42 @@ def test_every_parameter_is_documented():
     assert '- `path` (string, optional): Folder to list, relative to the workspace root. Default: ".".' in built.system
 
 
-def test_compact_drops_examples_and_when_to_use():
-    full, compact = _build(), _build(detail="compact")
+def test_compact_is_one_line_a_tool_and_at_most_half_the_full_prompt():
+    full, compact = _build(protocol="json"), _build(detail="compact", protocol="json")
     assert "**When to use:**" in full.system and "**Example" in full.system
     assert "**When to use:**" not in compact.system and "**Example" not in compact.system
-    assert len(compact.system) < len(full.system) * 0.7
-    assert "Read a text file of the workspace, whole or a range of its lines.\n" in compact.system
-    assert "A long file comes back in parts" not in compact.system
-    assert "**Parameters:**" in compact.system and "(integer, optional)" in compact.system
-    read = next(s for s in compact.schemas if s["function"]["name"] == "read_file")
+    assert len(compact.system) < len(full.system) * 0.5
+    assert "- read_file(path, start_line?, end_line?): Read a text file of the workspace, whole or a range of its " \
+           "lines.\n" in compact.system
+    assert "- edit_file*(path, old, new, replace_all?): " in compact.system
+    assert "A long file comes back in parts" not in compact.system and '"terminate": false}' in compact.system
+    native = _build(detail="compact")
+    assert "read_file" not in native.system  # the attached schemas carry the tools
+    read = next(s for s in native.schemas if s["function"]["name"] == "read_file")
     assert read["function"]["description"] == "Read a text file of the workspace, whole or a range of its lines."
+
+
+def test_native_prompt_does_not_repeat_what_the_schemas_carry():
+    built = _build()
+    for spec in built.tools:
+        assert spec.description not in built.system
+        assert f"### {spec.name} (" in built.system
+    assert "- `path` (string, optional)" not in built.system and "**When to use:**" in built.system
+
+
+def test_the_listing_skips_junk_ranks_and_keeps_to_its_budget():
+    files = ("src/app.py", "src/__pycache__/app.cpython-311.pyc", "build/lib/app.py", "node_modules/x/index.js",
+             "pkg.egg-info/PKG-INFO", "README.md", "docs/", "docs/guide.md", "app.log",
+             *(f"data/f{i:04d}.csv" for i in range(400)))
+    system = _build(files=files).system
+    listing = system.split("# Workspace: demo")[1]
+    assert "- README.md\n" in listing and "- src/app.py" in listing and "- docs/guide.md" in listing
+    for junk in ("__pycache__", "build/lib", "node_modules", "egg-info", "app.log", "- docs/\n"):
+        assert junk not in listing
+    shown = listing.count("\n- ")
+    assert shown < 400 and f"... and {403 - shown} more" in listing
+    compact = _build(files=files, detail="compact").system
+    assert "Files: README.md, " in compact and len(compact.split("Files: ")[1]) < 1400
 
 
 def test_json_protocol_teaches_the_exact_format():

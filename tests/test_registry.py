@@ -10,7 +10,7 @@ from cli_agent.specs import ToolSpec, builtin_spec_dir, load_specs
 from cli_agent.tools import handlers
 
 ALL = frozenset({"list_files", "read_file", "search", "create_file", "edit_file", "write_file", "delete_file",
-                 "propose_fact"})
+                 "insert_text", "propose_fact"})
 
 
 def _noop(ctx, **arguments): ...
@@ -31,9 +31,9 @@ def test_names_and_categories_are_ordered():
     registry = _registry()
     assert registry.categories() == ["Explore", "Edit", "Project knowledge"]
     assert registry.names() == ["list_files", "read_file", "search", "create_file", "delete_file", "edit_file",
-                                "write_file", "propose_fact"]
+                                "insert_text", "write_file", "propose_fact"]
     assert [s.name for s in registry.by_category("Explore")] == ["list_files", "read_file", "search"]
-    assert len(registry) == 8 and "search" in registry and "grep" not in registry
+    assert len(registry) == 9 and "search" in registry and "grep" not in registry
     assert _registry(_spec("zz", category="Alpha")).categories()[-1] == "Alpha"
 
 
@@ -42,7 +42,7 @@ def test_unknown_tool_lists_the_available_ones():
     with pytest.raises(UsageError) as info:
         registry.get("grep")
     assert str(info.value) == ("unknown tool 'grep'; available tools: list_files, read_file, search, create_file, "
-                               "delete_file, edit_file, write_file, propose_fact")
+                               "delete_file, edit_file, insert_text, write_file, propose_fact")
     with pytest.raises(UsageError, match="available tools"):
         registry.handler("grep")
 
@@ -65,7 +65,8 @@ def _offered(registry: Registry, *args, **kwargs) -> list[str]:
 
 def test_optional_tool_only_when_hinted():
     registry = _registry()
-    required = ["list_files", "read_file", "search", "create_file", "delete_file", "edit_file", "write_file"]
+    required = ["list_files", "read_file", "search", "create_file", "delete_file", "edit_file", "insert_text",
+                "write_file"]
     assert _offered(registry) == required
     assert _offered(registry, "fix the failing test in app.py") == required
     assert _offered(registry, "refactor the factory class") == required  # whole words only

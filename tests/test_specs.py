@@ -32,8 +32,9 @@ CONTRACT = {
     "write_file": (["path", "content"], []),
     "delete_file": (["path"], []),
     "propose_fact": (["text", "reason"], []),
+    "insert_text": (["path", "text"], ["after_line"]),
 }
-MUTATING = {"create_file", "edit_file", "write_file", "delete_file"}
+MUTATING = {"create_file", "edit_file", "write_file", "delete_file", "insert_text"}
 
 
 # Fakes with the signatures cli_agent/tools/files.py has (the real table is checked in its own test).
@@ -45,10 +46,11 @@ def edit_file(ctx, path, old, new, replace_all=False): ...
 def write_file(ctx, path, content): ...
 def delete_file(ctx, path): ...
 def propose_fact(ctx, text, reason): ...
+def insert_text(ctx, path, text, after_line=None): ...
 
 
 FAKES = {f.__name__: f for f in (list_files, read_file, search, create_file, edit_file, write_file, delete_file,
-                                 propose_fact)}
+                                 propose_fact, insert_text)}
 
 
 def test_builtin_specs_keep_the_public_contract():

@@ -33,6 +33,7 @@ from cli_agent.errors import ProviderError, RunTimeoutError, UsageError
 from cli_agent.local_model import ensure_model, install_command, needs_setup, resolve_model, runtime_version
 from cli_agent.providers.base import Preferences, ProviderReply, ProviderRequest
 from cli_agent.providers.openai_http import OpenAIHTTPProvider, import_httpx
+from cli_agent.warm_cache import CACHE_BYTES, WarmCache
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -49,10 +50,8 @@ KEY_VARIABLES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGL
 # Appended to the system prompt of the local model: its output is grammar-constrained, so it cannot answer in
 # plain text as the json protocol's prompt says, and without this it never stops (it keeps calling tools).
 CONSTRAINED_ANSWER = """
-# Your replies are JSON only
-Your replies are constrained to these JSON objects: plain text is not possible. To answer a question, or when the
-task is done, reply with the answer pseudo-tool, which ends the run:
-{"tool": "answer", "parameters": {"text": "<the answer, or a few lines on what you did>"}, "terminate": true}
+Your replies are JSON only: plain text is not possible. To answer, or when the task is done, reply with
+{"tool": "answer", "parameters": {"text": "<the answer, or what you changed>"}, "terminate": true}
 Once a change has succeeded, do not change it again or undo it: answer.
 """
 LOAD_TIMEOUT_S = 180.0  # from start to the first answer, on a cold disk
@@ -83,6 +82,14 @@ def setup_pending(settings: Settings) -> bool:
         return False
 
 
+def _file_key(path: Path) -> str:
+    """A user's own .gguf has no pinned sha256: its real path, size and mtime stand in for it."""
+    import hashlib
+
+    st = path.stat()
+    return hashlib.sha256(f"{path.resolve()}\0{st.st_size}\0{st.st_mtime_ns}".encode()).hexdigest()
+
+
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
@@ -99,6 +106,17 @@ def default_threads() -> int:
     """Half the cores, as llama.cpp does: its threads spin at each step, and on a busy machine two of them on two
     cores ran 10-15 times slower than one (measured with SmolLM2 while tests ran alongside)."""
     return max(1, _cores() // 2)
+
+
+def default_batch_threads(load: Callable[[], tuple[float, float, float]] | None = None) -> int:
+    """Threads for evaluating a prompt (compute-bound, so it scales with cores): the cores this process may use
+    that the machine's one-minute load leaves idle, at least one."""
+    cores = _cores()
+    try:
+        busy = (load or os.getloadavg)()[0]
+    except OSError:
+        busy = 0.0
+    return max(1, min(cores, cores - int(busy)))
 
 
 def _die_with_parent() -> Callable[[], None] | None:
@@ -126,9 +144,12 @@ def _die_with_parent() -> Callable[[], None] | None:
 class LlamaServer:
     """One `llama_cpp.server` child on 127.0.0.1 at a free port."""
 
-    def __init__(self, model_path: Path, *, threads: int, context_size: int) -> None:
+    def __init__(self, model_path: Path, *, threads: int, context_size: int, batch_threads: int | None = None,
+                 cache: WarmCache | None = None) -> None:
         self.model_path = model_path
+        self.cache = cache
         self.threads = threads
+        self.batch_threads = batch_threads or threads
         self.context_size = context_size
         self.port = 0
         self.process: subprocess.Popen[bytes] | None = None
@@ -146,7 +167,8 @@ class LlamaServer:
     def command(self) -> list[str]:
         return [sys.executable, "-m", "llama_cpp.server", "--model", str(self.model_path), "--model_alias",
                 LOCAL_MODEL, "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.context_size),
-                "--n_threads", str(self.threads), "--n_threads_batch", str(self.threads)]
+                "--n_threads", str(self.threads), "--n_threads_batch", str(self.batch_threads)] + (
+                ["--cache", "true", "--cache_type", "disk", "--cache_size", str(CACHE_BYTES)] if self.cache else [])
 
     def start(self) -> None:
         """Start the child and return at once; `wait_ready` waits for it to answer."""
@@ -156,6 +178,7 @@ class LlamaServer:
         self._log = tempfile.TemporaryFile(prefix="cli-agent-llama-")  # noqa: SIM115 (closed in stop)
         self.process = subprocess.Popen(self.command(), stdin=subprocess.DEVNULL, stdout=self._log,
                                         stderr=subprocess.STDOUT, start_new_session=True,
+                                        cwd=self.cache.folder if self.cache else None,
                                         preexec_fn=_die_with_parent(), env=os.environ | {"PYTHONUNBUFFERED": "1"})
         atexit.register(self.stop)
 
@@ -232,8 +255,13 @@ class LocalProvider:
         self.spec = resolve_model(local.model)
         self.model_path = ensure_model(self.spec, quiet=quiet)
         self.name = f"local {self.spec.name}"
+        self.cache = None
+        if local.warm_start:
+            self.cache = WarmCache.for_model(self.spec.sha256 or _file_key(self.model_path), runtime_version() or "")
+            self.cache.check()
         self.server = LlamaServer(self.model_path, threads=local.threads or default_threads(),
-                                  context_size=local.context_size)
+                                  context_size=local.context_size,
+                                  batch_threads=local.threads or default_batch_threads(), cache=self.cache)
         self.server.start()
         self._http = OpenAIHTTPProvider(f"openai/{LOCAL_MODEL}", api_base=self.server.api_base,
                                         context_window=local.context_size)
@@ -248,9 +276,12 @@ class LocalProvider:
         return self._http.request_body(self._wire(request))
 
     def _wire(self, request: ProviderRequest) -> ProviderRequest:
+        """The request as the server takes it. Without native tools (the json protocol, whose text is never shown
+        as it streams) it is not streamed: llama.cpp's server reports token usage only in a whole reply, and
+        token budgets need it."""
         options = {k: v for k, v in request.options.items() if k not in _PLAN_ONLY}
         options.setdefault("max_tokens", MAX_TOKENS)
-        return replace(request, options=options)
+        return replace(request, options=options, stream=request.stream and request.tools is not None)
 
     def stream(self, request: ProviderRequest) -> Iterator[str | ProviderReply]:
         started = time.monotonic()
@@ -269,6 +300,9 @@ class LocalProvider:
             yield from self._http.stream(replace(self._wire(request), timeout_s=left))
         except ProviderError:
             self.server.check_alive()  # a dead server says so instead of a retryable connection error
+            fault = self.cache.fault(self.server.log_tail(40)) if self.cache else None
+            if fault is not None:
+                raise fault from None
             raise
 
     def close(self) -> None:

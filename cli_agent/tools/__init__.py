@@ -8,6 +8,7 @@ Failures the model can act on raise `ToolError`.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import time
 from collections.abc import Callable
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from cli_agent.sandbox import Workspace
+    from cli_agent.tools.seen import SeenFiles
 
 __all__ = ["ToolContext", "ToolLimits", "handlers"]
 
@@ -34,10 +36,12 @@ class ToolContext:
     workspace: Workspace
     limits: ToolLimits = field(default_factory=ToolLimits)
     deadline: float | None = None  # the run's deadline (time.monotonic()), when a run is under way
+    seen: SeenFiles | None = None  # a conversation's files read so far: edits need them read (None: no check)
+    loose_edits: bool = True  # edit_file's forgiving matching (cli_agent.tools.loose_match)
 
     def at(self, deadline: float | None) -> ToolContext:
         """This context bound to a run's deadline."""
-        return self if deadline == self.deadline else ToolContext(self.workspace, self.limits, deadline)
+        return self if deadline == self.deadline else dataclasses.replace(self, deadline=deadline)
 
     def deadline_within(self, seconds: float) -> float:
         """The earlier of `seconds` from now and the run's deadline."""
@@ -48,7 +52,7 @@ class ToolContext:
 @functools.cache
 def handlers() -> dict[str, Callable[..., Any]]:
     """Every built-in handler by name (imported on first use, so importing this package stays cheap)."""
-    from cli_agent.tools import facts, files
+    from cli_agent.tools import facts, files, insert
 
     return {
         "list_files": files.list_files,
@@ -56,6 +60,7 @@ def handlers() -> dict[str, Callable[..., Any]]:
         "search": files.search,
         "create_file": files.create_file,
         "edit_file": files.edit_file,
+        "insert_text": insert.insert_text,
         "write_file": files.write_file,
         "delete_file": files.delete_file,
         "propose_fact": facts.propose_fact,

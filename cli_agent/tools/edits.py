@@ -22,6 +22,7 @@ from typing import Any
 
 from cli_agent.envelope import ToolError
 from cli_agent.hunks import Region
+from cli_agent.tools.loose_match import Ambiguous, loose_match
 
 __all__ = ["Replaced", "closest_lines", "replace_text"]
 
@@ -40,10 +41,11 @@ class Replaced:
     count: int
     lines: tuple[int, ...]  # 1-based line of each match
     regions: tuple[Region, ...] = ()  # the lines changed, before and after
+    rule: str = ""  # how `old` matched when not exactly (cli_agent.tools.loose_match), e.g. "indentation ignored"
 
 
 def replace_text(text: str, old: str, new: str, *, newline: str, replace_all: bool, path: str,
-                 deadline: float | None = None) -> Replaced:
+                 deadline: float | None = None, loose: bool = True) -> Replaced:
     view = text.replace("\r\n", "\n")  # the same object when there is no CRLF: no copy
     old_v, new_v = old.replace("\r\n", "\n"), new.replace("\r\n", "\n")
     starts = _find_all(view, old_v)
@@ -53,8 +55,11 @@ def replace_text(text: str, old: str, new: str, *, newline: str, replace_all: bo
         if tail and view.endswith(tail) and len(_find_all(view, tail)) == 1:
             old_v, new_v = tail, new_v[:-1] if new_v.endswith("\n") else new_v
             starts = [len(view) - len(tail)]
+    if not starts and loose:
+        return _loosely(text, view, old_v, new_v, newline, path, deadline)
     if not starts:
         raise _not_found(view, old_v, path, deadline)
+    rule = "line endings ignored" if "\r" in old and "\r\n" not in text else ""  # CRLF in old, LF in the file
     lines = _line_numbers(view, starts)
     if len(starts) > 1 and not replace_all:
         shown = ", ".join(map(str, lines[:20])) + (", ..." if len(lines) > 20 else "")
@@ -63,7 +68,7 @@ def replace_text(text: str, old: str, new: str, *, newline: str, replace_all: bo
                         lines=list(lines))
     regions = _regions(lines, old_v.count("\n"), new_v.count("\n"))
     if view is text or "\r\n" not in text:
-        return Replaced(_spliced(text, starts, len(old_v), new_v), len(starts), lines, regions)
+        return Replaced(_spliced(text, starts, len(old_v), new_v), len(starts), lines, regions, rule)
     crlf = [i - k for k, i in enumerate(_find_all(text, "\r\n"))]  # where each CRLF sits in the view
 
     def original(v: int) -> int:
@@ -77,7 +82,28 @@ def replace_text(text: str, old: str, new: str, *, newline: str, replace_all: bo
         pieces += [text[done:a], new_v.replace("\n", nl) if nl != "\n" else new_v]
         done = b
     pieces.append(text[done:])
-    return Replaced("".join(pieces), len(starts), lines, regions)
+    return Replaced("".join(pieces), len(starts), lines, regions, rule)
+
+
+def _loosely(text: str, view: str, old: str, new: str, newline: str, path: str,
+             deadline: float | None) -> Replaced:
+    """The one loose match of `old` (cli_agent.tools.loose_match) replaced, or the not-found or ambiguity error."""
+    try:
+        found = loose_match(view, old, new)
+    except Ambiguous as exc:
+        shown = ", ".join(map(str, exc.lines))
+        raise ToolError(f"old is not in {path} exactly, and with {exc.rule} it matches several places (lines "
+                        f"{shown}); copy the text exactly, with more surrounding lines", lines=exc.lines) from None
+    if found is None:
+        raise _not_found(view, old, path, deadline)
+    regions = _regions((found.line,), view.count("\n", found.start, found.end), found.new.count("\n"))
+    a, b, body = found.start, found.end, found.new
+    if view is not text and "\r\n" in text:
+        crlf = [i - k for k, i in enumerate(_find_all(text, "\r\n"))]
+        a, b = a + bisect.bisect_left(crlf, a), b + bisect.bisect_left(crlf, b)
+        nl = "\r\n" if "\r\n" in text[a:b] else "\n" if "\n" in text[a:b] else newline
+        body = body.replace("\n", nl) if nl != "\n" else body
+    return Replaced(text[:a] + body + text[b:], 1, (found.line,), regions, found.rule)
 
 
 def _spliced(text: str, starts: list[int], length: int, new: str) -> str:

@@ -20,6 +20,7 @@ from cli_agent.textfile import TextFormat
 from cli_agent.tools import ToolContext
 from cli_agent.tools.edits import replace_text
 from cli_agent.tools.search import search
+from cli_agent.tools.seen import require_seen
 
 __all__ = ["create_file", "delete_file", "edit_file", "list_files", "read_file", "search", "write_file"]
 
@@ -46,6 +47,8 @@ def read_file(ctx: ToolContext, path: str, start_line: int | None = None,
     ws, cap = ctx.workspace, ctx.limits.read_max_bytes
     rel = ws.relative(path)
     fd = ws.open_fd(path)
+    if ctx.seen is not None:
+        ctx.seen.note(rel)
     try:
         st = os.fstat(fd)
         if st.st_size > STREAM_FROM:
@@ -155,6 +158,8 @@ def create_file(ctx: ToolContext, path: str, content: str) -> Change:
     if ws.exists(rel):
         raise ToolError(f"{rel} already exists; use edit_file to change part of it or write_file to replace it")
     after = textfile.encode(_text(content, "content"), TextFormat(), what="content")
+    if ctx.seen is not None:
+        ctx.seen.note(rel)
     return _planned(Change(tool="create_file", kind="create", path=rel, before=None, after=after, mode=0o644,
                            encoding="utf-8"), f"create {rel}")
 
@@ -169,15 +174,20 @@ def edit_file(ctx: ToolContext, path: str, old: str, new: str, replace_all: bool
     if old == _text(new, "new"):
         raise ToolError("old and new are the same; nothing would change")
     before, fmt, mode = _load(ctx, rel, "edit_file")
-    done = replace_text(textfile.decode(before, fmt), old, new, newline=fmt.newline, replace_all=replace_all,
-                        path=rel, deadline=ctx.deadline)
+    view = textfile.decode(before, fmt)
+    if ctx.seen is not None and rel not in ctx.seen:
+        require_seen(ctx.seen, rel, view.replace("\r\n", "\n"), old.replace("\r\n", "\n"))
+    done = replace_text(view, old, new, newline=fmt.newline, replace_all=replace_all, path=rel,
+                        deadline=ctx.deadline, loose=ctx.loose_edits)
+    del view
     after = textfile.encode(done.text, fmt, what="new")
-    lines, count, regions = done.lines, done.count, done.regions
+    lines, count, regions, rule = done.lines, done.count, done.regions, done.rule
     del done  # the new text: only its bytes are kept
     if after == before:
         raise ToolError(f"the edit leaves {rel} unchanged; nothing to do")
     where = ", ".join(map(str, lines[:10])) + (", ..." if len(lines) > 10 else "")
     what = f"{count} replacement{'s' if count > 1 else ''} at line{'s' if count > 1 else ''} {where}"
+    what += f", matched with {rule}" if rule else ""
     return _planned(Change(tool="edit_file", kind="edit", path=rel, before=before, after=after, mode=mode,
                            encoding=fmt.display_encoding, regions=regions), f"edit {rel}: {what}")
 
@@ -193,6 +203,8 @@ def write_file(ctx: ToolContext, path: str, content: str) -> Change:
     after = textfile.encode(body, fmt, what="content")
     if after == before:
         raise ToolError(f"{rel} already has exactly this content; nothing to write")
+    if ctx.seen is not None:
+        ctx.seen.note(rel)
     return _planned(Change(tool="write_file", kind="write", path=rel, before=before, after=after, mode=mode,
                            encoding=fmt.display_encoding), f"rewrite {rel}")
 

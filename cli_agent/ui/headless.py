@@ -97,7 +97,8 @@ class JsonReport(RunRecord):
         return {"status": finished.stop_reason.value, "exit_code": finished.exit_code, "message": finished.message,
                 "answer": finished.answer, "steps": self.steps, "tool_calls": calls,
                 "files_changed": self.files_changed, "usage": self.usage.to_dict(), "trace": self.trace,
-                "warnings": self.warnings, "notes": self.notes} | self.extra
+                "warnings": self.warnings, "notes": self.notes,
+                **({"failed_change": finished.failed_change} if finished.failed_change else {})} | self.extra
 
 
 class StreamJsonPrinter:

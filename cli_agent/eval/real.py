@@ -1,0 +1,174 @@
+"""`cli-agent eval --suite real`: real tasks on real code (`real.toml`, projects in `real_projects/`), each graded
+by its own command, per protocol and per harness variant.
+
+    tasks = load_real_tasks(only=None)
+    results = run_real(tasks, model="local", protocols=("json",), variants=("all",))
+    result.passed, result.steps, result.tokens, result.seconds, result.why
+
+A task's workspace is a fresh copy of its project with the task's `break` edits applied (each `old` must occur
+exactly once, else the task is refused as drifted: exit 2). The model runs through a real session, changes
+approved, nobody asked. Then the project's own `tests/` are put back as they were (the model may have changed
+them) and the check runs with the workspace first on PYTHONPATH, 60 s at most: exit 0 is a pass.
+
+Variants switch harness help off to measure it: `all` (everything on), `none` (everything off), and `-NAME` for
+one switch off (`-read_before_edit`, `-loose_edits`, `-task_files`).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from cli_agent import errors
+
+if TYPE_CHECKING:
+    from cli_agent.events import Event
+
+__all__ = ["SWITCHES", "RealResult", "RealTask", "load_real_tasks", "run_real", "variant_settings"]
+
+SWITCHES = ("read_before_edit", "loose_edits", "task_files")
+CHECK_TIMEOUT_S = 60
+
+
+@dataclass(frozen=True)
+class RealTask:
+    name: str
+    kind: str
+    project: str
+    prompt: str
+    check: str
+    breaks: tuple[tuple[str, str, str], ...] = ()  # (file, old, new)
+    solve: tuple[tuple[str, str, str], ...] = ()  # a reference solution of a feature task, for the suite's tests
+
+
+@dataclass
+class RealResult:
+    task: str
+    kind: str
+    protocol: str
+    variant: str
+    passed: bool = False
+    why: str = ""
+    exit_code: int | None = None
+    steps: int = 0
+    tokens: int = 0
+    seconds: float = 0.0
+    tools: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: round(v, 3) if isinstance(v, float) else v for k, v in self.__dict__.items()}
+
+
+def _root() -> Path:
+    return Path(str(resources.files("cli_agent") / "eval"))
+
+
+def load_real_tasks(only: str | None = None) -> list[RealTask]:
+    data = tomllib.loads((_root() / "real.toml").read_text(encoding="utf-8"))
+    tasks = []
+    for raw in data.get("task", []):
+        breaks = tuple((b["file"], b["old"], b["new"]) for b in raw.get("break", []))
+        solve = tuple((b["file"], b["old"], b["new"]) for b in raw.get("solve", []))
+        tasks.append(RealTask(raw["name"], raw["kind"], raw["project"], raw["prompt"], raw["check"], breaks, solve))
+    return [t for t in tasks if only is None or only in t.name]
+
+
+def variant_settings(variant: str) -> dict[str, bool]:
+    if variant == "all":
+        return dict.fromkeys(SWITCHES, True)
+    if variant == "none":
+        return dict.fromkeys(SWITCHES, False)
+    name = variant.removeprefix("-")
+    if not variant.startswith("-") or name not in SWITCHES:
+        raise errors.UsageError(f"unknown variant {variant!r}: use all, none or -NAME with NAME one of "
+                                f"{', '.join(SWITCHES)}")
+    return {s: s != name for s in SWITCHES}
+
+
+def prepare(task: RealTask, into: Path) -> Path:
+    """A fresh copy of the task's project with its break edits applied; UsageError if one no longer applies."""
+    ws = into / task.project
+    shutil.copytree(_root() / "real_projects" / task.project, ws, ignore=shutil.ignore_patterns("__pycache__"))
+    apply_edits(task, ws, task.breaks)
+    return ws
+
+
+def apply_edits(task: RealTask, ws: Path, edits: tuple[tuple[str, str, str], ...]) -> None:
+    for file, old, new in edits:
+        text = (ws / file).read_text(encoding="utf-8")
+        if text.count(old) != 1:
+            raise errors.UsageError(f"task {task.name}: the code to break in {file} is not there exactly once "
+                                    f"(found {text.count(old)} times); the project drifted from real.toml")
+        (ws / file).write_text(text.replace(old, new), encoding="utf-8")
+
+
+def grade(task: RealTask, ws: Path) -> str:
+    """'' when the task's check passes on `ws`, else one line saying why not."""
+    pristine = _root() / "real_projects" / task.project / "tests"
+    shutil.rmtree(ws / "tests", ignore_errors=True)
+    shutil.copytree(pristine, ws / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+    try:
+        done = subprocess.run([sys.executable, task.check], cwd=ws, capture_output=True, text=True,
+                              timeout=CHECK_TIMEOUT_S, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ws),
+                                                           "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1"})
+    except subprocess.TimeoutExpired:
+        return f"{task.check} timed out after {CHECK_TIMEOUT_S} s"
+    if done.returncode == 0:
+        return ""
+    last = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
+    return f"{task.check}: {last[:160]}"
+
+
+def run_one(task: RealTask, *, model: str, protocol: str, variant: str, api_base: str | None = None,
+            max_steps: int = 12, timeout: float = 600.0) -> RealResult:
+    from cli_agent.config import Settings
+    from cli_agent.events import RunFinished, ToolCallsProposed
+    from cli_agent.session import drive, open_session
+    from cli_agent.ui.oneshot import deny_all
+
+    result = RealResult(task.name, task.kind, protocol, variant)
+    with tempfile.TemporaryDirectory(prefix="cli-agent-real-") as tmp:
+        ws = prepare(task, Path(tmp))
+        settings = Settings.model_validate({
+            "model": model, "api_base": api_base, "workspace": str(ws), "yes": True, "max_steps": max_steps,
+            "timeout": timeout, "protocol": protocol, "trace": str(Path(tmp) / "trace.jsonl"),
+            **variant_settings(variant)})
+        started = time.monotonic()
+        session = open_session(settings, interactive=False, record=False)
+        events: list[Event] = []
+        try:
+            finished: RunFinished = drive(session.run(task.prompt, deny_all), session.trace, events.append)
+        finally:
+            session.close()
+        result.seconds = time.monotonic() - started
+        result.exit_code, result.steps = finished.exit_code, finished.steps
+        result.tokens = finished.usage.total_tokens
+        result.tools = [c.name for e in events if isinstance(e, ToolCallsProposed) for c in e.calls]
+        result.why = grade(task, ws)
+        result.passed = not result.why
+        if result.passed and finished.exit_code != 0:
+            result.why = f"passed, but the run ended with exit {finished.exit_code}: {finished.message[:120]}"
+    return result
+
+
+def run_real(tasks: list[RealTask], *, model: str, protocols: tuple[str, ...], variants: tuple[str, ...],
+             api_base: str | None = None, on_result: Any = None) -> list[RealResult]:
+    for variant in variants:
+        variant_settings(variant)  # refuse a bad variant before any model runs
+    results = []
+    for protocol in protocols:
+        for variant in variants:
+            for task in tasks:
+                result = run_one(task, model=model, protocol=protocol, variant=variant, api_base=api_base)
+                results.append(result)
+                if on_result is not None:
+                    on_result(result)
+    return results

@@ -1,0 +1,163 @@
+"""The right lines first: the files a task names, shown to the model before its first step.
+
+    brief = task_brief(task, workspace, budget_tokens=1500)   # None when the task names no file here
+    brief.text                                                # a user message: each file's relevant region
+    brief.paths                                               # the files shown (they count as read)
+
+A task names a file by its path (`src/app.py`, `app.py`), an `@file` mention, a dotted module name that resolves
+to a file (`pkg.mod` -> `pkg/mod.py`), or a function or class name (`slugify()`, `` `Parser` ``) defined in a
+file of the workspace. For a named function or class the region is its definition; otherwise the start of the
+file. Every region carries line numbers (`NUMBER| text`) so an edit can point at them, and the whole brief stays
+within a token budget (about four characters a token). The search is bounded: at most `_MAX_FILES` files of at
+most `_MAX_BYTES` each are looked into for definitions, in the workspace listing's order (ignored files skipped).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from cli_agent.envelope import ToolError
+
+if TYPE_CHECKING:
+    from cli_agent.sandbox import Workspace
+
+__all__ = ["TaskBrief", "task_brief"]
+
+_MAX_FILES = 400
+_MAX_BYTES = 256 * 1024
+_SOURCE = (".py", ".js", ".ts", ".tsx", ".jsx", ".go", ".rs", ".rb", ".java", ".c", ".h", ".cpp", ".md", ".toml",
+           ".json", ".yaml", ".yml", ".txt", ".cfg", ".ini", ".sh", ".html", ".css")
+_PATHISH = re.compile(r"@?([A-Za-z0-9_.\-/]+\.[A-Za-z0-9]{1,5})\b")
+_MENTION = re.compile(r"@([A-Za-z0-9_.\-/]+)")
+_NAME = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*)(?:\(\))?`|\b([A-Za-z_][A-Za-z0-9_]*)\(\)")
+_DOTTED = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+)\b")
+
+
+@dataclass(frozen=True)
+class TaskBrief:
+    text: str
+    paths: tuple[str, ...]
+
+
+def task_brief(task: str, workspace: Workspace, *, budget_tokens: int = 1500) -> TaskBrief | None:
+    named = _named_files(task, workspace)
+    names = [a or b for a, b in _NAME.findall(task)]
+    wanted: dict[str, list[str]] = {path: [] for path in named}
+    if names:
+        for path, found in _definitions(workspace, names).items():
+            wanted.setdefault(path, []).extend(found)
+    if not wanted:
+        return None
+    budget = budget_tokens * 4
+    parts, shown = [], []
+    for path, defs in list(wanted.items())[:6]:
+        block = _region(workspace, path, defs, budget // max(1, len(wanted)))
+        if block:
+            parts.append(block)
+            shown.append(path)
+    if not parts:
+        return None
+    text = ("The task names these files. Their relevant lines, as NUMBER| text (the numbers are not part of the "
+            "file; read_file shows more):\n\n" + "\n\n".join(parts))
+    return TaskBrief(text[:budget + 400], tuple(shown))
+
+
+def _is_file(workspace: Workspace, path: str) -> bool:
+    try:
+        return workspace.exists(path) and not workspace.is_dir(path)
+    except ToolError:
+        return False
+
+
+def _named_files(task: str, workspace: Workspace) -> list[str]:
+    out: list[str] = []
+    candidates = [m for m in _MENTION.findall(task)] + _PATHISH.findall(task)
+    candidates += [d.replace(".", "/") + ".py" for d in _DOTTED.findall(task) if not d.endswith(_SOURCE)]
+    for raw in candidates:
+        path = raw.rstrip(".,:;)")
+        if path in out or len(out) >= 6:
+            continue
+        if _is_file(workspace, path):
+            out.append(workspace.relative(path))
+        elif "/" not in path and path.endswith(_SOURCE):  # a bare file name: the one file of that name
+            matches = [p for p in _listing(workspace) if p.rsplit("/", 1)[-1] == path]
+            if len(matches) == 1:
+                out.append(matches[0])
+    return list(dict.fromkeys(out))
+
+
+def _listing(workspace: Workspace) -> list[str]:
+    try:
+        return [p for p in workspace.walk(".", limit=4000) if not p.endswith("/")]
+    except ToolError:
+        return []
+
+
+def _definitions(workspace: Workspace, names: list[str]) -> dict[str, list[str]]:
+    """{path: [names defined there]} for `def NAME`/`class NAME`/`function NAME` in source files."""
+    pattern = re.compile(r"^\s*(?:async\s+def|def|class|function|func|fn)\s+(" + "|".join(map(re.escape, names))
+                         + r")\b", re.M)
+    found: dict[str, list[str]] = {}
+    files = [p for p in _listing(workspace) if p.endswith(_SOURCE[:11])][:_MAX_FILES]
+    for path in files:
+        try:
+            text = workspace.read_bytes(path, limit=_MAX_BYTES).decode("utf-8", errors="replace")
+        except ToolError:
+            continue
+        for match in pattern.finditer(text):
+            found.setdefault(path, [])
+            if match.group(1) not in found[path]:
+                found[path].append(match.group(1))
+    return found
+
+
+def _region(workspace: Workspace, path: str, defs: list[str], budget: int) -> str:
+    try:
+        data = workspace.read_bytes(path, limit=_MAX_BYTES)
+    except ToolError:
+        return ""
+    if b"\0" in data[:8192]:
+        return ""
+    lines = data.decode("utf-8", errors="replace").replace("\r\n", "\n").split("\n")
+    if lines and not lines[-1]:
+        lines.pop()
+    spans = [_definition_span(lines, name) for name in defs] or [(1, len(lines))]
+    out, used = [], 0
+    for first, last in spans:
+        width = len(str(last))
+        for n in range(first, last + 1):
+            line = f"{n:>{width}}| {lines[n - 1]}"
+            if used + len(line) + 1 > budget:
+                out.append(f"... (cut at line {n - 1}; read_file {path} start_line={n} for more)")
+                break
+            out.append(line)
+            used += len(line) + 1
+        else:
+            continue
+        break
+    if not out:
+        return ""
+    return f"--- {path} ({len(lines)} lines)\n" + "\n".join(out)
+
+
+def _definition_span(lines: list[str], name: str) -> tuple[int, int]:
+    """1-based (first, last) line of `name`'s definition: its line to the next line indented no deeper."""
+    head = re.compile(r"^(\s*)(?:async\s+def|def|class|function|func|fn)\s+" + re.escape(name) + r"\b")
+    for i, line in enumerate(lines):
+        match = head.match(line)
+        if not match:
+            continue
+        indent = len(match.group(1))
+        end = i + 1
+        while end < len(lines) and (not lines[end].strip() or len(lines[end]) - len(lines[end].lstrip()) > indent
+                                    or lines[end].lstrip().startswith((")", "]", "}"))):
+            end += 1
+        while end > i + 1 and not lines[end - 1].strip():
+            end -= 1
+        top = i
+        while top > 0 and lines[top - 1].lstrip().startswith("@"):
+            top -= 1
+        return top + 1, end
+    return 1, len(lines)

@@ -1,0 +1,64 @@
+"""The right lines first: files a task names are shown with it, their relevant region numbered, within a budget."""
+
+from __future__ import annotations
+
+from agentkit import call, make_agent, run
+
+from cli_agent.sandbox import Workspace
+from cli_agent.session import briefer
+from cli_agent.task_files import task_brief
+from cli_agent.tools.seen import SeenFiles
+
+LIB = ("import re\n\n\ndef helper():\n    return 1\n\n\ndef slugify(text):\n    text = text.lower()\n"
+       "    return re.sub(r'\\W+', '-', text)\n\n\nclass Other:\n    pass\n")
+
+
+def test_a_path_and_an_at_mention_are_shown_numbered(tmp_path):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src/lib.py").write_text(LIB)
+    (tmp_path / "notes.md").write_text("# Notes\n")
+    brief = task_brief("fix src/lib.py, see @notes.md", Workspace(tmp_path))
+    assert brief is not None and set(brief.paths) == {"src/lib.py", "notes.md"}
+    assert " 8| def slugify(text):" in brief.text and "1| # Notes" in brief.text
+
+
+def test_a_function_name_resolves_to_its_definition_only(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg/text.py").write_text(LIB)
+    brief = task_brief("slugify() should strip dashes at both ends", Workspace(tmp_path))
+    assert brief is not None and brief.paths == ("pkg/text.py",)
+    assert " 8| def slugify(text):" in brief.text and "10|     return re.sub" in brief.text
+    assert "helper" not in brief.text and "class Other" not in brief.text
+
+
+def test_a_dotted_module_and_a_bare_file_name_resolve(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg/text.py").write_text(LIB)
+    assert task_brief("in pkg.text add a function", Workspace(tmp_path)).paths == ("pkg/text.py",)
+    assert task_brief("in text.py add a function", Workspace(tmp_path)).paths == ("pkg/text.py",)
+
+
+def test_nothing_named_nothing_shown_and_the_budget_holds(tmp_path):
+    (tmp_path / "big.py").write_text("".join(f"x{i} = {i}\n" for i in range(5000)))
+    assert task_brief("what does this project do?", Workspace(tmp_path)) is None
+    assert task_brief("look at ../../etc/passwd and /etc/passwd", Workspace(tmp_path)) is None
+    brief = task_brief("tidy big.py", Workspace(tmp_path), budget_tokens=200)
+    assert brief is not None and len(brief.text) < 200 * 4 + 400 and "read_file big.py start_line=" in brief.text
+
+
+def test_the_model_sees_the_files_with_the_task_and_may_edit_at_once(tmp_path):
+    (tmp_path / "lib.py").write_text(LIB)
+    agent, provider = make_agent(tmp_path, [
+        {"tool_calls": [call("edit_file", path="lib.py", old="    return 1\n", new="    return 2\n")]},
+        {"text": "done"}], yes=True, read_first=True)
+    agent.setup.brief = briefer(agent.setup.dispatcher.ctx.workspace, agent.setup.dispatcher.ctx.seen)
+    _, finished = run(agent, "make helper() return 2")
+    assert finished.exit_code == 0 and "return 2" in (tmp_path / "lib.py").read_text()
+    first = provider.requests[0].messages[-1].content
+    assert first.startswith("make helper() return 2\n\nThe task names these files") and "4| def helper():" in first
+
+
+def test_seen_files_are_noted(tmp_path):
+    (tmp_path / "lib.py").write_text(LIB)
+    seen = SeenFiles()
+    assert briefer(Workspace(tmp_path), seen)("fix lib.py") is not None and "lib.py" in seen
