@@ -31,8 +31,8 @@ if TYPE_CHECKING:
     from cli_agent.registry import Registry
     from cli_agent.sandbox import Workspace
     from cli_agent.session_index import SessionEntry
-    from cli_agent.trace import Trace
     from cli_agent.tools.seen import SeenFiles
+    from cli_agent.trace import Trace
 
 __all__ = [
     "ProviderFactory",

@@ -132,7 +132,6 @@ def run_one(task: RealTask, *, model: str, protocol: str, variant: str, api_base
     from cli_agent.config import Settings
     from cli_agent.events import RunFinished, ToolCallsProposed
     from cli_agent.session import drive, open_session
-    from cli_agent.ui.oneshot import deny_all
 
     result = RealResult(task.name, task.kind, protocol, variant)
     with tempfile.TemporaryDirectory(prefix="cli-agent-real-") as tmp:
@@ -145,7 +144,7 @@ def run_one(task: RealTask, *, model: str, protocol: str, variant: str, api_base
         session = open_session(settings, interactive=False, record=False)
         events: list[Event] = []
         try:
-            finished: RunFinished = drive(session.run(task.prompt, deny_all), session.trace, events.append)
+            finished: RunFinished = drive(session.run(task.prompt, None), session.trace, events.append)
         finally:
             session.close()
         result.seconds = time.monotonic() - started
