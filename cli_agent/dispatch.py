@@ -7,6 +7,7 @@ the planned change. Between the two the loop asks for approval, so what is appro
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import functools
 from collections.abc import Collection
@@ -80,6 +81,10 @@ class Dispatcher:
         if deadline == self.ctx.deadline:
             return self
         return Dispatcher(self.registry, self.ctx.at(deadline), self.allowed)
+
+    def unchecked_reads(self) -> Dispatcher:
+        """The same dispatcher for a person's own call (`tools run`, a workflow step): no read-before-edit."""
+        return Dispatcher(self.registry, dataclasses.replace(self.ctx, seen=None), self.allowed)
 
     def prepare(self, call: ToolCall) -> Prepared:
         if not call.name:

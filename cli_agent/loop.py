@@ -175,11 +175,12 @@ class Agent:
         run = _Run(deadline=s.clock() + s.limits.timeout_s)
         yield ToolCallsProposed(calls=(call,), terminate=True)
         try:
-            prepared = s.dispatcher.prepare(call)
+            dispatcher = s.dispatcher.unchecked_reads()
+            prepared = dispatcher.prepare(call)
             reason = None
             if prepared.error is None and prepared.spec is not None:
                 reason = yield from self._decide(run, prepared, 1, 1, approve)
-            envelope = Envelope.failure("denied: " + reason) if reason else s.dispatcher.execute(prepared)
+            envelope = Envelope.failure("denied: " + reason) if reason else dispatcher.execute(prepared)
             content = _for_model(envelope, s.limits.tool_result_max_chars)[0]
             self._append(run, Message("user", f"(The workflow ran {call.name} with {call.raw_arguments}; "
                                               f"result: {content})"))
