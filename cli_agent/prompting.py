@@ -95,6 +95,7 @@ class PromptContext:
     facts: tuple[str, ...] = ()
     only_tools: tuple[str, ...] | None = None
     workspace_name: str = "workspace"
+    test_command: str | None = None  # with run_command offered, the model is asked to run it before answering
 
     def __post_init__(self) -> None:
         if self.protocol not in ("native", "json"):
@@ -284,6 +285,14 @@ def _example_call(name: str, arguments: dict[str, Any], protocol: str) -> list[s
     return ["```", f"{name}({args})", "```"]
 
 
+def verify_note(ctx: PromptContext, tools: tuple[ToolSpec, ...]) -> str | None:
+    """Verify when possible: the test command, when one is known and run_command is offered."""
+    if not ctx.test_command or not any(t.name == "run_command" for t in tools):
+        return None
+    return (f"Before your final answer, run the tests with run_command: `{ctx.test_command}`. If they fail, fix "
+            "the cause and run them again.")
+
+
 def _context_sections(ctx: PromptContext, tools: tuple[ToolSpec, ...]) -> list[str]:
     shown, hidden = ranked_listing(ctx.files, LISTING_CHARS[ctx.detail])
     hidden += ctx.files_truncated
@@ -307,4 +316,7 @@ def _context_sections(ctx: PromptContext, tools: tuple[ToolSpec, ...]) -> list[s
         proposing = FACTS_PROPOSE if any(t.name == "propose_fact" for t in tools) else FACTS_NO_PROPOSE
         facts = "\n".join(f"- {fact}" for fact in ctx.facts)
         sections.append(f"# Project facts (authoritative)\n{FACTS_INTRO} {proposing}\n{facts}")
+    verify = verify_note(ctx, tools)
+    if verify:
+        sections.append(verify if ctx.detail == "compact" else f"# Verify\n{verify}")
     return sections
