@@ -163,7 +163,7 @@ def check_run(replies: list[dict[str, Any]], protocol: str) -> None:
         assert "internal error" not in finished.message, finished.message
         _note(f"stop: {finished.stop_reason.value}")
         assert finished.stop_reason in (StopReason.DONE, StopReason.STEP_LIMIT, StopReason.UNUSABLE,
-                                        StopReason.ERROR), finished
+                                        StopReason.ERROR, StopReason.CHANGE_FAILED), finished
         proposed = {c.id: c for e in events if isinstance(e, ToolCallsProposed) for c in e.calls}
         allowed_paths: set[str] = set()
         for result in (e for e in events if isinstance(e, ToolResult)):
