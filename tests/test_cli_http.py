@@ -70,7 +70,7 @@ def test_json_protocol_over_http(ws, env):
                         '"new": "beta"}, "terminate": true}'}]
     with FakeOpenAIServer(replies) as server:
         result = cli(["-C", str(ws), "--model", "openai/test", "--api-base", server.url, "--protocol", "json", "-y",
-                      "-p", "rename"], env)
+                      "-p", "rename in notes.txt"], env)
         assert result.returncode == 0, result.stderr
         assert (ws / "notes.txt").read_text() == "beta\n"
         assert "tools" not in server.requests[0]

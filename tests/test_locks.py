@@ -89,7 +89,9 @@ def test_a_locked_path_refuses_under_yes_through_the_real_cli(ws, tmp_path, caps
     code = run(["-C", str(ws), "-p", "change the guide", "--model", "x", "--yes", "-o", "json", "--trace", str(trace)],
                provider_factory=lambda s: provider)
     report = json.loads(capsys.readouterr().out)
-    assert code == 0 and report["files_changed"] == [] and report["tool_calls"][0]["ok"] is False
+    # the model's last change failed and it answered: not a success (exit 7, the failed change named)
+    assert code == 7 and report["files_changed"] == [] and report["tool_calls"][0]["ok"] is False
+    assert report["failed_change"]["arguments"]["path"] == "docs/guide.md"
     assert (ws / "docs" / "guide.md").read_text() == "guide\n"
     result = next(e for e in read_trace(trace).events if e.type == "tool_result")
     assert "locked by the user (lock 'docs/**')" in result.envelope.errors[0]

@@ -66,7 +66,7 @@ SESSIONS = {
     "errors-the-model-recovers-from": ([{"tool_calls": [call("nope"), call("read_file", file="x"),
                                                         {"name": "read_file", "arguments": '{"path": '}]},
                                         {"tool_calls": [call("create_file", path="../escape.txt", content="x")]},
-                                        {"text": "gave up"}], ["-y"], 0),
+                                        {"text": "gave up"}], ["-y"], 7),  # its last change failed: exit 7
     "denied": ([{"tool_calls": [call("read_file", path="config.ini"), call("create_file", path="c.txt", content="C"),
                                 call("create_file", path="d.txt", content="D")]}], [], 3),
     "step-limit": ([{"tool_calls": [call("list_files")]}] * 3, ["--max-steps", "2"], 4),

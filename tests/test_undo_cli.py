@@ -48,7 +48,8 @@ def state(root: Path) -> dict[str, tuple[int, bytes]]:
 
 def test_undo_reverts_the_last_turn_then_the_one_before(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
     start = state(ws)
-    assert one_shot(ws, "one", calls(("edit_file", {"path": "notes.md", "old": "keep me", "new": "kept"}),
+    edit = ("edit_file", {"path": "notes.md", "old": "keep me", "new": "kept"})
+    assert one_shot(ws, "one (notes.md)", calls(edit,
                                      ("create_file", {"path": "src/new.py", "content": "x = 1\n"})),
                     {"text": "done"}) == 0
     middle = state(ws)
@@ -149,7 +150,7 @@ def test_slash_undo_in_the_repl(ws: Path, tmp_path: Path) -> None:
                 approver=lambda asked: Decision.YES)
     try:
         assert "undo" in repl.commands.names()
-        repl.run_turn("edit it")
+        repl.run_turn("edit old.txt")
         assert (ws / "old.txt").read_text() == "new\n"
         repl.commands.dispatch(repl, "/undo list")
         repl.commands.dispatch(repl, "/undo")

@@ -224,7 +224,8 @@ def test_a_tool_step_runs_through_the_dispatcher_and_the_conversation_carries_on
     assert wf(ws, "greet", "hello.txt", factory=factory, flags=["--yes"]) == 0
     assert (ws / "hello.txt").read_text() == "hello"
     users = [m.content for m in factory.requests[0].messages if m.role == "user"]
-    assert users[0].startswith("(The workflow ran create_file") and users[1] == "Say what is in hello.txt."
+    assert users[0].startswith("(The workflow ran create_file")
+    assert users[1].startswith("Say what is in hello.txt.\n\nThe task names these files")  # and its lines
     assert capsys.readouterr().out.strip() == "It says hello."
 
 
