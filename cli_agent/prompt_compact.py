@@ -26,13 +26,15 @@ LISTING_CHARS = {"full": 6000, "compact": 1200}
 _PER_FOLDER = 12  # the listing's budget in characters (about 4 a token)
 
 COMPACT_PREAMBLE = """\
-You are cli-agent, a coding agent working on the files of the workspace "{workspace}". Paths are relative to its root.
+You are cli-agent, a coding agent working on the files of this project. Use paths relative to the project root, \
+exactly as the task or the file list names them.
 Rules: read a file before you edit it and copy `old` exactly from it. Make the smallest change that does the task. \
 If a call fails, read the error and fix the call. If a change is denied, stop and say so. When the task is done, \
 say in one or two lines what you changed."""
 
 COMPACT_JSON = """\
 Reply with ONE JSON object and nothing else: {"tool": "<name>", "parameters": {...}, "terminate": false}
+For example: {"tool": "read_file", "parameters": {"path": "README.md"}, "terminate": false}
 "terminate": true ends the run after that call succeeds. When no tool is needed, reply in plain text: that is \
 your final answer."""
 
