@@ -35,7 +35,7 @@ def refused(ctx: ToolContext, old: str) -> ToolError:
 
 def test_60_lines_of_3000_characters_not_found_answer_with_the_right_place(wide: tuple[Path, list[str]]) -> None:
     root, lines = wide
-    ctx = ToolContext(Workspace(root))
+    ctx = ToolContext(Workspace(root), loose_edits=False)  # loose matching would apply the uniformly indented one
     err = refused(ctx, "\n".join(lines[1000:1060]).replace("alpha", "alphA", 3))
     assert "not found" in err.message and err.hints["closest"][0]["line"] == 1001
     err = refused(ctx, "\n".join("    " + line for line in lines[2000:2060]))  # indented by mistake
@@ -49,3 +49,13 @@ def test_the_hint_stops_at_the_runs_deadline(wide: tuple[Path, list[str]]) -> No
     ctx = ToolContext(Workspace(root), deadline=time.monotonic() - 1)  # the run's time is up
     err = refused(ctx, "\n".join(lines[10:70]).replace("beta", "betA"))
     assert "not found" in err.message and err.hints["closest"] == []
+
+
+def test_loose_matching_of_a_wide_file_is_bounded_and_applies_a_uniform_shift(wide: tuple[Path, list[str]]) -> None:
+    root, lines = wide
+    ctx = ToolContext(Workspace(root))
+    started = time.monotonic()
+    change = files.edit_file(ctx, "wide.txt", "\n".join("    " + line for line in lines[2000:2060]), "replacement")
+    assert time.monotonic() - started < 10 and "matched with indentation ignored" in change.summary
+    err = refused(ctx, "\n".join(lines[1000:1060]).replace("alpha", "alphA", 3))
+    assert "not found" in err.message
