@@ -65,7 +65,7 @@ def write(dir_fd: int, name: str, data: bytes, mode: int, *, create: bool,
             if owner is not None:
                 with contextlib.suppress(OSError):
                     os.fchown(fd, *owner)
-            os.fchmod(fd, mode & 0o777)
+            os.fchmod(fd, mode & 0o7777)  # after fchown, which clears setuid and setgid
         finally:
             os.close(fd)
         if create:

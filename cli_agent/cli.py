@@ -48,6 +48,7 @@ class AppState:
 
     provider_factory: Any = None  # Callable[[Settings], Provider]; None: the default factory
     flags: dict[str, Any] | None = None  # the root's flags, which subcommand flags override
+    output: str | None = None  # the loaded settings' --output, once known
 
 
 # -- the flags; each is also a config key and a CLI_AGENT_<NAME> variable ------------------
@@ -67,6 +68,8 @@ Output = Annotated[str | None, typer.Option("--output", "-o", help="text | json 
 TracePath = Annotated[str | None, typer.Option("--trace", help="Write the trace here (default: user state dir).")]
 NoTools = Annotated[bool | None, typer.Option("--no-tools", help="Plain chat: no tools, no enhanced prompt.")]
 ConfigFile = Annotated[Path | None, typer.Option("--config", help="A config file layered over project and user.")]
+Trust = Annotated[bool | None, typer.Option("--trust", help="Trust this folder's project config for this run "
+                                                             "(also CLI_AGENT_TRUST=1); see cli-agent trust.")]
 AsJson = Annotated[bool, typer.Option("--json", help="As JSON.")]
 
 
@@ -74,14 +77,28 @@ def _flags(**values: Any) -> dict[str, Any]:
     return {k: v for k, v in values.items() if v is not None}
 
 
-def _load(ctx: typer.Context, **sub_flags: Any) -> Any:
-    """The settings, from the root's flags overridden by the subcommand's."""
+def _load(ctx: typer.Context, *, announce: bool = True, **sub_flags: Any) -> Any:
+    """The settings, from the root's flags overridden by the subcommand's. `announce`: the loader's notes (a
+    project config's ignored keys) go to stderr here; the REPL shows them in its banner instead."""
     from cli_agent.config import load_settings
 
     state: AppState = ctx.find_root().obj
     flags = dict(state.flags or {}) | _flags(**sub_flags)
     config_file = flags.pop("config", None)
-    return load_settings(flags, config_file=config_file)
+    trust = flags.pop("trust", None)
+    loaded = load_settings(flags, config_file=config_file, trust=None if trust is None else bool(trust))
+    state.output = loaded.settings.output
+    if announce and loaded.notes:
+        from cli_agent.ui.escape import escape_for_terminal
+
+        for note in loaded.notes:
+            sys.stderr.write(f"cli-agent: {escape_for_terminal(note)}\n")
+    return loaded
+
+
+def _trust_flag(ctx: typer.Context) -> bool | None:
+    """True when --trust was given; None: as the environment and the trust store say."""
+    return True if (ctx.find_root().obj.flags or {}).get("trust") else None
 
 
 def _factory(ctx: typer.Context) -> Any:
@@ -107,6 +124,7 @@ def root(ctx: typer.Context,
          model: Model = None, api_base: ApiBase = None, api_key: ApiKey = None, workspace: Workspace = None,
          yes: Yes = None, protocol: Protocol = None, max_steps: MaxSteps = None, timeout: Timeout = None,
          output: Output = None, trace: TracePath = None, no_tools: NoTools = None, config: ConfigFile = None,
+         trust: Trust = None,
          continue_: Annotated[bool, typer.Option("--continue", "-c", help="Continue this workspace's last "
                                                                           "session.")] = False,
          resume: Annotated[str | None, typer.Option("--resume", help="Continue the session ID (see cli-agent "
@@ -116,18 +134,22 @@ def root(ctx: typer.Context,
     state: AppState = ctx.obj
     state.flags = _flags(model=model, api_base=api_base, api_key=api_key, workspace=workspace, yes=yes,
                          protocol=protocol, max_steps=max_steps, timeout=timeout, output=output, trace=trace,
-                         no_tools=no_tools, config=config)
+                         no_tools=no_tools, config=config, trust=trust)
     if ctx.invoked_subcommand is not None:
         return 0
     resume_from = _resume_from(continue_, resume)
     if prompt is not None:
         from cli_agent.ui.oneshot import run_one_shot
 
-        return run_one_shot(_load(ctx).settings, prompt, provider_factory=_factory(ctx), resume=resume_from)
+        loaded = _load(ctx)
+        return run_one_shot(loaded.settings, prompt, provider_factory=_factory(ctx), resume=resume_from,
+                            notes=loaded.notes)
     from cli_agent.ui.repl import run_repl
+    from cli_agent.ui.trust_question import ask_trust
 
-    return run_repl(lambda: _load(ctx), provider_factory=_factory(ctx), resume=resume_from,  # loads behind the prompt
-                    onboard=model is None and api_base is None and api_key is None)
+    ask_trust(lambda: _load(ctx, announce=False), (state.flags or {}).get("workspace"))  # once per folder+config
+    return run_repl(lambda: _load(ctx, announce=False), provider_factory=_factory(ctx), resume=resume_from,
+                    onboard=model is None and api_base is None and api_key is None)  # loads behind the prompt
 
 
 @tools_app.callback()
@@ -138,6 +160,7 @@ def tools_list(ctx: typer.Context, as_json: AsJson = False,
         return 0
     from cli_agent.ui.listing import print_tools
 
+    _load(ctx, announce=False)  # a broken config exits 2 here as everywhere
     print_tools(as_json=as_json, verbose=verbose)
     return 0
 
@@ -180,8 +203,9 @@ def prompt_cmd(ctx: typer.Context,
 def config_show(ctx: typer.Context, workspace: Workspace = None, config: ConfigFile = None) -> int:
     """The effective configuration, each value with where it came from."""
     from cli_agent.config import render_show
+    from cli_agent.ui.escape import escape_for_terminal
 
-    typer.echo(render_show(_load(ctx, workspace=workspace, config=config)))
+    typer.echo(escape_for_terminal(render_show(_load(ctx, workspace=workspace, config=config))))
     return 0
 
 
@@ -189,8 +213,9 @@ def config_show(ctx: typer.Context, workspace: Workspace = None, config: ConfigF
 def config_path(ctx: typer.Context, workspace: Workspace = None, config: ConfigFile = None) -> int:
     """The config files read, in the order they are layered."""
     from cli_agent.config import render_paths
+    from cli_agent.ui.escape import escape_for_terminal
 
-    typer.echo(render_paths(_load(ctx, workspace=workspace, config=config)))
+    typer.echo(escape_for_terminal(render_paths(_load(ctx, workspace=workspace, config=config))))
     return 0
 
 
@@ -208,7 +233,8 @@ def workflows_list(ctx: typer.Context,
     """List the workflows by category: parameters, the file each comes from, and what it shadows."""
     from cli_agent.ui.listing import list_workflows
 
-    return list_workflows(_load(ctx, workspace=workspace, config=config).settings, check=check)
+    return list_workflows(_load(ctx, workspace=workspace, config=config).settings, check=check,
+                          trusted=_trust_flag(ctx))
 
 
 @workflow_app.command("run")
@@ -221,7 +247,8 @@ def workflow_run(ctx: typer.Context, name: str,
     from cli_agent.ui.oneshot import run_workflow_command
 
     loaded = _load(ctx, yes=yes, output=output, workspace=workspace, model=model, config=config)
-    return run_workflow_command(loaded.settings, name, args or [], provider_factory=_factory(ctx))
+    return run_workflow_command(loaded.settings, name, args or [], provider_factory=_factory(ctx),
+                                notes=loaded.notes, trusted=_trust_flag(ctx))
 
 
 # -- facts and locks ----------------------------------------------------------------------------------------------
@@ -238,16 +265,15 @@ def _fact_store(ctx: typer.Context, workspace: str | None, config: Path | None) 
 
 
 def _print_facts(store: Any, as_json: bool) -> None:
-    import json
-
     from cli_agent.facts import render_list
+    from cli_agent.ui.escape import escape_for_terminal, json_for_output
 
     if as_json:
         out = {"committed": [f.model_dump() for f in store.committed()],
                "pending": [p.model_dump() for p in store.pending()], "locks": list(store.locks())}
-        typer.echo(json.dumps(out, indent=2, ensure_ascii=False))
+        typer.echo(json_for_output(out, indent=2))
     else:
-        typer.echo(render_list(store))
+        typer.echo(escape_for_terminal(render_list(store)))
 
 
 @facts_app.callback()
@@ -277,8 +303,10 @@ def facts_commit(ctx: typer.Context, fact_id: Annotated[str, typer.Argument(meta
                                                                              "your user name).")] = None,
                  workspace: Workspace = None, config: ConfigFile = None) -> int:
     """Make a pending proposal a project fact: the model sees it as authoritative from the next run on."""
+    from cli_agent.ui.escape import escape_for_terminal
+
     fact = _fact_store(ctx, workspace, config).commit(fact_id, author)
-    typer.echo(f"committed {fact.id}: {fact.text}")
+    typer.echo(escape_for_terminal(f"committed {fact.id}: {fact.text}"))
     return 0
 
 
@@ -287,8 +315,41 @@ def facts_reject(ctx: typer.Context, fact_id: Annotated[str, typer.Argument(meta
                                                                                              "proposal's ID.")],
                  workspace: Workspace = None, config: ConfigFile = None) -> int:
     """Drop a pending proposal."""
+    from cli_agent.ui.escape import escape_for_terminal
+
     proposal = _fact_store(ctx, workspace, config).reject(fact_id)
-    typer.echo(f"rejected {proposal.id}: {proposal.text}")
+    typer.echo(escape_for_terminal(f"rejected {proposal.id}: {proposal.text}"))
+    return 0
+
+
+# -- folder trust ---------------------------------------------------------------------------------------------------
+
+@app.command("trust")
+def trust_cmd(ctx: typer.Context,
+              revoke: Annotated[bool, typer.Option("--revoke", help="Stop trusting the folder.")] = False,
+              list_all: Annotated[bool, typer.Option("--list", help="List the trusted folders.")] = False,
+              workspace: Workspace = None) -> int:
+    """Trust the folder's project config (.cli-agent/config.toml) as it is now: it may then set every key."""
+    from cli_agent import trusted_folders
+    from cli_agent.ui.escape import escape_for_terminal as esc
+
+    if list_all:
+        for entry in trusted_folders.entries():
+            state = "" if entry.current else "  (its config changed since: not trusted until trusted again)"
+            typer.echo(esc(f"{entry.folder}  config {entry.digest[:12]}{state}"))
+        return 0
+    folder = Path(workspace or (ctx.find_root().obj.flags or {}).get("workspace") or ".")
+    if revoke:
+        done = trusted_folders.revoke(folder)
+        typer.echo(esc(f"{'no longer trusted' if done else 'was not trusted'}: {folder.resolve()}"))
+        return 0
+    try:
+        withheld = _load(ctx, announce=False, workspace=str(folder), trust=False).withheld
+    except errors.CliAgentError:
+        withheld = {}
+    entry = trusted_folders.trust(folder)
+    unlocked = f"; its config may now set {', '.join(withheld)}" if withheld else ""
+    typer.echo(esc(f"trusted {entry.folder} (config sha256 {entry.digest[:12]}){unlocked}"))
     return 0
 
 
@@ -312,6 +373,7 @@ def replay_cmd(ctx: typer.Context,
     """Re-run a recorded session in a copy of its workspace; exit 1 at the first divergence."""
     from cli_agent.replay import run_replay
 
+    _load(ctx, announce=False)  # a broken config exits 2 here as everywhere
     return run_replay(trace_file, output or (ctx.find_root().obj.flags or {}).get("output") or "text")
 
 
@@ -337,6 +399,7 @@ def eval_cmd(ctx: typer.Context,
     --suite real: real tasks on real code, each graded by its own check."""
     from cli_agent.eval import run_eval_command
 
+    _load(ctx, announce=False)  # a broken config exits 2 here as everywhere
     flags = ctx.find_root().obj.flags or {}
     if suite == "real":
         from cli_agent.eval.real_report import run_real_command
@@ -371,16 +434,15 @@ def undo_cmd(ctx: typer.Context,
              workspace: Workspace = None, config: ConfigFile = None) -> int:
     """Revert the agent's changes of the newest turn (or --turn N) byte for byte, from the undo journal."""
     from cli_agent.journal import Journal
-    from cli_agent.ui.escape import escape_for_terminal
+    from cli_agent.ui.escape import escape_for_terminal, json_for_output
     from cli_agent.ui.undo_commands import render_turns, turns_json
     from cli_agent.undo import undo
 
     journal = Journal(_load(ctx, workspace=workspace, config=config).settings.workspace)
     if list_turns:
-        import json
-
         turns = journal.turns()
-        typer.echo(json.dumps(turns_json(turns), indent=2, ensure_ascii=False) if as_json else render_turns(turns))
+        typer.echo(json_for_output(turns_json(turns), indent=2) if as_json
+                   else escape_for_terminal(render_turns(turns)))
         return 0
     undone = undo(journal, turn)
     typer.echo(escape_for_terminal(f"undid turn {undone.turn}: " + ("; ".join(undone.done) or "nothing left to "
@@ -405,7 +467,9 @@ def local_status(ctx: typer.Context,
 
     loaded = _load(ctx, local_model=local_model, config=config)
     status = model_status(resolve_model(loaded.settings.local.model), rehash=rehash)
-    typer.echo("\n".join(status.lines()))
+    from cli_agent.ui.escape import escape_for_terminal
+
+    typer.echo(escape_for_terminal("\n".join(status.lines())))
     if not status.ok:
         raise errors.UsageError(status.check)
     return 0
@@ -453,9 +517,36 @@ def _on_sigterm(signum: int, frame: Any) -> None:
     raise errors.TerminateSignal()
 
 
-def _fail(message: str, code: int) -> int:
+def _wants_json(argv: list[str], state: AppState) -> bool:
+    """`--output json` was asked for: by the settings once loaded, else by the arguments or the environment (a
+    config that failed to load can't say)."""
+    if state.output is not None:
+        return state.output == "json"
+    for i, arg in enumerate(argv):
+        if (arg in ("-o", "--output") and argv[i + 1:i + 2] == ["json"]) or arg in ("--output=json", "-ojson"):
+            return True
+    import os
+
+    return os.environ.get("CLI_AGENT_OUTPUT", "").strip() == "json"
+
+
+def _json_failure(message: str, code: int) -> None:
+    """The `--output json` object of a run that ended before it could report itself."""
+    from cli_agent.events import StopReason
+    from cli_agent.ui.escape import json_for_output
+
+    status = next((r.value for r in StopReason if r.exit_code == code and r is not StopReason.CANCELLED), "error")
+    usage = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0, "cost_usd": 0.0}
+    report = {"status": status, "exit_code": code, "message": message, "answer": "", "steps": 0, "tool_calls": [],
+              "files_changed": [], "usage": usage, "trace": None, "warnings": [], "notes": []}
+    sys.stdout.write(json_for_output(report) + "\n")
+
+
+def _fail(message: str, code: int, json_report: bool = False) -> int:
     from cli_agent.ui.escape import escape_for_terminal
 
+    if json_report:
+        _json_failure(message, code)
     sys.stdout.flush()
     sys.stderr.write(f"cli-agent: {escape_for_terminal(message)}\n")
     sys.stderr.flush()
@@ -465,27 +556,28 @@ def _fail(message: str, code: int) -> int:
 def run(argv: list[str] | None = None, *, provider_factory: Any = None) -> int:
     """Run the CLI and return its exit code (errors.py's table). The last stderr line says why it failed."""
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    state = AppState(provider_factory=provider_factory)
+    args = list(sys.argv[1:] if argv is None else argv)
     try:
-        result = app(args=argv, obj=AppState(provider_factory=provider_factory), standalone_mode=False,
-                     prog_name="cli-agent")
+        result = app(args=args, obj=state, standalone_mode=False, prog_name="cli-agent")
         return result if isinstance(result, int) else 0
     except errors.CliAgentError as exc:
-        return _fail(str(exc), exc.exit_code)
+        return _fail(str(exc), exc.exit_code, not exc.reported and _wants_json(args, state))
     except typer.Exit as exc:
         return int(exc.exit_code or 0)
     except typer.Abort:
-        return _fail("interrupted", 130)
+        return _fail("interrupted", 130, _wants_json(args, state))
     except typer.TyperException as exc:  # a bad flag or argument, as click reports it
         message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
-        return _fail(f"usage error: {message} (see cli-agent --help)", 2)
+        return _fail(f"usage error: {message} (see cli-agent --help)", 2, _wants_json(args, state))
     except KeyboardInterrupt:
-        return _fail("interrupted (Ctrl-C)", 130)
+        return _fail("interrupted (Ctrl-C)", 130, _wants_json(args, state))
     except errors.TerminateSignal:
-        return _fail("terminated (SIGTERM)", 143)
+        return _fail("terminated (SIGTERM)", 143, _wants_json(args, state))
     except BrokenPipeError:
         return 1
     except Exception as exc:  # never a traceback to the user
-        return _fail(f"internal error: {type(exc).__name__}: {exc}", 1)
+        return _fail(f"internal error: {type(exc).__name__}: {exc}", 1, _wants_json(args, state))
     finally:
         signal.signal(signal.SIGTERM, previous)
 

@@ -14,7 +14,7 @@ import json
 import os
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_origin
 
@@ -69,6 +69,7 @@ class Settings(_Model):
     locks: list[str] = Field(default_factory=list)
     local: LocalSettings = Field(default_factory=LocalSettings)
     mcp_servers: dict[str, Any] = Field(default_factory=dict)  # name -> McpServer; config files only
+    config_files: tuple[str, ...] = Field(default=(), exclude=True)  # the files read: set by the loader, not a key
 
     @field_validator("mcp_servers")
     @classmethod
@@ -80,7 +81,7 @@ class Settings(_Model):
         return parse_servers(servers)
 
 
-_TABLES = ("local", "mcp_servers")  # not one setting each: no flag, no env variable
+_TABLES = ("local", "mcp_servers", "config_files")  # not one setting each: no flag, no env variable
 KEYS: tuple[str, ...] = (*(k for k in Settings.model_fields if k not in _TABLES),
                          *(f"local.{k}" for k in LocalSettings.model_fields))
 
@@ -90,7 +91,8 @@ class Loaded:
     settings: Settings
     sources: dict[str, str]  # key (e.g. "max_steps", "local.model") -> where its value came from
     files: list[tuple[str, Path, bool]]  # (label, path, exists), in the order they are layered
-    notes: tuple[str, ...] = ()  # one-line warnings for the user (config keys that were ignored)
+    notes: tuple[str, ...] = ()  # one-line warnings for the user (a project config's ignored keys)
+    withheld: dict[str, Any] = field(default_factory=dict)  # project keys ignored until the folder is trusted
 
 
 def env_var(key: str) -> str:
@@ -111,11 +113,14 @@ _Layer = dict[str, tuple[Any, str]]  # key -> (validated value, source label)
 
 
 def load_settings(flags: Mapping[str, Any], *, env: Mapping[str, str] | None = None,
-                  config_file: Path | None = None, workspace: Path | None = None) -> Loaded:
+                  config_file: Path | None = None, workspace: Path | None = None,
+                  trust: bool | None = None) -> Loaded:
     """Layer defaults, user, project, --config, env and flags. A flag whose value is None was not given.
 
     `workspace` stands for the current directory: the workspace when no layer sets one, and the base of a
-    relative one. `CLI_AGENT_CONFIG` in `env` stands for `config_file` when that is not given.
+    relative one. `CLI_AGENT_CONFIG` in `env` stands for `config_file` when that is not given. The project config
+    counts whole only in a trusted folder (`trust`, else `CLI_AGENT_TRUST` in `env`, else the trust store);
+    elsewhere it may only narrow (`cli_agent.trust`).
     """
     env = os.environ if env is None else env
     flag_layer = _flag_layer(flags)
@@ -137,10 +142,11 @@ def load_settings(flags: Mapping[str, Any], *, env: Mapping[str, str] | None = N
     ws = (base / Path(chosen[0]).expanduser()).resolve() if chosen else base.resolve()
     project_path = paths.project_config_file(ws)
     project: _Layer = {}
+    notes: tuple[str, ...] = ()
+    withheld: dict[str, Any] = {}
     if project_path.exists():
         project = _file_layer(project_path, f"project config ({project_path})")
-        if "workspace" in project:
-            raise ConfigError(f"project config ({project_path}): 'workspace' cannot be set in a project config")
+        project, withheld, notes = _screened(project, user, project_path, ws, trust, env)
 
     values: dict[str, Any] = {}
     sources = dict.fromkeys(KEYS, "default")
@@ -148,24 +154,46 @@ def load_settings(flags: Mapping[str, Any], *, env: Mapping[str, str] | None = N
         for key, (value, source) in layer.items():
             if key != "mcp_servers":  # merged by server name below
                 values[key], sources[key] = value, source
-    values["mcp_servers"], notes = _mcp_servers(user, project, explicit)
+    values["mcp_servers"], mcp_notes = _mcp_servers(user, project, explicit)
+    notes = (*notes, *mcp_notes)
     values["workspace"] = str(ws)
+    values["config_files"] = tuple(str(p) for p in (user_path, project_path, config_file) if p is not None)
     files = [("user config", user_path, user_path.exists()), ("project config", project_path, project_path.exists())]
     if config_file is not None:
         files.append(("--config", config_file, True))
-    return Loaded(Settings.model_validate(_nest(values)), sources, files, tuple(notes))
+    return Loaded(Settings.model_validate(_nest(values)), sources, files, notes, withheld)
 
 
 def _mcp_servers(user: _Layer, project: _Layer, explicit: _Layer) -> tuple[dict[str, Any], list[str]]:
-    """The MCP servers of the config files, merged by name. A project's servers need a trusted folder; there is no
-    trust store yet, so a project config's servers are not taken (the one place that decides it)."""
+    """The MCP servers of the config files, merged by name. A project's servers are in `project` only when the
+    folder is trusted (`_screened` took them out otherwise, and said so)."""
     layers = [(layer["mcp_servers"][1], layer["mcp_servers"][0]) for layer in (user, project, explicit)
               if layer.get("mcp_servers", ({}, ""))[0]]
     if not layers:
         return {}, []
     from cli_agent.mcp.settings import merge_servers
 
-    return merge_servers(layers, project_trusted=False)
+    return merge_servers(layers, project_trusted=True)
+
+
+def _screened(project: _Layer, user: _Layer, path: Path, ws: Path, trust: bool | None,
+              env: Mapping[str, str]) -> tuple[_Layer, dict[str, Any], tuple[str, ...]]:
+    """The project layer as the folder's trust allows: (kept layer, withheld key -> value, notes)."""
+    from cli_agent.trust import screen_project, untrusted_note
+
+    defaults = Settings()
+    below = {key: user[key][0] if key in user else _get(defaults, key) for key in project}
+    given = {key: value for key, (value, _) in project.items()}
+    screened = screen_project(given, below, trusted=bool(trust))
+    if screened.needs_trust and trust is None:
+        from cli_agent.trusted_folders import TRUE, is_trusted
+
+        trusted = env.get("CLI_AGENT_TRUST", "").strip().lower() in TRUE or is_trusted(ws)
+        if trusted:
+            screened = screen_project(given, below, trusted=True)
+    note = untrusted_note(str(path), screened)
+    return ({key: project[key] for key in screened.kept}, {key: given[key] for key in screened.needs_trust},
+            (note,) if note else ())
 
 
 def _flag_layer(flags: Mapping[str, Any]) -> _Layer:
@@ -224,6 +252,8 @@ def _file_layer(path: Path, where: str) -> _Layer:
         raise ConfigError(f"{where}: not UTF-8 text (byte {exc.start})") from None
     except OSError as exc:
         raise ConfigError(f"{where}: cannot read: {exc.strerror or exc}") from None
+    if "config_files" in data:
+        raise ConfigError(f"{where}: unknown key 'config_files'")
     try:
         model = Settings.model_validate(data, strict=True)
     except ValidationError as exc:

@@ -51,6 +51,7 @@ class CliAgentError(Exception):
     """Base class; its message is one line for the user."""
 
     exit_code = 1
+    reported = False  # True when `--output json` already printed the run's object saying so
 
     def __init__(self, message: str) -> None:
         super().__init__(" ".join(str(message).split()) or self.__class__.__name__)

@@ -13,8 +13,8 @@ are in `facts_file.py`; `/facts` with its questions in `ui/facts_commands.py`. T
 takes a path from the model, which is why the store may write below `.cli-agent/`, a folder the model's file tools
 can't change.
 
-`workspace_for(settings)` opens the sandbox with every lock: config `locks`, facts.toml's `[locks] paths`, and the
-user's config file when it lies inside the workspace.
+`workspace_for(settings)` opens the sandbox with every lock (config `locks`, facts.toml's `[locks] paths`) and
+every protected place (`cli_agent.protected`).
 """
 
 from __future__ import annotations
@@ -238,20 +238,20 @@ class FactStore:
         facts_file.write(dir_fd, DRAFT_FILE, facts_file.render_draft(draft.next_id, draft.proposals))
 
 
-def workspace_for(settings: Settings, *, before_write: Callable[[Change], None] | None = None) -> Workspace:
-    """The settings' workspace with every lock: config `locks`, facts.toml's `[locks] paths`; the user's config
-    file (and a CLI_AGENT_CONFIG file) and the user state dir (undo journal, traces) are protected like
-    `.cli-agent/**` when they lie inside the workspace. `before_write`: the undo journal's hook."""
-    from cli_agent import paths
-    from cli_agent.sandbox import DEFAULT_PROTECTED, Workspace
+def workspace_for(settings: Settings, *,
+                  before_write: Callable[[Change], Callable[[], None] | None] | None = None) -> Workspace:
+    """The settings' workspace with every lock (config `locks`, facts.toml's `[locks] paths`) and every protected
+    place (`cli_agent.protected`: the config files read, the user dirs, `.git` and `.cli-agent` by their real
+    place). `before_write`: the undo journal's hook."""
+    from cli_agent.protected import protected_globs
+    from cli_agent.sandbox import Workspace
 
     root = Path(settings.workspace)
     locks = tuple(dict.fromkeys([*settings.locks, *FactStore(root).locks()]))
-    configs = [paths.user_config_file(), paths.user_state_dir()]
+    configs = list(settings.config_files)
     if os.environ.get("CLI_AGENT_CONFIG", "").strip():
-        configs.append(Path(os.environ["CLI_AGENT_CONFIG"].strip()).expanduser())
-    protected = [*DEFAULT_PROTECTED, *(g for g in (_inside_glob(root, c) for c in configs) if g)]
-    return Workspace(root, protected=tuple(dict.fromkeys(protected)), locks=locks, before_write=before_write)
+        configs.append(os.environ["CLI_AGENT_CONFIG"].strip())
+    return Workspace(root, protected=protected_globs(root, configs), locks=locks, before_write=before_write)
 
 
 def render_list(store: FactStore, *, how: str = "cli-agent facts") -> str:
@@ -297,15 +297,3 @@ def _flock(fd: int) -> None:
     except ImportError:  # not POSIX: no advisory lock, the atomic writes still keep each file whole
         return
     fcntl.flock(fd, fcntl.LOCK_EX)
-
-
-def _inside_glob(root: Path, path: Path) -> str | None:
-    """An anchored glob matching exactly `path` if it lies inside `root`, else None."""
-    try:
-        rel = Path(os.path.realpath(path)).relative_to(os.path.realpath(root))
-    except ValueError:
-        return None
-    if str(rel) == ".":
-        return None
-    return "/" + re.sub(r"([*?\[\\])", r"\\\1", rel.as_posix())
-

@@ -13,6 +13,7 @@ Layout under `paths.user_state_dir()/journal/` (format 1; a format change gets a
      "path": "src/a.py", "before": sha256 | null, "mode": 420 | null, "after": sha256 | null, "dirs": [...],
      "prompt": "what the user asked"}                                   (prompt: on a turn's first line only)
     {"type": "undone", "turn": 3, "time": …, "files": [...]}
+    {"type": "failed", "turn": 3, "seq": 2, "time": …}     the write after that entry failed: it never happened
 
 `Journal.record` is the `Workspace`'s `before_write` hook: the before-image is written (temp file, fsync, rename,
 folder fsync) and the line appended and fsynced before `apply` writes a byte; if either fails it raises and the
@@ -35,7 +36,7 @@ import json
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -123,8 +124,9 @@ class Journal:
             self._session, self._turn, self._seq = session, None, 0
             self._prompt = " ".join(prompt.split())[:PROMPT_KEPT]
 
-    def record(self, change: Change) -> None:
-        """The `before_write` hook: the before-image and the entry on disk, fsynced, or an exception."""
+    def record(self, change: Change) -> Callable[[], None]:
+        """The `before_write` hook: the before-image and the entry on disk, fsynced, or an exception. Returns what
+        takes the entry back when the write then fails (a full disk, a read-only file system)."""
         with self._mutex:
             before_mode, dirs = self._inspect(change.path)
             before = self._put_blob(change.before) if change.before is not None else None
@@ -135,12 +137,51 @@ class Journal:
                     if self._turn % PRUNE_EVERY == 0:
                         self._prune(self._turn)
                 self._seq += 1
-                self._append({"type": "change", "turn": self._turn, "session": self._session, "seq": self._seq,
+                turn, seq = self._turn, self._seq
+                self._append({"type": "change", "turn": turn, "session": self._session, "seq": seq,
                               "time": round(time.time(), 3), "tool": change.tool, "kind": change.kind,
                               "path": change.path, "before": before, "mode": before_mode,
                               "after": _sha(change.after) if change.after is not None else None,
                               "dirs": list(dirs)} | ({"prompt": self._prompt} if self._seq == 1 and self._prompt
                                                    else {}))
+        return lambda: self._retract(turn, seq)
+
+    def _retract(self, turn: int, seq: int) -> None:
+        """The change `seq` of `turn` did not happen after all: a line that says so (readers drop the entry)."""
+        with self._locked():
+            self._append({"type": "failed", "turn": turn, "seq": seq, "time": round(time.time(), 3)})
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[None]:
+        """Held (shared) while a turn runs, so `undo` never reverts a turn that is still adding changes."""
+        import fcntl
+
+        fd = self._turn_lock_fd()
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH)
+            yield
+        finally:
+            os.close(fd)
+
+    @contextlib.contextmanager
+    def no_turn_running(self) -> Iterator[None]:
+        """Held (exclusive) by `undo`; a turn running in this workspace, in any process, is an error."""
+        import fcntl
+
+        fd = self._turn_lock_fd()
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise errors.CliAgentError(f"a turn is running in {self.root} right now; undo when it has "
+                                           f"finished (nothing was changed)") from None
+            yield
+        finally:
+            os.close(fd)
+
+    def _turn_lock_fd(self) -> int:
+        self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        return os.open(self.dir / "turn.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
 
     @contextlib.contextmanager
     def exclusive(self) -> Iterator[None]:
@@ -250,16 +291,20 @@ class Journal:
         """Every turn the journal holds, oldest first."""
         changes: dict[int, list[Entry]] = {}
         undone: set[int] = set()
+        failed: set[tuple[int, int]] = set()
         for r in self._records():
             try:
                 if r.get("type") == "undone":
                     undone.add(int(r["turn"]))
+                elif r.get("type") == "failed":
+                    failed.add((int(r["turn"]), int(r["seq"])))
                 elif r.get("type") == "change":
                     changes.setdefault(int(r["turn"]), []).append(_entry(r))
             except (KeyError, TypeError, ValueError):
                 continue  # a damaged line
+        kept = {n: [e for e in es if (n, e.seq) not in failed] for n, es in changes.items()}
         return [Turn(n, es[0].session, es[0].time, tuple(sorted(es, key=lambda e: e.seq)), n in undone)
-                for n, es in sorted(changes.items())]
+                for n, es in sorted(kept.items()) if es]
 
     def blob(self, sha: str) -> bytes:
         try:

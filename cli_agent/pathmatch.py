@@ -1,8 +1,15 @@
 """Path patterns: the globs of protected paths, locks, `list_files(pattern=)` and `search(glob=)`, and `.gitignore`.
 
-One syntax everywhere, the one of `.gitignore`: `*` and `?` stay within a folder, `[...]` is a class, `**` spans
-folders. A pattern without a `/` (other than a trailing one) matches a name at any depth (`*.py`, `.git`); a
-pattern with one is anchored to its base (`src/*.py`, `.git/**`). Paths are workspace-relative POSIX strings.
+One syntax everywhere, the one of `.gitignore` (git's wildmatch): `*` and `?` stay within a folder, `[...]` is a
+class (`!` or `^` negates, `a-z` ranges, `[:alpha:]` names), `\\` escapes, `**` spans folders (`**/x`, `x/**`,
+`a/**/b`; elsewhere it is `*`). A pattern without a `/` (other than a trailing one) matches a name at any depth
+(`*.py`, `.git`); a pattern with one is anchored to its base (`src/*.py`, `.git/**`). Paths are workspace-relative
+POSIX strings, matched by character (git matches bytes: one `?` never matches an `é`, two do). A malformed pattern
+(an unclosed `[`, an unknown `[:name:]`, a trailing `\\`) matches nothing, as in git; `glob_problem` names what is
+wrong with one, for the places that refuse it instead.
+
+Matching costs time linear in the path times the pattern, whatever either holds: a pattern whose regular
+expression could backtrack (two `*` in one name, two `**`) is run as a set-of-states automaton instead of `re`.
 """
 
 from __future__ import annotations
@@ -12,7 +19,18 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-__all__ = ["GlobSet", "IgnoreRules", "fold", "glob_regex"]
+__all__ = ["Glob", "GlobSet", "IgnoreRules", "compile_glob", "fold", "glob_problem"]
+
+_NAMED = {
+    "alnum": "a-zA-Z0-9", "alpha": "a-zA-Z", "blank": " \\t", "cntrl": "\\x00-\\x1f\\x7f", "digit": "0-9",
+    "graph": "\\x21-\\x7e", "lower": "a-z", "print": "\\x20-\\x7e",
+    "punct": re.escape("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"),
+    "space": " \\t\\n\\r\\f\\v", "upper": "A-Z", "xdigit": "0-9a-fA-F",
+}
+
+
+class Malformed(ValueError):
+    """A pattern git would never match with."""
 
 
 def fold(text: str) -> str:
@@ -20,58 +38,221 @@ def fold(text: str) -> str:
     return unicodedata.normalize("NFC", text).casefold()
 
 
-def _translate(pattern: str) -> str:
-    out: list[str] = []
+# -- patterns to tokens -------------------------------------------------------------------------------------------
+# A token is (kind, regex): "lit", "one" (? or a class: one character, never "/"), "star" (* within a name),
+# "dirs" (**/: nothing, or anything ending in "/"), "all" (a trailing **: anything).
+
+Token = tuple[str, str]
+
+
+def _class(pattern: str, i: int) -> tuple[str, int]:
+    """The class starting at pattern[i] == "[" as a regex class, and the index after it (git's wildmatch rules)."""
+    n = len(pattern)
+    i += 1
+    negate = i < n and pattern[i] in "!^"
+    i += negate
+    parts: list[str] = []
+    prev: str | None = None
+    first = True
+    while True:
+        if i >= n:
+            raise Malformed("a '[' is never closed")
+        ch = pattern[i]
+        if ch == "]" and not first:
+            break
+        first = False
+        if ch == "\\":
+            i += 1
+            if i >= n:
+                raise Malformed("a '\\' ends the pattern")
+            prev = pattern[i]
+            parts.append(re.escape(prev))
+        elif ch == "-" and prev is not None and i + 1 < n and pattern[i + 1] != "]":
+            i += 1
+            hi = pattern[i]
+            if hi == "\\":
+                i += 1
+                if i >= n:
+                    raise Malformed("a '\\' ends the pattern")
+                hi = pattern[i]
+            if prev <= hi:  # git: a reversed range matches only its first character, already added
+                parts.append(f"{re.escape(prev)}-{re.escape(hi)}")
+            prev = None
+        elif ch == "[" and pattern.startswith(":", i + 1):
+            end = pattern.find("]", i + 2)
+            if end < 0:
+                raise Malformed("a '[' is never closed")
+            if pattern[end - 1] != ":" or end - 1 < i + 2:
+                parts.append(re.escape("["))  # no ":]": an ordinary "["
+                prev = "["
+            else:
+                name = pattern[i + 2:end - 1]
+                if name not in _NAMED:
+                    raise Malformed(f"unknown character class [:{name}:]")
+                parts.append(_NAMED[name])
+                prev = None
+                i = end
+        else:
+            prev = ch
+            parts.append(re.escape(ch))
+        i += 1
+    body = "".join(parts)
+    if negate:
+        return f"[^/{body}]", i + 1
+    return (f"(?!/)[{body}]" if body else "(?!)"), i + 1
+
+
+def _tokens(pattern: str) -> list[Token]:
+    out: list[Token] = []
     i, n = 0, len(pattern)
     while i < n:
         c = pattern[i]
         if pattern.startswith("**", i):
-            before_ok = i == 0 or pattern[i - 1] == "/"
-            after = pattern[i + 2:i + 3]
-            if before_ok and after == "/":
-                out.append("(?:.*/)?")
-                i += 3
+            j = i
+            while j < n and pattern[j] == "*":
+                j += 1
+            before = i == 0 or pattern[i - 1] == "/"
+            if before and j == n:
+                out.append(("all", ".*"))
+                i = j
                 continue
-            if before_ok and after == "":
-                out.append(".*")
-                i += 2
+            if before and pattern[j] == "/":
+                out.append(("dirs", "(?:.*/)?"))
+                i = j + 1
                 continue
-            out.append("[^/]*")
-            i += 2
+            out.append(("star", "[^/]*"))
+            i = j
         elif c == "*":
-            out.append("[^/]*")
+            out.append(("star", "[^/]*"))
             i += 1
         elif c == "?":
-            out.append("[^/]")
+            out.append(("one", "[^/]"))
             i += 1
         elif c == "[":
-            j = pattern.find("]", i + 2 if pattern[i + 1:i + 2] in ("!", "^") else i + 1)
-            if j < 0:
-                out.append(re.escape(c))
-                i += 1
-                continue
-            body = pattern[i + 1:j]
-            if body[:1] in ("!", "^"):
-                body = "^" + body[1:]
-            out.append("[" + body.replace("\\", "\\\\") + "]")
-            i = j + 1
-        elif c == "\\" and i + 1 < n:
-            out.append(re.escape(pattern[i + 1]))
+            regex, i = _class(pattern, i)
+            out.append(("one", regex))
+        elif c == "\\":
+            if i + 1 >= n:
+                raise Malformed("a '\\' ends the pattern")
+            out.append(("lit", pattern[i + 1]))
             i += 2
         else:
-            out.append(re.escape(c))
+            out.append(("lit", c))
             i += 1
-    return "".join(out)
+    return out
 
 
-def glob_regex(pattern: str, *, folded: bool = False) -> re.Pattern[str]:
-    """Compile one glob; anchored patterns match the whole path, unanchored ones a name at any depth."""
-    if folded:
-        pattern = fold(pattern)
-    pattern = pattern.rstrip("/")
-    anchored = "/" in pattern
-    body = _translate(pattern.lstrip("/"))
-    return re.compile(body if anchored else "(?:.*/)?" + body, re.DOTALL)
+def glob_problem(pattern: str) -> str | None:
+    """Why git would never match with `pattern` (None when it is well formed)."""
+    try:
+        _tokens(pattern.rstrip("/"))
+    except Malformed as exc:
+        return str(exc)
+    return None
+
+
+# -- matching -----------------------------------------------------------------------------------------------------
+
+class Glob:
+    """One compiled pattern. `fullmatch(path)`: the whole path matches; with `below`, also a path under a
+    matching folder."""
+
+    def __init__(self, pattern: str, *, folded: bool = False, below: bool = False) -> None:
+        self.pattern = pattern
+        self._folded = folded
+        self._below = below
+        text = (fold(pattern) if folded else pattern).rstrip("/")
+        try:
+            tokens = _tokens(text.lstrip("/"))
+        except Malformed:
+            tokens = [("lit", ""), ("one", "(?!)")]
+        if "/" not in text:
+            tokens.insert(0, ("dirs", "(?:.*/)?"))
+        self.regex: str | None = None  # set when `re` matches it without backtracking blow-up
+        if _linear_in_re(tokens):
+            self.regex = "".join(re.escape(v) if k == "lit" else v for k, v in tokens) + ("(?:/.*)?" if below
+                                                                                           else "")
+            self._re = re.compile(self.regex, re.DOTALL)
+        else:
+            self._automaton = _Automaton(tokens)
+
+    def fullmatch(self, path: str) -> bool:
+        if self._folded:
+            path = fold(path)
+        if self.regex is not None:
+            return self._re.fullmatch(path) is not None
+        return self._automaton.fullmatch(path, below=self._below)
+
+
+def compile_glob(pattern: str, *, folded: bool = False) -> Glob:
+    return Glob(pattern, folded=folded)
+
+
+def _linear_in_re(tokens: Sequence[Token]) -> bool:
+    """At most one `**` and at most one `*` per name: no two quantifiers can trade the same characters."""
+    if sum(k in ("dirs", "all") for k, _ in tokens) > 1 and not (len(tokens) == 2 and tokens[1][0] == "all"):
+        return False
+    stars = 0
+    for kind, value in tokens:
+        if kind == "star":
+            stars += 1
+            if stars > 1:
+                return False
+        elif kind == "dirs" or (kind == "lit" and value == "/"):
+            stars = 0
+        elif kind == "all" and stars:
+            return False
+    return True
+
+
+class _Automaton:
+    """The pattern's states as bits of an int; one step per character of the path (Thompson's construction)."""
+
+    def __init__(self, tokens: Sequence[Token]) -> None:
+        self.tokens = tuple(tokens)
+        self.accept = 1 << len(tokens)
+        self.skip = sum(1 << i for i, (k, _) in enumerate(tokens) if k in ("star", "dirs", "all"))
+        # `**/` may be skipped where it starts, not once it has eaten characters (then it must end with "/")
+        self.dirs = sum(1 << i for i, (k, _) in enumerate(tokens) if k == "dirs")
+        self._steps: dict[str, tuple[int, int]] = {}
+        self.start = self._closure(1)
+
+    def _closure(self, states: int) -> int:
+        while True:
+            more = states | ((states & self.skip) << 1)
+            if more == states:
+                return states
+            states = more
+
+    def _step(self, ch: str) -> tuple[int, int]:
+        """(the states that consume `ch` and move on, the states that consume it and stay)."""
+        found = self._steps.get(ch)
+        if found is None:
+            move = stay = 0
+            for i, (kind, value) in enumerate(self.tokens):
+                if kind == "lit":
+                    move |= (value == ch) << i
+                elif kind == "one":
+                    move |= (ch != "/" and re.fullmatch(value, ch) is not None) << i
+                elif kind == "star":
+                    stay |= (ch != "/") << i
+                else:  # dirs, all
+                    stay |= 1 << i
+                    move |= (kind == "dirs" and ch == "/") << i
+            found = self._steps[ch] = (move, stay)
+        return found
+
+    def fullmatch(self, path: str, *, below: bool) -> bool:
+        states = self.start
+        for ch in path:
+            if below and ch == "/" and states & self.accept:
+                return True
+            move, stay = self._step(ch)
+            kept = states & stay
+            states = self._closure(((states & move) << 1) | (kept & ~self.dirs)) | (kept & self.dirs)
+            if not states:
+                return False
+        return bool(states & self.accept)
 
 
 class GlobSet:
@@ -80,24 +261,24 @@ class GlobSet:
     def __init__(self, globs: Iterable[str], *, folded: bool = False) -> None:
         self.globs = tuple(globs)
         self._folded = folded
-        covered = [glob_regex(g, folded=folded).pattern + "(?:/.*)?" for g in self.globs]
-        self._each = [re.compile(c, re.DOTALL) for c in covered]
-        self._any = re.compile("|".join(f"(?:{c})" for c in covered) or "(?!)", re.DOTALL)
+        self._each = [Glob(g, folded=folded, below=True) for g in self.globs]
+        fast = [g.regex for g in self._each if g.regex is not None]
+        self._any = re.compile("|".join(f"(?:{r})" for r in fast) or "(?!)", re.DOTALL)
+        self._slow = [g for g in self._each if g.regex is None]
 
     def match(self, path: str) -> str | None:
         if path in ("", "."):
             return None
-        if self._folded:
-            path = fold(path)
-        if not self._any.fullmatch(path):
+        folded = fold(path) if self._folded else path
+        if not self._any.fullmatch(folded) and not any(g.fullmatch(path) for g in self._slow):
             return None
-        return next(g for g, rx in zip(self.globs, self._each, strict=True) if rx.fullmatch(path))
+        return next(g.pattern for g in self._each if g.fullmatch(path))
 
 
 @dataclass(frozen=True)
 class _Rule:
     base: str  # folder of the .gitignore, "" for the root
-    rx: re.Pattern[str]
+    glob: Glob
     negate: bool
     dir_only: bool
 
@@ -123,23 +304,37 @@ class IgnoreRules:
                 sub = path[len(rule.base) + 1:]
             else:
                 sub = path
-            if rule.rx.fullmatch(sub):
+            if rule.glob.fullmatch(sub):
                 verdict = not rule.negate
         return verdict
 
 
 def _parse(base: str, lines: Iterable[str]) -> Iterable[_Rule]:
+    """git's rules for a line: trailing spaces go unless escaped, `#` starts a comment, `!` negates, `\\!` and `\\#`
+    are literal; a malformed pattern is kept and matches nothing, as git keeps it."""
     for raw in lines:
-        line = raw.rstrip("\r")
-        stripped = line.rstrip(" ")
-        if line.endswith("\\ ") and not line.endswith("\\\\ "):
-            stripped = line[:-2] + " "
+        stripped = _trimmed(raw.rstrip("\r"))
         if not stripped or stripped.startswith("#"):
             continue
         negate = stripped.startswith("!")
-        if negate or stripped.startswith("\\!") or stripped.startswith("\\#"):
+        if negate:
             stripped = stripped[1:]
         dir_only = stripped.endswith("/")
         if not stripped.strip("/"):
             continue
-        yield _Rule(base, glob_regex(stripped), negate, dir_only)
+        yield _Rule(base, Glob(stripped), negate, dir_only)
+
+
+def _trimmed(line: str) -> str:
+    """The line without its trailing spaces, an escaped one (`\\ `) kept."""
+    end = 0
+    i = 0
+    while i < len(line):
+        if line[i] == "\\":
+            i += 2
+            end = min(i, len(line))
+            continue
+        i += 1
+        if line[i - 1] != " ":
+            end = i
+    return line[:end]

@@ -187,7 +187,7 @@ def plan_fingerprint(system: str, schemas: list[dict[str, Any]] | None, options:
 
 def _sha256(payload: Any) -> str:
     canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()  # a file name may not be UTF-8
 
 
 def _first_sentence(text: str) -> str:

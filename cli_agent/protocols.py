@@ -4,12 +4,15 @@
 *json*: the reply's text holds exactly one `{"tool": str, "parameters": object, "terminate": bool}` object
 (prose around it or a ```json fence is tolerated); the result goes back as a user message.
 *plain*: `--no-tools` chat; every reply is an answer.
-A reply that can't be used yields `Parsed.error`: what was wrong, where, and the exact expected shape.
+A reply that can't be used yields `Parsed.error`: what was wrong, where, and the exact expected shape. Tool call
+arguments holding a lone surrogate (valid JSON, `"\\ud800"`, but no text) are such a reply; an answer holding one
+keeps it visibly escaped (`\\ud800`), so nothing later fails to encode it.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -23,6 +26,25 @@ __all__ = ["JSON_SHAPE", "JsonProtocol", "NativeProtocol", "Parsed", "PlainProto
 
 JSON_SHAPE = '{"tool": "<tool name>", "parameters": {...}, "terminate": false}'
 ANSWER_TOOL = "answer"  # the pseudo-tool a grammar-constrained model uses for its final answer
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_ATTEMPTED_CALL = re.compile(r"""^\s*(?:```\w*\s*)?\{|\{\s*["']?tool\b""")  # a reply that tries a call
+SURROGATE_ERROR = ("Your tool call's arguments hold a lone surrogate (a \\ud800-\\udfff escape without its pair), "
+                   "which is not text. Send the call again with valid Unicode text.")
+
+
+def _visible(text: str) -> str:
+    """`text` with each lone surrogate written as its escape (`\\ud800`)."""
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def _holds_surrogate(value: Any) -> bool:
+    if isinstance(value, str):
+        return _SURROGATE.search(value) is not None
+    if isinstance(value, dict):
+        return any(_holds_surrogate(k) or _holds_surrogate(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return any(_holds_surrogate(v) for v in value)
+    return False
 
 
 @dataclass(frozen=True)
@@ -49,13 +71,15 @@ class NativeProtocol:
 
     def parse(self, reply: ProviderReply, step: int) -> Parsed:
         if reply.tool_calls:
+            if any(_holds_surrogate([c.name, c.arguments, c.raw_arguments]) for c in reply.tool_calls):
+                return Parsed(error=SURROGATE_ERROR)
             calls = tuple(c if c.id else ToolCall(f"call_{step}_{i}", c.name, c.arguments, c.raw_arguments,
                                                   c.error) for i, c in enumerate(reply.tool_calls, 1))
-            return Parsed(text=reply.text or "", calls=calls)
+            return Parsed(text=_visible(reply.text or ""), calls=calls)
         if not (reply.text or "").strip():
             return Parsed(error="Your reply was empty: it had neither text nor a tool call. Call a tool, or "
                                 "answer in plain text if the task is done.")
-        return Parsed(text=reply.text)
+        return Parsed(text=_visible(reply.text))
 
     def assistant_message(self, reply: ProviderReply, parsed: Parsed) -> Message:
         return Message("assistant", reply.text or None, tool_calls=parsed.calls)
@@ -74,7 +98,7 @@ class PlainProtocol(NativeProtocol):
     def parse(self, reply: ProviderReply, step: int) -> Parsed:
         if not (reply.text or "").strip():
             return Parsed(error="Your reply was empty.")
-        return Parsed(text=reply.text)
+        return Parsed(text=_visible(reply.text))
 
 
 class JsonProtocol:
@@ -89,10 +113,10 @@ class JsonProtocol:
         objects, first_failure = _json_objects(text)
         calls = [o for o in objects if isinstance(o, dict) and "tool" in o]
         if not calls:
-            if first_failure is not None and '"tool"' in text:
+            if first_failure is not None and _ATTEMPTED_CALL.search(text):  # `{tool: read_file}` is a bad call
                 return Parsed(error=f"Your tool call is not valid JSON: {first_failure}. "
                                     f"Reply with exactly one JSON object {JSON_SHAPE}.")
-            return Parsed(text=text.strip())
+            return Parsed(text=_visible(text.strip()))
         if len(calls) > 1:
             return Parsed(error=f"Your reply holds {len(calls)} tool calls; send exactly one JSON object "
                                 f"{JSON_SHAPE} per reply and wait for its result.")
@@ -149,7 +173,9 @@ def _call_from(obj: dict[str, Any], call_id: str, text: str) -> Parsed:
     assert isinstance(tool, str) and isinstance(params, dict)
     if tool == ANSWER_TOOL:
         answer = params.get("text")
-        return Parsed(text=answer if isinstance(answer, str) else json.dumps(params))
+        return Parsed(text=_visible(answer) if isinstance(answer, str) else json.dumps(params))
+    if _holds_surrogate([tool, params]):
+        return Parsed(error=SURROGATE_ERROR)
     raw = json.dumps(params, ensure_ascii=False)
     return Parsed(calls=(ToolCall(call_id, tool, params, raw),), terminate=bool(terminate))
 

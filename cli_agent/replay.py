@@ -149,13 +149,13 @@ def run_replay(path: Path, output: str = "text") -> int:
     recorded; a divergence is a one-line CliAgentError (exit 1)."""
     import sys
 
-    from cli_agent.ui.escape import escape_for_terminal
+    from cli_agent.ui.escape import escape_for_terminal, json_for_output
 
     if output not in ("text", "json"):
         raise errors.UsageError(f"--output must be text or json for replay, not {output!r}")
     result = replay(path, *([] if output == "json" else [_print_event]))
     if output == "json":
-        sys.stdout.write(json.dumps(result.to_dict(), ensure_ascii=False) + "\n")
+        sys.stdout.write(json_for_output(result.to_dict()) + "\n")
     else:
         for note in result.notes:
             sys.stdout.write(escape_for_terminal(f"note: {note}") + "\n")

@@ -30,13 +30,13 @@ from cli_agent import atomic
 from cli_agent.change import Change
 from cli_agent.envelope import ToolError
 from cli_agent.errors import UsageError
-from cli_agent.pathmatch import GlobSet
+from cli_agent.pathmatch import GlobSet, glob_problem
+from cli_agent.protected import DEFAULT_PROTECTED
 from cli_agent.resolve_beneath import Located, locate, open_dir, open_regular
 from cli_agent.walk import walk_tree
 
 __all__ = ["DEFAULT_PROTECTED", "NAME_MAX", "PATH_MAX", "Workspace"]
 
-DEFAULT_PROTECTED: tuple[str, ...] = (".git", ".git/**", ".cli-agent", ".cli-agent/**")
 NAME_MAX = 255
 PATH_MAX = 4096
 _RAW_MAX = 65536  # longest path string looked at, before normalisation (`a/..` chains)
@@ -46,7 +46,7 @@ _NEAREST_SCAN = 2000  # paths compared with a missing one
 
 class Workspace:
     def __init__(self, root: str | Path, *, protected: Sequence[str] = DEFAULT_PROTECTED, locks: Sequence[str] = (),
-                 before_write: Callable[[Change], None] | None = None) -> None:
+                 before_write: Callable[[Change], Callable[[], None] | None] | None = None) -> None:
         given = os.path.abspath(os.fspath(root))
         real = os.path.realpath(given)
         if not os.path.isdir(real):
@@ -57,6 +57,9 @@ class Workspace:
         st = os.stat(real)
         self._root_id = (st.st_dev, st.st_ino)
         self._protected = GlobSet(protected, folded=True)
+        bad = next(((glob, problem) for glob in locks if (problem := glob_problem(glob)) is not None), None)
+        if bad is not None:  # a lock that matches nothing would leave the files it was meant to guard open
+            raise UsageError(f"the lock {bad[0]!r} is not a valid glob: {bad[1]}")
         self._locks = GlobSet(locks, folded=True)
         self._before_write = before_write
 
@@ -175,6 +178,9 @@ class Workspace:
         rel = "/".join(parts) or "."
         if depth is not None and depth < 1:
             raise ToolError(f"depth must be 1 or more, not {depth}")
+        problem = glob_problem(pattern) if pattern else None
+        if problem is not None:
+            raise ToolError(f"the pattern {pattern!r} is not a valid glob: {problem}")
         with self._locate(parts) as loc:
             if loc.stat is None:
                 raise self.not_found(rel)
@@ -298,15 +304,18 @@ class Workspace:
                 raise ToolError(f"{change.path} could not be read back: {exc.strerror or exc}") from None
             if current != change.before:
                 raise ToolError(f"{change.path} changed on disk since it was read; read it again")
+            retract = None
             if self._before_write is not None:
                 try:
-                    self._before_write(change)
+                    retract = self._before_write(change)
                 except Exception as exc:
                     raise ToolError(f"{change.path} was not written: recording the change for undo failed "
                                     f"({exc})") from exc
             try:
                 atomic.put(loc, change, st)
             except OSError as exc:
+                if retract is not None:  # the journal must not say it happened
+                    retract()
                 raise ToolError(f"{change.path} was not written: {exc.strerror or exc}; it is unchanged") from None
 
 

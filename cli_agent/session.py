@@ -99,9 +99,16 @@ class Session:
         notes = self.attach_mcp_tools()
         if self.journal is not None:  # one run is one turn of the undo journal
             self.journal.begin_turn(self.session_id, prompt)
-        events: EventStream = self.agent.run(prompt, approve, only_tools=only_tools)
+        events: EventStream = self._turn(self.agent.run(prompt, approve, only_tools=only_tools))
         events = _with_notes(events, notes) if notes else events
         return self._noted(prompt, events) if self.session_id else events
+
+    def _turn(self, events: EventStream) -> EventStream:
+        """The run's events, with the journal's turn lock held (shared) while they come: no undo meanwhile."""
+        if self.journal is None:
+            return (yield from events)
+        with self.journal.running():
+            return (yield from events)
 
     def attach_mcp_tools(self) -> list[str]:
         """Join the tools of the MCP servers that are ready to the registry (waiting for those still starting, at
@@ -145,7 +152,7 @@ class Session:
         notes = self.attach_mcp_tools()
         if self.journal is not None:
             self.journal.begin_turn(self.session_id)
-        events = self.agent.run_call(call, approve)
+        events = self._turn(self.agent.run_call(call, approve))
         return _with_notes(events, notes) if notes else events
 
     def close(self) -> None:
@@ -191,8 +198,9 @@ def drive(events: EventStream, *sinks: Callable[[Event], None]) -> RunFinished:
 
 
 def open_session(settings: Settings, *, interactive: bool, provider_factory: ProviderFactory = default_provider_factory,
-                 record: bool = True) -> Session:
-    """`record`: add the session to the session index (eval and replay don't)."""
+                 record: bool = True, notes: Collection[str] = ()) -> Session:
+    """`record`: add the session to the session index (eval and replay don't). `notes`: the loader's one-line
+    warnings, shown with the session's own (the banner, `--output json`)."""
     from cli_agent.dispatch import Dispatcher
     from cli_agent.facts import workspace_for
     from cli_agent.prompt_plan import Planner, planned_protocol
@@ -241,7 +249,7 @@ def open_session(settings: Settings, *, interactive: bool, provider_factory: Pro
             mcp.close()
         raise errors.UsageError(f"cannot write the trace {trace_path}: {exc.strerror or exc}") from exc
     session = Session(settings, workspace, registry, provider, agent, trace_path, trace, protocol, interactive,
-                      notes=[local_note] if local_note else [], journal=journal, mcp=mcp)
+                      notes=[*notes, *([local_note] if local_note else [])], journal=journal, mcp=mcp)
     if record:  # in the index once the model answers a run (Session._noted)
         from cli_agent.session_index import writable
 

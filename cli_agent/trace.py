@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import time
 import uuid
 from dataclasses import dataclass
@@ -36,6 +37,8 @@ def default_trace_path() -> Path:
     return paths.user_state_dir() / "traces" / f"{stamp}-{uuid.uuid4().hex[:8]}.jsonl"
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
 class TraceWriter:
     """Appends events to a trace file. Use as a context manager, or call `close()` in a `finally`."""
 
@@ -56,8 +59,11 @@ class TraceWriter:
         goes on."""
         if self._file is None:
             return
+        line = json.dumps(record, ensure_ascii=False, default=str)
+        if _SURROGATE.search(line):  # a lone surrogate (from a model's JSON) is kept as its escape: valid UTF-8
+            line = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", line)
         try:
-            self._file.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+            self._file.write(line + "\n")
             self._file.flush()
         except OSError as exc:
             self.error = f"the trace {self.path} stopped being written: {exc.strerror or exc}"

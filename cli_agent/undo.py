@@ -1,12 +1,13 @@
 """Undoing a turn of the undo journal, and the reversal engine it shares with replay's rewind.
 
 `undo(journal, turn)` reverts one turn, newest change first, byte for byte and mode included, through a `Workspace`
-(containment, no links, no hard-linked targets, `apply`'s "unchanged since read" check). It is the user's action,
-so user locks do not stop it; protected paths still do (the agent can never have changed them). Before anything is
-written, every file is checked to be as the agent left it (the recorded after-sha256): if one is not, nothing is
-reverted and the error names it. Git's index and refs, and every file the turn did not change, are never touched.
-The folders the turn's changes created are removed again when they are left empty, and an "undone" line is
-appended to the journal, all under the journal's lock.
+(containment, no links, no hard-linked targets, `apply`'s "unchanged since read" check). It is the user's action, so
+user locks do not stop it; protected paths still do (the agent can never have changed them). Before anything is
+written, every file is checked to be as the agent left it (the recorded after-sha256) and writable (a regular file,
+no hard links, no link on the way): if one is not, nothing is reverted and the error names it. An undo while a turn
+runs in the workspace (in any process) is refused. Git's index and refs, and every file the turn did not change, are
+never touched. The folders the turn's changes created are removed again when they are left empty, and an "undone"
+line is appended to the journal, all under the journal's lock.
 
 The engine (`current_bytes`, `reverting_change`, `remove_empty_dirs`) reverses one file's change through a
 `Workspace`; `rewind.py` uses it too, with the earlier bytes a trace holds instead of the journal's. The front ends
@@ -50,7 +51,7 @@ def undo(journal: Journal, turn: int | None = None) -> Undone:
     workspace = Workspace(journal.root, protected=DEFAULT_PROTECTED)
     if not journal.file.exists():
         raise errors.UsageError(f"nothing to undo in {journal.root}: cli-agent has not changed a file here")
-    with journal.exclusive():
+    with journal.no_turn_running(), journal.exclusive():
         target = _pick(journal, turn)
         plan = _plan(journal, workspace, target)
         done: list[str] = []
@@ -107,6 +108,11 @@ def _plan(journal: Journal, workspace: Workspace, target: Turn) -> list[Change]:
             raise errors.CliAgentError(
                 f"undo refused: {entry.path} changed since the agent wrote it (turn {target.number}, "
                 f"{entry.tool}); nothing was changed. Revert it by hand, or undo another turn")
+        try:  # every file writable (no hard link, no link on the way, a regular file) before any is written
+            if workspace.check_writable(entry.path) != entry.path:
+                raise ToolError(f"{entry.path} leads elsewhere through a link now")
+        except ToolError as exc:
+            raise errors.CliAgentError(f"undo refused: {exc.message}; nothing was changed") from None
         restored = journal.blob(entry.before) if entry.before is not None else None
         plan.append(reverting_change(entry.path, current, restored, mode=entry.mode,
                                      summary=f"undo turn {target.number}"))

@@ -10,7 +10,7 @@ import os
 import stat
 from collections import deque
 
-from cli_agent.pathmatch import IgnoreRules, fold, glob_regex
+from cli_agent.pathmatch import IgnoreRules, compile_glob, fold
 from cli_agent.resolve_beneath import open_dir
 
 __all__ = ["MAX_VISITS", "walk_tree"]
@@ -23,7 +23,7 @@ def walk_tree(root_fd: int, start_fd: int, base: tuple[str, ...], *, depth: int 
               limit: int) -> list[str]:
     """Paths (workspace-relative; folders end with "/" unless `pattern` is given) below `start_fd` = `base`."""
     rules = _rules_above(root_fd, base)
-    match = glob_regex(pattern) if pattern else None
+    match = compile_glob(pattern) if pattern else None
     queue: deque[tuple[tuple[str, ...], IgnoreRules]] = deque([((), rules)])
     out: list[str] = []
     visited = 0

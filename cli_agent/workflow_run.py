@@ -216,6 +216,7 @@ def render_catalog(catalog: Catalog, width: int | None = None) -> str:
             lines.append(f"      from {wf.source}: {wf.path}")
             lines.extend(f"      shadows {path}" for path in wf.shadows)
         lines.append("")
+    lines.extend(f"note: {note}" for note in catalog.notes)
     if width is not None:
         lines = [_wrapped(line, width) for line in lines]
     return "\n".join(lines).rstrip("\n")

@@ -147,6 +147,7 @@ class Workflow:
 class Catalog:
     workflows: dict[str, Workflow] = field(default_factory=dict)
     errors: tuple[str, ...] = ()  # one line per broken file: "path: reason"
+    notes: tuple[str, ...] = ()  # one line per project workflow held back in an untrusted folder
 
     def get(self, name: str) -> Workflow | None:
         return self.workflows.get(name)
@@ -180,9 +181,10 @@ def workflow_dirs(root: Path) -> list[tuple[str, Any]]:
 
 
 def load_workflows(workspace: Any, *, tools: Collection[str] | None = None,
-                   dirs: Sequence[tuple[str, Any]] | None = None) -> Catalog:
+                   dirs: Sequence[tuple[str, Any]] | None = None, trusted: bool | None = None) -> Catalog:
     """Every workflow of every source; `workspace` is a Workspace or a folder; `tools` the known tool names
-    (default: the built-in registry's)."""
+    (default: the built-in registry's). In a folder that is not `trusted` (default: as `CLI_AGENT_TRUST` and the
+    trust store say) a project workflow does not shadow a built-in or user one of the same name."""
     if tools is None:
         from cli_agent.registry import Registry
 
@@ -190,6 +192,7 @@ def load_workflows(workspace: Any, *, tools: Collection[str] | None = None,
     root = workspace if isinstance(workspace, str | Path) else workspace.root
     found: dict[str, Workflow] = {}
     problems: list[str] = []
+    notes: list[str] = []
     for source, folder in dirs if dirs is not None else workflow_dirs(Path(root)):
         if not folder.is_dir():
             continue
@@ -204,10 +207,22 @@ def load_workflows(workspace: Any, *, tools: Collection[str] | None = None,
                 continue
             here[wf.name] = wf.path
             older = found.get(wf.name)
+            if older is not None and source == "project" and not _trusted(Path(root), trusted):
+                notes.append(f"the project workflow {wf.name} ({wf.path}) does not replace the {older.source} one: "
+                             f"this folder is not trusted (cli-agent trust)")
+                continue
             if older is not None:
                 wf = replace(wf, shadows=(older.path, *older.shadows))
             found[wf.name] = wf
-    return Catalog(dict(sorted(found.items())), tuple(problems))
+    return Catalog(dict(sorted(found.items())), tuple(problems), tuple(notes))
+
+
+def _trusted(root: Path, trusted: bool | None) -> bool:
+    if trusted is not None:
+        return trusted
+    from cli_agent.trusted_folders import folder_trusted
+
+    return folder_trusted(root)
 
 
 def _display(file: Any, source: str) -> str:

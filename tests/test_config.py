@@ -38,8 +38,9 @@ def project_file(ws: Path, text: str) -> Path:
     return write(ws / ".cli-agent" / "config.toml", text)
 
 
-def load(ws: Path, flags: dict | None = None, env: dict | None = None, config_file: Path | None = None):
-    return load_settings(flags or {}, env=env or {}, config_file=config_file, workspace=ws)
+def load(ws: Path, flags: dict | None = None, env: dict | None = None, config_file: Path | None = None,
+         trust: bool | None = None):
+    return load_settings(flags or {}, env=env or {}, config_file=config_file, workspace=ws, trust=trust)
 
 
 def config_error(**kwargs) -> str:
@@ -88,7 +89,7 @@ def test_each_layer_overrides_the_ones_below(home: Path, ws: Path, tmp_path: Pat
         write(config, toml(values[2]))
     env = {env_var(key): env_values[0]} if top >= 3 else {}
     flags = {key.replace(".", "_"): values[4]} if top >= 4 else {}
-    loaded = load(ws, flags=flags, env=env, config_file=config if top >= 2 else None)
+    loaded = load(ws, flags=flags, env=env, config_file=config if top >= 2 else None, trust=True)
 
     assert get(loaded.settings) == values[top]
     expected_source = {
@@ -105,7 +106,7 @@ def test_each_layer_overrides_the_ones_below(home: Path, ws: Path, tmp_path: Pat
 def test_layers_merge_key_by_key(home: Path, ws: Path) -> None:
     user_file(home, 'model = "openai/a"\nmax_steps = 7\n[local]\nthreads = 2\n')
     project_file(ws, 'max_steps = 9\n[local]\nmodel = "smollm2-135m"\n')
-    loaded = load(ws, env={"CLI_AGENT_TIMEOUT": "12.5"}, flags={"yes": True, "max_steps": None})
+    loaded = load(ws, env={"CLI_AGENT_TIMEOUT": "12.5"}, flags={"yes": True, "max_steps": None}, trust=True)
     s = loaded.settings
     assert (s.model, s.max_steps, s.timeout, s.yes) == ("openai/a", 9, 12.5, True)
     assert (s.local.model, s.local.threads, s.local.context_size) == ("smollm2-135m", 2, 8192)
@@ -155,10 +156,13 @@ def test_workspace_from_env_config_or_user_config(home: Path, ws: Path, tmp_path
     assert loaded.settings.max_steps == 12
 
 
-def test_workspace_in_a_project_config_is_an_error(home: Path, ws: Path) -> None:
+@pytest.mark.parametrize("trust", [False, True])
+def test_workspace_in_a_project_config_is_ignored_with_a_note(home: Path, ws: Path, trust: bool) -> None:
     path = project_file(ws, 'workspace = "/tmp"\n')
-    message = config_error(ws=ws)
-    assert str(path.resolve()) in message and "workspace" in message
+    loaded = load(ws, trust=trust)
+    assert loaded.settings.workspace == str(ws.resolve())
+    [note] = loaded.notes
+    assert str(path.resolve()) in note and "ignored workspace" in note and "only your user config" in note
 
 
 def test_render_paths_lists_the_files_read(home: Path, ws: Path, tmp_path: Path) -> None:

@@ -137,7 +137,7 @@ def test_the_user_config_file_is_protected_when_it_lies_in_the_workspace(ws, mon
     assert tool(ws, "write_file", {"path": "home/config/config.toml", "content": "max_steps = 99\n"}, "--yes") == 1
     assert "protected" in json.loads(capsys.readouterr().out)["errors"][0]
     assert (ws / "home" / "config" / "config.toml").read_text() == "max_steps = 5\n"
-    assert tool(ws, "create_file", {"path": "home/config/other.toml", "content": "x\n"}, "--yes") == 0
+    assert tool(ws, "create_file", {"path": "home/config/other.toml", "content": "x\n"}, "--yes") == 1  # the dir too
 
 
 def test_an_explicit_config_file_in_the_workspace_is_protected(ws, monkeypatch, capsys):

@@ -83,7 +83,7 @@ def test_nearer_source_wins_and_records_what_it_shadows(ws, isolated_home):
     user = write(user_dir(isolated_home), "explain.toml", GOOD.format(name="explain", description="user's"))
     project = write(project_dir(ws), "x.toml", GOOD.format(name="explain", description="project's"))
     write(user_dir(isolated_home), "mine.toml", GOOD.format(name="mine", description="only the user's"))
-    catalog = load_workflows(Workspace(ws))
+    catalog = load_workflows(Workspace(ws), trusted=True)
     explain = catalog.get("explain")
     assert explain is not None and explain.description == "project's" and explain.source == "project"
     assert explain.path == str(project)

@@ -276,7 +276,7 @@ def test_workflows_lists_by_category_with_params_files_and_shadows(ws, capsys, i
         [[steps]]
         prompt = "x"
     """)
-    assert run(["workflows", "-C", str(ws)]) == 0
+    assert run(["--trust", "workflows", "-C", str(ws)]) == 0
     out = capsys.readouterr().out
     assert out.index("Understand:") < out.index("Change:") < out.index("Project:")
     assert "  refactor PATH GOAL\n" in out and "- goal (string, required): What the refactoring" in out

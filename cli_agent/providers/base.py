@@ -22,6 +22,7 @@ from cli_agent.errors import CliAgentError, RetryableProviderError, RunTimeoutEr
 from cli_agent.messages import Message, ToolCall, Usage
 
 __all__ = [
+    "END_OF_REPLY",
     "NoModel",
     "Preferences",
     "Provider",
@@ -147,6 +148,9 @@ def _usage(data: Mapping[str, Any] | None) -> Usage | None:
     return Usage(int(data.get("prompt_tokens") or 0), int(data.get("completion_tokens") or 0))
 
 
+END_OF_REPLY: Mapping[str, Any] = {"[DONE]": True}  # what a transport yields once the server ends the reply
+
+
 class ReplyAssembler:
     """Collects OpenAI-shaped chunks (dicts) into one ProviderReply; `feed` returns the new text of a chunk."""
 
@@ -154,9 +158,18 @@ class ReplyAssembler:
         self._text: list[str] = []
         self._calls: dict[int, dict[str, Any]] = {}
         self._finish: str | None = None
+        self._ended = False  # the server said the reply is whole (`[DONE]`, or one JSON body)
         self.usage = Usage()
 
+    @property
+    def complete(self) -> bool:
+        """A finish reason or the end marker arrived: the reply was not cut off on the way."""
+        return self._ended or self._finish is not None
+
     def feed(self, chunk: Mapping[str, Any]) -> str:
+        if chunk is END_OF_REPLY:
+            self._ended = True
+            return ""
         self.usage = _usage(chunk.get("usage")) or self.usage
         new = ""
         for choice in chunk.get("choices") or ():
@@ -335,4 +348,7 @@ def relay(chunks_of: Callable[[], Iterable[Mapping[str, Any]]], *, timeout_s: fl
         raise translate_error(exc) from exc
     finally:
         chunks.close()
+    if not assembler.complete:  # a cut connection looks like a short answer: never take it for one
+        raise RetryableProviderError(f"{where} ended the reply without a finish reason or [DONE] (the stream was "
+                                     f"cut off)")
     yield assembler.reply()

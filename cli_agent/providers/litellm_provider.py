@@ -17,6 +17,7 @@ from typing import Any
 from cli_agent.errors import CliAgentError, MissingCredentialsError, ProviderError
 from cli_agent.messages import Usage
 from cli_agent.providers.base import (
+    END_OF_REPLY,
     ProviderReply,
     ProviderRequest,
     Rule,
@@ -180,6 +181,7 @@ class LiteLLMProvider:
                                       **kwargs)
         if not request.stream:
             yield response.model_dump(exclude_none=True)
+            yield END_OF_REPLY
             return
         for chunk in response:
             yield chunk.model_dump(exclude_none=True)

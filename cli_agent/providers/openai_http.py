@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from cli_agent.errors import CliAgentError, MissingCredentialsError, ProviderError
 from cli_agent.messages import Message
 from cli_agent.providers.base import (
+    END_OF_REPLY,
     ProviderReply,
     ProviderRequest,
     Rule,
@@ -178,10 +179,13 @@ class OpenAIHTTPProvider:
             if "text/event-stream" not in response.headers.get("content-type", ""):
                 response.read()  # a server that ignores `stream` answers with one JSON body
                 yield _decode(response.text, self.url)
+                yield END_OF_REPLY
                 return
             done = False
             for payload in _sse_data(response.iter_lines()):
                 if done or payload.strip() == "[DONE]":
+                    if not done:
+                        yield END_OF_REPLY
                     done = True  # read on to the body's end: a response read whole keeps its connection alive
                     continue
                 chunk = _decode(payload, self.url)

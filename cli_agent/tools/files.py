@@ -250,7 +250,7 @@ def _load(ctx: ToolContext, rel: str, tool: str) -> tuple[bytes, TextFormat, int
                         f"changes text files")
     if not fmt.editable:
         textfile.encode("", fmt)  # raises the explanation
-    return before, fmt, stat.S_IMODE(st.st_mode) & 0o777
+    return before, fmt, stat.S_IMODE(st.st_mode)  # setuid, setgid and sticky bits included
 
 
 def _planned(change: Change, what: str) -> Change:

@@ -23,7 +23,7 @@ from cli_agent.events import (
     Warning,
 )
 from cli_agent.messages import Usage
-from cli_agent.ui.escape import escape_for_terminal
+from cli_agent.ui.escape import escape_for_terminal, json_for_output
 
 __all__ = ["JsonReport", "StreamJsonPrinter", "TextPrinter", "output_sink", "warn"]
 
@@ -89,7 +89,7 @@ class JsonReport(RunRecord):
             self.usage = self.usage + event.usage
 
     def end(self, finished: RunFinished) -> None:
-        self.out.write(json.dumps(self.report(finished), ensure_ascii=False, default=str) + "\n")
+        self.out.write(json_for_output(self.report(finished)) + "\n")
         self.out.flush()
 
     def report(self, finished: RunFinished) -> dict[str, Any]:
@@ -108,7 +108,7 @@ class StreamJsonPrinter:
         self.out = out or sys.stdout
 
     def __call__(self, event: Event) -> None:
-        self.out.write(json.dumps(event.to_dict(), ensure_ascii=False, default=str) + "\n")
+        self.out.write(json_for_output(event.to_dict()) + "\n")
         self.out.flush()
 
 
@@ -138,7 +138,7 @@ class TextPrinter:
         elif isinstance(event, Warning):
             self._note(f"! {event.message}")
         elif isinstance(event, RunFinished) and event.answer:
-            self.out.write(event.answer.rstrip("\n") + "\n")
+            self.out.write(escape_for_terminal(event.answer.rstrip("\n")) + "\n")
             self.out.flush()
 
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import TYPE_CHECKING
 
 from rich.text import Text
+
+from cli_agent.ui.escape import escape_for_terminal, json_for_output
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
@@ -30,8 +31,7 @@ def print_tools(*, as_json: bool, verbose: bool = False, name: str | None = None
         raise UsageError(f"unknown tool {name!r}; the tools are: {', '.join(registry.names())}")
     specs = [registry.get(name)] if name is not None else registry.specs()
     if as_json:
-        sys.stdout.write(json.dumps([spec.model_dump(mode="json") for spec in specs], indent=2, ensure_ascii=False)
-                         + "\n")
+        sys.stdout.write(json_for_output([spec.model_dump(mode="json") for spec in specs], indent=2) + "\n")
         return
     from rich.console import Console
 
@@ -96,9 +96,9 @@ def print_prompt(settings: Settings, *, task: str, as_json: bool) -> None:
         tools = list(built.schemas) if built is not None else []
         out = {"protocol": protocol, "system": plan.system, "tools": tools, "options": plan.options,
                "fingerprint": plan.fingerprint}
-        sys.stdout.write(json.dumps(out, indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(json_for_output(out, indent=2) + "\n")
     else:
-        sys.stdout.write((plan.system or "") + "\n")
+        sys.stdout.write(escape_for_terminal(plan.system or "") + "\n")
 
 
 def _with_mcp_tools(settings: Settings, registry: Registry) -> Registry:
@@ -133,7 +133,7 @@ def _supports_native_tools(settings: Settings) -> bool:
         provider.close()
 
 
-def list_workflows(settings: Settings, *, check: bool) -> int:
+def list_workflows(settings: Settings, *, check: bool, trusted: bool | None = None) -> int:
     """`cli-agent workflows`: the list on stdout, broken files on stderr; with `check`, exit 2 if any is broken."""
     from cli_agent import errors
     from cli_agent.ui.escape import escape_for_terminal
@@ -141,7 +141,7 @@ def list_workflows(settings: Settings, *, check: bool) -> int:
     from cli_agent.workflow_run import render_catalog
     from cli_agent.workflows import load_workflows
 
-    catalog = load_workflows(settings.workspace)
+    catalog = load_workflows(settings.workspace, trusted=trusted)
     if catalog.workflows:
         import shutil
 

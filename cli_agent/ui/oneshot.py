@@ -63,8 +63,10 @@ def _terminal_renderer(session: Any) -> Any:
     return Renderer(Console(highlight=False), compact=compact, one_shot=True)
 
 
-def run_one_shot(settings: Settings, prompt: str, *, provider_factory: Any, resume: str | None = None) -> int:
-    """`cli-agent -p TEXT`; `resume`: continue that session (session_index.LATEST or an id) instead of a new one."""
+def run_one_shot(settings: Settings, prompt: str, *, provider_factory: Any, resume: str | None = None,
+                 notes: Sequence[str] = ()) -> int:
+    """`cli-agent -p TEXT`; `resume`: continue that session (session_index.LATEST or an id) instead of a new one;
+    `notes`: the loader's warnings (for `--output json`)."""
     from cli_agent.ui.headless import JsonReport
 
     text = read_task(prompt)
@@ -81,19 +83,20 @@ def run_one_shot(settings: Settings, prompt: str, *, provider_factory: Any, resu
             resume_into(session, *resumed)
         return session.run(text, approve), JsonReport(trace=str(session.trace_path), notes=session.notes)
 
-    return _run_session(settings, provider_factory, start)
+    return _run_session(settings, provider_factory, start, notes)
 
 
-def run_workflow_command(settings: Settings, name: str, args: Sequence[str], *, provider_factory: Any) -> int:
+def run_workflow_command(settings: Settings, name: str, args: Sequence[str], *, provider_factory: Any,
+                         notes: Sequence[str] = (), trusted: bool | None = None) -> int:
     """`cli-agent workflow run NAME [ARGS...]`: a missing or bad argument is a WorkflowError (exit 2) before a
-    provider is even made."""
+    provider is even made. `trusted`: the folder's trust (None: as the environment and the trust store say)."""
     from cli_agent.sandbox import Workspace
     from cli_agent.ui.headless import JsonReport
     from cli_agent.workflow_run import missing_message, parse_tokens, run_workflow
     from cli_agent.workflows import load_workflows
 
     workspace = Workspace(settings.workspace, locks=tuple(settings.locks))
-    catalog = load_workflows(workspace)
+    catalog = load_workflows(workspace, trusted=trusted)
     warn(catalog.errors, "skipped a broken workflow file: ")
     workflow = catalog.require(name)
     values, missing = parse_tokens(workflow, args, workspace)
@@ -105,18 +108,18 @@ def run_workflow_command(settings: Settings, name: str, args: Sequence[str], *, 
                             extra={"workflow": workflow.name, "arguments": values})
         return run_workflow(session, workflow, values, approve), report
 
-    return _run_session(settings, provider_factory, start)
+    return _run_session(settings, provider_factory, start, notes)
 
 
 def _run_session(settings: Settings, provider_factory: Any,
-                 start: Callable[[Session, Approver], tuple[EventStream, JsonReport]]) -> int:
+                 start: Callable[[Session, Approver], tuple[EventStream, JsonReport]], notes: Sequence[str]) -> int:
     """Open a session, drive the events `start` gives to the trace and the `--output` printer, close it; a run
     that did not finish "done" raises its error (the exit code)."""
     from cli_agent.session import drive, is_interactive, open_session
     from cli_agent.ui.headless import output_sink
 
     interactive = is_interactive()
-    session = open_session(settings, interactive=interactive, provider_factory=provider_factory)
+    session = open_session(settings, interactive=interactive, provider_factory=provider_factory, notes=notes)
     try:
         renderer = _terminal_renderer(session) if settings.output == "text" and sys.stdout.isatty() else None
         events, report = start(session, approver_for(interactive, renderer.console if renderer is not None else None))
@@ -131,6 +134,7 @@ def _run_session(settings: Settings, provider_factory: Any,
         _close(session)
     error = finished.error()
     if error is not None:
+        error.reported = settings.output == "json"
         raise error
     return 0
 
@@ -160,10 +164,14 @@ def run_tool(settings: Settings, name: str, json_args: str) -> int:
         _close(session)
     result = next((e for e in events if isinstance(e, ToolResult)), None)
     envelope = result.envelope if result is not None else Envelope.failure("denied: " + finished.message)
-    sys.stdout.write(json.dumps(envelope.to_dict(), ensure_ascii=False, indent=2, default=str) + "\n")
+    from cli_agent.ui.escape import json_for_output
+
+    sys.stdout.write(json_for_output(envelope.to_dict(), indent=2) + "\n")
     error_class = finished.stop_reason.error_class
     if error_class is not None:
-        raise error_class("; ".join(envelope.errors) or finished.message)
+        error = error_class("; ".join(envelope.errors) or finished.message)
+        error.reported = True  # the envelope on stdout says so
+        raise error
     return 0
 
 

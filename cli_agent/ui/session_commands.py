@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import sys
 import time
@@ -12,7 +11,7 @@ from typing import TYPE_CHECKING
 from cli_agent.errors import UsageError
 from cli_agent.session_index import SessionEntry, SessionIndex, index_key, load_resumable
 from cli_agent.ui.commands import Command
-from cli_agent.ui.escape import clip
+from cli_agent.ui.escape import clip, json_for_output
 from cli_agent.ui.escape import escape_for_terminal as esc
 
 if TYPE_CHECKING:
@@ -135,14 +134,13 @@ def print_sessions(workspace: str | Path, *, as_json: bool = False, limit: int =
         raise UsageError(f"cannot read the session index {index.path}: {exc}") from exc
     rows = [(e, e.problem()) for e in entries]
     if as_json:
-        sys.stdout.write(json.dumps([{"id": e.id, "started": e.started, "updated": e.updated, "model": e.model,
+        sys.stdout.write(json_for_output([{"id": e.id, "started": e.started, "updated": e.updated, "model": e.model,
                                       "first_message": e.first_message, "trace": str(e.trace_path),
                                       "turns": e.turns, "status": e.status, "failed": e.failed,
-                                      "resumable": p is None, "problem": p} for e, p in rows],
-                                    ensure_ascii=False) + "\n")
+                                      "resumable": p is None, "problem": p} for e, p in rows]) + "\n")
         return 0
     if not rows:
-        sys.stdout.write(f"no sessions in {index_key(workspace)} yet\n")
+        sys.stdout.write(esc(f"no sessions in {index_key(workspace)} yet") + "\n")
         return 0
     width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None  # a pipe gets whole lines
     model_width = min(20, max(5, *(len(e.model or "-") for e, _ in rows)))

@@ -45,6 +45,7 @@ class Startup:
         self.session = session
         self.settings: Settings | None = session.settings if session is not None else None
         self.resumed: SessionEntry | None = None
+        self.notes: tuple[str, ...] = ()  # the loader's warnings, for the banner
         self.error: BaseException | None = None
         self._thread: threading.Thread | None = None
         self._done = threading.Event()
@@ -70,7 +71,8 @@ class Startup:
         def opening() -> None:
             try:
                 assert self.load is not None
-                self.settings = self.load().settings
+                loaded = self.load()
+                self.settings, self.notes = loaded.settings, loaded.notes
                 if not self.foreground(self.settings):
                     self._open()
                 then()
@@ -98,7 +100,7 @@ class Startup:
 
             resumed = load_resumable(settings.workspace, self.resume)
         session = open_session(settings, interactive=True,
-                               provider_factory=self.provider_factory or default_provider_factory)
+                               provider_factory=self.provider_factory or default_provider_factory, notes=self.notes)
         if resumed is not None:
             from cli_agent.session import resume_into
 

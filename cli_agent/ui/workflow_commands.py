@@ -44,7 +44,7 @@ def register_commands(registry: CommandRegistry, ctx: CommandContext) -> list[st
         if not free:
             renamed.append(f"the {workflow.source} workflow {workflow.name} is /{name} here: /{workflow.name} is a "
                            "command of cli-agent")
-    return [*(f"skipped a broken workflow file: {e}" for e in catalog.errors), *renamed]
+    return [*(f"skipped a broken workflow file: {e}" for e in catalog.errors), *renamed, *catalog.notes]
 
 
 def _command(workflow: Workflow, name: str, aliases: tuple[str, ...]) -> Command:

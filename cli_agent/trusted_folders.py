@@ -1,0 +1,106 @@
+"""The folders the user trusts: `trusted-folders.json` in the user state dir.
+
+A folder is trusted by its real path together with the sha256 of its `.cli-agent/config.toml` as it was when the
+user trusted it: a changed (or new, or removed) config is not trusted until the user says so again. Only the user
+writes this file (`cli-agent trust`, the REPL's question); the model's tools never reach the state dir.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from cli_agent import paths
+from cli_agent.errors import ConfigError
+
+__all__ = ["TrustEntry", "config_digest", "entries", "folder_trusted", "is_trusted", "revoke", "trust"]
+
+FILE = "trusted-folders.json"
+NO_CONFIG = "none"  # the digest of a folder without a project config
+TRUE = ("1", "true", "yes", "on")  # CLI_AGENT_TRUST values that trust
+
+
+@dataclass(frozen=True)
+class TrustEntry:
+    folder: str  # the real path
+    digest: str  # sha256 of the project config when trusted, or NO_CONFIG
+    trusted_at: float
+
+    @property
+    def current(self) -> bool:
+        """The folder's config is still the one the user trusted."""
+        return config_digest(Path(self.folder)) == self.digest
+
+
+def config_digest(folder: Path) -> str:
+    try:
+        return hashlib.sha256(paths.project_config_file(folder).read_bytes()).hexdigest()
+    except FileNotFoundError:
+        return NO_CONFIG
+    except OSError as exc:
+        return f"unreadable ({exc.strerror or exc})"
+
+
+def _real(folder: Path) -> Path:
+    return Path(os.path.realpath(folder))
+
+
+def folder_trusted(folder: Path) -> bool:
+    """Trusted for this process: `CLI_AGENT_TRUST` set, or the folder and its current config in the store."""
+    return os.environ.get("CLI_AGENT_TRUST", "").strip().lower() in TRUE or is_trusted(folder)
+
+
+def is_trusted(folder: Path) -> bool:
+    real = _real(folder)
+    digest = config_digest(real)
+    return any(e.folder == str(real) and e.digest == digest for e in entries())
+
+
+def trust(folder: Path) -> TrustEntry:
+    """Trust the folder with its config as it is now (replacing an earlier entry for it)."""
+    real = _real(folder)
+    if not real.is_dir():
+        raise ConfigError(f"not a folder: {folder}")
+    entry = TrustEntry(str(real), config_digest(real), time.time())
+    _save([e for e in entries() if e.folder != entry.folder] + [entry])
+    return entry
+
+
+def revoke(folder: Path) -> bool:
+    """Forget the folder; False when it was not trusted."""
+    real = str(_real(folder))
+    kept = [e for e in entries() if e.folder != real]
+    if len(kept) == len(entries()):
+        return False
+    _save(kept)
+    return True
+
+
+def entries() -> list[TrustEntry]:
+    path = paths.user_state_dir() / FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return [TrustEntry(str(e["folder"]), str(e["digest"]), float(e["trusted_at"])) for e in data["folders"]]
+    except FileNotFoundError:
+        return []
+    except (OSError, ValueError, KeyError, TypeError) as exc:  # a damaged store trusts nothing, and says so
+        raise ConfigError(f"the trust store {path} is damaged ({type(exc).__name__}); remove it and trust the "
+                          f"folders again") from None
+
+
+def _save(items: list[TrustEntry]) -> None:
+    from cli_agent import atomic
+
+    folder = paths.user_state_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    data = {"format": 1, "folders": [{"folder": e.folder, "digest": e.digest, "trusted_at": e.trusted_at}
+                                     for e in sorted(items, key=lambda e: e.folder)]}
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        atomic.write(fd, FILE, (json.dumps(data, indent=2) + "\n").encode(), 0o600, create=False)
+    finally:
+        os.close(fd)
