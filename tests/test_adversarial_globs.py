@@ -174,6 +174,10 @@ def test_an_odd_gitignore_line_never_ends_a_run(tmp_path: Path, line: str) -> No
     assert result.returncode == 0, result.stderr
     files = json.loads(result.stdout)["data"]
     assert "kept.txt" in json.dumps(files) and "dropped.log" not in json.dumps(files)
+    found = _cli(ws, "tools", "run", "search", json.dumps({"pattern": "x"}))  # ripgrep reads the same file
+    assert found.returncode == 0, found.stderr
+    paths = [m["path"] for m in json.loads(found.stdout)["data"]["matches"]]
+    assert paths == ["kept.txt"]
 
 
 @pytest.mark.parametrize("lock", ["src/[a", "x\\", "[[:bogus:]]/*"])
@@ -199,3 +203,5 @@ def test_an_invalid_pattern_from_the_model_is_a_clear_tool_error(tmp_path: Path)
     ws.mkdir()
     result = _cli(ws, "tools", "run", "list_files", json.dumps({"pattern": "[[:nope:]]"}))
     assert result.returncode == 1 and "unknown character class" in json.loads(result.stdout)["errors"][0]
+    result = _cli(ws, "tools", "run", "search", json.dumps({"pattern": "x", "glob": "src/[a"}))
+    assert result.returncode == 1 and "never closed" in json.loads(result.stdout)["errors"][0]

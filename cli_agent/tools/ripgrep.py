@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from cli_agent.pathmatch import glob_regex
+from cli_agent.pathmatch import compile_glob
 from cli_agent.tools.hits import FileHits, Hits, excerpt
 
 __all__ = ["ignore_rules", "rg_binary", "run"]
@@ -59,7 +59,7 @@ def run(root: Path, scope: str, scope_is_dir: bool, pattern: str, *, literal: bo
     if glob and scope_is_dir:
         if "/" in glob.rstrip("/") or ":" in glob or glob.startswith("!"):
             # rg's own -g would search ignored files too; a file type can't hold a path: filter here
-            match, base = glob_regex(glob), "" if scope == "." else scope + "/"
+            match, base = compile_glob(glob), "" if scope == "." else scope + "/"
             keep = lambda path: bool(match.fullmatch(path.removeprefix(base)))  # noqa: E731
         else:  # a file type matches names as the glob does, and unlike -g it keeps .gitignore in force
             cmd += ["--type-add", "selected:" + _escaped(glob), "-t", "selected"]

@@ -16,6 +16,7 @@ import warnings
 from typing import TYPE_CHECKING, Any
 
 from cli_agent.envelope import ToolError
+from cli_agent.pathmatch import glob_problem
 from cli_agent.tools import ToolContext, ripgrep, textscan
 from cli_agent.tools.hits import Hits
 
@@ -33,6 +34,9 @@ def search(ctx: ToolContext, pattern: str, path: str | None = None, glob: str | 
     """Lines matching `pattern` in the text files below `path` (default: everywhere) whose path matches `glob`."""
     if not pattern:
         raise ToolError("pattern is empty; give the text or regular expression to look for")
+    problem = glob_problem(glob) if glob else None
+    if problem is not None:
+        raise ToolError(f"the glob {glob!r} is not a valid glob: {problem}")
     python_only = False if literal else _python_only(pattern)
     ws, limits = ctx.workspace, ctx.limits
     scope, is_dir = ws.resolve(path or ".")
