@@ -1,7 +1,7 @@
 """Adversarial terminal output: nothing a model or a repository wrote acts on the terminal. Every command that
 prints model- or repository-controlled text runs in a pseudo-terminal here, with hostile text planted by the test
 (SGR 8 hiding text, OSC 52 writing the clipboard, OSC 8 hyperlinks, screen clears, C1 CSI, bidi overrides), and
-no ESC byte, C1 control or bidi mark of it may arrive."""
+no control sequence, C1 control or bidi mark of it may arrive (cli-agent's own styling may use other escapes)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,9 @@ pytestmark = pytest.mark.usefixtures("isolated_home")
 
 HOSTILE = ("\x1b[8mhidden\x1b[0m \x1b]52;c;cHduZWQ=\x07 \x1b]8;;http://evil/\x07link\x1b]8;;\x07 \x1b[2J\x1bc"
            " \x9b31m \u202eevil\u202c \x07\x08\r")
-FORBIDDEN = [b"\x1b", "\x9b".encode(), "\u202e".encode(), b"\x07", b"\x08"]
+# every control sequence of HOSTILE, byte for byte (cli-agent's own styling, e.g. a spinner, may use others)
+FORBIDDEN = [b"\x1b[8m", b"\x1b]52;", b"\x1b]8;;", b"\x1b[2J", b"\x1bc", "\x9b".encode(), "\u202e".encode(),
+             "\u202c".encode(), b"\x07", b"\x08"]
 
 
 def in_pty(args: list[str], cwd: Path | None = None, stdin: bytes | None = None) -> tuple[int, bytes]:
