@@ -54,6 +54,11 @@ def _fewer_threads(new: Any, below: Any) -> bool:
     return new is not None and new <= (below or os.cpu_count() or 1)
 
 
+def _not_off(new: Any, below: Any) -> bool:
+    """A safety net kept on (or turned on)."""
+    return new is True or new == below
+
+
 def _ranked(*order: str) -> Narrows:
     return lambda new, below: order.index(new) <= order.index(below)
 
@@ -84,6 +89,10 @@ KEY_RULES: dict[str, KeyRule] = {
     # what only shapes the conversation or the output
     "protocol": _NARROWS, "locks": _NARROWS, "no_tools": _NARROWS, "detail": _NARROWS, "output": _NARROWS,
     "temperature": _NARROWS, "retry_base_delay": _NARROWS, "system_prompt": _NARROWS,
+    "task_files": _NARROWS, "local.warm_start": _NARROWS,
+    # edit safety nets: turning one off widens what an edit may do
+    "read_before_edit": KeyRule(KeyKind.NEEDS_TRUST, _not_off, "lets edits skip reading the file first"),
+    "loose_edits": _NARROWS,
 }
 
 
