@@ -105,8 +105,8 @@ def test_a_change_that_failed_leaves_no_journal_entry(ws: Path, tmp_path: Path) 
     result = subprocess.run([sys.executable, "-m", "cli_agent", "-C", str(ws), "--model", model, "-y", "-o", "json",
                              "-p", "go"], capture_output=True, text=True, timeout=180, preexec_fn=limit,
                             env=os.environ | {"CI": "1"})
-    assert result.returncode == 0, result.stderr
-    report = json.loads(result.stdout)
+    report = json.loads(result.stdout)  # the run may end on the failed change (its own exit code), not crash
+    assert result.returncode not in (1, 2) and report["exit_code"] == result.returncode, result.stderr
     assert report["files_changed"] == [] and report["tool_calls"][0]["ok"] is False
     assert (ws / "a.txt").read_text() == "x\n" * 1000
     listed = cli(["undo", "--list", "--json", "-C", str(ws)])
