@@ -87,7 +87,7 @@ def test_an_mcp_tool_asks_by_default_so_a_headless_run_denies_it(ws, tmp_path, i
     assert results(trace)[0]["envelope"]["data"]["text"] == "HI"
 
 
-def test_a_project_config_cannot_declare_servers_or_approve_their_tools(ws, tmp_path, isolated_home):
+def test_a_project_config_declares_servers_only_when_trusted_and_never_approves_them(ws, isolated_home):
     (ws / ".cli-agent").mkdir()
     (ws / ".cli-agent" / "config.toml").write_text(stdio_server("demo", "demo.py", extra='approval = "never"'))
     from cli_agent.config import load_settings
@@ -95,6 +95,10 @@ def test_a_project_config_cannot_declare_servers_or_approve_their_tools(ws, tmp_
     loaded = load_settings({}, workspace=ws)
     assert loaded.settings.mcp_servers == {}
     assert any("mcp_servers" in note and "untrusted" in note for note in loaded.notes)
+    trusted = load_settings({}, workspace=ws, env={"CLI_AGENT_TRUST": "1", "CLI_AGENT_HOME": str(isolated_home)})
+    server = trusted.settings.mcp_servers["demo"]
+    assert server.origin.startswith("project config") and server.approval == "ask"
+    assert any("approval from the project config" in note for note in trusted.notes)
 
 
 def test_a_tool_error_and_a_server_that_dies_mid_call_are_error_envelopes_and_the_run_goes_on(ws, tmp_path,
