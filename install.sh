@@ -38,7 +38,7 @@ fi
 start=$(date +%s)
 ( while sleep 10; do printf '\rinstall.sh: %ds ...' "$(( $(date +%s) - start ))" >&2; done ) &
 ticker=$!
-trap 'kill "$ticker" 2>/dev/null' EXIT
+trap 'kill "$ticker" 2>/dev/null || true' EXIT
 "$python" -m pip install -q -e ".[$extras]"
 kill "$ticker" 2>/dev/null || true
 printf '\rinstall.sh: done in %ds; run: %s -m cli_agent --model local -p "..."\n' "$(( $(date +%s) - start ))" \
