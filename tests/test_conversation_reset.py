@@ -119,7 +119,7 @@ def test_diff_shows_this_sessions_changes_and_undo_list_each_turns_prompt(env):
                               {"tool_calls": [{"name": "create_file", "arguments": {"path": "gone.py",
                                                                                       "content": "y\n"}}]},
                               {"text": "made again"}], yes=True)
-    for prompt in ("make new", "edit keep", "make gone"):
+    for prompt in ("make new", "edit keep.py", "make gone"):  # a task that names its file has read it
         repl.turn(prompt)
     repl.commands.dispatch(repl, "/undo")  # the last turn is undone: not in the diff
     repl.console.export_text()
@@ -132,6 +132,6 @@ def test_diff_shows_this_sessions_changes_and_undo_list_each_turns_prompt(env):
     repl.commands.dispatch(repl, "/undo list")
     listed = " ".join(repl.console.export_text().split())
     assert re.search(r"'make new' \S+ create_file create new\.py", listed)
-    assert "'edit keep' ← newest: /undo reverts it" in listed and "'make gone' (undone)" in listed
+    assert "'edit keep.py' ← newest: /undo reverts it" in listed and "'make gone' (undone)" in listed
     assert listed.count("newest") == 1
     repl.session.close()
