@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field, replace
+from typing import Literal
 
 from cli_agent.change import ChangeKind
 
@@ -33,6 +34,8 @@ class Policy:
     interactive: bool = True  # someone can be asked
     yes: bool = False  # --yes
     granted_tools: frozenset[str] = field(default_factory=frozenset)  # "t" answers in this session
+    ask_commands: bool = False  # commands = "ask": a sandboxed command is asked for before it runs
+    unsandboxed: bool = False  # sandbox = "off": every command is asked for, whatever was granted
 
     def grant_tool(self, tool: str) -> Policy:
         return replace(self, granted_tools=self.granted_tools | {tool})
@@ -50,7 +53,7 @@ class CallFacts:
 
     tool: str
     requires_approval: bool
-    kind: ChangeKind | None = None
+    kind: ChangeKind | Literal["command"] | None = None  # "command": running a command, before its changes
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,8 @@ class Assessment:
 
 
 def assess(call: CallFacts, policy: Policy) -> Assessment:
+    if call.kind == "command":
+        return _assess_command(call, policy)
     if not call.requires_approval:
         return Assessment(Verdict.ALLOW, f"{call.tool} needs no approval")
     if policy.yes:
@@ -77,3 +82,18 @@ def assess(call: CallFacts, policy: Policy) -> Assessment:
     else:
         would = '--yes (or approval = "all" in config)'
     return Assessment(Verdict.DENY, would)
+
+
+def _assess_command(call: CallFacts, policy: Policy) -> Assessment:
+    """Running a command. In the sandbox it changes nothing real (its change set is assessed on its own), so it runs
+    unasked unless commands = "ask"; without a sandbox (sandbox = "off") it is asked for every time."""
+    if not policy.ask_commands and not policy.unsandboxed:
+        return Assessment(Verdict.ALLOW, "sandboxed: only its file changes need approval")
+    if policy.yes:
+        return Assessment(Verdict.ALLOW, "--yes")
+    if not policy.unsandboxed and (policy.mode is ApprovalMode.ALL or call.tool in policy.granted_tools):
+        return Assessment(Verdict.ALLOW, 'approval = "all"' if policy.mode is ApprovalMode.ALL else
+                          f"{call.tool} approved for this session")
+    if policy.interactive:
+        return Assessment(Verdict.ASK, "asks the user")
+    return Assessment(Verdict.DENY, "--yes" + ("" if policy.unsandboxed else ' (or commands = "auto" in config)'))

@@ -13,13 +13,13 @@ import codecs
 import difflib
 import functools
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from cli_agent import hunks
 from cli_agent.hunks import Region
 
-__all__ = ["Change", "ChangeKind", "sha_of"]
+__all__ = ["Change", "ChangeKind", "Staged", "sha_of"]
 
 ChangeKind = Literal["create", "edit", "write", "delete"]
 
@@ -109,3 +109,23 @@ def _byte_lines(encoding: str) -> bool:
     except LookupError:
         return False
     return name in ("utf-8", "utf-8-sig", "ascii", "latin-1", "iso8859-1", "cp1252", "shift_jis")
+
+
+@dataclass(frozen=True)
+class Staged:
+    """Several changes approved and applied as one (a command's change set, a rename), with the result the model
+    gets. Nothing is written until the dispatcher applies it, in order, each change through `Workspace.apply`."""
+
+    data: dict[str, Any] = field(default_factory=dict)
+    changes: tuple[Change, ...] = ()
+    removed_dirs: tuple[str, ...] = ()  # folders to remove once applied, if then empty (deepest first)
+
+    @property
+    def kind(self) -> ChangeKind:
+        """The kind the approval policy weighs: a delete if any change deletes, else an edit."""
+        if any(c.kind == "delete" for c in self.changes):
+            return "delete"
+        return "create" if all(c.kind == "create" for c in self.changes) else "edit"
+
+    def paths(self) -> list[str]:
+        return [c.path for c in self.changes]

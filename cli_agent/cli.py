@@ -366,6 +366,18 @@ def _resume_from(continue_: bool, resume: str | None) -> str | None:
     return resume
 
 
+@app.command("sandbox")
+def sandbox_cmd(ctx: typer.Context, workspace: Workspace = None, config: ConfigFile = None) -> int:
+    """What the command sandbox (run_command, !COMMAND) can do here, or why there is none and what would enable
+    it. Exit 1 when commands can't run."""
+    from cli_agent.ui.escape import escape_for_terminal
+    from cli_agent.ui.sandbox_status import sandbox_report
+
+    text, code = sandbox_report(_load(ctx, workspace=workspace, config=config).settings)
+    typer.echo(escape_for_terminal(text))
+    return code
+
+
 @app.command("replay")
 def replay_cmd(ctx: typer.Context,
                trace_file: Annotated[Path, typer.Argument(metavar="TRACE", help="A trace (JSONL) to replay.")],

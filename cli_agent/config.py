@@ -23,8 +23,8 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, f
 from cli_agent import paths
 from cli_agent.errors import ConfigError
 
-__all__ = ["KEYS", "Loaded", "LocalSettings", "Settings", "env_var", "flag_name", "load_settings", "mask_secret",
-           "render_paths", "render_show"]
+__all__ = ["KEYS", "Loaded", "LocalSettings", "SandboxSettings", "Settings", "env_var", "flag_name", "load_settings",
+           "mask_secret", "render_paths", "render_show"]
 
 
 class _Model(BaseModel):
@@ -38,6 +38,16 @@ class LocalSettings(_Model):
     threads: int | None = Field(default=None, ge=1)
     context_size: int = Field(default=8192, ge=1)
     warm_start: bool = True  # keep the evaluated prompt's state on disk for the next process (cli_agent.warm_cache)
+
+
+class SandboxSettings(_Model):
+    """The command sandbox (`run_command`, `!COMMAND`). User config only: a project can't widen it."""
+
+    mode: Literal["auto", "off"] = "auto"  # "off": no sandbox; every command is asked for and runs unconfined
+    network: bool = False  # let commands reach the network
+    read_paths: list[str] = Field(default_factory=list)  # more folders commands may read
+    write_paths: list[str] = Field(default_factory=list)  # folders commands may write directly (not staged)
+    env_allow: list[str] = Field(default_factory=list)  # variables kept although they look secret (NAME or PREFIX*)
 
 
 class Settings(_Model):
@@ -67,9 +77,14 @@ class Settings(_Model):
     max_retries: int = Field(default=4, ge=0)
     retry_base_delay: float = Field(default=1.0, ge=0)
     locks: list[str] = Field(default_factory=list)
+    commands: Literal["auto", "ask"] = "auto"  # "ask": ask before each command runs, not only for its changes
+    test_command: str | None = None  # how to run the tests (else detected: pytest, npm test, cargo test, go test)
+    command_timeout: float = Field(default=120.0, gt=0)  # a command's timeout when the call names none
+    command_timeout_max: float = Field(default=600.0, gt=0)  # the most a call may ask for
     local: LocalSettings = Field(default_factory=LocalSettings)
     mcp_servers: dict[str, Any] = Field(default_factory=dict)  # name -> McpServer; config files only
     config_files: tuple[str, ...] = Field(default=(), exclude=True)  # the files read: set by the loader, not a key
+    sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
 
     @field_validator("mcp_servers")
     @classmethod
@@ -81,9 +96,11 @@ class Settings(_Model):
         return parse_servers(servers)
 
 
-_TABLES = ("local", "mcp_servers", "config_files")  # not one setting each: no flag, no env variable
-KEYS: tuple[str, ...] = (*(k for k in Settings.model_fields if k not in _TABLES),
-                         *(f"local.{k}" for k in LocalSettings.model_fields))
+_TABLES: dict[str, type[_Model]] = {"local": LocalSettings, "sandbox": SandboxSettings}  # a setting per key
+_WHOLE = ("mcp_servers", "config_files")  # taken whole, from config files only: no flag, no env variable, not in KEYS
+KEYS: tuple[str, ...] = (*(k for k in Settings.model_fields if k not in _TABLES and k not in _WHOLE),
+                         *(f"{t}.{k}" for t, model in _TABLES.items() for k in model.model_fields))
+USER_ONLY_TABLES = ("sandbox",)  # tables only the user config file may set
 
 
 @dataclass(frozen=True)
@@ -148,6 +165,11 @@ def load_settings(flags: Mapping[str, Any], *, env: Mapping[str, str] | None = N
         project = _file_layer(project_path, f"project config ({project_path})")
         project, withheld, notes = _screened(project, user, project_path, ws, trust, env)
 
+    for layer in (project, explicit):
+        user_only = sorted({key for key in layer if key.partition(".")[0] in USER_ONLY_TABLES})
+        if user_only:
+            raise ConfigError(f"{layer[user_only[0]][1]}: '{user_only[0]}' can be set only in the user config "
+                              f"({user_path})")
     values: dict[str, Any] = {}
     sources = dict.fromkeys(KEYS, "default")
     for layer in (user, project, explicit, env_layer, flag_layer):
@@ -221,6 +243,8 @@ def _key_for_flag(name: str) -> str:
 def _env_layer(env: Mapping[str, str]) -> _Layer:
     layer: _Layer = {}
     for key in KEYS:
+        if key.partition(".")[0] in USER_ONLY_TABLES and "." in key:
+            continue
         var = env_var(key)
         raw = env.get(var, "").strip()
         if raw:  # unset and empty are the same: not given
@@ -254,11 +278,14 @@ def _file_layer(path: Path, where: str) -> _Layer:
         raise ConfigError(f"{where}: cannot read: {exc.strerror or exc}") from None
     if "config_files" in data:
         raise ConfigError(f"{where}: unknown key 'config_files'")
+    if isinstance(data.get("sandbox"), str):  # sandbox = "off" is [sandbox] mode = "off"
+        data["sandbox"] = {"mode": data["sandbox"]}
     try:
         model = Settings.model_validate(data, strict=True)
     except ValidationError as exc:
         raise ConfigError(f"{where}: {_describe(exc, with_key=True)}") from None
-    keys = [k for k in data if k != "local"] + [f"local.{k}" for k in data.get("local", {})]  # mcp_servers: whole
+    keys = [k for k in data if k not in _TABLES]  # mcp_servers: whole
+    keys += [f"{t}.{k}" for t in _TABLES if isinstance(data.get(t), dict) for k in data[t]]
     return {key: (_get(model, key), where) for key in keys}
 
 
@@ -273,7 +300,7 @@ def _validate_one(key: str, value: Any, where: str) -> Any:
 
 def _field(key: str) -> Any:
     table, _, name = key.rpartition(".")
-    return (LocalSettings if table else Settings).model_fields[name]
+    return (_TABLES[table] if table else Settings).model_fields[name]
 
 
 def _get(settings: Settings, key: str) -> Any:
@@ -334,6 +361,8 @@ def render_show(loaded: Loaded) -> str:
         value, source = _get(loaded.settings, key), loaded.sources[key]
         if value is None:
             lines.append(f"# {key} = (not set)  # {source}")
+        elif key.partition(".")[0] in USER_ONLY_TABLES and "." in key:  # only the user config may set it
+            lines.append(f"# {key} = {_toml_value(value)}  # {source}; user config only")
         else:
             lines.append(f"{key} = {_toml_value(value)}  # {source}")
     return "\n".join(lines)

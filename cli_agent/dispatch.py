@@ -3,6 +3,10 @@
 `prepare` checks the tool is allowed, validates the arguments against the spec's JSON Schema (jsonschema does the
 validating) and, for a mutating tool, plans the change without writing. `execute` runs a read-only tool or applies
 the planned change. Between the two the loop asks for approval, so what is approved is exactly what is written.
+
+A command tool (`runs_command` in its spec) is prepared `deferred`: `stage` runs it (in the sandbox, yielding its
+output as it comes) and turns what it changed into a `Staged` set, which is then approved and applied like one
+change. A `Staged` set with no changes needs no approval.
 """
 
 from __future__ import annotations
@@ -10,11 +14,11 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import functools
-from collections.abc import Collection
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from collections.abc import Collection, Generator, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Literal
 
-from cli_agent.change import Change
+from cli_agent.change import Change, ChangeKind, Staged
 from cli_agent.envelope import Envelope, ToolError
 from cli_agent.messages import ToolCall
 
@@ -36,10 +40,41 @@ class Prepared:
     change: Change | None = None
     error: Envelope | None = None
     invalid: bool = False
+    staged: Staged | None = None  # several changes approved as one (a command's change set, a rename)
+    deferred: bool = False  # a command not run yet (see Dispatcher.stage)
 
     @property
     def arguments(self) -> dict[str, Any]:
         return self.call.arguments or {}
+
+    @property
+    def changes(self) -> tuple[Change, ...]:
+        if self.staged is not None:
+            return self.staged.changes
+        return (self.change,) if self.change is not None else ()
+
+    @property
+    def approval_kind(self) -> ChangeKind | Literal["command"] | None:
+        """What the policy weighs: "command" before a command runs, else the kind of change."""
+        if self.deferred:
+            return "command"
+        if self.staged is not None:
+            return self.staged.kind
+        return self.change.kind if self.change is not None else None
+
+    @property
+    def needs_approval(self) -> bool:
+        if self.spec is None or not self.spec.requires_approval:
+            return False
+        return self.deferred or self.staged is None or bool(self.staged.changes)
+
+    def denial_note(self) -> str:
+        """What a denial left undone, for the model: the files of a staged set that were not applied."""
+        if self.staged is None or not self.staged.changes:
+            return ""
+        paths = self.staged.paths()
+        shown = ", ".join(paths[:20]) + (f" and {len(paths) - 20} more" if len(paths) > 20 else "")
+        return f"; these changes were discarded, not applied: {shown}"
 
 
 @functools.lru_cache(maxsize=256)
@@ -107,25 +142,64 @@ class Dispatcher:
                 *problems, data={"expected_parameters": spec.parameters}), invalid=True)
         if not spec.mutates:
             return Prepared(call, spec)
+        if spec.runs_command:
+            return Prepared(call, spec, deferred=True)
         try:
             change = self._run_handler(spec, call.arguments)
         except ToolError as exc:
             return Prepared(call, spec, error=Envelope.failure(exc.message, data=exc.hints or None))
         except Exception as exc:  # a handler bug must not take the loop down
             return Prepared(call, spec, error=Envelope.failure(f"{call.name} failed: {type(exc).__name__}: {exc}"))
+        if isinstance(change, Staged):
+            return Prepared(call, spec, staged=change)
         if not isinstance(change, Change):
             return Prepared(call, spec, error=Envelope.failure(f"{call.name} did not plan a change"))
         return Prepared(call, spec, change=change)
+
+    def read_ahead(self, calls: Sequence[ToolCall]) -> dict[int, tuple[Prepared, Envelope]]:
+        """Run the read-only calls that come before the turn's first other call at the same time; by position.
+        The rest run in order as usual, so a read after an edit of the same turn sees the edit."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        leading: list[tuple[int, Prepared]] = []
+        for index, call in enumerate(calls):
+            spec = self.registry.get(call.name) if call.name in self.allowed else None
+            if spec is None or spec.mutates or spec.requires_approval:
+                break
+            leading.append((index, self.prepare(call)))
+        if len(leading) < 2:
+            return {}
+        with ThreadPoolExecutor(max_workers=min(8, len(leading)), thread_name_prefix="read-ahead") as pool:
+            results = list(pool.map(self.execute, [p for _, p in leading]))
+        return {index: (prepared, envelope) for (index, prepared), envelope in zip(leading, results, strict=True)}
+
+    def stage(self, prepared: Prepared) -> Generator[bytes, None, Prepared]:
+        """Run a deferred command; yields its output as it comes and returns it prepared with its change set."""
+        spec = prepared.spec
+        assert spec is not None and prepared.deferred
+        try:
+            staged = yield from self._run_handler(spec, prepared.arguments)
+        except ToolError as exc:
+            return replace(prepared, deferred=False, error=Envelope.failure(exc.message, data=exc.hints or None))
+        except Exception as exc:  # a handler bug must not take the loop down
+            return replace(prepared, deferred=False,
+                           error=Envelope.failure(f"{spec.name} failed: {type(exc).__name__}: {exc}"))
+        return replace(prepared, deferred=False, staged=staged)
 
     def execute(self, prepared: Prepared) -> Envelope:
         if prepared.error is not None:
             return prepared.error
         spec = prepared.spec
         assert spec is not None
+        if prepared.deferred:
+            return Envelope.failure(f"{spec.name} runs only inside an agent run (cli-agent -p, the REPL, or !COMMAND "
+                                    f"in the REPL), where its change set can be approved")
         try:
             if prepared.change is not None:
                 self.ctx.workspace.apply(prepared.change)
                 return Envelope.success(_change_result(prepared.change))
+            if prepared.staged is not None:
+                return self._apply_staged(prepared.staged)
             return _wrap(self._run_handler(spec, prepared.arguments))
         except ToolError as exc:
             return Envelope.failure(exc.message, data=exc.hints or None)
@@ -135,6 +209,33 @@ class Dispatcher:
     def run(self, call: ToolCall) -> Envelope:
         """prepare + execute with no approval step (for callers that already decided)."""
         return self.execute(self.prepare(call))
+
+    def _apply_staged(self, staged: Staged) -> Envelope:
+        """Apply each change in order; one that fails is reported and the rest still go ahead (every applied one is
+        in the undo journal)."""
+        import contextlib
+        import os
+
+        applied: list[str] = []
+        failed: list[str] = []
+        for change in staged.changes:
+            try:
+                self.ctx.workspace.apply(change)
+                applied.append(change.path)
+            except ToolError as exc:
+                failed.append(f"{change.path}: {exc.message}")
+        for folder in staged.removed_dirs:
+            with contextlib.suppress(OSError, ToolError):
+                rel = self.ctx.workspace.relative(folder)
+                if self.ctx.workspace.is_dir(rel) and not os.path.islink(self.ctx.workspace.root / rel):
+                    os.rmdir(self.ctx.workspace.root / rel)
+        data = dict(staged.data)
+        if staged.changes:
+            data["applied"] = applied
+        if failed:
+            data["not_applied"] = failed
+            return Envelope.failure(*(f"not applied: {f}" for f in failed), data=data)
+        return Envelope.success(data)
 
     def _validate(self, spec: ToolSpec, arguments: dict[str, Any]) -> list[str]:
         import json

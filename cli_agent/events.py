@@ -22,6 +22,7 @@ __all__ = [
     "ApprovalAsked",
     "ApprovalDecided",
     "AssistantMessage",
+    "CommandOutput",
     "ConversationReset",
     "Decision",
     "Event",
@@ -176,6 +177,7 @@ class ApprovalAsked(_Event):
     index: int  # 1-based position of the call in its turn
     total: int  # calls in the turn
     about: str = ""  # what the tool's spec says to weigh before answering (an MCP server's own hints)
+    changes: tuple[Change, ...] = ()  # a command's change set (run_command), shown and approved as one
 
 
 @dataclass(frozen=True)
@@ -196,6 +198,16 @@ class ToolResult(_Event):
     envelope: Envelope
     change: Change | None = None  # what was written, for a mutating call that ran
     model_chars: int = 0  # > 0: the result was too long, and the model got only this many characters of it
+    changes: tuple[Change, ...] = ()  # what a command's approved change set wrote
+
+
+@dataclass(frozen=True)
+class CommandOutput(_Event):
+    """Output of a running command (run_command), as it comes: for a live tail. Not part of the result."""
+
+    type: ClassVar[str] = "command_output"
+    call_id: str
+    text: str
 
 
 @dataclass(frozen=True)
@@ -255,7 +267,8 @@ class ConversationReset(_Event):
 
 
 Event = (RunStarted | ModelRequest | TextDelta | AssistantMessage | ToolCallsProposed | ApprovalAsked
-         | ApprovalDecided | ToolResult | Warning | Retry | MessagesAppended | RunFinished | ConversationReset)
+         | ApprovalDecided | ToolResult | CommandOutput | Warning | Retry | MessagesAppended | RunFinished
+         | ConversationReset)
 # A run's events: a generator, so a front end can throw a Ctrl-C into it (`session.drive`) and the loop finishes
 # the run cleanly, and can answer an `ApprovalAsked` by sending its `Decision` (`events.send(Decision.YES)`) instead
 # of through a callback. A run of the loop returns its `RunFinished` (`finished = yield from agent.run(...)`).
@@ -273,7 +286,8 @@ def _calls(value: Any) -> tuple[ToolCall, ...]:
 # identity, not its bytes.
 _DECODERS: dict[str, Callable[[Any], Any]] = {
     "call": ToolCall.from_dict, "tool_calls": _calls, "calls": _calls, "usage": Usage.from_dict,
-    "envelope": Envelope.from_dict, "change": lambda value: None, "stop_reason": StopReason, "decision": Decision,
+    "envelope": Envelope.from_dict, "change": lambda value: None, "changes": lambda value: (),
+    "stop_reason": StopReason, "decision": Decision,
     "messages": lambda value: tuple(Message.from_dict(m) for m in value) if isinstance(value, list) else value,
 }
 

@@ -25,6 +25,7 @@ from cli_agent.events import (
     ApprovalAsked,
     ApprovalDecided,
     AssistantMessage,
+    CommandOutput,
     Decision,
     Event,
     MessagesAppended,
@@ -164,11 +165,12 @@ class Agent:
         yield finished
         return finished
 
-    def run_call(self, call: ToolCall,
-                 approve: Approver | None = None) -> Generator[Event, Decision | None, RunFinished]:
-        """One fixed call (a workflow's tool step, `cli-agent tools run`) through the same dispatcher and approval as
-        the model's calls. Its result joins the conversation as a note; a denial stops with DENIED, an invalid call
-        (unknown tool, bad arguments) with USAGE, a failed one with ERROR."""
+    def run_call(self, call: ToolCall, approve: Approver | None = None, *,
+                 by: str = "The workflow") -> Generator[Event, Decision | None, RunFinished]:
+        """One fixed call (a workflow's tool step, `cli-agent tools run`, the user's !COMMAND) through the same
+        dispatcher and approval as the model's calls. Its result joins the conversation as a note saying who ran it
+        (`by`); a denial stops with DENIED, an invalid call (unknown tool, bad arguments) with USAGE, a failed one
+        with ERROR."""
         s = self.setup
         yield RunStarted(run_id=uuid.uuid4().hex[:12], prompt=f"(tool step) {call.name}", model=s.model,
                          protocol=s.protocol.name, workspace=s.workspace)
@@ -176,19 +178,15 @@ class Agent:
         yield ToolCallsProposed(calls=(call,), terminate=True)
         try:
             dispatcher = s.dispatcher.unchecked_reads()
-            prepared = dispatcher.prepare(call)
-            reason = None
-            if prepared.error is None and prepared.spec is not None:
-                reason = yield from self._decide(run, prepared, 1, 1, approve)
+            prepared, reason = yield from self._settle(run, dispatcher.prepare(call), 1, 1, approve, dispatcher)
             envelope = Envelope.failure("denied: " + reason) if reason else dispatcher.execute(prepared)
             content = _for_model(envelope, s.limits.tool_result_max_chars)[0]
-            self._append(run, Message("user", f"(The workflow ran {call.name} with {call.raw_arguments}; "
+            self._append(run, Message("user", f"({by} ran {call.name} with {call.raw_arguments}; "
                                               f"result: {content})"))
             if reason:
                 finished = self._stop(run, StopReason.DENIED, reason)
             else:
-                yield ToolResult(call_id=call.id, tool=call.name, envelope=envelope,
-                                 change=prepared.change if envelope.ok else None)
+                yield _result(call, prepared, envelope)
                 failed = StopReason.USAGE if prepared.invalid else StopReason.ERROR
                 finished = self._stop(run, StopReason.DONE, "done") if envelope.ok else self._stop(
                     run, failed, f"the tool step {call.name} failed: {'; '.join(envelope.errors)}")
@@ -282,22 +280,26 @@ class Agent:
         run.pending = {c.id: c for c in calls}
         yield ToolCallsProposed(calls=calls, terminate=parsed.terminate)
         failures = []
+        read_ahead = dispatcher.read_ahead(calls)  # leading read-only calls, run at the same time
         for index, call in enumerate(calls, 1):
-            prepared = dispatcher.prepare(call)
-            if reply.finish_reason == "length" and prepared.spec is not None and prepared.spec.mutates:
-                prepared = replace(prepared, change=None, error=Envelope.failure(
-                    "Your reply was cut off (finish_reason=length), so this change was not made. "
-                    "Make a smaller change: edit_file with a short old/new, or split the file."))
-            if prepared.error is None and prepared.spec is not None:
-                decision = yield from self._decide(run, prepared, index, len(calls), approve)
+            if index - 1 in read_ahead:
+                prepared, envelope = read_ahead[index - 1]
+            else:
+                prepared = dispatcher.prepare(call)
+                if reply.finish_reason == "length" and prepared.spec is not None and prepared.spec.mutates:
+                    prepared = replace(prepared, change=None, error=Envelope.failure(
+                        "Your reply was cut off (finish_reason=length), so this change was not made. "
+                        "Make a smaller change: edit_file with a short old/new, or split the file."))
+                prepared, decision = yield from self._settle(run, prepared, index, len(calls), approve, dispatcher)
                 if decision is not None and run.feedback is not None:  # denied with words: the model goes on
-                    self._answer_rest(run, call, f"denied by the user, who says: {run.feedback}")
+                    self._answer_rest(run, call, f"denied by the user, who says: {run.feedback}"
+                                                 f"{prepared.denial_note()}")
                     run.feedback = None
                     return None
                 if decision is not None:
                     self._answer_rest(run, call, "denied: " + decision)
                     return self._stop(run, StopReason.DENIED, decision)
-            envelope = dispatcher.execute(prepared)
+                envelope = dispatcher.execute(prepared)
             if not envelope.ok:
                 failures.append(f"{call.name}: {'; '.join(envelope.errors)}")
             if prepared.spec is not None and prepared.spec.mutates:
@@ -305,9 +307,7 @@ class Agent:
                     "tool": call.name, "arguments": call.arguments, "errors": list(envelope.errors)}
             content, cut = _for_model(envelope, s.limits.tool_result_max_chars)
             self._record_result(run, call, content)
-            yield ToolResult(call_id=call.id, tool=call.name, envelope=envelope,
-                             change=prepared.change if envelope.ok else None,
-                             model_chars=s.limits.tool_result_max_chars if cut else 0)
+            yield _result(call, prepared, envelope, model_chars=s.limits.tool_result_max_chars if cut else 0)
             if cut:
                 yield Warning(code="truncated", message=f"the result of {call.name} was {cut:,} characters too long "
                                                         "for the model and was cut")
@@ -315,23 +315,63 @@ class Agent:
             return self._done(run, "done (terminate: true)", parsed.text or "")
         return None
 
+    def _settle(self, run: _Run, prepared: Prepared, index: int, total: int, approve: Approver | None,
+                dispatcher: Dispatcher) -> Generator[Event, Decision | None, tuple[Prepared, str | None]]:
+        """Approval for one call: the call (for a command, whether it may run; then it runs, in the sandbox) and
+        then its changes. Returns the call as prepared and None, or the one-line reason it was denied."""
+        if prepared.error is not None or prepared.spec is None:
+            return prepared, None
+        if prepared.deferred:
+            reason = yield from self._decide(run, prepared, index, total, approve)
+            if reason is not None:
+                return prepared, reason
+            prepared = yield from self._stage(prepared, dispatcher)
+            if prepared.error is not None:
+                return prepared, None
+        reason = yield from self._decide(run, prepared, index, total, approve)
+        return prepared, None if reason is None else reason + prepared.denial_note()
+
+    def _stage(self, prepared: Prepared, dispatcher: Dispatcher) -> Generator[Event, Decision | None, Prepared]:
+        """Run a command; its output becomes CommandOutput events, at most five a second (the latest 4 KiB)."""
+        import codecs
+
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        running = dispatcher.stage(prepared)
+        pending, last = "", self.setup.clock()
+        try:
+            while True:
+                try:
+                    chunk = next(running)
+                except StopIteration as done:
+                    staged: Prepared = done.value
+                    break
+                pending = (pending + decoder.decode(chunk))[-4096:]
+                if pending and self.setup.clock() - last >= 0.2:
+                    yield CommandOutput(call_id=prepared.call.id, text=pending)
+                    pending, last = "", self.setup.clock()
+        finally:
+            running.close()  # an interrupt thrown in at a yield still kills the command
+        if pending:
+            yield CommandOutput(call_id=prepared.call.id, text=pending)
+        return staged
+
     def _decide(self, run: _Run, prepared: Prepared, index: int, total: int,
                 approve: Approver | None) -> Generator[Event, Decision | None, str | None]:
         """Settle approval for one call; returns None when it may run, else the one-line reason it may not."""
         s = self.setup
         spec, call = prepared.spec, prepared.call
         assert spec is not None
-        kind = prepared.change.kind if prepared.change is not None else None
-        assessment = assess(CallFacts(call.name, spec.requires_approval, kind), self.policy)
+        assessment = assess(CallFacts(call.name, prepared.needs_approval, prepared.approval_kind), self.policy)
         if assessment.verdict is Verdict.ALLOW:
-            if spec.requires_approval:
+            if prepared.needs_approval:
                 yield ApprovalDecided(call_id=call.id, decision=Decision.YES, by="policy", rule=assessment.rule)
             return None
         if assessment.verdict is Verdict.DENY:
             yield ApprovalDecided(call_id=call.id, decision=Decision.NO, by="non-interactive", rule=assessment.rule)
             return (f"{call.name} needs approval and no one can be asked (not a terminal); "
                     f"re-run with {assessment.rule} to allow it")
-        asked = ApprovalAsked(call=call, change=prepared.change, index=index, total=total, about=spec.approval_note)
+        asked = ApprovalAsked(call=call, change=prepared.change, index=index, total=total, about=spec.approval_note,
+                              changes=prepared.staged.changes if prepared.staged is not None else ())
         waited_from = s.clock()
         sent = yield asked
         answer = sent if isinstance(sent, Decision | Answer) else approve(asked) if approve is not None else Decision.NO
@@ -430,6 +470,15 @@ class Agent:
         if elided:
             yield Warning(code="context_elided", message=f"{elided} old tool result(s) elided to stay within the "
                                                          f"context window ({window:,} tokens)")
+
+
+def _result(call: ToolCall, prepared: Prepared, envelope: Envelope, model_chars: int = 0) -> ToolResult:
+    """The ToolResult of a call that ran, with what it wrote (a staged set's applied part)."""
+    applied = set((envelope.data or {}).get("applied", ())) if isinstance(envelope.data, dict) else set()
+    return ToolResult(call_id=call.id, tool=call.name, envelope=envelope,
+                      change=prepared.change if envelope.ok else None,
+                      changes=tuple(c for c in prepared.changes if prepared.staged is not None and c.path in applied),
+                      model_chars=model_chars)
 
 
 def _tokens(text: str) -> int:

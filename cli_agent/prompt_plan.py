@@ -99,10 +99,15 @@ class Planner:
             workflow=None, files=tuple(files[:LISTING_LIMIT]), files_truncated=max(0, len(files) - LISTING_LIMIT),
             agents_md=self._agents_md(), facts=self._facts(),
             only_tools=tuple(only_tools) if only_tools is not None else None,
-            workspace_name=self.workspace.root.name)
+            workspace_name=self.workspace.root.name, test_command=self._test_command())
         if self._builder is None:
             self._builder = PromptBuilder(self.registry)
         return self._builder.build(context)
+
+    def _test_command(self) -> str | None:
+        from cli_agent.test_command import detect_test_command
+
+        return self.settings.test_command or detect_test_command(self.workspace.root)
 
     def _facts(self) -> tuple[str, ...]:
         """The committed project facts, never the pending proposals; read once per run (the planner is called once

@@ -229,7 +229,9 @@ def _tool_block(tool: ToolSpec, ctx: PromptContext) -> str:
     else:
         lines += [f"(Description and parameters: in the `{tool.name}` function attached to this request.)"]
     if tool.requires_approval:
-        lines += ["", "**Needs approval:** the user confirms this call before it runs."]
+        lines += ["", "**Needs approval:** " + ("it runs unasked; the file changes it makes are applied only once the "
+                                                "user approves them." if tool.runs_command else
+                                                "the user confirms this call before it runs.")]
     if full and tool.when_to_use:
         lines += ["", f"**When to use:** {tool.when_to_use}"]
     if full and tool.examples:

@@ -25,7 +25,7 @@ from cli_agent.specs import ToolSpec, builtin_spec_dir, content_key, load_specs
 __all__ = ["CATEGORY_ORDER", "Registry", "load_remembered"]
 
 # Categories in the order the prompt shows them; any other category follows, alphabetically.
-CATEGORY_ORDER: tuple[str, ...] = ("Explore", "Edit", "Project knowledge")
+CATEGORY_ORDER: tuple[str, ...] = ("Explore", "Edit", "Run", "Project knowledge")
 
 
 class Registry:
@@ -57,6 +57,12 @@ class Registry:
         """The packaged specs with the built-in handlers, validated once per process; their JSON Schema checks run
         once per content of the files (see `load_remembered`)."""
         return _builtin()
+
+    def without(self, names: Collection[str]) -> Registry:
+        """This registry less the tools `names` (a tool this machine can't offer, such as run_command without a
+        sandbox)."""
+        return Registry([s for s in self._specs.values() if s.name not in names], self._handlers,
+                        optional_budget=self.optional_budget)
 
     def __contains__(self, name: object) -> bool:
         return name in self._specs

@@ -61,6 +61,7 @@ class Workspace:
         if bad is not None:  # a lock that matches nothing would leave the files it was meant to guard open
             raise UsageError(f"the lock {bad[0]!r} is not a valid glob: {bad[1]}")
         self._locks = GlobSet(locks, folded=True)
+        self.locks = tuple(locks)
         self._before_write = before_write
 
     # -- paths -------------------------------------------------------------------------------------------------

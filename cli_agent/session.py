@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from cli_agent.registry import Registry
     from cli_agent.sandbox import Workspace
     from cli_agent.session_index import SessionEntry
+    from cli_agent.tools.commands import CommandSetup
     from cli_agent.tools.seen import SeenFiles
     from cli_agent.trace import Trace
 
@@ -147,12 +148,13 @@ class Session:
             note_turn(self.session_id, prompt, status, answered=answered, workspace=self.workspace.root,
                       model=self.settings.model or "", trace_path=self.trace_path)
 
-    def run_call(self, call: ToolCall, approve: Approver | None) -> EventStream:
-        """`Agent.run_call` (a workflow's tool step) as a turn of its own in the undo journal."""
+    def run_call(self, call: ToolCall, approve: Approver | None, *, by: str = "The workflow") -> EventStream:
+        """`Agent.run_call` (a workflow's tool step, the user's !COMMAND) as a turn of its own in the undo
+        journal."""
         notes = self.attach_mcp_tools()
         if self.journal is not None:
             self.journal.begin_turn(self.session_id)
-        events = self._turn(self.agent.run_call(call, approve))
+        events = self._turn(self.agent.run_call(call, approve, by=by))
         return _with_notes(events, notes) if notes else events
 
     def close(self) -> None:
@@ -222,14 +224,18 @@ def open_session(settings: Settings, *, interactive: bool, provider_factory: Pro
     # config locks + facts.toml locks; the user's config file protected
     workspace = workspace_for(settings, before_write=journal.record if journal is not None else None)
     registry = Registry.builtin()
+    commands, command_note = _commands(settings, workspace)
+    if commands is None:
+        registry = registry.without({"run_command"})
     provider = provider_factory(settings)
     protocol = planned_protocol(settings, provider.supports_native_tools)
     mcp = _start_mcp(settings, registry) if protocol != "plain" else None
     exposed = [spec.name for spec in registry.specs() if spec.exposed_to_model]
     seen = SeenFiles() if settings.read_before_edit else None
-    dispatcher = Dispatcher(registry, ToolContext(workspace, seen=seen, loose_edits=settings.loose_edits),
-                            allowed=exposed)
-    policy = Policy(mode=ApprovalMode(settings.approval), interactive=interactive, yes=settings.yes)
+    dispatcher = Dispatcher(registry, ToolContext(workspace, seen=seen, loose_edits=settings.loose_edits,
+                                                  commands=commands), allowed=exposed)
+    policy = Policy(mode=ApprovalMode(settings.approval), interactive=interactive, yes=settings.yes,
+                    ask_commands=settings.commands == "ask", unsandboxed=settings.sandbox.mode == "off")
     limits = Limits(max_steps=settings.max_steps, timeout_s=settings.timeout,
                     max_tokens_total=settings.max_tokens_total, max_cost_usd=settings.max_cost_usd,
                     max_retries=settings.max_retries, retry_base_delay=settings.retry_base_delay,
@@ -249,7 +255,7 @@ def open_session(settings: Settings, *, interactive: bool, provider_factory: Pro
             mcp.close()
         raise errors.UsageError(f"cannot write the trace {trace_path}: {exc.strerror or exc}") from exc
     session = Session(settings, workspace, registry, provider, agent, trace_path, trace, protocol, interactive,
-                      notes=[*notes, *([local_note] if local_note else [])], journal=journal, mcp=mcp)
+                      notes=[*notes, *(n for n in (local_note, command_note) if n)], journal=journal, mcp=mcp)
     if record:  # in the index once the model answers a run (Session._noted)
         from cli_agent.session_index import writable
 
@@ -291,6 +297,18 @@ def _watched(events: EventStream, seen: Callable[[Event], bool]) -> Generator[Ev
             raise
         except BaseException as exc:
             throw = exc
+
+
+def _commands(settings: Settings, workspace: Workspace) -> tuple[CommandSetup | None, str]:
+    """The session's command set-up and a note for the user when commands are off or unconfined."""
+    from cli_agent.tools.commands import command_setup
+
+    setup = command_setup(settings, workspace)
+    if setup is None:
+        return None, "run_command is off: no command sandbox can be set up here (see `cli-agent sandbox`)"
+    if setup.capability is None:
+        return setup, 'commands run WITHOUT a sandbox (sandbox = "off" in the user config): each one is asked for'
+    return setup, "commands may reach the network (sandbox.network = true)" if setup.policy.network else ""
 
 
 def resume_into(session: Session, entry: SessionEntry, trace: Trace) -> None:

@@ -58,6 +58,7 @@ class ToolSpec(BaseModel):
     exposed_to_model: StrictBool = True
     mutates: StrictBool = False
     approval_note: StrictStr = ""  # shown with the approval question (an MCP tool: its server and the server's hints)
+    runs_command: StrictBool = False  # the handler runs a command in the sandbox; its change set is approved
     hints: tuple[StrictStr, ...] = ()
     parameters: dict[str, Any]
     examples: tuple[Example, ...] = ()

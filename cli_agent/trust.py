@@ -82,6 +82,11 @@ KEY_RULES: dict[str, KeyRule] = {
     "trace": KeyRule(KeyKind.NEEDS_TRUST, why="writes the conversation to a path of its choosing"),
     "workspace": KeyRule(KeyKind.USER_ONLY, why="moves the agent to another folder"),
     "mcp_servers": KeyRule(KeyKind.NEEDS_TRUST, why="starts commands (MCP servers) that offer the model tools"),
+    **dict.fromkeys(("sandbox", "sandbox.mode", "sandbox.network", "sandbox.read_paths", "sandbox.write_paths",
+                     "sandbox.env_allow"), KeyRule(KeyKind.USER_ONLY, why="widens what commands may read or reach")),
+    "commands": KeyRule(KeyKind.NEEDS_TRUST, _ranked("ask", "auto"), "runs commands without asking first"),
+    "test_command": KeyRule(KeyKind.NEEDS_TRUST, why="names a command the model is told to run"),
+    "command_timeout": _LIMIT, "command_timeout_max": _LIMIT,
     # limits: lower is fine, higher needs trust
     "max_steps": _LIMIT, "timeout": _LIMIT, "max_tokens_total": _LIMIT, "max_cost_usd": _LIMIT,
     "max_retries": _LIMIT, "tool_result_max_chars": _LIMIT, "context_window": _LIMIT,

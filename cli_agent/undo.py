@@ -102,8 +102,10 @@ def _plan(journal: Journal, workspace: Workspace, target: Turn) -> list[Change]:
                                            f"nothing was changed") from None
         current = now[entry.path]
         sha = hashlib.sha256(current).hexdigest() if current is not None else None
-        if sha == entry.before:
+        if sha == entry.before and entry.before != entry.after:
             continue  # never written, or reverted by an earlier, interrupted undo
+        if sha == entry.before and _mode(workspace, entry.path) == entry.mode:
+            continue  # a mode change already reverted
         if sha != entry.after:
             raise errors.CliAgentError(
                 f"undo refused: {entry.path} changed since the agent wrote it (turn {target.number}, "
@@ -118,6 +120,13 @@ def _plan(journal: Journal, workspace: Workspace, target: Turn) -> list[Change]:
                                      summary=f"undo turn {target.number}"))
         now[entry.path] = restored
     return plan
+
+
+def _mode(workspace: Workspace, rel: str) -> int | None:
+    try:
+        return os.lstat(workspace.root / workspace.relative(rel)).st_mode & 0o7777
+    except OSError:
+        return None
 
 
 # -- the reversal engine, shared with replay's rewind ------------------------------------------------------------

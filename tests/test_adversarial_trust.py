@@ -57,7 +57,7 @@ def cli(args: list[str], env: dict[str, str] | None = None, **kw) -> subprocess.
 def test_every_config_key_has_a_row_and_an_unknown_key_needs_trust() -> None:
     assert set(KEYS) <= set(KEY_RULES)
     assert rule_for("mcp_servers.evil.command").kind is KeyKind.NEEDS_TRUST  # no row yet: fail closed
-    assert rule_for("sandbox.network").kind is KeyKind.NEEDS_TRUST
+    assert rule_for("sandbox.network").kind is KeyKind.USER_ONLY
 
 
 @pytest.mark.parametrize(("key", "new", "below", "kept"), [

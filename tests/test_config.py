@@ -321,8 +321,8 @@ def test_settings_forbid_unknown_keys_and_validate_assignment() -> None:
 # ---- config.example.toml ------------------------------------------------------------------------------------------
 
 def test_example_config_loads_and_matches_the_defaults(home: Path, ws: Path) -> None:
-    example = REPO / "config.example.toml"
-    loaded = load(ws, config_file=example)
+    user_file(home, (REPO / "config.example.toml").read_text(encoding="utf-8"))  # [sandbox]: user config only
+    loaded = load(ws)
     assert loaded.settings.model_dump() == Settings(workspace=str(ws.resolve())).model_dump()
 
 
@@ -332,8 +332,8 @@ def test_example_config_commented_out_examples_are_valid(home: Path, ws: Path, t
         if line.startswith("["):
             table = line
         elif re.match(r"# [a-z_]+ = ", line):
-            config = write(tmp_path / f"example{checked}.toml", f"{table}\n{line[2:]}\n")
-            load(ws, config_file=config)
+            user_file(home, f"{table}\n{line[2:]}\n")
+            load(ws)
             checked += 1
     assert checked >= 10
 
@@ -343,5 +343,18 @@ def test_example_config_mentions_every_key_and_env_var() -> None:
     for key in KEYS:
         name = key.rpartition(".")[2]
         assert re.search(rf"^#? ?{name} = ", text, re.MULTILINE), key
-        assert env_var(key) in text, key
+        assert env_var(key) in text or key.startswith("sandbox."), key  # [sandbox]: user config only, no env
     assert "[local]" in text
+
+
+def test_the_sandbox_table_is_user_config_only(home: Path, ws: Path, tmp_path: Path) -> None:
+    write(ws / ".cli-agent" / "config.toml", "[sandbox]\nnetwork = true\n")
+    loaded = load(ws, trust=True)  # ignored even in a trusted folder, with a note naming the key
+    assert loaded.settings.sandbox.network is False
+    assert any("sandbox.network" in note and "project config" in note for note in loaded.notes)
+    config = write(tmp_path / "other.toml", 'sandbox = "off"\n')
+    assert "'sandbox.mode' can be set only in the user config" in config_error(ws=tmp_path, config_file=config)
+    assert load(tmp_path, env={"CLI_AGENT_SANDBOX_NETWORK": "true"}).settings.sandbox.network is False
+    user_file(home, 'sandbox = "off"\ncommands = "ask"\n')
+    settings = load(tmp_path).settings
+    assert settings.sandbox.mode == "off" and settings.commands == "ask"

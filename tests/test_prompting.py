@@ -239,16 +239,11 @@ def test_plan_fingerprint_is_canonical():
 
 
 def test_a_known_test_command_is_asked_for_only_when_run_command_is_offered():
-    from cli_agent.specs import ToolSpec
-
-    run_command = ToolSpec(name="run_command", category="Run", description="Run a command.",
-                           parameters={"type": "object", "properties": {"command": {"type": "string",
-                                                                                    "description": "x"}}})
-    specs = [*load_specs([builtin_spec_dir()], handlers()), run_command]
-    registry = Registry(specs, {s.name: _noop for s in specs})
+    registry = _registry()
     for detail in ("full", "compact"):
         system = PromptBuilder(registry).build(PromptContext(test_command="pytest -q", detail=detail,
                                                              protocol="json")).system
         assert "run the tests with run_command: `pytest -q`" in system
-    assert "run the tests" not in _build(test_command="pytest -q").system  # no run_command offered
-    assert "run the tests" not in PromptBuilder(registry).build(PromptContext()).system  # no command known
+    without = PromptBuilder(_registry(without=frozenset({"run_command"})))
+    assert "run the tests with run_command:" not in without.build(PromptContext(test_command="pytest -q")).system
+    assert "run the tests with run_command:" not in PromptBuilder(registry).build(PromptContext()).system

@@ -33,8 +33,10 @@ CONTRACT = {
     "delete_file": (["path"], []),
     "propose_fact": (["text", "reason"], []),
     "insert_text": (["path", "text"], ["after_line"]),
+    "rename_file": (["path", "new_path"], []),
+    "run_command": (["command"], ["timeout_s"]),
 }
-MUTATING = {"create_file", "edit_file", "write_file", "delete_file", "insert_text"}
+MUTATING = {"create_file", "edit_file", "write_file", "delete_file", "insert_text", "rename_file", "run_command"}
 
 
 # Fakes with the signatures cli_agent/tools/files.py has (the real table is checked in its own test).
@@ -47,10 +49,12 @@ def write_file(ctx, path, content): ...
 def delete_file(ctx, path): ...
 def propose_fact(ctx, text, reason): ...
 def insert_text(ctx, path, text, after_line=None): ...
+def rename_file(ctx, path, new_path): ...
+def run_command(ctx, command, timeout_s=None): ...
 
 
 FAKES = {f.__name__: f for f in (list_files, read_file, search, create_file, edit_file, write_file, delete_file,
-                                 propose_fact, insert_text)}
+                                 propose_fact, insert_text, rename_file, run_command)}
 
 
 def test_builtin_specs_keep_the_public_contract():

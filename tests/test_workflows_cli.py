@@ -298,7 +298,7 @@ def test_workflows_check_exits_2_when_a_file_is_broken(ws, capsys):
 
 def test_workflows_check_passes_on_the_builtins(ws, capsys):
     assert run(["workflows", "--check", "-C", str(ws)]) == 0
-    assert "7 workflow(s) load." in capsys.readouterr().out
+    assert "8 workflow(s) load." in capsys.readouterr().out
 
 
 def test_ctrl_c_in_a_front_end_finishes_the_step_and_ends_the_workflow(ws):

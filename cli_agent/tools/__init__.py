@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from cli_agent.sandbox import Workspace
+    from cli_agent.tools.commands import CommandSetup
     from cli_agent.tools.seen import SeenFiles
 
 __all__ = ["ToolContext", "ToolLimits", "handlers"]
@@ -35,6 +36,7 @@ class ToolLimits:
 class ToolContext:
     workspace: Workspace
     limits: ToolLimits = field(default_factory=ToolLimits)
+    commands: CommandSetup | None = None  # how run_command runs; None: it is not offered
     deadline: float | None = None  # the run's deadline (time.monotonic()), when a run is under way
     seen: SeenFiles | None = None  # a conversation's files read so far: edits need them read (None: no check)
     loose_edits: bool = True  # edit_file's forgiving matching (cli_agent.tools.loose_match)
@@ -52,7 +54,7 @@ class ToolContext:
 @functools.cache
 def handlers() -> dict[str, Callable[..., Any]]:
     """Every built-in handler by name (imported on first use, so importing this package stays cheap)."""
-    from cli_agent.tools import facts, files, insert
+    from cli_agent.tools import commands, facts, files, insert
 
     return {
         "list_files": files.list_files,
@@ -63,5 +65,7 @@ def handlers() -> dict[str, Callable[..., Any]]:
         "insert_text": insert.insert_text,
         "write_file": files.write_file,
         "delete_file": files.delete_file,
+        "rename_file": commands.rename_file,
+        "run_command": commands.run_command,
         "propose_fact": facts.propose_fact,
     }

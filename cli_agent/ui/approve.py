@@ -47,7 +47,8 @@ def parse_answer(text: str, *, session_scoped: bool = True) -> Decision:
 
 def render_call(asked: ApprovalAsked) -> Any:
     """The call of an approval question as a panel (kept for callers that print it themselves)."""
-    return call_panel(asked.call, asked.change, index=asked.index, total=asked.total, about=asked.about)
+    return call_panel(asked.call, asked.change, index=asked.index, total=asked.total, about=asked.about,
+                      changes=asked.changes)
 
 
 def _answers(asked: ApprovalAsked, session_scoped: bool) -> list[tuple[str, str]]:

@@ -57,8 +57,9 @@ class RunRecord:
                     entry["approved"] = True if event.envelope.ok or not entry.get("decided_by") else None
                 if not event.envelope.ok:
                     entry["errors"] = list(event.envelope.errors)
-            if event.change is not None and event.change.path not in self.files_changed:
-                self.files_changed.append(event.change.path)
+            for change in (event.change, *event.changes):
+                if change is not None and change.path not in self.files_changed:
+                    self.files_changed.append(change.path)
         elif isinstance(event, Warning):
             self.warnings.append(event.message)
         elif isinstance(event, RunFinished):
@@ -134,6 +135,10 @@ class TextPrinter:
         elif isinstance(event, ToolResult):
             mark = "✓" if event.envelope.ok else "✗"
             detail = (event.change.summary or event.change.path) if event.change else "; ".join(event.envelope.errors)
+            data = event.envelope.data if isinstance(event.envelope.data, dict) else {}
+            if "exit_code" in data and "output_bytes" in data:  # a command: exit code, output size, change set
+                detail = (f"exit {data['exit_code']}{' (timed out)' if data.get('timed_out') else ''}, "
+                          f"{data['output_bytes']:,} bytes of output; {data.get('changes', {}).get('summary', '')}")
             self._note(f"  {mark} {event.tool} {detail}"[:300])
         elif isinstance(event, Warning):
             self._note(f"! {event.message}")

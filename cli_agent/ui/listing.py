@@ -90,7 +90,13 @@ def print_prompt(settings: Settings, *, task: str, as_json: bool) -> None:
     # the plan a run would make, so the fingerprint matches the trace's: the same model default and protocol
     settings, _ = default_to_local(settings.model_copy(update={"no_tools": False}))
     protocol = planned_protocol(settings, lambda: _supports_native_tools(settings))
-    planner = Planner(settings, _with_mcp_tools(settings, Registry.builtin()), workspace_for(settings), protocol)
+    from cli_agent.tools.commands import command_setup
+
+    workspace = workspace_for(settings)
+    registry = Registry.builtin()
+    if command_setup(settings, workspace) is None:  # no sandbox here: run_command is not offered
+        registry = registry.without({"run_command"})
+    planner = Planner(settings, _with_mcp_tools(settings, registry), workspace, protocol)
     plan, built = planner.plan(task, None)
     if as_json:
         tools = list(built.schemas) if built is not None else []

@@ -23,6 +23,7 @@ from cli_agent.events import (
     ApprovalAsked,
     ApprovalDecided,
     AssistantMessage,
+    CommandOutput,
     Event,
     ModelRequest,
     Retry,
@@ -130,10 +131,14 @@ def call_title(call: ToolCall, index: int = 0, total: int = 0) -> Text:
 
 
 def call_panel(call: ToolCall, change: Change | None = None, *, index: int = 0, total: int = 0,
-               about: str = "") -> Panel:
-    """A tool call as a panel: for a file change what it changes, otherwise its arguments (and `about`, what the
-    tool's spec says to weigh before approving it)."""
+               about: str = "", changes: tuple[Change, ...] = ()) -> Panel:
+    """A tool call as a panel: for a file change what it changes, for several (a command's change set, a rename)
+    each file's, otherwise its arguments (and `about`, what the tool's spec says to weigh before approving it)."""
     body: RenderableType
+    if changes:
+        from cli_agent.ui.command_panel import changes_panel
+
+        return changes_panel(call, changes, index=index, total=total)
     if change is None and about:
         body = Group(Text(esc(about), style="dim"), _arguments(call))
         return Panel(body, title=call_title(call, index, total), title_align="left", border_style="blue")
@@ -301,8 +306,19 @@ class Renderer:
         elif not event.decision.approves and event.by != "user":
             self.print(Text.assemble(("  ✗ refused: ", "red"), (esc(event.rule or event.by), "red")))
 
+    def _on_command_output(self, event: CommandOutput) -> None:
+        from cli_agent.ui.command_panel import output_tail
+
+        self.close()
+        self.print(output_tail(event.text, lines=6))
+
     def _on_tool_result(self, event: ToolResult) -> None:
         call = self._calls.get(event.call_id)
+        if isinstance(event.envelope.data, dict) and "exit_code" in event.envelope.data:
+            from cli_agent.ui.command_panel import command_result
+
+            self.print(command_result(event, self._approved_by.get(event.call_id, "")))
+            return
         if event.change is None and event.call_id not in self._shown and self.compact(event.tool):
             self.folded.append((call, event))
             self.console.print(compact_line(event, call, first=not self._grouped))

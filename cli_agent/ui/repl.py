@@ -198,6 +198,11 @@ class Repl:
             self.session  # noqa: B018 - every line waits for the start-up, so commands and workflows are all there
             if line.startswith("/") and not line.startswith("//"):
                 return self.commands.dispatch(self, text.strip()) is Outcome.EXIT
+            if line.startswith("!") and line[1:].strip():
+                from cli_agent.ui.bang import run_bang
+
+                run_bang(self, line[1:].strip())
+                return False
             self.turn(line[1:] if line.startswith("//") else text)
         except KeyboardInterrupt:
             self.console.print("cancelled (Ctrl-C)", style="yellow", markup=False)

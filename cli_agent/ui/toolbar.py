@@ -69,7 +69,18 @@ def toolbar(settings: Any, session: Session | None, steps: int, *, width: int = 
             break
         parts[name] = text
     style = "class:bottom-toolbar" + (" bg:ansired" if share is not None and share >= 0.9 else "")
-    return [(style, line()[:max(width, 1)])]
+    marker = _command_marker(session)
+    return [*marker, (style, line()[:max(width - sum(len(part[1]) for part in marker), 1)])]
+
+
+def _command_marker(session: Session) -> StyleAndTextTuples:
+    """Red when commands run without the sandbox (sandbox = "off"), yellow when they may use the network."""
+    box = getattr(session.settings, "sandbox", None)
+    if box is not None and box.mode == "off":
+        return [("bg:ansired fg:ansiwhite bold", " UNSANDBOXED ")]
+    if box is not None and box.network:
+        return [("bg:ansiyellow fg:ansiblack", " net ")]
+    return []
 
 
 def _short_count(n: int) -> str:

@@ -1,0 +1,144 @@
+"""What a sandboxed command sees: the bwrap arguments for a `Policy`.
+
+The new root is an empty tmpfs. Into it, read-only: the system folders, /etc with its secrets masked, the
+interpreters and their packages (this Python's prefixes and path, the folders on PATH) and the user's tool caches.
+Writable: a private /tmp (a size-limited tmpfs), a private HOME (empty but for those caches), and the workspace as an
+overlay whose writes land in the staging folder `upper`. `.git/`, `.cli-agent/` and the locked paths are bound
+read-only over the overlay. Secrets (~/.ssh, ~/.aws, ~/.config, ~/.netrc, keyrings, browser profiles, cli-agent's
+own config and state) are masked wherever a bound tree would show them. `read_paths` and `write_paths` widen this;
+a write path is written directly, not staged.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["HOME_CACHES", "HOME_SECRETS", "Policy", "bwrap_argv", "read_only_paths"]
+
+SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/nix/store")
+ETC_SECRETS = ("shadow", "shadow-", "gshadow", "gshadow-", "ssh", "sudoers", "sudoers.d", "security/opasswd",
+               "ssl/private", "credstore", "credstore.encrypted", "libvirt", "NetworkManager/system-connections",
+               "wpa_supplicant")
+HOME_SECRETS = (".ssh", ".aws", ".azure", ".config", ".gnupg", ".netrc", ".pki", ".docker", ".kube", ".password-store",
+                ".local/share/keyrings", ".mozilla", ".thunderbird", ".git-credentials", ".npmrc", ".pypirc",
+                ".cargo/credentials", ".cargo/credentials.toml", "snap", ".var/app", "Library/Keychains")
+HOME_CACHES = (".cache", ".cargo/bin", ".cargo/registry", ".cargo/git", ".rustup", "go/pkg/mod", ".npm",
+               ".m2/repository", ".gradle/caches", ".local/lib", ".local/bin", ".pyenv", ".nvm", ".bun/bin")
+
+
+@dataclass(frozen=True)
+class Policy:
+    workspace: Path
+    network: bool = False
+    read_paths: tuple[str, ...] = ()  # extra folders/files readable (user config only)
+    write_paths: tuple[str, ...] = ()  # extra folders writable directly, not staged (user config only)
+    read_only: tuple[str, ...] = (".git", ".cli-agent")  # workspace-relative paths bound read-only over the overlay
+    hidden: tuple[str, ...] = ()  # extra absolute paths masked wherever they show (cli-agent's own config, state)
+    tmp_bytes: int = 1 << 30  # size of the private /tmp
+    max_processes: int = 512
+    max_file_bytes: int = 1 << 30  # the largest file a command may write
+    extra_env: dict[str, str] = field(default_factory=dict)
+
+
+def _exists(path: str) -> bool:
+    return os.path.lexists(path)
+
+
+def _home() -> Path | None:
+    home = os.environ.get("HOME") or os.path.expanduser("~")
+    real = Path(os.path.realpath(home)) if home else None
+    return None if real is None or real == Path("/") else real
+
+
+def _covers(outer: Path, inner: Path) -> bool:
+    """`inner` is `outer` or below it (both real, absolute)."""
+    a, b = str(outer), str(inner)
+    return b == a or b.startswith(a if a.endswith("/") else a + "/")
+
+
+def read_only_paths(policy: Policy) -> list[Path]:
+    """The trees bound read-only besides the system folders: interpreters and their packages, PATH, the user's tool
+    caches, then `read_paths`. Never the home folder itself, a folder holding it or a secret, nor the workspace.
+    Worked out once per workspace, HOME, PATH and sys.path (a session runs many commands)."""
+    return list(_read_only_paths(str(policy.workspace), policy.read_paths, os.environ.get("HOME", ""),
+                                 os.environ.get("PATH", ""), tuple(sys.path)))
+
+
+@functools.lru_cache(maxsize=16)
+def _read_only_paths(workspace: str, read_paths: tuple[str, ...], _home_env: str, _path_env: str,
+                     _sys_path: tuple[str, ...]) -> tuple[Path, ...]:
+    home, ws = _home(), Path(os.path.realpath(workspace))
+    wanted: list[str] = [sys.prefix, sys.base_prefix, sys.exec_prefix,
+                         os.path.dirname(os.path.realpath(sys.executable))]
+    wanted += [p for p in sys.path if p and os.path.isdir(p)]
+    wanted += [p for p in os.environ.get("PATH", "").split(os.pathsep) if p and os.path.isdir(p)]
+    if home is not None:
+        wanted += [str(home / c) for c in HOME_CACHES]
+    secrets = [home / s for s in HOME_SECRETS] if home is not None else []
+    picked: list[Path] = []
+    for raw in wanted:
+        real = Path(os.path.realpath(raw))
+        if real == Path("/") or not os.path.exists(real) or _covers(real, ws) or _covers(ws, real):
+            continue  # the workspace comes as the overlay, and nothing around it
+        if (home is not None and _covers(real, home)) or any(_covers(s, real) or _covers(real, s) for s in secrets):
+            continue
+        if any(_covers(p, real) for p in picked):
+            continue
+        picked = [p for p in picked if not _covers(real, p)] + [real]
+    return (*picked, *(Path(os.path.realpath(os.path.expanduser(p))) for p in read_paths
+                       if _exists(os.path.expanduser(p))))
+
+
+def bwrap_argv(bwrap: str, policy: Policy, upper: Path, work: Path, command: Sequence[str]) -> list[str]:
+    ws = Path(os.path.realpath(policy.workspace))
+    home = _home()
+    argv = [bwrap, "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+            "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--disable-userns"]
+    if not policy.network:
+        argv.append("--unshare-net")
+    for path in SYSTEM:
+        if os.path.islink(path):
+            argv += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            argv += ["--ro-bind", path, path]
+    argv += ["--proc", "/proc", "--dev", "/dev", "--size", str(policy.tmp_bytes), "--tmpfs", "/tmp",
+             "--dir", "/var/tmp", "--dir", "/run"]
+    argv += _masks(Path("/etc") / name for name in ETC_SECRETS)
+    if home is not None:
+        argv += ["--dir", str(home)]
+    extra = read_only_paths(policy)
+    for tree in extra:
+        argv += ["--ro-bind-try", str(tree), str(tree)]
+    argv += ["--overlay-src", str(ws), "--overlay", str(upper), str(work), str(ws)]
+    for rel in policy.read_only:
+        if _exists(str(ws / rel)) and not os.path.islink(ws / rel):
+            argv += ["--ro-bind", str(ws / rel), str(ws / rel)]
+    for raw in policy.write_paths:
+        writable = Path(os.path.realpath(os.path.expanduser(raw)))
+        if os.path.isdir(writable) and not _covers(writable, ws) and not _covers(ws, writable):
+            argv += ["--bind", str(writable), str(writable)]
+    hidden = [home / s for s in HOME_SECRETS] if home is not None else []
+    hidden += [Path(p) for p in policy.hidden]
+    bound = [ws, *extra]
+    real_hidden = [Path(os.path.realpath(h)) for h in hidden]
+    argv += _masks(h for h in real_hidden if any(_covers(b, h) for b in bound))
+    argv += ["--chdir", str(ws), "--", *command]
+    return argv
+
+
+def _masks(paths: Iterable[Path]) -> list[str]:
+    """Hide each existing path: an empty folder of the sandbox's own over a folder (so a program that looks there
+    finds nothing, rather than failing), /dev/null over anything else."""
+    out: list[str] = []
+    for path in paths:
+        real = Path(os.path.realpath(path))
+        if os.path.isdir(real):
+            out += ["--tmpfs", str(real)]
+        elif _exists(str(real)):
+            out += ["--ro-bind", "/dev/null", str(real)]
+    return out

@@ -1,0 +1,97 @@
+"""A command run in the sandbox, and its staging layer read back: `run_in_sandbox`.
+
+The staging folder (upper and work folders of the overlay) is made with mode 0700 in the system's temporary folder,
+outside the workspace and invisible inside the sandbox (whose /tmp is its own), and removed when the change set has
+been read: the change set holds the bytes. `run_unsandboxed` is the explicit opt-out (`sandbox = "off"`): the same
+limits, timeout and scrubbed environment, but the command writes to the workspace itself and nothing is staged.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import stat
+import tempfile
+from collections.abc import Callable, Generator, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from cli_agent.cmdsandbox import process
+from cli_agent.cmdsandbox.layout import Policy, bwrap_argv
+from cli_agent.cmdsandbox.probe import Capability
+from cli_agent.cmdsandbox.secrets import scrubbed_env
+from cli_agent.cmdsandbox.staging import ChangeSet, collect
+
+__all__ = ["CommandRun", "run_in_sandbox", "run_unsandboxed", "shell_argv"]
+
+
+@dataclass(frozen=True)
+class CommandRun:
+    outcome: process.Outcome
+    changes: ChangeSet
+    sandboxed: bool
+
+
+def shell_argv(command: str, limits: process.Limits | None = None) -> list[str]:
+    """bash where present, else sh. With `limits`, the shell first limits processes (inside the sandbox's user
+    namespace only the sandbox's own count), the size of any file written, and core dumps, then runs the command."""
+    shell = next((s for s in ("/bin/bash", "/usr/bin/bash") if os.path.exists(s)), "/bin/sh")
+    if limits is None:
+        return [shell, "-c", command]
+    blocks = limits.max_file_bytes // (1024 if shell.endswith("bash") else 512)
+    setup = f"ulimit -u {int(limits.max_processes)} 2>/dev/null; ulimit -f {blocks} && ulimit -c 0 || exit 126"
+    return [shell, "-c", f'{setup}; exec {shell} -c "$1"', "cli-agent", command]
+
+
+def _own_dirs() -> list[str]:
+    from cli_agent import paths
+
+    return [str(paths.user_config_dir()), str(paths.user_state_dir()), str(paths.user_cache_dir())]
+
+
+def run_in_sandbox(command: str, capability: Capability, policy: Policy, limits: process.Limits,
+                   check: Callable[[str], str | None], env_allow: Iterable[str] = ()
+                   ) -> Generator[bytes, None, CommandRun]:
+    """Yields the output as it comes; returns the outcome and the change set (nothing is written to the
+    workspace). `check(path)` says why a path may not be changed (protected, locked), or None."""
+    if not capability.available:
+        raise RuntimeError(f"no command sandbox: {capability.reason}")
+    staging = Path(tempfile.mkdtemp(prefix="cli-agent-stage-"))
+    try:
+        upper, work = staging / "upper", staging / "work"
+        upper.mkdir()
+        work.mkdir()
+        hidden = (*policy.hidden, *_own_dirs(), str(staging))
+        argv = bwrap_argv(capability.bwrap, Policy(**{**policy.__dict__, "hidden": hidden}), upper, work,
+                          shell_argv(command, limits))
+        env = scrubbed_env(os.environ, env_allow, policy.extra_env)
+        outcome = yield from process.run(argv, env, limits)
+        changes = collect(Path(os.path.realpath(policy.workspace)), upper, check)
+    finally:
+        _remove(staging)
+    return CommandRun(outcome, changes, sandboxed=True)
+
+
+def run_unsandboxed(command: str, workspace: Path, limits: process.Limits, env_allow: Iterable[str] = ()
+                    ) -> Generator[bytes, None, CommandRun]:
+    env = scrubbed_env(os.environ, env_allow)
+    outcome = yield from process.run(shell_argv(command, limits), env, limits, cwd=str(workspace))
+    return CommandRun(outcome, ChangeSet(), sandboxed=False)
+
+
+def _remove(folder: Path) -> None:
+    """rmtree that also gets through the overlay's mode-0 work folder."""
+    def unlock(_func: object, path: str, _exc: object) -> None:
+        with contextlib.suppress(OSError):
+            os.chmod(os.path.dirname(path), stat.S_IRWXU)
+            os.chmod(path, stat.S_IRWXU)
+        with contextlib.suppress(OSError):
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                os.unlink(path)
+
+    shutil.rmtree(folder, onerror=unlock)
+    if folder.exists():
+        shutil.rmtree(folder, ignore_errors=True)

@@ -1,0 +1,122 @@
+"""run_command and rename_file: tools whose result is a `Staged` set of changes, approved and applied as one.
+
+`run_command` runs in the command sandbox (`cli_agent.cmdsandbox`) set up by the session (`CommandSetup`); the
+command writes to a staging layer, and what it changed comes back as the change set. With `sandbox = "off"` it runs
+in the workspace itself, asked for every time, and nothing is staged. `rename_file` plans a delete and a create
+with the same bytes and mode, each side checked like any write.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from cli_agent.change import Change, Staged
+from cli_agent.envelope import ToolError
+
+if TYPE_CHECKING:
+    from cli_agent.cmdsandbox import Capability, CommandRun, Policy
+    from cli_agent.config import Settings
+    from cli_agent.sandbox import Workspace
+    from cli_agent.tools import ToolContext
+
+__all__ = ["CommandSetup", "command_setup", "rename_file", "run_command", "run_data"]
+
+
+@dataclass(frozen=True)
+class CommandSetup:
+    """How commands run in this session: `capability` None means unsandboxed (the explicit opt-out)."""
+
+    capability: Capability | None
+    policy: Policy
+    default_timeout_s: float = 120.0
+    max_timeout_s: float = 600.0
+    env_allow: tuple[str, ...] = ()
+
+
+def command_setup(settings: Settings, workspace: Workspace) -> CommandSetup | None:
+    """How this session runs commands; None when no sandbox can be set up here (then run_command isn't offered).
+    Locks naming a literal path are bound read-only too; every lock is refused in a change set anyway."""
+    from cli_agent.cmdsandbox import Policy, probe
+
+    box = settings.sandbox
+    literal = tuple(lock.strip("/") for lock in workspace.locks
+                    if lock.strip("/") and not any(c in lock for c in "*?[!"))
+    policy = Policy(workspace=workspace.root, network=box.network, read_paths=tuple(box.read_paths),
+                    write_paths=tuple(box.write_paths), read_only=(".git", ".cli-agent", *literal))
+    capability = None
+    if box.mode != "off":
+        capability = probe()
+        if not capability.available:
+            return None
+    return CommandSetup(capability, policy, settings.command_timeout, settings.command_timeout_max,
+                        tuple(box.env_allow))
+
+
+def _why_not(workspace: Workspace, rel: str) -> str | None:
+    try:
+        workspace.check_writable(rel)
+    except ToolError as exc:
+        return exc.message
+    return None
+
+
+def run_command(ctx: ToolContext, command: str, timeout_s: float | None = None
+                ) -> Generator[bytes, None, Staged]:
+    """Yields the output as it comes; returns the result and the change set."""
+    from cli_agent.cmdsandbox import run_in_sandbox, run_unsandboxed
+    from cli_agent.cmdsandbox.process import Limits
+
+    setup = ctx.commands
+    if setup is None:
+        raise ToolError("run_command is not available here: no command sandbox could be set up "
+                        "(`cli-agent sandbox` says why)")
+    if not command.strip():
+        raise ToolError("command is empty: give the shell command line to run")
+    if "\0" in command:
+        raise ToolError("command contains a NUL byte; refused")
+    wanted = setup.default_timeout_s if timeout_s is None else float(timeout_s)
+    timeout = min(wanted, setup.max_timeout_s)
+    limits = Limits(timeout_s=timeout, max_processes=setup.policy.max_processes,
+                    max_file_bytes=setup.policy.max_file_bytes)
+    if setup.capability is None:
+        run = yield from run_unsandboxed(command, ctx.workspace.root, limits, setup.env_allow)
+    else:
+        run = yield from run_in_sandbox(command, setup.capability, setup.policy, limits,
+                                        lambda rel: _why_not(ctx.workspace, rel), setup.env_allow)
+    data = run_data(command, run)
+    if wanted > timeout:
+        data["note"] = f"timeout_s {wanted:g} is over the configured maximum; {timeout:g} s was used"
+    return Staged(data, run.changes.changes, run.changes.removed_dirs)
+
+
+def run_data(command: str, run: CommandRun) -> dict[str, Any]:
+    out = run.outcome
+    data: dict[str, Any] = {"command": command, "exit_code": out.exit_code, "duration_s": out.duration_s,
+                            "timed_out": out.timed_out, "output": out.output, "output_bytes": out.output_bytes,
+                            "sandboxed": run.sandboxed}
+    if run.sandboxed:
+        data["changes"] = run.changes.to_dict()
+    else:
+        data["changes"] = {"summary": "not tracked: the command ran without the sandbox (sandbox = \"off\") and "
+                                      "wrote to the workspace directly"}
+    return data
+
+
+def rename_file(ctx: ToolContext, path: str, new_path: str) -> Staged:
+    ws = ctx.workspace
+    source = ws.check_writable(path)
+    target = ws.check_writable(new_path)
+    if source == target:
+        raise ToolError(f"{path} and {new_path} are the same file")
+    if ws.exists(target):
+        raise ToolError(f"{target} already exists; delete it first or choose another name",
+                        nearest=ws.nearest(target))
+    if not ws.exists(source):
+        raise ws.not_found(source)
+    data, st = ws.read(source)
+    mode = st.st_mode & 0o777
+    changes = (Change("rename_file", "create", target, None, data, mode=mode, summary=f"renamed from {source}"),
+               Change("rename_file", "delete", source, data, None, summary=f"renamed to {target}"))
+    return Staged({"path": source, "new_path": target, "bytes": len(data)}, changes)

@@ -1,0 +1,41 @@
+"""`!COMMAND` in the REPL: the user runs a command in the same sandbox as run_command. Its output is shown; its
+change set is approved like any change and journaled (so /undo reverts it); its result goes with the next message
+to the model unless the user says no."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cli_agent.ui.repl import Repl
+
+__all__ = ["run_bang"]
+
+NOTE_BY = "The user (with !COMMAND)"
+
+
+def run_bang(repl: Repl, command: str) -> None:
+    from rich.text import Text
+
+    from cli_agent.messages import ToolCall
+
+    session = repl.session
+    if "run_command" not in session.registry:
+        repl.console.print(Text("!COMMAND is off: no command sandbox can be set up here; `cli-agent sandbox` says "
+                                "why and what would enable it", style="red"))
+        return
+    arguments = {"command": command}
+    call = ToolCall(f"user-{uuid.uuid4().hex[:8]}", "run_command", arguments, json.dumps(arguments))
+    history = session.agent.history
+    before = len(history)
+    repl.drive(session.run_call(call, repl.approver, by=NOTE_BY))
+    if len(history) == before + 1 and session.interactive:
+        answer = repl.ask("Attach this output to your next message to the model? [Y/n] ").strip().lower()
+        if answer in ("n", "no"):
+            del history[before]
+            repl.console.print(Text("  not attached", style="dim"))
+            return
+    if len(history) > before:
+        repl.console.print(Text("  the output goes with your next message", style="dim"))

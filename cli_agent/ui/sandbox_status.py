@@ -1,0 +1,51 @@
+"""`cli-agent sandbox`: what the command sandbox can do on this machine, or why there is none and what would
+enable it."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cli_agent.config import Settings
+
+__all__ = ["sandbox_report"]
+
+
+def sandbox_report(settings: Settings) -> tuple[str, int]:
+    """The report and the exit code: 0 when commands can run (sandboxed, or explicitly unsandboxed), 1 when not."""
+    from cli_agent.cmdsandbox import probe
+    from cli_agent.cmdsandbox.layout import HOME_SECRETS, Policy, read_only_paths
+    from cli_agent.cmdsandbox.secrets import is_secret
+
+    box = settings.sandbox
+    if box.mode == "off":
+        return ('command sandbox: OFF (sandbox = "off" in the user config)\n'
+                "  run_command and !COMMAND run unconfined in the workspace, each one asked for first;\n"
+                "  their file changes are not staged, not shown as a change set and not undoable.\n"
+                '  Remove sandbox = "off" to sandbox them again.'), 0
+    capability = probe(fresh=True)
+    if not capability.available:
+        lines = [f"command sandbox: not available: {capability.reason}", f"  to enable it: {capability.remedy}",
+                 "  run_command is not offered to the model and !COMMAND is refused until then.",
+                 '  (sandbox = "off" in the user config runs commands unconfined, each asked for first.)']
+        return "\n".join(lines), 1
+    policy = Policy(workspace=Path(settings.workspace), network=box.network, read_paths=tuple(box.read_paths),
+                    write_paths=tuple(box.write_paths))
+    dropped = sorted(k for k in os.environ if is_secret(k))
+    lines = [
+        f"command sandbox: {capability.describe()}",
+        "  writes:    a copy-on-write view of the workspace (applied only as an approved change set) and a "
+        "private /tmp",
+        "  read-only: .git/, .cli-agent/ and locked paths; system folders, interpreters, tool caches:",
+        *(f"             {p}" for p in read_only_paths(policy)),
+        f"  hidden:    {', '.join('~/' + s for s in HOME_SECRETS[:8])}, ... and cli-agent's own config and state",
+        "  network:   " + ("ALLOWED (sandbox.network = true)" if box.network else "none (own loopback only)"),
+        "  processes: killed with the command (PID namespace); at most 512 at once; files up to 1 GiB",
+        f"  env:       {len(dropped)} secret-looking variable(s) dropped here" +
+        (f" ({', '.join(dropped[:6])}{', ...' if len(dropped) > 6 else ''})" if dropped else ""),
+    ]
+    if box.write_paths:
+        lines.append(f"  writable directly (not staged): {', '.join(box.write_paths)}")
+    return "\n".join(lines), 0

@@ -1,0 +1,48 @@
+"""Running commands in the real command sandbox from tests (no mocks): a workspace, a policy, a run."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from cli_agent.cmdsandbox import CommandRun, Policy, probe, run_in_sandbox
+from cli_agent.cmdsandbox.process import Limits
+from cli_agent.sandbox import Workspace
+
+
+def sandboxed(ws: Path, command: str, *, timeout_s: float = 60.0, max_file_bytes: int = 1 << 30,
+              env_allow: tuple[str, ...] = (), **policy: Any) -> CommandRun:
+    capability = probe()
+    assert capability.available, capability.reason  # the machines this runs on have user namespaces
+    workspace = Workspace(ws)
+
+    def check(rel: str) -> str | None:
+        try:
+            workspace.check_writable(rel)
+        except Exception as exc:  # ToolError: protected or locked
+            return str(exc)
+        return None
+
+    running = run_in_sandbox(command, capability, Policy(workspace=ws, **policy),
+                             Limits(timeout_s=timeout_s, max_file_bytes=max_file_bytes), check, env_allow)
+    while True:
+        try:
+            next(running)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+
+
+def processes_matching(needle: str) -> list[int]:
+    """PIDs whose command line contains `needle` (read from /proc)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if needle in cmdline:
+            found.append(int(entry))
+    return found

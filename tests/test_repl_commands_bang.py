@@ -1,0 +1,71 @@
+"""`!COMMAND` in the REPL, in a pseudo-terminal: the command runs in the sandbox, its change set is shown and
+approved, its output is attached to the next message, and /undo reverts what it applied."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from tests.test_repl_integration import PROMPT, repl  # noqa: F401 - the fixture
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the command sandbox is Linux-only")
+
+
+def test_bang_runs_in_the_sandbox_is_approved_attached_and_undone(repl, tmp_path) -> None:  # noqa: F811
+    r = repl([{"text": "seen it"}])
+    (r.ws / "keep.txt").write_text("old\n")
+    r.say("!echo new > keep.txt; echo made > made.txt; echo OUT-$((6*7))")
+    r.expect("made.txt")  # the change set's panel
+    r.expect(r"Apply\?")
+    r.child.send("y")
+    r.expect("OUT-42")
+    r.expect("Attach this output")
+    r.child.send("\r")
+    r.expect(PROMPT)
+    assert (r.ws / "keep.txt").read_text() == "new\n" and (r.ws / "made.txt").read_text() == "made\n"
+    r.say("what did it print?")
+    r.expect("seen it")
+    r.expect(PROMPT)
+    r.say("/undo")
+    r.expect("undid turn")
+    r.expect(PROMPT)
+    r.quit()
+    assert (r.ws / "keep.txt").read_text() == "old\n" and not (r.ws / "made.txt").exists()
+    request = next(rec for rec in r.records() if rec["type"] == "tool_result" and rec["tool"] == "run_command")
+    assert request["envelope"]["data"]["exit_code"] == 0
+    sent = [json.dumps(rec) for rec in r.records() if rec["type"] == "run_started"]
+    assert sent  # the turns were recorded
+
+
+def test_bang_that_only_prints_asks_nothing(repl) -> None:  # noqa: F811
+    r = repl([])
+    r.say("!echo hi-$((1+1))")
+    out = r.expect("Attach this output")
+    assert "hi-2" in out and "Apply?" not in out
+    r.child.send("n\r")
+    r.expect("not attached")
+    r.expect(PROMPT)
+    assert r.quit() == 0
+
+
+def test_ctrl_c_kills_a_running_command_and_applies_nothing(repl) -> None:  # noqa: F811
+    import os
+    import time
+
+    from tests.sandboxkit import processes_matching
+
+    tag = f"5{os.getpid() % 10000:04d}"
+    r = repl([])
+    r.say(f"!echo x > made.txt; echo STARTED; sleep 3{tag}")
+    r.expect("STARTED")
+    deadline = time.monotonic() + 30
+    while not processes_matching(f"sleep 3{tag}") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    r.child.sendcontrol("c")
+    r.expect(PROMPT)
+    time.sleep(0.3)
+    assert processes_matching(f"sleep 3{tag}") == []
+    assert not (r.ws / "made.txt").exists()
+    assert r.quit() == 0
