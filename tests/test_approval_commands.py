@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
+from test_run_command import cli
 
 from cli_agent.approval import ApprovalMode, CallFacts, Policy, Verdict, assess
-from tests.test_run_command import cli
 
 A, Q, D = Verdict.ALLOW, Verdict.ASK, Verdict.DENY
 

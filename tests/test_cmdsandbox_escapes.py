@@ -17,8 +17,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-
-from tests.sandboxkit import processes_matching, sandboxed
+from sandboxkit import processes_matching, sandboxed
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the command sandbox is Linux-only")
 

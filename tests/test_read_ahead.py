@@ -6,13 +6,14 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+from agentkit import call, make_agent, run
+
 from cli_agent.dispatch import Dispatcher
 from cli_agent.events import ToolResult
 from cli_agent.messages import ToolCall
 from cli_agent.registry import Registry
 from cli_agent.sandbox import Workspace
 from cli_agent.tools import ToolContext
-from tests.agentkit import call, make_agent, run
 
 
 def test_leading_reads_overlap_in_time(tmp_path: Path) -> None:

@@ -7,8 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-
-from tests.test_run_command import cli
+from test_run_command import cli
 
 
 def _script(tmp_path: Path, *calls: dict[str, str]) -> str:

@@ -7,8 +7,7 @@ import json
 import sys
 
 import pytest
-
-from tests.test_repl_integration import PROMPT, repl  # noqa: F401 - the fixture
+from test_repl_integration import PROMPT, repl  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the command sandbox is Linux-only")
 
@@ -54,7 +53,7 @@ def test_ctrl_c_kills_a_running_command_and_applies_nothing(repl) -> None:  # no
     import os
     import time
 
-    from tests.sandboxkit import processes_matching
+    from sandboxkit import processes_matching
 
     tag = f"5{os.getpid() % 10000:04d}"
     r = repl([])

@@ -142,7 +142,7 @@ def test_ctrl_c_or_sigterm_mid_command_applies_nothing_and_leaves_no_process(ws:
                                                                            snapshot, signum: int, code: int) -> None:
     import time
 
-    from tests.sandboxkit import processes_matching
+    from sandboxkit import processes_matching
 
     tag = f"{signum}{os.getpid() % 10000:04d}"
     before = snapshot(ws)
