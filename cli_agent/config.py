@@ -91,7 +91,7 @@ class Settings(_Model):
     def _mcp_servers(cls, servers: dict[str, Any]) -> dict[str, Any]:
         if not servers:  # the usual case: cli_agent.mcp is not even imported
             return servers
-        from cli_agent.mcp.settings import parse_servers
+        from cli_agent.mcp_settings import parse_servers
 
         return parse_servers(servers)
 
@@ -193,7 +193,7 @@ def _mcp_servers(user: _Layer, project: _Layer, explicit: _Layer) -> tuple[dict[
               if layer.get("mcp_servers", ({}, ""))[0]]
     if not layers:
         return {}, []
-    from cli_agent.mcp.settings import merge_servers
+    from cli_agent.mcp_settings import merge_servers
 
     return merge_servers(layers, project_trusted=True)
 

@@ -20,9 +20,10 @@ import json
 import re
 from collections import OrderedDict
 from dataclasses import dataclass, fields
-from typing import Any, Literal
+from typing import Any
 
 from cli_agent.prompt_compact import LISTING_CHARS, ranked_listing, render_compact
+from cli_agent.prompt_context import PromptContext
 from cli_agent.registry import Registry
 from cli_agent.specs import ToolSpec
 
@@ -81,27 +82,6 @@ FACTS_INTRO = "These facts were confirmed by the user. Follow them."
 FACTS_PROPOSE = ("You may propose a new fact or a change with propose_fact, but do not assume a proposal is "
                  "accepted until the user commits it.")
 FACTS_NO_PROPOSE = "Do not assume any other fact is accepted until the user commits it."
-
-
-@dataclass(frozen=True)
-class PromptContext:
-    protocol: Literal["native", "json"] = "native"
-    detail: Literal["full", "compact"] = "full"
-    task: str = ""
-    workflow: str | None = None
-    files: tuple[str, ...] = ()
-    files_truncated: int = 0
-    agents_md: str | None = None
-    facts: tuple[str, ...] = ()
-    only_tools: tuple[str, ...] | None = None
-    workspace_name: str = "workspace"
-    test_command: str | None = None  # with run_command offered, the model is asked to run it before answering
-
-    def __post_init__(self) -> None:
-        if self.protocol not in ("native", "json"):
-            raise ValueError(f"protocol must be 'native' or 'json', not {self.protocol!r}")
-        if self.detail not in ("full", "compact"):
-            raise ValueError(f"detail must be 'full' or 'compact', not {self.detail!r}")
 
 
 @dataclass(frozen=True)

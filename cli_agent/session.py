@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from cli_agent.registry import Registry
     from cli_agent.sandbox import Workspace
     from cli_agent.session_index import SessionEntry
-    from cli_agent.tools.commands import CommandSetup
+    from cli_agent.tools.context import CommandSetup
     from cli_agent.tools.seen import SeenFiles
     from cli_agent.trace import Trace
 

@@ -287,8 +287,8 @@ def test_the_json_protocol_calls_mcp_tools_too(ws, tmp_path, isolated_home):
 def test_many_mcp_tools_are_optional_and_offered_by_the_task_under_a_budget():
     from types import SimpleNamespace
 
-    from cli_agent.mcp.settings import McpServer
     from cli_agent.mcp.tools import MANY_TOOLS_CHARS, specs_for_servers
+    from cli_agent.mcp_settings import McpServer
     from cli_agent.registry import Registry
 
     def tool(name):

@@ -6,7 +6,7 @@ import pytest
 
 from cli_agent.cli import run
 from cli_agent.config import load_settings
-from cli_agent.mcp.settings import McpServer, merge_servers
+from cli_agent.mcp_settings import McpServer, merge_servers
 
 pytestmark = pytest.mark.usefixtures("isolated_home")
 

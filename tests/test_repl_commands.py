@@ -12,7 +12,8 @@ from cli_agent.config import Settings
 from cli_agent.messages import Message
 from cli_agent.providers.scripted import ScriptedProvider
 from cli_agent.session import open_session
-from cli_agent.ui.commands import Command, CommandRegistry, Outcome, builtin_commands
+from cli_agent.ui.builtin_commands import builtin_commands
+from cli_agent.ui.commands import Command, CommandRegistry, Outcome
 from cli_agent.ui.repl import Repl
 
 BUILTINS = {"help", "exit", "clear", "model", "approval", "tools", "prompt", "trace", "cost", "compact", "expand",

@@ -18,7 +18,7 @@ from typing import Any
 
 from cli_agent.envelope import Envelope
 from cli_agent.mcp.hub import McpCallError, McpHub, ServerState
-from cli_agent.mcp.settings import McpServer
+from cli_agent.mcp_settings import McpServer
 from cli_agent.registry import Registry
 
 __all__ = ["McpAttachment", "McpToolHandler", "log_dir"]

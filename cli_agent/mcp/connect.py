@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from cli_agent.mcp.settings import McpServer
+from cli_agent.mcp_settings import McpServer
 
 __all__ = ["hold_connection", "list_all_tools", "one_line"]
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from cli_agent.errors import CliAgentError
-from cli_agent.mcp.settings import McpServer
+from cli_agent.mcp_settings import McpServer
 
 __all__ = ["McpCallError", "McpHub", "ServerState", "ServerStatus"]
 

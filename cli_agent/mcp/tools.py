@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from cli_agent.envelope import Envelope
-from cli_agent.mcp.settings import McpServer
+from cli_agent.mcp_settings import McpServer
 from cli_agent.specs import ToolSpec, validate_parameters
 
 __all__ = ["MAX_RESULT_CHARS", "SEPARATOR", "envelope_for", "spec_for", "specs_for_servers", "split_name"]

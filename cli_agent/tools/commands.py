@@ -9,30 +9,19 @@ with the same bytes and mode, each side checked like any write.
 from __future__ import annotations
 
 from collections.abc import Generator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from cli_agent.change import Change, Staged
 from cli_agent.envelope import ToolError
+from cli_agent.tools.context import CommandSetup
 
 if TYPE_CHECKING:
-    from cli_agent.cmdsandbox import Capability, CommandRun, Policy
+    from cli_agent.cmdsandbox import CommandRun
     from cli_agent.config import Settings
     from cli_agent.sandbox import Workspace
-    from cli_agent.tools import ToolContext
+    from cli_agent.tools.context import ToolContext
 
 __all__ = ["CommandSetup", "command_setup", "rename_file", "run_command", "run_data"]
-
-
-@dataclass(frozen=True)
-class CommandSetup:
-    """How commands run in this session: `capability` None means unsandboxed (the explicit opt-out)."""
-
-    capability: Capability | None
-    policy: Policy
-    default_timeout_s: float = 120.0
-    max_timeout_s: float = 600.0
-    env_allow: tuple[str, ...] = ()
 
 
 def command_setup(settings: Settings, workspace: Workspace) -> CommandSetup | None:

@@ -9,7 +9,7 @@ from cli_agent.envelope import ToolError
 from cli_agent.errors import CliAgentError
 
 if TYPE_CHECKING:
-    from cli_agent.tools import ToolContext
+    from cli_agent.tools.context import ToolContext
 
 __all__ = ["propose_fact"]
 

@@ -17,7 +17,7 @@ from cli_agent import linestream, textfile
 from cli_agent.change import Change
 from cli_agent.envelope import ToolError
 from cli_agent.textfile import TextFormat
-from cli_agent.tools import ToolContext
+from cli_agent.tools.context import ToolContext
 from cli_agent.tools.edits import replace_text
 from cli_agent.tools.search import search
 from cli_agent.tools.seen import require_seen

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from cli_agent.envelope import ToolError
 from cli_agent.pathmatch import glob_problem
-from cli_agent.tools import ToolContext, ripgrep, textscan
+from cli_agent.tools import ripgrep, textscan
+from cli_agent.tools.context import ToolContext
 from cli_agent.tools.hits import Hits
 
 if TYPE_CHECKING:

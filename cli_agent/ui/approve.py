@@ -21,8 +21,9 @@ from rich.padding import Padding
 from rich.text import Text
 
 from cli_agent.events import Answer, ApprovalAsked, Decision
+from cli_agent.ui.change_view import change_body
 from cli_agent.ui.escape import escape_for_terminal as esc
-from cli_agent.ui.render import call_panel, change_body
+from cli_agent.ui.render import call_panel
 
 __all__ = ["KEYS", "TerminalApprover", "choices", "decided_line", "flush_typeahead", "parse_answer", "read_key",
            "render_call"]

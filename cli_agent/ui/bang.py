@@ -6,17 +6,34 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import TYPE_CHECKING
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from cli_agent.ui.repl import Repl
+    from rich.console import Console
 
-__all__ = ["run_bang"]
+    from cli_agent.events import EventStream, RunFinished
+    from cli_agent.session import Session
+
+__all__ = ["BangHost", "run_bang"]
 
 NOTE_BY = "The user (with !COMMAND)"
 
 
-def run_bang(repl: Repl, command: str) -> None:
+class BangHost(Protocol):
+    """What `run_bang` needs of the front end that runs it (the REPL is one)."""
+
+    @property
+    def session(self) -> Session: ...
+    @property
+    def console(self) -> Console: ...
+    @property
+    def approver(self) -> Any: ...
+    def drive(self, events: EventStream) -> RunFinished: ...
+    def ask(self, question: str, *, choices: Iterable[str] = (), default: str = "") -> str: ...
+
+
+def run_bang(repl: BangHost, command: str) -> None:
     from rich.text import Text
 
     from cli_agent.messages import ToolCall

@@ -12,6 +12,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from cli_agent.ui.change_view import call_title, change_body
 from cli_agent.ui.escape import escape_for_terminal as esc
 
 if TYPE_CHECKING:
@@ -34,8 +35,6 @@ def _headline(call: ToolCall) -> Text:
 
 def changes_panel(call: ToolCall, changes: Sequence[Change], *, index: int = 0, total: int = 0) -> Panel:
     """A set of changes applied as one: each file's diff (up to DIFFS_SHOWN), else a table of files."""
-    from cli_agent.ui.render import call_title, change_body
-
     counts: dict[str, int] = {}
     for change in changes:
         counts[change.kind] = counts.get(change.kind, 0) + 1

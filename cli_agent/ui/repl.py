@@ -76,8 +76,8 @@ class Repl:
                  approver: Any = None, prompt_input: Any = None, prompt_output: Any = None) -> None:
         """`session`: an open one, or the `Startup` that opens it behind the first prompt. `console`: None for a
         Rich console on stdout, made at first use (behind the prompt: Rich takes a while to import)."""
+        from cli_agent.ui.builtin_commands import builtin_commands
         from cli_agent.ui.command_set import add_commands
-        from cli_agent.ui.commands import builtin_commands
 
         self.startup = session if isinstance(session, Startup) else Startup(session=session)
         self._announced = self.startup.session is not None  # an open session is announced by the banner

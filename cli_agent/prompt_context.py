@@ -1,0 +1,34 @@
+"""What a system prompt is rendered from: the protocol, the level of detail, the task and what the workspace shows.
+
+    PromptContext(protocol="json", detail="compact", files=("app.py",), test_command="pytest -q")
+
+A frozen value: the prompt builder memoises renders by it, so two equal contexts render once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["PromptContext"]
+
+
+@dataclass(frozen=True)
+class PromptContext:
+    protocol: Literal["native", "json"] = "native"
+    detail: Literal["full", "compact"] = "full"
+    task: str = ""
+    workflow: str | None = None
+    files: tuple[str, ...] = ()
+    files_truncated: int = 0
+    agents_md: str | None = None
+    facts: tuple[str, ...] = ()
+    only_tools: tuple[str, ...] | None = None
+    workspace_name: str = "workspace"
+    test_command: str | None = None  # with run_command offered, the model is asked to run it before answering
+
+    def __post_init__(self) -> None:
+        if self.protocol not in ("native", "json"):
+            raise ValueError(f"protocol must be 'native' or 'json', not {self.protocol!r}")
+        if self.detail not in ("full", "compact"):
+            raise ValueError(f"detail must be 'full' or 'compact', not {self.detail!r}")
