@@ -75,26 +75,29 @@ def _unknown(where: str, given: dict[str, Any], known: set[str]) -> None:
         raise UsageError(f"cli_agent/eval/{where}: unknown key(s) {', '.join(extra)}")
 
 
+def _entries(file: str, keys: set[str], nested: str, nested_keys: set[str]) -> list[dict[str, Any]]:
+    """The [[tables]] of one suite file, each checked for unknown keys (its own and its `nested` table's) and
+    their names unique."""
+    entries = _data(file)
+    for raw in entries:
+        name = str(raw.get("name", "?"))
+        _unknown(f"{file} [{name}]", raw, keys)
+        _unknown(f"{file} [{name}.{nested}]", raw.get(nested, {}), nested_keys)
+    names = [str(raw.get("name", "?")) for raw in entries]
+    if len(set(names)) != len(names):
+        raise UsageError(f"cli_agent/eval/{file}: names must be unique")
+    return entries
+
+
 def load_scenarios(only: str | None = None) -> list[Scenario]:
     out = []
-    for raw in _data("offline.toml"):
-        name = str(raw.get("name", "?"))
-        _unknown(f"offline.toml [{name}]", raw, _SCENARIO_KEYS)
-        _unknown(f"offline.toml [{name}.expect]", raw.get("expect", {}), _EXPECT_KEYS)
+    for raw in _entries("offline.toml", _SCENARIO_KEYS, "expect", _EXPECT_KEYS):
         if not raw.get("replies") or "prompt" not in raw:
-            raise UsageError(f"cli_agent/eval/offline.toml [{name}]: needs prompt and replies")
+            raise UsageError(f"cli_agent/eval/offline.toml [{raw.get('name', '?')}]: needs prompt and replies")
         out.append(Scenario(**raw))
-    names = [s.name for s in out]
-    if len(set(names)) != len(names):
-        raise UsageError("cli_agent/eval/offline.toml: scenario names must be unique")
     return [s for s in out if not only or only in s.name]
 
 
 def load_live_tasks(only: str | None = None) -> list[LiveTask]:
-    out = []
-    for raw in _data("live.toml"):
-        name = str(raw.get("name", "?"))
-        _unknown(f"live.toml [{name}]", raw, _TASK_KEYS)
-        _unknown(f"live.toml [{name}.check]", raw.get("check", {}), _CHECK_KEYS)
-        out.append(LiveTask(**raw))
-    return [t for t in out if not only or only in t.name]
+    tasks = [LiveTask(**raw) for raw in _entries("live.toml", _TASK_KEYS, "check", _CHECK_KEYS)]
+    return [t for t in tasks if not only or only in t.name]

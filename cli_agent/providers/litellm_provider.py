@@ -41,28 +41,19 @@ LITELLM_QUIETED_WARNINGS = (
 
 _preload_lock = threading.Lock()
 
-# (LiteLLM exception class name, our error, retryable, message). Subclasses come first in an exception's MRO, so
-# ContextWindowExceededError wins over its base BadRequestError. A class with no row but an HTTP status goes
-# through the status table of openai_http.
+# (LiteLLM exception class name, our error, retryable, message): only what an HTTP status does not say. Subclasses
+# come first in an exception's MRO, so ContextWindowExceededError wins over its base BadRequestError (400). A class
+# with no row (AuthenticationError, RateLimitError, NotFoundError, ...) carries its HTTP status and goes through the
+# one status table, openai_http.STATUS_RULES, like the same status from any OpenAI-compatible server.
 LITELLM_RULES: tuple[Rule, ...] = (
     Rule("ContextWindowExceededError", ProviderError, False,
          "the conversation no longer fits the context window of {model}: {detail}"),
     Rule("ContentPolicyViolationError", ProviderError, False, "{where} refused the content: {detail}"),
     Rule("UnsupportedParamsError", ProviderError, False, "{model} does not take a parameter: {detail}"),
     Rule("LiteLLMUnknownProvider", ProviderError, False, "LiteLLM knows no provider for {model}: {detail}"),
-    Rule("BadRequestError", ProviderError, False, "{where} rejected the request: {detail}"),
-    Rule("AuthenticationError", MissingCredentialsError, False,
-         "{where} rejected the API key; check {env} or --api-key: {detail}"),
-    Rule("PermissionDeniedError", ProviderError, False, "{where} refused access: {detail}"),
-    Rule("NotFoundError", ProviderError, False, "{where} has no model {model}: {detail}"),
-    Rule("UnprocessableEntityError", ProviderError, False, "{where} could not process the request: {detail}"),
-    Rule("RateLimitError", ProviderError, True, "{where} is rate limiting: {detail}"),
     Rule("Timeout", ProviderError, True, "no answer from {where} in time: {detail}"),
     Rule("APITimeoutError", ProviderError, True, "no answer from {where} in time: {detail}"),
     Rule("APIConnectionError", ProviderError, True, "could not connect to {where}: {detail}"),
-    Rule("ServiceUnavailableError", ProviderError, True, "{where} is unavailable: {detail}"),
-    Rule("BadGatewayError", ProviderError, True, "{where} had a bad gateway: {detail}"),
-    Rule("InternalServerError", ProviderError, True, "{where} failed: {detail}"),
     Rule("APIResponseValidationError", ProviderError, False, "{where} sent a reply LiteLLM cannot read: {detail}"),
     Rule("BudgetExceededError", ProviderError, False, "the LiteLLM budget is exhausted: {detail}"),
 )

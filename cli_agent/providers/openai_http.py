@@ -16,17 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from cli_agent.errors import CliAgentError, MissingCredentialsError, ProviderError
 from cli_agent.messages import Message
-from cli_agent.providers.base import (
-    END_OF_REPLY,
-    ProviderReply,
-    ProviderRequest,
-    Rule,
-    exception_detail,
-    is_local_url,
-    relay,
-    rule_for_exception,
-    translate,
-)
+from cli_agent.providers import base
 
 if TYPE_CHECKING:
     import httpx
@@ -37,35 +27,37 @@ __all__ = ["HTTP_PREFIXES", "STATUS_RULES", "TRANSPORT_RULES", "OpenAIHTTPProvid
 HTTP_PREFIXES: dict[str, str | None] = {"openai": "OPENAI_API_KEY", "hosted_vllm": None}
 LOCAL_DUMMY_KEY = "sk-local-no-key-needed"
 
-STATUS_RULES: tuple[Rule, ...] = (
-    Rule(400, ProviderError, False, "{where} rejected the request (HTTP 400): {detail}"),
-    Rule(401, MissingCredentialsError, False,
-         "{where} rejected the API key (HTTP 401); check {env} or --api-key: {detail}"),
-    Rule(403, ProviderError, False, "{where} refused access (HTTP 403): {detail}"),
-    Rule(404, ProviderError, False, "{where} has no such model or endpoint (HTTP 404): {detail}"),
-    Rule(408, ProviderError, True, "{where} timed out the request (HTTP 408): {detail}"),
-    Rule(409, ProviderError, True, "{where} reported a conflict (HTTP 409): {detail}"),
-    Rule(413, ProviderError, False, "{where} found the request too large (HTTP 413): {detail}"),
-    Rule(422, ProviderError, False, "{where} could not process the request (HTTP 422): {detail}"),
-    Rule(429, ProviderError, True, "{where} is rate limiting (HTTP 429{retry_after}): {detail}"),
-    Rule(500, ProviderError, True, "{where} failed (HTTP 500): {detail}"),
-    Rule(502, ProviderError, True, "{where} had a bad gateway (HTTP 502): {detail}"),
-    Rule(503, ProviderError, True, "{where} is unavailable (HTTP 503{retry_after}): {detail}"),
-    Rule(504, ProviderError, True, "{where} had a gateway timeout (HTTP 504): {detail}"),
-    Rule(529, ProviderError, True, "{where} is overloaded (HTTP 529): {detail}"),
-)
-_OTHER_SERVER_STATUS = Rule(500, ProviderError, True, "{where} failed (HTTP {status}): {detail}")
-_OTHER_CLIENT_STATUS = Rule(400, ProviderError, False, "{where} rejected the request (HTTP {status}): {detail}")
+# What each HTTP status means, said after "{where}". A 401 is missing credentials; 408, 409, 429 and every 5xx are
+# worth retrying; a status without a row is said by its class (4xx: rejected the request, 5xx: failed).
+_STATUS_SAYS = {
+    400: "rejected the request", 401: "rejected the API key", 403: "refused access",
+    404: "has no such model or endpoint", 408: "timed out the request", 409: "reported a conflict",
+    413: "found the request too large", 422: "could not process the request", 429: "is rate limiting",
+    500: "failed", 502: "had a bad gateway", 503: "is unavailable", 504: "had a gateway timeout", 529: "is overloaded",
+}
+_RETRIED_CLIENT_STATUSES = frozenset({408, 409, 429})
 
-TRANSPORT_RULES: tuple[Rule, ...] = (
-    Rule("TimeoutException", ProviderError, True, "no answer from {where} in time ({detail})"),
-    Rule("ConnectError", ProviderError, True, "could not connect to {where} ({detail})"),
-    Rule("NetworkError", ProviderError, True, "lost the connection to {where} ({detail})"),
-    Rule("RemoteProtocolError", ProviderError, True, "{where} dropped the connection ({detail})"),
-    Rule("UnsupportedProtocol", ProviderError, False, "cannot reach {where}: unsupported URL ({detail})"),
-    Rule("InvalidURL", ProviderError, False, "cannot reach {where}: invalid URL ({detail})"),
+
+def _status_rule(status: int, says: str) -> base.Rule:
+    key_hint = "; check {env} or --api-key" if status == 401 else ""
+    return base.Rule(status, MissingCredentialsError if status == 401 else ProviderError,
+                     status in _RETRIED_CLIENT_STATUSES or status >= 500,
+                     f"{{where}} {says} (HTTP {{status}}{{retry_after}}){key_hint}: {{detail}}")
+
+
+STATUS_RULES: tuple[base.Rule, ...] = tuple(_status_rule(status, says) for status, says in _STATUS_SAYS.items())
+_OTHER_SERVER_STATUS = _status_rule(500, "failed")
+_OTHER_CLIENT_STATUS = _status_rule(400, "rejected the request")
+
+TRANSPORT_RULES: tuple[base.Rule, ...] = (
+    base.Rule("TimeoutException", ProviderError, True, "no answer from {where} in time ({detail})"),
+    base.Rule("ConnectError", ProviderError, True, "could not connect to {where} ({detail})"),
+    base.Rule("NetworkError", ProviderError, True, "lost the connection to {where} ({detail})"),
+    base.Rule("RemoteProtocolError", ProviderError, True, "{where} dropped the connection ({detail})"),
+    base.Rule("UnsupportedProtocol", ProviderError, False, "cannot reach {where}: unsupported URL ({detail})"),
+    base.Rule("InvalidURL", ProviderError, False, "cannot reach {where}: invalid URL ({detail})"),
 )
-_OTHER_TRANSPORT = Rule("HTTPError", ProviderError, False, "the request to {where} failed ({detail})")
+_OTHER_TRANSPORT = base.Rule("HTTPError", ProviderError, False, "the request to {where} failed ({detail})")
 _JSON = {"Content-Type": "application/json"}
 
 
@@ -73,7 +65,7 @@ def status_error(status: int, where: str, detail: str, *, env: str = "the API ke
                  retry_after: str | None = None) -> CliAgentError:
     by_status = {rule.match: rule for rule in STATUS_RULES}
     rule = by_status.get(status) or (_OTHER_SERVER_STATUS if status >= 500 else _OTHER_CLIENT_STATUS)
-    return translate(rule, where=where, detail=detail or "no details", env=env, status=status,
+    return base.translate(rule, where=where, detail=detail or "no details", env=env, status=status,
                      retry_after=f", retry after {retry_after}s" if retry_after else "")
 
 
@@ -100,7 +92,7 @@ class OpenAIHTTPProvider:
         key = api_key or os.environ.get(self._env)
         if key:
             return key
-        if is_local_url(self.api_base) or not required:
+        if base.is_local_url(self.api_base) or not required:
             return LOCAL_DUMMY_KEY
         raise MissingCredentialsError(f"no API key for {self.model} at {self.api_base}: set {self._env} "
                                       "or pass --api-key")
@@ -131,15 +123,15 @@ class OpenAIHTTPProvider:
             transport = self._transport or httpx.HTTPTransport(
                 retries=self._max_retries, verify=not plain,
                 socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])
-            self._client = httpx.Client(transport=transport, trust_env=not is_local_url(self.api_base),
+            self._client = httpx.Client(transport=transport, trust_env=not base.is_local_url(self.api_base),
                                         headers={"Authorization": f"Bearer {self._key}"})
         return self._client
 
-    def request_body(self, request: ProviderRequest) -> dict[str, Any]:
+    def request_body(self, request: base.ProviderRequest) -> dict[str, Any]:
         return {"model": self.wire_model, "messages": [m.to_openai() for m in request.messages],
                 **request.chat_params(), **request.options}
 
-    def encoded_body(self, request: ProviderRequest) -> bytes:
+    def encoded_body(self, request: base.ProviderRequest) -> bytes:
         """`request_body` as JSON bytes, from each message's own encoding (made once per message, not per step)."""
         rest = json.dumps({"model": self.wire_model, **request.chat_params(), **request.options},
                           ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
@@ -157,14 +149,14 @@ class OpenAIHTTPProvider:
         self._sent = (messages, joined)
         return joined
 
-    def stream(self, request: ProviderRequest) -> Iterator[str | ProviderReply]:
+    def stream(self, request: base.ProviderRequest) -> Iterator[str | base.ProviderReply]:
         body = self.encoded_body(request)
 
         def translate_error(exc: Exception) -> CliAgentError:
-            rule = rule_for_exception(exc, TRANSPORT_RULES, _OTHER_TRANSPORT)
-            return translate(rule, where=self.url, detail=exception_detail(exc))
+            rule = base.rule_for_exception(exc, TRANSPORT_RULES, _OTHER_TRANSPORT)
+            return base.translate(rule, where=self.url, detail=base.exception_detail(exc))
 
-        return relay(lambda: self._chunks(body, request.timeout_s), timeout_s=request.timeout_s, where=self.url,
+        return base.relay(lambda: self._chunks(body, request.timeout_s), timeout_s=request.timeout_s, where=self.url,
                      translate_error=translate_error)
 
     def _chunks(self, body: bytes, timeout_s: float | None) -> Iterator[Mapping[str, Any]]:
@@ -179,13 +171,13 @@ class OpenAIHTTPProvider:
             if "text/event-stream" not in response.headers.get("content-type", ""):
                 response.read()  # a server that ignores `stream` answers with one JSON body
                 yield _decode(response.text, self.url)
-                yield END_OF_REPLY
+                yield base.END_OF_REPLY
                 return
             done = False
             for payload in _sse_data(response.iter_lines()):
                 if done or payload.strip() == "[DONE]":
                     if not done:
-                        yield END_OF_REPLY
+                        yield base.END_OF_REPLY
                     done = True  # read on to the body's end: a response read whole keeps its connection alive
                     continue
                 chunk = _decode(payload, self.url)
@@ -230,7 +222,7 @@ def _decode(payload: str, where: str) -> Mapping[str, Any]:
     except json.JSONDecodeError:
         value = None
     if not isinstance(value, dict):
-        raise ProviderError(f"{where} sent something that is not a JSON object: {exception_detail(payload, 120)}")
+        raise ProviderError(f"{where} sent something that is not a JSON object: {base.exception_detail(payload, 120)}")
     return value
 
 
@@ -239,8 +231,8 @@ def _error_detail(text: str) -> str:
     try:
         data = json.loads(text)
     except json.JSONDecodeError:
-        return exception_detail(text)
+        return base.exception_detail(text)
     error = data.get("error", data) if isinstance(data, dict) else data
     if isinstance(error, dict):
         error = error.get("message") or error.get("detail") or error
-    return exception_detail(error if isinstance(error, str) else json.dumps(error))
+    return base.exception_detail(error if isinstance(error, str) else json.dumps(error))

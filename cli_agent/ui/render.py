@@ -18,23 +18,8 @@ from rich.console import Console, Group, RenderableType
 from rich.panel import Panel
 from rich.text import Text
 
+from cli_agent import events as ev
 from cli_agent.change import Change
-from cli_agent.events import (
-    ApprovalAsked,
-    ApprovalDecided,
-    AssistantMessage,
-    CommandOutput,
-    Event,
-    ModelRequest,
-    Retry,
-    RunFinished,
-    RunStarted,
-    StopReason,
-    TextDelta,
-    ToolCallsProposed,
-    ToolResult,
-    Warning,
-)
 from cli_agent.messages import ToolCall
 from cli_agent.ui.change_view import FOLD_LINES, arguments_text, call_title, change_body
 from cli_agent.ui.escape import escape_for_terminal as esc
@@ -78,20 +63,20 @@ def _tokens(n: int) -> str:
     return f"{n / 1000:.1f}k" if n >= 10_000 else f"{n:,}"
 
 
-def finish_line(finished: RunFinished, seconds: float) -> Text:
+def finish_line(finished: ev.RunFinished, seconds: float) -> Text:
     """Why the turn ended: a dim summary when done, otherwise what happened and what to do next."""
     reason = finished.stop_reason
-    if reason is StopReason.DONE:
+    if reason is ev.StopReason.DONE:
         bits = [f"{finished.steps} step{'s' if finished.steps != 1 else ''}", f"{seconds:.1f}s"]
         if finished.usage.total_tokens:
             bits.append(f"{_tokens(finished.usage.total_tokens)} tokens")
         if finished.usage.cost_usd:
             bits.append(f"${finished.usage.cost_usd:.4f}")
         return Text("· " + " · ".join(bits), style="dim")
-    if reason in (StopReason.INTERRUPTED, StopReason.CANCELLED):
+    if reason in (ev.StopReason.INTERRUPTED, ev.StopReason.CANCELLED):
         return Text("interrupted: nothing was half-written; the conversation notes that the turn was cut short",
                     style="yellow")
-    if reason is StopReason.DENIED:
+    if reason is ev.StopReason.DENIED:
         return Text.assemble(("stopped: ", "yellow bold"), (esc(finished.message), "yellow"),
                              (". Nothing else ran; say what to do instead.", "yellow"))
     return Text.assemble((f"✗ {reason.value}: ", "bold red"), (esc(finished.message), "red"))
@@ -126,7 +111,7 @@ class _Working:
                                                                  else "", "dim"))
 
 
-_INTERRUPTED = (StopReason.CANCELLED, StopReason.INTERRUPTED)
+_INTERRUPTED = (ev.StopReason.CANCELLED, ev.StopReason.INTERRUPTED)
 
 
 class Renderer:
@@ -146,7 +131,7 @@ class Renderer:
         self.compact = compact or VERBS.__contains__
         self.typed = typed
         self.live = console.is_terminal
-        self.folded: list[tuple[ToolCall | None, ToolResult]] = []
+        self.folded: list[tuple[ToolCall | None, ev.ToolResult]] = []
         self._live: Any = None
         self._working: _Working | None = None
         self._protocol = ""
@@ -156,7 +141,7 @@ class Renderer:
         self._approved_by: dict[str, str] = {}
         self._grouped = False  # the last thing printed was a compact line: the next one joins its group
 
-    def __call__(self, event: Event) -> None:
+    def __call__(self, event: ev.Event) -> None:
         handler = getattr(self, "_on_" + event.type, None)
         if handler is not None:
             handler(event)
@@ -188,23 +173,23 @@ class Renderer:
                               vertical_overflow="crop")
             self._live.start()
 
-    def _on_run_started(self, event: RunStarted) -> None:
+    def _on_run_started(self, event: ev.RunStarted) -> None:
         self._protocol = event.protocol
         self._started = self.clock()
 
-    def _on_model_request(self, event: ModelRequest) -> None:
+    def _on_model_request(self, event: ev.ModelRequest) -> None:
         self._start_working()
 
-    def _on_text_delta(self, event: TextDelta) -> None:
+    def _on_text_delta(self, event: ev.TextDelta) -> None:
         if self._working is not None:
             self._working.text += event.text
 
-    def _on_assistant_message(self, event: AssistantMessage) -> None:
+    def _on_assistant_message(self, event: ev.AssistantMessage) -> None:
         self.close()
         if self._protocol != "json" and event.text.strip():
             self.print(markdown(event.text))
 
-    def _on_tool_calls_proposed(self, event: ToolCallsProposed) -> None:
+    def _on_tool_calls_proposed(self, event: ev.ToolCallsProposed) -> None:
         self._calls.update((c.id, c) for c in event.calls)
         asking = [c for c in event.calls if not self.compact(c.name)]
         if len(asking) > 1:
@@ -214,24 +199,24 @@ class Renderer:
                 lines.append_text(call_title(call))
             self.print(lines)
 
-    def _on_approval_asked(self, event: ApprovalAsked) -> None:
+    def _on_approval_asked(self, event: ev.ApprovalAsked) -> None:
         self.close()
         self._grouped = False
         self._shown.add(event.call.id)  # the approver draws the panel and asks
 
-    def _on_approval_decided(self, event: ApprovalDecided) -> None:
+    def _on_approval_decided(self, event: ev.ApprovalDecided) -> None:
         if event.by == "policy" and event.rule:
             self._approved_by[event.call_id] = event.rule
         elif not event.decision.approves and event.by != "user":
             self.print(Text.assemble(("  ✗ refused: ", "red"), (esc(event.rule or event.by), "red")))
 
-    def _on_command_output(self, event: CommandOutput) -> None:
+    def _on_command_output(self, event: ev.CommandOutput) -> None:
         from cli_agent.ui.command_panel import output_tail
 
         self.close()
         self.print(output_tail(event.text, lines=6))
 
-    def _on_tool_result(self, event: ToolResult) -> None:
+    def _on_tool_result(self, event: ev.ToolResult) -> None:
         call = self._calls.get(event.call_id)
         if isinstance(event.envelope.data, dict) and "exit_code" in event.envelope.data:
             from cli_agent.ui.command_panel import command_result
@@ -248,16 +233,16 @@ class Renderer:
             self.print(call_panel(call, event.change))
         self.print(result_line(event, call, self._approved_by.get(event.call_id, "")))
 
-    def _on_warning(self, event: Warning) -> None:
+    def _on_warning(self, event: ev.Warning) -> None:
         if event.code == "truncated":  # said in the line of the call it belongs to
             return
         self.print(Text("! " + esc(event.message), style="yellow"))
 
-    def _on_retry(self, event: Retry) -> None:
+    def _on_retry(self, event: ev.Retry) -> None:
         self.print(Text(f"retrying in {event.delay_s:.1f}s (attempt {event.attempt}): {esc(event.reason)}",
                         style="dim"))
 
-    def _on_run_finished(self, event: RunFinished) -> None:
+    def _on_run_finished(self, event: ev.RunFinished) -> None:
         partial = self._working.text if self._working is not None else ""
         self.close()
         if event.stop_reason in _INTERRUPTED and partial.strip() and self._protocol != "json":
@@ -265,5 +250,5 @@ class Renderer:
             self.print(Text("(interrupted)", style="yellow"))
         if self._protocol == "json" and event.answer.strip():
             self.print(markdown(event.answer))
-        if not self.one_shot or event.stop_reason is StopReason.DONE:
+        if not self.one_shot or event.stop_reason is ev.StopReason.DONE:
             self.print(finish_line(event, self.clock() - self._started))
