@@ -23,6 +23,7 @@ def tool(ws: Path, name: str, arguments: dict) -> dict:
     return json.loads(result.stdout)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", [2 << 30, FILE_MAX + 1, FILE_MAX, 4096, 1])
 def test_a_file_of_nul_bytes_is_binary_at_any_size(tmp_path: Path, size: int) -> None:
     ws = tmp_path / "ws"

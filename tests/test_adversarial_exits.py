@@ -45,6 +45,7 @@ def model(tmp_path: Path, replies: list[dict]) -> str:
     return f"scripted:{path}"
 
 
+@pytest.mark.slow
 def test_every_usage_and_config_error_prints_one_json_object(ws: Path, tmp_path: Path) -> None:
     broken = tmp_path / "broken.toml"
     broken.write_text("max_steps = 'x'\n")

@@ -98,6 +98,7 @@ _SPARSE = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_a_2gb_sparse_file_is_paged_with_bounded_memory(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", _SPARSE, str(tmp_path)], capture_output=True, text=True,
                           timeout=240)

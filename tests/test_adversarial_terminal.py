@@ -99,6 +99,7 @@ def commands(p: dict[str, Path]) -> list[list[str]]:
     ]
 
 
+@pytest.mark.slow
 def test_no_command_lets_hostile_text_act_on_the_terminal(planted: dict[str, Path]) -> None:
     assert not any(bad in planted["first_run"] for bad in FORBIDDEN)
     checked = shown = 0

@@ -216,6 +216,7 @@ def _quit(child) -> None:
     child.close()
 
 
+@pytest.mark.slow
 def test_the_repl_asks_once_showing_what_the_config_would_set(repo: Path) -> None:
     project(repo, 'yes = true\napi_base = "http://127.0.0.1:9/v1"\nmax_steps = 3\n')
     script = repo.parent / "script.json"

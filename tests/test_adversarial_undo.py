@@ -42,6 +42,7 @@ def write(path: str, content: str) -> dict:
     return {"tool_calls": [{"name": "write_file", "arguments": {"path": path, "content": content}}]}
 
 
+@pytest.mark.slow
 def test_undo_while_a_turn_runs_is_refused_and_the_turn_stays_whole(ws: Path, tmp_path: Path) -> None:
     model = script(tmp_path, [write("a.txt", "agent a\n"), {**write("b.txt", "agent b\n"), "delay": 4.0},
                               {"text": "done"}])

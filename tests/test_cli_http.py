@@ -103,6 +103,7 @@ def test_unreachable_api_base_exits_1_naming_the_url(ws, env):
     assert url.split("/v1")[0] in last
 
 
+@pytest.mark.slow
 def test_slow_reply_hits_the_timeout(ws, env):
     with FakeOpenAIServer([{"text": "late", "delay": 10}]) as server:
         result = cli(["-C", str(ws), "--model", "openai/test", "--api-base", server.url, "-p", "hi",

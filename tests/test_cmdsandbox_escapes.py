@@ -186,6 +186,7 @@ def test_a_timeout_kills_everything(ws: Path) -> None:
     assert processes_matching(f"sleep 5{tag}") == [] and processes_matching(f"sleep 6{tag}") == []
 
 
+@pytest.mark.slow
 def test_a_fork_bomb_is_bounded(ws: Path) -> None:
     """Forking until it fails: the process limit stops it (fast), where nothing else would."""
     # The counted bomb stops by itself at 2,000 processes, so a missing limit fails the test without hurting the

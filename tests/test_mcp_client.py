@@ -75,6 +75,7 @@ def test_a_stdio_server_s_tools_are_offered_called_and_traced(ws, tmp_path, isol
     assert out["tool_calls"][0]["tool"] == "demo__add" and out["tool_calls"][0]["ok"]
 
 
+@pytest.mark.slow
 def test_an_mcp_tool_asks_by_default_so_a_headless_run_denies_it(ws, tmp_path, isolated_home, capsys):
     user_config(isolated_home, stdio_server("demo", "demo.py"))
     trace = tmp_path / "t.jsonl"
@@ -116,6 +117,7 @@ def test_a_tool_error_and_a_server_that_dies_mid_call_are_error_envelopes_and_th
     assert not down["ok"] and "not running" in down["errors"][0]
 
 
+@pytest.mark.slow
 def test_a_call_past_its_timeout_is_cancelled_on_the_server(ws, tmp_path, isolated_home, monkeypatch):
     monkeypatch.setenv("MARKER_DIR", str(tmp_path))
     user_config(isolated_home, stdio_server("demo", "demo.py", extra='approval = "never"\ntimeout_s = 2\n'
@@ -132,6 +134,7 @@ def test_a_call_past_its_timeout_is_cancelled_on_the_server(ws, tmp_path, isolat
     assert (tmp_path / "cancelled").exists()  # the server got notifications/cancelled
 
 
+@pytest.mark.slow
 def test_a_10_mb_result_is_cut_for_the_trace_and_for_the_model(ws, tmp_path, isolated_home):
     user_config(isolated_home, stdio_server("demo", "demo.py", extra='approval = "never"'))
     trace = tmp_path / "t.jsonl"
@@ -162,6 +165,7 @@ def test_a_server_that_does_not_start_is_named_and_the_run_goes_on(mode, expecte
     assert not any(t["function"]["name"].startswith("bad__") for t in provider.requests[0].tools)
 
 
+@pytest.mark.slow
 def test_protocol_faults_after_start_are_error_envelopes_naming_the_server(ws, tmp_path, isolated_home):
     config = "".join([
         stdio_server("noisy", "raw.py", "noisy", extra='approval = "never"'),

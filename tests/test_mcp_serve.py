@@ -63,6 +63,7 @@ def test_the_file_tools_are_listed_with_their_specs_and_read_only_ones_run(ws):
     assert bad.is_error and "missing required argument: 'path'" in " ".join(envelope(bad)["errors"])
 
 
+@pytest.mark.slow
 def test_a_change_is_refused_headless_unless_started_with_yes(ws):
     async def body(client):
         return await client.call_tool("edit_file", {"path": "a.txt", "old": "hello", "new": "bye"})

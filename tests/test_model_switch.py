@@ -54,6 +54,7 @@ def out(repl) -> str:
     ("openai/gpt-4o-minii", "LiteLLM does not know the model 'openai/gpt-4o-minii'; did you mean gpt-4o-mini"),
     ("openai/gpt-4o-mini", "no API key for openai/gpt-4o-mini: set OPENAI_API_KEY"),
 ])
+@pytest.mark.slow
 def test_a_model_that_cannot_work_is_refused_and_the_current_one_stays(repl, name, said):
     repl.session.agent.history.append(Message("user", "keep me"))
     repl.commands.dispatch(repl, f"/model {name}")

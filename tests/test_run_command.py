@@ -50,6 +50,7 @@ EDIT_ALL = ("echo \"print('new')\" > src/app.py; printf 'fresh\\n' > new.txt; rm
             "echo c > __pycache__/m.pyc; echo ran")
 
 
+@pytest.mark.slow
 def test_a_command_change_set_is_approved_applied_and_undone_byte_for_byte(ws: Path, tmp_path: Path,
                                                                             snapshot) -> None:
     home = tmp_path / "home"
@@ -176,6 +177,7 @@ FIX_SCRIPT = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["prompt", "workflow"])
 def test_fix_the_failing_test_then_undo_it_all(tmp_path: Path, snapshot, how: str) -> None:
     ws, home = tmp_path / "ws", tmp_path / "home"
