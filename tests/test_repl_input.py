@@ -9,7 +9,7 @@ import time
 
 import pytest
 from prompt_toolkit import PromptSession
-from prompt_toolkit.completion import CompleteEvent
+from prompt_toolkit.completion import CompleteEvent, Completer
 from prompt_toolkit.document import Document
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
@@ -81,6 +81,28 @@ def test_a_bracketed_paste_keeps_its_newlines(pipe):
     session = prompt_with_bindings(pipe)
     pipe.send_text("\x1b[200~first line\r\nsecond line\x1b[201~\r")
     assert session.prompt() == "first line\nsecond line"
+
+
+def test_text_typed_faster_than_it_is_handled_arrives_whole_and_is_completed_once_not_per_character(pipe):
+    asked: list[str] = []
+
+    class Counting(Completer):
+        def get_completions(self, document, complete_event):
+            asked.append(document.text)
+            return iter(())
+
+    session = PromptSession("> ", multiline=True, key_bindings=bindings(), completer=Counting(),
+                            complete_while_typing=True, input=pipe, output=DummyOutput())
+    text = ("naïve → café, 100% [ok]; " * 80)[:2000]  # no bracketed paste: 2,000 separate key presses
+    pipe.send_text(text + "\r")
+    assert session.prompt() == text
+    assert len(asked) < 10  # once per run of characters taken together, not 2,000 times
+
+
+def test_keys_between_typed_characters_still_act_in_order(pipe):
+    session = prompt_with_bindings(pipe)
+    pipe.send_text("abc\x1b[DX\x1b[Cd\x1b\re\r")  # left arrow, X, right arrow, d, Meta+Enter, e
+    assert session.prompt() == "abXcd\ne"
 
 
 def test_ctrl_c_drops_a_typed_line_but_interrupts_an_empty_prompt(pipe):

@@ -151,8 +151,9 @@ def bindings(cycle_mode: Callable[[], None] | None = None) -> Any:
     """Enter sends, Meta+Enter / Ctrl-J a new line, Ctrl-C clears the line (or leaves an empty prompt),
     Shift+Tab calls `cycle_mode` (the next approval mode)."""
     from prompt_toolkit.enums import DEFAULT_BUFFER
-    from prompt_toolkit.filters import has_focus
+    from prompt_toolkit.filters import emacs_insert_mode, has_focus, vi_insert_mode
     from prompt_toolkit.key_binding import KeyBindings
+    from prompt_toolkit.keys import Keys
 
     bindings = KeyBindings()
     focused = has_focus(DEFAULT_BUFFER)
@@ -170,6 +171,10 @@ def bindings(cycle_mode: Callable[[], None] | None = None) -> Any:
     def _newline(event: Any) -> None:
         event.current_buffer.insert_text("\n")
 
+    @bindings.add(Keys.Any, filter=focused & (emacs_insert_mode | vi_insert_mode))
+    def _insert(event: Any) -> None:
+        event.current_buffer.insert_text(event.data * event.arg + _typed_ahead(event.app.key_processor.input_queue))
+
     @bindings.add("c-c", filter=focused)
     def _interrupt(event: Any) -> None:
         if event.current_buffer.text:
@@ -184,6 +189,22 @@ def bindings(cycle_mode: Callable[[], None] | None = None) -> Any:
             event.app.invalidate()
 
     return bindings
+
+
+def _typed_ahead(queue: Any) -> str:
+    """The printable characters waiting right behind a typed one, taken off the key queue: text that arrives faster
+    than it is handled (a paste the terminal does not mark as one, fast typing) goes into the buffer in one insert,
+    so the completer, the toolbar and the screen follow once for it, not once per character. Anything else (Enter,
+    a control key, an escape sequence) stays queued and ends the run."""
+    from prompt_toolkit.keys import Keys
+
+    taken: list[str] = []
+    while queue:
+        key = queue[0]
+        if isinstance(key.key, Keys) or key.data != key.key or len(key.data) != 1 or not key.data.isprintable():
+            break
+        taken.append(queue.popleft().data)
+    return "".join(taken)
 
 
 def history(warn: Callable[[str], None]) -> Any:
