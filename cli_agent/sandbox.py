@@ -33,7 +33,7 @@ from cli_agent.errors import UsageError
 from cli_agent.pathmatch import GlobSet, glob_problem
 from cli_agent.protected import DEFAULT_PROTECTED
 from cli_agent.resolve_beneath import Located, locate, open_dir, open_regular
-from cli_agent.walk import walk_tree
+from cli_agent.walk import Listing, walk_tree
 
 __all__ = ["DEFAULT_PROTECTED", "NAME_MAX", "PATH_MAX", "Workspace"]
 
@@ -168,12 +168,12 @@ class Workspace:
             return False
 
     def walk(self, path: str = ".", *, depth: int | None = None, pattern: str | None = None,
-             limit: int = 1000) -> list[str]:
+             limit: int = 1000) -> Listing:
         """Workspace-relative paths below `path`, sorted; folders end with "/" (only listed without `pattern`).
 
         Skips `.git` and what `.gitignore` files ignore; never descends into a linked folder. `depth=1` lists
         the folder's own entries. `pattern` is a glob matched against the path relative to `path`. At most `limit`
-        entries (shallower ones first).
+        entries (shallower ones first); a walk that stops short for another reason says so in `unfinished`.
         """
         parts = self._parts(path)
         rel = "/".join(parts) or "."
@@ -186,7 +186,7 @@ class Workspace:
             if loc.stat is None:
                 raise self.not_found(rel)
             if loc.tail and not stat.S_ISDIR(loc.stat.st_mode):
-                return [loc.relative]
+                return Listing([loc.relative])
             try:
                 start = open_dir(loc.tail[-1], loc.dir_fd) if loc.tail else os.dup(loc.dir_fd)
             except OSError as exc:

@@ -13,14 +13,27 @@ from collections import deque
 from cli_agent.pathmatch import IgnoreRules, compile_glob, fold
 from cli_agent.resolve_beneath import open_dir
 
-__all__ = ["MAX_VISITS", "walk_tree"]
+__all__ = ["MAX_VISITS", "Listing", "walk_tree"]
 
 MAX_VISITS = 200_000  # entries looked at in one walk, listed or not
 _IGNORE_MAX = 1 << 20
 
 
+class Listing(list[str]):
+    """The paths a walk found, sorted. `unfinished` says why it stopped before it had looked at every entry (None:
+    it looked at them all, or it stopped at the caller's `limit`, which the caller counts itself)."""
+
+    unfinished: str | None = None
+
+
+def _listing(paths: list[str], unfinished: str | None = None) -> Listing:
+    out = Listing(sorted(paths))
+    out.unfinished = unfinished
+    return out
+
+
 def walk_tree(root_fd: int, start_fd: int, base: tuple[str, ...], *, depth: int | None, pattern: str | None,
-              limit: int) -> list[str]:
+              limit: int) -> Listing:
     """Paths (workspace-relative; folders end with "/" unless `pattern` is given) below `start_fd` = `base`."""
     rules = _rules_above(root_fd, base)
     match = compile_glob(pattern) if pattern else None
@@ -46,7 +59,7 @@ def walk_tree(root_fd: int, start_fd: int, base: tuple[str, ...], *, depth: int 
         for name, is_dir in entries:
             visited += 1
             if visited > MAX_VISITS:
-                return sorted(out)
+                return _listing(out, f"the listing stopped after looking at {MAX_VISITS:,} entries")
             if fold(name) == ".git":
                 continue
             path = "/".join((*base, *sub, name))
@@ -57,10 +70,10 @@ def walk_tree(root_fd: int, start_fd: int, base: tuple[str, ...], *, depth: int 
             elif not is_dir and match.fullmatch("/".join((*sub, name))):
                 out.append(path)
             if len(out) >= limit:
-                return sorted(out)
+                return _listing(out)
             if is_dir and (depth is None or len(sub) + 1 < depth):
                 queue.append(((*sub, name), rules))
-    return sorted(out)
+    return _listing(out)
 
 
 def _open_below(fd: int, names: tuple[str, ...]) -> int:

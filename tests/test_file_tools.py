@@ -168,6 +168,23 @@ def test_search_caps_results(ws: Workspace) -> None:
         assert [m["line"] for m in result["matches"]] == list(range(1, 11))
 
 
+def test_a_walk_that_stops_at_its_entry_cap_says_so_in_listings_and_python_searches(
+        ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    from cli_agent import walk
+
+    for n in range(30):
+        (ws.root / f"f{n:02}.txt").write_text("needle\n")
+    assert ws.walk(".").unfinished is None
+    monkeypatch.setattr(walk, "MAX_VISITS", 10)
+    listed = files.list_files(ToolContext(ws))
+    assert listed["truncated"] is True and "stopped after looking at 10 entries" in listed["notice"]
+    found = files.search(ToolContext(ws, ToolLimits(search_engine="python")), "needle")
+    assert found["truncated"] is True and "only part of the tree was searched" in found["notice"]
+    assert found["total"] < 30
+    everything = files.search(ToolContext(ws), "needle")  # rg walks the tree itself, with no such cap
+    assert everything["engine"] == "ripgrep" and everything["total"] == 30 and not everything["truncated"]
+
+
 def test_catastrophic_regex_is_bounded_by_the_timeout(ws: Workspace) -> None:
     (ws.root / "evil.txt").write_text("a" * 40 + "!\n")
     ctx = ToolContext(ws, ToolLimits(search_timeout_s=0.5, search_engine="python"))

@@ -36,6 +36,9 @@ def list_files(ctx: ToolContext, path: str = ".", pattern: str | None = None,
                               "truncated": len(entries) > limit}
     if len(entries) > limit:
         result["notice"] = f"showing {limit} entries; narrow the listing with path=, depth= or pattern="
+    elif entries.unfinished:
+        result["truncated"] = True
+        result["notice"] = f"{entries.unfinished}; narrow it with path=, depth= or pattern= to see the rest"
     elif not entries:
         result["notice"] = "nothing matches the pattern" if pattern else "the folder is empty"
     return result

@@ -55,8 +55,13 @@ def search(ctx: ToolContext, pattern: str, path: str | None = None, glob: str | 
         engine = "ripgrep"
     if stopped is None:
         hits = Hits(limits.search_max_results)
-        files = [f for f in ws.walk(scope, pattern=glob or "**", limit=MAX_FILES) if not f.endswith("/")]
+        listing = ws.walk(scope, pattern=glob or "**", limit=MAX_FILES)
+        files = [f for f in listing if not f.endswith("/")]
         stopped = textscan.scan(ws, files, textscan.finder(pattern, literal), hits, deadline, limits.search_timeout_s)
+        unfinished = listing.unfinished or (f"the file list stopped at {MAX_FILES:,} files" if len(listing) >= MAX_FILES
+                                            else None)
+        if unfinished and not stopped:
+            stopped = f"only part of the tree was searched: {unfinished}; narrow it with path= or glob="
         engine = "python"
     outside = {m["path"] for m in hits.shown() if not ws.holds_file(m["path"])}
     if outside:  # a link put in place of a folder while rg ran: those lines are not shown
