@@ -406,7 +406,10 @@ def eval_cmd(ctx: typer.Context,
              protocols: Annotated[str, typer.Option("--protocols", help="Real suite: json, native or "
                                                                         "json,native.")] = "json",
              variants: Annotated[str, typer.Option("--variants", help="Real suite: all, none, -NAME (one harness "
-                                                                      "switch off), comma-separated.")] = "all") -> int:
+                                                                      "switch off), comma-separated.")] = "all",
+             keep: Annotated[Path | None, typer.Option("--keep", help="Real suite: keep each run's trace in this "
+                                                                      "folder (TASK.PROTOCOL.VARIANT.trace.jsonl).")]
+             = None) -> int:
     """Offline: the scripted scenario suite (exit 1 if any fails). Live (--models): real tasks per model.
     --suite real: real tasks on real code, each graded by its own check."""
     from cli_agent.eval import run_eval_command
@@ -418,7 +421,7 @@ def eval_cmd(ctx: typer.Context,
 
         return run_real_command(model=model or flags.get("model") or "local", protocols=protocols,
                                 variants=variants, only=only, report=report,
-                                api_base=api_base or flags.get("api_base"))
+                                api_base=api_base or flags.get("api_base"), keep=keep)
     if suite != "offline":
         raise errors.UsageError(f"--suite is offline or real, not {suite!r}")
     return run_eval_command(report=report, models=models, api_base=api_base or flags.get("api_base"),

@@ -83,6 +83,19 @@ def test_a_model_that_does_nothing_fails_the_task(tmp_path, capsys):
     assert code == 1 and "FAIL" in capsys.readouterr().out
 
 
+def test_keep_leaves_each_run_s_trace_to_read_afterwards(tmp_path, capsys):
+    script = tmp_path / "lazy.json"
+    script.write_text(json.dumps([{"text": "Looks fine to me."}]))
+    kept = tmp_path / "kept"
+    code = cli_run(["eval", "--suite", "real", "--only", "escape-amp", "--model", f"scripted:{script}",
+                    "--protocols", "native", "--report", str(tmp_path / "r.json"), "--keep", str(kept)])
+    assert code == 1, capsys.readouterr().out
+    trace = kept / "escape-amp.native.all.trace.jsonl"
+    (row,) = json.loads((tmp_path / "r.json").read_text())["results"]
+    assert row["trace"] == str(trace)
+    assert "Looks fine to me." in trace.read_text() and "escape(" in trace.read_text()  # the answer and the task
+
+
 def test_bad_options_are_usage_errors(capsys):
     assert cli_run(["eval", "--suite", "nope"]) == 2
     assert cli_run(["eval", "--suite", "real", "--protocols", "xml"]) == 2

@@ -62,6 +62,7 @@ class RealResult:
     tokens: int = 0
     seconds: float = 0.0
     tools: list[str] = field(default_factory=list)
+    trace: str = ""  # where the run's trace was kept (`--keep DIR`)
 
     def to_dict(self) -> dict[str, Any]:
         return {k: round(v, 3) if isinstance(v, float) else v for k, v in self.__dict__.items()}
@@ -128,7 +129,7 @@ def grade(task: RealTask, ws: Path) -> str:
 
 
 def run_one(task: RealTask, *, model: str, protocol: str, variant: str, api_base: str | None = None,
-            max_steps: int = 12, timeout: float = 600.0) -> RealResult:
+            max_steps: int = 12, timeout: float = 600.0, keep: Path | None = None) -> RealResult:
     from cli_agent.config import Settings
     from cli_agent.events import RunFinished, ToolCallsProposed
     from cli_agent.session import drive, open_session
@@ -153,20 +154,31 @@ def run_one(task: RealTask, *, model: str, protocol: str, variant: str, api_base
         result.tools = [c.name for e in events if isinstance(e, ToolCallsProposed) for c in e.calls]
         result.why = grade(task, ws)
         result.passed = not result.why
+        if keep is not None:
+            result.trace = str(_kept(Path(tmp) / "trace.jsonl", keep, f"{task.name}.{protocol}.{variant}"))
         if result.passed and finished.exit_code != 0:
             result.why = f"passed, but the run ended with exit {finished.exit_code}: {finished.message[:120]}"
     return result
 
 
+def _kept(trace: Path, folder: Path, name: str) -> Path:
+    """The run's trace copied into `folder` (made if need be) as NAME.trace.jsonl, to read or replay later."""
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / f"{name}.trace.jsonl"
+    shutil.copyfile(trace, target)
+    return target
+
+
 def run_real(tasks: list[RealTask], *, model: str, protocols: tuple[str, ...], variants: tuple[str, ...],
-             api_base: str | None = None, on_result: Any = None) -> list[RealResult]:
+             api_base: str | None = None, on_result: Any = None, keep: Path | None = None) -> list[RealResult]:
     for variant in variants:
         variant_settings(variant)  # refuse a bad variant before any model runs
     results = []
     for protocol in protocols:
         for variant in variants:
             for task in tasks:
-                result = run_one(task, model=model, protocol=protocol, variant=variant, api_base=api_base)
+                result = run_one(task, model=model, protocol=protocol, variant=variant, api_base=api_base,
+                                 keep=keep)
                 results.append(result)
                 if on_result is not None:
                     on_result(result)

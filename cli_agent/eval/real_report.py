@@ -34,7 +34,7 @@ def summary(results: list[RealResult]) -> list[str]:
 
 
 def run_real_command(*, model: str, protocols: str, variants: str, only: str | None, report: Path | None,
-                     api_base: str | None) -> int:
+                     api_base: str | None, keep: Path | None = None) -> int:
     from cli_agent.eval import report as out
     from cli_agent.eval.real import load_real_tasks, run_real
 
@@ -51,7 +51,8 @@ def run_real_command(*, model: str, protocols: str, variants: str, only: str | N
         sys.stdout.write(line(result) + "\n")
         sys.stdout.flush()
 
-    results = run_real(tasks, model=model, protocols=chosen, variants=kinds, api_base=api_base, on_result=show)
+    results = run_real(tasks, model=model, protocols=chosen, variants=kinds, api_base=api_base, on_result=show,
+                       keep=keep)
     sys.stdout.write("\n" + "\n".join(summary(results)) + "\n")
     written = out.write_json(report, {"kind": "real", "model": model, "results": [r.to_dict() for r in results]})
     sys.stdout.write(f"report: {written}\n")
