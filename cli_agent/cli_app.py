@@ -1,17 +1,13 @@
-"""The command line: a thin composition root.
+"""The command line's Typer app: every command and its flags. `cli.run` reaches it for everything but a plain
+`-p` run (which `cli` parses itself, without Typer); errors become exit codes in `cli.run`, not here.
 
 Commands parse their flags, load the settings, open what they need and hand over to the modules that do the
-work. Errors become exit codes here and nowhere else (`run`); the provider factory is injectable (`run(argv,
-provider_factory=...)`), so tests drive the real CLI with the scripted provider without patching. Nothing heavy is
-imported at module level: `--version` must stay instant.
+work. Nothing heavy is imported at module level: `--version` must stay instant.
 
 No `from __future__ import annotations` here, unlike everywhere else: Typer reads every command's annotations at
 each start, and real objects spare it evaluating ~100 strings (10 ms, a fortieth of a one-shot run).
 """
 
-import signal
-import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -19,8 +15,9 @@ import typer
 import typer.core
 
 from cli_agent import __version__, errors
+from cli_agent.cli_state import AppState, flags_given, load_for, provider_factory, resume_from, run_prompt
 
-__all__ = ["app", "main", "run"]
+__all__ = ["app"]
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None,
                   context_settings={"help_option_names": ["-h", "--help"]},
@@ -40,15 +37,6 @@ tools_app = typer.Typer(help="List the tools (tools NAME: one in full), or run o
 config_app = typer.Typer(help="Show the effective configuration or the files it is read from.")
 app.add_typer(tools_app, name="tools")
 app.add_typer(config_app, name="config")
-
-
-@dataclass
-class AppState:
-    """What the composition root injects into every command."""
-
-    provider_factory: Any = None  # Callable[[Settings], Provider]; None: the default factory
-    flags: dict[str, Any] | None = None  # the root's flags, which subcommand flags override
-    output: str | None = None  # the loaded settings' --output, once known
 
 
 # -- the flags; each is also a config key and a CLI_AGENT_<NAME> variable ------------------
@@ -73,27 +61,8 @@ Trust = Annotated[bool | None, typer.Option("--trust", help="Trust this folder's
 AsJson = Annotated[bool, typer.Option("--json", help="As JSON.")]
 
 
-def _flags(**values: Any) -> dict[str, Any]:
-    return {k: v for k, v in values.items() if v is not None}
-
-
 def _load(ctx: typer.Context, *, announce: bool = True, **sub_flags: Any) -> Any:
-    """The settings, from the root's flags overridden by the subcommand's. `announce`: the loader's notes (a
-    project config's ignored keys) go to stderr here; the REPL shows them in its banner instead."""
-    from cli_agent.config import load_settings
-
-    state: AppState = ctx.find_root().obj
-    flags = dict(state.flags or {}) | _flags(**sub_flags)
-    config_file = flags.pop("config", None)
-    trust = flags.pop("trust", None)
-    loaded = load_settings(flags, config_file=config_file, trust=None if trust is None else bool(trust))
-    state.output = loaded.settings.output
-    if announce and loaded.notes:
-        from cli_agent.ui.escape import escape_for_terminal
-
-        for note in loaded.notes:
-            sys.stderr.write(f"cli-agent: {escape_for_terminal(note)}\n")
-    return loaded
+    return load_for(ctx.find_root().obj, announce=announce, **sub_flags)
 
 
 def _trust_flag(ctx: typer.Context) -> bool | None:
@@ -102,13 +71,7 @@ def _trust_flag(ctx: typer.Context) -> bool | None:
 
 
 def _factory(ctx: typer.Context) -> Any:
-    return ctx.find_root().obj.provider_factory or _default_provider
-
-
-def _default_provider(settings: Any) -> Any:
-    from cli_agent.session import default_provider_factory  # imported when needed: the REPL draws its prompt first
-
-    return default_provider_factory(settings)
+    return provider_factory(ctx.find_root().obj)
 
 
 def _version(value: bool) -> None:
@@ -132,23 +95,19 @@ def root(ctx: typer.Context,
          version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_version,
                                                help="Print the version.")] = False) -> int:
     state: AppState = ctx.obj
-    state.flags = _flags(model=model, api_base=api_base, api_key=api_key, workspace=workspace, yes=yes,
+    state.flags = flags_given(model=model, api_base=api_base, api_key=api_key, workspace=workspace, yes=yes,
                          protocol=protocol, max_steps=max_steps, timeout=timeout, output=output, trace=trace,
                          no_tools=no_tools, config=config, trust=trust)
     if ctx.invoked_subcommand is not None:
         return 0
-    resume_from = _resume_from(continue_, resume)
+    session = resume_from(continue_, resume)
     if prompt is not None:
-        from cli_agent.ui.oneshot import run_one_shot
-
-        loaded = _load(ctx)
-        return run_one_shot(loaded.settings, prompt, provider_factory=_factory(ctx), resume=resume_from,
-                            notes=loaded.notes)
+        return run_prompt(state, prompt, session)
     from cli_agent.ui.repl import run_repl
     from cli_agent.ui.trust_question import ask_trust
 
     ask_trust(lambda: _load(ctx, announce=False), (state.flags or {}).get("workspace"))  # once per folder+config
-    return run_repl(lambda: _load(ctx, announce=False), provider_factory=_factory(ctx), resume=resume_from,
+    return run_repl(lambda: _load(ctx, announce=False), provider_factory=_factory(ctx), resume=session,
                     onboard=model is None and api_base is None and api_key is None)  # loads behind the prompt
 
 
@@ -282,7 +241,7 @@ def facts_root(ctx: typer.Context, workspace: Workspace = None, config: ConfigFi
     """List committed facts, pending proposals and locks (the same as `facts list`)."""
     if ctx.invoked_subcommand is not None:  # `facts -C DIR commit ID`: the group's flags hold for its commands
         root = ctx.find_root().obj
-        root.flags = dict(root.flags or {}) | _flags(workspace=workspace, config=config)
+        root.flags = dict(root.flags or {}) | flags_given(workspace=workspace, config=config)
         return 0
     _print_facts(_fact_store(ctx, workspace, config), as_json)
     return 0
@@ -354,17 +313,6 @@ def trust_cmd(ctx: typer.Context,
 
 
 # -- replay, eval and sessions ------------------------------------------------------------------------------------
-
-def _resume_from(continue_: bool, resume: str | None) -> str | None:
-    """The session to continue: LATEST for -c, an id for --resume, None for a new one."""
-    if continue_ and resume is not None:
-        raise errors.UsageError("-c/--continue and --resume ID exclude each other: give one")
-    if continue_:
-        from cli_agent.session_index import LATEST
-
-        return LATEST
-    return resume
-
 
 @app.command("sandbox")
 def sandbox_cmd(ctx: typer.Context, workspace: Workspace = None, config: ConfigFile = None) -> int:
@@ -524,78 +472,3 @@ def mcp_serve(ctx: typer.Context, workspace: Workspace = None, yes: Yes = None,
     from cli_agent.mcp.serve import serve_stdio
 
     return serve_stdio(_load(ctx, workspace=workspace, yes=yes, approval=approval, config=config).settings)
-
-
-# -- errors to exit codes, in one place ---------------------------------------------------------------------------
-
-def _on_sigterm(signum: int, frame: Any) -> None:
-    raise errors.TerminateSignal()
-
-
-def _wants_json(argv: list[str], state: AppState) -> bool:
-    """`--output json` was asked for: by the settings once loaded, else by the arguments or the environment (a
-    config that failed to load can't say)."""
-    if state.output is not None:
-        return state.output == "json"
-    for i, arg in enumerate(argv):
-        if (arg in ("-o", "--output") and argv[i + 1:i + 2] == ["json"]) or arg in ("--output=json", "-ojson"):
-            return True
-    import os
-
-    return os.environ.get("CLI_AGENT_OUTPUT", "").strip() == "json"
-
-
-def _json_failure(message: str, code: int) -> None:
-    """The `--output json` object of a run that ended before it could report itself."""
-    from cli_agent.events import StopReason
-    from cli_agent.ui.escape import json_for_output
-
-    status = next((r.value for r in StopReason if r.exit_code == code and r is not StopReason.CANCELLED), "error")
-    usage = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0, "cost_usd": 0.0}
-    report = {"status": status, "exit_code": code, "message": message, "answer": "", "steps": 0, "tool_calls": [],
-              "files_changed": [], "usage": usage, "trace": None, "warnings": [], "notes": []}
-    sys.stdout.write(json_for_output(report) + "\n")
-
-
-def _fail(message: str, code: int, json_report: bool = False) -> int:
-    from cli_agent.ui.escape import escape_for_terminal
-
-    if json_report:
-        _json_failure(message, code)
-    sys.stdout.flush()
-    sys.stderr.write(f"cli-agent: {escape_for_terminal(message)}\n")
-    sys.stderr.flush()
-    return code
-
-
-def run(argv: list[str] | None = None, *, provider_factory: Any = None) -> int:
-    """Run the CLI and return its exit code (errors.py's table). The last stderr line says why it failed."""
-    previous = signal.signal(signal.SIGTERM, _on_sigterm)
-    state = AppState(provider_factory=provider_factory)
-    args = list(sys.argv[1:] if argv is None else argv)
-    try:
-        result = app(args=args, obj=state, standalone_mode=False, prog_name="cli-agent")
-        return result if isinstance(result, int) else 0
-    except errors.CliAgentError as exc:
-        return _fail(str(exc), exc.exit_code, not exc.reported and _wants_json(args, state))
-    except typer.Exit as exc:
-        return int(exc.exit_code or 0)
-    except typer.Abort:
-        return _fail("interrupted", 130, _wants_json(args, state))
-    except typer.TyperException as exc:  # a bad flag or argument, as click reports it
-        message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
-        return _fail(f"usage error: {message} (see cli-agent --help)", 2, _wants_json(args, state))
-    except KeyboardInterrupt:
-        return _fail("interrupted (Ctrl-C)", 130, _wants_json(args, state))
-    except errors.TerminateSignal:
-        return _fail("terminated (SIGTERM)", 143, _wants_json(args, state))
-    except BrokenPipeError:
-        return 1
-    except Exception as exc:  # never a traceback to the user
-        return _fail(f"internal error: {type(exc).__name__}: {exc}", 1, _wants_json(args, state))
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-def main() -> None:
-    sys.exit(run())

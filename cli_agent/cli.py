@@ -1,0 +1,178 @@
+"""The command line's entry point: the arguments to a command, and errors to exit codes, in one place (`run`).
+
+A plain one-shot run (`-p TEXT` with root flags, each given in full: `--model M`, `--model=M`, `-y`) is parsed
+here, without importing Typer and building its app (a seventh of a one-shot start); everything else, including
+every malformed or unusual argument list, goes to the Typer app (`cli_app`), which parses and reports it as
+always. Both paths run the same code (`cli_state`). The provider factory is injectable (`run(argv,
+provider_factory=...)`), so tests drive the real CLI with the scripted provider without patching.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from cli_agent import errors
+from cli_agent.cli_state import AppState, flags_given, resume_from, run_prompt
+
+__all__ = ["ROOT_OPTIONS", "main", "oneshot_flags", "run"]
+
+# The root's options as the Typer app declares them (a test holds the two together): spelling -> (name, kind).
+# Kinds: "str", "int", "float", "path" take a value; "flag" is True when given.
+ROOT_OPTIONS: dict[str, tuple[str, str]] = {
+    "-p": ("prompt", "str"), "--prompt": ("prompt", "str"), "-m": ("model", "str"), "--model": ("model", "str"),
+    "--api-base": ("api_base", "str"), "--api-key": ("api_key", "str"), "-C": ("workspace", "str"),
+    "--workspace": ("workspace", "str"), "-y": ("yes", "flag"), "--yes": ("yes", "flag"),
+    "--protocol": ("protocol", "str"), "--max-steps": ("max_steps", "int"), "--timeout": ("timeout", "float"),
+    "-o": ("output", "str"), "--output": ("output", "str"), "--trace": ("trace", "str"),
+    "--no-tools": ("no_tools", "flag"), "--config": ("config", "path"), "--trust": ("trust", "flag"),
+    "-c": ("continue_", "flag"), "--continue": ("continue_", "flag"), "--resume": ("resume", "str"),
+}
+_CONVERT = {"str": str, "int": int, "float": float, "path": Path}
+
+
+def oneshot_flags(argv: list[str]) -> dict[str, Any] | None:
+    """The root's values for a plain one-shot run, or None when the Typer app should parse `argv`: no `-p`, a
+    command, `--help`/`--version`, an option given twice, a joined short option, a value that is empty, looks
+    like an option or does not convert. The app then parses it and reports any error as it always has."""
+    values: dict[str, Any] = {}
+    i = 0
+    while i < len(argv):
+        name, eq, value = argv[i].partition("=") if argv[i].startswith("--") else (argv[i], "", "")
+        if name not in ROOT_OPTIONS:
+            return None
+        key, kind = ROOT_OPTIONS[name]
+        if key in values:
+            return None
+        if kind == "flag":
+            if eq:
+                return None
+            values[key] = True
+            i += 1
+            continue
+        if not eq:
+            if i + 1 == len(argv):
+                return None
+            value = argv[i + 1]
+        if not value or (value.startswith("-") and value != "-"):
+            return None
+        try:
+            values[key] = _CONVERT[kind](value)
+        except ValueError:
+            return None
+        i += 1 if eq else 2
+    return values if "prompt" in values else None
+
+
+def _run_oneshot(values: dict[str, Any], args: list[str], state: AppState) -> int:
+    """What the app's root does with these values, and what Typer does with what escapes it."""
+    prompt, continue_, resume = values.pop("prompt"), values.pop("continue_", False), values.pop("resume", None)
+    state.flags = flags_given(**values)
+    try:
+        return run_prompt(state, prompt, resume_from(continue_, resume))
+    except EOFError:
+        sys.stderr.write("\n")
+        return _fail("interrupted", 130, _wants_json(args, state))
+    except KeyboardInterrupt:
+        return 130
+    except OSError as exc:
+        if exc.errno != errno.EPIPE:
+            raise
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit's flush
+        raise SystemExit(1) from None
+
+
+def _run_app(args: list[str], state: AppState) -> int:
+    from cli_agent.cli_app import app
+
+    result = app(args=args, obj=state, standalone_mode=False, prog_name="cli-agent")
+    return result if isinstance(result, int) else 0
+
+
+def _typer_outcome(exc: Exception, args: list[str], state: AppState) -> int | None:
+    """The exit code of Typer's own exceptions (only the app raises them), else None."""
+    if "typer" not in sys.modules:
+        return None
+    import typer
+
+    if isinstance(exc, typer.Exit):
+        return int(exc.exit_code or 0)
+    if isinstance(exc, typer.Abort):
+        return _fail("interrupted", 130, _wants_json(args, state))
+    if isinstance(exc, typer.TyperException):  # a bad flag or argument, as click reports it
+        message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+        return _fail(f"usage error: {message} (see cli-agent --help)", 2, _wants_json(args, state))
+    return None
+
+
+# -- errors to exit codes, in one place ---------------------------------------------------------------------------
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise errors.TerminateSignal()
+
+
+def _wants_json(argv: list[str], state: AppState) -> bool:
+    """`--output json` was asked for: by the settings once loaded, else by the arguments or the environment (a
+    config that failed to load can't say)."""
+    if state.output is not None:
+        return state.output == "json"
+    for i, arg in enumerate(argv):
+        if (arg in ("-o", "--output") and argv[i + 1:i + 2] == ["json"]) or arg in ("--output=json", "-ojson"):
+            return True
+    return os.environ.get("CLI_AGENT_OUTPUT", "").strip() == "json"
+
+
+def _json_failure(message: str, code: int) -> None:
+    """The `--output json` object of a run that ended before it could report itself."""
+    from cli_agent.events import StopReason
+    from cli_agent.ui.escape import json_for_output
+
+    status = next((r.value for r in StopReason if r.exit_code == code and r is not StopReason.CANCELLED), "error")
+    usage = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0, "cost_usd": 0.0}
+    report = {"status": status, "exit_code": code, "message": message, "answer": "", "steps": 0, "tool_calls": [],
+              "files_changed": [], "usage": usage, "trace": None, "warnings": [], "notes": []}
+    sys.stdout.write(json_for_output(report) + "\n")
+
+
+def _fail(message: str, code: int, json_report: bool = False) -> int:
+    from cli_agent.ui.escape import escape_for_terminal
+
+    if json_report:
+        _json_failure(message, code)
+    sys.stdout.flush()
+    sys.stderr.write(f"cli-agent: {escape_for_terminal(message)}\n")
+    sys.stderr.flush()
+    return code
+
+
+def run(argv: list[str] | None = None, *, provider_factory: Any = None) -> int:
+    """Run the CLI and return its exit code (errors.py's table). The last stderr line says why it failed."""
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    state = AppState(provider_factory=provider_factory)
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        values = oneshot_flags(args)
+        return _run_app(args, state) if values is None else _run_oneshot(values, args, state)
+    except errors.CliAgentError as exc:
+        return _fail(str(exc), exc.exit_code, not exc.reported and _wants_json(args, state))
+    except KeyboardInterrupt:
+        return _fail("interrupted (Ctrl-C)", 130, _wants_json(args, state))
+    except errors.TerminateSignal:
+        return _fail("terminated (SIGTERM)", 143, _wants_json(args, state))
+    except BrokenPipeError:
+        return 1
+    except Exception as exc:  # never a traceback to the user
+        code = _typer_outcome(exc, args, state)
+        if code is not None:
+            return code
+        return _fail(f"internal error: {type(exc).__name__}: {exc}", 1, _wants_json(args, state))
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def main() -> None:
+    sys.exit(run())
