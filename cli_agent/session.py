@@ -207,7 +207,6 @@ def open_session(settings: Settings, *, interactive: bool, provider_factory: Pro
     from cli_agent.facts import workspace_for
     from cli_agent.prompt_plan import Planner, planned_protocol
     from cli_agent.protocols import protocol_for
-    from cli_agent.providers.local import default_to_local
     from cli_agent.registry import Registry
     from cli_agent.tools import ToolContext
     from cli_agent.tools.seen import SeenFiles
@@ -215,7 +214,11 @@ def open_session(settings: Settings, *, interactive: bool, provider_factory: Pro
     root = Path(settings.workspace)
     if not root.is_dir():
         raise errors.UsageError(f"workspace is not a folder: {root}")
-    settings, local_note = default_to_local(settings)  # no model, server or key: the bundled model
+    local_note = None
+    if not settings.model:  # no model, server or key: the bundled model (a named model never needs its module)
+        from cli_agent.providers.local import default_to_local
+
+        settings, local_note = default_to_local(settings)
     journal = None
     if record:  # every change of a recorded session is journaled first, for undo
         from cli_agent.journal import Journal
