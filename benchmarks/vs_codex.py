@@ -25,7 +25,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import Row, Sample, bench_env, cli_command, emit, fake_model_dirs, measure, median
+from _common import Row, Sample, bench_env, cli_command, emit, fake_model_dirs, load_note, measure, median
 
 REPLY = "Pong4711"
 RUNS = 7
@@ -86,8 +86,9 @@ def measure_rows(runs: int = RUNS) -> list[Row]:
     what, target = "one-shot trivial turn vs Codex CLI", "≤ 1.0× Codex"
     codex = codex_bin()
     if codex is None:
-        return [Row("vs_codex", what, "pending: Codex CLI not found (set CODEX_BIN; see the module docstring)",
-                    target, None)]
+        return [Row("vs_codex", what, "pending: Codex CLI not found (npm install --prefix DIR @openai/codex, then "
+                    "CODEX_BIN=DIR/node_modules/.bin/codex)", target, None)]
+    load_before = load_note()
     stub = ThreadingHTTPServer(("127.0.0.1", 0), _Stub)
     threading.Thread(target=stub.serve_forever, daemon=True).start()
     ours: list[Sample] = []
@@ -113,7 +114,8 @@ def measure_rows(runs: int = RUNS) -> list[Row]:
     return [Row("vs_codex", what, f"{wall:.3f} s vs Codex {peer:.3f} s", target, wall / peer,
                 f"{runs} pairs alternated after {WARMUP} warm-up pairs, medians (ours min "
                 f"{min(s.wall for s in ours):.3f} s, Codex min {min(s.wall for s in theirs):.3f} s); peak RSS "
-                f"{rss:.0f} MiB vs {peer_rss:.0f} MiB; Codex on a loopback Responses stub, its start-up lookups off",
+                f"{rss:.0f} MiB vs {peer_rss:.0f} MiB; Codex on a loopback Responses stub, its start-up lookups off; "
+                f"{load_before} before, {load_note()} after",
                 cpu=f"{cpu:.3f} s vs {peer_cpu:.3f} s ({cpu / peer_cpu:.2f}×)")]
 
 

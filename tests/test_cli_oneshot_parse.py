@@ -1,6 +1,6 @@
 """The lean `-p` path (`cli.oneshot_flags`): it knows the root's options as the Typer app declares them, it accepts
 only what the app would parse to the same values, and a run through it ends exactly as the same run through the
-app; a one-shot process never imports Typer (nor click, nor Rich)."""
+app; a one-shot process never imports Typer (nor click, nor Rich), nor httpcore's HTTP/2 (h2)."""
 
 from __future__ import annotations
 
@@ -116,7 +116,7 @@ def test_a_run_ends_the_same_through_either_path(tmp_path, monkeypatch, capsys, 
         assert lean == app_path
 
 
-def test_a_one_shot_process_imports_no_typer_click_or_rich(tmp_path: Path):
+def test_a_one_shot_process_imports_no_typer_click_rich_or_h2(tmp_path: Path):
     ws = tmp_path / "ws"
     ws.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CLI_AGENT_", "OPENAI_"))}
@@ -130,6 +130,15 @@ def test_a_one_shot_process_imports_no_typer_click_or_rich(tmp_path: Path):
     modules = {line.rsplit("|", 1)[1].strip() for line in result.stderr.splitlines()
                if line.startswith("import time:") and "|" in line}
     assert "cli_agent.ui.oneshot" in modules  # the run really went through importtime
-    heavy = sorted(m for m in modules if m.split(".")[0] in ("typer", "click", "rich")
+    heavy = sorted(m for m in modules if m.split(".")[0] in ("typer", "click", "rich", "h2", "hpack")
                    or m in ("cli_agent.cli_app", "cli_agent.providers.local"))
     assert heavy == []
+    assert "httpcore" in modules  # it did go through the HTTP transport
+
+
+def test_httpcore_still_imports_its_http2_connection_afterwards():
+    code = ("import sys; from cli_agent.providers.openai_http import import_httpx; import_httpx(); "
+            "assert 'h2' not in sys.modules; from httpcore._sync.http2 import HTTP2Connection; "
+            "print(HTTP2Connection.__module__)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0 and result.stdout.strip() == "httpcore._sync.http2", result.stderr[-2000:]

@@ -107,7 +107,6 @@ class OpenAIHTTPProvider:
         """Import the transport (httpx and httpcore) before the first request: the REPL calls this in a background
         thread once its prompt is on screen."""
         import_httpx()
-        import httpcore  # noqa: F401 - httpx's transport imports it on first use
 
     def close(self) -> None:
         if self._client is not None:
@@ -188,18 +187,24 @@ class OpenAIHTTPProvider:
                 yield chunk
 
 
+_NEVER_CALLED = ("httpx._main", "httpcore._sync.http2", "httpcore._async.http2")
+
+
 def import_httpx() -> Any:
-    """httpx without its command-line client: `import httpx` also loads `httpx.main` (click, rich and pygments,
-    ~60 ms of a one-shot run) when they are installed, and a library never calls it. Hiding `httpx._main` during
-    the import makes httpx fall back to its stub `main`; the module can still be imported afterwards."""
-    hide = "httpx" not in sys.modules and "httpx._main" not in sys.modules
-    if hide:
-        sys.modules["httpx._main"] = None  # type: ignore[assignment]
+    """httpx and its transport (httpcore), without what a client of plain HTTP/1.1 never calls: httpx's command-line
+    client (`httpx._main`: click, rich and pygments, ~60 ms of a one-shot run when they are installed) and
+    httpcore's HTTP/2 connections (h2, hpack and hyperframe, ~15 ms; no transport here asks for HTTP/2). Hidden
+    during the import, each falls back to its stub; the modules can still be imported afterwards (httpcore imports
+    its HTTP/2 connection again where one is negotiated)."""
+    hidden = [name for name in _NEVER_CALLED if name.partition(".")[0] not in sys.modules and name not in sys.modules]
+    for name in hidden:
+        sys.modules[name] = None  # type: ignore[assignment]
     try:
+        import httpcore  # noqa: F401 - httpx's transport imports it on first use
         import httpx
     finally:
-        if hide:
-            sys.modules.pop("httpx._main", None)
+        for name in hidden:
+            sys.modules.pop(name, None)
     return httpx
 
 
