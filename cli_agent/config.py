@@ -71,6 +71,7 @@ class Settings(_Model):
     # What a small model needs from the harness (each can be switched off to measure it: `cli-agent eval --suite real`)
     read_before_edit: bool = True  # an edit of a file not read in the conversation is refused with its region
     loose_edits: bool = True  # edit_file matches ignoring trailing whitespace, indentation and line endings
+    syntax_check: bool = True  # a change that would leave a .py file unparseable is refused before approval
     task_files: bool = True  # the files a task names are shown with it
     context_window: int | None = Field(default=None, ge=1)
     tool_result_max_chars: int = Field(default=20000, ge=1)

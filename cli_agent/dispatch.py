@@ -154,6 +154,9 @@ class Dispatcher:
             return Prepared(call, spec, staged=change)
         if not isinstance(change, Change):
             return Prepared(call, spec, error=Envelope.failure(f"{call.name} did not plan a change"))
+        broken = _broken_by(change) if self.ctx.syntax_check else None
+        if broken is not None:
+            return Prepared(call, spec, error=Envelope.failure(broken))
         return Prepared(call, spec, change=change)
 
     def read_ahead(self, calls: Sequence[ToolCall]) -> dict[int, tuple[Prepared, Envelope]]:
@@ -256,6 +259,12 @@ def _wrap(result: Any) -> Envelope:
         warnings = data.pop("warnings") or ()
         return Envelope.success(data, warnings=tuple(warnings))
     return Envelope.success(result)
+
+
+def _broken_by(change: Change) -> str | None:
+    from cli_agent.tools.syntax_guard import broken_by  # ast: only once a change is planned
+
+    return broken_by(change)
 
 
 def _change_result(change: Change) -> dict[str, Any]:

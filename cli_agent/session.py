@@ -236,7 +236,8 @@ def open_session(settings: Settings, *, interactive: bool, provider_factory: Pro
     exposed = [spec.name for spec in registry.specs() if spec.exposed_to_model]
     seen = SeenFiles() if settings.read_before_edit else None
     dispatcher = Dispatcher(registry, ToolContext(workspace, seen=seen, loose_edits=settings.loose_edits,
-                                                  commands=commands), allowed=exposed)
+                                                  syntax_check=settings.syntax_check, commands=commands),
+                            allowed=exposed)
     policy = Policy(mode=ApprovalMode(settings.approval), interactive=interactive, yes=settings.yes,
                     ask_commands=settings.commands == "ask", unsandboxed=settings.sandbox.mode == "off")
     limits = Limits(max_steps=settings.max_steps, timeout_s=settings.timeout,

@@ -98,6 +98,7 @@ KEY_RULES: dict[str, KeyRule] = {
     # edit safety nets: turning one off widens what an edit may do
     "read_before_edit": KeyRule(KeyKind.NEEDS_TRUST, _not_off, "lets edits skip reading the file first"),
     "loose_edits": _NARROWS,
+    "syntax_check": KeyRule(KeyKind.NEEDS_TRUST, _not_off, "lets edits leave Python files unparseable"),
 }
 
 

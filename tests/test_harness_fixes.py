@@ -216,3 +216,44 @@ def test_insert_text_at_a_line_of_an_unread_file_shows_it_first(tmp_path):
         insert_text(ctx, "g.py", "X\n", after_line=1)
     assert "1| a" in info.value.hints["region"]
     assert insert_text(ctx, "g.py", "X\n", after_line=1).after == b"a\nX\nb\n"
+
+
+# -- Python that still parses ----------------------------------------------------------------------------------
+
+def test_a_change_that_would_break_a_python_file_is_refused_with_the_error_and_its_lines(tmp_path):
+    source = "def f(x):\n    return x\n\n\ndef g():\n    return 1\n"
+    (tmp_path / "m.py").write_text(source)
+    agent, provider = make_agent(tmp_path, [
+        {"tool_calls": [call("read_file", path="m.py")]},
+        {"tool_calls": [call("edit_file", path="m.py", old="def g():\n    return 1\n",
+                             new="def g():\nreturn 2\n")]},  # the body lost its indentation
+        {"tool_calls": [call("edit_file", path="m.py", old="def g():\n    return 1\n",
+                             new="def g():\n    return 2\n")]},
+        {"text": "Done."}], yes=True, read_first=True)
+    events, finished = run(agent, "make g return 2 in m.py")
+    assert results(events) == [("read_file", True), ("edit_file", False), ("edit_file", True)]
+    refusal = provider.requests[2].messages[-1].content
+    assert "unable to run: IndentationError" in refusal and "nothing was changed" in refusal
+    assert "6| return 2" in refusal  # the line as it would have been, numbered
+    assert finished.exit_code == 0 and (tmp_path / "m.py").read_text() == source.replace("return 1", "return 2")
+
+
+@pytest.mark.parametrize(("name", "before", "check", "applied"), [
+    ("broken.py", "def f(:\n    pass\n", True, True),  # already broken: a fix in several steps stays possible
+    ("notes.txt", "def f():\n    pass\n", True, True),  # not Python
+    ("m.py", "def f():\n    pass\n", False, True),  # switched off
+    ("m.py", "def f():\n    pass\n", True, False),
+])
+def test_only_a_python_file_that_parsed_is_guarded_and_the_switch_turns_it_off(tmp_path, name, before, check,
+                                                                               applied):
+    from cli_agent.dispatch import Dispatcher
+    from cli_agent.messages import ToolCall
+    from cli_agent.registry import Registry
+
+    (tmp_path / name).write_text(before)
+    ctx = ToolContext(Workspace(tmp_path), syntax_check=check)
+    arguments = {"path": name, "text": "  oops(\n"}
+    prepared = Dispatcher(Registry.builtin(), ctx).prepare(ToolCall("c1", "insert_text", arguments, json.dumps(
+        arguments)))
+    assert (prepared.change is not None) is applied
+    assert applied or "unable to run: IndentationError" in prepared.error.errors[0]

@@ -44,6 +44,7 @@ class ToolContext:
     deadline: float | None = None  # the run's deadline (time.monotonic()), when a run is under way
     seen: SeenFiles | None = None  # a conversation's files read so far: edits need them read (None: no check)
     loose_edits: bool = True  # edit_file's forgiving matching (cli_agent.tools.loose_match)
+    syntax_check: bool = True  # a change that leaves a Python file unparseable is refused (tools.syntax_guard)
 
     def at(self, deadline: float | None) -> ToolContext:
         """This context bound to a run's deadline."""

@@ -1,0 +1,49 @@
+"""Python edits that would no longer parse: refused before approval, with the error and the lines around it.
+
+A small model often writes a body one level too shallow or leaves a block empty; the file then fails at import and
+the task with it, while the run looks done. So a planned change to a `.py` file that parsed before (or a new one) is
+parsed first (`ast`, no code run), and one that would not parse goes back to the model as a failed call, the file
+untouched. A file that was already broken is left to the model, so that a fix in several steps stays possible.
+"""
+
+from __future__ import annotations
+
+import ast
+import warnings
+
+from cli_agent.change import Change
+
+__all__ = ["MAX_BYTES", "broken_by"]
+
+MAX_BYTES = 2 << 20  # larger files are not parsed (bounded cost: ~10 ms a 100 KB file)
+_AROUND = 2  # lines shown each side of the error
+
+
+def broken_by(change: Change) -> str | None:
+    """Why `change` leaves a Python file unparseable (one paragraph for the model), or None."""
+    if not change.path.endswith(".py") or change.after is None or len(change.after) > MAX_BYTES:
+        return None
+    if change.before is not None and (len(change.before) > MAX_BYTES or _error(change.before) is not None):
+        return None
+    error = _error(change.after)
+    if error is None:
+        return None
+    line = error.lineno or 0
+    lines = change.after.decode("utf-8", errors="replace").splitlines()
+    first, last = max(1, line - _AROUND), min(len(lines), line + _AROUND)
+    shown = "\n".join(f"{n}| {lines[n - 1]}" for n in range(first, last + 1))
+    what = f"{type(error).__name__}: {error.msg} (line {line})"
+    return (f"this change would leave {change.path} unable to run: {what}; nothing was changed. The lines as they "
+            f"would be:\n{shown}\nFix the call (keep the indentation of the code around it) and try again.")
+
+
+def _error(source: bytes) -> SyntaxError | None:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # invalid escape sequences and the like are not errors
+            ast.parse(source)
+    except SyntaxError as exc:
+        return exc
+    except (ValueError, RecursionError, MemoryError):  # NUL bytes, absurd nesting: not ours to judge
+        return None
+    return None
