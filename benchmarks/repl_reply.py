@@ -17,14 +17,14 @@ RUNS = 5
 IDLE = 1.0  # seconds between the prompt appearing and the message being sent
 
 
-def reply_once(url: str, home: Path, ws: Path) -> tuple[float, float]:
-    """(wall, CPU) seconds from sending the message to its reply on screen."""
+def reply_once(url: str, home: Path, ws: Path, message: str = "hello there") -> tuple[float, float]:
+    """(wall, CPU) seconds from sending `message` and Enter to the reply on screen."""
     child, _ = spawn(url, home, ws)
     try:
         child.expect_exact(PROMPT)
         time.sleep(IDLE)
         cpu = cpu_seconds(child.pid)
-        child.send("hello there\r")
+        child.send(message + "\r")
         sent = time.perf_counter()
         child.expect_exact(REPLY)
         took = time.perf_counter() - sent

@@ -7,39 +7,19 @@ same difference without the machine's load."""
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import Row, emit, fake_model_dirs, median
-from repl_ready import PROMPT, REPLY, WARMUP, cpu_seconds, pending, quit_repl, spawn
+from repl_ready import REPLY, WARMUP, pending
+from repl_reply import reply_once
 
 TARGET = 0.05  # seconds of input handling for the whole message
 RUNS = 5
 CHARS = 2000
 LONG = ("please look at the parser and tell me why it drops the last token; " * 40)[:CHARS]
 SHORT = "hello there"
-
-
-def reply_once(url: str, home: Path, ws: Path, message: str) -> tuple[float, float]:
-    """(wall, CPU) seconds from writing the message and Enter to the reply on screen."""
-    child, _ = spawn(url, home, ws)
-    try:
-        child.expect_exact(PROMPT)
-        time.sleep(1.0)  # the start-up behind the prompt is over
-        cpu = cpu_seconds(child.pid)
-        sent = time.perf_counter()
-        child.send(message + "\r")
-        child.expect_exact(REPLY, timeout=120)
-        took = time.perf_counter() - sent
-        cpu = cpu_seconds(child.pid) - cpu
-        child.expect_exact(PROMPT)
-        quit_repl(child)
-    finally:
-        if child.isalive():
-            child.terminate(force=True)
-    return took, cpu
 
 
 def measure_rows(runs: int = RUNS) -> list[Row]:
