@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import stat
 from pathlib import Path
 
@@ -12,6 +13,12 @@ import pytest
 os.environ.setdefault(
     "HYPOTHESIS_STORAGE_DIRECTORY", os.path.join(os.environ.get("TMPDIR", "/tmp"), "cli-agent-hypothesis")
 )
+
+# A suite started as a background job of a non-interactive shell (nohup, `cmd &`) inherits SIGINT ignored, and so
+# would every child it starts: the Ctrl-C tests would then wait in vain. A handler of our own is reset to the default
+# in each child at exec, so the children get Ctrl-C as a user's terminal would send it.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture
