@@ -9,17 +9,19 @@ provider_factory=...)`), so tests drive the real CLI with the scripted provider 
 
 from __future__ import annotations
 
+import atexit
 import errno
 import os
 import signal
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
 from cli_agent import errors
 from cli_agent.cli_state import AppState, flags_given, resume_from, run_prompt
 
-__all__ = ["ROOT_OPTIONS", "main", "oneshot_flags", "run"]
+__all__ = ["ROOT_OPTIONS", "exit_now", "main", "oneshot_flags", "run"]
 
 # The root's options as the Typer app declares them (a test holds the two together): spelling -> (name, kind).
 # Kinds: "str", "int", "float", "path" take a value; "flag" is True when given.
@@ -175,4 +177,20 @@ def run(argv: list[str] | None = None, *, provider_factory: Any = None) -> int:
 
 
 def main() -> None:
-    sys.exit(run())
+    exit_now(run())
+
+
+def exit_now(code: int) -> None:
+    """End the process with `code` as `sys.exit` would, without the interpreter's teardown (freeing every module
+    and object: ~50 ms of a one-shot run, a sixth of it). The `atexit` functions run (temporary folders are removed
+    by them) and output is flushed; while a thread that is not a daemon still runs, the process ends the usual way,
+    which waits for it."""
+    if any(not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
+        sys.exit(code)
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe or stream: nothing more can be said on it
+            pass
+    os._exit(code)
