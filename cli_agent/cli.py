@@ -10,6 +10,7 @@ provider_factory=...)`), so tests drive the real CLI with the scripted provider 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import errno
 import os
 import signal
@@ -189,8 +190,6 @@ def exit_now(code: int) -> None:
         sys.exit(code)
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with contextlib.suppress(OSError, ValueError):  # a closed pipe or stream: nothing more can be said on it
             stream.flush()
-        except (OSError, ValueError):  # a closed pipe or stream: nothing more can be said on it
-            pass
     os._exit(code)

@@ -8,6 +8,7 @@ No `from __future__ import annotations` here, unlike everywhere else: Typer read
 each start, and real objects spare it evaluating ~100 strings (10 ms, a fortieth of a one-shot run).
 """
 
+import dataclasses
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -228,8 +229,8 @@ def _print_facts(store: Any, as_json: bool) -> None:
     from cli_agent.ui.escape import escape_for_terminal, json_for_output
 
     if as_json:
-        out = {"committed": [f.model_dump() for f in store.committed()],
-               "pending": [p.model_dump() for p in store.pending()], "locks": list(store.locks())}
+        out = {"committed": [dataclasses.asdict(f) for f in store.committed()],
+               "pending": [dataclasses.asdict(p) for p in store.pending()], "locks": list(store.locks())}
         typer.echo(json_for_output(out, indent=2))
     else:
         typer.echo(escape_for_terminal(render_list(store)))

@@ -16,91 +16,95 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, get_origin
-
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from typing import TYPE_CHECKING, Any, Literal, get_origin
 
 from cli_agent import paths
+from cli_agent.checked import Secret, check, field_names, field_type, plainly_valid, rule
 from cli_agent.errors import ConfigError
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 __all__ = ["KEYS", "Loaded", "LocalSettings", "SandboxSettings", "Settings", "env_var", "flag_name", "load_settings",
            "mask_secret", "render_paths", "render_show"]
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
-
-
-class LocalSettings(_Model):
+@dataclass(frozen=True)
+class LocalSettings:
     """The bundled offline model (`model = "local"`)."""
 
     model: str = "qwen2.5-coder-1.5b"  # or "smollm2-135m", or a path to a .gguf file
-    threads: int | None = Field(default=None, ge=1)
-    context_size: int = Field(default=8192, ge=1)
+    threads: int | None = rule(None, ge=1)
+    context_size: int = rule(8192, ge=1)
     warm_start: bool = True  # keep the evaluated prompt's state on disk for the next process (cli_agent.warm_cache)
 
 
-class SandboxSettings(_Model):
+@dataclass(frozen=True)
+class SandboxSettings:
     """The command sandbox (`run_command`, `!COMMAND`). User config only: a project can't widen it."""
 
     mode: Literal["auto", "off"] = "auto"  # "off": no sandbox; every command is asked for and runs unconfined
     network: bool = False  # let commands reach the network
-    read_paths: list[str] = Field(default_factory=list)  # more folders commands may read
-    write_paths: list[str] = Field(default_factory=list)  # folders commands may write directly (not staged)
-    env_allow: list[str] = Field(default_factory=list)  # variables kept although they look secret (NAME or PREFIX*)
+    read_paths: list[str] = field(default_factory=list)  # more folders commands may read
+    write_paths: list[str] = field(default_factory=list)  # folders commands may write directly (not staged)
+    env_allow: list[str] = field(default_factory=list)  # variables kept although they look secret (NAME or PREFIX*)
 
 
-class Settings(_Model):
+def _mcp_servers_checked(servers: dict[str, Any]) -> dict[str, Any]:
+    if not servers:  # the usual case: cli_agent.mcp is not even imported
+        return servers
+    from cli_agent.mcp_settings import parse_servers
+
+    return parse_servers(servers)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The effective settings. Values are checked where they come in (`load_settings`, by pydantic: `checked`);
+    constructing one directly checks nothing."""
+
     model: str | None = None
     api_base: str | None = None
-    api_key: SecretStr | None = None
+    api_key: Secret | None = None
     workspace: str = "."
     yes: bool = False
     approval: Literal["ask", "edits", "all"] = "ask"
     protocol: Literal["auto", "native", "json"] = "auto"
-    max_steps: int = Field(default=20, ge=1)
-    timeout: float = Field(default=300.0, gt=0)
-    max_tokens_total: int | None = Field(default=None, ge=1)
-    max_cost_usd: float | None = Field(default=None, ge=0)
+    max_steps: int = rule(20, ge=1)
+    timeout: float = rule(300.0, gt=0)
+    max_tokens_total: int | None = rule(None, ge=1)
+    max_cost_usd: float | None = rule(None, ge=0)
     output: Literal["text", "json", "stream-json"] = "text"
     trace: str | None = None
     no_tools: bool = False
     system_prompt: str | None = None
-    temperature: float | None = Field(default=None, ge=0)
+    temperature: float | None = rule(None, ge=0)
     detail: Literal["full", "compact"] = "full"
     # What a small model needs from the harness (each can be switched off to measure it: `cli-agent eval --suite real`)
     read_before_edit: bool = True  # an edit of a file not read in the conversation is refused with its region
     loose_edits: bool = True  # edit_file matches ignoring trailing whitespace, indentation and line endings
     syntax_check: bool = True  # a change that would leave a .py file unparseable is refused before approval
     task_files: bool = True  # the files a task names are shown with it
-    context_window: int | None = Field(default=None, ge=1)
-    tool_result_max_chars: int = Field(default=20000, ge=1)
-    max_retries: int = Field(default=4, ge=0)
-    retry_base_delay: float = Field(default=1.0, ge=0)
-    locks: list[str] = Field(default_factory=list)
+    context_window: int | None = rule(None, ge=1)
+    tool_result_max_chars: int = rule(20000, ge=1)
+    max_retries: int = rule(4, ge=0)
+    retry_base_delay: float = rule(1.0, ge=0)
+    locks: list[str] = field(default_factory=list)
     commands: Literal["auto", "ask"] = "auto"  # "ask": ask before each command runs, not only for its changes
     test_command: str | None = None  # how to run the tests (else detected: pytest, npm test, cargo test, go test)
-    command_timeout: float = Field(default=120.0, gt=0)  # a command's timeout when the call names none
-    command_timeout_max: float = Field(default=600.0, gt=0)  # the most a call may ask for
-    local: LocalSettings = Field(default_factory=LocalSettings)
-    mcp_servers: dict[str, Any] = Field(default_factory=dict)  # name -> McpServer; config files only
-    config_files: tuple[str, ...] = Field(default=(), exclude=True)  # the files read: set by the loader, not a key
-    sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
-
-    @field_validator("mcp_servers")
-    @classmethod
-    def _mcp_servers(cls, servers: dict[str, Any]) -> dict[str, Any]:
-        if not servers:  # the usual case: cli_agent.mcp is not even imported
-            return servers
-        from cli_agent.mcp_settings import parse_servers
-
-        return parse_servers(servers)
+    command_timeout: float = rule(120.0, gt=0)  # a command's timeout when the call names none
+    command_timeout_max: float = rule(600.0, gt=0)  # the most a call may ask for
+    local: LocalSettings = field(default_factory=LocalSettings)
+    # name -> McpServer; config files only
+    mcp_servers: dict[str, Any] = rule(factory=dict, after=_mcp_servers_checked)
+    config_files: tuple[str, ...] = ()  # the files read: set by the loader, not a key
+    sandbox: SandboxSettings = field(default_factory=SandboxSettings)
 
 
-_TABLES: dict[str, type[_Model]] = {"local": LocalSettings, "sandbox": SandboxSettings}  # a setting per key
+_TABLES: dict[str, type] = {"local": LocalSettings, "sandbox": SandboxSettings}  # a setting per key
 _WHOLE = ("mcp_servers", "config_files")  # taken whole, from config files only: no flag, no env variable, not in KEYS
-KEYS: tuple[str, ...] = (*(k for k in Settings.model_fields if k not in _TABLES and k not in _WHOLE),
-                         *(f"{t}.{k}" for t, model in _TABLES.items() for k in model.model_fields))
+KEYS: tuple[str, ...] = (*(k for k in field_names(Settings) if k not in _TABLES and k not in _WHOLE),
+                         *(f"{t}.{k}" for t, model in _TABLES.items() for k in field_names(model)))
 USER_ONLY_TABLES = ("sandbox",)  # tables only the user config file may set
 
 
@@ -184,7 +188,14 @@ def load_settings(flags: Mapping[str, Any], *, env: Mapping[str, str] | None = N
     files = [("user config", user_path, user_path.exists()), ("project config", project_path, project_path.exists())]
     if config_file is not None:
         files.append(("--config", config_file, True))
-    return Loaded(Settings.model_validate(_nest(values)), sources, files, notes, withheld)
+    return Loaded(_built(values), sources, files, notes, withheld)
+
+
+def _built(values: Mapping[str, Any]) -> Settings:
+    """Settings of values that were checked layer by layer (`_Layer`): nothing is checked again."""
+    nested = _nest(values)
+    tables = {table: model(**nested.pop(table, {})) for table, model in _TABLES.items()}
+    return Settings(**nested, **tables)
 
 
 def _mcp_servers(user: _Layer, project: _Layer, explicit: _Layer) -> tuple[dict[str, Any], list[str]]:
@@ -256,7 +267,7 @@ def _env_layer(env: Mapping[str, str]) -> _Layer:
 
 def _parse_string(key: str, raw: str, where: str) -> Any:
     """A string from the environment or the command line, as the field wants it; pydantic does the scalars."""
-    if get_origin(_field(key).annotation) is not list:
+    if get_origin(_field_type(key)) is not list:
         return raw
     raw = raw.strip()
     if not raw.startswith("["):
@@ -281,8 +292,10 @@ def _file_layer(path: Path, where: str) -> _Layer:
         raise ConfigError(f"{where}: unknown key 'config_files'")
     if isinstance(data.get("sandbox"), str):  # sandbox = "off" is [sandbox] mode = "off"
         data["sandbox"] = {"mode": data["sandbox"]}
+    from pydantic import ValidationError
+
     try:
-        model = Settings.model_validate(data, strict=True)
+        model = check(Settings, data, strict=True)
     except ValidationError as exc:
         raise ConfigError(f"{where}: {_describe(exc, with_key=True)}") from None
     keys = [k for k in data if k not in _TABLES]  # mcp_servers: whole
@@ -291,17 +304,22 @@ def _file_layer(path: Path, where: str) -> _Layer:
 
 
 def _validate_one(key: str, value: Any, where: str) -> Any:
+    table, _, name = key.rpartition(".")
+    if plainly_valid(_TABLES[table] if table else Settings, name, value):  # most flags: pydantic is not imported
+        return value
+    from pydantic import ValidationError
+
     try:
-        return _get(Settings.model_validate(_nest({key: value})), key)
+        return _get(check(Settings, _nest({key: value})), key)
     except ValidationError as exc:
         raise ConfigError(f"{where}: {_describe(exc, with_key=False)}") from None
 
 
 # ---- helpers ------------------------------------------------------------------------------------------------------
 
-def _field(key: str) -> Any:
+def _field_type(key: str) -> Any:
     table, _, name = key.rpartition(".")
-    return (_TABLES[table] if table else Settings).model_fields[name]
+    return field_type(_TABLES[table] if table else Settings, name)
 
 
 def _get(settings: Settings, key: str) -> Any:
@@ -376,7 +394,7 @@ def render_paths(loaded: Loaded) -> str:
 
 
 def _toml_value(value: Any) -> str:
-    if isinstance(value, SecretStr):
+    if isinstance(value, Secret):
         value = mask_secret(value.get_secret_value())
     if isinstance(value, bool):
         return "true" if value else "false"

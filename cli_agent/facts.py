@@ -23,13 +23,13 @@ import contextlib
 import os
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr, field_validator
-
 from cli_agent import facts_file
+from cli_agent.checked import rule
 from cli_agent.errors import ConfigError, UsageError
 from cli_agent.paths import PROJECT_DIR
 
@@ -51,50 +51,47 @@ def _time_text(value: Any) -> Any:
     return value.isoformat() if isinstance(value, datetime) else value
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+def _not_blank(paths: list[str]) -> list[str]:
+    if any(not p.strip() for p in paths):
+        raise ValueError("a lock must be a non-empty glob")
+    return paths
 
 
-class Fact(_Model):
+# The files' tables, checked by pydantic (`checked`) when a file is read; `rule(strict=True)`: a string, never a number
+@dataclass(frozen=True, kw_only=True)
+class Fact:
     """A committed fact. `id` and `author`/`time` may be left out of a hand-written one."""
 
-    id: StrictStr = ""
-    text: StrictStr = Field(min_length=1)
-    author: StrictStr = ""
-    time: StrictStr = ""
-
-    _time = field_validator("time", mode="before")(_time_text)
+    id: str = rule("", strict=True)
+    text: str = rule(min_length=1, strict=True)
+    author: str = rule("", strict=True)
+    time: str = rule("", strict=True, before=_time_text)
 
 
-class Proposal(_Model):
-    id: StrictStr = Field(min_length=1)
-    text: StrictStr = Field(min_length=1)
-    reason: StrictStr = ""
-    time: StrictStr = ""
-    proposed_by: StrictStr = "model"
-
-    _time = field_validator("time", mode="before")(_time_text)
-
-
-class _Locks(_Model):
-    paths: list[StrictStr] = Field(default_factory=list)
-
-    @field_validator("paths")
-    @classmethod
-    def _not_blank(cls, paths: list[str]) -> list[str]:
-        if any(not p.strip() for p in paths):
-            raise ValueError("a lock must be a non-empty glob")
-        return paths
+@dataclass(frozen=True, kw_only=True)
+class Proposal:
+    id: str = rule(min_length=1, strict=True)
+    text: str = rule(min_length=1, strict=True)
+    reason: str = rule("", strict=True)
+    time: str = rule("", strict=True, before=_time_text)
+    proposed_by: str = rule("model", strict=True)
 
 
-class _FactsFile(_Model):
-    facts: list[Fact] = Field(default_factory=list)
-    locks: _Locks = Field(default_factory=_Locks)
+@dataclass(frozen=True)
+class _Locks:
+    paths: list[str] = rule(factory=list, after=_not_blank)
 
 
-class _DraftFile(_Model):
-    next_id: int = Field(default=1, ge=1)
-    proposals: list[Proposal] = Field(default_factory=list)
+@dataclass(frozen=True)
+class _FactsFile:
+    facts: list[Fact] = field(default_factory=list)
+    locks: _Locks = field(default_factory=_Locks)
+
+
+@dataclass(frozen=True)
+class _DraftFile:
+    next_id: int = rule(1, ge=1)
+    proposals: list[Proposal] = field(default_factory=list)
 
 
 def _now() -> str:
@@ -115,7 +112,7 @@ class FactStore:
 
     def committed(self) -> list[Fact]:
         facts = self._facts().facts
-        return [f if f.id else f.model_copy(update={"id": str(n)}) for n, f in enumerate(facts, 1)]
+        return [f if f.id else replace(f, id=str(n)) for n, f in enumerate(facts, 1)]
 
     def pending(self) -> list[Proposal]:
         return list(self._draft().proposals)
@@ -172,7 +169,7 @@ class FactStore:
                 fact = Fact(id=proposal.id, text=proposal.text, author=author or _user(), time=self._clock())
                 self._write_facts(dir_fd, facts, fact)
             rest = [p for p in draft.proposals if p.id != proposal.id]
-            self._write_draft(dir_fd, draft.model_copy(update={"proposals": rest}))
+            self._write_draft(dir_fd, replace(draft, proposals=rest))
             return fact
 
     def reject(self, fact_id: str) -> Proposal:
@@ -182,7 +179,7 @@ class FactStore:
             draft = self._draft()
             proposal = self._find(draft.proposals, fact_id)
             rest = [p for p in draft.proposals if p.id != proposal.id]
-            self._write_draft(dir_fd, draft.model_copy(update={"proposals": rest}))
+            self._write_draft(dir_fd, replace(draft, proposals=rest))
             return proposal
 
     # -- files ---------------------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """The TOML files of the fact store (`facts.py`), as text: reading one, rendering one, writing one.
 
-    facts = load(path, FactsModel)              # validated by the store's pydantic model; no file: FactsModel()
+    facts = load(path, FactsModel)              # checked as the store's dataclass (`checked`); no file: FactsModel()
     text = appended(path, FactsModel, "facts", fact) or render_facts(locks, [*facts.facts, fact])
     write(dir_fd, "facts.toml", text)           # dir_fd: the `.cli-agent` folder, opened and locked by the store
 
@@ -13,15 +13,18 @@ file raises ConfigError naming the file and the line.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import tomllib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ValidationError
-
+from cli_agent.checked import check
 from cli_agent.errors import ConfigError
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 from cli_agent.paths import PROJECT_DIR
 
 __all__ = ["appended", "load", "render_draft", "render_facts", "tables", "write"]
@@ -51,8 +54,10 @@ def load(path: Path, model: type[Any]) -> Any:
         from cli_agent.specs import toml_position
 
         raise ConfigError(f"{path}: invalid TOML: {toml_position(str(exc))}") from None
+    from pydantic import ValidationError
+
     try:
-        return model.model_validate(data)
+        return check(model, data)
     except ValidationError as exc:
         raise ConfigError(f"{path}: {_problem(exc, text)}") from None
 
@@ -85,17 +90,17 @@ def _line_of(text: str, loc: tuple[Any, ...]) -> int | None:
 
 # -- writing ---------------------------------------------------------------------------------------------------------
 
-def render_facts(locks: Sequence[str], facts: Iterable[BaseModel]) -> str:
+def render_facts(locks: Sequence[str], facts: Iterable[Any]) -> str:
     """A whole facts.toml, as the store writes it when appending to the user's file would not do."""
     paths = ", ".join(_toml_string(p) for p in locks)
     return _FACTS_HEADER + f"\n[locks]\npaths = [{paths}]\n" + tables("facts", facts)
 
 
-def render_draft(next_id: int, proposals: Iterable[BaseModel]) -> str:
+def render_draft(next_id: int, proposals: Iterable[Any]) -> str:
     return _DRAFT_HEADER + f"next_id = {next_id}\n" + tables("proposals", proposals)
 
 
-def appended(path: Path, model: type[Any], name: str, row: BaseModel) -> str | None:
+def appended(path: Path, model: type[Any], name: str, row: Any) -> str | None:
     """The file at `path` with a `[[name]]` table for `row` added at its end, so its comments and layout survive;
     None if there is no file, or if the result would not read back as `model` with `row` last."""
     try:
@@ -103,17 +108,19 @@ def appended(path: Path, model: type[Any], name: str, row: BaseModel) -> str | N
     except FileNotFoundError:
         return None
     text = old + ("" if old.endswith("\n") or not old else "\n") + tables(name, [row])
+    from pydantic import ValidationError
+
     try:
-        if getattr(model.model_validate(tomllib.loads(text)), name)[-1:] != [row]:
+        if getattr(check(model, tomllib.loads(text)), name)[-1:] != [row]:
             return None
     except (tomllib.TOMLDecodeError, ValidationError):
         return None
     return text
 
 
-def tables(name: str, rows: Iterable[BaseModel]) -> str:
+def tables(name: str, rows: Iterable[Any]) -> str:
     """One `[[name]]` table per row, each after a blank line, its fields as strings in the model's order."""
-    return "".join(f"\n[[{name}]]\n" + _toml_table(row.model_dump()) for row in rows)
+    return "".join(f"\n[[{name}]]\n" + _toml_table(dataclasses.asdict(row)) for row in rows)
 
 
 def write(dir_fd: int, name: str, text: str) -> None:

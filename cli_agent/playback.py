@@ -4,6 +4,7 @@ ScriptedProvider, and the recorded approvals. `cli_agent.replay` drives a sessio
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections import deque
@@ -64,7 +65,7 @@ def replay_settings(trace: Trace, copy: Path, tmp: Path) -> Any:
                 update[key] = float(budget.group(2)) if key == "max_cost_usd" else int(float(budget.group(2)))
             elif event.message.startswith("step limit reached"):
                 update["max_steps"] = event.steps
-    return settings.model_copy(update=update | {"locks": locks})
+    return dataclasses.replace(settings, **(update | {"locks": locks}))
 
 
 def first_call(run: list[Event]) -> ToolCall | None:

@@ -11,6 +11,7 @@ optional tools it names.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import hashlib
 import json
@@ -146,7 +147,7 @@ def _hint_pattern(hints: Iterable[str]) -> re.Pattern[str] | None:
 
 def _fingerprint(specs: Iterable[ToolSpec], handlers: Mapping[str, Any]) -> str:
     payload = {
-        "specs": [spec.model_dump(mode="json") for spec in specs],
+        "specs": [dataclasses.asdict(spec) for spec in specs],
         "handlers": sorted(handlers),
     }
     canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
@@ -154,9 +155,9 @@ def _fingerprint(specs: Iterable[ToolSpec], handlers: Mapping[str, Any]) -> str:
 
 
 def load_remembered(directory: Any, handlers: Mapping[str, Callable[..., Any]], cache_dir: Path) -> list[ToolSpec]:
-    """`load_specs` of one folder, remembering that its JSON Schema checks passed: a marker file named for
-    `content_key` (the spec files and the checker) in `cache_dir` skips them at the next start. TOML, fields and
-    handlers are checked every time; a changed file changes the key, so it is checked in full and a broken one
+    """`load_specs` of one folder, remembering that its checks passed: a marker file named for `content_key` (the
+    spec files and the checker) in `cache_dir` skips the checks of fields and schemas at the next start. TOML,
+    names and handlers are checked every time; a changed file changes the key, so it is checked in full and a broken one
     still fails with its SpecError. An unwritable cache only means checking in full each time."""
     try:
         marker: Path | None = cache_dir / content_key(directory)

@@ -1,11 +1,12 @@
 """Tool specs: one TOML file per tool in `tool_specs/`, the single source of truth for what the model is told.
 
 `load_specs(dirs, handlers)` reads every `*.toml` in the given folders and checks, before anything runs:
-TOML syntax, unknown keys and wrong types (the pydantic model `ToolSpec`), that `parameters` is a valid JSON Schema
-(Draft 2020-12) with `type: object` at the top, that every example validates against it, that every hint is a valid
-regex, that a handler exists for the tool and its keyword parameters are exactly the schema's properties (required
-ones without a default, the first positional parameter being the ToolContext), and that no name is defined twice.
-A broken spec raises `SpecError` with one line: the file, the field and what was expected.
+TOML syntax, unknown keys and wrong types (`ToolSpec`, checked by pydantic through `checked`), that `parameters`
+is a valid JSON Schema (Draft 2020-12) with `type: object` at the top, that every example validates against it,
+that every hint is a valid regex, that a handler exists for the tool and its keyword parameters are exactly the
+schema's properties (required ones without a default, the first positional parameter being the ToolContext), and
+that no name is defined twice. A broken spec raises `SpecError` with one line: the file, the field and what was
+expected.
 """
 
 from __future__ import annotations
@@ -16,12 +17,16 @@ import inspect
 import re
 import tomllib
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
-
+from cli_agent import checked
+from cli_agent.checked import check, field_names, rule
 from cli_agent.errors import SpecError, UsageError
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 __all__ = [
     "Example",
@@ -37,29 +42,27 @@ __all__ = [
 _NAME = r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$"  # what OpenAI-style function names allow
 
 
-class Example(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
+@dataclass(frozen=True, kw_only=True)
+class Example:
     input: dict[str, Any]
-    description: StrictStr
+    description: str = rule(strict=True)
 
 
-class ToolSpec(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class ToolSpec:
     """One tool as its TOML file describes it. `parameters` is a JSON Schema object; treat it as read-only."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    name: StrictStr = Field(pattern=_NAME)
-    category: StrictStr = Field(min_length=1)
-    description: StrictStr = Field(min_length=1)
-    when_to_use: StrictStr = ""
-    optional: StrictBool = False
-    requires_approval: StrictBool = False
-    exposed_to_model: StrictBool = True
-    mutates: StrictBool = False
-    approval_note: StrictStr = ""  # shown with the approval question (an MCP tool: its server and the server's hints)
-    runs_command: StrictBool = False  # the handler runs a command in the sandbox; its change set is approved
-    hints: tuple[StrictStr, ...] = ()
+    name: str = rule(pattern=_NAME, strict=True)
+    category: str = rule(min_length=1, strict=True)
+    description: str = rule(min_length=1, strict=True)
+    when_to_use: str = rule("", strict=True)
+    optional: bool = rule(False, strict=True)
+    requires_approval: bool = rule(False, strict=True)
+    exposed_to_model: bool = rule(True, strict=True)
+    mutates: bool = rule(False, strict=True)
+    approval_note: str = rule("", strict=True)  # shown with the approval question (an MCP tool: its server's hints)
+    runs_command: bool = rule(False, strict=True)  # the handler runs a command in the sandbox; its changes are approved
+    hints: tuple[str, ...] = ()
     parameters: dict[str, Any]
     examples: tuple[Example, ...] = ()
 
@@ -95,7 +98,7 @@ def _pydantic_problem(error: ValidationError) -> str:
     field, kind = _dotted(first["loc"]), first["type"]
     if kind == "extra_forbidden":
         model = Example if first["loc"][0] == "examples" else ToolSpec
-        problem = f"{field}: unknown key (expected one of: {', '.join(model.model_fields)})"
+        problem = f"{field}: unknown key (expected one of: {', '.join(field_names(model))})"
     elif kind == "missing":
         problem = f"{field}: missing required key"
     else:
@@ -148,18 +151,28 @@ def _check_content(spec: ToolSpec) -> str | None:
 
 def load_spec_file(path: Any, *, content_checked: bool = False) -> ToolSpec:
     """Parse and validate one spec file on its own (no handler check); raise SpecError naming file and field.
-    `content_checked`: these exact bytes passed the JSON Schema checks before (see `content_key`), skip them."""
+    `content_checked`: these exact bytes passed every check before (see `content_key`): build the spec unchecked."""
     path = Path(path) if isinstance(path, str) else path
     where = display_path(path)
     data = read_toml(path, where, SpecError)
+    if content_checked:  # these bytes passed every check before: built as they are, pydantic not even imported
+        return _trusted(data)
+    from pydantic import ValidationError
+
     try:
-        spec = ToolSpec.model_validate(data)
+        spec = check(ToolSpec, data)
     except ValidationError as exc:
         raise SpecError(f"{where}: {_pydantic_problem(exc)}") from exc
-    problem = None if content_checked else _check_content(spec)
+    problem = _check_content(spec)
     if problem:
         raise SpecError(f"{where}: {problem}")
     return spec
+
+
+def _trusted(data: dict[str, Any]) -> ToolSpec:
+    examples = tuple(Example(**example) for example in data.pop("examples", ()))
+    hints = tuple(data.pop("hints", ()))
+    return ToolSpec(**data, hints=hints, examples=examples)
 
 
 def read_toml(file: Any, where: str, error: type[UsageError]) -> dict[str, Any]:
@@ -205,8 +218,8 @@ def check_handler(spec: ToolSpec, handler: Callable[..., Any]) -> str | None:
 
 
 def content_key(directory: Any) -> str:
-    """sha256 of what the JSON Schema checks of a folder depend on: this module and every spec file in it."""
-    digest = hashlib.sha256(Path(__file__).read_bytes())
+    """sha256 of what the checks of a folder depend on: this module, `checked`, and every spec file in it."""
+    digest = hashlib.sha256(Path(__file__).read_bytes() + Path(checked.__file__).read_bytes())
     for file in _spec_files(directory):
         digest.update(b"\0" + file.name.encode() + b"\0" + file.read_bytes())
     return digest.hexdigest()
@@ -227,8 +240,9 @@ def load_specs(
     """Every spec in `dirs` (folders, as Paths or importlib Traversables), validated, in folder then file order.
 
     A spec needs a handler in `handlers` whose signature matches.
-    `content_checked`: the caller knows these exact files passed the JSON Schema checks (jsonschema: the slow part
-    of loading) under this checker, so they are skipped; everything else is checked as always.
+    `content_checked`: the caller knows these exact files passed every check of this module before, so their
+    fields and JSON Schemas are not checked again (pydantic and jsonschema: the slow part of loading); names and
+    handlers are checked as always.
     """
     specs: list[ToolSpec] = []
     seen: dict[str, str] = {}

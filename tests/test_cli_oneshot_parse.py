@@ -116,21 +116,25 @@ def test_a_run_ends_the_same_through_either_path(tmp_path, monkeypatch, capsys, 
         assert lean == app_path
 
 
-def test_a_one_shot_process_imports_no_typer_click_rich_or_h2(tmp_path: Path):
+def test_a_one_shot_process_imports_no_typer_click_rich_h2_or_pydantic(tmp_path: Path):
+    """pydantic and jsonschema: no config file, and the packaged specs were checked by the first start."""
     ws = tmp_path / "ws"
     ws.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CLI_AGENT_", "OPENAI_"))}
     env |= {"CLI_AGENT_HOME": str(tmp_path / "home"), "CI": "true"}
     with FakeOpenAIServer(instant="hello from the fake") as server:
-        result = subprocess.run([sys.executable, "-X", "importtime", "-m", "cli_agent", "-p", "hi", "--model",
-                                 "openai/x", "--api-base", server.url], env=env, cwd=ws, capture_output=True,
+        argv = ["-m", "cli_agent", "-p", "hi", "--model", "openai/x", "--api-base", server.url, "--yes"]
+        first = subprocess.run([sys.executable, *argv], env=env, cwd=ws, capture_output=True, text=True, timeout=120)
+        assert first.returncode == 0, first.stderr[-2000:]
+        result = subprocess.run([sys.executable, "-X", "importtime", *argv], env=env, cwd=ws, capture_output=True,
                                 text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
     assert "hello from the fake" in result.stdout
     modules = {line.rsplit("|", 1)[1].strip() for line in result.stderr.splitlines()
                if line.startswith("import time:") and "|" in line}
     assert "cli_agent.ui.oneshot" in modules  # the run really went through importtime
-    heavy = sorted(m for m in modules if m.split(".")[0] in ("typer", "click", "rich", "h2", "hpack")
+    heavy = sorted(m for m in modules if m.split(".")[0] in ("typer", "click", "rich", "h2", "hpack", "pydantic",
+                                                              "pydantic_core", "jsonschema")
                    or m in ("cli_agent.cli_app", "cli_agent.providers.local"))
     assert heavy == []
     assert "httpcore" in modules  # it did go through the HTTP transport

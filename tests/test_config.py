@@ -2,10 +2,12 @@ from __future__ import annotations
 
 import re
 import tomllib
+from dataclasses import FrozenInstanceError, replace
 from pathlib import Path
 
 import pytest
 
+from cli_agent.checked import Secret, check
 from cli_agent.config import KEYS, LocalSettings, Settings, env_var, load_settings, render_paths, render_show
 from cli_agent.errors import ConfigError
 
@@ -305,17 +307,21 @@ def test_show_is_valid_toml_that_loads_back(home: Path, ws: Path, tmp_path: Path
     config = write(tmp_path / "shown.toml", render_show(loaded))
     assert tomllib.loads(config.read_text(encoding="utf-8"))["local"]["threads"] == 3
     again = load(ws, config_file=config).settings
-    assert again.model_dump() == loaded.settings.model_dump()
+    assert replace(again, config_files=()) == replace(loaded.settings, config_files=())
 
 
 # ---- the models ---------------------------------------------------------------------------------------------------
 
-def test_settings_forbid_unknown_keys_and_validate_assignment() -> None:
+def test_settings_are_frozen_and_their_check_forbids_unknown_keys_and_bad_values() -> None:
     s = Settings()
-    with pytest.raises(ValueError):
-        s.max_steps = 0
-    with pytest.raises(ValueError):
-        Settings.model_validate({"nope": 1})
+    with pytest.raises(FrozenInstanceError):
+        s.max_steps = 0  # type: ignore[misc]
+    for data in ({"nope": 1}, {"max_steps": 0}, {"local": {"threads": 0}}, {"sandbox": {"mode": "on"}}):
+        with pytest.raises(ValueError):
+            check(Settings, data)
+    checked = check(Settings, {"max_steps": "7", "api_key": "sk-1", "local": {"threads": 2}})
+    assert (checked.max_steps, checked.api_key, checked.local) == (7, Secret("sk-1"), LocalSettings(threads=2))
+    assert "sk-1" not in repr(checked)
 
 
 # ---- config.example.toml ------------------------------------------------------------------------------------------
@@ -323,7 +329,7 @@ def test_settings_forbid_unknown_keys_and_validate_assignment() -> None:
 def test_example_config_loads_and_matches_the_defaults(home: Path, ws: Path) -> None:
     user_file(home, (REPO / "config.example.toml").read_text(encoding="utf-8"))  # [sandbox]: user config only
     loaded = load(ws)
-    assert loaded.settings.model_dump() == Settings(workspace=str(ws.resolve())).model_dump()
+    assert replace(loaded.settings, config_files=()) == Settings(workspace=str(ws.resolve()))
 
 
 def test_example_config_commented_out_examples_are_valid(home: Path, ws: Path, tmp_path: Path) -> None:

@@ -130,6 +130,7 @@ def grade(task: RealTask, ws: Path) -> str:
 
 def run_one(task: RealTask, *, model: str, protocol: str, variant: str, api_base: str | None = None,
             max_steps: int = 12, timeout: float = 600.0, keep: Path | None = None) -> RealResult:
+    from cli_agent.checked import check
     from cli_agent.config import Settings
     from cli_agent.events import RunFinished, ToolCallsProposed
     from cli_agent.session import drive, open_session
@@ -137,7 +138,7 @@ def run_one(task: RealTask, *, model: str, protocol: str, variant: str, api_base
     result = RealResult(task.name, task.kind, protocol, variant)
     with tempfile.TemporaryDirectory(prefix="cli-agent-real-") as tmp:
         ws = prepare(task, Path(tmp))
-        settings = Settings.model_validate({
+        settings = check(Settings, {
             "model": model, "api_base": api_base, "workspace": str(ws), "yes": True, "max_steps": max_steps,
             "timeout": timeout, "protocol": protocol, "trace": str(Path(tmp) / "trace.jsonl"),
             **variant_settings(variant)})

@@ -88,6 +88,7 @@ def run_scenario(scenario: Scenario, base: Path | None = None) -> ScenarioResult
 
 
 def _run(scenario: Scenario, base: Path, result: ScenarioResult) -> None:
+    from cli_agent.checked import check
     from cli_agent.config import Settings
     from cli_agent.providers.scripted import ScriptedProvider
     from cli_agent.session import drive, open_session
@@ -96,7 +97,7 @@ def _run(scenario: Scenario, base: Path, result: ScenarioResult) -> None:
     outside_before = snapshot(base / "outside")
     provider = ScriptedProvider(_expand(scenario.replies, ws, base / "outside"),
                                 native_tools=scenario.protocol == "native")
-    settings = Settings.model_validate({
+    settings = check(Settings, {
         "model": "scripted:eval", "workspace": str(ws), "protocol": scenario.protocol, "yes": scenario.yes,
         "max_steps": scenario.max_steps, "timeout": scenario.timeout, "locks": scenario.locks,
         "trace": str(base / "trace.jsonl"), "retry_base_delay": 0.0})

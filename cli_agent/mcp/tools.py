@@ -14,6 +14,7 @@ cut, never the trace or the context.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Iterable
@@ -116,7 +117,7 @@ def specs_for_servers(listed: Iterable[tuple[str, McpServer, Iterable[Any]]],
         else:
             notes.append(spec)
     if sum(_size(s) for s in specs) > MANY_TOOLS_CHARS:
-        specs = [s.model_copy(update={"optional": True}) for s in specs]
+        specs = [dataclasses.replace(s, optional=True) for s in specs]
         notes.append(f"{len(specs)} MCP tools: each is offered when the task mentions it or its server")
     return specs, notes
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import dataclasses
 import os
 import signal
 import socket
@@ -67,7 +68,7 @@ def default_to_local(settings: Settings, env: dict[str, str] | None = None) -> t
         return settings, None
     note = (f"no model or API key configured: using the bundled local model ({settings.local.model}); "
             "pass --model to use another")
-    return settings.model_copy(update={"model": LOCAL_MODEL}), note
+    return dataclasses.replace(settings, model=LOCAL_MODEL), note
 
 
 def setup_pending(settings: Settings) -> bool:

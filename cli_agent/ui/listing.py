@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from typing import TYPE_CHECKING
 
@@ -31,7 +32,7 @@ def print_tools(*, as_json: bool, verbose: bool = False, name: str | None = None
         raise UsageError(f"unknown tool {name!r}; the tools are: {', '.join(registry.names())}")
     specs = [registry.get(name)] if name is not None else registry.specs()
     if as_json:
-        sys.stdout.write(json_for_output([spec.model_dump(mode="json") for spec in specs], indent=2) + "\n")
+        sys.stdout.write(json_for_output([dataclasses.asdict(spec) for spec in specs], indent=2) + "\n")
         return
     from rich.console import Console
 
@@ -88,7 +89,7 @@ def print_prompt(settings: Settings, *, task: str, as_json: bool) -> None:
     from cli_agent.registry import Registry
 
     # the plan a run would make, so the fingerprint matches the trace's: the same model default and protocol
-    settings, _ = default_to_local(settings.model_copy(update={"no_tools": False}))
+    settings, _ = default_to_local(dataclasses.replace(settings, no_tools=False))
     protocol = planned_protocol(settings, lambda: _supports_native_tools(settings))
     from cli_agent.tools.commands import command_setup
 

@@ -9,6 +9,7 @@ in the trace as a `/clear`).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import TYPE_CHECKING
 
@@ -79,7 +80,7 @@ def _checked_provider(ctx: CommandContext, name: str) -> tuple[Provider, str]:
     from cli_agent.prompt_plan import planned_protocol
 
     session = ctx.session
-    settings = session.settings.model_copy(update={"model": name})
+    settings = dataclasses.replace(session.settings, model=name)
     provider = ctx.provider_factory(settings)  # type: ignore[attr-defined]
     try:
         check = getattr(provider, "check", None)
@@ -133,7 +134,7 @@ def _swap(ctx: CommandContext, session: Session, name: str, provider: Provider, 
     from cli_agent.protocols import protocol_for
     from cli_agent.ui.startup import warm_up
 
-    settings = session.settings.model_copy(update={"model": name})
+    settings = dataclasses.replace(session.settings, model=name)
     setup = session.agent.setup
     old = session.provider
     setup.provider, setup.model = provider, name

@@ -65,7 +65,7 @@ def _onboarded(load: Callable[[], Loaded]) -> Callable[[], Loaded]:
     loaded = load()
     model = choose_model(loaded.settings)
     if model is not None:
-        loaded = dataclasses.replace(loaded, settings=loaded.settings.model_copy(update={"model": model}))
+        loaded = dataclasses.replace(loaded, settings=dataclasses.replace(loaded.settings, model=model))
     return lambda: loaded
 
 

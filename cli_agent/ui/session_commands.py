@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 import sys
 import time
@@ -63,7 +64,7 @@ def _repl_resume(ctx: CommandContext, args: str) -> None:
             say(f"no session {choice!r} in the list: give its number (1-{len(resumable)}) or its id", "yellow")
             return
     entry, trace = load_resumable(current.workspace.root, picked.id)  # damaged: TraceError, one line
-    settings = current.settings.model_copy(update={"trace": None})  # a --trace file holds the current session
+    settings = dataclasses.replace(current.settings, trace=None)  # a --trace file holds the current session
     new = open_session(settings, interactive=True, provider_factory=lambda s: current.provider)
     try:
         resume_into(new, entry, trace)

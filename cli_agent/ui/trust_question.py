@@ -19,14 +19,13 @@ __all__ = ["ask_trust", "describe_withheld"]
 
 def describe_withheld(withheld: dict[str, Any]) -> list[str]:
     """`key = value` lines for the keys a trusted config would set (an API key masked)."""
-    from pydantic import SecretStr
-
+    from cli_agent.checked import Secret
     from cli_agent.config import mask_secret
     from cli_agent.ui.escape import escape_for_terminal
 
     lines = []
     for key, value in withheld.items():
-        shown = mask_secret(value.get_secret_value()) if isinstance(value, SecretStr) else repr(value)
+        shown = mask_secret(value.get_secret_value()) if isinstance(value, Secret) else repr(value)
         lines.append(escape_for_terminal(f"  {key} = {shown}"))
     return lines
 
