@@ -145,3 +145,26 @@ def test_a_file_larger_than_a_python_block_is_searched_streamed(tmp_path: Path, 
     result = ours(tmp_path, engine, "needle")
     total = 2 + (70 << 20) // len(line)
     assert [(m["line"], m["text"]) for m in result["matches"]] == [(1, "needle first"), (total, "needle last")]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_names_and_lines_that_look_like_rgs_json_are_read_as_data(tmp_path: Path, engine: str) -> None:
+    """rg's messages are partly read without decoding them (`ripgrep._read_messages`): names that JSON escapes or
+    can't hold as text, and lines that spell rg's own keys, past the cap and before it, come out as rg says."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    tricky = ['quote".txt', "back\\slash.txt", "tab\tname.txt", "ünï.txt", "plain.txt"]
+    for n, name in enumerate(tricky):
+        (root / name).write_text(f'needle "line_number":{900 + n},"binary_offset":null\n' * 3)
+    os.mkdir(root / "raw")
+    with open(os.path.join(os.fsencode(root / "raw"), b"caf\xe9.txt"), "wb") as fh:
+        fh.write(b'{"type":"end","data":{"binary_offset":null}} needle\n')
+    want = rg_lines(root, "needle")
+    for cap in (4, 100):
+        ctx = ToolContext(Workspace(root), ToolLimits(search_max_results=cap, search_engine=engine))
+        result = files.search(ctx, "needle")
+        assert result["total"] == len(want) == 16 and result["files_with_matches"] == 6
+        shown = sorted((m["path"].encode("utf-8", "surrogateescape").decode("utf-8", "replace"), m["line"])
+                       for m in result["matches"])  # as rg_lines shows names
+        assert shown == sorted(want)[:cap]
+        assert all(m["text"].startswith(("needle", '{"type"')) for m in result["matches"])

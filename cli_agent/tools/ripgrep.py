@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import shutil
 import subprocess
 import sysconfig
@@ -36,6 +37,8 @@ __all__ = ["ignore_rules", "rg_binary", "run"]
 LINE_MAX = 16 << 20  # a JSON message longer than this (one huge matching line) is counted, not shown
 _FLAGS = ("--no-config", "--json", "--hidden", "--binary", "--crlf", "--no-require-git", "--no-ignore-parent",
           "--no-ignore-dot", "--no-ignore-global", "--no-ignore-exclude", "--iglob", "!.git")
+_LINE_NUMBER = re.compile(rb'"line_number":(\d+)')
+_PLAIN_BEGIN = re.compile(rb'\{"type":"begin","data":\{"path":\{"text":"([^"\\]*)"\}\}\}\n?\Z')
 _PATTERN_ERRORS = ("regex parse error", "error parsing regex", "the literal", "not allowed in a regex",
                    "look-around", "backreferences", "Unicode-aware")
 
@@ -123,8 +126,27 @@ def _lines(stream: Any) -> Iterator[bytes]:
 
 
 def _read_messages(lines: Iterator[bytes], hits: Hits, keep: Callable[[str], bool] | None) -> None:
+    """rg's messages into `hits`. Three kinds are read without decoding their JSON (most messages of a wide search;
+    a `"` inside a JSON string is always escaped, so the markers can't come from a path or a line): a file's begin
+    whose path needs no unescaping, a text file's end, and a match whose line won't be shown (past the cap), whose
+    number is all that counts."""
     current: FileHits | None = None  # rg sends a file's messages together: begin, its matches, end
     for raw in lines:
+        plain = _PLAIN_BEGIN.match(raw)
+        if plain is not None:
+            path = plain.group(1).decode("utf-8", "surrogateescape").removeprefix("./")
+            current = FileHits(hits, path) if keep is None or keep(path) else None
+            continue
+        if raw.startswith(b'{"type":"end"') and b'"binary_offset":null' in raw:
+            if current is not None:
+                current.commit()
+            current = None
+            continue
+        if raw.startswith(b'{"type":"match"') and current is not None:
+            found = _LINE_NUMBER.search(raw)
+            if found is not None and not current.wants(int(found.group(1))):
+                current.add(int(found.group(1)), None)
+                continue
         try:
             message = json.loads(raw)
         except ValueError:
