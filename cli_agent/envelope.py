@@ -8,10 +8,21 @@ recover.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["Envelope", "ToolError"]
+
+
+class Later:
+    """A hint of a ToolError worked out only when the hints are read (a folder's listing costs a walk, and many
+    errors are caught and dropped without being shown: a path that only might name a file, say)."""
+
+    __slots__ = ("make",)
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self.make = make
 
 
 class ToolError(Exception):
@@ -20,7 +31,14 @@ class ToolError(Exception):
     def __init__(self, message: str, **hints: Any) -> None:
         super().__init__(message)
         self.message = message
-        self.hints = hints
+        self._hints = hints
+
+    @property
+    def hints(self) -> dict[str, Any]:
+        if any(isinstance(value, Later) for value in self._hints.values()):
+            self._hints = {key: value.make() if isinstance(value, Later) else value
+                           for key, value in self._hints.items()}
+        return self._hints
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from cli_agent import atomic
 from cli_agent.change import Change
-from cli_agent.envelope import ToolError
+from cli_agent.envelope import Later, ToolError
 from cli_agent.errors import UsageError
 from cli_agent.pathmatch import GlobSet, glob_problem
 from cli_agent.protected import DEFAULT_PROTECTED
@@ -87,10 +87,10 @@ class Workspace:
                          None)
             if parts is None:
                 raise ToolError(f"{path} is outside the workspace; use a path relative to the workspace root",
-                                files=self._listing("."))
+                                files=Later(lambda: self._listing(".")))
         elif parts is None:
             raise ToolError(f"{path} climbs out of the workspace; use a path relative to the workspace root",
-                            files=self._listing("."))
+                            files=Later(lambda: self._listing(".")))
         if size > NAME_MAX:  # else no name and no path can be too long
             for part in parts:
                 if len(os.fsencode(part)) > NAME_MAX:
@@ -147,7 +147,8 @@ class Workspace:
             if loc.stat is None:
                 raise self.not_found(rel)
             if not loc.tail or stat.S_ISDIR(loc.stat.st_mode):
-                raise ToolError(f"{rel} is a folder; use list_files to see what it holds", files=self._listing(rel))
+                raise ToolError(f"{rel} is a folder; use list_files to see what it holds",
+                                files=Later(lambda: self._listing(rel)))
             return open_regular(loc)
 
     def exists(self, path: str) -> bool:
@@ -252,7 +253,8 @@ class Workspace:
     def not_found(self, path: str) -> ToolError:
         """The error for a missing path, with the nearest existing paths and its folder's entries as hints."""
         rel = self.relative(path)
-        return ToolError(f"{rel} does not exist", nearest=self.nearest(rel), files=self._listing(rel))
+        return ToolError(f"{rel} does not exist", nearest=Later(lambda: self.nearest(rel)),
+                         files=Later(lambda: self._listing(rel)))
 
     # -- writing -----------------------------------------------------------------------------------------------
 

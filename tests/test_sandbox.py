@@ -498,3 +498,19 @@ def test_a_file_swapped_for_a_link_just_before_open_is_a_tool_error(ws: Workspac
     monkeypatch.setattr(os, "open", swapped_first)
     err = refused(ws.read_bytes, "f.txt", match="changed while being opened")
     assert SECRET.decode() not in err.message
+
+
+def test_a_refusals_hints_are_made_only_when_read_and_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "a.txt").write_text("x")
+    ws = Workspace(tmp_path)
+    made: list[str] = []
+    listing = Workspace._listing
+    monkeypatch.setattr(Workspace, "_listing", lambda self, folder: made.append(folder) or listing(self, folder))
+    errors = []
+    for path in ("../etc/passwd", "/etc/passwd", "missing.txt"):
+        with pytest.raises(ToolError) as info:
+            ws.open_fd(path)
+        errors.append(info.value)
+    assert made == []  # nothing walked for errors nobody reads
+    assert [e.hints["files"] for e in errors] == [["a.txt"]] * 3 and errors[2].hints["nearest"] == ["a.txt"]
+    assert errors[0].hints is errors[0].hints and made == [".", ".", "missing.txt"]
