@@ -157,6 +157,21 @@ def test_loose_rules_apply_a_unique_match_and_say_which(ctx, tmp_path, old, new,
     assert change.diff().count("\n+") >= 1  # the approval diff is computed from exactly these bytes
 
 
+@pytest.mark.parametrize(("old", "new", "expected_tail"), [
+    # old written one level too shallow; new adds a method after it, at old's level minus one
+    ("    return 2\n", "    return 2\n\ndef g(self):\n    return 3\n",
+     "        return 2\n\n    def g(self):\n        return 3\n"),
+    # old written one level too deep; new's second line is less indented than old
+    ("            return 2\n", "            return 2\n        # after f\n",
+     "        return 2\n    # after f\n"),
+])
+def test_reindenting_keeps_the_nesting_among_new_lines(ctx, tmp_path, old, new, expected_tail):
+    (tmp_path / "f.py").write_text(SOURCE)
+    change = edit_file(ctx, "f.py", old, new)
+    assert change.after.decode().endswith(expected_tail) and "matched with indentation ignored" in change.summary
+    compile(change.after, "f.py", "exec")  # still Python: the added method's body is inside it
+
+
 def test_a_loose_match_in_several_places_is_refused(ctx, tmp_path):
     (tmp_path / "f.py").write_text("def a():\n    pass  \n\ndef b():\n        pass\n")
     with pytest.raises(ToolError) as info:

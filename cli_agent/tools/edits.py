@@ -49,6 +49,10 @@ def replace_text(text: str, old: str, new: str, *, newline: str, replace_all: bo
     view = text.replace("\r\n", "\n")  # the same object when there is no CRLF: no copy
     old_v, new_v = old.replace("\r\n", "\n"), new.replace("\r\n", "\n")
     starts = _find_all(view, old_v)
+    if loose and "\n" in new_v.rstrip("\n"):
+        # a match that starts inside a line's indentation is `old` written less indented than the file: replaced
+        # there, only new's first line would take the rest of the indentation; the indentation rule re-indents all
+        starts = [s for s in starts if not _inside_indentation(view, s)]
     if not starts and old_v.endswith("\n") and not view.endswith("\n"):
         # `old` ends with a newline the file lacks at its end: match without it and keep the file that way
         tail = old_v[:-1]
@@ -143,6 +147,12 @@ def _regions(lines: tuple[int, ...], old_breaks: int, new_breaks: int) -> tuple[
 def _closed(group: list[int], old_breaks: int, new_breaks: int) -> Region:
     first, end, after, matches = group
     return Region(first, end - first, after, end - first + matches * (new_breaks - old_breaks))
+
+
+def _inside_indentation(view: str, at: int) -> bool:
+    """Whether `at` is past the start of its line with only spaces and tabs before it."""
+    line_start = view.rfind("\n", 0, at) + 1
+    return at > line_start and not view[line_start:at].strip(" \t")
 
 
 def _find_all(text: str, sub: str) -> list[int]:

@@ -115,18 +115,22 @@ def _shifted(old_lines: list[str], span: list[str]) -> bool:
 
 
 def _reindent(new: str, old_lines: list[str], span: list[str]) -> str:
-    """`new` moved from the indentation `old` was written with to the one the file has at the match."""
+    """`new` moved from the indentation `old` was written with to the one the file has at the match: every line
+    shifted by the same amount, so the nesting among `new`'s own lines is kept (a method added after the one `old`
+    names stays a method, its body inside it)."""
     had, has = _common_indent(old_lines), _common_indent(span)
     if had == has:
         return new
+    unit = "\t" if has.startswith("\t") else " "
     out = []
     for line in new.split("\n"):
         if not line.strip():
             out.append(line)
         elif line.startswith(had):
             out.append(has + line[len(had):])
-        else:  # less indented than old's own lines: keep its shape relative to the file's indentation
-            out.append(has + line.lstrip())
+        else:  # less indented than old's own lines: shifted by the same width, never past the margin
+            width = max(0, len(_indent(line)) + len(has) - len(had))
+            out.append(unit * width + line.lstrip())
     return "\n".join(out)
 
 
