@@ -1,7 +1,8 @@
 """The command line's entry point: the arguments to a command, and errors to exit codes, in one place (`run`).
 
-A plain one-shot run (`-p TEXT` with root flags, each given in full: `--model M`, `--model=M`, `-y`) is parsed
-here, without importing Typer and building its app (a seventh of a one-shot start); everything else, including
+A plain one-shot run (`-p TEXT` with root flags, each given in full: `--model M`, `--model=M`, `-y`) and a plain
+interactive start (root flags only) are parsed here, without importing Typer and building its app (a seventh of a
+one-shot start, a tenth of the REPL's); everything else, including
 every malformed or unusual argument list, goes to the Typer app (`cli_app`), which parses and reports it as
 always. Both paths run the same code (`cli_state`). The provider factory is injectable (`run(argv,
 provider_factory=...)`), so tests drive the real CLI with the scripted provider without patching.
@@ -20,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from cli_agent import errors
-from cli_agent.cli_state import AppState, flags_given, resume_from, run_prompt
+from cli_agent.cli_state import AppState, flags_given, resume_from, run_interactive, run_prompt
 
-__all__ = ["ROOT_OPTIONS", "exit_now", "main", "oneshot_flags", "run"]
+__all__ = ["ROOT_OPTIONS", "exit_now", "main", "oneshot_flags", "repl_flags", "root_flags", "run"]
 
 # The root's options as the Typer app declares them (a test holds the two together): spelling -> (name, kind).
 # Kinds: "str", "int", "float", "path" take a value; "flag" is True when given.
@@ -39,9 +40,21 @@ _CONVERT = {"str": str, "int": int, "float": float, "path": Path}
 
 
 def oneshot_flags(argv: list[str]) -> dict[str, Any] | None:
-    """The root's values for a plain one-shot run, or None when the Typer app should parse `argv`: no `-p`, a
-    command, `--help`/`--version`, an option given twice, a joined short option, a value that is empty, looks
-    like an option or does not convert. The app then parses it and reports any error as it always has."""
+    """The root's values for a plain one-shot run, or None when it is not one (see `root_flags`)."""
+    values = root_flags(argv)
+    return values if values is not None and "prompt" in values else None
+
+
+def repl_flags(argv: list[str]) -> dict[str, Any] | None:
+    """The root's values for a plain interactive start (root flags, no `-p`), or None when it is not one."""
+    values = root_flags(argv)
+    return values if values is not None and "prompt" not in values else None
+
+
+def root_flags(argv: list[str]) -> dict[str, Any] | None:
+    """The root's values when `argv` is only root flags, each given in full, or None when the Typer app should
+    parse it: a command, `--help`/`--version`, an option given twice, a joined short option, a value that is empty,
+    looks like an option or does not convert. The app then parses it and reports any error as it always has."""
     values: dict[str, Any] = {}
     i = 0
     while i < len(argv):
@@ -68,7 +81,7 @@ def oneshot_flags(argv: list[str]) -> dict[str, Any] | None:
         except ValueError:
             return None
         i += 1 if eq else 2
-    return values if "prompt" in values else None
+    return values
 
 
 def _run_oneshot(values: dict[str, Any], args: list[str], state: AppState) -> int:
@@ -87,6 +100,14 @@ def _run_oneshot(values: dict[str, Any], args: list[str], state: AppState) -> in
             raise
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit's flush
         raise SystemExit(1) from None
+
+
+def _run_repl(values: dict[str, Any], state: AppState) -> int:
+    """What the app's root does with these values when there is no `-p`: the REPL."""
+    continue_, resume = values.pop("continue_", False), values.pop("resume", None)
+    state.flags = flags_given(**values)
+    onboard = not any(key in values for key in ("model", "api_base", "api_key"))
+    return run_interactive(state, resume_from(continue_, resume), onboard=onboard)
 
 
 def _run_app(args: list[str], state: AppState) -> int:
@@ -158,8 +179,10 @@ def run(argv: list[str] | None = None, *, provider_factory: Any = None) -> int:
     state = AppState(provider_factory=provider_factory)
     args = list(sys.argv[1:] if argv is None else argv)
     try:
-        values = oneshot_flags(args)
-        return _run_app(args, state) if values is None else _run_oneshot(values, args, state)
+        values = root_flags(args)
+        if values is None:
+            return _run_app(args, state)
+        return _run_oneshot(values, args, state) if "prompt" in values else _run_repl(values, state)
     except errors.CliAgentError as exc:
         return _fail(str(exc), exc.exit_code, not exc.reported and _wants_json(args, state))
     except KeyboardInterrupt:

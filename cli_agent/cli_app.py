@@ -16,7 +16,15 @@ import typer
 import typer.core
 
 from cli_agent import __version__, errors
-from cli_agent.cli_state import AppState, flags_given, load_for, provider_factory, resume_from, run_prompt
+from cli_agent.cli_state import (
+    AppState,
+    flags_given,
+    load_for,
+    provider_factory,
+    resume_from,
+    run_interactive,
+    run_prompt,
+)
 
 __all__ = ["app"]
 
@@ -104,12 +112,7 @@ def root(ctx: typer.Context,
     session = resume_from(continue_, resume)
     if prompt is not None:
         return run_prompt(state, prompt, session)
-    from cli_agent.ui.repl import run_repl
-    from cli_agent.ui.trust_question import ask_trust
-
-    ask_trust(lambda: _load(ctx, announce=False), (state.flags or {}).get("workspace"))  # once per folder+config
-    return run_repl(lambda: _load(ctx, announce=False), provider_factory=_factory(ctx), resume=session,
-                    onboard=model is None and api_base is None and api_key is None)  # loads behind the prompt
+    return run_interactive(state, session, onboard=model is None and api_base is None and api_key is None)
 
 
 @tools_app.callback()

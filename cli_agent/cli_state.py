@@ -69,6 +69,19 @@ def resume_from(continue_: bool, resume: str | None) -> str | None:
     return resume
 
 
+def run_interactive(state: AppState, resume: str | None, *, onboard: bool) -> int:
+    """No `-p`: the trust question for a new folder, then the REPL, which loads the settings behind its prompt.
+    `onboard`: no model, server or key was given on the command line (the REPL may offer to set one up)."""
+    from cli_agent.ui.repl import run_repl
+    from cli_agent.ui.trust_question import ask_trust
+
+    def load() -> Any:
+        return load_for(state, announce=False)
+
+    ask_trust(load, (state.flags or {}).get("workspace"))  # once per folder+config
+    return run_repl(load, provider_factory=provider_factory(state), resume=resume, onboard=onboard)
+
+
 def run_prompt(state: AppState, prompt: str, resume: str | None) -> int:
     """`-p TEXT`: one task, then exit with its code. `state.flags` holds the root's flags."""
     from cli_agent.ui.oneshot import run_one_shot

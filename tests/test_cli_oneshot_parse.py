@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cli_agent import cli
-from cli_agent.cli import ROOT_OPTIONS, oneshot_flags, run
+from cli_agent.cli import ROOT_OPTIONS, oneshot_flags, repl_flags, run
 from cli_agent.cli_app import app
 from cli_agent.providers.scripted import ScriptedProvider
 from cli_agent.testing import FakeOpenAIServer
@@ -81,6 +81,16 @@ def test_plain_one_shot_arguments_take_the_lean_path(argv):
 ])
 def test_everything_else_goes_to_the_app(argv):
     assert oneshot_flags(argv) is None
+
+
+@pytest.mark.parametrize(("argv", "lean"), [
+    ([], {}), (["-m", "x"], {"model": "x"}),
+    (["--model=x", "-y", "--trust"], {"model": "x", "yes": True, "trust": True}),
+    (["-c"], {"continue_": True}), (["-p", "hi"], None), (["tools"], None), (["--help"], None), (["-m"], None),
+    (["-m", "a", "-m", "b"], None), (["--version"], None),
+])
+def test_a_plain_interactive_start_takes_the_lean_path_too(argv, lean):
+    assert repl_flags(argv) == lean
 
 
 def _both_paths(argv: list[str], replies: list[dict[str, Any]], monkeypatch, capsys) -> list[tuple[Any, ...]]:
