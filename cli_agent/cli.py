@@ -207,9 +207,10 @@ def main() -> None:
 def exit_now(code: int) -> None:
     """End the process with `code` as `sys.exit` would, without the interpreter's teardown (freeing every module
     and object: ~50 ms of a one-shot run, a sixth of it). The `atexit` functions run (temporary folders are removed
-    by them) and output is flushed; while a thread that is not a daemon still runs, the process ends the usual way,
-    which waits for it."""
-    if any(not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
+    by them) and output is flushed. The process ends the usual way while a thread that is not a daemon still runs
+    (the usual way waits for it) and under a profiler or a tracer (coverage, a debugger: they report on the way out)."""
+    others = [t for t in threading.enumerate() if t is not threading.main_thread()]
+    if any(not t.daemon for t in others) or sys.getprofile() is not None or sys.gettrace() is not None:
         sys.exit(code)
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):

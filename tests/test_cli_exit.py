@@ -40,6 +40,13 @@ def test_a_running_thread_that_is_not_a_daemon_is_waited_for(tmp_path: Path):
     assert (result.returncode, result.stdout) == (4, "late")
 
 
+def test_a_profiler_still_gets_its_report(tmp_path: Path):
+    (tmp_path / "ends.py").write_text("from cli_agent.cli import exit_now\nexit_now(7)\n")
+    result = subprocess.run([sys.executable, "-m", "cProfile", "-o", "out.prof", "ends.py"], capture_output=True,
+                            text=True, timeout=60, cwd=tmp_path)
+    assert (tmp_path / "out.prof").is_file(), result  # cProfile writes it after the script ends (and exits 0)
+
+
 def test_a_closed_stdout_costs_no_traceback(tmp_path: Path):
     code = ("import os, sys\n"
             "from cli_agent.cli import exit_now\n"
