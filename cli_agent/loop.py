@@ -122,6 +122,7 @@ class Agent:
         self._results: list[tuple[int, str]] = []  # (history index, tool) of every tool result, oldest first
         self._window: int | None = None  # the context window, once a request has asked for it
         self._fixed = 0  # the estimated tokens of the system prompt and the tool schemas
+        self._fixed_for: Plan | None = None  # the plan `_fixed` was estimated for
 
     def clear(self) -> None:
         self.history.clear()
@@ -131,7 +132,7 @@ class Agent:
 
     def context_use(self) -> tuple[int, int | None]:
         """(estimated tokens the next request carries, the context window or None until the first request)."""
-        return self._fixed + sum(_tokens(_size_of(m)) for m in self.history), self._window
+        return self._fixed + _history_tokens(self.history), self._window
 
     def run(self, prompt: str, approve: Approver | None = None, *,
             only_tools: Collection[str] | None = None) -> Generator[Event, Decision | None, RunFinished]:
@@ -449,12 +450,13 @@ class Agent:
     def _fit_context(self, plan: Plan) -> Iterator[Warning]:
         """Near the context window, replace the oldest tool results with one-line notes, and say so."""
         window = self.setup.limits.context_window or self.setup.provider.context_window()
-        fixed = _tokens(plan.system or "") + _tokens(str(plan.schemas or ""))
-        self._window, self._fixed = window, fixed
+        if self._fixed_for is not plan:  # a plan is reused while the tools and the prompt stay the same
+            self._fixed_for, self._fixed = plan, _tokens(plan.system or "") + _tokens(str(plan.schemas or ""))
+        self._window, fixed = window, self._fixed
         if not window:
             return
         budget = int(window * 0.8)
-        used = fixed + sum(_tokens(_size_of(m)) for m in self.history)
+        used = fixed + _history_tokens(self.history)
         elided = 0
         for index, tool in self._results[:-1]:  # the newest result is never elided
             if used <= budget:
@@ -486,8 +488,8 @@ def _tokens(text: str) -> int:
     return len(text) // 4 + 1
 
 
-def _size_of(message: Message) -> str:
-    return (message.content or "") + "".join(c.raw_arguments for c in message.tool_calls)
+def _history_tokens(history: list[Message]) -> int:
+    return sum(m.chars // 4 + 1 for m in history)  # _tokens of each message's text and arguments
 
 
 def _for_model(envelope: Envelope, limit: int) -> tuple[str, int]:

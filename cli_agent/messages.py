@@ -86,6 +86,11 @@ class Message:
         return out
 
     @functools.cached_property
+    def chars(self) -> int:
+        """The characters of its text and its calls' arguments, counted once (context estimates sum them each step)."""
+        return len(self.content or "") + sum(len(c.raw_arguments) for c in self.tool_calls)
+
+    @functools.cached_property
     def openai_json(self) -> bytes:
         """`to_openai()` as JSON, encoded once per message (a request re-sends the whole history every step)."""
         return json.dumps(self.to_openai(), ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()

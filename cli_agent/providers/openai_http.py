@@ -86,7 +86,7 @@ class OpenAIHTTPProvider:
         self._request_timeout_s = request_timeout_s
         self._transport = transport
         self._client: httpx.Client | None = None
-        self._sent: tuple[tuple[Message, ...], bytes] = ((), b"")  # the last request's messages, joined
+        self._sent: tuple[tuple[Message, ...], bytearray] = ((), bytearray())  # the last request's messages, joined
 
     def _resolve_key(self, api_key: str | None, *, required: bool) -> str | None:
         key = api_key or os.environ.get(self._env)
@@ -134,17 +134,18 @@ class OpenAIHTTPProvider:
         """`request_body` as JSON bytes, from each message's own encoding (made once per message, not per step)."""
         rest = json.dumps({"model": self.wire_model, **request.chat_params(), **request.options},
                           ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
-        return b'{"messages":[' + self._messages_json(request.messages) + b"]," + rest[1:]
+        return b"".join((b'{"messages":[', self._messages_json(request.messages), b"],", rest[1:]))  # one copy
 
-    def _messages_json(self, messages: tuple[Message, ...]) -> bytes:
+    def _messages_json(self, messages: tuple[Message, ...]) -> bytearray:
         """The messages as a JSON list body; when they extend the last request's (the same objects, a system
-        message equal to it), only the new ones are added to what was joined then."""
+        message equal to it), only the new ones are added to what was joined then (in place: no copy of the rest)."""
         sent, joined = self._sent
         k = len(sent)
         if k and len(messages) >= k and messages[0] == sent[0] and all(map(operator.is_, sent[1:], messages[1:k])):
-            joined += b"".join(b"," + m.openai_json for m in messages[k:])
+            for m in messages[k:]:
+                joined += b"," + m.openai_json
         else:
-            joined = b",".join(m.openai_json for m in messages)
+            joined = bytearray(b",".join(m.openai_json for m in messages))
         self._sent = (messages, joined)
         return joined
 
