@@ -10,6 +10,7 @@ added to the conversation, as the model saw it (what a resumed session gets back
 
 from __future__ import annotations
 
+import json
 import random
 import time
 import uuid
@@ -51,6 +52,9 @@ __all__ = ["Agent", "AgentSetup", "Approver", "Limits", "Plan", "Planner"]
 
 Approver = Callable[[ApprovalAsked], "Decision | Answer"]
 MAX_STRIKES = 3  # consecutive unusable replies before the run ends (exit 6)
+MAX_REPEATS = 3  # the same call failing the same way this many times in a row ends the run (exit 7, or 6)
+REPEAT_NOTE = ("this exact call already failed the same way, and will again: change its arguments (copy the file's "
+               "text exactly from the lines shown) or do something else")
 
 
 @dataclass(frozen=True)
@@ -111,6 +115,7 @@ class _Run:
     appended: list[Message] = field(default_factory=list)  # what this run added to the conversation
     feedback: str | None = None  # the user's words with the last denial: the turn goes on with them
     failed_change: dict[str, Any] | None = None  # the last change attempted, while it failed and none succeeded since
+    repeats: tuple[str, int] = ("", 0)  # the last failed call (name, arguments, errors) and how often in a row
 
 
 class Agent:
@@ -301,6 +306,9 @@ class Agent:
                     self._answer_rest(run, call, "denied: " + decision)
                     return self._stop(run, StopReason.DENIED, decision)
                 envelope = dispatcher.execute(prepared)
+            repeats = _repeats(run, call, envelope)
+            if repeats == MAX_REPEATS - 1:
+                envelope = replace(envelope, warnings=(*envelope.warnings, REPEAT_NOTE))
             if not envelope.ok:
                 failures.append(f"{call.name}: {'; '.join(envelope.errors)}")
             if prepared.spec is not None and prepared.spec.mutates:
@@ -312,6 +320,8 @@ class Agent:
             if cut:
                 yield Warning(code="truncated", message=f"the result of {call.name} was {cut:,} characters too long "
                                                         "for the model and was cut")
+            if repeats >= MAX_REPEATS:
+                return self._repeated(run, call, envelope)
         if parsed.terminate and not failures:  # a failed terminating call goes back to the model like any other
             return self._done(run, "done (terminate: true)", parsed.text or "")
         return None
@@ -427,6 +437,15 @@ class Agent:
             self._record_result(run, call, Envelope.failure(
                 "not run: an earlier call in this turn was denied").to_json())
 
+    def _repeated(self, run: _Run, call: ToolCall, envelope: Envelope) -> RunFinished:
+        """The model sent the same failing call MAX_REPEATS times in a row: it is stuck, and the run ends; a failed
+        change ends it as a failed change (exit 7), anything else as unusable output (exit 6)."""
+        why = "; ".join(envelope.errors)[:300]
+        message = f"the model sent the same failing call {MAX_REPEATS} times in a row ({call.name}: {why})"
+        if run.failed_change is None:
+            return self._stop(run, StopReason.UNUSABLE, message)
+        return replace(self._stop(run, StopReason.CHANGE_FAILED, message), failed_change=run.failed_change)
+
     def _done(self, run: _Run, message: str, answer: str) -> RunFinished:
         """The model says it is done: a success, unless the last change it attempted failed and none came after."""
         failed = run.failed_change
@@ -486,6 +505,17 @@ def _result(call: ToolCall, prepared: Prepared, envelope: Envelope, model_chars:
 def _tokens(text: str) -> int:
     """A cheap estimate (about four characters a token), good enough to decide when to elide."""
     return len(text) // 4 + 1
+
+
+def _repeats(run: _Run, call: ToolCall, envelope: Envelope) -> int:
+    """How many times in a row this call has now failed this way (0: it did not fail)."""
+    if envelope.ok:
+        run.repeats = ("", 0)
+        return 0
+    arguments = json.dumps(call.arguments, sort_keys=True, default=str)
+    key = "\0".join((call.name, arguments, *envelope.errors))
+    run.repeats = (key, run.repeats[1] + 1 if run.repeats[0] == key else 1)
+    return run.repeats[1]
 
 
 def _history_tokens(history: list[Message]) -> int:

@@ -11,6 +11,7 @@ from agentkit import call, make_agent, run
 from cli_agent.cli import run as cli_run
 from cli_agent.envelope import ToolError
 from cli_agent.events import StopReason, ToolResult
+from cli_agent.loop import REPEAT_NOTE
 from cli_agent.providers.scripted import ScriptedProvider
 from cli_agent.sandbox import Workspace
 from cli_agent.tools import ToolContext
@@ -46,9 +47,36 @@ def test_a_failed_terminating_call_goes_back_to_the_model(tmp_path):
 def test_failed_terminating_calls_still_end_at_the_step_limit(tmp_path):
     (tmp_path / "a.py").write_text("x = 1\n")
     bad = json_call("edit_file", terminate=True, path="a.py", old="nope\n", new="x\n")
-    agent, _ = make_agent(tmp_path, [bad, bad, bad], protocol="json", yes=True, max_steps=3)
+    agent, _ = make_agent(tmp_path, [bad, bad], protocol="json", yes=True, max_steps=2)
     _, finished = run(agent, "go")
     assert finished.stop_reason is StopReason.STEP_LIMIT and finished.exit_code == 4
+
+
+# -- the same failing call again and again -------------------------------------------------------------------
+
+def test_the_same_failing_change_three_times_ends_the_run_as_a_failed_change(tmp_path):
+    (tmp_path / "a.py").write_text("x = 1\n")
+    bad = json_call("edit_file", path="a.py", old="x = 2\n", new="x = 3\n")
+    agent, provider = make_agent(tmp_path, [bad] * 12, protocol="json", yes=True, max_steps=12)
+    events, finished = run(agent, "set x to 3")
+    assert finished.stop_reason is StopReason.CHANGE_FAILED and finished.exit_code == 7 and finished.steps == 3
+    assert "same failing call 3 times in a row" in finished.message and "not found" in finished.message
+    assert finished.failed_change is not None and finished.failed_change["arguments"]["old"] == "x = 2\n"
+    warned = [json.loads(m.content.partition("\n")[2])["warnings"] for m in provider.requests[2].messages
+              if m.role == "user" and m.content.startswith("Result of edit_file")]
+    assert warned[-1] == [REPEAT_NOTE] and warned[0] == []  # said with the second failure, not the first
+    assert (tmp_path / "a.py").read_text() == "x = 1\n"
+
+
+def test_a_repeated_failing_read_ends_as_unusable_and_other_calls_between_reset_the_count(tmp_path):
+    (tmp_path / "a.py").write_text("x = 1\n")
+    missing = json_call("read_file", path="b.py")
+    other = json_call("read_file", path="c.py")
+    agent, _ = make_agent(tmp_path, [missing, missing, other, missing, missing, json_call("read_file", path="a.py"),
+                                     missing, missing, missing], protocol="json", yes=True, max_steps=12)
+    events, finished = run(agent, "read b")
+    assert finished.stop_reason is StopReason.UNUSABLE and finished.exit_code == 6 and finished.steps == 9
+    assert [ok for _, ok in results(events)] == [False, False, False, False, False, True, False, False, False]
 
 
 # -- no false success ----------------------------------------------------------------------------------------
