@@ -145,10 +145,12 @@ def _translate(hint: Any) -> Any:
 
 
 def _plain(value: Any) -> Any:
-    """A checked value as the dataclasses hold it: derived models as their dataclasses, SecretStr as Secret."""
+    """A checked value as the dataclasses hold it: derived models as their dataclasses, SecretStr as Secret. Only
+    the fields whose type holds a model or a secret are walked (a tool's `parameters`, a deep JSON Schema, is not)."""
     cls = _PLAIN_OF.get(type(value))
     if cls is not None:
-        return cls(**{name: _plain(getattr(value, name)) for name in field_names(cls)})
+        return cls(**{name: _plain(getattr(value, name)) if _converted(cls, name) else getattr(value, name)
+                      for name in field_names(cls)})
     if isinstance(value, tuple | list):
         return type(value)(_plain(item) for item in value)
     if isinstance(value, dict):
@@ -156,3 +158,10 @@ def _plain(value: Any) -> Any:
     from pydantic import SecretStr
 
     return Secret(value.get_secret_value()) if isinstance(value, SecretStr) else value
+
+
+@functools.cache
+def _converted(cls: type, name: str) -> bool:
+    """Whether the field's checked value differs in kind from the dataclass's (a model, a secret inside it)."""
+    hint = field_type(cls, name)
+    return _translate(hint) is not hint
