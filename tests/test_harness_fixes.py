@@ -200,6 +200,27 @@ def test_reindenting_keeps_the_nesting_among_new_lines(ctx, tmp_path, old, new, 
     compile(change.after, "f.py", "exec")  # still Python: the added method's body is inside it
 
 
+def test_a_method_added_before_another_lands_in_the_class(ctx, tmp_path):
+    """The real suite's is-empty run: old written without the class's indentation, the added lines in old's frame,
+    the repeated anchor line in the file's. Shifted alike, the anchor would nest in the new method (no longer
+    Python); the reading that keeps the anchor where it is parses, and is taken."""
+    source = "class M:\n    def a(self):\n        return 1\n\n    def striptags(self, /) -> str:\n        return ''\n"
+    (tmp_path / "f.py").write_text(source)
+    new = "def is_empty(self) -> bool:\n    return self.striptags() == ''\n\n    def striptags(self, /) -> str:"
+    change = edit_file(ctx, "f.py", "def striptags(self, /) -> str:", new)
+    assert change.after.decode() == source.replace(
+        "    def striptags", "    def is_empty(self) -> bool:\n        return self.striptags() == ''\n\n    def striptags")
+    assert "the lines of old kept where they are" in change.summary
+
+
+def test_wrapping_the_anchor_in_a_block_keeps_the_uniform_shift(ctx, tmp_path):
+    source = "def f():\n    go()\n    return 1\n"
+    (tmp_path / "f.py").write_text(source)
+    change = edit_file(ctx, "f.py", "go()\n", "if ready:\n    go()\n")
+    assert change.after.decode() == "def f():\n    if ready:\n        go()\n    return 1\n"
+    assert "kept where they are" not in change.summary
+
+
 def test_a_loose_match_in_several_places_is_refused(ctx, tmp_path):
     (tmp_path / "f.py").write_text("def a():\n    pass  \n\ndef b():\n        pass\n")
     with pytest.raises(ToolError) as info:

@@ -17,6 +17,7 @@ import difflib
 import re
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,7 +46,10 @@ class Replaced:
 
 
 def replace_text(text: str, old: str, new: str, *, newline: str, replace_all: bool, path: str,
-                 deadline: float | None = None, loose: bool = True) -> Replaced:
+                 deadline: float | None = None, loose: bool = True,
+                 accept: Callable[[str], bool] | None = None) -> Replaced:
+    """`accept`: a check of the edited text (a Python file still parses); of the indentation rule's two readings
+    of `new` (`LooseMatch.anchored`), the other is taken when only it passes."""
     view = text.replace("\r\n", "\n")  # the same object when there is no CRLF: no copy
     old_v, new_v = old.replace("\r\n", "\n"), new.replace("\r\n", "\n")
     starts = _find_all(view, old_v)
@@ -60,7 +64,7 @@ def replace_text(text: str, old: str, new: str, *, newline: str, replace_all: bo
             old_v, new_v = tail, new_v[:-1] if new_v.endswith("\n") else new_v
             starts = [len(view) - len(tail)]
     if not starts and loose:
-        return _loosely(text, view, old_v, new_v, newline, path, deadline)
+        return _loosely(text, view, old_v, new_v, newline, path, deadline, accept)
     if not starts:
         raise _not_found(view, old_v, path, deadline)
     rule = "line endings ignored" if "\r" in old and "\r\n" not in text else ""  # CRLF in old, LF in the file
@@ -90,7 +94,7 @@ def replace_text(text: str, old: str, new: str, *, newline: str, replace_all: bo
 
 
 def _loosely(text: str, view: str, old: str, new: str, newline: str, path: str,
-             deadline: float | None) -> Replaced:
+             deadline: float | None, accept: Callable[[str], bool] | None = None) -> Replaced:
     """The one loose match of `old` (cli_agent.tools.loose_match) replaced, or the not-found or ambiguity error."""
     try:
         found = loose_match(view, old, new)
@@ -101,13 +105,17 @@ def _loosely(text: str, view: str, old: str, new: str, newline: str, path: str,
     if found is None:
         raise _not_found(view, old, path, deadline)
     regions = _regions((found.line,), view.count("\n", found.start, found.end), found.new.count("\n"))
-    a, b, body = found.start, found.end, found.new
+    a, b, nl = found.start, found.end, "\n"
     if view is not text and "\r\n" in text:
         crlf = [i - k for k, i in enumerate(_find_all(text, "\r\n"))]
         a, b = a + bisect.bisect_left(crlf, a), b + bisect.bisect_left(crlf, b)
         nl = "\r\n" if "\r\n" in text[a:b] else "\n" if "\n" in text[a:b] else newline
-        body = body.replace("\n", nl) if nl != "\n" else body
-    return Replaced(text[:a] + body + text[b:], 1, (found.line,), regions, found.rule)
+    edited = text[:a] + found.new.replace("\n", nl) + text[b:]
+    if found.anchored is not None and accept is not None and not accept(edited):
+        other = text[:a] + found.anchored.replace("\n", nl) + text[b:]
+        if accept(other):
+            return Replaced(other, 1, (found.line,), regions, found.rule + ", the lines of old kept where they are")
+    return Replaced(edited, 1, (found.line,), regions, found.rule)
 
 
 def _spliced(text: str, starts: list[int], length: int, new: str) -> str:

@@ -17,6 +17,7 @@ from cli_agent import linestream, textfile
 from cli_agent.change import Change
 from cli_agent.envelope import ToolError
 from cli_agent.textfile import TextFormat
+from cli_agent.tools import syntax_guard
 from cli_agent.tools.context import ToolContext
 from cli_agent.tools.edits import replace_text
 from cli_agent.tools.search import search
@@ -180,8 +181,11 @@ def edit_file(ctx: ToolContext, path: str, old: str, new: str, replace_all: bool
     view = textfile.decode(before, fmt)
     if ctx.seen is not None and rel not in ctx.seen:
         require_seen(ctx.seen, rel, view.replace("\r\n", "\n"), old.replace("\r\n", "\n"))
+    accept = None
+    if rel.endswith(".py") and ctx.loose_edits and ctx.syntax_check and syntax_guard.parses(view):
+        accept = syntax_guard.parses  # of two readings of a re-indented new, the one that still parses
     done = replace_text(view, old, new, newline=fmt.newline, replace_all=replace_all, path=rel,
-                        deadline=ctx.deadline, loose=ctx.loose_edits)
+                        deadline=ctx.deadline, loose=ctx.loose_edits, accept=accept)
     del view
     after = textfile.encode(done.text, fmt, what="new")
     lines, count, regions, rule = done.lines, done.count, done.regions, done.rule

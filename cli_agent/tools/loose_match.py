@@ -5,6 +5,13 @@ eyes, and say which rule matched.
     found.start, found.end                # the span of `view` to replace (whole lines, without the last newline)
     found.new                             # `new` as it will be written (re-indented by the indentation rule)
     found.rule                            # "trailing whitespace ignored" | "indentation ignored"
+    found.anchored                        # the indentation rule's other reading of `new`, or None (see below)
+
+A model that re-indents `new` often mixes two frames: the lines it adds are indented as its `old` was written, the
+lines of `old` it repeats (the anchor an insertion is made next to) as the file has them. `anchored` reads `new`
+that way: a line equal to a line of `old` (stripped) at that line's indentation in the file, the others shifted.
+Which reading is right can't be told from the text alone (wrapping the anchor in a block looks the same); the
+caller picks `anchored` only when `new` as shifted fails its check (Python that no longer parses) and it passes.
 
 The rules are tried in order, and a rule applies only when it finds exactly one place: a rule that finds several
 raises `Ambiguous` (with their line numbers) rather than guessing. Line endings are already folded by the caller
@@ -29,6 +36,7 @@ class LooseMatch:
     new: str
     rule: str
     line: int  # 1-based first line of the match
+    anchored: str | None = None  # `new` with the lines that repeat old's kept at their indentation in the file
 
 
 class Ambiguous(Exception):
@@ -66,7 +74,9 @@ def loose_match(view: str, old: str, new: str) -> LooseMatch | None:
             if key is _strip and not _shifted(old_lines, span):
                 return None  # the same words, but nested differently: not the same code
             body = new_body if key is _rstrip else _reindent(new_body, old_lines, span)
-            return LooseMatch(offset, offset + len("\n".join(span)), body, rule, first + 1)
+            anchored = None if key is _rstrip else _anchored(new_body, old_lines, span)
+            return LooseMatch(offset, offset + len("\n".join(span)), body, rule, first + 1,
+                              anchored if anchored != body else None)
     return None
 
 
@@ -132,6 +142,14 @@ def _reindent(new: str, old_lines: list[str], span: list[str]) -> str:
             width = max(0, len(_indent(line)) + len(has) - len(had))
             out.append(unit * width + line.lstrip())
     return "\n".join(out)
+
+
+def _anchored(new: str, old_lines: list[str], span: list[str]) -> str:
+    """`new` re-indented with the lines that repeat a line of old at that line's indentation in the file."""
+    where = {line.strip(): _indent(at) for line, at in zip(old_lines, span, strict=True) if line.strip()}
+    shifted = _reindent(new, old_lines, span).split("\n")
+    return "\n".join(where[line.strip()] + line.strip() if line.strip() in where else moved
+                     for line, moved in zip(new.split("\n"), shifted, strict=True))
 
 
 def numbered(view: str, first: int, last: int, *, around: int = 3, limit: int = 40) -> str:

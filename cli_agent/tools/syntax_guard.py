@@ -13,7 +13,7 @@ import warnings
 
 from cli_agent.change import Change
 
-__all__ = ["MAX_BYTES", "broken_by"]
+__all__ = ["MAX_BYTES", "broken_by", "parses"]
 
 MAX_BYTES = 2 << 20  # larger files are not parsed (bounded cost: ~10 ms a 100 KB file)
 _AROUND = 2  # lines shown each side of the error
@@ -35,6 +35,11 @@ def broken_by(change: Change) -> str | None:
     what = f"{type(error).__name__}: {error.msg} (line {line})"
     return (f"this change would leave {change.path} unable to run: {what}; nothing was changed. The lines as they "
             f"would be:\n{shown}\nFix the call (keep the indentation of the code around it) and try again.")
+
+
+def parses(source: str) -> bool:
+    """Whether Python source parses (True for sources too large to judge, as `broken_by` does)."""
+    return len(source) > MAX_BYTES or _error(source.encode("utf-8", "surrogateescape")) is None
 
 
 def _error(source: bytes) -> SyntaxError | None:
