@@ -97,7 +97,7 @@ def _both_paths(argv: list[str], replies: list[dict[str, Any]], monkeypatch, cap
     outcomes = []
     for lean in (True, False):
         if not lean:
-            monkeypatch.setattr(cli, "oneshot_flags", lambda argv: None)
+            monkeypatch.setattr(cli, "root_flags", lambda argv: None)
         code = run(argv, provider_factory=lambda settings: ScriptedProvider(list(replies), native_tools=True))
         out, err = capsys.readouterr()
         outcomes.append((code, out, err))
