@@ -76,13 +76,16 @@ def field_type(cls: type, name: str) -> Any:
 
 def plainly_valid(cls: type, name: str, value: Any) -> bool:
     """True when `value` is valid for the field without asking pydantic: a str for a field typed `str` (or
-    `str | None`), a bool for a `bool` field, with no constraints on the field. False means "check it"."""
+    `str | None`), one of a `Literal`'s strings, a bool for a `bool` field, with no constraints on the field.
+    False means "check it"."""
     field = next(f for f in dataclasses.fields(cls) if f.name == name)
     if field.metadata.get(_CHECK):
         return False
     hint = field_type(cls, name)
     if type(value) is bool:
         return hint is bool
+    if type(value) is str and typing.get_origin(hint) is typing.Literal:
+        return value in typing.get_args(hint)
     return type(value) is str and hint in (str, str | None)
 
 

@@ -76,7 +76,8 @@ def test_plainly_valid_is_only_the_obvious_cases():
     assert plainly_valid(Outer, "note", "text") and plainly_valid(Outer, "flag", True)
     assert not plainly_valid(Outer, "name", "abc")  # constrained: pydantic checks it
     assert not plainly_valid(Outer, "flag", "yes") and not plainly_valid(Outer, "note", 5)
-    assert not plainly_valid(Outer, "mode", "a") and not plainly_valid(Outer, "key", "sk")
+    assert plainly_valid(Outer, "mode", "a") and not plainly_valid(Outer, "mode", "c")
+    assert not plainly_valid(Outer, "key", "sk")
     assert field_names(Inner) == ("size", "names") and field_type(Outer, "note") == (str | None)
 
 

@@ -133,7 +133,7 @@ def test_a_one_shot_process_imports_no_typer_click_rich_h2_or_pydantic(tmp_path:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CLI_AGENT_", "OPENAI_"))}
     env |= {"CLI_AGENT_HOME": str(tmp_path / "home"), "CI": "true"}
     with FakeOpenAIServer(instant="hello from the fake") as server:
-        argv = ["-m", "cli_agent", "-p", "hi", "--model", "openai/x", "--api-base", server.url, "--yes"]
+        argv = ["-m", "cli_agent", "-p", "hi", "--model", "openai/x", "--api-base", server.url, "--yes", "-o", "text"]
         first = subprocess.run([sys.executable, *argv], env=env, cwd=ws, capture_output=True, text=True, timeout=120)
         assert first.returncode == 0, first.stderr[-2000:]
         result = subprocess.run([sys.executable, "-X", "importtime", *argv], env=env, cwd=ws, capture_output=True,

@@ -58,7 +58,7 @@ def test_the_same_failing_change_three_times_ends_the_run_as_a_failed_change(tmp
     (tmp_path / "a.py").write_text("x = 1\n")
     bad = json_call("edit_file", path="a.py", old="x = 2\n", new="x = 3\n")
     agent, provider = make_agent(tmp_path, [bad] * 12, protocol="json", yes=True, max_steps=12)
-    events, finished = run(agent, "set x to 3")
+    _, finished = run(agent, "set x to 3")
     assert finished.stop_reason is StopReason.CHANGE_FAILED and finished.exit_code == 7 and finished.steps == 3
     assert "same failing call 3 times in a row" in finished.message and "not found" in finished.message
     assert finished.failed_change is not None and finished.failed_change["arguments"]["old"] == "x = 2\n"
@@ -208,8 +208,8 @@ def test_a_method_added_before_another_lands_in_the_class(ctx, tmp_path):
     (tmp_path / "f.py").write_text(source)
     new = "def is_empty(self) -> bool:\n    return self.striptags() == ''\n\n    def striptags(self, /) -> str:"
     change = edit_file(ctx, "f.py", "def striptags(self, /) -> str:", new)
-    assert change.after.decode() == source.replace(
-        "    def striptags", "    def is_empty(self) -> bool:\n        return self.striptags() == ''\n\n    def striptags")
+    added = "    def is_empty(self) -> bool:\n        return self.striptags() == ''\n\n"
+    assert change.after.decode() == source.replace("    def striptags", added + "    def striptags")
     assert "the lines of old kept where they are" in change.summary
 
 
