@@ -47,9 +47,9 @@ class Replaced:
 
 def replace_text(text: str, old: str, new: str, *, newline: str, replace_all: bool, path: str,
                  deadline: float | None = None, loose: bool = True,
-                 accept: Callable[[str], bool] | None = None) -> Replaced:
-    """`accept`: a check of the edited text (a Python file still parses); of the indentation rule's two readings
-    of `new` (`LooseMatch.anchored`), the other is taken when only it passes."""
+                 accept: Callable[[str, str], bool] | None = None) -> Replaced:
+    """`accept(before, after)`: a check of an edit (a Python file still parses); of the indentation rule's two
+    readings of `new` (`LooseMatch.anchored`), the other is taken when only it passes."""
     view = text.replace("\r\n", "\n")  # the same object when there is no CRLF: no copy
     old_v, new_v = old.replace("\r\n", "\n"), new.replace("\r\n", "\n")
     starts = _find_all(view, old_v)
@@ -94,7 +94,7 @@ def replace_text(text: str, old: str, new: str, *, newline: str, replace_all: bo
 
 
 def _loosely(text: str, view: str, old: str, new: str, newline: str, path: str,
-             deadline: float | None, accept: Callable[[str], bool] | None = None) -> Replaced:
+             deadline: float | None, accept: Callable[[str, str], bool] | None = None) -> Replaced:
     """The one loose match of `old` (cli_agent.tools.loose_match) replaced, or the not-found or ambiguity error."""
     try:
         found = loose_match(view, old, new)
@@ -111,9 +111,9 @@ def _loosely(text: str, view: str, old: str, new: str, newline: str, path: str,
         a, b = a + bisect.bisect_left(crlf, a), b + bisect.bisect_left(crlf, b)
         nl = "\r\n" if "\r\n" in text[a:b] else "\n" if "\n" in text[a:b] else newline
     edited = text[:a] + found.new.replace("\n", nl) + text[b:]
-    if found.anchored is not None and accept is not None and not accept(edited):
+    if found.anchored is not None and accept is not None and not accept(text, edited):
         other = text[:a] + found.anchored.replace("\n", nl) + text[b:]
-        if accept(other):
+        if accept(text, other):
             return Replaced(other, 1, (found.line,), regions, found.rule + ", the lines of old kept where they are")
     return Replaced(edited, 1, (found.line,), regions, found.rule)
 

@@ -181,9 +181,8 @@ def edit_file(ctx: ToolContext, path: str, old: str, new: str, replace_all: bool
     view = textfile.decode(before, fmt)
     if ctx.seen is not None and rel not in ctx.seen:
         require_seen(ctx.seen, rel, view.replace("\r\n", "\n"), old.replace("\r\n", "\n"))
-    accept = None
-    if rel.endswith(".py") and ctx.loose_edits and ctx.syntax_check and syntax_guard.parses(view):
-        accept = syntax_guard.parses  # of two readings of a re-indented new, the one that still parses
+    # of two readings of a re-indented new, the one that still parses
+    accept = syntax_guard.still_parses if rel.endswith(".py") and ctx.syntax_check else None
     done = replace_text(view, old, new, newline=fmt.newline, replace_all=replace_all, path=rel,
                         deadline=ctx.deadline, loose=ctx.loose_edits, accept=accept)
     del view

@@ -13,7 +13,7 @@ import warnings
 
 from cli_agent.change import Change
 
-__all__ = ["MAX_BYTES", "broken_by", "parses"]
+__all__ = ["MAX_BYTES", "broken_by", "still_parses"]
 
 MAX_BYTES = 2 << 20  # larger files are not parsed (bounded cost: ~10 ms a 100 KB file)
 _AROUND = 2  # lines shown each side of the error
@@ -37,9 +37,12 @@ def broken_by(change: Change) -> str | None:
             f"would be:\n{shown}\nFix the call (keep the indentation of the code around it) and try again.")
 
 
-def parses(source: str) -> bool:
-    """Whether Python source parses (True for sources too large to judge, as `broken_by` does)."""
-    return len(source) > MAX_BYTES or _error(source.encode("utf-8", "surrogateescape")) is None
+def still_parses(before: str, after: str) -> bool:
+    """Whether an edit of Python source leaves it parseable, as `broken_by` judges: True when `after` parses, when
+    either is too large to judge, and when `before` did not parse either (not ours to judge)."""
+    if len(before) > MAX_BYTES or len(after) > MAX_BYTES or _error(after.encode("utf-8", "surrogateescape")) is None:
+        return True
+    return _error(before.encode("utf-8", "surrogateescape")) is not None
 
 
 def _error(source: bytes) -> SyntaxError | None:
