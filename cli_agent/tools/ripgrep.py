@@ -126,36 +126,19 @@ def _lines(stream: Any) -> Iterator[bytes]:
 
 
 def _read_messages(lines: Iterator[bytes], hits: Hits, keep: Callable[[str], bool] | None) -> None:
-    """rg's messages into `hits`. Three kinds are read without decoding their JSON (most messages of a wide search;
-    a `"` inside a JSON string is always escaped, so the markers can't come from a path or a line): a file's begin
-    whose path needs no unescaping, a text file's end, and a match whose line won't be shown (past the cap), whose
-    number is all that counts."""
     current: FileHits | None = None  # rg sends a file's messages together: begin, its matches, end
     for raw in lines:
-        plain = _PLAIN_BEGIN.match(raw)
-        if plain is not None:
-            path = plain.group(1).decode("utf-8", "surrogateescape").removeprefix("./")
-            current = FileHits(hits, path) if keep is None or keep(path) else None
-            continue
-        if raw.startswith(b'{"type":"end"') and b'"binary_offset":null' in raw:
-            if current is not None:
-                current.commit()
-            current = None
-            continue
-        if raw.startswith(b'{"type":"match"') and current is not None:
-            found = _LINE_NUMBER.search(raw)
-            if found is not None and not current.wants(int(found.group(1))):
-                current.add(int(found.group(1)), None)
+        message = _cheap(raw, current)
+        if message is None:
+            try:
+                message = json.loads(raw)
+            except ValueError:
+                path = _path_of_cut_line(raw)
+                if path is not None:
+                    current = current if current is not None and current.path == path else FileHits(hits, path)
+                    current.add(0, None)
+                    hits.skip(path, f"a matching line is longer than {LINE_MAX >> 20} MiB; it is counted, not shown")
                 continue
-        try:
-            message = json.loads(raw)
-        except ValueError:
-            path = _path_of_cut_line(raw)
-            if path is not None:
-                current = current if current is not None and current.path == path else FileHits(hits, path)
-                current.add(0, None)
-                hits.skip(path, f"a matching line is longer than {LINE_MAX >> 20} MiB; it is counted, not shown")
-            continue
         kind, data = message.get("type"), message.get("data") or {}
         if kind == "begin":
             path = _text(data["path"])
@@ -175,6 +158,23 @@ def _read_messages(lines: Iterator[bytes], hits: Hits, keep: Callable[[str], boo
             else:
                 current.commit()
             current = None
+
+
+def _cheap(raw: bytes, current: FileHits | None) -> dict[str, Any] | None:
+    """The message as far as it counts, without decoding its JSON, for the three kinds that make most of a wide
+    search's output (a `"` inside a JSON string is always escaped, so the markers can't come from a path or a line):
+    a file's begin whose path needs no unescaping, a text file's end, and a match whose line won't be shown (past
+    the cap), whose number is all that counts. None: decode it."""
+    plain = _PLAIN_BEGIN.match(raw)
+    if plain is not None:
+        return {"type": "begin", "data": {"path": {"text": plain.group(1).decode("utf-8", "surrogateescape")}}}
+    if raw.startswith(b'{"type":"end"') and b'"binary_offset":null' in raw:
+        return {"type": "end"}
+    if raw.startswith(b'{"type":"match"') and current is not None:
+        found = _LINE_NUMBER.search(raw)
+        if found is not None and not current.wants(int(found.group(1))):
+            return {"type": "match", "data": {"line_number": found.group(1)}}
+    return None
 
 
 def _text(value: dict[str, str], *, path: bool = True) -> str:
