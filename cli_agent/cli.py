@@ -23,7 +23,7 @@ from typing import Any
 from cli_agent import errors
 from cli_agent.cli_state import AppState, flags_given, resume_from, run_interactive, run_prompt
 
-__all__ = ["ROOT_OPTIONS", "exit_now", "main", "oneshot_flags", "repl_flags", "root_flags", "run"]
+__all__ = ["ROOT_OPTIONS", "exit_now", "main", "root_flags", "run"]
 
 # The root's options as the Typer app declares them (a test holds the two together): spelling -> (name, kind).
 # Kinds: "str", "int", "float", "path" take a value; "flag" is True when given.
@@ -37,18 +37,6 @@ ROOT_OPTIONS: dict[str, tuple[str, str]] = {
     "-c": ("continue_", "flag"), "--continue": ("continue_", "flag"), "--resume": ("resume", "str"),
 }
 _CONVERT = {"str": str, "int": int, "float": float, "path": Path}
-
-
-def oneshot_flags(argv: list[str]) -> dict[str, Any] | None:
-    """The root's values for a plain one-shot run, or None when it is not one (see `root_flags`)."""
-    values = root_flags(argv)
-    return values if values is not None and "prompt" in values else None
-
-
-def repl_flags(argv: list[str]) -> dict[str, Any] | None:
-    """The root's values for a plain interactive start (root flags, no `-p`), or None when it is not one."""
-    values = root_flags(argv)
-    return values if values is not None and "prompt" not in values else None
 
 
 def root_flags(argv: list[str]) -> dict[str, Any] | None:
@@ -84,12 +72,17 @@ def root_flags(argv: list[str]) -> dict[str, Any] | None:
     return values
 
 
-def _run_oneshot(values: dict[str, Any], args: list[str], state: AppState) -> int:
-    """What the app's root does with these values, and what Typer does with what escapes it."""
-    prompt, continue_, resume = values.pop("prompt"), values.pop("continue_", False), values.pop("resume", None)
+def _run_root(values: dict[str, Any], args: list[str], state: AppState) -> int:
+    """What the app's root does with these values (`-p`: one task, else the REPL), and what Typer does with what
+    escapes a one-shot run."""
+    prompt, continue_, resume = values.pop("prompt", None), values.pop("continue_", False), values.pop("resume", None)
     state.flags = flags_given(**values)
+    session = resume_from(continue_, resume)
+    if prompt is None:
+        onboard = not any(key in values for key in ("model", "api_base", "api_key"))
+        return run_interactive(state, session, onboard=onboard)
     try:
-        return run_prompt(state, prompt, resume_from(continue_, resume))
+        return run_prompt(state, prompt, session)
     except EOFError:
         sys.stderr.write("\n")
         return _fail("interrupted", 130, _wants_json(args, state))
@@ -100,14 +93,6 @@ def _run_oneshot(values: dict[str, Any], args: list[str], state: AppState) -> in
             raise
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit's flush
         raise SystemExit(1) from None
-
-
-def _run_repl(values: dict[str, Any], state: AppState) -> int:
-    """What the app's root does with these values when there is no `-p`: the REPL."""
-    continue_, resume = values.pop("continue_", False), values.pop("resume", None)
-    state.flags = flags_given(**values)
-    onboard = not any(key in values for key in ("model", "api_base", "api_key"))
-    return run_interactive(state, resume_from(continue_, resume), onboard=onboard)
 
 
 def _run_app(args: list[str], state: AppState) -> int:
@@ -180,9 +165,7 @@ def run(argv: list[str] | None = None, *, provider_factory: Any = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     try:
         values = root_flags(args)
-        if values is None:
-            return _run_app(args, state)
-        return _run_oneshot(values, args, state) if "prompt" in values else _run_repl(values, state)
+        return _run_app(args, state) if values is None else _run_root(values, args, state)
     except errors.CliAgentError as exc:
         return _fail(str(exc), exc.exit_code, not exc.reported and _wants_json(args, state))
     except KeyboardInterrupt:

@@ -1,8 +1,8 @@
 """What the command line's commands share, without Typer: the state the root injects, the settings loaded from the
-root's flags and a command's own, the provider factory, `-c`/`--resume`, and the one-shot run itself.
+root's flags and a command's own, the provider factory, `-c`/`--resume`, the one-shot run and the REPL's start.
 
-Both the Typer app (`cli_app`) and the lean `-p` path (`cli`) stand on this module, so a one-shot run behaves the
-same whichever of the two parsed its arguments.
+Both the Typer app (`cli_app`) and the lean path for plain root flags (`cli`) stand on this module, so a run
+behaves the same whichever of the two parsed its arguments.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 from cli_agent import errors
 
 __all__ = ["AppState", "default_provider", "flags_given", "load_for", "provider_factory", "resume_from",
-           "run_prompt"]
+           "run_interactive", "run_prompt"]
 
 
 @dataclass

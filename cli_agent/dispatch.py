@@ -262,7 +262,7 @@ def _wrap(result: Any) -> Envelope:
 
 
 def _broken_by(change: Change) -> str | None:
-    from cli_agent.tools.syntax_guard import broken_by  # ast: only once a change is planned
+    from cli_agent.tools.syntax_guard import broken_by  # at the call, as every cli_agent.tools import here
 
     return broken_by(change)
 

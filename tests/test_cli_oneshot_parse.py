@@ -1,4 +1,4 @@
-"""The lean `-p` path (`cli.oneshot_flags`): it knows the root's options as the Typer app declares them, it accepts
+"""The lean `-p` path (`cli.root_flags`): it knows the root's options as the Typer app declares them, it accepts
 only what the app would parse to the same values, and a run through it ends exactly as the same run through the
 app; a one-shot process never imports Typer (nor click, nor Rich), nor httpcore's HTTP/2 (h2)."""
 
@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cli_agent import cli
-from cli_agent.cli import ROOT_OPTIONS, oneshot_flags, repl_flags, run
+from cli_agent.cli import ROOT_OPTIONS, root_flags, run
 from cli_agent.cli_app import app
 from cli_agent.providers.scripted import ScriptedProvider
 from cli_agent.testing import FakeOpenAIServer
@@ -25,6 +25,18 @@ from cli_agent.testing import FakeOpenAIServer
 pytestmark = pytest.mark.usefixtures("isolated_home")
 
 ROOT = typer.main.get_command(app)
+
+
+def oneshot_flags(argv: list[str]) -> dict[str, Any] | None:
+    """The lean path's values for a plain one-shot run (`-p` given), else None."""
+    values = root_flags(argv)
+    return values if values is not None and "prompt" in values else None
+
+
+def repl_flags(argv: list[str]) -> dict[str, Any] | None:
+    """The lean path's values for a plain interactive start (no `-p`), else None."""
+    values = root_flags(argv)
+    return values if values is not None and "prompt" not in values else None
 KINDS = {"str": "str", "int": "int", "float": "float", "boolean": "flag", "path": "path"}
 
 
