@@ -304,8 +304,7 @@ def _file_layer(path: Path, where: str) -> _Layer:
 
 
 def _validate_one(key: str, value: Any, where: str) -> Any:
-    table, _, name = key.rpartition(".")
-    if plainly_valid(_TABLES[table] if table else Settings, name, value):  # most flags: pydantic is not imported
+    if plainly_valid(*_owner(key), value):  # most flags: pydantic is not imported
         return value
     from pydantic import ValidationError
 
@@ -317,9 +316,14 @@ def _validate_one(key: str, value: Any, where: str) -> Any:
 
 # ---- helpers ------------------------------------------------------------------------------------------------------
 
-def _field_type(key: str) -> Any:
+def _owner(key: str) -> tuple[type, str]:
+    """The class that declares the key's field (Settings, or a table's), and the field's name."""
     table, _, name = key.rpartition(".")
-    return field_type(_TABLES[table] if table else Settings, name)
+    return _TABLES[table] if table else Settings, name
+
+
+def _field_type(key: str) -> Any:
+    return field_type(*_owner(key))
 
 
 def _get(settings: Settings, key: str) -> Any:
