@@ -21,11 +21,9 @@ _AROUND = 2  # lines shown each side of the error
 
 def broken_by(change: Change) -> str | None:
     """Why `change` leaves a Python file unparseable (one paragraph for the model), or None."""
-    if not change.path.endswith(".py") or change.after is None or len(change.after) > MAX_BYTES:
+    if not change.path.endswith(".py") or change.after is None:
         return None
-    if change.before is not None and (len(change.before) > MAX_BYTES or _error(change.before) is not None):
-        return None
-    error = _error(change.after)
+    error = _new_error(change.before, change.after)
     if error is None:
         return None
     line = error.lineno or 0
@@ -38,11 +36,19 @@ def broken_by(change: Change) -> str | None:
 
 
 def still_parses(before: str, after: str) -> bool:
-    """Whether an edit of Python source leaves it parseable, as `broken_by` judges: True when `after` parses, when
-    either is too large to judge, and when `before` did not parse either (not ours to judge)."""
-    if len(before) > MAX_BYTES or len(after) > MAX_BYTES or _error(after.encode("utf-8", "surrogateescape")) is None:
-        return True
-    return _error(before.encode("utf-8", "surrogateescape")) is not None
+    """Whether an edit of Python source leaves it parseable, as `broken_by` judges it."""
+    return _new_error(before.encode("utf-8", "surrogateescape"), after.encode("utf-8", "surrogateescape")) is None
+
+
+def _new_error(before: bytes | None, after: bytes) -> SyntaxError | None:
+    """The syntax error an edit brings into Python source; None when `after` parses, when either side is too large
+    to judge, and when `before` did not parse either (a fix in several steps stays possible)."""
+    if len(after) > MAX_BYTES or (before is not None and len(before) > MAX_BYTES):
+        return None
+    error = _error(after)
+    if error is None or (before is not None and _error(before) is not None):
+        return None
+    return error
 
 
 def _error(source: bytes) -> SyntaxError | None:
