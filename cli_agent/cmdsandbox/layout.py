@@ -18,6 +18,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cli_agent.cmdsandbox.confine import confine
+
 __all__ = ["HOME_CACHES", "HOME_SECRETS", "Policy", "bwrap_argv", "read_only_paths"]
 
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/nix/store")
@@ -37,7 +39,9 @@ class Policy:
     network: bool = False
     read_paths: tuple[str, ...] = ()  # extra folders/files readable (user config only)
     write_paths: tuple[str, ...] = ()  # extra folders writable directly, not staged (user config only)
-    read_only: tuple[str, ...] = (".git", ".cli-agent")  # workspace-relative paths bound read-only over the overlay
+    # workspace-relative paths bound read-only over the overlay; a name that leads out, through a link or to
+    # nothing is never bound (`confine`)
+    read_only: tuple[str, ...] = (".git", ".cli-agent")
     hidden: tuple[str, ...] = ()  # extra absolute paths masked wherever they show (cli-agent's own config, state)
     tmp_bytes: int = 1 << 30  # size of the private /tmp
     max_processes: int = 512
@@ -115,9 +119,8 @@ def bwrap_argv(bwrap: str, policy: Policy, upper: Path, work: Path, command: Seq
     for tree in extra:
         argv += ["--ro-bind-try", str(tree), str(tree)]
     argv += ["--overlay-src", str(ws), "--overlay", str(upper), str(work), str(ws)]
-    for rel in policy.read_only:
-        if _exists(str(ws / rel)) and not os.path.islink(ws / rel):
-            argv += ["--ro-bind", str(ws / rel), str(ws / rel)]
+    for rel in confine(ws, policy.read_only).paths:  # a repository's names stay inside the workspace
+        argv += ["--ro-bind-try", str(ws / rel), str(ws / rel)]
     for raw in policy.write_paths:
         writable = Path(os.path.realpath(os.path.expanduser(raw)))
         if os.path.isdir(writable) and not _covers(writable, ws) and not _covers(ws, writable):

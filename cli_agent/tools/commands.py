@@ -26,21 +26,22 @@ __all__ = ["CommandSetup", "command_setup", "rename_file", "run_command", "run_d
 
 def command_setup(settings: Settings, workspace: Workspace) -> CommandSetup | None:
     """How this session runs commands; None when no sandbox can be set up here (then run_command isn't offered).
-    Locks naming a literal path are bound read-only too; every lock is refused in a change set anyway."""
+    Locks naming a literal path inside the workspace are bound read-only too (`confine`: the others are refused,
+    each with a note); every lock is refused in a change set anyway."""
     from cli_agent.cmdsandbox import Policy, probe
+    from cli_agent.cmdsandbox.confine import confine
 
     box = settings.sandbox
-    literal = tuple(lock.strip("/") for lock in workspace.locks
-                    if lock.strip("/") and not any(c in lock for c in "*?[!"))
+    locks = confine(workspace.root, workspace.locks)
     policy = Policy(workspace=workspace.root, network=box.network, read_paths=tuple(box.read_paths),
-                    write_paths=tuple(box.write_paths), read_only=(".git", ".cli-agent", *literal))
+                    write_paths=tuple(box.write_paths), read_only=(".git", ".cli-agent", *locks.paths))
     capability = None
     if box.mode != "off":
         capability = probe()
         if not capability.available:
             return None
     return CommandSetup(capability, policy, settings.command_timeout, settings.command_timeout_max,
-                        tuple(box.env_allow))
+                        tuple(box.env_allow), notes=locks.notes)
 
 
 def _why_not(workspace: Workspace, rel: str) -> str | None:

@@ -1,0 +1,63 @@
+"""The sandbox keeps the host out: what a repository names, kernel settings, host sockets, the environment and
+secret files. Each test runs a real command in the real sandbox and checks the host; docs/sandbox.md's table has a
+row for each."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from sandboxkit import run_policy
+
+from cli_agent.config import Settings
+from cli_agent.facts import workspace_for
+from cli_agent.tools.commands import command_setup
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the command sandbox is Linux-only")
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    (root / ".git").mkdir(parents=True)
+    (root / "a.txt").write_text("a\n")
+    return root
+
+
+# -- what a repository names ----------------------------------------------------------------------------------
+
+def test_repository_locks_never_bind_the_host_and_a_missing_one_breaks_nothing(tmp_path: Path, ws: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text("SECRET-KEY\n")
+    (home / ".aws").mkdir()
+    (home / ".aws" / "credentials").write_text("SECRET-AWS\n")
+    monkeypatch.setenv("HOME", str(tmp_path / "elsewhere"))  # HOME's own masks must not be what saves us
+    (ws / "link").symlink_to(home)
+    (ws / "kept.txt").write_text("kept\n")
+    (ws / ".cli-agent").mkdir()
+    (ws / ".cli-agent" / "facts.toml").write_text(
+        '[locks]\npaths = ["../home/.ssh", "link/.aws/credentials", "missing.txt", "../../../../../../etc/shadow"]\n')
+    settings = Settings(workspace=str(ws), locks=["../home/.aws/credentials", "/kept.txt", "*.lock"])
+    setup = command_setup(settings, workspace_for(settings))
+    assert setup is not None and setup.capability is not None
+    run = run_policy(ws, setup.policy, f"cat ../home/.ssh/id_rsa {home}/.ssh/id_rsa ../home/.aws/credentials "
+                                       f"link/.aws/credentials /etc/shadow; echo x > kept.txt; echo ran")
+    out = run.outcome.output
+    assert "ran" in out  # a lock naming nothing did not break the sandbox
+    assert "SECRET" not in out and "root:$" not in out and "root:*" not in out and "root:!" not in out
+    assert "Read-only file system" in out and (ws / "kept.txt").read_text() == "kept\n"  # the inside lock holds
+    assert setup.policy.read_only == (".git", ".cli-agent", "kept.txt")
+    assert len(setup.notes) == 5 and all(n.startswith("lock ") and "\n" not in n for n in setup.notes)
+    assert any("missing.txt" in n and "nothing exists there" in n for n in setup.notes)
+
+
+def test_a_lock_naming_a_host_socket_or_fifo_is_never_bound(ws: Path) -> None:
+    os.mkfifo(ws / "fifo")
+    settings = Settings(workspace=str(ws), locks=["fifo"])
+    setup = command_setup(settings, workspace_for(settings))
+    assert setup is not None and setup.policy.read_only == (".git", ".cli-agent")
+    assert "never bound" in setup.notes[0]
