@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from sandboxkit import run_policy
+from sandboxkit import run_policy, sandboxed
 
 from cli_agent.config import Settings
 from cli_agent.facts import workspace_for
@@ -61,3 +61,49 @@ def test_a_lock_naming_a_host_socket_or_fifo_is_never_bound(ws: Path) -> None:
     setup = command_setup(settings, workspace_for(settings))
     assert setup is not None and setup.policy.read_only == (".git", ".cli-agent")
     assert "never bound" in setup.notes[0]
+
+
+# -- kernel interfaces -------------------------------------------------------------------------------------------
+
+# Inside the sandbox: every file under /proc (but the processes' own folders), /sys and /dev that could be opened for
+# writing, and every mount that is not read-only. Opening for writing changes nothing; only writing would.
+KERNEL_PROBE = r"""
+import errno, os
+ALLOWED = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx",
+           "/dev/console"}
+writable = []
+for top in ("/proc", "/sys", "/dev"):
+    for folder, dirs, files in os.walk(top):
+        if folder == "/proc":
+            dirs[:] = [d for d in dirs if not d.isdigit() and d not in ("self", "thread-self")]
+        if folder.startswith(("/dev/pts", "/dev/shm", "/dev/mqueue")):
+            dirs[:] = []
+            continue
+        for name in files:
+            path = os.path.join(folder, name)
+            if path in ALLOWED or os.path.islink(path):
+                continue
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_NOCTTY)
+            except OSError:
+                continue
+            os.close(fd)
+            writable.append(path)
+print("WRITABLE", len(writable), " ".join(writable[:20]))
+print("SYS", sorted(os.listdir("/sys")) if os.path.isdir("/sys") else "absent")
+"""
+
+
+def test_no_kernel_interface_is_writable(ws: Path, tmp_path: Path) -> None:
+    """As root, the sandbox's uid 0 is the host's: /proc/sys/kernel/* (core_pattern!) was writable. Now /proc/sys and
+    the other kernel folders are read-only, /sys is absent, /dev holds only the harmless nodes. Run as root here and
+    as nobody in test_cmdsandbox_unprivileged."""
+    (tmp_path / "probe.py").write_text(KERNEL_PROBE)
+    run = sandboxed(ws, f"python3 {tmp_path / 'probe.py'}", read_paths=(str(tmp_path / "probe.py"),))
+    out = run.outcome.output
+    assert "WRITABLE 0 " in out, out
+    assert "SYS absent" in out or "SYS []" in out, out
+    # the value written back unchanged, so that a broken sandbox changes nothing on the host
+    core = sandboxed(ws, "for f in kernel/core_pattern kernel/printk_ratelimit_burst vm/overcommit_memory; do "
+                         "v=$(cat /proc/sys/$f) && echo \"$v\" > /proc/sys/$f && echo WROTE $f; done; echo done")
+    assert "done" in core.outcome.output and "WROTE" not in core.outcome.output

@@ -26,6 +26,13 @@ SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"
 ETC_SECRETS = ("shadow", "shadow-", "gshadow", "gshadow-", "ssh", "sudoers", "sudoers.d", "security/opasswd",
                "ssl/private", "credstore", "credstore.encrypted", "libvirt", "NetworkManager/system-connections",
                "wpa_supplicant")
+# Kernel interfaces in the sandbox's own /proc: bound read-only from the host's (the sandbox's uid 0 is the host's
+# root when cli-agent runs as root, and the kernel checks /proc/sys by uid alone), or hidden. /sys is never mounted;
+# /dev holds only bubblewrap's null, zero, full, random, urandom, tty and a private pts and shm.
+PROC_READ_ONLY = ("sys", "sysrq-trigger", "irq", "bus", "fs", "acpi", "scsi", "driver", "sysvipc", "tty", "asound",
+                  "pressure", "mtrr")
+PROC_HIDDEN = ("kcore", "kmsg", "keys", "key-users", "timer_list", "sched_debug", "kpagecount", "kpageflags",
+               "kpagecgroup", "latency_stats", "timer_stats")
 HOME_SECRETS = (".ssh", ".aws", ".azure", ".config", ".gnupg", ".netrc", ".pki", ".docker", ".kube", ".password-store",
                 ".local/share/keyrings", ".mozilla", ".thunderbird", ".git-credentials", ".npmrc", ".pypirc",
                 ".cargo/credentials", ".cargo/credentials.toml", "snap", ".var/app", "Library/Keychains")
@@ -112,6 +119,7 @@ def bwrap_argv(bwrap: str, policy: Policy, upper: Path, work: Path, command: Seq
             argv += ["--ro-bind", path, path]
     argv += ["--proc", "/proc", "--dev", "/dev", "--size", str(policy.tmp_bytes), "--tmpfs", "/tmp",
              "--dir", "/var/tmp", "--dir", "/run"]
+    argv += _kernel_interfaces()
     argv += _masks(Path("/etc") / name for name in ETC_SECRETS)
     if home is not None:
         argv += ["--dir", str(home)]
@@ -132,6 +140,17 @@ def bwrap_argv(bwrap: str, policy: Policy, upper: Path, work: Path, command: Seq
     argv += _masks(h for h in real_hidden if any(_covers(b, h) for b in bound))
     argv += ["--chdir", str(ws), "--", *command]
     return argv
+
+
+def _kernel_interfaces() -> list[str]:
+    out: list[str] = []
+    for name in PROC_READ_ONLY:
+        if os.path.exists(f"/proc/{name}"):
+            out += ["--ro-bind", f"/proc/{name}", f"/proc/{name}"]
+    for name in PROC_HIDDEN:
+        if os.path.exists(f"/proc/{name}"):
+            out += ["--ro-bind", "/dev/null", f"/proc/{name}"]
+    return out
 
 
 def _masks(paths: Iterable[Path]) -> list[str]:
