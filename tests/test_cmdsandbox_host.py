@@ -51,8 +51,9 @@ def test_repository_locks_never_bind_the_host_and_a_missing_one_breaks_nothing(t
     assert "SECRET" not in out and "root:$" not in out and "root:*" not in out and "root:!" not in out
     assert "Read-only file system" in out and (ws / "kept.txt").read_text() == "kept\n"  # the inside lock holds
     assert setup.policy.read_only == (".git", ".cli-agent", "kept.txt")
-    assert len(setup.notes) == 5 and all(n.startswith("lock ") and "\n" not in n for n in setup.notes)
-    assert any("missing.txt" in n and "nothing exists there" in n for n in setup.notes)
+    lock_notes = [n for n in setup.notes if n.startswith("lock ")]
+    assert len(lock_notes) == 5 and all("\n" not in n for n in lock_notes)
+    assert any("missing.txt" in n and "nothing exists there" in n for n in lock_notes)
 
 
 def test_a_lock_naming_a_host_socket_or_fifo_is_never_bound(ws: Path) -> None:
@@ -60,7 +61,7 @@ def test_a_lock_naming_a_host_socket_or_fifo_is_never_bound(ws: Path) -> None:
     settings = Settings(workspace=str(ws), locks=["fifo"])
     setup = command_setup(settings, workspace_for(settings))
     assert setup is not None and setup.policy.read_only == (".git", ".cli-agent")
-    assert "never bound" in setup.notes[0]
+    assert "never bound" in setup.notes[0] and setup.notes[0].startswith("lock 'fifo'")
 
 
 # -- kernel interfaces -------------------------------------------------------------------------------------------
@@ -107,3 +108,46 @@ def test_no_kernel_interface_is_writable(ws: Path, tmp_path: Path) -> None:
     core = sandboxed(ws, "for f in kernel/core_pattern kernel/printk_ratelimit_burst vm/overcommit_memory; do "
                          "v=$(cat /proc/sys/$f) && echo \"$v\" > /proc/sys/$f && echo WROTE $f; done; echo done")
     assert "done" in core.outcome.output and "WROTE" not in core.outcome.output
+
+
+# -- the environment -----------------------------------------------------------------------------------------------
+
+LEAKY = {"GITHUB_PAT": "ghp", "DATABASE_URL": "postgres://u:pw@db/x", "PGPASSWORD": "pw", "MYSQL_PWD": "pw",
+         "REDIS_URL": "redis://:pw@r", "SECRET_KEY_BASE": "kb", "SENTRY_DSN": "https://k@s/1",
+         "SLACK_WEBHOOK_URL": "https://hooks/x", "CI_JOB_JWT": "jwt", "DOCKER_AUTH_CONFIG": "{}",
+         "HTTPS_PROXY": "http://u:pw@proxy:3128", "npm_config__authToken": "npm", "OPENAI_API_KEY": "sk",
+         "HARMLESS_LOOKING": "x"}
+
+
+def test_commands_get_an_allowlisted_environment(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, value in LEAKY.items():
+        monkeypatch.setenv(name, f"LEAK-{value}")
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    monkeypatch.setenv("LC_ALL", "C.UTF-8")
+    monkeypatch.setenv("DEPLOY_TOKEN", "named-by-user")
+    monkeypatch.setenv("MYAPP_MODE", "named-by-prefix")
+    run = sandboxed(ws, "env", env_allow=("DEPLOY_TOKEN", "MYAPP_*"))
+    out = run.outcome.output
+    assert "LEAK-" not in out, out
+    assert "DEPLOY_TOKEN=named-by-user" in out and "MYAPP_MODE=named-by-prefix" in out
+    assert "LANG=C.UTF-8" in out and "LC_ALL=C.UTF-8" in out and "TMPDIR=/tmp" in out and "PATH=" in out
+    names = {line.split("=", 1)[0] for line in out.splitlines() if "=" in line}
+    import fnmatch
+
+    from cli_agent.cmdsandbox.environment import BASE
+    assert all(any(fnmatch.fnmatchcase(n, p) for p in (*BASE, "DEPLOY_TOKEN", "MYAPP_*", "TMPDIR", "PWD", "SHLVL",
+                                                         "_", "OLDPWD")) for n in names), names
+
+
+def test_the_dropped_variables_are_named_once_per_session_and_by_cli_agent_sandbox(
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GITHUB_PAT", "LEAK-ghp")
+    monkeypatch.setenv("DATABASE_URL", "LEAK-db")
+    settings = Settings(workspace=str(ws))
+    setup = command_setup(settings, workspace_for(settings))
+    assert setup is not None
+    note = next(n for n in setup.notes if "environment variable" in n)
+    assert "GITHUB_PAT" in note and "DATABASE_URL" in note and "LEAK" not in note and "\n" not in note
+    from cli_agent.ui.sandbox_status import sandbox_report
+    text, code = sandbox_report(settings)
+    assert code == 0 and "GITHUB_PAT" in text and "LEAK" not in text

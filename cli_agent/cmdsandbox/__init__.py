@@ -8,7 +8,8 @@ back as a change set (`staging.collect`), which cli-agent applies only once it i
 
     probe.py     can a sandbox be set up here, and if not, why not and what would enable it
     layout.py    what the command sees: the bwrap arguments for a `Policy`
-    secrets.py   the environment the command gets (secrets scrubbed)
+    confine.py   a repository's locks kept inside the workspace
+    environment.py  the environment the command gets (an allowlist)
     process.py   running it: limits, timeout, capped output, every process killed
     staging.py   the staging layer read back as a `ChangeSet`
     runner.py    the four put together: `run_in_sandbox`

@@ -3,7 +3,7 @@
 The staging folder (upper and work folders of the overlay) is made with mode 0700 in the system's temporary folder,
 outside the workspace and invisible inside the sandbox (whose /tmp is its own), and removed when the change set has
 been read: the change set holds the bytes. `run_unsandboxed` is the explicit opt-out (`sandbox = "off"`): the same
-limits, timeout and scrubbed environment, but the command writes to the workspace itself and nothing is staged.
+limits, timeout and allowlisted environment, but the command writes to the workspace itself and nothing is staged.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cli_agent.cmdsandbox import process
+from cli_agent.cmdsandbox.environment import command_env
 from cli_agent.cmdsandbox.layout import Policy, bwrap_argv
 from cli_agent.cmdsandbox.probe import Capability
-from cli_agent.cmdsandbox.secrets import scrubbed_env
 from cli_agent.cmdsandbox.staging import ChangeSet, collect
 
 __all__ = ["CommandRun", "run_in_sandbox", "run_unsandboxed", "shell_argv"]
@@ -65,7 +65,7 @@ def run_in_sandbox(command: str, capability: Capability, policy: Policy, limits:
         hidden = (*policy.hidden, *_own_dirs(), str(staging))
         argv = bwrap_argv(capability.bwrap, Policy(**{**policy.__dict__, "hidden": hidden}), upper, work,
                           shell_argv(command, limits))
-        env = scrubbed_env(os.environ, env_allow, policy.extra_env)
+        env = command_env(os.environ, env_allow, policy.extra_env)
         outcome = yield from process.run(argv, env, limits)
         changes = collect(Path(os.path.realpath(policy.workspace)), upper, check)
     finally:
@@ -75,7 +75,7 @@ def run_in_sandbox(command: str, capability: Capability, policy: Policy, limits:
 
 def run_unsandboxed(command: str, workspace: Path, limits: process.Limits, env_allow: Iterable[str] = ()
                     ) -> Generator[bytes, None, CommandRun]:
-    env = scrubbed_env(os.environ, env_allow)
+    env = command_env(os.environ, env_allow)
     outcome = yield from process.run(shell_argv(command, limits), env, limits, cwd=str(workspace))
     return CommandRun(outcome, ChangeSet(), sandboxed=False)
 

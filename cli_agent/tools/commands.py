@@ -41,7 +41,20 @@ def command_setup(settings: Settings, workspace: Workspace) -> CommandSetup | No
         if not capability.available:
             return None
     return CommandSetup(capability, policy, settings.command_timeout, settings.command_timeout_max,
-                        tuple(box.env_allow), notes=locks.notes)
+                        tuple(box.env_allow), notes=(*locks.notes, *_env_note(tuple(box.env_allow))))
+
+
+def _env_note(allow: tuple[str, ...]) -> tuple[str, ...]:
+    import os
+
+    from cli_agent.cmdsandbox.environment import dropped
+
+    names = [n if n.isprintable() else repr(n) for n in dropped(os.environ, allow)]
+    if not names:
+        return ()
+    shown = ", ".join(names[:12]) + (f" and {len(names) - 12} more" if len(names) > 12 else "")
+    return (f"{len(names)} environment variable(s) not passed to commands: {shown} "
+            "([sandbox] env_allow in the user config passes more)",)
 
 
 def _why_not(workspace: Workspace, rel: str) -> str | None:

@@ -16,8 +16,8 @@ __all__ = ["sandbox_report"]
 def sandbox_report(settings: Settings) -> tuple[str, int]:
     """The report and the exit code: 0 when commands can run (sandboxed, or explicitly unsandboxed), 1 when not."""
     from cli_agent.cmdsandbox import probe
+    from cli_agent.cmdsandbox.environment import BASE, dropped
     from cli_agent.cmdsandbox.layout import HOME_SECRETS, Policy, read_only_paths
-    from cli_agent.cmdsandbox.secrets import is_secret
 
     box = settings.sandbox
     if box.mode == "off":
@@ -33,7 +33,7 @@ def sandbox_report(settings: Settings) -> tuple[str, int]:
         return "\n".join(lines), 1
     policy = Policy(workspace=Path(settings.workspace), network=box.network, read_paths=tuple(box.read_paths),
                     write_paths=tuple(box.write_paths))
-    dropped = sorted(k for k in os.environ if is_secret(k))
+    gone = dropped(os.environ, box.env_allow)
     lines = [
         f"command sandbox: {capability.describe()}",
         "  writes:    a copy-on-write view of the workspace (applied only as an approved change set) and a "
@@ -43,8 +43,9 @@ def sandbox_report(settings: Settings) -> tuple[str, int]:
         f"  hidden:    {', '.join('~/' + s for s in HOME_SECRETS[:8])}, ... and cli-agent's own config and state",
         "  network:   " + ("ALLOWED (sandbox.network = true)" if box.network else "none (own loopback only)"),
         "  processes: killed with the command (PID namespace); at most 512 at once; files up to 1 GiB",
-        f"  env:       {len(dropped)} secret-looking variable(s) dropped here" +
-        (f" ({', '.join(dropped[:6])}{', ...' if len(dropped) > 6 else ''})" if dropped else ""),
+        f"  env:       only {', '.join(BASE)}"
+        + (f", and (sandbox.env_allow) {', '.join(box.env_allow)}" if box.env_allow else ""),
+        f"             {len(gone)} variable(s) dropped here" + (f": {', '.join(gone)}" if gone else ""),
     ]
     if box.write_paths:
         lines.append(f"  writable directly (not staged): {', '.join(box.write_paths)}")
