@@ -151,3 +151,69 @@ def test_the_dropped_variables_are_named_once_per_session_and_by_cli_agent_sandb
     from cli_agent.ui.sandbox_status import sandbox_report
     text, code = sandbox_report(settings)
     assert code == 0 and "GITHUB_PAT" in text and "LEAK" not in text
+
+
+# -- secret files ----------------------------------------------------------------------------------------------
+
+def test_credential_files_in_the_tool_caches_are_hidden_by_name(ws: Path, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home"
+    secrets = (".cache/huggingface/token", ".cache/huggingface/stored_tokens", ".cache/tool/a/b/auth.json",
+               ".cache/gh/hosts.yml", ".local/lib/app/credentials.json", ".cache/x/id_ed25519", ".cache/x/tls.key",
+               ".cache/x/client.pem", ".cache/app/.git-credentials", ".cache/cli-agent/state.json")
+    for rel in (*secrets, ".cache/pip/wheel.txt", ".cache/huggingface/hub/tokenizer.json"):
+        (home / rel).parent.mkdir(parents=True, exist_ok=True)
+        (home / rel).write_text(f"SECRET {rel}\n" if rel in secrets else f"fine {rel}\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("CLI_AGENT_HOME", str(tmp_path / "agent-home"))  # cli-agent's default cache still hidden
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    run = sandboxed(ws, " ; ".join(f"cat ~/{rel}" for rel in secrets) + "; cat ~/.cache/pip/wheel.txt "
+                    "~/.cache/huggingface/hub/tokenizer.json")
+    out = run.outcome.output
+    assert "SECRET" not in out, out
+    assert "fine .cache/pip/wheel.txt" in out and "fine .cache/huggingface/hub/tokenizer.json" in out
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="writes under /etc; as an ordinary user /etc's private files are "
+                                              "unreadable anyway")
+def test_private_files_under_etc_are_hidden_by_rule(ws: Path) -> None:
+    import shutil
+    import uuid
+
+    folder = Path("/etc") / f"cli-agent-test-{uuid.uuid4().hex[:8]}"
+    try:
+        (folder / "wireguard").mkdir(parents=True)
+        (folder / "wireguard" / "wg0.conf").write_text("SECRET PrivateKey\n")
+        (folder / "wireguard" / "wg0.conf").chmod(0o600)
+        (folder / "live").mkdir(mode=0o700)
+        (folder / "live" / "chain.pem").write_text("SECRET in a private folder\n")
+        (folder / "live" / "chain.pem").chmod(0o644)
+        (folder / "krb5.keytab").write_text("SECRET keytab\n")
+        (folder / "krb5.keytab").chmod(0o644)
+        (folder / "public.conf").write_text("fine\n")
+        run = sandboxed(ws, f"cat {folder}/wireguard/wg0.conf {folder}/live/chain.pem {folder}/krb5.keytab "
+                            f"{folder}/public.conf; cat /etc/ssl/private/* 2>&1 | head -c 100")
+        assert "SECRET" not in run.outcome.output and "PRIVATE KEY" not in run.outcome.output
+        assert "fine" in run.outcome.output
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+# -- the table ---------------------------------------------------------------------------------------------------
+
+def test_every_row_of_the_reach_table_is_in_the_docs_and_has_its_test() -> None:
+    from cli_agent.cmdsandbox.reach import ROWS, markdown_table
+
+    root = Path(__file__).resolve().parents[1]
+    assert markdown_table() in (root / "docs" / "sandbox.md").read_text(encoding="utf-8")
+    tests = "".join(p.read_text(encoding="utf-8") for p in (root / "tests").glob("test_*.py"))
+    missing = [row.test for row in ROWS if f"def {row.test}(" not in tests]
+    assert missing == [], missing
+
+
+def test_cli_agent_sandbox_prints_the_table(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from cli_agent.cmdsandbox.reach import ROWS
+    from cli_agent.ui.sandbox_status import sandbox_report
+
+    text, code = sandbox_report(Settings(workspace=str(ws)))
+    assert code == 0 and all(row.what.replace("`", "") in text for row in ROWS)

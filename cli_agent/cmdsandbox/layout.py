@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cli_agent.cmdsandbox.confine import confine
+from cli_agent.cmdsandbox.secret_files import secret_files
 
-__all__ = ["HOME_CACHES", "HOME_SECRETS", "Policy", "bwrap_argv", "read_only_paths"]
+__all__ = ["HOME_CACHES", "HOME_SECRETS", "Policy", "bwrap_argv", "read_only_paths", "secret_paths"]
 
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/nix/store")
 ETC_SECRETS = ("shadow", "shadow-", "gshadow", "gshadow-", "ssh", "sudoers", "sudoers.d", "security/opasswd",
@@ -120,7 +121,6 @@ def bwrap_argv(bwrap: str, policy: Policy, upper: Path, work: Path, command: Seq
     argv += ["--proc", "/proc", "--dev", "/dev", "--size", str(policy.tmp_bytes), "--tmpfs", "/tmp",
              "--dir", "/var/tmp", "--dir", "/run"]
     argv += _kernel_interfaces()
-    argv += _masks(Path("/etc") / name for name in ETC_SECRETS)
     if home is not None:
         argv += ["--dir", str(home)]
     extra = read_only_paths(policy)
@@ -129,17 +129,40 @@ def bwrap_argv(bwrap: str, policy: Policy, upper: Path, work: Path, command: Seq
     argv += ["--overlay-src", str(ws), "--overlay", str(upper), str(work), str(ws)]
     for rel in confine(ws, policy.read_only).paths:  # a repository's names stay inside the workspace
         argv += ["--ro-bind-try", str(ws / rel), str(ws / rel)]
+    writable = _write_paths(policy, ws)
+    for tree in writable:
+        argv += ["--bind", str(tree), str(tree)]
+    # The host's deny list comes last, over everything bound above, so nothing bound can uncover it.
+    argv += _masks(secret_paths([Path("/etc"), ws, *extra, *writable], home, policy.hidden))
+    argv += ["--chdir", str(ws), "--", *command]
+    return argv
+
+
+def _write_paths(policy: Policy, ws: Path) -> list[Path]:
+    out: list[Path] = []
     for raw in policy.write_paths:
         writable = Path(os.path.realpath(os.path.expanduser(raw)))
         if os.path.isdir(writable) and not _covers(writable, ws) and not _covers(ws, writable):
-            argv += ["--bind", str(writable), str(writable)]
-    hidden = [home / s for s in HOME_SECRETS] if home is not None else []
-    hidden += [Path(p) for p in policy.hidden]
-    bound = [ws, *extra]
-    real_hidden = [Path(os.path.realpath(h)) for h in hidden]
-    argv += _masks(h for h in real_hidden if any(_covers(b, h) for b in bound))
-    argv += ["--chdir", str(ws), "--", *command]
-    return argv
+            out.append(writable)
+    return out
+
+
+def secret_paths(bound: Sequence[Path], home: Path | None, hidden: Sequence[str] = ()) -> list[Path]:
+    """Every path to hide in the trees `bound` (real, absolute): the fixed lists (/etc's, HOME's, `hidden`) where a
+    tree shows them, and what the rules of `secret_files` find in the trees under /etc or HOME."""
+    fixed = [Path("/etc") / name for name in ETC_SECRETS]
+    fixed += [home / s for s in HOME_SECRETS] if home is not None else []
+    fixed += [Path(p) for p in hidden]
+    out = [r for r in (Path(os.path.realpath(p)) for p in fixed) if any(_covers(b, r) for b in bound)]
+    for tree in bound:
+        if _covers(Path("/etc"), tree):
+            out += secret_files(tree, "etc")
+        elif home is not None and _covers(home, tree) and tree != home:
+            out += secret_files(tree, "home")
+        elif home is not None and _covers(tree, home):  # the workspace is HOME or holds it: HOME's own trees
+            out += [f for cache in HOME_CACHES if os.path.isdir(home / cache)
+                    for f in secret_files(home / cache, "home")]
+    return list(dict.fromkeys(out))
 
 
 def _kernel_interfaces() -> list[str]:

@@ -45,9 +45,16 @@ def shell_argv(command: str, limits: process.Limits | None = None) -> list[str]:
 
 
 def _own_dirs() -> list[str]:
+    """cli-agent's config, state and cache folders: where CLI_AGENT_HOME puts them and the platform's own ones
+    (an earlier session's cache and state stay there when CLI_AGENT_HOME points elsewhere)."""
+    import platformdirs
+
     from cli_agent import paths
 
-    return [str(paths.user_config_dir()), str(paths.user_state_dir()), str(paths.user_cache_dir())]
+    ours = [paths.user_config_dir(), paths.user_state_dir(), paths.user_cache_dir()]
+    ours += [Path(f(paths.APP, appauthor=False)) for f in (platformdirs.user_config_dir, platformdirs.user_state_dir,
+                                                          platformdirs.user_cache_dir, platformdirs.user_data_dir)]
+    return [str(p) for p in dict.fromkeys(ours)]
 
 
 def run_in_sandbox(command: str, capability: Capability, policy: Policy, limits: process.Limits,
