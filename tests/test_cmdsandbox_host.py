@@ -15,6 +15,9 @@ from cli_agent.config import Settings
 from cli_agent.facts import workspace_for
 from cli_agent.tools.commands import command_setup
 
+# the system's interpreter: a venv's may lie under a HOME the tests replace (pyenv), or under a folder nobody may read
+PY = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else "python3"
+
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the command sandbox is Linux-only")
 
 
@@ -100,7 +103,7 @@ def test_no_kernel_interface_is_writable(ws: Path, tmp_path: Path) -> None:
     the other kernel folders are read-only, /sys is absent, /dev holds only the harmless nodes. Run as root here and
     as nobody in test_cmdsandbox_unprivileged."""
     (tmp_path / "probe.py").write_text(KERNEL_PROBE)
-    run = sandboxed(ws, f"python3 {tmp_path / 'probe.py'}", read_paths=(str(tmp_path / "probe.py"),))
+    run = sandboxed(ws, f"{PY} {tmp_path / 'probe.py'}", read_paths=(str(tmp_path / "probe.py"),))
     out = run.outcome.output
     assert "WRITABLE 0 " in out, out
     assert "SYS absent" in out or "SYS []" in out, out
@@ -217,3 +220,44 @@ def test_cli_agent_sandbox_prints_the_table(ws: Path, monkeypatch: pytest.Monkey
 
     text, code = sandbox_report(Settings(workspace=str(ws)))
     assert code == 0 and all(row.what.replace("`", "") in text for row in ROWS)
+
+
+# -- host sockets -------------------------------------------------------------------------------------------------
+
+def test_no_host_socket_is_connectable(ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Listening Unix sockets wherever a bound tree shows the host: a tool cache, a folder on PATH (as the venv is),
+    a read path, the workspace and its `.git/` (git's fsmonitor daemon). None is connectable; a socket the command
+    makes in its own /tmp still works."""
+    import socket
+
+    home = tmp_path / "home"
+    places = [home / ".cache" / "daemon" / "s.sock", tmp_path / "bin" / "s.sock", tmp_path / "extra" / "s.sock",
+              ws / ".git" / "fsmonitor--daemon.ipc", ws / "app.sock"]
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:{os.environ['PATH']}")
+    listeners = []
+    try:
+        for place in places:
+            place.parent.mkdir(parents=True, exist_ok=True)
+            listener = socket.socket(socket.AF_UNIX)
+            listener.bind(str(place))
+            listener.listen(5)
+            listener.setblocking(False)
+            listeners.append(listener)
+        probe = tmp_path / "extra" / "connect.py"
+        probe.write_text("import socket, sys\nfor p in sys.argv[1:]:\n    s = socket.socket(socket.AF_UNIX)\n"
+                         "    try:\n        s.connect(p); print('CONNECTED', p)\n"
+                         "    except OSError as e:\n        print('refused', p, e.errno)\n"
+                         "own = socket.socket(socket.AF_UNIX); own.bind('/tmp/own.sock'); own.listen(1)\n"
+                         "c = socket.socket(socket.AF_UNIX); c.connect('/tmp/own.sock'); print('OWN OK')\n")
+        run = sandboxed(ws, f"{PY} {probe} " + " ".join(str(p) for p in places),
+                        read_paths=(str(tmp_path / "extra"),))
+        out = run.outcome.output
+        assert "CONNECTED" not in out and out.count("refused") == len(places), out
+        assert "OWN OK" in out
+        for listener in listeners:
+            with pytest.raises(BlockingIOError):
+                listener.accept()
+    finally:
+        for listener in listeners:
+            listener.close()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -113,11 +114,14 @@ def bwrap_argv(bwrap: str, policy: Policy, upper: Path, work: Path, command: Seq
             "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--disable-userns"]
     if not policy.network:
         argv.append("--unshare-net")
+    empty = work.parent / "empty"  # the second, empty lower layer a read-only overlay needs
+    empty.mkdir(exist_ok=True)
+    mounts = _mount_points()
     for path in SYSTEM:
         if os.path.islink(path):
             argv += ["--symlink", os.readlink(path), path]
         elif os.path.isdir(path):
-            argv += ["--ro-bind", path, path]
+            argv += _shown(Path(path), empty, mounts)
     argv += ["--proc", "/proc", "--dev", "/dev", "--size", str(policy.tmp_bytes), "--tmpfs", "/tmp",
              "--dir", "/var/tmp", "--dir", "/run"]
     argv += _kernel_interfaces()
@@ -125,10 +129,10 @@ def bwrap_argv(bwrap: str, policy: Policy, upper: Path, work: Path, command: Seq
         argv += ["--dir", str(home)]
     extra = read_only_paths(policy)
     for tree in extra:
-        argv += ["--ro-bind-try", str(tree), str(tree)]
+        argv += _shown(tree, empty, mounts)
     argv += ["--overlay-src", str(ws), "--overlay", str(upper), str(work), str(ws)]
     for rel in confine(ws, policy.read_only).paths:  # a repository's names stay inside the workspace
-        argv += ["--ro-bind-try", str(ws / rel), str(ws / rel)]
+        argv += _shown(ws / rel, empty, mounts)
     writable = _write_paths(policy, ws)
     for tree in writable:
         argv += ["--bind", str(tree), str(tree)]
@@ -136,6 +140,36 @@ def bwrap_argv(bwrap: str, policy: Policy, upper: Path, work: Path, command: Seq
     argv += _masks(secret_paths([Path("/etc"), ws, *extra, *writable], home, policy.hidden))
     argv += ["--chdir", str(ws), "--", *command]
     return argv
+
+
+def _shown(tree: Path, empty: Path, mounts: Sequence[str]) -> list[str]:
+    """A host folder shown read-only through an overlay, so that no socket in it can be connected to (through a bind
+    mount `connect()` reaches the host's listener; through overlayfs it is refused), and each mount below it the
+    same way (an overlay sees the folder's own file system only). A regular file is bound read-only; anything else
+    (a socket, a FIFO, a device) is not shown."""
+    if os.path.isfile(tree):
+        return ["--ro-bind-try", str(tree), str(tree)]
+    if not os.path.isdir(tree):
+        return []
+    out = ["--overlay-src", str(tree), "--overlay-src", str(empty), "--ro-overlay", str(tree)]
+    for point in mounts:
+        if point != str(tree) and _covers(tree, Path(point)) and not _covers(empty.parent, Path(point)):
+            if os.path.isdir(point):
+                out += ["--overlay-src", point, "--overlay-src", str(empty), "--ro-overlay", point]
+            elif os.path.isfile(point):
+                out += ["--ro-bind-try", point, point]
+    return out
+
+
+def _mount_points() -> list[str]:
+    """The host's mount points, outermost first (from /proc/self/mountinfo; octal escapes undone)."""
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as fh:
+            points = [line.split(" ")[4] for line in fh if line.count(" ") >= 5]
+    except OSError:
+        return []
+    decoded = [re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), p) for p in points]
+    return sorted(dict.fromkeys(decoded), key=lambda p: p.count("/"))
 
 
 def _write_paths(policy: Policy, ws: Path) -> list[Path]:
