@@ -261,3 +261,27 @@ def test_no_host_socket_is_connectable(ws: Path, tmp_path: Path, monkeypatch: py
     finally:
         for listener in listeners:
             listener.close()
+
+
+# -- time ----------------------------------------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_the_runs_deadline_cuts_a_long_command(ws: Path, tmp_path: Path) -> None:
+    """`--timeout 6` and a call asking for 60 s: the command is cut at the run's deadline, not after 60 s."""
+    import json
+    import subprocess
+    import time
+
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"tool_calls": [{"name": "run_command",
+                                                   "arguments": {"command": "sleep 60", "timeout_s": 60}}]},
+                                  {"text": "done"}]))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CLI_AGENT_")}
+    env |= {"CLI_AGENT_HOME": str(tmp_path / "home"), "CI": "true"}
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "cli_agent", "-p", "go", "--model", f"scripted:{script}", "-C",
+                           str(ws), "--timeout", "6", "--yes", "--output", "json"], env=env, capture_output=True,
+                          text=True, timeout=120)
+    took = time.monotonic() - started
+    assert took < 20, (took, done.stderr)
+    assert done.returncode == 5, done.stderr

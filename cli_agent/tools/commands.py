@@ -79,8 +79,15 @@ def run_command(ctx: ToolContext, command: str, timeout_s: float | None = None
         raise ToolError("command is empty: give the shell command line to run")
     if "\0" in command:
         raise ToolError("command contains a NUL byte; refused")
+    import time
+
     wanted = setup.default_timeout_s if timeout_s is None else float(timeout_s)
     timeout = min(wanted, setup.max_timeout_s)
+    left = None if ctx.deadline is None else ctx.deadline - time.monotonic()
+    if left is not None and left <= 0:
+        raise ToolError("the run's deadline has passed: the command was not started")
+    run_cut = left is not None and left < timeout  # the run's deadline comes first: the command ends there
+    timeout = min(timeout, left) if left is not None else timeout
     limits = Limits(timeout_s=timeout, max_processes=setup.policy.max_processes,
                     max_file_bytes=setup.policy.max_file_bytes)
     if setup.capability is None:
@@ -89,7 +96,9 @@ def run_command(ctx: ToolContext, command: str, timeout_s: float | None = None
         run = yield from run_in_sandbox(command, setup.capability, setup.policy, limits,
                                         lambda rel: _why_not(ctx.workspace, rel), setup.env_allow)
     data = run_data(command, run)
-    if wanted > timeout:
+    if run_cut:
+        data["note"] = f"cut at the run's deadline ({timeout:.1f} s left of the run when it started)"
+    elif wanted > timeout:
         data["note"] = f"timeout_s {wanted:g} is over the configured maximum; {timeout:g} s was used"
     return Staged(data, run.changes.changes, run.changes.removed_dirs)
 
