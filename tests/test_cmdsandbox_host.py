@@ -163,17 +163,21 @@ def test_credential_files_in_the_tool_caches_are_hidden_by_name(ws: Path, tmp_pa
     home = tmp_path / "home"
     secrets = (".cache/huggingface/token", ".cache/huggingface/stored_tokens", ".cache/tool/a/b/auth.json",
                ".cache/gh/hosts.yml", ".local/lib/app/credentials.json", ".cache/x/id_ed25519", ".cache/x/tls.key",
-               ".cache/x/client.pem", ".cache/app/.git-credentials", ".cache/cli-agent/state.json")
-    for rel in (*secrets, ".cache/pip/wheel.txt", ".cache/huggingface/hub/tokenizer.json"):
+               ".cache/x/client-key.pem", ".cache/app/.git-credentials", ".cache/cli-agent/state.json")
+    code = (".pyenv/versions/3/lib/python3/token.py", ".pyenv/versions/3/lib/python3/secrets.py",
+            ".local/lib/python3/site-packages/google/auth/credentials.py",
+            ".local/lib/python3/site-packages/certifi/cacert.pem")
+    for rel in (*secrets, *code, ".cache/pip/wheel.txt", ".cache/huggingface/hub/tokenizer.json"):
         (home / rel).parent.mkdir(parents=True, exist_ok=True)
         (home / rel).write_text(f"SECRET {rel}\n" if rel in secrets else f"fine {rel}\n")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("CLI_AGENT_HOME", str(tmp_path / "agent-home"))  # cli-agent's default cache still hidden
     monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
     run = sandboxed(ws, " ; ".join(f"cat ~/{rel}" for rel in secrets) + "; cat ~/.cache/pip/wheel.txt "
-                    "~/.cache/huggingface/hub/tokenizer.json")
+                    "~/.cache/huggingface/hub/tokenizer.json " + " ".join(f"~/{rel}" for rel in code))
     out = run.outcome.output
     assert "SECRET" not in out, out
+    assert all(f"fine {rel}" in out for rel in code), out  # code and public certificates are no credentials
     assert "fine .cache/pip/wheel.txt" in out and "fine .cache/huggingface/hub/tokenizer.json" in out
 
 

@@ -7,8 +7,8 @@ Two rules, on top of the fixed lists in `layout` (~/.ssh, ~/.aws, /etc/shadow, .
   hidden, since a command may run as root, who could read it anyway. Names of key material (`*.key`, `*.keytab`,
   `*privkey*`, `*secret*`, `*password*`) are hidden even when world-readable.
 - **Trees shown from HOME (the tool caches): credential names are hidden.** A token, credential, auth, password or
-  key file (`~/.cache/huggingface/token`, `stored_tokens`, `auth.json`, `*.pem`, `id_ed25519`, ...) is hidden at
-  any depth up to `HOME_DEPTH` below the tree.
+  key file (`~/.cache/huggingface/token`, `stored_tokens`, `auth.json`, `*.key`, `*key*.pem`, `id_ed25519`, ...)
+  is hidden at any depth up to `HOME_DEPTH` below the tree; code (`token.py`, `secrets.pyc`) and folders are not.
 
 A scan is kept for `_TTL_S` seconds while the tree's own folder is unchanged (a session runs many commands), and
 stops at `_MAX_ENTRIES` entries.
@@ -31,16 +31,19 @@ _TTL_S = 60.0
 _CREDENTIAL = re.compile(
     r"(^|[._-])(tokens?|credentials?|secrets?|passw(or)?d|passwords?|auth|apikey|api[_-]key|netrc|keytab|"
     r"private[_-]key|privkey|htpasswd)([._-]|$)"
-    r"|\.(pem|key|p12|pfx|jks|keystore|kdbx|keytab|gpg|asc|ppk)$"
+    r"|\.(key|p12|pfx|jks|keystore|kdbx|keytab|ppk)$|(key|priv).*\.pem$"
     r"|^id_(rsa|dsa|ecdsa|ed25519)(_sk)?$|^(stored_tokens|hosts\.yml|cookies(\.sqlite)?|\.?netrc|\.git-credentials)$",
     re.IGNORECASE)
+# Code and its caches are never credentials, whatever they are called (the standard library's token.py, secrets.py)
+_CODE = re.compile(r"\.(py|pyc|pyi|pyo|pyd|so|dylib|dll|js|mjs|cjs|ts|tsx|jsx|rb|go|rs|java|class|jar|c|h|cc|cpp|hpp|"
+                   r"md|rst|html|css|map|typed)$", re.IGNORECASE)
 _ETC_KEY = re.compile(r"\.(key|keytab|p12|pfx|jks)$|privkey|secret|password|passwd-s3fs", re.IGNORECASE)
 
 _cache: dict[tuple[str, str, int], tuple[float, tuple[Path, ...]]] = {}
 
 
 def credential_name(name: str) -> bool:
-    return bool(_CREDENTIAL.search(name))
+    return bool(_CREDENTIAL.search(name)) and not _CODE.search(name)
 
 
 def etc_secret_name(name: str) -> bool:
@@ -93,4 +96,4 @@ def _hide(name: str, st: os.stat_result, kind: str) -> bool:
         if stat.S_ISDIR(st.st_mode):
             return not (st.st_mode & stat.S_IROTH and st.st_mode & stat.S_IXOTH)
         return not st.st_mode & stat.S_IROTH or etc_secret_name(name)
-    return credential_name(name)
+    return stat.S_ISREG(st.st_mode) and credential_name(name)  # a folder of a package may be called auth/
