@@ -24,9 +24,9 @@ def run_policy(ws: Path, policy: Policy, command: str, *, timeout_s: float = 60.
     assert capability.available, capability.reason  # the machines this runs on have user namespaces
     workspace = Workspace(ws)
 
-    def check(rel: str) -> str | None:
+    def check(rel: str, planned: bool) -> str | None:
         try:
-            workspace.check_writable(rel)
+            (workspace.check_guarded if planned else workspace.check_writable)(rel)
         except Exception as exc:  # ToolError: protected or locked
             return str(exc)
         return None

@@ -13,7 +13,7 @@ import os
 import shutil
 import stat
 import tempfile
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Generator, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,7 +21,7 @@ from cli_agent.cmdsandbox import process
 from cli_agent.cmdsandbox.environment import command_env
 from cli_agent.cmdsandbox.layout import Policy, bwrap_argv
 from cli_agent.cmdsandbox.probe import Capability
-from cli_agent.cmdsandbox.staging import ChangeSet, collect
+from cli_agent.cmdsandbox.staging import ChangeSet, Check, collect
 
 __all__ = ["CommandRun", "run_in_sandbox", "run_unsandboxed", "shell_argv"]
 
@@ -58,10 +58,10 @@ def _own_dirs() -> list[str]:
 
 
 def run_in_sandbox(command: str, capability: Capability, policy: Policy, limits: process.Limits,
-                   check: Callable[[str], str | None], env_allow: Iterable[str] = ()
+                   check: Check, env_allow: Iterable[str] = ()
                    ) -> Generator[bytes, None, CommandRun]:
     """Yields the output as it comes; returns the outcome and the change set (nothing is written to the
-    workspace). `check(path)` says why a path may not be changed (protected, locked), or None."""
+    workspace). `check(path, planned)` says why a path may not be changed (protected, locked), or None."""
     if not capability.available:
         raise RuntimeError(f"no command sandbox: {capability.reason}")
     staging = Path(tempfile.mkdtemp(prefix="cli-agent-stage-"))

@@ -57,9 +57,13 @@ def _env_note(allow: tuple[str, ...]) -> tuple[str, ...]:
             "([sandbox] env_allow in the user config passes more)",)
 
 
-def _why_not(workspace: Workspace, rel: str) -> str | None:
+def _why_not(workspace: Workspace, rel: str, planned: bool = False) -> str | None:
+    """Why `rel` may not be changed, or None; `planned`: the change set itself clears the way (see `collect`)."""
     try:
-        workspace.check_writable(rel)
+        if planned:
+            workspace.check_guarded(rel)
+        else:
+            workspace.check_writable(rel)
     except ToolError as exc:
         return exc.message
     return None
@@ -94,13 +98,14 @@ def run_command(ctx: ToolContext, command: str, timeout_s: float | None = None
         run = yield from run_unsandboxed(command, ctx.workspace.root, limits, setup.env_allow)
     else:
         run = yield from run_in_sandbox(command, setup.capability, setup.policy, limits,
-                                        lambda rel: _why_not(ctx.workspace, rel), setup.env_allow)
+                                        lambda rel, planned: _why_not(ctx.workspace, rel, planned),
+                                        setup.env_allow)
     data = run_data(command, run)
     if run_cut:
         data["note"] = f"cut at the run's deadline ({timeout:.1f} s left of the run when it started)"
     elif wanted > timeout:
         data["note"] = f"timeout_s {wanted:g} is over the configured maximum; {timeout:g} s was used"
-    return Staged(data, run.changes.changes, run.changes.removed_dirs)
+    return Staged(data, run.changes.changes, run.changes.removed_dirs, run.changes.refused)
 
 
 def run_data(command: str, run: CommandRun) -> dict[str, Any]:
