@@ -24,7 +24,7 @@ def run_policy(ws: Path, policy: Policy, command: str, *, timeout_s: float = 60.
     assert capability.available, capability.reason  # the machines this runs on have user namespaces
     workspace = Workspace(ws)
 
-    def check(rel: str, planned: bool) -> str | None:
+    def check(rel: str, planned: bool = False) -> str | None:
         try:
             (workspace.check_guarded if planned else workspace.check_writable)(rel)
         except Exception as exc:  # ToolError: protected or locked

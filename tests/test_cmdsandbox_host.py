@@ -103,7 +103,9 @@ def test_no_kernel_interface_is_writable(ws: Path, tmp_path: Path) -> None:
     the other kernel folders are read-only, /sys is absent, /dev holds only the harmless nodes. Run as root here and
     as nobody in test_cmdsandbox_unprivileged."""
     (tmp_path / "probe.py").write_text(KERNEL_PROBE)
-    run = sandboxed(ws, f"{PY} {tmp_path / 'probe.py'}", read_paths=(str(tmp_path / "probe.py"),))
+    # the user config can't show them either: read_paths and write_paths naming a kernel tree are not bound
+    run = sandboxed(ws, f"{PY} {tmp_path / 'probe.py'}", read_paths=(str(tmp_path / "probe.py"), "/sys", "/proc/sys"),
+                    write_paths=("/dev/shm", "/proc/sys/kernel"))
     out = run.outcome.output
     assert "WRITABLE 0 " in out, out
     assert "SYS absent" in out or "SYS []" in out, out

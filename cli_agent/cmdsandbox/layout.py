@@ -1,12 +1,14 @@
 """What a sandboxed command sees: the bwrap arguments for a `Policy`.
 
-The new root is an empty tmpfs. Into it, read-only: the system folders, /etc with its secrets masked, the
-interpreters and their packages (this Python's prefixes and path, the folders on PATH) and the user's tool caches.
-Writable: a private /tmp (a size-limited tmpfs), a private HOME (empty but for those caches), and the workspace as an
-overlay whose writes land in the staging folder `upper`. `.git/`, `.cli-agent/` and the locked paths are bound
-read-only over the overlay. Secrets (~/.ssh, ~/.aws, ~/.config, ~/.netrc, keyrings, browser profiles, cli-agent's
-own config and state) are masked wherever a bound tree would show them. `read_paths` and `write_paths` widen this;
-a write path is written directly, not staged.
+The new root is an empty tmpfs. Into it, read-only: the system folders, /etc, the interpreters and their packages
+(this Python's prefixes and path, the folders on PATH) and the user's tool caches, each through a read-only overlay
+(so no host socket in them can be connected to). Its own /proc with the kernel's folders read-only, bubblewrap's
+minimal /dev, no /sys. Writable: a private /tmp (a size-limited tmpfs), a private HOME (empty but for those caches),
+and the workspace as an overlay whose writes land in the staging folder `upper`. `.git/`, `.cli-agent/` and the
+locks `confine` keeps are shown read-only over it. Last, over everything bound, the host's deny list: the secret
+files of `secret_paths` (fixed lists and the rules of `secret_files`) are masked wherever a bound tree would show
+them. `read_paths` and `write_paths` (user config) widen this, never into /proc, /sys, /dev or /run; a write path is
+written directly, not staged.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ ETC_SECRETS = ("shadow", "shadow-", "gshadow", "gshadow-", "ssh", "sudoers", "su
 # Kernel interfaces in the sandbox's own /proc: bound read-only from the host's (the sandbox's uid 0 is the host's
 # root when cli-agent runs as root, and the kernel checks /proc/sys by uid alone), or hidden. /sys is never mounted;
 # /dev holds only bubblewrap's null, zero, full, random, urandom, tty and a private pts and shm.
+KERNEL_TREES = ("/proc", "/sys", "/dev", "/run", "/var/run")  # the host's kernel interfaces and runtime sockets
 PROC_READ_ONLY = ("sys", "sysrq-trigger", "irq", "bus", "fs", "acpi", "scsi", "driver", "sysvipc", "tty", "asound",
                   "pressure", "mtrr")
 PROC_HIDDEN = ("kcore", "kmsg", "keys", "key-users", "timer_list", "sched_debug", "kpagecount", "kpageflags",
@@ -96,15 +99,20 @@ def _read_only_paths(workspace: str, read_paths: tuple[str, ...], _home_env: str
     picked: list[Path] = []
     for raw in wanted:
         real = Path(os.path.realpath(raw))
-        if real == Path("/") or not os.path.exists(real) or _covers(real, ws) or _covers(ws, real):
+        if _kernel_tree(real) or not os.path.exists(real) or _covers(real, ws) or _covers(ws, real):
             continue  # the workspace comes as the overlay, and nothing around it
         if (home is not None and _covers(real, home)) or any(_covers(s, real) or _covers(real, s) for s in secrets):
             continue
         if any(_covers(p, real) for p in picked):
             continue
         picked = [p for p in picked if not _covers(real, p)] + [real]
-    return (*picked, *(Path(os.path.realpath(os.path.expanduser(p))) for p in read_paths
-                       if _exists(os.path.expanduser(p))))
+    asked = (Path(os.path.realpath(os.path.expanduser(p))) for p in read_paths if _exists(os.path.expanduser(p)))
+    return (*picked, *(p for p in asked if not _kernel_tree(p)))
+
+
+def _kernel_tree(path: Path) -> bool:
+    """/proc, /sys, /dev or below: never shown from the host, whoever asks (the sandbox has its own /proc and /dev)."""
+    return path == Path("/") or any(_covers(Path(k), path) for k in KERNEL_TREES)
 
 
 def bwrap_argv(bwrap: str, policy: Policy, upper: Path, work: Path, command: Sequence[str]) -> list[str]:
@@ -176,7 +184,8 @@ def _write_paths(policy: Policy, ws: Path) -> list[Path]:
     out: list[Path] = []
     for raw in policy.write_paths:
         writable = Path(os.path.realpath(os.path.expanduser(raw)))
-        if os.path.isdir(writable) and not _covers(writable, ws) and not _covers(ws, writable):
+        if os.path.isdir(writable) and not _covers(writable, ws) and not _covers(ws, writable) and \
+                not _kernel_tree(writable):
             out.append(writable)
     return out
 
