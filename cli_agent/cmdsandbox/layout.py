@@ -41,6 +41,9 @@ PROC_HIDDEN = ("kcore", "kmsg", "keys", "key-users", "timer_list", "sched_debug"
 HOME_SECRETS = (".ssh", ".aws", ".azure", ".config", ".gnupg", ".netrc", ".pki", ".docker", ".kube", ".password-store",
                 ".local/share/keyrings", ".mozilla", ".thunderbird", ".git-credentials", ".npmrc", ".pypirc",
                 ".cargo/credentials", ".cargo/credentials.toml", "snap", ".var/app", "Library/Keychains")
+# Installed interpreters and binaries under HOME: code, where no tool saves a credential; not scanned by name (their
+# test suites ship sample keys, and every file masked costs the sandbox's start a mount)
+HOME_TOOLCHAINS = (".pyenv", ".rustup", ".nvm", ".cargo/bin", ".bun/bin", ".local/bin")
 HOME_CACHES = (".cache", ".cargo/bin", ".cargo/registry", ".cargo/git", ".rustup", "go/pkg/mod", ".npm",
                ".m2/repository", ".gradle/caches", ".local/lib", ".local/bin", ".pyenv", ".nvm", ".bun/bin")
 
@@ -197,14 +200,15 @@ def secret_paths(bound: Sequence[Path], home: Path | None, hidden: Sequence[str]
     fixed += [home / s for s in HOME_SECRETS] if home is not None else []
     fixed += [Path(p) for p in hidden]
     out = [r for r in (Path(os.path.realpath(p)) for p in fixed) if any(_covers(b, r) for b in bound)]
+    scanned = [home / c for c in HOME_CACHES if c not in HOME_TOOLCHAINS] if home is not None else []
     for tree in bound:
         if _covers(Path("/etc"), tree):
             out += secret_files(tree, "etc")
         elif home is not None and _covers(home, tree) and tree != home:
-            out += secret_files(tree, "home")
+            if not any(_covers(home / t, tree) for t in HOME_TOOLCHAINS):
+                out += secret_files(tree, "home")
         elif home is not None and _covers(tree, home):  # the workspace is HOME or holds it: HOME's own trees
-            out += [f for cache in HOME_CACHES if os.path.isdir(home / cache)
-                    for f in secret_files(home / cache, "home")]
+            out += [f for cache in scanned if os.path.isdir(cache) for f in secret_files(cache, "home")]
     return list(dict.fromkeys(out))
 
 

@@ -8,7 +8,8 @@ Two rules, on top of the fixed lists in `layout` (~/.ssh, ~/.aws, /etc/shadow, .
   `*privkey*`, `*secret*`, `*password*`) are hidden even when world-readable.
 - **Trees shown from HOME (the tool caches): credential names are hidden.** A token, credential, auth, password or
   key file (`~/.cache/huggingface/token`, `stored_tokens`, `auth.json`, `*.key`, `*key*.pem`, `id_ed25519`, ...)
-  is hidden at any depth up to `HOME_DEPTH` below the tree; code (`token.py`, `secrets.pyc`) and folders are not.
+  is hidden at any depth up to `HOME_DEPTH` below the tree; code (`token.py`, `secrets.pyc`) and folders are not,
+  and installed interpreters (`layout.HOME_TOOLCHAINS`: ~/.pyenv, ~/.rustup, ~/.nvm, ...) are not scanned.
 
 A scan is kept for `_TTL_S` seconds while the tree's own folder is unchanged (a session runs many commands), and
 stops at `_MAX_ENTRIES` entries.
