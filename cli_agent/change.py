@@ -118,7 +118,8 @@ class Staged:
 
     data: dict[str, Any] = field(default_factory=dict)
     changes: tuple[Change, ...] = ()
-    removed_dirs: tuple[str, ...] = ()  # folders to remove once applied, if then empty (deepest first)
+    removed_dirs: tuple[str, ...] = ()  # folders to remove once deleted from, if then empty (deepest first)
+    refused: tuple[tuple[str, str], ...] = ()  # (path, why) changed by the command but never to be applied
 
     @property
     def kind(self) -> ChangeKind:

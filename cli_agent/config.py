@@ -47,7 +47,7 @@ class SandboxSettings:
     network: bool = False  # let commands reach the network
     read_paths: list[str] = field(default_factory=list)  # more folders commands may read
     write_paths: list[str] = field(default_factory=list)  # folders commands may write directly (not staged)
-    env_allow: list[str] = field(default_factory=list)  # variables kept although they look secret (NAME or PREFIX*)
+    env_allow: list[str] = field(default_factory=list)  # variables passed to commands beyond the base (NAME, PREFIX*)
 
 
 def _mcp_servers_checked(servers: dict[str, Any]) -> dict[str, Any]:

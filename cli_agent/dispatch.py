@@ -214,31 +214,38 @@ class Dispatcher:
         return self.execute(self.prepare(call))
 
     def _apply_staged(self, staged: Staged) -> Envelope:
-        """Apply each change in order; one that fails is reported and the rest still go ahead (every applied one is
-        in the undo journal)."""
+        """Apply the deletes, then remove the folders they emptied, then the rest (so a set that makes a folder a
+        file, or a file a folder, applies whole); one change that fails is reported and the rest still go ahead
+        (every applied one is in the undo journal). The result lists exactly what was applied; each path refused
+        when staged (a link, an odd name, a lock) is a warning naming it and why, and a change that fails now makes
+        the result a failure naming it."""
         import contextlib
         import os
 
         applied: list[str] = []
         failed: list[str] = []
-        for change in staged.changes:
+        refused = tuple(f"not applied: {path}: {why}" for path, why in staged.refused)
+        deletes = [c for c in staged.changes if c.kind == "delete"]
+        for change in [*deletes, None, *(c for c in staged.changes if c.kind != "delete")]:
+            if change is None:  # the deletes are done: their emptied folders go before anything takes their place
+                for folder in staged.removed_dirs:
+                    with contextlib.suppress(OSError, ToolError):
+                        rel = self.ctx.workspace.relative(folder)
+                        if self.ctx.workspace.is_dir(rel) and not os.path.islink(self.ctx.workspace.root / rel):
+                            os.rmdir(self.ctx.workspace.root / rel)
+                continue
             try:
                 self.ctx.workspace.apply(change)
                 applied.append(change.path)
             except ToolError as exc:
                 failed.append(f"{change.path}: {exc.message}")
-        for folder in staged.removed_dirs:
-            with contextlib.suppress(OSError, ToolError):
-                rel = self.ctx.workspace.relative(folder)
-                if self.ctx.workspace.is_dir(rel) and not os.path.islink(self.ctx.workspace.root / rel):
-                    os.rmdir(self.ctx.workspace.root / rel)
         data = dict(staged.data)
         if staged.changes:
             data["applied"] = applied
         if failed:
             data["not_applied"] = failed
-            return Envelope.failure(*(f"not applied: {f}" for f in failed), data=data)
-        return Envelope.success(data)
+            return Envelope.failure(*(f"not applied: {f}" for f in failed), data=data, warnings=refused)
+        return Envelope.success(data, warnings=refused)
 
     def _validate(self, spec: ToolSpec, arguments: dict[str, Any]) -> list[str]:
         import json

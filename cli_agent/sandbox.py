@@ -284,6 +284,16 @@ class Workspace:
                                 f"the workspace); refused")
         return canon
 
+    def check_guarded(self, path: str) -> str:
+        """The normalised path if no protection or lock covers it, else ToolError; the disk is not looked at (for a
+        path a change set will make possible, e.g. a file where it removes a folder)."""
+        parts = self._parts(path)
+        if not parts:
+            raise ToolError("the workspace root itself can't be written or deleted; name a file")
+        rel = "/".join(parts)
+        self._refuse_guarded(rel)
+        return rel
+
     def _refuse_guarded(self, rel: str) -> None:
         glob = self._protected.match(rel)
         if glob is not None:

@@ -227,7 +227,7 @@ def open_session(settings: Settings, *, interactive: bool, provider_factory: Pro
     # config locks + facts.toml locks; the user's config file protected
     workspace = workspace_for(settings, before_write=journal.record if journal is not None else None)
     registry = Registry.builtin()
-    commands, command_note = _commands(settings, workspace)
+    commands, command_notes = _commands(settings, workspace)
     if commands is None:
         registry = registry.without({"run_command"})
     provider = provider_factory(settings)
@@ -259,7 +259,7 @@ def open_session(settings: Settings, *, interactive: bool, provider_factory: Pro
             mcp.close()
         raise errors.UsageError(f"cannot write the trace {trace_path}: {exc.strerror or exc}") from exc
     session = Session(settings, workspace, registry, provider, agent, trace_path, trace, protocol, interactive,
-                      notes=[*notes, *(n for n in (local_note, command_note) if n)], journal=journal, mcp=mcp)
+                      notes=[*notes, *([local_note] if local_note else []), *command_notes], journal=journal, mcp=mcp)
     if record:  # in the index once the model answers a run (Session._noted)
         from cli_agent.session_index import writable
 
@@ -303,16 +303,20 @@ def _watched(events: EventStream, seen: Callable[[Event], bool]) -> Generator[Ev
             throw = exc
 
 
-def _commands(settings: Settings, workspace: Workspace) -> tuple[CommandSetup | None, str]:
-    """The session's command set-up and a note for the user when commands are off or unconfined."""
+def _commands(settings: Settings, workspace: Workspace) -> tuple[CommandSetup | None, list[str]]:
+    """The session's command set-up and its notes for the user: commands off or unconfined, the network allowed,
+    locks not bound, variables dropped."""
     from cli_agent.tools.commands import command_setup
 
     setup = command_setup(settings, workspace)
     if setup is None:
-        return None, "run_command is off: no command sandbox can be set up here (see `cli-agent sandbox`)"
+        return None, ["run_command is off: no command sandbox can be set up here (see `cli-agent sandbox`)"]
+    notes = list(setup.notes)
     if setup.capability is None:
-        return setup, 'commands run WITHOUT a sandbox (sandbox = "off" in the user config): each one is asked for'
-    return setup, "commands may reach the network (sandbox.network = true)" if setup.policy.network else ""
+        notes.insert(0, 'commands run WITHOUT a sandbox (sandbox = "off" in the user config): each one is asked for')
+    elif setup.policy.network:
+        notes.insert(0, "commands may reach the network (sandbox.network = true)")
+    return setup, notes
 
 
 def resume_into(session: Session, entry: SessionEntry, trace: Trace) -> None:

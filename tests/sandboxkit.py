@@ -13,18 +13,25 @@ from cli_agent.sandbox import Workspace
 
 def sandboxed(ws: Path, command: str, *, timeout_s: float = 60.0, max_file_bytes: int = 1 << 30,
               env_allow: tuple[str, ...] = (), **policy: Any) -> CommandRun:
+    return run_policy(ws, Policy(workspace=ws, **policy), command, timeout_s=timeout_s,
+                      max_file_bytes=max_file_bytes, env_allow=env_allow)
+
+
+def run_policy(ws: Path, policy: Policy, command: str, *, timeout_s: float = 60.0, max_file_bytes: int = 1 << 30,
+               env_allow: tuple[str, ...] = ()) -> CommandRun:
+    """`command` run under `policy` (as a session's `command_setup` made it, say)."""
     capability = probe()
     assert capability.available, capability.reason  # the machines this runs on have user namespaces
     workspace = Workspace(ws)
 
-    def check(rel: str) -> str | None:
+    def check(rel: str, planned: bool = False) -> str | None:
         try:
-            workspace.check_writable(rel)
+            (workspace.check_guarded if planned else workspace.check_writable)(rel)
         except Exception as exc:  # ToolError: protected or locked
             return str(exc)
         return None
 
-    running = run_in_sandbox(command, capability, Policy(workspace=ws, **policy),
+    running = run_in_sandbox(command, capability, policy,
                              Limits(timeout_s=timeout_s, max_file_bytes=max_file_bytes), check, env_allow)
     while True:
         try:

@@ -156,17 +156,6 @@ def test_own_loopback_works_inside(ws: Path) -> None:
     assert "LOOPBACK OK" in run.outcome.output
 
 
-def test_secret_variables_are_scrubbed(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GITHUB_TOKEN", "AWS_ACCESS_KEY_ID", "MY_SECRET",
-                 "CLI_AGENT_API_KEY", "SOME_PASSWORD"):
-        monkeypatch.setenv(name, f"value-of-{name}")
-    monkeypatch.setenv("HARMLESS_SETTING", "kept")
-    monkeypatch.setenv("DEPLOY_TOKEN", "allowed-by-user")
-    run = sandboxed(ws, "env", env_allow=("DEPLOY_TOKEN",))
-    assert "value-of-" not in run.outcome.output
-    assert "HARMLESS_SETTING=kept" in run.outcome.output and "DEPLOY_TOKEN=allowed-by-user" in run.outcome.output
-
-
 def test_background_jobs_setsid_nohup_and_double_forks_die_with_the_command(ws: Path) -> None:
     tag = str(7000 + os.getpid() % 1000)
     run = sandboxed(ws, f"sleep 1{tag} & setsid sleep 2{tag} & nohup sleep 3{tag} >/dev/null 2>&1 & "

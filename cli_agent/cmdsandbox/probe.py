@@ -24,6 +24,7 @@ __all__ = ["MIN_VERSION", "Capability", "bwrap_candidates", "probe"]
 
 MIN_VERSION = (0, 10, 0)  # --overlay-src / --overlay arrived in bubblewrap 0.10
 _TRIAL_TIMEOUT_S = 10.0
+_LAYOUT = 2  # what the trial proves depends on the mounts layout.py makes: a new layout is tried afresh
 
 
 @dataclass(frozen=True)
@@ -98,12 +99,12 @@ def _probe(_override: str | None, fresh: bool) -> Capability:
 
 
 def _cache_key(path: str) -> str:
-    """What a working trial depends on: the binary (path, size, mtime), the kernel, the user."""
+    """What a working trial depends on: the binary (path, size, mtime), the kernel, the user, the layout."""
     try:
         st = os.stat(path)
     except OSError:
         return ""
-    return f"{path}|{st.st_size}|{st.st_mtime_ns}|{os.uname().release}|{os.geteuid()}"
+    return f"{path}|{st.st_size}|{st.st_mtime_ns}|{os.uname().release}|{os.geteuid()}|layout {_LAYOUT}"
 
 
 def _cache_file() -> Path:

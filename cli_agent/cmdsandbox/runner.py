@@ -3,7 +3,7 @@
 The staging folder (upper and work folders of the overlay) is made with mode 0700 in the system's temporary folder,
 outside the workspace and invisible inside the sandbox (whose /tmp is its own), and removed when the change set has
 been read: the change set holds the bytes. `run_unsandboxed` is the explicit opt-out (`sandbox = "off"`): the same
-limits, timeout and scrubbed environment, but the command writes to the workspace itself and nothing is staged.
+limits, timeout and allowlisted environment, but the command writes to the workspace itself and nothing is staged.
 """
 
 from __future__ import annotations
@@ -13,15 +13,15 @@ import os
 import shutil
 import stat
 import tempfile
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Generator, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from cli_agent.cmdsandbox import process
+from cli_agent.cmdsandbox.environment import command_env
 from cli_agent.cmdsandbox.layout import Policy, bwrap_argv
 from cli_agent.cmdsandbox.probe import Capability
-from cli_agent.cmdsandbox.secrets import scrubbed_env
-from cli_agent.cmdsandbox.staging import ChangeSet, collect
+from cli_agent.cmdsandbox.staging import ChangeSet, Check, collect
 
 __all__ = ["CommandRun", "run_in_sandbox", "run_unsandboxed", "shell_argv"]
 
@@ -45,16 +45,23 @@ def shell_argv(command: str, limits: process.Limits | None = None) -> list[str]:
 
 
 def _own_dirs() -> list[str]:
+    """cli-agent's config, state and cache folders: where CLI_AGENT_HOME puts them and the platform's own ones
+    (an earlier session's cache and state stay there when CLI_AGENT_HOME points elsewhere)."""
+    import platformdirs
+
     from cli_agent import paths
 
-    return [str(paths.user_config_dir()), str(paths.user_state_dir()), str(paths.user_cache_dir())]
+    ours = [paths.user_config_dir(), paths.user_state_dir(), paths.user_cache_dir()]
+    ours += [Path(f(paths.APP, appauthor=False)) for f in (platformdirs.user_config_dir, platformdirs.user_state_dir,
+                                                          platformdirs.user_cache_dir, platformdirs.user_data_dir)]
+    return [str(p) for p in dict.fromkeys(ours)]
 
 
 def run_in_sandbox(command: str, capability: Capability, policy: Policy, limits: process.Limits,
-                   check: Callable[[str], str | None], env_allow: Iterable[str] = ()
+                   check: Check, env_allow: Iterable[str] = ()
                    ) -> Generator[bytes, None, CommandRun]:
     """Yields the output as it comes; returns the outcome and the change set (nothing is written to the
-    workspace). `check(path)` says why a path may not be changed (protected, locked), or None."""
+    workspace). `check(path, planned)` says why a path may not be changed (protected, locked), or None."""
     if not capability.available:
         raise RuntimeError(f"no command sandbox: {capability.reason}")
     staging = Path(tempfile.mkdtemp(prefix="cli-agent-stage-"))
@@ -65,7 +72,7 @@ def run_in_sandbox(command: str, capability: Capability, policy: Policy, limits:
         hidden = (*policy.hidden, *_own_dirs(), str(staging))
         argv = bwrap_argv(capability.bwrap, Policy(**{**policy.__dict__, "hidden": hidden}), upper, work,
                           shell_argv(command, limits))
-        env = scrubbed_env(os.environ, env_allow, policy.extra_env)
+        env = command_env(os.environ, env_allow, policy.extra_env)
         outcome = yield from process.run(argv, env, limits)
         changes = collect(Path(os.path.realpath(policy.workspace)), upper, check)
     finally:
@@ -75,7 +82,7 @@ def run_in_sandbox(command: str, capability: Capability, policy: Policy, limits:
 
 def run_unsandboxed(command: str, workspace: Path, limits: process.Limits, env_allow: Iterable[str] = ()
                     ) -> Generator[bytes, None, CommandRun]:
-    env = scrubbed_env(os.environ, env_allow)
+    env = command_env(os.environ, env_allow)
     outcome = yield from process.run(shell_argv(command, limits), env, limits, cwd=str(workspace))
     return CommandRun(outcome, ChangeSet(), sandboxed=False)
 

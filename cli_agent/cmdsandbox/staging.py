@@ -25,6 +25,9 @@ from cli_agent.resolve_beneath import locate_in, open_regular
 
 __all__ = ["CACHE_IGNORES", "ChangeSet", "collect"]
 
+Check = Callable[[str, bool], "str | None"]
+_PATH_MAX = 4096
+
 CACHE_IGNORES = ("__pycache__/", "*.py[cod]", ".pytest_cache/", ".mypy_cache/", ".ruff_cache/", ".hypothesis/",
                  ".coverage", ".cache/")
 TOOL = "run_command"
@@ -79,9 +82,10 @@ class _Found:
 
 
 class _Collector:
-    def __init__(self, root: Path, upper: Path, check: Callable[[str], str | None], max_bytes: int) -> None:
+    def __init__(self, root: Path, upper: Path, check: Check, max_bytes: int) -> None:
         self.root, self.upper, self.check = root, upper, check
         self.found = _Found(budget=max_bytes)
+        self.replaced: set[str] = set()  # paths whose kind the set changes (a folder made a file, or back)
 
     # -- the lower layer (the workspace) ----------------------------------------------------------------------
 
@@ -109,34 +113,52 @@ class _Collector:
 
     def walk(self, rel_dir: str, rules: IgnoreRules, lower_dir: bool, ignored: bool) -> None:
         folder = self.upper / rel_dir if rel_dir else self.upper
-        if lower_dir:
-            rules = self.gitignore(rel_dir, rules)
+        try:
+            if lower_dir:
+                rules = self.gitignore(rel_dir, rules)
+            with os.scandir(folder) as entries:
+                listing = sorted(entries, key=lambda e: e.name)
+        except (OSError, ToolError) as exc:
+            self.found.refused.append((rel_dir or ".", f"its folder could not be read back: {_why(exc)}"))
+            return
         seen: set[str] = set()
-        with os.scandir(folder) as entries:
-            listing = sorted(entries, key=lambda e: e.name)
         for entry in listing:
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
             seen.add(entry.name)
-            st = entry.stat(follow_symlinks=False)
-            lower = self.lower_stat(rel) if lower_dir else None
-            if stat.S_ISCHR(st.st_mode) and st.st_rdev == 0:  # a whiteout: the command removed it
-                if lower is not None:
-                    self.deleted(rel, lower, rules, ignored)
-                continue
-            if lower is not None and stat.S_ISDIR(lower.st_mode) != stat.S_ISDIR(st.st_mode):
-                self.deleted(rel, lower, rules, ignored)  # a file became a folder, or the other way round
-                lower = None
-            if stat.S_ISDIR(st.st_mode):
-                self.walk(rel, rules, lower is not None, ignored or rules.ignored(rel, True))
-            elif ignored or rules.ignored(rel, False):
-                self.found.ignored += 1
-            elif stat.S_ISREG(st.st_mode):
-                self.file(rel, Path(entry.path), st, lower)
-            else:
-                kind = "a symbolic link" if stat.S_ISLNK(st.st_mode) else "a special file"
-                self.found.refused.append((rel, f"{kind}: only regular files are applied"))
+            try:
+                self.entry(rel, entry, rules, lower_dir, ignored)
+            except (OSError, ToolError) as exc:  # one path that can't be read back is refused alone
+                self.found.refused.append((rel, f"it could not be read back: {_why(exc)}"))
         if lower_dir and _opaque(folder):  # removed and made again: what it held before is gone
             self.gone_below(rel_dir, seen, rules, ignored)
+
+    def entry(self, rel: str, entry: os.DirEntry[str], rules: IgnoreRules, lower_dir: bool, ignored: bool) -> None:
+        if not _plain(entry.name):
+            self.found.refused.append((_shown(rel), "its name is not valid UTF-8 or holds a control character: "
+                                                    "not applied"))
+            return
+        st = entry.stat(follow_symlinks=False)
+        if len(os.fsencode(rel)) > _PATH_MAX - len(os.fsencode(str(self.root))) - 1:
+            self.found.refused.append((rel, "its path is too long for this workspace: not applied"))
+            return
+        lower = self.lower_stat(rel) if lower_dir else None
+        if stat.S_ISCHR(st.st_mode) and st.st_rdev == 0:  # a whiteout: the command removed it
+            if lower is not None:
+                self.deleted(rel, lower, rules, ignored)
+            return
+        if lower is not None and stat.S_ISDIR(lower.st_mode) != stat.S_ISDIR(st.st_mode):
+            self.deleted(rel, lower, rules, ignored)  # a file became a folder, or the other way round
+            self.replaced.add(rel)  # what is made in its place is judged against the workspace as the set leaves it
+            lower = None
+        if stat.S_ISDIR(st.st_mode):
+            self.walk(rel, rules, lower is not None, ignored or rules.ignored(rel, True))
+        elif ignored or rules.ignored(rel, False):
+            self.found.ignored += 1
+        elif stat.S_ISREG(st.st_mode):
+            self.file(rel, Path(entry.path), st, lower)
+        else:
+            kind = "a symbolic link" if stat.S_ISLNK(st.st_mode) else "a special file"
+            self.found.refused.append((rel, f"{kind}: only regular files are applied"))
 
     def gone_below(self, rel_dir: str, keep: set[str], rules: IgnoreRules, ignored: bool) -> None:
         try:
@@ -146,6 +168,10 @@ class _Collector:
             return
         for name in names:
             rel = f"{rel_dir}/{name}" if rel_dir else name
+            if not _plain(name):
+                self.found.refused.append((_shown(rel), "removing it is not applied: its name is not valid UTF-8 "
+                                                        "or holds a control character"))
+                continue
             lower = self.lower_stat(rel)
             if lower is not None:
                 self.deleted(rel, lower, rules, ignored)
@@ -183,7 +209,8 @@ class _Collector:
                                      summary=what), st.st_size + lower.st_size)
 
     def add(self, rel: str, make: Callable[[], Change], size: int) -> None:
-        reason = self.check(rel)
+        planned = any(rel == r or rel.startswith(r + "/") for r in self.replaced)
+        reason = self.check(rel, planned)
         if reason is not None:
             self.found.refused.append((rel, reason))
             return
@@ -193,6 +220,23 @@ class _Collector:
             return
         self.found.budget -= size
         self.found.changes.append(make())
+
+
+def _plain(name: str) -> bool:
+    """A name every layer can carry: valid UTF-8 (no surrogate escapes) and no control character."""
+    return name.isprintable()  # surrogate escapes (undecodable bytes) and control characters are not printable
+
+
+def _shown(rel: str) -> str:
+    """`rel` as printable UTF-8 text: undecodable bytes and control characters as escapes."""
+    raw = os.fsencode(rel).decode("utf-8", errors="backslashreplace")
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in raw)
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, OSError):
+        return exc.strerror or str(exc)
+    return getattr(exc, "message", str(exc))
 
 
 def _read(path: Path) -> bytes:
@@ -211,11 +255,13 @@ def _opaque(folder: Path) -> bool:
     return False
 
 
-def collect(root: Path, upper: Path, check: Callable[[str], str | None], *, max_bytes: int = 256 << 20,
+def collect(root: Path, upper: Path, check: Check, *, max_bytes: int = 256 << 20,
             extra_ignores: tuple[str, ...] = CACHE_IGNORES) -> ChangeSet:
     """The change set the staging folder `upper` holds against the workspace `root`.
 
-    `check(path)` says why a path may not be written (protected, locked), or None.
+    `check(path, planned)` says why a path may not be written (protected, locked, in the way), or None; `planned`:
+    the set itself removes what is in the way (a folder it makes a file, or a file it makes a folder), so only
+    what does not depend on the workspace's present shape is judged.
     """
     collector = _Collector(root, upper, check, max_bytes)
     collector.walk("", IgnoreRules().extended("", "\n".join(extra_ignores)), True, False)

@@ -26,26 +26,44 @@ __all__ = ["CommandSetup", "command_setup", "rename_file", "run_command", "run_d
 
 def command_setup(settings: Settings, workspace: Workspace) -> CommandSetup | None:
     """How this session runs commands; None when no sandbox can be set up here (then run_command isn't offered).
-    Locks naming a literal path are bound read-only too; every lock is refused in a change set anyway."""
+    Locks naming a literal path inside the workspace are bound read-only too (`confine`: the others are refused,
+    each with a note); every lock is refused in a change set anyway."""
     from cli_agent.cmdsandbox import Policy, probe
+    from cli_agent.cmdsandbox.confine import confine
 
     box = settings.sandbox
-    literal = tuple(lock.strip("/") for lock in workspace.locks
-                    if lock.strip("/") and not any(c in lock for c in "*?[!"))
+    locks = confine(workspace.root, workspace.locks)
     policy = Policy(workspace=workspace.root, network=box.network, read_paths=tuple(box.read_paths),
-                    write_paths=tuple(box.write_paths), read_only=(".git", ".cli-agent", *literal))
+                    write_paths=tuple(box.write_paths), read_only=(".git", ".cli-agent", *locks.paths))
     capability = None
     if box.mode != "off":
         capability = probe()
         if not capability.available:
             return None
     return CommandSetup(capability, policy, settings.command_timeout, settings.command_timeout_max,
-                        tuple(box.env_allow))
+                        tuple(box.env_allow), notes=(*locks.notes, *_env_note(tuple(box.env_allow))))
 
 
-def _why_not(workspace: Workspace, rel: str) -> str | None:
+def _env_note(allow: tuple[str, ...]) -> tuple[str, ...]:
+    import os
+
+    from cli_agent.cmdsandbox.environment import dropped
+
+    names = [n if n.isprintable() else repr(n) for n in dropped(os.environ, allow)]
+    if not names:
+        return ()
+    shown = ", ".join(names[:12]) + (f" and {len(names) - 12} more" if len(names) > 12 else "")
+    return (f"{len(names)} environment variable(s) not passed to commands: {shown} "
+            "([sandbox] env_allow in the user config passes more)",)
+
+
+def _why_not(workspace: Workspace, rel: str, planned: bool = False) -> str | None:
+    """Why `rel` may not be changed, or None; `planned`: the change set itself clears the way (see `collect`)."""
     try:
-        workspace.check_writable(rel)
+        if planned:
+            workspace.check_guarded(rel)
+        else:
+            workspace.check_writable(rel)
     except ToolError as exc:
         return exc.message
     return None
@@ -65,19 +83,29 @@ def run_command(ctx: ToolContext, command: str, timeout_s: float | None = None
         raise ToolError("command is empty: give the shell command line to run")
     if "\0" in command:
         raise ToolError("command contains a NUL byte; refused")
+    import time
+
     wanted = setup.default_timeout_s if timeout_s is None else float(timeout_s)
     timeout = min(wanted, setup.max_timeout_s)
+    left = None if ctx.deadline is None else ctx.deadline - time.monotonic()
+    if left is not None and left <= 0:
+        raise ToolError("the run's deadline has passed: the command was not started")
+    run_cut = left is not None and left < timeout  # the run's deadline comes first: the command ends there
+    timeout = min(timeout, left) if left is not None else timeout
     limits = Limits(timeout_s=timeout, max_processes=setup.policy.max_processes,
                     max_file_bytes=setup.policy.max_file_bytes)
     if setup.capability is None:
         run = yield from run_unsandboxed(command, ctx.workspace.root, limits, setup.env_allow)
     else:
         run = yield from run_in_sandbox(command, setup.capability, setup.policy, limits,
-                                        lambda rel: _why_not(ctx.workspace, rel), setup.env_allow)
+                                        lambda rel, planned: _why_not(ctx.workspace, rel, planned),
+                                        setup.env_allow)
     data = run_data(command, run)
-    if wanted > timeout:
+    if run_cut:
+        data["note"] = f"cut at the run's deadline ({timeout:.1f} s left of the run when it started)"
+    elif wanted > timeout:
         data["note"] = f"timeout_s {wanted:g} is over the configured maximum; {timeout:g} s was used"
-    return Staged(data, run.changes.changes, run.changes.removed_dirs)
+    return Staged(data, run.changes.changes, run.changes.removed_dirs, run.changes.refused)
 
 
 def run_data(command: str, run: CommandRun) -> dict[str, Any]:

@@ -16,8 +16,8 @@ __all__ = ["sandbox_report"]
 def sandbox_report(settings: Settings) -> tuple[str, int]:
     """The report and the exit code: 0 when commands can run (sandboxed, or explicitly unsandboxed), 1 when not."""
     from cli_agent.cmdsandbox import probe
-    from cli_agent.cmdsandbox.layout import HOME_SECRETS, Policy, read_only_paths
-    from cli_agent.cmdsandbox.secrets import is_secret
+    from cli_agent.cmdsandbox.environment import BASE, dropped
+    from cli_agent.cmdsandbox.layout import Policy, read_only_paths
 
     box = settings.sandbox
     if box.mode == "off":
@@ -31,20 +31,28 @@ def sandbox_report(settings: Settings) -> tuple[str, int]:
                  "  run_command is not offered to the model and !COMMAND is refused until then.",
                  '  (sandbox = "off" in the user config runs commands unconfined, each asked for first.)']
         return "\n".join(lines), 1
+    from cli_agent.cmdsandbox.confine import confine
+    from cli_agent.cmdsandbox.reach import text_table
+    from cli_agent.facts import workspace_for
+
     policy = Policy(workspace=Path(settings.workspace), network=box.network, read_paths=tuple(box.read_paths),
                     write_paths=tuple(box.write_paths))
-    dropped = sorted(k for k in os.environ if is_secret(k))
+    gone = dropped(os.environ, box.env_allow)
+    try:
+        lock_notes = confine(Path(settings.workspace), workspace_for(settings).locks).notes
+    except Exception as exc:  # a broken facts.toml: said by `cli-agent facts`; the sandbox report still stands
+        lock_notes = (f"locks not read: {exc}",)
     lines = [
         f"command sandbox: {capability.describe()}",
-        "  writes:    a copy-on-write view of the workspace (applied only as an approved change set) and a "
-        "private /tmp",
-        "  read-only: .git/, .cli-agent/ and locked paths; system folders, interpreters, tool caches:",
-        *(f"             {p}" for p in read_only_paths(policy)),
-        f"  hidden:    {', '.join('~/' + s for s in HOME_SECRETS[:8])}, ... and cli-agent's own config and state",
-        "  network:   " + ("ALLOWED (sandbox.network = true)" if box.network else "none (own loopback only)"),
-        "  processes: killed with the command (PID namespace); at most 512 at once; files up to 1 GiB",
-        f"  env:       {len(dropped)} secret-looking variable(s) dropped here" +
-        (f" ({', '.join(dropped[:6])}{', ...' if len(dropped) > 6 else ''})" if dropped else ""),
+        "what a command can read, write and reach:",
+        text_table(),
+        "read-only trees here (besides /usr, /bin, /lib*, /etc, /opt):",
+        *(f"  {p}" for p in read_only_paths(policy)),
+        "network:   " + ("ALLOWED (sandbox.network = true)" if box.network else "none (own loopback only)"),
+        f"env:       only {', '.join(BASE)}"
+        + (f", and (sandbox.env_allow) {', '.join(box.env_allow)}" if box.env_allow else ""),
+        f"           {len(gone)} variable(s) dropped here" + (f": {', '.join(gone)}" if gone else ""),
+        *lock_notes,
     ]
     if box.write_paths:
         lines.append(f"  writable directly (not staged): {', '.join(box.write_paths)}")

@@ -1,0 +1,61 @@
+"""What a sandboxed command can read, write and reach: one table, printed by `cli-agent sandbox` and kept in
+docs/sandbox.md, each row with the test that holds it (tests/test_cmdsandbox_*.py, test_run_command.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["ROWS", "Row", "markdown_table", "text_table"]
+
+
+@dataclass(frozen=True)
+class Row:
+    what: str
+    can: str
+    test: str
+
+
+ROWS = (
+    Row("the workspace", "read; write only to the staging layer, applied as an approved change set",
+        "test_writes_outside_through_absolute_paths_dotdot_and_tmp_do_not_reach_the_host"),
+    Row("`.git/`, `.cli-agent/`, locks naming a path inside the workspace", "read only",
+        "test_git_hooks_and_the_project_folder_are_read_only"),
+    Row("a lock naming `..`, a link, a socket or nothing", "never bound (a one-line note)",
+        "test_repository_locks_never_bind_the_host_and_a_missing_one_breaks_nothing"),
+    Row("`/tmp`", "a private 1 GiB tmpfs, gone after the command",
+        "test_writes_outside_through_absolute_paths_dotdot_and_tmp_do_not_reach_the_host"),
+    Row("system folders, interpreters, `PATH`, tool caches under HOME", "read only",
+        "test_secrets_in_home_and_the_user_config_are_unreachable"),
+    Row("the rest of HOME (`~/.ssh`, `~/.aws`, `~/.config`, `~/.docker`, `~/.kube`, `~/.gnupg`, `~/.netrc`, ...)",
+        "never", "test_secrets_in_home_and_the_user_config_are_unreachable"),
+    Row("credential files in the tool caches (`token`, `*credentials*`, `auth.json`, `*.pem`, `*.key`, `id_*`)",
+        "never", "test_credential_files_in_the_tool_caches_are_hidden_by_name"),
+    Row("cli-agent's own config, state and cache (also the default ones when `CLI_AGENT_HOME` moves them)",
+        "never", "test_credential_files_in_the_tool_caches_are_hidden_by_name"),
+    Row("files under `/etc` others may not read (shadow, ssh, ssl/private, wireguard, letsencrypt, keytabs), "
+        "and key files by name", "never", "test_private_files_under_etc_are_hidden_by_rule"),
+    Row("`/proc/sys`, `/proc/sysrq-trigger` and the other kernel folders of `/proc`; `/sys`; `/dev`",
+        "read only; `/sys` absent; `/dev` only null, zero, full, random, urandom, tty",
+        "test_no_kernel_interface_is_writable"),
+    Row("Unix sockets of the host (in caches, the venv, `.git/`)", "never connectable",
+        "test_no_host_socket_is_connectable"),
+    Row("the network", "none (its own loopback only) unless `sandbox.network = true`",
+        "test_no_network_by_default_and_the_user_can_allow_it"),
+    Row("environment variables", "an allowlist plus `sandbox.env_allow`; the rest dropped",
+        "test_commands_get_an_allowlisted_environment"),
+    Row("processes", "all die with the command; at most 512 at once",
+        "test_background_jobs_setsid_nohup_and_double_forks_die_with_the_command"),
+    Row("time", "the call's `timeout_s`, at most `command_timeout_max` and never past the run's deadline",
+        "test_the_runs_deadline_cuts_a_long_command"),
+    Row("file size", "at most 1 GiB per file", "test_a_huge_write_is_bounded"),
+)
+
+
+def markdown_table() -> str:
+    lines = ["| what | a command can | held by |", "|---|---|---|"]
+    lines += [f"| {r.what} | {r.can} | `{r.test}` |" for r in ROWS]
+    return "\n".join(lines)
+
+
+def text_table() -> str:
+    return "\n".join(f"  {r.what.replace('`', '')}\n      -> {r.can.replace('`', '')}" for r in ROWS)
