@@ -162,3 +162,15 @@ def test_a_backtracking_pattern_in_a_server_s_schema_costs_milliseconds(ws, tmp_
     assert not alternated["ok"] and "took too long" in alternated["errors"][0], alternated
     assert fine["ok"] and fine["data"]["text"] == "aaaa" and also_fine["ok"]
     assert took < 10, f"checking the arguments took {took:.1f} s"
+
+
+@pytest.mark.slow
+def test_a_server_still_starting_does_not_hold_a_run_past_its_timeout(ws, tmp_path, isolated_home):
+    user_config(isolated_home, server_table("slow", [str(SERVERS / "raw.py"), "slowstart"]))
+    trace = tmp_path / "t.jsonl"
+    started = time.monotonic()
+    code, _ = one_shot(ws, trace, {"text": "answered without it"}, flags=["--timeout", "3"])
+    took = time.monotonic() - started
+    assert code == 0
+    assert any("'slow' is still starting" in w for w in warnings(trace))
+    assert took < 12, f"the run took {took:.1f} s with --timeout 3"

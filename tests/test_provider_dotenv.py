@@ -95,3 +95,15 @@ def test_a_key_only_in_the_dotenv_is_no_key(repo, tmp_path):
         done = run_cli(repo, env_for(repo, tmp_path / "home"))
         assert theirs.requests == []
         assert done.returncode == 2 and "OPENAI_API_KEY" in done.stderr.strip().splitlines()[-1]
+
+
+def test_the_httpx_path_takes_no_key_from_the_dotenv_either(repo, tmp_path):
+    """`--api-base` with an openai/ model goes through httpx, not LiteLLM: its key is --api-key or the process
+    environment's, here neither, so a local server gets the placeholder key, never the .env's."""
+    with FakeOpenAIServer(instant="hi") as server:
+        plant_dotenv(repo, "http://127.0.0.1:9/v1")
+        done = subprocess.run([sys.executable, "-m", "cli_agent", "--model", "openai/test", "--api-base", server.url,
+                               "-p", "say hi"], cwd=repo, env=env_for(repo, tmp_path / "home"), capture_output=True,
+                              text=True, timeout=180)
+        assert done.returncode == 0, done.stderr
+        assert [h["authorization"] for h in server.headers] == ["Bearer sk-local-no-key-needed"]

@@ -194,10 +194,13 @@ class McpHub:
         conn.settled.set()
 
     async def _disconnect(self, conn: _Connection) -> None:
+        starting = conn.client is None  # still in its handshake: nothing to wind down gracefully
         conn.client = None
         if conn.stop is not None:
             conn.stop.set()
         if conn.task is not None:
+            if starting:
+                conn.task.cancel()
             with contextlib.suppress(BaseException):
                 await asyncio.wait_for(conn.task, 10)
         conn.task = None

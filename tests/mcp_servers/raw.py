@@ -7,6 +7,7 @@
     badschema   lists a tool whose input schema is not an object, next to a good one
     badnames    lists tools named with an escape sequence, a newline, a path, 300 characters..., next to `echo`
     chatty      writes 40 MB to stderr before it answers, otherwise a working server
+    slowstart   sleeps a minute before it reads anything
     redos       `echo`'s schema has a backtracking pattern, `^(a+)+$`; `alt`'s another one, `^(a|a)*$`
 """
 
@@ -53,6 +54,9 @@ def answer(request):
 
 def main():
     hung = False
+    if MODE == "slowstart":
+        import time
+        time.sleep(60)
     if MODE == "chatty":
         line = "chatter " * 127 + "\n"
         for _ in range(40 * 1024):
