@@ -97,6 +97,7 @@ def replay(path: Path, *sinks: Callable[[Event], None], run_commands: bool = Fal
     if not isinstance(original, str) or not Path(original).is_dir():
         raise errors.TraceError(f"{path}: the trace's workspace {original!r} is not a folder any more; replay "
                                 "starts from a copy of it")
+    _refuse_broad(path, Path(original))
     result = ReplayResult(trace=path, commands_run=run_commands)
     with tempfile.TemporaryDirectory(prefix="cli-agent-replay-") as tmp:
         copy = copy_workspace(Path(original), Path(tmp))
@@ -143,6 +144,16 @@ def replay(path: Path, *sinks: Callable[[Event], None], run_commands: bool = Fal
         finally:
             session.close()
     return result
+
+
+def _refuse_broad(path: Path, original: Path) -> None:
+    """The trace names the folder that is copied: never the filesystem's root, your home folder or a folder above
+    it (a copy of everything you have, for an edited trace to read)."""
+    real = original.resolve()
+    home = Path.home().resolve()
+    if real == Path(real.anchor) or real == home or real in home.parents:
+        raise errors.TraceError(f"{path}: the trace's workspace {str(original)!r} is your home folder, the root or "
+                                "a folder above your home; replay copies a project's folder, not that")
 
 
 def _require_sandbox(session: Any) -> None:

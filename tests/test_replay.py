@@ -281,3 +281,22 @@ def test_run_commands_runs_them_in_the_sandbox_on_the_copy(ws, tmp_path, capsys)
     assert run(["replay", str(trace)]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "read_file" in err[0] and "--run-commands runs them" in err[0]
+
+
+def test_a_trace_naming_the_home_folder_is_refused(ws, tmp_path, capsys, monkeypatch):
+    trace, _ = record(ws, tmp_path, [{"text": "ok"}])
+    home = tmp_path / "home-of-the-user"
+    (home / "project").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    edited = edit_trace(trace, lambda r: r.update(workspace=str(home)) if r.get("format") else None)
+    capsys.readouterr()
+    assert run(["replay", str(edited)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "replay copies a project's folder" in err[0]
+    from cli_agent.errors import TraceError
+    from cli_agent.replay import _refuse_broad
+
+    for broad in (Path("/"), home, tmp_path):  # the root, the home folder, a folder above it
+        with pytest.raises(TraceError):
+            _refuse_broad(trace, broad)
+    _refuse_broad(trace, home / "project")  # a project inside it is what replay is for
