@@ -271,11 +271,13 @@ class McpHub:
                 if await self._answers_ping(client):
                     raise McpCallError(f"mcp server {name!r}: {tool} took longer than its timeout of {timeout:g} s "
                                        "and was cancelled") from None
-                note = await self._restart(name, f"stopped answering ({tool} timed out after {timeout:g} s)")
+                # shielded: a call cut off at the run's deadline still leaves the server restarted, not half-way
+                note = await asyncio.shield(self._restart(name, f"stopped answering ({tool} timed out after "
+                                                                f"{timeout:g} s)"))
                 raise McpCallError(f"mcp server {name!r} stopped answering: {tool} timed out after {timeout:g} s "
                                    f"and was cancelled; {note}") from None
             if code == CONNECTION_CLOSED:
-                note = await self._restart(name, f"its connection closed during {tool}")
+                note = await asyncio.shield(self._restart(name, f"its connection closed during {tool}"))
                 raise McpCallError(f"mcp server {name!r} exited or closed the connection during {tool}; "
                                    f"{note}") from None
             raise McpCallError(f"mcp server {name!r} answered {tool} with an error: {exc}") from None
