@@ -221,6 +221,7 @@ def command_session(ws: Path, tmp_path: Path, marker: Path) -> Path:
     return trace
 
 
+@pytest.mark.slow  # the recording runs a command
 def test_replay_plays_a_trace_s_commands_back_instead_of_running_them(ws, tmp_path, isolated_home, capsys):
     user_config(isolated_home, 'sandbox = "off"\n')  # commands would run on the host itself
     marker = tmp_path / "ran-on-the-host"
@@ -236,6 +237,7 @@ def test_replay_plays_a_trace_s_commands_back_instead_of_running_them(ws, tmp_pa
     assert report["status"] == "identical" and report["commands"] == {"run": False, "played_back": 1}
 
 
+@pytest.mark.slow  # the recording runs a command
 def test_run_commands_is_refused_without_the_command_sandbox(ws, tmp_path, isolated_home, capsys):
     user_config(isolated_home, 'sandbox = "off"\n')
     marker = tmp_path / "ran-on-the-host"
@@ -247,7 +249,8 @@ def test_run_commands_is_refused_without_the_command_sandbox(ws, tmp_path, isola
     assert not marker.exists()
 
 
-def test_an_edited_command_is_a_divergence_not_a_run(ws, tmp_path, isolated_home, capsys):
+@pytest.mark.slow  # the recording runs a command
+def test_an_edited_command_is_replayed_as_written_never_run(ws, tmp_path, isolated_home, capsys):
     user_config(isolated_home, 'sandbox = "off"\n')
     marker = tmp_path / "ran-on-the-host"
     trace = command_session(ws, tmp_path, marker)
@@ -266,6 +269,7 @@ def test_an_edited_command_is_a_divergence_not_a_run(ws, tmp_path, isolated_home
     assert not evil.exists() and not marker.exists()
 
 
+@pytest.mark.slow  # the recording runs a command
 def test_run_commands_runs_them_in_the_sandbox_on_the_copy(ws, tmp_path, capsys):
     trace, code = record(ws, tmp_path, [{"tool_calls": [call("run_command", command="echo made > made.txt")]},
                                         {"tool_calls": [call("read_file", path="made.txt")]},
