@@ -333,12 +333,17 @@ def sandbox_cmd(ctx: typer.Context, workspace: Workspace = None, config: ConfigF
 @app.command("replay")
 def replay_cmd(ctx: typer.Context,
                trace_file: Annotated[Path, typer.Argument(metavar="TRACE", help="A trace (JSONL) to replay.")],
-               output: Annotated[str | None, typer.Option("--output", "-o", help="text | json")] = None) -> int:
-    """Re-run a recorded session in a copy of its workspace; exit 1 at the first divergence."""
+               output: Annotated[str | None, typer.Option("--output", "-o", help="text | json")] = None,
+               run_commands: Annotated[bool, typer.Option(
+                   "--run-commands", help="Run the trace's commands in the command sandbox (on the copy) instead "
+                                          "of playing their recorded results back.")] = False) -> int:
+    """Re-run a recorded session in a copy of its workspace; exit 1 at the first divergence. The trace's commands
+    are played back, not run, unless --run-commands."""
     from cli_agent.replay import run_replay
 
     _load(ctx, announce=False)  # a broken config exits 2 here as everywhere
-    return run_replay(trace_file, output or (ctx.find_root().obj.flags or {}).get("output") or "text")
+    return run_replay(trace_file, output or (ctx.find_root().obj.flags or {}).get("output") or "text",
+                      run_commands=run_commands)
 
 
 @app.command("eval")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import functools
+import time
 from collections.abc import Collection, Generator, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
@@ -75,17 +75,6 @@ class Prepared:
         paths = self.staged.paths()
         shown = ", ".join(paths[:20]) + (f" and {len(paths) - 20} more" if len(paths) > 20 else "")
         return f"; these changes were discarded, not applied: {shown}"
-
-
-@functools.lru_cache(maxsize=256)
-def _validator(schema_json: str) -> Any:
-    import json
-
-    import jsonschema
-
-    schema = json.loads(schema_json)
-    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    return cls(schema)
 
 
 def _describe(error: Any) -> str:
@@ -248,11 +237,16 @@ class Dispatcher:
         return Envelope.success(data, warnings=refused)
 
     def _validate(self, spec: ToolSpec, arguments: dict[str, Any]) -> list[str]:
-        import json
+        """What is wrong with the arguments; the check is bounded in time (cli_agent.schema_check) and stops at
+        the run's deadline, refusing what it could not settle."""
+        from cli_agent.schema_check import CheckStopped, check
 
-        validator = _validator(json.dumps(spec.parameters, sort_keys=True))
-        errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
-        return [_describe(e) for e in errors]
+        try:
+            return [_describe(e) for e in check(spec.parameters, arguments, until=self.ctx.deadline)]
+        except CheckStopped as exc:
+            late = self.ctx.deadline is not None and time.monotonic() >= self.ctx.deadline
+            return [f"the arguments of {spec.name} were not accepted: {exc}"
+                    + (" (the run's deadline was reached)" if late else "")]
 
     def _run_handler(self, spec: ToolSpec, arguments: dict[str, Any]) -> Any:
         return self.registry.handler(spec.name)(self.ctx, **arguments)

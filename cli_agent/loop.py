@@ -183,7 +183,7 @@ class Agent:
         run = _Run(deadline=s.clock() + s.limits.timeout_s)
         yield ToolCallsProposed(calls=(call,), terminate=True)
         try:
-            dispatcher = s.dispatcher.unchecked_reads()
+            dispatcher = s.dispatcher.unchecked_reads().at(run.deadline)
             prepared, reason = yield from self._settle(run, dispatcher.prepare(call), 1, 1, approve, dispatcher)
             envelope = Envelope.failure("denied: " + reason) if reason else dispatcher.execute(prepared)
             content = _for_model(envelope, s.limits.tool_result_max_chars)[0]
@@ -305,7 +305,7 @@ class Agent:
                 if decision is not None:
                     self._answer_rest(run, call, "denied: " + decision)
                     return self._stop(run, StopReason.DENIED, decision)
-                envelope = dispatcher.execute(prepared)
+                envelope = dispatcher.at(run.deadline).execute(prepared)  # the deadline moved by answers' time
             repeats = _repeats(run, call, envelope)
             if repeats == MAX_REPEATS - 1:
                 envelope = replace(envelope, warnings=(*envelope.warnings, REPEAT_NOTE))
@@ -336,7 +336,7 @@ class Agent:
             reason = yield from self._decide(run, prepared, index, total, approve)
             if reason is not None:
                 return prepared, reason
-            prepared = yield from self._stage(prepared, dispatcher)
+            prepared = yield from self._stage(prepared, dispatcher.at(run.deadline))
             if prepared.error is not None:
                 return prepared, None
         reason = yield from self._decide(run, prepared, index, total, approve)

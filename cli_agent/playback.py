@@ -138,10 +138,14 @@ class ReplayProvider(NoModel):
 
 
 class RecordedApprover:
-    """The recorded answer for each call of one run (whoever gave it: the user, the mode, --yes)."""
+    """The recorded answer for each call of one run (whoever gave it: the user, the mode, --yes); the last one when
+    a call was asked twice (a command, then its changes). A call in `played` (played back from the trace, not run)
+    that the recording never asked about goes ahead; any other call the recording has no answer for is denied."""
 
-    def __init__(self, run: list[Event]) -> None:
+    def __init__(self, run: list[Event], played: set[str] | None = None) -> None:
         self.answers = {e.call_id: Answer(e.decision, e.feedback) for e in run if isinstance(e, ApprovalDecided)}
+        self.played = played or set()
 
     def __call__(self, asked: ApprovalAsked) -> Answer:
-        return self.answers.get(asked.call.id, Answer(Decision.NO))
+        default = Decision.YES if asked.call.id in self.played else Decision.NO
+        return self.answers.get(asked.call.id, Answer(default))

@@ -9,6 +9,12 @@ recorded answers, and drives every recorded run through it. Each run's significa
 arguments, approvals, result ok/errors, what a change wrote, read-only results' data, the stop reason and answer)
 are compared with the recording's as they happen; a run the user interrupted is interrupted at the same point.
 
+A trace is data anyone can edit, so replay runs no command from it unless told to: a recorded `run_command` is
+played back like an MCP tool (its recorded result, in order; the recorded answers decide whether it goes ahead;
+nothing runs, so the files it changed are not changed in the copy). `--run-commands` runs them, only in the command
+sandbox and only on the copy; without a sandbox (none here, or `sandbox = "off"`) it is refused. File tools act on
+the temporary copy only, never on the workspace.
+
 Known limits: the copy starts from the workspace as it is now, rewound as far as the trace allows, so a file that
 changed since the run, or whose earlier content the trace does not hold, can make the replay diverge (the notes
 say which). A workflow's tool subset is not in the trace. Today's config, facts and tool specs are used (plus any
@@ -39,8 +45,9 @@ from cli_agent.events import (
     ToolCallsProposed,
     ToolResult,
 )
-from cli_agent.mcp.recorded import with_recorded_tools
+from cli_agent.mcp.recorded import RecordedResults, with_recorded_tools
 from cli_agent.playback import RecordedApprover, ReplayProvider, first_call, outcomes, raw_records, replay_settings
+from cli_agent.registry import Registry
 from cli_agent.rewind import copy_workspace, rewind
 from cli_agent.trace import Trace, read_trace
 
@@ -68,17 +75,21 @@ class ReplayResult:
     stop_reasons: list[str] = field(default_factory=list)
     divergence: Divergence | None = None
     notes: list[str] = field(default_factory=list)
+    commands_run: bool = False  # --run-commands: the trace's commands ran (in the sandbox), not played back
+    played_back: int = 0  # recorded commands played back instead of run
 
     def to_dict(self) -> dict[str, Any]:
         return {"trace": str(self.trace), "status": "divergent" if self.divergence else "identical",
                 "runs": self.runs, "tool_calls": self.tool_calls, "stop_reasons": self.stop_reasons,
+                "commands": {"run": self.commands_run, "played_back": self.played_back},
                 "divergence": self.divergence and {"run": self.divergence.run, "step": self.divergence.step,
                                                    "message": self.divergence.message},
                 "notes": self.notes}
 
 
-def replay(path: Path, *sinks: Callable[[Event], None]) -> ReplayResult:
-    """Replay the trace at `path`, feeding every event of the replay to `sinks`."""
+def replay(path: Path, *sinks: Callable[[Event], None], run_commands: bool = False) -> ReplayResult:
+    """Replay the trace at `path`, feeding every event of the replay to `sinks`; the trace's commands are played
+    back from it unless `run_commands` (then they run in the command sandbox, on the copy)."""
     from cli_agent.session import drive, open_session
 
     trace = read_trace(path)
@@ -86,7 +97,8 @@ def replay(path: Path, *sinks: Callable[[Event], None]) -> ReplayResult:
     if not isinstance(original, str) or not Path(original).is_dir():
         raise errors.TraceError(f"{path}: the trace's workspace {original!r} is not a folder any more; replay "
                                 "starts from a copy of it")
-    result = ReplayResult(trace=path)
+    _refuse_broad(path, Path(original))
+    result = ReplayResult(trace=path, commands_run=run_commands)
     with tempfile.TemporaryDirectory(prefix="cli-agent-replay-") as tmp:
         copy = copy_workspace(Path(original), Path(tmp))
         raw = raw_records(path)
@@ -95,21 +107,28 @@ def replay(path: Path, *sinks: Callable[[Event], None]) -> ReplayResult:
         provider = ReplayProvider(outcomes(trace))
         session = open_session(replay_settings(trace, copy, Path(tmp)), interactive=True,
                                provider_factory=lambda settings: provider, record=False)
-        session.use_registry(with_recorded_tools(session.registry, trace))  # MCP tools answer from the trace
+        registry = with_recorded_tools(session.registry, trace)  # MCP tools answer from the trace
+        played: set[str] = set()
         try:
+            if run_commands:
+                _require_sandbox(session)
+            else:
+                registry, played = _with_recorded_commands(registry, trace)
+                result.played_back = len(played)
+            session.use_registry(registry)
             for number, run in enumerate(trace.runs, 1):
                 _follow_resets(session.agent, run)
                 if not isinstance(run[0], RunStarted):  # only resets (a /clear before the first run)
                     continue
-                compare = _Comparator(number, run, written, original, str(session.workspace.root))
+                compare = _Comparator(number, run, written, original, str(session.workspace.root), played)
                 started = run[0]
                 call = first_call(run) if is_tool_step(run) else None
                 events: EventStream
                 if call is not None:
-                    events = session.agent.run_call(call, RecordedApprover(run))
+                    events = session.agent.run_call(call, RecordedApprover(run, played))
                 else:
                     prompt = started.prompt if isinstance(started, RunStarted) else ""
-                    events = session.run(prompt, RecordedApprover(run))
+                    events = session.run(prompt, RecordedApprover(run, played))
                 finished = drive(events, *sinks, compare)
                 _follow_resets(session.agent, _after_run(run))
                 result.runs += 1
@@ -125,6 +144,47 @@ def replay(path: Path, *sinks: Callable[[Event], None]) -> ReplayResult:
         finally:
             session.close()
     return result
+
+
+def _refuse_broad(path: Path, original: Path) -> None:
+    """The trace names the folder that is copied: never the filesystem's root, your home folder or a folder above
+    it (a copy of everything you have, for an edited trace to read)."""
+    real = original.resolve()
+    home = Path.home().resolve()
+    if real == Path(real.anchor) or real == home or real in home.parents:
+        raise errors.TraceError(f"{path}: the trace's workspace {str(original)!r} is your home folder, the root or "
+                                "a folder above your home; replay copies a project's folder, not that")
+
+
+def _require_sandbox(session: Any) -> None:
+    """--run-commands: the commands of a trace run only where the command sandbox confines them."""
+    commands = session.agent.setup.dispatcher.ctx.commands
+    if commands is None:
+        raise errors.UsageError("replay runs a trace's commands only in the command sandbox, and there is none here "
+                                "(`cli-agent sandbox` says why); replay without --run-commands plays them back")
+    if commands.capability is None:
+        raise errors.UsageError('replay runs a trace\'s commands only in the command sandbox, and your config turns '
+                                'it off (sandbox = "off"); replay without --run-commands plays them back')
+
+
+def _with_recorded_commands(base: Registry, trace: Trace) -> tuple[Registry, set[str]]:
+    """`base` with each command tool the trace called answering from the trace instead of running (see the module
+    docstring), and the ids of those calls. Each such call asks, and the recorded answer (yes when the recording
+    asked nothing) decides; those approvals are not compared, as the recording may have asked twice."""
+    commands = {spec.name: spec for spec in Registry.builtin().specs() if spec.runs_command}
+    calls = {call.id: call.name for event in trace.events if isinstance(event, ToolCallsProposed)
+             for call in event.calls if call.name in commands}
+    if not calls:
+        return base, set()
+    specs = [spec for spec in base.specs() if spec.name not in commands]
+    handlers = {name: base.handler(name) for name in base.names() if base.has_handler(name)}
+    for name in sorted(set(calls.values())):
+        envelopes = [e.envelope for e in trace.events if isinstance(e, ToolResult) and e.tool == name]
+        spec = base.get(name) if name in base else commands[name]
+        specs.append(replace(spec, runs_command=False, mutates=False, requires_approval=True,
+                             description=spec.description + " (Replayed from the trace, not run.)"))
+        handlers[name] = RecordedResults(name, envelopes)
+    return Registry(specs, handlers, optional_budget=base.optional_budget), set(calls)
 
 
 def _follow_resets(agent: Any, events: list[Event]) -> None:
@@ -144,27 +204,31 @@ def _after_run(run: list[Event]) -> list[Event]:
     return run[ends[-1] + 1:] if ends else []
 
 
-def run_replay(path: Path, output: str = "text") -> int:
-    """`cli-agent replay TRACE`: the replayed events (text) or one JSON object, then exit 0 if the replay went as
-    recorded; a divergence is a one-line CliAgentError (exit 1)."""
+def run_replay(path: Path, output: str = "text", *, run_commands: bool = False) -> int:
+    """`cli-agent replay TRACE [--run-commands]`: the replayed events (text) or one JSON object, then exit 0 if the
+    replay went as recorded; a divergence is a one-line CliAgentError (exit 1)."""
     import sys
 
     from cli_agent.ui.escape import escape_for_terminal, json_for_output
 
     if output not in ("text", "json"):
         raise errors.UsageError(f"--output must be text or json for replay, not {output!r}")
-    result = replay(path, *([] if output == "json" else [_print_event]))
+    result = replay(path, *([] if output == "json" else [_print_event]), run_commands=run_commands)
     if output == "json":
         sys.stdout.write(json_for_output(result.to_dict()) + "\n")
     else:
         for note in result.notes:
             sys.stdout.write(escape_for_terminal(f"note: {note}") + "\n")
         if result.divergence is None:
+            dry = (f"; {result.played_back} command(s) played back from the trace, not run (--run-commands runs "
+                   "them in the sandbox)") if result.played_back else ""
             sys.stdout.write(f"replay identical: {result.runs} run(s), {result.tool_calls} tool call(s), stop "
-                             f"reason(s) {', '.join(result.stop_reasons)}\n")
+                             f"reason(s) {', '.join(result.stop_reasons)}{dry}\n")
     sys.stdout.flush()
     if result.divergence is not None:
-        raise errors.CliAgentError(f"replay diverged: {result.divergence.message}")
+        hint = (f" ({result.played_back} command(s) were played back, not run, so their file changes are not in "
+                "the copy: --run-commands runs them in the sandbox)") if result.played_back else ""
+        raise errors.CliAgentError(f"replay diverged: {result.divergence.message}{hint}")
     return 0
 
 
@@ -198,9 +262,11 @@ class _Comparator:
     at the point the recording was interrupted."""
 
     def __init__(self, number: int, recorded: list[Event], written: dict[int, str], original_root: str,
-                 copy_root: str) -> None:
+                 copy_root: str, played: set[str] | None = None) -> None:
         self.number = number
         self.roots = (copy_root, original_root)
+        self.played = played or set()  # calls played back: their approvals are not compared
+        recorded = [e for e in recorded if not self._quiet(e)]
         self.expected = [item for event in recorded for item in _items(event, written.get(id(event)))]
         self.fingerprints = [e.fingerprint for e in recorded if isinstance(e, ModelRequest)]
         finished = recorded[-1] if isinstance(recorded[-1], RunFinished) else None
@@ -210,7 +276,12 @@ class _Comparator:
         self.divergence: Divergence | None = None
         self.fingerprint_differs = False
 
+    def _quiet(self, event: Event) -> bool:
+        return isinstance(event, ApprovalDecided) and event.call_id in self.played
+
     def __call__(self, event: Event) -> None:
+        if self._quiet(event):
+            return
         if isinstance(event, ModelRequest):
             self.step = event.step
             if self.step <= len(self.fingerprints) and event.fingerprint != self.fingerprints[self.step - 1]:

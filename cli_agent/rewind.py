@@ -86,6 +86,8 @@ def rewind(copy: Path, trace: Trace, raw: list[dict[str, Any]]) -> list[str]:
             data = event.envelope.data if isinstance(event.envelope.data, dict) else {}
             if isinstance(record.get("change"), dict):
                 changes.append((calls.get(event.call_id), record["change"]))
+            elif isinstance(record.get("changes"), list) and record["changes"]:  # a command's change set, applied
+                changes += [(None, change) for change in record["changes"] if isinstance(change, dict)]
             elif event.tool == "read_file" and isinstance(data.get("content"), str):
                 known += [data["content"].encode(), (data["content"] + "\n").encode()]
             elif event.tool == "propose_fact" and data.get("status") == "pending":

@@ -113,10 +113,11 @@ class Session:
 
     def attach_mcp_tools(self) -> list[str]:
         """Join the tools of the MCP servers that are ready to the registry (waiting for those still starting, at
-        most their start-up limit); the new notes about them (a server that failed, a tool skipped)."""
+        most their start-up limit and never longer than a run may take); the new notes about them (a server that
+        failed, a tool skipped)."""
         if self.mcp is None:
             return []
-        registry, notes = self.mcp.registry(wait=self.mcp.hub.start_limit())
+        registry, notes = self.mcp.registry(wait=min(self.mcp.hub.start_limit(), self.settings.timeout))
         if registry is not self.registry:
             self.use_registry(registry)
         return notes

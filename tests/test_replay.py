@@ -203,3 +203,104 @@ def test_every_offline_eval_scenario_replays_exactly(name, tmp_path):
     result = replay(tmp_path / "trace.jsonl")
     assert result.divergence is None, result.divergence
     assert not result.notes
+
+
+# -- a trace from someone else is code: replay runs no command unless told to --------------------------------------
+
+def user_config(home: Path, text: str) -> None:
+    (home / "config").mkdir(parents=True, exist_ok=True)
+    (home / "config" / "config.toml").write_text(text)
+
+
+def command_session(ws: Path, tmp_path: Path, marker: Path) -> Path:
+    trace, code = record(ws, tmp_path, [{"tool_calls": [call("run_command", command=f"touch {marker} && echo hi")]},
+                                        {"tool_calls": [call("read_file", path="config.ini")]},
+                                        {"text": "ok"}], "-y")
+    assert code == 0 and marker.exists()  # the recording ran it (unsandboxed: the user's own opt-out)
+    marker.unlink()
+    return trace
+
+
+@pytest.mark.slow  # the recording runs a command
+def test_replay_plays_a_trace_s_commands_back_instead_of_running_them(ws, tmp_path, isolated_home, capsys):
+    user_config(isolated_home, 'sandbox = "off"\n')  # commands would run on the host itself
+    marker = tmp_path / "ran-on-the-host"
+    trace = command_session(ws, tmp_path, marker)
+    capsys.readouterr()
+    assert run(["replay", str(trace)]) == 0, capsys.readouterr()
+    out = capsys.readouterr().out
+    assert not marker.exists(), "replay ran the trace's command"
+    assert "replay identical: 1 run(s), 2 tool call(s)" in out
+    assert "1 command(s) played back from the trace, not run" in out
+    assert run(["replay", str(trace), "--output", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["status"] == "identical" and report["commands"] == {"run": False, "played_back": 1}
+
+
+@pytest.mark.slow  # the recording runs a command
+def test_run_commands_is_refused_without_the_command_sandbox(ws, tmp_path, isolated_home, capsys):
+    user_config(isolated_home, 'sandbox = "off"\n')
+    marker = tmp_path / "ran-on-the-host"
+    trace = command_session(ws, tmp_path, marker)
+    capsys.readouterr()
+    assert run(["replay", str(trace), "--run-commands"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "only in the command sandbox" in err[0]
+    assert not marker.exists()
+
+
+@pytest.mark.slow  # the recording runs a command
+def test_an_edited_command_is_replayed_as_written_never_run(ws, tmp_path, isolated_home, capsys):
+    user_config(isolated_home, 'sandbox = "off"\n')
+    marker = tmp_path / "ran-on-the-host"
+    trace = command_session(ws, tmp_path, marker)
+    evil = tmp_path / "evil"
+
+    def swap(record):
+        for key in ("tool_calls", "calls"):
+            for c in record.get(key) or ():
+                if c["name"] == "run_command":
+                    c["arguments"]["command"] = f"touch {evil}"
+                    c["raw_arguments"] = json.dumps(c["arguments"])
+
+    edited = edit_trace(trace, swap)
+    capsys.readouterr()
+    assert run(["replay", str(edited)]) == 0  # the model's call is replayed as the file says; it does not run
+    assert not evil.exists() and not marker.exists()
+
+
+@pytest.mark.slow  # the recording runs a command
+def test_run_commands_runs_them_in_the_sandbox_on_the_copy(ws, tmp_path, capsys):
+    trace, code = record(ws, tmp_path, [{"tool_calls": [call("run_command", command="echo made > made.txt")]},
+                                        {"tool_calls": [call("read_file", path="made.txt")]},
+                                        {"text": "ok"}], "-y")
+    assert code == 0 and (ws / "made.txt").read_text() == "made\n"
+    after_run = snapshot(ws)
+    capsys.readouterr()
+    assert run(["replay", str(trace), "--run-commands", "--output", "json"]) == 0, capsys.readouterr()
+    report = json.loads(capsys.readouterr().out)
+    assert report["status"] == "identical" and report["commands"] == {"run": True, "played_back": 0}
+    assert snapshot(ws) == after_run
+    # played back instead, the command's file is not in the copy: the read says so, and the hint names the flag
+    assert run(["replay", str(trace)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "read_file" in err[0] and "--run-commands runs them" in err[0]
+
+
+def test_a_trace_naming_the_home_folder_is_refused(ws, tmp_path, capsys, monkeypatch):
+    trace, _ = record(ws, tmp_path, [{"text": "ok"}])
+    home = tmp_path / "home-of-the-user"
+    (home / "project").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    edited = edit_trace(trace, lambda r: r.update(workspace=str(home)) if r.get("format") else None)
+    capsys.readouterr()
+    assert run(["replay", str(edited)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "replay copies a project's folder" in err[0]
+    from cli_agent.errors import TraceError
+    from cli_agent.replay import _refuse_broad
+
+    for broad in (Path("/"), home, tmp_path):  # the root, the home folder, a folder above it
+        with pytest.raises(TraceError):
+            _refuse_broad(trace, broad)
+    _refuse_broad(trace, home / "project")  # a project inside it is what replay is for

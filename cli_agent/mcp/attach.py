@@ -41,7 +41,7 @@ class McpToolHandler:
         from cli_agent.mcp.tools import envelope_for
 
         try:
-            result = self.hub.call(self.server, self.tool, arguments)
+            result = self.hub.call(self.server, self.tool, arguments, deadline=getattr(ctx, "deadline", None))
         except McpCallError as exc:
             return Envelope.failure(str(exc), data={"server": self.server})
         return envelope_for(self.server, self.tool, result)
@@ -71,6 +71,7 @@ class McpAttachment:
                 notes.append(f"mcp server {status.name!r} is not available: {status.error}")
             elif status.state is ServerState.STARTING:
                 notes.append(f"mcp server {status.name!r} is still starting; its tools come in a later turn")
+            notes += status.notes
         if key != self._key:
             self._key = key
             self._registry, tool_notes = self._build([s for s in statuses if s.state is ServerState.READY])

@@ -15,9 +15,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from cli_agent.mcp.server_log import ServerLog
 from cli_agent.mcp_settings import McpServer
 
-__all__ = ["hold_connection", "list_all_tools", "one_line"]
+__all__ = ["hold_connection", "list_all_tools", "one_line", "working_folder"]
 
 MAX_TOOL_PAGES = 20  # a server whose tools/list never stops paging is cut here
 
@@ -51,9 +52,11 @@ async def hold_connection(name: str, server: McpServer, log_dir: Path, started: 
         async with contextlib.AsyncExitStack() as stack:
             import mcp
 
-            transport = await _transport(stack, server, log)
+            transport, stderr = await _transport(stack, server, log)
             client = await stack.enter_async_context(mcp.Client(transport, mode="legacy", cache=None,
                                                                 message_handler=on_message))
+            if stderr is not None:
+                stderr.spawned()
             tools = await list_all_tools(client)
             info = client.server_info
             if not started.done():
@@ -83,22 +86,34 @@ async def list_all_tools(client: Any) -> list[Any]:
     return tools
 
 
-async def _transport(stack: contextlib.AsyncExitStack, server: McpServer, log: Path) -> Any:
+async def _transport(stack: contextlib.AsyncExitStack, server: McpServer, log: Path) -> tuple[Any, ServerLog | None]:
+    """The SDK's transport, and for a stdio server the log its stderr goes to (capped, see server_log)."""
     if server.command is not None:
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
-        log.parent.mkdir(parents=True, exist_ok=True)
-        errlog = stack.enter_context(log.open("w", encoding="utf-8", errors="replace"))
+        stderr = ServerLog(log)
+        stack.callback(stderr.close)
         params = StdioServerParameters(command=server.command, args=list(server.args), env=dict(server.env) or None,
-                                       cwd=server.cwd)
-        return stdio_client(params, errlog=errlog)
+                                       cwd=working_folder(server, log.parent / "run" / log.stem))
+        return stdio_client(params, errlog=stderr.writer), stderr
     import httpx2
     from mcp.client.streamable_http import streamable_http_client
 
     assert server.url is not None
     http = await stack.enter_async_context(httpx2.AsyncClient(headers=dict(server.headers),
                                                               timeout=httpx2.Timeout(30.0, read=300.0)))
-    return streamable_http_client(server.url, http_client=http)
+    return streamable_http_client(server.url, http_client=http), None
+
+
+def working_folder(server: McpServer, private: Path) -> Path:
+    """Where a stdio server runs: its configured `cwd`, else `private`, a folder of its own (created empty), never
+    the folder cli-agent was started in. A server started there would find the workspace's files first: Python's
+    `-m` and `-c` put the current folder first on the module path, npx and node look for `node_modules` upwards from
+    it, and a relative command or PATH entry resolves in it. So no repository code runs by accident."""
+    if server.cwd is not None:
+        return Path(server.cwd).expanduser()
+    private.mkdir(parents=True, exist_ok=True)
+    return private
 
 
 def describe_start_failure(server: McpServer, exc: BaseException, log: Path) -> str:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
+import math
 import threading
 import time
 from collections.abc import Mapping
@@ -34,6 +35,7 @@ __all__ = ["McpCallError", "McpHub", "ServerState", "ServerStatus"]
 
 PING_S = 3.0  # after a timed-out call: a server that does not answer a ping within this is hung
 MAX_RESTARTS = 1
+DEADLINE_GRACE_S = 2.0  # past the run's deadline, the SDK's cancellation of a cut-off call may take this long
 MIN_START_S = 30.0  # a server may take this long to start even with a shorter timeout_s (a first npx run...)
 
 
@@ -61,6 +63,7 @@ class ServerStatus:
     error: str = ""
     restarts: int = 0
     server_info: str = ""  # "name version" as the server gave it
+    notes: tuple[str, ...] = ()  # tools refused for their names (cli_agent.mcp.tools.plain_tools)
 
 
 @dataclass
@@ -170,25 +173,34 @@ class McpHub:
             self._settle(conn, ServerState.FAILED, str(exc))
             return
         conn.client = client
-        server = conn.status.server
-        kept = tuple(t for t in tools if server.allows(t.name))
-        self._settle(conn, ServerState.READY, "", tools=kept, server_info=info)
+        kept, notes = self._kept(conn, tools)
+        self._settle(conn, ServerState.READY, "", tools=kept, notes=notes, server_info=info)
 
     def _relisted(self, conn: _Connection, tools: list[Any]) -> None:
         """The server's tools changed (tools/list_changed): the next run offers the new list."""
         if conn.status.state is ServerState.READY:
-            server = conn.status.server
-            conn.status = replace(conn.status, tools=tuple(t for t in tools if server.allows(t.name)))
+            kept, notes = self._kept(conn, tools)
+            conn.status = replace(conn.status, tools=kept, notes=notes)
+
+    def _kept(self, conn: _Connection, tools: list[Any]) -> tuple[tuple[Any, ...], tuple[str, ...]]:
+        """The tools to offer (plain names, on the allowlist) and the notes on those refused for their names."""
+        from cli_agent.mcp.tools import plain_tools
+
+        plain, notes = plain_tools(conn.status.name, tools)
+        return tuple(t for t in plain if conn.status.server.allows(t.name)), tuple(notes)
 
     def _settle(self, conn: _Connection, state: ServerState, error: str, **more: Any) -> None:
         conn.status = replace(conn.status, state=state, error=error, **more)
         conn.settled.set()
 
     async def _disconnect(self, conn: _Connection) -> None:
+        starting = conn.client is None  # still in its handshake: nothing to wind down gracefully
         conn.client = None
         if conn.stop is not None:
             conn.stop.set()
         if conn.task is not None:
+            if starting:
+                conn.task.cancel()
             with contextlib.suppress(BaseException):
                 await asyncio.wait_for(conn.task, 10)
         conn.task = None
@@ -209,28 +221,38 @@ class McpHub:
 
     # -- calls ------------------------------------------------------------------------------------------------
 
-    def call(self, name: str, tool: str, arguments: dict[str, Any]) -> Any:
-        """Call one tool and wait for its result (an `mcp.types.CallToolResult`); McpCallError names the server."""
+    def call(self, name: str, tool: str, arguments: dict[str, Any], *, deadline: float | None = None) -> Any:
+        """Call one tool and wait for its result (an `mcp.types.CallToolResult`); McpCallError names the server.
+        `deadline` (time.monotonic()), the run's: the wait for a starting server and the call end there, the call
+        cancelled on the server (`notifications/cancelled`)."""
         conn = self._conns.get(name)
         if conn is None:
             raise McpCallError(f"no MCP server named {name!r}")
         timeout = conn.status.server.timeout_s
-        conn.settled.wait(start_limit(conn.status.server))
+        left = math.inf if deadline is None else deadline - time.monotonic()
+        conn.settled.wait(max(0.0, min(start_limit(conn.status.server), left)))
         if self._loop is None or conn.status.state is not ServerState.READY:
             state = conn.status.state
             why = f": {conn.status.error}" if conn.status.error else ""
             raise McpCallError(f"mcp server {name!r} is not running ({state}{why})")
-        future = self._submit(self._call(name, tool, arguments, timeout))
+        left = math.inf if deadline is None else deadline - time.monotonic()
+        if left <= 0:
+            raise McpCallError(f"mcp server {name!r}: {tool} was not called: the run's deadline was reached")
+        cut = left < timeout  # the run's deadline comes before the server's timeout
+        future = self._submit(self._call(name, tool, arguments, min(timeout, left), cut))
         try:
-            return future.result(2 * timeout + PING_S + 15)  # the SDK's own timeout comes first
+            # the SDK's own timeout comes first; a ping and a restart may follow it, but never past the deadline
+            return future.result(min(2 * timeout + PING_S + 15, left + DEADLINE_GRACE_S))
         except TimeoutError:
             future.cancel()
+            if cut or left + DEADLINE_GRACE_S < 2 * timeout + PING_S + 15:
+                raise McpCallError(f"mcp server {name!r}: {tool} was cut off at the run's deadline") from None
             raise McpCallError(f"mcp server {name!r} did not answer {tool} within {timeout:g} s") from None
         except BaseException:  # Ctrl-C while waiting: cancel the call (the SDK tells the server)
             future.cancel()
             raise
 
-    async def _call(self, name: str, tool: str, arguments: dict[str, Any], timeout: float) -> Any:
+    async def _call(self, name: str, tool: str, arguments: dict[str, Any], timeout: float, cut: bool) -> Any:
         from mcp.shared.exceptions import MCPError
         from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
@@ -243,14 +265,19 @@ class McpHub:
         except MCPError as exc:
             code = exc.code
             if code == REQUEST_TIMEOUT:
+                if cut:  # the run's time is up: no ping, no restart, just the cancelled call
+                    raise McpCallError(f"mcp server {name!r}: {tool} was cut off at the run's deadline (after "
+                                       f"{timeout:.1f} s) and cancelled") from None
                 if await self._answers_ping(client):
                     raise McpCallError(f"mcp server {name!r}: {tool} took longer than its timeout of {timeout:g} s "
                                        "and was cancelled") from None
-                note = await self._restart(name, f"stopped answering ({tool} timed out after {timeout:g} s)")
+                # shielded: a call cut off at the run's deadline still leaves the server restarted, not half-way
+                note = await asyncio.shield(self._restart(name, f"stopped answering ({tool} timed out after "
+                                                                f"{timeout:g} s)"))
                 raise McpCallError(f"mcp server {name!r} stopped answering: {tool} timed out after {timeout:g} s "
                                    f"and was cancelled; {note}") from None
             if code == CONNECTION_CLOSED:
-                note = await self._restart(name, f"its connection closed during {tool}")
+                note = await asyncio.shield(self._restart(name, f"its connection closed during {tool}"))
                 raise McpCallError(f"mcp server {name!r} exited or closed the connection during {tool}; "
                                    f"{note}") from None
             raise McpCallError(f"mcp server {name!r} answered {tool} with an error: {exc}") from None

@@ -22,7 +22,8 @@ __all__ = ["RecordedResults", "with_recorded_tools"]
 
 
 class RecordedResults:
-    """`handler(ctx, **arguments)` answering with one tool's recorded envelopes, in order."""
+    """`handler(ctx, **arguments)` answering with one tool's recorded envelopes, in order (an MCP tool's, or in a
+    replay a command's, which is played back rather than run)."""
 
     def __init__(self, tool: str, envelopes: list[Envelope]) -> None:
         self.tool = tool
@@ -31,7 +32,7 @@ class RecordedResults:
 
     def __call__(self, ctx: Any, **arguments: Any) -> Envelope:
         if not self.envelopes:
-            return Envelope.failure(f"{self.tool}: the trace holds no further result of this MCP tool (replay)")
+            return Envelope.failure(f"{self.tool}: the trace holds no further result of this tool (replay)")
         return self.envelopes.popleft()
 
 

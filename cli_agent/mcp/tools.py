@@ -22,15 +22,36 @@ from typing import Any
 
 from cli_agent.envelope import Envelope
 from cli_agent.mcp_settings import McpServer
+from cli_agent.schema_check import unbounded_keywords
 from cli_agent.specs import ToolSpec, validate_parameters
 
-__all__ = ["MAX_RESULT_CHARS", "SEPARATOR", "envelope_for", "spec_for", "specs_for_servers", "split_name"]
+__all__ = ["MAX_RESULT_CHARS", "SEPARATOR", "envelope_for", "plain_tools", "spec_for", "specs_for_servers",
+           "split_name"]
 
 SEPARATOR = "__"
 MAX_RESULT_CHARS = 1_000_000
 MANY_TOOLS_CHARS = 24_000  # the specs of every MCP tool together past this: they become optional, picked by hints
 _COMMON = frozenset({"tool", "tools", "with", "from", "into", "list", "file", "files", "data", "item", "items"})
-_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")  # a spec's whole name (fullmatch: `$` would let "\n" in)
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")  # a server's own name for a tool
+
+
+def plain_tools(server_name: str, tools: Iterable[Any]) -> tuple[list[Any], list[str]]:
+    """The tools whose names are plain identifiers (1-64 letters, digits, '_' or '-'), and a note for each other
+    one: a name with a newline, an escape sequence, a path, spaces or hundreds of characters is never listed, shown
+    or offered to the model. The note shows the name escaped (`ascii`) and cut."""
+    kept: list[Any] = []
+    notes: list[str] = []
+    for tool in tools:
+        name = getattr(tool, "name", None)
+        if isinstance(name, str) and _TOOL_NAME.fullmatch(name):
+            kept.append(tool)
+            continue
+        shown = ascii(name)
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        notes.append(f"mcp server {server_name!r}: a tool named {shown} was refused: a tool name must be 1-64 "
+                     "letters, digits, '_' or '-'")
+    return kept, notes
 
 
 def category_for(server: str) -> str:
@@ -47,10 +68,10 @@ def spec_for(server_name: str, server: McpServer, tool: Any, *, optional: bool =
     """The spec of one MCP tool, or the note saying why it is skipped."""
     name = f"{server_name}{SEPARATOR}{tool.name}"
     where = f"mcp server {server_name!r}: tool {tool.name[:80]!r}"
-    if not _NAME.match(name):
+    if not _NAME.fullmatch(name):
         return f"{where} skipped: {name[:80]!r} is not a usable tool name (letters, digits, '_' or '-', at most 64)"
     schema = tool.input_schema if isinstance(tool.input_schema, dict) else None
-    problem = validate_parameters(schema)
+    problem = validate_parameters(schema) or unbounded_keywords(schema)
     if problem:
         return f"{where} skipped: its input schema cannot be used ({problem})"
     assert schema is not None

@@ -3,6 +3,12 @@
 `import litellm` costs seconds and, unless told otherwise, fetches a price map from the internet: it happens only
 in `preload()` (callable from a background thread so the REPL can warm it), never at module level. LiteLLM's
 exceptions are translated here and nowhere else, through `LITELLM_RULES`.
+
+LiteLLM also loads a `.env` file when it is imported (python-dotenv, searching upwards from its own folder, or from
+the current folder under a debugger), so a repository with a venv inside it could choose where the user's key is
+sent (`OPENAI_BASE_URL=...` in its `.env`). `preload` switches python-dotenv's loading off for the process before
+the import (`refuse_dotenv`): the provider's base URL and key come from flags, the process environment, the user
+config or a trusted project config, never from a file a library finds.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ from cli_agent.providers.base import (
 )
 from cli_agent.providers.openai_http import LOCAL_DUMMY_KEY, TRANSPORT_RULES, status_error
 
-__all__ = ["LITELLM_QUIETED_WARNINGS", "LITELLM_RULES", "LiteLLMProvider", "preload"]
+__all__ = ["LITELLM_QUIETED_WARNINGS", "LITELLM_RULES", "LiteLLMProvider", "preload", "refuse_dotenv"]
 
 # Warnings LiteLLM silences itself at import (its own pydantic noise); a strict test run has to do the same.
 LITELLM_QUIETED_WARNINGS = (
@@ -62,10 +68,28 @@ _LITELLM_PREFIX = re.compile(r"^(?:litellm\.\w+:\s*|\w+Error:\s*|\w+Exception - 
 _OTHER = Rule("Exception", ProviderError, False, "{model} failed: {detail}")
 
 
+def refuse_dotenv() -> None:
+    """Make python-dotenv load nothing in this process, whoever calls it and whenever (LiteLLM calls
+    `dotenv.load_dotenv()` at import; a later version might call it elsewhere, or bind it by name first). Reading a
+    file given by name (`dotenv_values`) is left alone: it sets nothing."""
+    try:
+        import dotenv
+        import dotenv.main
+    except ImportError:  # not installed: nothing can load a .env
+        return
+
+    def load_nothing(*args: Any, **kwargs: Any) -> bool:
+        return False
+
+    dotenv.load_dotenv = dotenv.main.load_dotenv = load_nothing  # type: ignore[assignment]
+
+
 def preload() -> ModuleType:
-    """Import LiteLLM (seconds, once) with the bundled price map and quiet debug output; returns the module."""
+    """Import LiteLLM (seconds, once) with the bundled price map, quiet debug output and no `.env` loading (see the
+    module docstring); returns the module."""
     with _preload_lock:
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        refuse_dotenv()
         import litellm
 
         litellm.suppress_debug_info = True

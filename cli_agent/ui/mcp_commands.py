@@ -74,7 +74,7 @@ def status_json(status: ServerStatus) -> dict[str, Any]:
     return {"name": status.name, "transport": server.transport, "command": server.command, "args": server.args,
             "url": server.url, "enabled": server.enabled, "origin": server.origin, "state": str(status.state),
             "error": status.error or None, "server_info": status.server_info or None, "restarts": status.restarts,
-            "tools": [_tool_json(status.name, server, tool) for tool in status.tools]}
+            "refused": list(status.notes), "tools": [_tool_json(status.name, server, tool) for tool in status.tools]}
 
 
 def _tool_json(name: str, server: Any, tool: Any) -> dict[str, Any]:
@@ -96,6 +96,7 @@ def render_statuses(statuses: list[ServerStatus]) -> str:
                          + (f"; allowlist: {', '.join(server.tools)}" if server.tools is not None else "")))
         if status.error:
             lines.append(esc(f"  error: {status.error}"))
+        lines += [esc(f"  {note}") for note in status.notes]
         for tool in status.tools:
             info = _tool_json(status.name, server, tool)
             flags = ["read-only (server's hint)" if info["read_only"] else "",
