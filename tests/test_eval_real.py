@@ -38,6 +38,12 @@ def test_sixteen_tasks_on_three_projects_covering_each_kind():
     assert len({file for file, _, _ in rename.solve}) >= 2
 
 
+def test_the_docs_list_every_task_with_its_project_and_kind():
+    docs = (Path(__file__).parents[1] / "docs" / "editing.md").read_text(encoding="utf-8")
+    for task in TASKS:
+        assert f"| `{task.name}` | {task.project} | {task.kind} |" in docs, task.name
+
+
 @pytest.mark.parametrize("project", PROJECTS)
 def test_each_project_ships_its_own_tests_and_a_licence(project):
     root = real._root() / "real_projects" / project
