@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from sandboxkit import sandboxed
 
 from cli_agent.cli import run as cli_run
 from cli_agent.errors import UsageError
@@ -59,14 +60,15 @@ def _own_tests(ws: Path) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the command sandbox is Linux-only")
 @pytest.mark.parametrize("project", PROJECTS)
-def test_each_project_s_own_tests_pass_as_shipped(project, tmp_path):
+def test_each_project_s_own_tests_pass_as_shipped_in_the_command_sandbox(project, tmp_path):
     ws = tmp_path / project
     shutil.copytree(real._root() / "real_projects" / project, ws)
-    done = _own_tests(ws)
-    assert done.returncode == 0, done.stdout[-2000:]
-    assert " passed" in done.stdout.strip().splitlines()[-1]
-    assert not (ws / ".pytest_cache").exists()  # a test run leaves nothing to approve
+    run = sandboxed(ws, f"{sys.executable} -m pytest -q")
+    assert run.outcome.exit_code == 0, run.outcome.output[-2000:]
+    assert " passed" in run.outcome.output.strip().splitlines()[-1]
+    assert not run.changes.changes  # a test run leaves nothing to approve
 
 
 @pytest.mark.slow
