@@ -143,6 +143,22 @@ def test_a_scripted_model_fixes_a_real_task_through_the_cli(tmp_path, capsys):
     assert row["passed"] and row["steps"] == 3 and row["tools"] == ["read_file", "edit_file"]
 
 
+def test_a_scripted_model_fixes_an_inflection_task_through_the_cli(tmp_path, capsys):
+    script = tmp_path / "teens.json"
+    script.write_text(json.dumps([
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": "inflection/__init__.py"}}]},
+        {"tool_calls": [{"name": "edit_file", "arguments": {
+            "path": "inflection/__init__.py", "old": "    if number % 100 in range(11, 13):",
+            "new": "    if number % 100 in (11, 12, 13):"}}]},
+        {"text": "13 is a teen too: it takes 'th'."}]))
+    report = tmp_path / "report.json"
+    code = cli_run(["eval", "--suite", "real", "--only", "ordinal-teens", "--model", f"scripted:{script}",
+                    "--protocols", "native", "--report", str(report)])
+    assert code == 0, capsys.readouterr().out
+    (row,) = json.loads(report.read_text())["results"]
+    assert row["task"] == "ordinal-teens" and row["passed"] and row["tools"] == ["read_file", "edit_file"]
+
+
 def test_a_model_that_does_nothing_fails_the_task(tmp_path, capsys):
     script = tmp_path / "lazy.json"
     script.write_text(json.dumps([{"text": "Looks fine to me."}]))
