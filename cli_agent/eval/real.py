@@ -8,7 +8,9 @@ by its own command, per protocol and per harness variant.
 A task's workspace is a fresh copy of its project with the task's `break` edits applied (each `old` must occur
 exactly once, else the task is refused as drifted: exit 2). The model runs through a real session, changes
 approved, nobody asked. Then the project's own `tests/` are put back as they were (the model may have changed
-them) and the check runs with the workspace first on PYTHONPATH, 60 s at most: exit 0 is a pass.
+them) and the check runs with the workspace first on PYTHONPATH, 60 s at most: exit 0 is a pass. Each project's
+`tests/` holds its own test suite (`pytest -q` at the project's root runs it, so verification finds it) beside the
+tasks' `check_*.py` graders, which pytest does not collect.
 
 Variants switch harness help off to measure it: `all` (everything on), `none` (everything off), and `-NAME` for
 one switch off (`-read_before_edit`, `-loose_edits`, `-task_files`, `-syntax_check`).
