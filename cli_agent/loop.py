@@ -38,6 +38,7 @@ from cli_agent.events import (
     TextDelta,
     ToolCallsProposed,
     ToolResult,
+    Verification,
     Warning,
 )
 from cli_agent.messages import Message, ToolCall, Usage
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
     from cli_agent.dispatch import Dispatcher, Prepared
     from cli_agent.protocols import Parsed, WireProtocol
     from cli_agent.providers.base import Provider
+    from cli_agent.verify import TestRun, Verifier
 
 __all__ = ["Agent", "AgentSetup", "Approver", "Limits", "Plan", "Planner"]
 
@@ -100,6 +102,7 @@ class AgentSetup:
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], float] = time.monotonic
     brief: Callable[[str], str | None] | None = None  # the task's files, shown with the task (cli_agent.task_files)
+    verifier: Verifier | None = None  # the project's tests, run after a run's changes (cli_agent.verify)
 
 
 @dataclass
@@ -116,6 +119,8 @@ class _Run:
     feedback: str | None = None  # the user's words with the last denial: the turn goes on with them
     failed_change: dict[str, Any] | None = None  # the last change attempted, while it failed and none succeeded since
     repeats: tuple[str, int] = ("", 0)  # the last failed call (name, arguments, errors) and how often in a row
+    changed: dict[str, None] = field(default_factory=dict)  # the paths this run changed, in order
+    verify_round: int = 0  # test runs so far
 
 
 class Agent:
@@ -240,10 +245,39 @@ class Agent:
             run.strikes = 0
             self._append(run, s.protocol.assistant_message(reply, parsed))
             if not parsed.calls:
-                return self._done(run, "done", parsed.text)
-            finished = yield from self._run_calls(run, reply, parsed, approve, dispatcher)
-            if finished is not None:
+                finished = self._done(run, "done", parsed.text)
+            else:
+                found = yield from self._run_calls(run, reply, parsed, approve, dispatcher)
+                if found is None:
+                    continue
+                finished = found
+            if finished.stop_reason is not StopReason.DONE or s.verifier is None or not run.changed:
                 return finished
+            verdict = yield from self._verify(run, s.verifier)
+            if verdict.passed or not verdict.ran:
+                return replace(finished, verified=True if verdict.ran else None, tests=verdict.summary)
+            if run.verify_round > s.verifier.rounds:
+                stopped = self._stop(run, StopReason.TESTS_FAILED,
+                                     f"the project's tests fail after the change ({verdict.summary}); "
+                                     f"{s.verifier.rounds} repair round(s) did not fix them", answer=finished.answer)
+                return replace(stopped, verified=False, tests=verdict.summary)
+            self._append(run, Message("user", _test_feedback(verdict)))
+
+    def _verify(self, run: _Run, verifier: Verifier) -> Generator[Event, Decision | None, TestRun]:
+        """Run the project's tests on what this run changed (in the command sandbox; nothing they write is kept)."""
+        run.verify_round += 1
+        yield Verification(command=verifier.command, round=run.verify_round, phase="running")
+        testing = verifier.check(tuple(run.changed), run.deadline)
+        try:
+            while True:
+                next(testing)
+        except StopIteration as done:
+            verdict: TestRun = done.value
+        finally:
+            testing.close()
+        phase = "none" if not verdict.ran else "passed" if verdict.passed else "failed"
+        yield Verification(command=verdict.command, round=run.verify_round, phase=phase, summary=verdict.summary)
+        return verdict
 
     def _complete(self, run: _Run, plan: Plan) -> Generator[Event, Decision | None, ProviderReply]:
         """One model request, retried with exponential backoff and jitter while the error is retryable."""
@@ -316,7 +350,9 @@ class Agent:
                     "tool": call.name, "arguments": call.arguments, "errors": list(envelope.errors)}
             content, cut = _for_model(envelope, s.limits.tool_result_max_chars)
             self._record_result(run, call, content)
-            yield _result(call, prepared, envelope, model_chars=s.limits.tool_result_max_chars if cut else 0)
+            result = _result(call, prepared, envelope, model_chars=s.limits.tool_result_max_chars if cut else 0)
+            run.changed.update((c.path, None) for c in (result.change, *result.changes) if c is not None)
+            yield result
             if cut:
                 yield Warning(code="truncated", message=f"the result of {call.name} was {cut:,} characters too long "
                                                         "for the model and was cut")
@@ -500,6 +536,13 @@ def _result(call: ToolCall, prepared: Prepared, envelope: Envelope, model_chars:
                       change=prepared.change if envelope.ok else None,
                       changes=tuple(c for c in prepared.changes if prepared.staged is not None and c.path in applied),
                       model_chars=model_chars)
+
+
+def _test_feedback(verdict: TestRun) -> str:
+    """What the model is told when the tests fail after its change."""
+    return (f"The project's tests fail after your change (`{verdict.command}`: {verdict.summary}).\n"
+            f"{verdict.failures}\n\nFix the code so that these tests pass (change a test only if the task asks "
+            "for it), then say that you are done.")
 
 
 def _tokens(text: str) -> int:

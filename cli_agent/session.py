@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from cli_agent.tools.context import CommandSetup
     from cli_agent.tools.seen import SeenFiles
     from cli_agent.trace import Trace
+    from cli_agent.verify import Verifier
 
 __all__ = [
     "ProviderFactory",
@@ -248,7 +249,8 @@ def open_session(settings: Settings, *, interactive: bool, provider_factory: Pro
     agent = Agent(AgentSetup(provider=provider, protocol=protocol_for(protocol), dispatcher=dispatcher,
                              planner=planner, policy=policy, limits=limits, model=settings.model or "",
                              workspace=str(workspace.root),
-                             brief=briefer(workspace, seen) if settings.task_files else None))
+                             brief=briefer(workspace, seen) if settings.task_files else None,
+                             verifier=_verifier(settings, commands, workspace.root)))
     trace_path = Path(settings.trace).expanduser() if settings.trace else default_trace_path()
     try:
         trace = TraceWriter(trace_path, {"workspace": str(workspace.root), "model": settings.model,
@@ -313,6 +315,18 @@ def _commands(settings: Settings, workspace: Workspace) -> tuple[CommandSetup | 
     if setup.capability is None:
         return setup, 'commands run WITHOUT a sandbox (sandbox = "off" in the user config): each one is asked for'
     return setup, "commands may reach the network (sandbox.network = true)" if setup.policy.network else ""
+
+
+def _verifier(settings: Settings, commands: CommandSetup | None, root: Path) -> Verifier | None:
+    """The tests that judge a run's changes: with `verify` on, a test command (configured or detected), and a
+    command sandbox whose commands run without asking (else verification is off and `verified` stays null)."""
+    if not settings.verify or commands is None or commands.capability is None or settings.commands == "ask":
+        return None
+    from cli_agent.test_command import detect_test_command
+    from cli_agent.verify import Verifier
+
+    command = settings.test_command or detect_test_command(root)
+    return Verifier(command, commands, root, settings.verify_rounds) if command else None
 
 
 def resume_into(session: Session, entry: SessionEntry, trace: Trace) -> None:
