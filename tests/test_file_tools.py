@@ -46,6 +46,8 @@ def test_handlers_have_the_contract_signatures() -> None:
         "edit_file": ["ctx", "path", "old", "new", "replace_all"],
         "write_file": ["ctx", "path", "content"],
         "delete_file": ["ctx", "path"],
+        "replace_lines": ["ctx", "path", "start_line", "end_line", "new"],
+        "replace_definition": ["ctx", "path", "name", "new"],
     }
     table = handlers()
     assert set(expected) <= set(table)
