@@ -85,6 +85,7 @@ class Settings:
     loose_edits: bool = True  # edit_file matches ignoring trailing whitespace, indentation and line endings
     syntax_check: bool = True  # a change that would leave a .py file unparseable is refused before approval
     task_files: bool = True  # the files a task names are shown with it
+    repo_map: bool = True  # where the task's words are defined (functions, classes, line numbers) is shown with it
     context_window: int | None = rule(None, ge=1)
     tool_result_max_chars: int = rule(20000, ge=1)
     max_retries: int = rule(4, ge=0)

@@ -64,18 +64,33 @@ def default_provider_factory(settings: Settings) -> Provider:
     return make_provider(settings.model, api_base=settings.api_base, api_key=key, local=settings.local)
 
 
-def briefer(workspace: Workspace, seen: SeenFiles | None) -> Callable[[str], str | None]:
-    """The task's files for the model's first look; the files shown count as read."""
-    def brief(task: str) -> str | None:
-        from cli_agent.task_files import task_brief
+def briefer(workspace: Workspace, seen: SeenFiles | None, *, files: bool = True,
+            repo_map: bool = False) -> Callable[[str], str | None]:
+    """What the model sees with the task before its first step: the task's files (`files`; the files shown count
+    as read) and where the task's words are defined (`repo_map`, cli_agent.repo_map)."""
+    outline = None
 
-        found = task_brief(task, workspace)
-        if found is None:
-            return None
-        for path in found.paths:
-            if seen is not None:
-                seen.note(path)
-        return found.text
+    def brief(task: str) -> str | None:
+        nonlocal outline
+        parts = []
+        if files:
+            from cli_agent.task_files import task_brief
+
+            found = task_brief(task, workspace)
+            if found is not None:
+                for path in found.paths:
+                    if seen is not None:
+                        seen.note(path)
+                parts.append(found.text)
+        if repo_map:
+            from cli_agent.repo_map import Outline
+            from cli_agent.repo_map import repo_map as ranked
+
+            outline = outline or Outline(workspace)
+            where = ranked(task, outline)
+            if where:
+                parts.append(where)
+        return "\n\n".join(parts) or None
 
     return brief
 
@@ -249,7 +264,8 @@ def open_session(settings: Settings, *, interactive: bool, provider_factory: Pro
     agent = Agent(AgentSetup(provider=provider, protocol=protocol_for(protocol), dispatcher=dispatcher,
                              planner=planner, policy=policy, limits=limits, model=settings.model or "",
                              workspace=str(workspace.root),
-                             brief=briefer(workspace, seen) if settings.task_files else None,
+                             brief=briefer(workspace, seen, files=settings.task_files, repo_map=settings.repo_map)
+                             if settings.task_files or settings.repo_map else None,
                              verifier=_verifier(settings, commands, workspace.root)))
     trace_path = Path(settings.trace).expanduser() if settings.trace else default_trace_path()
     try:

@@ -11,7 +11,7 @@ approved, nobody asked. Then the project's own `tests/` are put back as they wer
 them) and the check runs with the workspace first on PYTHONPATH, 60 s at most: exit 0 is a pass.
 
 Variants switch harness help off to measure it: `all` (everything on), `none` (everything off), and `-NAME` for
-one switch off (`-read_before_edit`, `-loose_edits`, `-task_files`, `-syntax_check`, `-verify`).
+one switch off (`-read_before_edit`, `-loose_edits`, `-task_files`, `-repo_map`, `-syntax_check`, `-verify`).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = ["SWITCHES", "RealResult", "RealTask", "load_real_tasks", "run_real", "variant_settings"]
 
-SWITCHES = ("read_before_edit", "loose_edits", "task_files", "syntax_check", "verify")
+SWITCHES = ("read_before_edit", "loose_edits", "task_files", "repo_map", "syntax_check", "verify")
 CHECK_TIMEOUT_S = 60
 
 
