@@ -260,6 +260,7 @@ class RunFinished(_Event):
     failed_change: dict[str, Any] | None = None  # CHANGE_FAILED: {"tool", "arguments", "errors"} of that change
     verified: bool | None = None  # the project's tests passed after the run's changes (None: not run)
     tests: str = ""  # the tests' summary line, when they ran
+    attempt: int = 0  # the candidate whose change was kept, when more than one was tried (cli_agent.attempts)
 
     @property
     def exit_code(self) -> int:

@@ -23,6 +23,7 @@ from cli_agent.loop import Agent, AgentSetup, Approver, Limits
 from cli_agent.trace import TraceWriter, default_trace_path
 
 if TYPE_CHECKING:
+    from cli_agent.attempts import Attempts
     from cli_agent.config import Settings
     from cli_agent.journal import Journal
     from cli_agent.mcp.attach import McpAttachment
@@ -47,6 +48,7 @@ __all__ = [
 ]
 
 ProviderFactory = Callable[["Settings"], "Provider"]
+CANDIDATE_TEMPERATURE = 0.7  # candidates differ only when sampled (when no temperature is configured)
 
 
 def is_interactive() -> bool:
@@ -261,12 +263,14 @@ def open_session(settings: Settings, *, interactive: bool, provider_factory: Pro
                     max_retries=settings.max_retries, retry_base_delay=settings.retry_base_delay,
                     tool_result_max_chars=settings.tool_result_max_chars, context_window=settings.context_window)
     planner = Planner(settings, registry, workspace, protocol)
+    verifier = _verifier(settings, commands, workspace.root)
     agent = Agent(AgentSetup(provider=provider, protocol=protocol_for(protocol), dispatcher=dispatcher,
                              planner=planner, policy=policy, limits=limits, model=settings.model or "",
                              workspace=str(workspace.root),
                              brief=briefer(workspace, seen, files=settings.task_files, repo_map=settings.repo_map)
                              if settings.task_files or settings.repo_map else None,
-                             verifier=_verifier(settings, commands, workspace.root)))
+                             verifier=verifier,
+                             attempts=_attempts(settings, provider, workspace.root) if verifier else None))
     trace_path = Path(settings.trace).expanduser() if settings.trace else default_trace_path()
     try:
         trace = TraceWriter(trace_path, {"workspace": str(workspace.root), "model": settings.model,
@@ -343,6 +347,28 @@ def _verifier(settings: Settings, commands: CommandSetup | None, root: Path) -> 
 
     command = settings.test_command or detect_test_command(root)
     return Verifier(command, commands, root, settings.verify_rounds) if command else None
+
+
+def _attempts(settings: Settings, provider: Provider, root: Path) -> Attempts | None:
+    """More candidates when a change still fails the tests (`attempts` > 1): each a session of its own on a copy of
+    the workspace, with the same provider, every change approved inside the copy, sampled at a temperature."""
+    if settings.attempts < 2:
+        return None
+    from dataclasses import replace
+
+    from cli_agent.attempts import Attempts
+
+    def candidate(copy: Path, prompt: str, seconds: float) -> EventStream:
+        inner = replace(settings, workspace=str(copy), yes=True, attempts=1, mcp_servers={},
+                        timeout=max(seconds, 1.0), trace=str(copy.parent / "trace.jsonl"),
+                        temperature=settings.temperature or CANDIDATE_TEMPERATURE)
+        session = open_session(inner, interactive=False, provider_factory=lambda _settings: provider, record=False)
+        try:
+            return (yield from session.agent.run(prompt))
+        finally:
+            session.trace.close()
+
+    return Attempts(settings.attempts, candidate, root)
 
 
 def resume_into(session: Session, entry: SessionEntry, trace: Trace) -> None:

@@ -87,7 +87,7 @@ KEY_RULES: dict[str, KeyRule] = {
     "commands": KeyRule(KeyKind.NEEDS_TRUST, _ranked("ask", "auto"), "runs commands without asking first"),
     "test_command": KeyRule(KeyKind.NEEDS_TRUST, why="names a command the model is told to run"),
     "verify": KeyRule(KeyKind.NEEDS_TRUST, _not_off, "skips the test run that checks the model's changes"),
-    "verify_rounds": _LIMIT,
+    "verify_rounds": _LIMIT, "attempts": _LIMIT,
     "command_timeout": _LIMIT, "command_timeout_max": _LIMIT,
     # limits: lower is fine, higher needs trust
     "max_steps": _LIMIT, "timeout": _LIMIT, "max_tokens_total": _LIMIT, "max_cost_usd": _LIMIT,

@@ -180,3 +180,55 @@ def test_a_run_that_changed_nothing_runs_no_tests(tmp_path: Path, project) -> No
     ws, home = project
     code, report, trace = run_json(tmp_path, ws, home, [READ, {"text": "add() subtracts."}])
     assert code == 0 and report["verified"] is None and '"verification"' not in trace
+
+
+# -- several candidates, the tests as the judge -------------------------------------------------------------------
+
+def edit(old: str, new: str) -> dict[str, Any]:
+    return {"tool_calls": [{"name": "edit_file", "arguments": {"path": "calc.py", "old": old, "new": new}}]}
+
+
+@pytest.mark.slow
+def test_the_third_candidate_passes_and_is_applied_as_one_change_set(tmp_path: Path, project) -> None:
+    ws, home = project
+    replies = [READ, WRONG, DONE,  # the run itself: a * b, the tests fail, no repair round
+               READ, edit("a - b", "b - a"), DONE,  # candidate 2, from the original file: fails too
+               READ, edit("a - b", "a + b"), DONE]  # candidate 3: passes
+    code, report, trace = run_json(tmp_path, ws, home, replies, "--attempts", "3",
+                                   env_extra={"CLI_AGENT_VERIFY_ROUNDS": "0"})
+    assert code == 0, report
+    assert report["verified"] is True and report["attempt"] == 3 and "passed" in report["tests"]
+    assert (ws / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
+    assert sorted(p.name for p in ws.iterdir()) == ["calc.py", "conftest.py", "tests"]  # nothing else came back
+    phases = [json.loads(line)["phase"] for line in trace.splitlines() if '"verification"' in line]
+    assert phases == ["running", "failed", "running", "failed", "running", "passed"]
+    assert any("candidate 2 of 3 did not pass" in w for w in report["warnings"])
+
+
+@pytest.mark.slow
+def test_no_candidate_passing_ends_with_exit_8_and_the_first_change_kept(tmp_path: Path, project) -> None:
+    ws, home = project
+    replies = [READ, WRONG, DONE, READ, edit("a - b", "b - a"), DONE]
+    code, report, _ = run_json(tmp_path, ws, home, replies, "--attempts", "2",
+                               env_extra={"CLI_AGENT_VERIFY_ROUNDS": "0"})
+    assert code == 8 and report["verified"] is False and "nor did 1 more candidate" in report["message"]
+    assert (ws / "calc.py").read_text() == "def add(a, b):\n    return a * b\n"
+
+
+@pytest.mark.slow
+def test_a_candidate_needs_approval_like_any_change_set(tmp_path: Path, project) -> None:
+    ws, home = project
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([READ, WRONG, DONE, READ, edit("a - b", "a + b"), DONE]))
+    done = cli(["-p", "fix add", "--model", f"scripted:{script}", "-C", str(ws), "--attempts", "2",
+                "--output", "json"], home=home,
+               env_extra={"CLI_AGENT_VERIFY_ROUNDS": "0", "CLI_AGENT_APPROVAL": "edits"})
+    report = json.loads(done.stdout)
+    assert done.returncode == 0 and report["attempt"] == 2  # "edits" approves edits, the candidate's set too
+    (ws / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    script.write_text(json.dumps([READ, WRONG, DONE, READ, edit("a - b", "a + b"), DONE]))
+    (ws / "keep.txt").write_text("x")
+    done = cli(["-p", "fix add", "--model", f"scripted:{script}", "-C", str(ws), "--attempts", "2",
+                "--output", "json"], home=home, env_extra={"CLI_AGENT_VERIFY_ROUNDS": "0"})
+    assert done.returncode == 3  # nobody to ask: the first change is denied, no candidate is tried
+    assert (ws / "calc.py").read_text() == "def add(a, b):\n    return a - b\n"

@@ -101,6 +101,7 @@ class JsonReport(RunRecord):
                 "files_changed": self.files_changed, "usage": self.usage.to_dict(), "trace": self.trace,
                 "warnings": self.warnings, "notes": self.notes,
                 "verified": finished.verified, "tests": finished.tests,
+                **({"attempt": finished.attempt} if finished.attempt else {}),
                 **({"failed_change": finished.failed_change} if finished.failed_change else {})} | self.extra
 
 
