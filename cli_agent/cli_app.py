@@ -65,6 +65,8 @@ Output = Annotated[str | None, typer.Option("--output", "-o", help="text | json 
 TracePath = Annotated[str | None, typer.Option("--trace", help="Write the trace here (default: user state dir).")]
 NoTools = Annotated[bool | None, typer.Option("--no-tools", help="Plain chat: no tools, no enhanced prompt.")]
 ConfigFile = Annotated[Path | None, typer.Option("--config", help="A config file layered over project and user.")]
+Attempts = Annotated[int | None, typer.Option("--attempts", help="Candidates judged by the tests when a change "
+                                                                "still fails them (default 1).")]
 Trust = Annotated[bool | None, typer.Option("--trust", help="Trust this folder's project config for this run "
                                                              "(also CLI_AGENT_TRUST=1); see cli-agent trust.")]
 AsJson = Annotated[bool, typer.Option("--json", help="As JSON.")]
@@ -96,7 +98,7 @@ def root(ctx: typer.Context,
          model: Model = None, api_base: ApiBase = None, api_key: ApiKey = None, workspace: Workspace = None,
          yes: Yes = None, protocol: Protocol = None, max_steps: MaxSteps = None, timeout: Timeout = None,
          output: Output = None, trace: TracePath = None, no_tools: NoTools = None, config: ConfigFile = None,
-         trust: Trust = None,
+         trust: Trust = None, attempts: Attempts = None,
          continue_: Annotated[bool, typer.Option("--continue", "-c", help="Continue this workspace's last "
                                                                           "session.")] = False,
          resume: Annotated[str | None, typer.Option("--resume", help="Continue the session ID (see cli-agent "
@@ -106,7 +108,7 @@ def root(ctx: typer.Context,
     state: AppState = ctx.obj
     state.flags = flags_given(model=model, api_base=api_base, api_key=api_key, workspace=workspace, yes=yes,
                          protocol=protocol, max_steps=max_steps, timeout=timeout, output=output, trace=trace,
-                         no_tools=no_tools, config=config, trust=trust)
+                         no_tools=no_tools, config=config, trust=trust, attempts=attempts)
     if ctx.invoked_subcommand is not None:
         return 0
     session = resume_from(continue_, resume)
@@ -366,7 +368,7 @@ def eval_cmd(ctx: typer.Context,
                                                                       "switch off), comma-separated.")] = "all",
              keep: Annotated[Path | None, typer.Option("--keep", help="Real suite: keep each run's trace in this "
                                                                       "folder (TASK.PROTOCOL.VARIANT.trace.jsonl).")]
-             = None) -> int:
+             = None, attempts: Attempts = None) -> int:
     """Offline: the scripted scenario suite (exit 1 if any fails). Live (--models): real tasks per model.
     --suite real: real tasks on real code, each graded by its own check."""
     from cli_agent.eval import run_eval_command
@@ -378,7 +380,8 @@ def eval_cmd(ctx: typer.Context,
 
         return run_real_command(model=model or flags.get("model") or "local", protocols=protocols,
                                 variants=variants, only=only, report=report,
-                                api_base=api_base or flags.get("api_base"), keep=keep)
+                                api_base=api_base or flags.get("api_base"), keep=keep,
+                                attempts=attempts or flags.get("attempts") or 1)
     if suite != "offline":
         raise errors.UsageError(f"--suite is offline or real, not {suite!r}")
     return run_eval_command(report=report, models=models, api_base=api_base or flags.get("api_base"),

@@ -85,6 +85,7 @@ class Settings:
     loose_edits: bool = True  # edit_file matches ignoring trailing whitespace, indentation and line endings
     syntax_check: bool = True  # a change that would leave a .py file unparseable is refused before approval
     task_files: bool = True  # the files a task names are shown with it
+    repo_map: bool = True  # where the task's words are defined (functions, classes, line numbers) is shown with it
     context_window: int | None = rule(None, ge=1)
     tool_result_max_chars: int = rule(20000, ge=1)
     max_retries: int = rule(4, ge=0)
@@ -92,6 +93,9 @@ class Settings:
     locks: list[str] = field(default_factory=list)
     commands: Literal["auto", "ask"] = "auto"  # "ask": ask before each command runs, not only for its changes
     test_command: str | None = None  # how to run the tests (else detected: pytest, npm test, cargo test, go test)
+    verify: bool = True  # after a run's changes, the harness runs the tests in the command sandbox (cli_agent.verify)
+    verify_rounds: int = rule(2, ge=0)  # failing tests go back to the model this many times before the run ends
+    attempts: int = rule(1, ge=1, le=10)  # candidates judged by the tests when a change still fails them
     command_timeout: float = rule(120.0, gt=0)  # a command's timeout when the call names none
     command_timeout_max: float = rule(600.0, gt=0)  # the most a call may ask for
     local: LocalSettings = field(default_factory=LocalSettings)

@@ -198,6 +198,10 @@ class Dispatcher:
         except Exception as exc:
             return Envelope.failure(f"{spec.name} failed: {type(exc).__name__}: {exc}")
 
+    def apply_set(self, staged: Staged) -> Envelope:
+        """Apply a change set already approved (a candidate's, cli_agent.attempts) as a command's set is applied."""
+        return self._apply_staged(staged)
+
     def run(self, call: ToolCall) -> Envelope:
         """prepare + execute with no approval step (for callers that already decided)."""
         return self.execute(self.prepare(call))

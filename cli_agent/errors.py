@@ -14,6 +14,7 @@
     ├── RunTimeoutError .......................... 5  timeout_s reached
     ├── UnusableOutputError ...................... 6  three malformed model replies in a row
     ├── ChangeFailedError ........................ 7  the run ended on a failed change, none applied after it
+    ├── TestsFailedError ......................... 8  the run changed files and the project's tests still fail
     ├── Interrupted .............................. 130 SIGINT
     └── Terminated ............................... 143 SIGTERM
 
@@ -40,6 +41,7 @@ __all__ = [
     "StepLimitError",
     "TerminateSignal",
     "Terminated",
+    "TestsFailedError",
     "TraceError",
     "UnusableOutputError",
     "UsageError",
@@ -111,6 +113,10 @@ class UnusableOutputError(CliAgentError):
 
 class ChangeFailedError(CliAgentError):
     exit_code = 7
+
+
+class TestsFailedError(CliAgentError):
+    exit_code = 8
 
 
 class Interrupted(CliAgentError):

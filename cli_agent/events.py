@@ -36,6 +36,7 @@ __all__ = [
     "TextDelta",
     "ToolCallsProposed",
     "ToolResult",
+    "Verification",
     "Warning",
     "event_from_dict",
 ]
@@ -55,6 +56,7 @@ class StopReason(enum.StrEnum):
     INTERRUPTED = "interrupted"  # SIGINT in a one-shot run
     TERMINATED = "terminated"  # SIGTERM
     CHANGE_FAILED = "change_failed"  # the run ended right after a change that failed, with none applied after it
+    TESTS_FAILED = "tests_failed"  # the model said done, but the project's tests fail after its change
 
     @property
     def error_class(self) -> type[errors.CliAgentError] | None:
@@ -74,6 +76,7 @@ _ERRORS: dict[StopReason, type[errors.CliAgentError] | None] = {
     StopReason.TIMEOUT: errors.RunTimeoutError, StopReason.UNUSABLE: errors.UnusableOutputError,
     StopReason.CANCELLED: errors.Interrupted, StopReason.INTERRUPTED: errors.Interrupted,
     StopReason.TERMINATED: errors.Terminated, StopReason.CHANGE_FAILED: errors.ChangeFailedError,
+    StopReason.TESTS_FAILED: errors.TestsFailedError,
 }
 
 
@@ -218,6 +221,18 @@ class Warning(_Event):
 
 
 @dataclass(frozen=True)
+class Verification(_Event):
+    """The harness runs the project's tests after a run's changes (`cli_agent.verify`): once when they start
+    (`phase` "running"), once with the verdict ("passed", "failed", or "none" when no test ran)."""
+
+    type: ClassVar[str] = "verification"
+    command: str
+    round: int  # 1 for the first test run of the run, 2 after the first repair, ...
+    phase: str  # "running" | "passed" | "failed" | "none"
+    summary: str = ""  # the runner's closing line
+
+
+@dataclass(frozen=True)
 class Retry(_Event):
     type: ClassVar[str] = "retry"
     attempt: int
@@ -243,6 +258,9 @@ class RunFinished(_Event):
     steps: int = 0
     usage: Usage = field(default_factory=Usage)
     failed_change: dict[str, Any] | None = None  # CHANGE_FAILED: {"tool", "arguments", "errors"} of that change
+    verified: bool | None = None  # the project's tests passed after the run's changes (None: not run)
+    tests: str = ""  # the tests' summary line, when they ran
+    attempt: int = 0  # the candidate whose change was kept, when more than one was tried (cli_agent.attempts)
 
     @property
     def exit_code(self) -> int:
@@ -267,8 +285,8 @@ class ConversationReset(_Event):
 
 
 Event = (RunStarted | ModelRequest | TextDelta | AssistantMessage | ToolCallsProposed | ApprovalAsked
-         | ApprovalDecided | ToolResult | CommandOutput | Warning | Retry | MessagesAppended | RunFinished
-         | ConversationReset)
+         | ApprovalDecided | ToolResult | CommandOutput | Warning | Verification | Retry | MessagesAppended
+         | RunFinished | ConversationReset)
 # A run's events: a generator, so a front end can throw a Ctrl-C into it (`session.drive`) and the loop finishes
 # the run cleanly, and can answer an `ApprovalAsked` by sending its `Decision` (`events.send(Decision.YES)`) instead
 # of through a callback. A run of the loop returns its `RunFinished` (`finished = yield from agent.run(...)`).

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from cli_agent import errors
 from cli_agent.approval import CallFacts, Policy, Verdict, assess
+from cli_agent.change import Change, Staged
 from cli_agent.envelope import Envelope
 from cli_agent.events import (
     Answer,
@@ -38,15 +39,18 @@ from cli_agent.events import (
     TextDelta,
     ToolCallsProposed,
     ToolResult,
+    Verification,
     Warning,
 )
 from cli_agent.messages import Message, ToolCall, Usage
 from cli_agent.providers.base import ProviderReply, ProviderRequest
 
 if TYPE_CHECKING:
+    from cli_agent.attempts import Attempts
     from cli_agent.dispatch import Dispatcher, Prepared
     from cli_agent.protocols import Parsed, WireProtocol
     from cli_agent.providers.base import Provider
+    from cli_agent.verify import TestRun, Verifier
 
 __all__ = ["Agent", "AgentSetup", "Approver", "Limits", "Plan", "Planner"]
 
@@ -100,6 +104,8 @@ class AgentSetup:
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], float] = time.monotonic
     brief: Callable[[str], str | None] | None = None  # the task's files, shown with the task (cli_agent.task_files)
+    verifier: Verifier | None = None  # the project's tests, run after a run's changes (cli_agent.verify)
+    attempts: Attempts | None = None  # more candidates when the tests still fail (cli_agent.attempts)
 
 
 @dataclass
@@ -116,6 +122,9 @@ class _Run:
     feedback: str | None = None  # the user's words with the last denial: the turn goes on with them
     failed_change: dict[str, Any] | None = None  # the last change attempted, while it failed and none succeeded since
     repeats: tuple[str, int] = ("", 0)  # the last failed call (name, arguments, errors) and how often in a row
+    changed: dict[str, None] = field(default_factory=dict)  # the paths this run changed, in order
+    applied: list[Change] = field(default_factory=list)  # the changes this run applied, in order
+    verify_round: int = 0  # test runs so far
 
 
 class Agent:
@@ -240,10 +249,74 @@ class Agent:
             run.strikes = 0
             self._append(run, s.protocol.assistant_message(reply, parsed))
             if not parsed.calls:
-                return self._done(run, "done", parsed.text)
-            finished = yield from self._run_calls(run, reply, parsed, approve, dispatcher)
-            if finished is not None:
+                finished = self._done(run, "done", parsed.text)
+            else:
+                found = yield from self._run_calls(run, reply, parsed, approve, dispatcher)
+                if found is None:
+                    continue
+                finished = found
+            if finished.stop_reason is not StopReason.DONE or s.verifier is None or not run.changed:
                 return finished
+            verdict = yield from self._verify(run, s.verifier)
+            if verdict.passed or not verdict.ran:
+                return replace(finished, verified=True if verdict.ran else None, tests=verdict.summary)
+            if run.verify_round > s.verifier.rounds:
+                why = f"{s.verifier.rounds} repair round(s) did not fix them"
+                if s.attempts is not None:
+                    won, why = yield from self._candidates(run, prompt, s.attempts, approve, why)
+                    if won is not None:
+                        return replace(won, answer=finished.answer)
+                stopped = self._stop(run, StopReason.TESTS_FAILED,
+                                     f"the project's tests fail after the change ({verdict.summary}); {why}",
+                                     answer=finished.answer)
+                return replace(stopped, verified=False, tests=verdict.summary)
+            self._append(run, Message("user", _test_feedback(verdict)))
+
+    def _candidates(self, run: _Run, prompt: str, attempts: Attempts, approve: Approver | None,
+                    why: str) -> Generator[Event, Decision | None, tuple[RunFinished | None, str]]:
+        """Sample more candidates (cli_agent.attempts); offer the first that passes its tests as one change set.
+        Returns the run's end when it was applied, else None and why the tests still fail."""
+        s = self.setup
+        winner = yield from attempts.sample(prompt, tuple(run.applied), lambda: run.deadline - s.clock())
+        if winner is None:
+            return None, f"{why}, nor did {attempts.count - 1} more candidate(s)"
+        call = ToolCall(id=f"attempt-{uuid.uuid4().hex[:8]}", name="attempts",
+                        arguments={"candidate": winner.number, "of": attempts.count, "tests": winner.summary})
+        staged = Staged({"candidate": winner.number, "tests": winner.summary}, winner.changes)
+        asked = ApprovalAsked(call=call, change=None, index=1, total=1, changes=winner.changes,
+                              about=f"candidate {winner.number} of {attempts.count} passes the tests "
+                                    f"({winner.summary}); these changes replace this run's")
+        reason = yield from self._ask(run, CallFacts(call.name, True, staged.kind), asked, approve)
+        if reason is not None:
+            return None, f"{why}; candidate {winner.number}, which passes them, was not applied ({reason})"
+        envelope = s.dispatcher.apply_set(staged)
+        applied = set((envelope.data or {}).get("applied", ())) if isinstance(envelope.data, dict) else set()
+        yield ToolResult(call_id=call.id, tool=call.name, envelope=envelope,
+                         changes=tuple(c for c in staged.changes if c.path in applied))
+        if not envelope.ok:
+            return None, f"{why}; candidate {winner.number} passes them but could not be applied"
+        self._append(run, Message("user", f"(Candidate {winner.number} of {attempts.count}, a fresh attempt at "
+                                          f"this task, passed the tests ({winner.summary}) and was applied in place "
+                                          f"of your change: {', '.join(staged.paths())}.)"))
+        done = self._stop(run, StopReason.DONE, f"done: candidate {winner.number} of {attempts.count} passes the "
+                                                f"tests")
+        return replace(done, verified=True, tests=winner.summary, attempt=winner.number), ""
+
+    def _verify(self, run: _Run, verifier: Verifier) -> Generator[Event, Decision | None, TestRun]:
+        """Run the project's tests on what this run changed (in the command sandbox; nothing they write is kept)."""
+        run.verify_round += 1
+        yield Verification(command=verifier.command, round=run.verify_round, phase="running")
+        testing = verifier.check(tuple(run.changed), run.deadline)
+        try:
+            while True:
+                next(testing)
+        except StopIteration as done:
+            verdict: TestRun = done.value
+        finally:
+            testing.close()
+        phase = "none" if not verdict.ran else "passed" if verdict.passed else "failed"
+        yield Verification(command=verdict.command, round=run.verify_round, phase=phase, summary=verdict.summary)
+        return verdict
 
     def _complete(self, run: _Run, plan: Plan) -> Generator[Event, Decision | None, ProviderReply]:
         """One model request, retried with exponential backoff and jitter while the error is retryable."""
@@ -316,7 +389,10 @@ class Agent:
                     "tool": call.name, "arguments": call.arguments, "errors": list(envelope.errors)}
             content, cut = _for_model(envelope, s.limits.tool_result_max_chars)
             self._record_result(run, call, content)
-            yield _result(call, prepared, envelope, model_chars=s.limits.tool_result_max_chars if cut else 0)
+            result = _result(call, prepared, envelope, model_chars=s.limits.tool_result_max_chars if cut else 0)
+            run.applied.extend(c for c in (result.change, *result.changes) if c is not None)
+            run.changed.update((c.path, None) for c in (result.change, *result.changes) if c is not None)
+            yield result
             if cut:
                 yield Warning(code="truncated", message=f"the result of {call.name} was {cut:,} characters too long "
                                                         "for the model and was cut")
@@ -369,20 +445,28 @@ class Agent:
     def _decide(self, run: _Run, prepared: Prepared, index: int, total: int,
                 approve: Approver | None) -> Generator[Event, Decision | None, str | None]:
         """Settle approval for one call; returns None when it may run, else the one-line reason it may not."""
-        s = self.setup
-        spec, call = prepared.spec, prepared.call
+        spec = prepared.spec
         assert spec is not None
-        assessment = assess(CallFacts(call.name, prepared.needs_approval, prepared.approval_kind), self.policy)
+        asked = ApprovalAsked(call=prepared.call, change=prepared.change, index=index, total=total,
+                              about=spec.approval_note,
+                              changes=prepared.staged.changes if prepared.staged is not None else ())
+        facts = CallFacts(prepared.call.name, prepared.needs_approval, prepared.approval_kind)
+        return (yield from self._ask(run, facts, asked, approve))
+
+    def _ask(self, run: _Run, facts: CallFacts, asked: ApprovalAsked,
+             approve: Approver | None) -> Generator[Event, Decision | None, str | None]:
+        """The policy's answer for a call, else the user's (`asked`); None when it may go ahead, else why not."""
+        s = self.setup
+        call = asked.call
+        assessment = assess(facts, self.policy)
         if assessment.verdict is Verdict.ALLOW:
-            if prepared.needs_approval:
+            if facts.requires_approval:
                 yield ApprovalDecided(call_id=call.id, decision=Decision.YES, by="policy", rule=assessment.rule)
             return None
         if assessment.verdict is Verdict.DENY:
             yield ApprovalDecided(call_id=call.id, decision=Decision.NO, by="non-interactive", rule=assessment.rule)
             return (f"{call.name} needs approval and no one can be asked (not a terminal); "
                     f"re-run with {assessment.rule} to allow it")
-        asked = ApprovalAsked(call=call, change=prepared.change, index=index, total=total, about=spec.approval_note,
-                              changes=prepared.staged.changes if prepared.staged is not None else ())
         waited_from = s.clock()
         sent = yield asked
         answer = sent if isinstance(sent, Decision | Answer) else approve(asked) if approve is not None else Decision.NO
@@ -500,6 +584,13 @@ def _result(call: ToolCall, prepared: Prepared, envelope: Envelope, model_chars:
                       change=prepared.change if envelope.ok else None,
                       changes=tuple(c for c in prepared.changes if prepared.staged is not None and c.path in applied),
                       model_chars=model_chars)
+
+
+def _test_feedback(verdict: TestRun) -> str:
+    """What the model is told when the tests fail after its change."""
+    return (f"The project's tests fail after your change (`{verdict.command}`: {verdict.summary}).\n"
+            f"{verdict.failures}\n\nFix the code so that these tests pass (change a test only if the task asks "
+            "for it), then say that you are done.")
 
 
 def _tokens(text: str) -> int:

@@ -23,6 +23,7 @@ from cli_agent.loop import Agent, AgentSetup, Approver, Limits
 from cli_agent.trace import TraceWriter, default_trace_path
 
 if TYPE_CHECKING:
+    from cli_agent.attempts import Attempts
     from cli_agent.config import Settings
     from cli_agent.journal import Journal
     from cli_agent.mcp.attach import McpAttachment
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from cli_agent.tools.context import CommandSetup
     from cli_agent.tools.seen import SeenFiles
     from cli_agent.trace import Trace
+    from cli_agent.verify import Verifier
 
 __all__ = [
     "ProviderFactory",
@@ -46,6 +48,7 @@ __all__ = [
 ]
 
 ProviderFactory = Callable[["Settings"], "Provider"]
+CANDIDATE_TEMPERATURE = 0.7  # candidates differ only when sampled (when no temperature is configured)
 
 
 def is_interactive() -> bool:
@@ -63,18 +66,33 @@ def default_provider_factory(settings: Settings) -> Provider:
     return make_provider(settings.model, api_base=settings.api_base, api_key=key, local=settings.local)
 
 
-def briefer(workspace: Workspace, seen: SeenFiles | None) -> Callable[[str], str | None]:
-    """The task's files for the model's first look; the files shown count as read."""
-    def brief(task: str) -> str | None:
-        from cli_agent.task_files import task_brief
+def briefer(workspace: Workspace, seen: SeenFiles | None, *, files: bool = True,
+            repo_map: bool = False) -> Callable[[str], str | None]:
+    """What the model sees with the task before its first step: the task's files (`files`; the files shown count
+    as read) and where the task's words are defined (`repo_map`, cli_agent.repo_map)."""
+    outline = None
 
-        found = task_brief(task, workspace)
-        if found is None:
-            return None
-        for path in found.paths:
-            if seen is not None:
-                seen.note(path)
-        return found.text
+    def brief(task: str) -> str | None:
+        nonlocal outline
+        parts = []
+        if files:
+            from cli_agent.task_files import task_brief
+
+            found = task_brief(task, workspace)
+            if found is not None:
+                for path in found.paths:
+                    if seen is not None:
+                        seen.note(path)
+                parts.append(found.text)
+        if repo_map:
+            from cli_agent.repo_map import Outline
+            from cli_agent.repo_map import repo_map as ranked
+
+            outline = outline or Outline(workspace)
+            where = ranked(task, outline)
+            if where:
+                parts.append(where)
+        return "\n\n".join(parts) or None
 
     return brief
 
@@ -246,10 +264,14 @@ def open_session(settings: Settings, *, interactive: bool, provider_factory: Pro
                     max_retries=settings.max_retries, retry_base_delay=settings.retry_base_delay,
                     tool_result_max_chars=settings.tool_result_max_chars, context_window=settings.context_window)
     planner = Planner(settings, registry, workspace, protocol)
+    verifier = _verifier(settings, commands, workspace.root)
     agent = Agent(AgentSetup(provider=provider, protocol=protocol_for(protocol), dispatcher=dispatcher,
                              planner=planner, policy=policy, limits=limits, model=settings.model or "",
                              workspace=str(workspace.root),
-                             brief=briefer(workspace, seen) if settings.task_files else None))
+                             brief=briefer(workspace, seen, files=settings.task_files, repo_map=settings.repo_map)
+                             if settings.task_files or settings.repo_map else None,
+                             verifier=verifier,
+                             attempts=_attempts(settings, provider, workspace.root) if verifier else None))
     trace_path = Path(settings.trace).expanduser() if settings.trace else default_trace_path()
     try:
         trace = TraceWriter(trace_path, {"workspace": str(workspace.root), "model": settings.model,
@@ -318,6 +340,40 @@ def _commands(settings: Settings, workspace: Workspace) -> tuple[CommandSetup | 
     elif setup.policy.network:
         notes.insert(0, "commands may reach the network (sandbox.network = true)")
     return setup, notes
+
+
+def _verifier(settings: Settings, commands: CommandSetup | None, root: Path) -> Verifier | None:
+    """The tests that judge a run's changes: with `verify` on, a test command (configured or detected), and a
+    command sandbox whose commands run without asking (else verification is off and `verified` stays null)."""
+    if not settings.verify or commands is None or commands.capability is None or settings.commands == "ask":
+        return None
+    from cli_agent.test_command import detect_test_command
+    from cli_agent.verify import Verifier
+
+    command = settings.test_command or detect_test_command(root)
+    return Verifier(command, commands, root, settings.verify_rounds) if command else None
+
+
+def _attempts(settings: Settings, provider: Provider, root: Path) -> Attempts | None:
+    """More candidates when a change still fails the tests (`attempts` > 1): each a session of its own on a copy of
+    the workspace, with the same provider, every change approved inside the copy, sampled at a temperature."""
+    if settings.attempts < 2:
+        return None
+    from dataclasses import replace
+
+    from cli_agent.attempts import Attempts
+
+    def candidate(copy: Path, prompt: str, seconds: float) -> EventStream:
+        inner = replace(settings, workspace=str(copy), yes=True, attempts=1, mcp_servers={},
+                        timeout=max(seconds, 1.0), trace=str(copy.parent / "trace.jsonl"),
+                        temperature=settings.temperature or CANDIDATE_TEMPERATURE)
+        session = open_session(inner, interactive=False, provider_factory=lambda _settings: provider, record=False)
+        try:
+            return (yield from session.agent.run(prompt))
+        finally:
+            session.trace.close()
+
+    return Attempts(settings.attempts, candidate, root)
 
 
 def resume_into(session: Session, entry: SessionEntry, trace: Trace) -> None:

@@ -86,6 +86,8 @@ KEY_RULES: dict[str, KeyRule] = {
                      "sandbox.env_allow"), KeyRule(KeyKind.USER_ONLY, why="widens what commands may read or reach")),
     "commands": KeyRule(KeyKind.NEEDS_TRUST, _ranked("ask", "auto"), "runs commands without asking first"),
     "test_command": KeyRule(KeyKind.NEEDS_TRUST, why="names a command the model is told to run"),
+    "verify": KeyRule(KeyKind.NEEDS_TRUST, _not_off, "skips the test run that checks the model's changes"),
+    "verify_rounds": _LIMIT, "attempts": _LIMIT,
     "command_timeout": _LIMIT, "command_timeout_max": _LIMIT,
     # limits: lower is fine, higher needs trust
     "max_steps": _LIMIT, "timeout": _LIMIT, "max_tokens_total": _LIMIT, "max_cost_usd": _LIMIT,
@@ -94,7 +96,7 @@ KEY_RULES: dict[str, KeyRule] = {
     # what only shapes the conversation or the output
     "protocol": _NARROWS, "locks": _NARROWS, "no_tools": _NARROWS, "detail": _NARROWS, "output": _NARROWS,
     "temperature": _NARROWS, "retry_base_delay": _NARROWS, "system_prompt": _NARROWS,
-    "task_files": _NARROWS, "local.warm_start": _NARROWS,
+    "task_files": _NARROWS, "repo_map": _NARROWS, "local.warm_start": _NARROWS,
     # edit safety nets: turning one off widens what an edit may do
     "read_before_edit": KeyRule(KeyKind.NEEDS_TRUST, _not_off, "lets edits skip reading the file first"),
     "loose_edits": _NARROWS,

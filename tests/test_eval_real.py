@@ -118,7 +118,7 @@ def test_a_drifted_project_is_refused(tmp_path):
 
 def test_variants():
     assert variant_settings("all") == {"read_before_edit": True, "loose_edits": True, "task_files": True,
-                                       "syntax_check": True}
+                                       "repo_map": True, "syntax_check": True, "verify": True}
     assert variant_settings("none") == dict.fromkeys(real.SWITCHES, False)
     assert variant_settings("-task_files")["task_files"] is False and variant_settings("-task_files")["loose_edits"]
     with pytest.raises(UsageError, match="unknown variant"):

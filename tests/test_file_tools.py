@@ -41,11 +41,13 @@ def test_handlers_have_the_contract_signatures() -> None:
     expected = {
         "list_files": ["ctx", "path", "pattern", "depth"],
         "read_file": ["ctx", "path", "start_line", "end_line"],
-        "search": ["ctx", "pattern", "path", "glob", "literal"],
+        "search": ["ctx", "pattern", "path", "glob", "literal", "ignore_case", "output_mode", "context", "offset"],
         "create_file": ["ctx", "path", "content"],
         "edit_file": ["ctx", "path", "old", "new", "replace_all"],
         "write_file": ["ctx", "path", "content"],
         "delete_file": ["ctx", "path"],
+        "replace_lines": ["ctx", "path", "start_line", "end_line", "new"],
+        "replace_definition": ["ctx", "path", "name", "new"],
     }
     table = handlers()
     assert set(expected) <= set(table)
@@ -164,7 +166,7 @@ def test_search_caps_results(ws: Workspace) -> None:
         ctx = ToolContext(ws, ToolLimits(search_max_results=10, search_engine=engine))
         result = files.search(ctx, "hit")
         assert result["count"] == 10 and result["total"] == 50 and result["truncated"] is True
-        assert "showing 10 of 50 matching lines" in result["notice"]
+        assert "showing matching lines 1-10 of 50" in result["notice"]
         assert [m["line"] for m in result["matches"]] == list(range(1, 11))
 
 

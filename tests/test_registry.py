@@ -10,7 +10,7 @@ from cli_agent.specs import ToolSpec, builtin_spec_dir, load_specs
 from cli_agent.tools import handlers
 
 ALL = frozenset({"list_files", "read_file", "search", "create_file", "edit_file", "write_file", "delete_file",
-                 "insert_text", "propose_fact", "rename_file", "run_command"})
+                 "insert_text", "propose_fact", "rename_file", "run_command", "replace_lines", "replace_definition"})
 
 
 def _noop(ctx, **arguments): ...
@@ -31,9 +31,10 @@ def test_names_and_categories_are_ordered():
     registry = _registry()
     assert registry.categories() == ["Explore", "Edit", "Run", "Project knowledge"]
     assert registry.names() == ["list_files", "read_file", "search", "create_file", "delete_file", "edit_file",
-                                "insert_text", "rename_file", "write_file", "run_command", "propose_fact"]
+                                "insert_text", "rename_file", "replace_definition", "replace_lines", "write_file",
+                                "run_command", "propose_fact"]
     assert [s.name for s in registry.by_category("Explore")] == ["list_files", "read_file", "search"]
-    assert len(registry) == 11 and "search" in registry and "grep" not in registry
+    assert len(registry) == 13 and "search" in registry and "grep" not in registry
     assert _registry(_spec("zz", category="Alpha")).categories()[-1] == "Alpha"
 
 
@@ -42,8 +43,8 @@ def test_unknown_tool_lists_the_available_ones():
     with pytest.raises(UsageError) as info:
         registry.get("grep")
     assert str(info.value) == ("unknown tool 'grep'; available tools: list_files, read_file, search, create_file, "
-                               "delete_file, edit_file, insert_text, rename_file, write_file, run_command, "
-                               "propose_fact")
+                               "delete_file, edit_file, insert_text, rename_file, replace_definition, "
+                               "replace_lines, write_file, run_command, propose_fact")
     with pytest.raises(UsageError, match="available tools"):
         registry.handler("grep")
 
@@ -67,7 +68,7 @@ def _offered(registry: Registry, *args, **kwargs) -> list[str]:
 def test_optional_tool_only_when_hinted():
     registry = _registry()
     required = ["list_files", "read_file", "search", "create_file", "delete_file", "edit_file", "insert_text",
-                "rename_file", "write_file", "run_command"]
+                "rename_file", "replace_definition", "replace_lines", "write_file", "run_command"]
     assert _offered(registry) == required
     assert _offered(registry, "fix the failing test in app.py") == required
     assert _offered(registry, "refactor the factory class") == required  # whole words only

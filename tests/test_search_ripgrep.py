@@ -109,7 +109,7 @@ def test_the_cap_counts_every_match_and_says_so(tree: Path, engine: str) -> None
     assert result["total"] == len(want) > 20 and result["count"] == 20 and result["truncated"]
     assert [(m["path"], m["line"]) for m in result["matches"]] == want[:20]  # the first ones, by path and line
     assert result["files_with_matches"] == len({p for p, _ in want})
-    assert f"showing 20 of {len(want)} matching lines" in result["notice"]
+    assert f"showing matching lines 1-20 of {len(want)}" in result["notice"] and "offset=20" in result["notice"]
 
 
 @pytest.mark.parametrize("engine", ENGINES)

@@ -27,23 +27,27 @@ REPO = Path(__file__).resolve().parents[1]
 CONTRACT = {
     "list_files": ([], ["path", "pattern", "depth"]),
     "read_file": (["path"], ["start_line", "end_line"]),
-    "search": (["pattern"], ["path", "glob", "literal"]),
+    "search": (["pattern"], ["path", "glob", "literal", "ignore_case", "output_mode", "context", "offset"]),
     "create_file": (["path", "content"], []),
     "edit_file": (["path", "old", "new"], ["replace_all"]),
     "write_file": (["path", "content"], []),
     "delete_file": (["path"], []),
     "propose_fact": (["text", "reason"], []),
     "insert_text": (["path", "text"], ["after_line"]),
+    "replace_lines": (["path", "start_line", "end_line", "new"], []),
+    "replace_definition": (["path", "name", "new"], []),
     "rename_file": (["path", "new_path"], []),
     "run_command": (["command"], ["timeout_s"]),
 }
-MUTATING = {"create_file", "edit_file", "write_file", "delete_file", "insert_text", "rename_file", "run_command"}
+MUTATING = {"create_file", "edit_file", "write_file", "delete_file", "insert_text", "rename_file", "run_command",
+            "replace_lines", "replace_definition"}
 
 
 # Fakes with the signatures cli_agent/tools/files.py has (the real table is checked in its own test).
 def list_files(ctx, path=".", pattern=None, depth=None): ...
 def read_file(ctx, path, start_line=None, end_line=None): ...
-def search(ctx, pattern, path=None, glob=None, literal=False): ...
+def search(ctx, pattern, path=None, glob=None, literal=False, ignore_case=False, output_mode="content", context=0,
+           offset=0): ...
 def create_file(ctx, path, content): ...
 def edit_file(ctx, path, old, new, replace_all=False): ...
 def write_file(ctx, path, content): ...
@@ -51,11 +55,14 @@ def delete_file(ctx, path): ...
 def propose_fact(ctx, text, reason): ...
 def insert_text(ctx, path, text, after_line=None): ...
 def rename_file(ctx, path, new_path): ...
+def replace_lines(ctx, path, start_line, end_line, new): ...
+def replace_definition(ctx, path, name, new): ...
 def run_command(ctx, command, timeout_s=None): ...
 
 
 FAKES = {f.__name__: f for f in (list_files, read_file, search, create_file, edit_file, write_file, delete_file,
-                                 propose_fact, insert_text, rename_file, run_command)}
+                                 propose_fact, insert_text, rename_file, run_command, replace_lines,
+                                 replace_definition)}
 
 
 def test_builtin_specs_keep_the_public_contract():

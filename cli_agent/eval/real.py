@@ -13,7 +13,7 @@ them) and the check runs with the workspace first on PYTHONPATH, 60 s at most: e
 tasks' `check_*.py` graders, which pytest does not collect.
 
 Variants switch harness help off to measure it: `all` (everything on), `none` (everything off), and `-NAME` for
-one switch off (`-read_before_edit`, `-loose_edits`, `-task_files`, `-syntax_check`).
+one switch off (`-read_before_edit`, `-loose_edits`, `-task_files`, `-repo_map`, `-syntax_check`, `-verify`).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = ["SWITCHES", "RealResult", "RealTask", "load_real_tasks", "run_real", "variant_settings"]
 
-SWITCHES = ("read_before_edit", "loose_edits", "task_files", "syntax_check")
+SWITCHES = ("read_before_edit", "loose_edits", "task_files", "repo_map", "syntax_check", "verify")
 CHECK_TIMEOUT_S = 60
 
 
@@ -65,6 +65,8 @@ class RealResult:
     seconds: float = 0.0
     tools: list[str] = field(default_factory=list)
     trace: str = ""  # where the run's trace was kept (`--keep DIR`)
+    verified: bool | None = None  # the harness's own verdict (cli_agent.verify)
+    attempt: int = 0  # the candidate kept (`--attempts`; 0: the run's own change)
 
     def to_dict(self) -> dict[str, Any]:
         return {k: round(v, 3) if isinstance(v, float) else v for k, v in self.__dict__.items()}
@@ -131,7 +133,7 @@ def grade(task: RealTask, ws: Path) -> str:
 
 
 def run_one(task: RealTask, *, model: str, protocol: str, variant: str, api_base: str | None = None,
-            max_steps: int = 12, timeout: float = 600.0, keep: Path | None = None) -> RealResult:
+            max_steps: int = 12, timeout: float = 600.0, keep: Path | None = None, attempts: int = 1) -> RealResult:
     from cli_agent.checked import check
     from cli_agent.config import Settings
     from cli_agent.events import RunFinished, ToolCallsProposed
@@ -143,7 +145,7 @@ def run_one(task: RealTask, *, model: str, protocol: str, variant: str, api_base
         settings = check(Settings, {
             "model": model, "api_base": api_base, "workspace": str(ws), "yes": True, "max_steps": max_steps,
             "timeout": timeout, "protocol": protocol, "trace": str(Path(tmp) / "trace.jsonl"),
-            **variant_settings(variant)})
+            "attempts": attempts, **variant_settings(variant)})
         started = time.monotonic()
         session = open_session(settings, interactive=False, record=False)
         events: list[Event] = []
@@ -153,6 +155,7 @@ def run_one(task: RealTask, *, model: str, protocol: str, variant: str, api_base
             session.close()
         result.seconds = time.monotonic() - started
         result.exit_code, result.steps = finished.exit_code, finished.steps
+        result.verified, result.attempt = finished.verified, finished.attempt
         result.tokens = finished.usage.total_tokens
         result.tools = [c.name for e in events if isinstance(e, ToolCallsProposed) for c in e.calls]
         result.why = grade(task, ws)
@@ -173,7 +176,8 @@ def _kept(trace: Path, folder: Path, name: str) -> Path:
 
 
 def run_real(tasks: list[RealTask], *, model: str, protocols: tuple[str, ...], variants: tuple[str, ...],
-             api_base: str | None = None, on_result: Any = None, keep: Path | None = None) -> list[RealResult]:
+             api_base: str | None = None, on_result: Any = None, keep: Path | None = None,
+             attempts: int = 1) -> list[RealResult]:
     for variant in variants:
         variant_settings(variant)  # refuse a bad variant before any model runs
     results = []
@@ -181,7 +185,7 @@ def run_real(tasks: list[RealTask], *, model: str, protocols: tuple[str, ...], v
         for variant in variants:
             for task in tasks:
                 result = run_one(task, model=model, protocol=protocol, variant=variant, api_base=api_base,
-                                 keep=keep)
+                                 keep=keep, attempts=attempts)
                 results.append(result)
                 if on_result is not None:
                     on_result(result)

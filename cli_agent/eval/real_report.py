@@ -28,13 +28,21 @@ def summary(results: list[RealResult]) -> list[str]:
     groups: dict[tuple[str, str], list[RealResult]] = {}
     for r in results:
         groups.setdefault((r.protocol, r.variant), []).append(r)
-    return [f"{protocol:<8} {variant:<18} {sum(r.passed for r in rs)}/{len(rs)} passed, "
+    return [f"{protocol:<8} {variant:<18} {sum(r.passed for r in rs)}/{len(rs)} passed{_pass_at(rs)}, "
             f"{sum(r.steps for r in rs)} steps, {sum(r.tokens for r in rs)} tokens, "
             f"{sum(r.seconds for r in rs):.0f} s" for (protocol, variant), rs in groups.items()]
 
 
+def _pass_at(results: list[RealResult]) -> str:
+    """` (pass@1 3/8, pass@N 5/8)` when some run kept a later candidate (`--attempts`), else ""."""
+    if not any(r.attempt > 1 for r in results):
+        return ""
+    first = sum(r.passed and r.attempt <= 1 for r in results)
+    return f" (pass@1 {first}/{len(results)}, pass@N {sum(r.passed for r in results)}/{len(results)})"
+
+
 def run_real_command(*, model: str, protocols: str, variants: str, only: str | None, report: Path | None,
-                     api_base: str | None, keep: Path | None = None) -> int:
+                     api_base: str | None, keep: Path | None = None, attempts: int = 1) -> int:
     from cli_agent.eval import report as out
     from cli_agent.eval.real import load_real_tasks, run_real
 
@@ -51,10 +59,13 @@ def run_real_command(*, model: str, protocols: str, variants: str, only: str | N
         sys.stdout.write(line(result) + "\n")
         sys.stdout.flush()
 
+    if not 1 <= attempts <= 10:
+        raise errors.UsageError(f"--attempts takes 1 to 10, not {attempts}")
     results = run_real(tasks, model=model, protocols=chosen, variants=kinds, api_base=api_base, on_result=show,
-                       keep=keep)
+                       keep=keep, attempts=attempts)
     sys.stdout.write("\n" + "\n".join(summary(results)) + "\n")
-    written = out.write_json(report, {"kind": "real", "model": model, "results": [r.to_dict() for r in results]})
+    written = out.write_json(report, {"kind": "real", "model": model, "attempts": attempts,
+                                      "results": [r.to_dict() for r in results]})
     sys.stdout.write(f"report: {written}\n")
     failed = [r for r in results if not r.passed]
     if failed:

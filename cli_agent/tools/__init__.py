@@ -20,7 +20,7 @@ __all__ = ["ToolContext", "ToolLimits", "handlers"]
 @functools.cache
 def handlers() -> dict[str, Callable[..., Any]]:
     """Every built-in handler by name (imported on first use, so importing this package stays cheap)."""
-    from cli_agent.tools import commands, facts, files, insert
+    from cli_agent.tools import commands, facts, files, insert, line_edits
 
     return {
         "list_files": files.list_files,
@@ -29,6 +29,8 @@ def handlers() -> dict[str, Callable[..., Any]]:
         "create_file": files.create_file,
         "edit_file": files.edit_file,
         "insert_text": insert.insert_text,
+        "replace_lines": line_edits.replace_lines,
+        "replace_definition": line_edits.replace_definition,
         "write_file": files.write_file,
         "delete_file": files.delete_file,
         "rename_file": commands.rename_file,

@@ -60,6 +60,8 @@ def read_file(ctx: ToolContext, path: str, start_line: int | None = None,
         data = _read_fd(fd, rel)
     finally:
         os.close(fd)
+    if ctx.seen is not None:
+        ctx.seen.note(rel, data)  # shown with line numbers as these bytes: replace_lines may use the numbers
     fmt = textfile.detect(data)
     if fmt is None:
         return _binary(rel, textfile.guess_type(data), st.st_size)

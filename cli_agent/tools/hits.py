@@ -32,14 +32,14 @@ class Hits:
     def __init__(self, cap: int) -> None:
         self.cap = max(cap, 0)
         self.total = 0  # matching lines, all of them
-        self.files: set[str] = set()
+        self.files: dict[str, int] = {}  # path -> its matching lines
         self._kept: list[_Kept] = []
         self.skipped: list[dict[str, str]] = []
         self.skipped_total = 0
 
     def add(self, path: str, line: int, text: str) -> None:
         self.total += 1
-        self.files.add(path)
+        self.files[path] = self.files.get(path, 0) + 1
         if not self.cap:
             return
         entry = _Kept((path, line), text)
@@ -52,7 +52,7 @@ class Hits:
         """Lines of `path` that matched but are not shown."""
         if lines:
             self.total += lines
-            self.files.add(path)
+            self.files[path] = self.files.get(path, 0) + lines
 
     def wants(self, path: str, line: int) -> bool:
         """Whether a hit at (path, line) would be kept (so its text is worth computing)."""
@@ -71,16 +71,31 @@ class Hits:
     def shown(self) -> list[dict[str, Any]]:
         return [{"path": k.key[0], "line": k.key[1], "text": k.text} for k in sorted(self._kept, key=lambda k: k.key)]
 
-    def result(self, pattern: str, engine: str, stopped: str = "") -> dict[str, Any]:
-        """The tool's answer; `stopped` says why the search ended before it had looked at everything."""
-        shown = self.shown()
-        out: dict[str, Any] = {"pattern": pattern, "matches": shown, "count": len(shown), "total": self.total,
-                               "files_with_matches": len(self.files), "engine": engine,
-                               "truncated": bool(stopped) or self.total > len(shown)}
+    def result(self, pattern: str, engine: str, stopped: str = "", *, mode: str = "content", offset: int = 0,
+               page: int = 0) -> dict[str, Any]:
+        """The tool's answer; `stopped` says why the search ended before it had looked at everything. `mode`:
+        "content" (the matching lines, from the `offset`-th on), "files" or "count" (the files with their number of
+        matching lines, `page` of them from the `offset`-th on)."""
+        out: dict[str, Any] = {"pattern": pattern, "total": self.total, "files_with_matches": len(self.files),
+                               "engine": engine}
         notices = []
-        if self.total > len(shown):
-            notices.append(f"showing {len(shown)} of {self.total} matching lines (in {len(self.files)} files); "
-                           f"narrow the search with path= or glob= to see the others")
+        if mode == "content":
+            shown = self.shown()[offset:]
+            out |= {"matches": shown, "count": len(shown)}
+            left = self.total - offset - len(shown)
+            if left > 0:
+                notices.append(f"showing matching lines {offset + 1}-{offset + len(shown)} of {self.total} (in "
+                               f"{len(self.files)} files): offset={offset + len(shown)} shows the next ones; or "
+                               f"narrow the search with path= or glob=.")
+        else:
+            listed = sorted(self.files.items())[offset:offset + page]
+            out |= {"files": [{"path": p, "matches": n} if mode == "count" else p for p, n in listed],
+                    "count": len(listed)}
+            left = len(self.files) - offset - len(listed)
+            if left > 0:
+                notices.append(f"showing files {offset + 1}-{offset + len(listed)} of {len(self.files)}; "
+                               f"offset={offset + len(listed)} shows the next ones.")
+        out["truncated"] = bool(stopped) or left > 0
         if stopped:
             notices.append(stopped)
         if self.skipped_total:

@@ -52,12 +52,12 @@ def rg_binary() -> str | None:
 
 
 def run(root: Path, scope: str, scope_is_dir: bool, pattern: str, *, literal: bool, glob: str | None,
-        ignore_rules: list[str], hits: Hits, deadline: float) -> str | None:
+        ignore_rules: list[str], hits: Hits, deadline: float, ignore_case: bool = False) -> str | None:
     """Search with rg into `hits`; the reason it stopped early ("" when it finished), or None if rg can't do it."""
     exe = rg_binary()
     if exe is None or "\0" in pattern:
         return None
-    cmd = [exe, *_FLAGS, *(["-F"] if literal else []), "-e", pattern]
+    cmd = [exe, *_FLAGS, *(["-F"] if literal else []), *(["-i"] if ignore_case else []), "-e", pattern]
     keep = None
     if glob and scope_is_dir:
         if "/" in glob.rstrip("/") or ":" in glob or glob.startswith("!"):

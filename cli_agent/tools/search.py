@@ -19,7 +19,7 @@ from cli_agent.envelope import ToolError
 from cli_agent.pathmatch import glob_problem
 from cli_agent.tools import ripgrep, textscan
 from cli_agent.tools.context import ToolContext
-from cli_agent.tools.hits import Hits
+from cli_agent.tools.hits import Hits, excerpt
 
 if TYPE_CHECKING:
     from cli_agent.sandbox import Workspace
@@ -27,12 +27,21 @@ if TYPE_CHECKING:
 __all__ = ["search"]
 
 MAX_FILES = 1_000_000  # files the Python scan lists; rg has no such limit
+OUTPUT_MODES = ("content", "files", "count")
+CONTEXT_MAX = 10  # lines of context either side of a match
+CONTEXT_FILE_MAX = 8 << 20  # a file read for context lines is read this far
 _IGNORE_MAX = 1 << 20
 
 
 def search(ctx: ToolContext, pattern: str, path: str | None = None, glob: str | None = None,
-           literal: bool = False) -> dict[str, Any]:
-    """Lines matching `pattern` in the text files below `path` (default: everywhere) whose path matches `glob`."""
+           literal: bool = False, ignore_case: bool = False, output_mode: str = "content", context: int = 0,
+           offset: int = 0) -> dict[str, Any]:
+    """Lines matching `pattern` in the text files below `path` (default: everywhere) whose path matches `glob`;
+    with `output_mode` "files" or "count", the files that match (with their number of matching lines)."""
+    if output_mode not in OUTPUT_MODES:
+        raise ToolError(f"output_mode must be one of {', '.join(OUTPUT_MODES)}, not {output_mode!r}")
+    if not 0 <= context <= CONTEXT_MAX or offset < 0:
+        raise ToolError(f"context must be 0 to {CONTEXT_MAX} and offset 0 or more")
     if not pattern:
         raise ToolError("pattern is empty; give the text or regular expression to look for")
     problem = glob_problem(glob) if glob else None
@@ -44,20 +53,23 @@ def search(ctx: ToolContext, pattern: str, path: str | None = None, glob: str | 
     if not is_dir and not ws.holds_file(scope):
         raise ToolError(f"{scope} is not a regular file or a folder; nothing to search")
     deadline = ctx.deadline_within(limits.search_timeout_s)
-    hits = Hits(limits.search_max_results)
+    page = limits.search_max_results
+    cap = offset + page if output_mode == "content" else 0  # files and counts need no line's text
+    hits = Hits(cap)
     if time.monotonic() >= deadline:
         return hits.result(pattern, "none", "the search was not started: the run's time limit has passed")
     stopped = None
     if limits.search_engine != "python" and not python_only:
         rules = ripgrep.ignore_rules(_gitignores_above(ws, scope)) if is_dir else []
         stopped = ripgrep.run(ws.root, scope, is_dir, pattern, literal=literal, glob=glob, ignore_rules=rules,
-                              hits=hits, deadline=deadline)
+                              hits=hits, deadline=deadline, ignore_case=ignore_case)
         engine = "ripgrep"
     if stopped is None:
-        hits = Hits(limits.search_max_results)
+        hits = Hits(cap)
         listing = ws.walk(scope, pattern=glob or "**", limit=MAX_FILES)
         files = [f for f in listing if not f.endswith("/")]
-        stopped = textscan.scan(ws, files, textscan.finder(pattern, literal), hits, deadline, limits.search_timeout_s)
+        stopped = textscan.scan(ws, files, textscan.finder(pattern, literal, ignore_case), hits, deadline,
+                                limits.search_timeout_s)
         unfinished = listing.unfinished or (f"the file list stopped at {MAX_FILES:,} files" if len(listing) >= MAX_FILES
                                             else None)
         if unfinished and not stopped:
@@ -68,7 +80,29 @@ def search(ctx: ToolContext, pattern: str, path: str | None = None, glob: str | 
         hits.drop(outside)
         for rel in sorted(outside):
             hits.skip(rel, "changed into (or through) a link while it was searched; not shown")
-    return hits.result(pattern, engine, stopped)
+    result = hits.result(pattern, engine, stopped, mode=output_mode, offset=offset, page=page)
+    if context and output_mode == "content":
+        _add_context(ws, result["matches"], context)
+    return result
+
+
+def _add_context(ws: Workspace, matches: list[dict[str, Any]], context: int) -> None:
+    """Give each shown match the `context` lines before and after it (`before`, `after`), read from its file."""
+    cache: dict[str, list[str] | None] = {}
+    for match in matches:
+        path = match["path"]
+        if path not in cache:
+            try:
+                data = ws.read_bytes(path, limit=CONTEXT_FILE_MAX)
+                cache[path] = data.decode("utf-8", errors="replace").splitlines()
+            except ToolError:
+                cache[path] = None
+        lines = cache[path]
+        if lines is None:
+            continue
+        at = match["line"] - 1
+        match["before"] = [excerpt(line, 0) for line in lines[max(0, at - context):at]]
+        match["after"] = [excerpt(line, 0) for line in lines[at + 1:at + 1 + context]]
 
 
 def _python_only(pattern: str) -> bool:

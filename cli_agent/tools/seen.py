@@ -12,6 +12,8 @@ attempt can succeed. `tools run` and workflow steps have no conversation: their 
 
 from __future__ import annotations
 
+import hashlib
+
 from cli_agent.envelope import ToolError
 from cli_agent.tools.edits import closest_lines
 from cli_agent.tools.loose_match import numbered
@@ -19,18 +21,32 @@ from cli_agent.tools.loose_match import numbered
 __all__ = ["SeenFiles", "require_seen"]
 
 
+def digest(data: bytes) -> str:
+    """What identifies a file's bytes as they were shown."""
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
 class SeenFiles:
     def __init__(self) -> None:
         self.paths: set[str] = set()
+        self._shown: dict[str, str] = {}  # path -> digest of the bytes last shown with line numbers
 
-    def note(self, rel: str) -> None:
+    def note(self, rel: str, data: bytes | None = None) -> None:
+        """`rel` was seen; with `data`, shown whole with line numbers as these bytes (line edits may use them)."""
         self.paths.add(rel)
+        if data is not None:
+            self._shown[rel] = digest(data)
+
+    def shown_as(self, rel: str) -> str | None:
+        """The digest of the bytes `rel` was last shown as with line numbers (None: never)."""
+        return self._shown.get(rel)
 
     def __contains__(self, rel: object) -> bool:
         return rel in self.paths
 
     def clear(self) -> None:
         self.paths.clear()
+        self._shown.clear()
 
 
 def require_seen(seen: SeenFiles | None, rel: str, view: str, old: str = "", *, line: int | None = None) -> None:

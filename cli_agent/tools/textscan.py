@@ -33,8 +33,11 @@ LINE_MAX = 64 << 20  # a line longer than this in a streamed file: the file is s
 Finder = Callable[[str, int, float], "tuple[int, int] | None"]  # (text, from, deadline) -> (start, end) or None
 
 
-def finder(pattern: str, literal: bool) -> Finder:
-    """The first match at or after a position, as (start, end); patterns are compiled MULTILINE (`^`, `$` at lines)."""
+def finder(pattern: str, literal: bool, ignore_case: bool = False) -> Finder:
+    """The first match at or after a position, as (start, end); patterns are compiled MULTILINE (`^`, `$` at lines).
+    `ignore_case`: letters match either case (a literal becomes an escaped pattern)."""
+    if literal and ignore_case:
+        pattern, literal = re.escape(pattern), False
     if literal:
         def find_text(text: str, pos: int, deadline: float) -> tuple[int, int] | None:
             at = text.find(pattern, pos)
@@ -42,11 +45,11 @@ def finder(pattern: str, literal: bool) -> Finder:
         return find_text
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # `re`'s FutureWarning on `[a&&b]`: Python's reading is the one used here
-        compiled = re.compile(pattern, re.MULTILINE)
+        compiled = re.compile(pattern, re.MULTILINE | (re.IGNORECASE if ignore_case else 0))
         try:
             import regex
 
-            fast = regex.compile(pattern, regex.VERSION0 | regex.MULTILINE)
+            fast = regex.compile(pattern, regex.VERSION0 | regex.MULTILINE | (regex.IGNORECASE if ignore_case else 0))
         except Exception:  # no `regex`, or a pattern it reads differently: plain `re`
             fast = None
 

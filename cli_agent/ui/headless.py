@@ -20,6 +20,7 @@ from cli_agent.events import (
     RunStarted,
     ToolCallsProposed,
     ToolResult,
+    Verification,
     Warning,
 )
 from cli_agent.messages import Usage
@@ -99,6 +100,8 @@ class JsonReport(RunRecord):
                 "answer": finished.answer, "steps": self.steps, "tool_calls": calls,
                 "files_changed": self.files_changed, "usage": self.usage.to_dict(), "trace": self.trace,
                 "warnings": self.warnings, "notes": self.notes,
+                "verified": finished.verified, "tests": finished.tests,
+                **({"attempt": finished.attempt} if finished.attempt else {}),
                 **({"failed_change": finished.failed_change} if finished.failed_change else {})} | self.extra
 
 
@@ -142,9 +145,19 @@ class TextPrinter:
             self._note(f"  {mark} {event.tool} {detail}"[:300])
         elif isinstance(event, Warning):
             self._note(f"! {event.message}")
+        elif isinstance(event, Verification):
+            self._note(verification_line(event))
         elif isinstance(event, RunFinished) and event.answer:
             self.out.write(escape_for_terminal(event.answer.rstrip("\n")) + "\n")
             self.out.flush()
+
+
+def verification_line(event: Verification) -> str:
+    """One line for a test run of the harness: its start, then its verdict."""
+    if event.phase == "running":
+        return f"⧗ verifying: {event.command}" + (f" (after repair {event.round - 1})" if event.round > 1 else "")
+    mark = {"passed": "✓ tests pass", "failed": "✗ tests fail", "none": "· no test ran"}.get(event.phase, event.phase)
+    return f"{mark}: {event.summary}" if event.summary else mark
 
 
 def output_sink(output: str, report: JsonReport) -> Callable[[Event], None]:

@@ -51,7 +51,7 @@ def print_tools(*, as_json: bool, verbose: bool = False, name: str | None = None
 def tool_line(spec: ToolSpec) -> Text:
     """`  read_file     Read a text file of the workspace…` (`*` when it asks before running)."""
     line = Text("  ")
-    line.append(f"{spec.name:<13}", style="cyan")
+    line.append(f"{spec.name:<13}" if len(spec.name) < 13 else spec.name + " ", style="cyan")
     line.append("*" if spec.requires_approval else " ", style="yellow")
     line.append(" " + spec.description.split(". ")[0].rstrip("."))
     if spec.optional:

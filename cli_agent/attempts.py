@@ -1,0 +1,171 @@
+"""Several candidates, the tests as the judge (`attempts = N`, `--attempts N`).
+
+When a run's change still fails the project's tests after its repair rounds, `Attempts.sample` tries again from
+the start up to N-1 more times, each candidate in its own copy of the workspace as it was before the run: a fresh
+conversation with the same model and task, sampled at `temperature` (so the candidates differ), every change
+approved inside the copy, its commands in the command sandbox of the copy, its tests run there by the same
+verification. The first candidate whose tests pass comes back as one change set: from the workspace as it is now
+(the first attempt's changes applied) to the candidate's files. The loop offers that set for approval like any
+change set; nothing of a candidate touches the real workspace before that. The copies are removed afterwards.
+
+A copy leaves out `.git` and is refused past `COPY_MAX_FILES` files or `COPY_MAX_BYTES` bytes (attempts are then
+skipped, and the run says so).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Generator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from cli_agent.change import Change, ChangeKind
+from cli_agent.events import Event, RunFinished, ToolResult, Verification, Warning
+
+if TYPE_CHECKING:
+    from cli_agent.events import EventStream
+
+__all__ = ["Attempts", "Candidate", "CandidateRun"]
+
+COPY_MAX_FILES = 20_000
+COPY_MAX_BYTES = 512 << 20
+SKIPPED = (".git",)
+
+# (copy root, the task, seconds left) -> the candidate's run: its events, ending in its RunFinished
+CandidateRun = Callable[[Path, str, float], "EventStream"]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    number: int  # 2 for the first extra candidate (the run itself was the first)
+    summary: str  # its tests' summary line
+    changes: tuple[Change, ...]  # from the real workspace now to the candidate's files
+
+
+class Attempts:
+    def __init__(self, count: int, run: CandidateRun, root: Path) -> None:
+        self.count = count  # candidates in all, the run itself included
+        self.run = run
+        self.root = root
+
+    def sample(self, prompt: str, applied: Sequence[Change], seconds_left: Callable[[], float]
+               ) -> Generator[Event, None, Candidate | None]:
+        """Try candidates 2..count until one passes its tests; yields progress (its test runs and a line each);
+        returns the winner, or None."""
+        for number in range(2, self.count + 1):
+            if seconds_left() <= 1:
+                yield Warning(code="attempt", message=f"no time left for candidate {number} of {self.count}")
+                return None
+            folder = Path(tempfile.mkdtemp(prefix="cli-agent-attempt-"))
+            try:
+                copy = folder / "workspace"
+                problem = _copy(self.root, copy)
+                if problem:
+                    yield Warning(code="attempt", message=f"no more candidates: {problem}")
+                    return None
+                _revert(copy, applied)
+                yield Warning(code="attempt", message=f"candidate {number} of {self.count}: starting from the "
+                                                      f"files as they were before this run")
+                finished, paths = yield from self._drive(copy, prompt, seconds_left())
+                if finished.verified:
+                    changes = _difference(self.root, copy, {c.path for c in applied} | paths)
+                    return Candidate(number, finished.tests, changes)
+                verdict = finished.tests or finished.message
+                yield Warning(code="attempt", message=f"candidate {number} of {self.count} did not pass: {verdict}")
+            finally:
+                shutil.rmtree(folder, ignore_errors=True)
+        return None
+
+    def _drive(self, copy: Path, prompt: str, seconds: float
+               ) -> Generator[Event, None, tuple[RunFinished, set[str]]]:
+        """Run one candidate; only its test runs are passed on (as progress), the rest stays inside."""
+        events = self.run(copy, prompt, seconds)
+        paths: set[str] = set()
+        finished: RunFinished | None = None
+        try:
+            for event in events:
+                if isinstance(event, ToolResult):
+                    paths.update(c.path for c in (event.change, *event.changes) if c is not None)
+                elif isinstance(event, Verification):
+                    yield event
+                elif isinstance(event, RunFinished):
+                    finished = event
+        finally:
+            events.close()
+        assert finished is not None  # a run always ends with its RunFinished
+        return finished, paths
+
+
+def _copy(root: Path, into: Path) -> str:
+    """Copy the workspace (links as links, `.git` left out); "" or why it was not copied."""
+    files = size = 0
+
+    def ignore(folder: str, names: list[str]) -> list[str]:
+        nonlocal files, size
+        skipped = [n for n in names if n in SKIPPED]
+        for name in names:
+            files += 1
+            try:
+                st = os.lstat(os.path.join(folder, name))
+                size += st.st_size
+            except OSError:
+                continue
+        if files > COPY_MAX_FILES or size > COPY_MAX_BYTES:
+            raise _TooBig(f"the workspace is over {COPY_MAX_FILES:,} files or {COPY_MAX_BYTES >> 20} MB")
+        return skipped
+
+    try:
+        shutil.copytree(root, into, symlinks=True, ignore=ignore)
+    except _TooBig as exc:
+        return str(exc)
+    except (OSError, shutil.Error) as exc:
+        return f"the workspace could not be copied ({exc})"
+    return ""
+
+
+class _TooBig(Exception):
+    pass
+
+
+def _revert(copy: Path, applied: Sequence[Change]) -> None:
+    """Undo the run's applied changes in the copy, newest first."""
+    for change in reversed(applied):
+        target = copy / change.path
+        if change.before is None:
+            target.unlink(missing_ok=True)
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(change.before)
+            if change.mode is not None:
+                os.chmod(target, change.mode)
+
+
+def _difference(root: Path, copy: Path, paths: set[str]) -> tuple[Change, ...]:
+    """The changes that turn the real workspace's files into the candidate's, for `paths`."""
+    out = []
+    for path in sorted(paths):
+        now, then = _bytes(root / path), _bytes(copy / path)
+        if now == then:
+            continue
+        kind: ChangeKind = "create" if now is None else "delete" if then is None else "edit"
+        mode = _mode(copy / path) if then is not None else _mode(root / path)
+        out.append(Change(tool="attempts", kind=kind, path=path, before=now, after=then, mode=mode,
+                          summary=f"{kind} {path} (from the candidate that passed the tests)"))
+    return tuple(out)
+
+
+def _bytes(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes() if path.is_file() and not path.is_symlink() else None
+    except OSError:
+        return None
+
+
+def _mode(path: Path) -> int | None:
+    try:
+        return os.stat(path).st_mode & 0o7777
+    except OSError:
+        return None

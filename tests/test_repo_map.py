@@ -1,0 +1,78 @@
+"""The repository map: the definitions of a workspace's source files (Python by `ast`, JavaScript, TypeScript, Go and
+Rust by tree-sitter), ranked by the task's words and shown with their line numbers before the first step."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from agentkit import make_agent, run
+
+from cli_agent.repo_map import Outline, repo_map
+from cli_agent.sandbox import Workspace
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "shop").mkdir()
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "shop" / "cart.py").write_text(
+        "class Cart:\n    def add_item(self, item):\n        self.items.append(item)\n\n"
+        "    def total_price(self):\n        return sum(i.price for i in self.items)\n\n\n"
+        "def apply_discount(total, percent):\n    return total - total * percent / 100\n")
+    (tmp_path / "shop" / "util.py").write_text("def unrelated():\n    pass\n")
+    (tmp_path / "tests" / "test_cart.py").write_text("def test_total_price():\n    pass\n")
+    (tmp_path / "web").mkdir()
+    (tmp_path / "web" / "price.ts").write_text(
+        "export function formatPrice(value: number): string {\n  return `$${value}`;\n}\n\n"
+        "class PriceTag {\n  render(): string {\n    return '';\n  }\n}\n")
+    (tmp_path / "svc").mkdir()
+    (tmp_path / "svc" / "discount.go").write_text(
+        "package svc\n\nfunc ApplyDiscount(total float64) float64 {\n\treturn total\n}\n")
+    (tmp_path / "lib.rs").write_text("pub fn apply_discount(x: f64) -> f64 {\n    x\n}\n\nstruct Cart {}\n")
+    (tmp_path / "broken.py").write_text("def (:\n")
+    return tmp_path
+
+
+def test_the_outline_reads_python_and_the_tree_sitter_languages(project: Path) -> None:
+    symbols = {(s.path, s.name, s.line, s.end) for s in Outline(Workspace(project)).symbols()}
+    assert ("shop/cart.py", "Cart.total_price", 5, 6) in symbols
+    assert ("shop/cart.py", "apply_discount", 9, 10) in symbols
+    assert ("web/price.ts", "formatPrice", 1, 3) in symbols and ("web/price.ts", "PriceTag.render", 6, 8) in symbols
+    assert ("svc/discount.go", "ApplyDiscount", 3, 5) in symbols
+    assert ("lib.rs", "apply_discount", 1, 3) in symbols
+    assert not any(path == "broken.py" for path, *_ in symbols)  # a file that does not parse is skipped
+
+
+def test_the_map_ranks_what_the_task_names_and_leaves_tests_out(project: Path) -> None:
+    text = repo_map("apply_discount(100, 10) returns 90.0 but the total price is wrong", Outline(Workspace(project)))
+    assert text is not None
+    assert "shop/cart.py\n" in text and "9-10  def apply_discount(total, percent):" in text
+    assert "5-6  def total_price(self):  (in Cart)" in text
+    assert text.index("shop/cart.py") < text.index("web/price.ts")  # files with the whole name come first
+    assert "unrelated" not in text and "tests/test_cart.py" not in text
+    assert repo_map("make the README friendlier", Outline(Workspace(project))) is None
+
+
+def test_the_map_keeps_to_its_budget_and_reuses_unchanged_files(project: Path) -> None:
+    for n in range(200):
+        (project / f"mod{n}.py").write_text("".join(f"def price_{k}():\n    pass\n" for k in range(20)))
+    outline = Outline(Workspace(project))
+    text = repo_map("price is wrong", outline, budget_tokens=100)
+    assert text is not None and len(text) < 100 * 4 + 200
+    started = time.perf_counter()
+    outline.symbols()
+    again = time.perf_counter() - started
+    assert again < 1.5  # bounded whatever the tree (the parse budget is 1.5 s, and nothing changed)
+
+
+def test_the_map_reaches_the_model_with_the_task(project: Path) -> None:
+    agent, provider = make_agent(project, [{"text": "done"}])
+    from cli_agent.session import briefer
+
+    agent.setup.brief = briefer(agent.setup.dispatcher.ctx.workspace, None, files=False, repo_map=True)
+    run(agent, "apply_discount(100, 10) gives the wrong total")
+    first = json.dumps([m.content for m in provider.requests[0].messages])
+    assert "Where the task's words are defined" in first and "9-10  def apply_discount" in first

@@ -1,0 +1,234 @@
+"""Verification: after a run's changes, the harness runs the project's tests in the command sandbox; failures go back
+to the model for up to `verify_rounds` repairs; a run ends "done" only with the tests passing, else with exit 8
+(`tests_failed`). Driven through the real CLI, the real sandbox and real pytest runs, with the scripted model."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cli_agent.verify import nearest_tests, summary_line, trimmed_failures
+
+PYTEST = f"{sys.executable} -m pytest -q -p no:cacheprovider"
+WRONG = {"tool_calls": [{"name": "edit_file", "arguments": {"path": "calc.py", "old": "a - b", "new": "a * b"}}]}
+RIGHT = {"tool_calls": [{"name": "edit_file", "arguments": {"path": "calc.py", "old": "a * b", "new": "a + b"}}]}
+READ = {"tool_calls": [{"name": "read_file", "arguments": {"path": "calc.py"}}]}
+DONE = {"text": "Fixed add()."}
+
+
+def cli(args: list[str], *, home: Path, env_extra: dict[str, str] | None = None, timeout: float = 180
+        ) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CLI_AGENT_")}
+    env |= {"CLI_AGENT_HOME": str(home), "CI": "true", "LITELLM_LOCAL_MODEL_COST_MAP": "True"} | (env_extra or {})
+    return subprocess.run([sys.executable, "-m", "cli_agent", *args], env=env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> tuple[Path, Path]:
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    (ws / "tests").mkdir(parents=True)
+    (ws / "conftest.py").write_text("")
+    (ws / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    (ws / "tests" / "test_calc.py").write_text(
+        "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n")
+    (ws / "tests" / "test_other.py").write_text("def test_other():\n    assert True\n")
+    (home / "config").mkdir(parents=True)
+    (home / "config" / "config.toml").write_text(f"test_command = {json.dumps(PYTEST)}\n")
+    return ws, home
+
+
+def run_json(tmp_path: Path, ws: Path, home: Path, replies: list[dict[str, Any]], *extra: str,
+             env_extra: dict[str, str] | None = None) -> tuple[int, dict[str, Any], str]:
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(replies))
+    trace = tmp_path / "trace.jsonl"
+    done = cli(["-p", "add(2, 3) returns -1, it should be 5", "--model", f"scripted:{script}", "-C", str(ws),
+                "--yes", "--output", "json", "--trace", str(trace), *extra], home=home, env_extra=env_extra)
+    assert done.stdout.strip(), done.stderr
+    return done.returncode, json.loads(done.stdout), trace.read_text()
+
+
+def user_messages(trace: str) -> list[str]:
+    texts = []
+    for line in trace.splitlines():
+        record = json.loads(line)
+        if record.get("type") == "messages_appended":
+            texts += [m.get("content") or "" for m in record["messages"] if m.get("role") == "user"]
+    return texts
+
+
+# -- the pieces ---------------------------------------------------------------------------------------------------
+
+PYTEST_FAILURE = """\
+.F                                                                       [100%]
+=================================== FAILURES ===================================
+___________________________________ test_add ___________________________________
+
+    def test_add():
+>       assert add(2, 3) == 5
+E       assert 6 == 5
+E        +  where 6 = add(2, 3)
+
+tests/test_calc.py:5: AssertionError
+=========================== short test summary info ============================
+FAILED tests/test_calc.py::test_add - assert 6 == 5
+1 failed, 1 passed in 0.03s
+"""
+
+
+def test_the_failures_are_trimmed_to_the_assertion_the_frame_and_the_summary() -> None:
+    trimmed = trimmed_failures(PYTEST_FAILURE)
+    assert "E       assert 6 == 5" in trimmed and "tests/test_calc.py:5: AssertionError" in trimmed
+    assert "FAILED tests/test_calc.py::test_add - assert 6 == 5" in trimmed
+    assert "[100%]" not in trimmed and "def test_add" not in trimmed
+    assert len(trimmed_failures("x\n" * 100_000, limit=500)) < 600  # bounded, whatever the output
+    assert summary_line(PYTEST_FAILURE, 1, False) == "1 failed, 1 passed in 0.03s"
+    assert summary_line("==== 3 passed in 0.01s ====", 0, False) == "3 passed in 0.01s"
+    assert summary_line("boom", 2, False) == "exit code 2"
+
+
+def test_the_nearest_tests_are_the_ones_that_import_the_changed_module(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "mod.py").write_text("X = 1\n")
+    (tmp_path / "tests" / "test_a.py").write_text("from pkg.mod import X\n")
+    (tmp_path / "tests" / "test_b.py").write_text("import pkg.mod as m\n")
+    (tmp_path / "tests" / "test_c.py").write_text("from pkg import mod, other\n")
+    (tmp_path / "tests" / "test_d.py").write_text("# mod is mentioned, never imported\nimport modular\n")
+    (tmp_path / "tests" / "test_self.py").write_text("")
+    found = nearest_tests(tmp_path, ["pkg/mod.py", "tests/test_self.py", "README.md"])
+    assert found == ["tests/test_a.py", "tests/test_b.py", "tests/test_c.py", "tests/test_self.py"]
+    assert nearest_tests(tmp_path, ["pkg/unused.py"]) == []  # nothing imports it: the whole command runs
+
+
+# -- through the CLI ---------------------------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_a_wrong_fix_gets_the_failures_back_and_the_second_round_passes(tmp_path: Path, project) -> None:
+    ws, home = project
+    code, report, trace = run_json(tmp_path, ws, home, [READ, WRONG, DONE, RIGHT, DONE])
+    assert code == 0, report
+    assert report["status"] == "done" and report["verified"] is True and "passed" in report["tests"]
+    assert "a + b" in (ws / "calc.py").read_text()
+    feedback = [t for t in user_messages(trace) if "tests fail after your change" in t]
+    assert len(feedback) == 1 and "assert 6 == 5" in feedback[0] and "tests/test_calc.py" in feedback[0]
+    assert not (ws / "__pycache__").exists() and not (ws / ".pytest_cache").exists()  # the runs left nothing
+    verifications = [json.loads(line) for line in trace.splitlines() if '"verification"' in line]
+    assert [v["phase"] for v in verifications] == ["running", "failed", "running", "passed"]
+
+
+@pytest.mark.slow
+def test_tests_still_failing_after_the_rounds_end_the_run_with_exit_8(tmp_path: Path, project) -> None:
+    ws, home = project
+    code, report, _ = run_json(tmp_path, ws, home, [READ, WRONG, DONE, DONE],
+                               env_extra={"CLI_AGENT_VERIFY_ROUNDS": "1"})
+    assert code == 8 and report["exit_code"] == 8 and report["status"] == "tests_failed"
+    assert report["verified"] is False and "1 failed" in report["tests"]
+    assert report["files_changed"] == ["calc.py"]  # the change stays, for the user to judge (undo is there)
+
+
+@pytest.mark.slow
+def test_verify_false_ends_done_with_verified_null(tmp_path: Path, project) -> None:
+    ws, home = project
+    code, report, trace = run_json(tmp_path, ws, home, [READ, WRONG, DONE], env_extra={"CLI_AGENT_VERIFY": "false"})
+    assert code == 0 and report["verified"] is None and report["tests"] == ""
+    assert '"verification"' not in trace
+
+
+@pytest.mark.slow
+def test_an_untrusted_project_config_cannot_turn_verification_off(tmp_path: Path, project) -> None:
+    ws, home = project
+    (ws / ".cli-agent").mkdir()
+    (ws / ".cli-agent" / "config.toml").write_text("verify = false\nverify_rounds = 0\n")
+    code, report, _ = run_json(tmp_path, ws, home, [READ, WRONG, DONE])
+    assert code == 8 and report["verified"] is False  # verify = false ignored; verify_rounds = 0 narrows: taken
+    assert any("verify" in note for note in report["notes"]), report["notes"]
+    (ws / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    code, report, _ = run_json(tmp_path, ws, home, [READ, WRONG, DONE], env_extra={"CLI_AGENT_TRUST": "1"})
+    assert code == 0 and report["verified"] is None  # trusted: the project may turn it off
+
+
+@pytest.mark.slow
+def test_a_hanging_test_is_cut_and_reported_as_failing(tmp_path: Path, project) -> None:
+    ws, home = project
+    (ws / "tests" / "test_hang.py").write_text("import time\n\n\ndef test_hang():\n    time.sleep(600)\n")
+    code, report, _ = run_json(tmp_path, ws, home, [READ, WRONG, DONE],
+                               env_extra={"CLI_AGENT_VERIFY_ROUNDS": "0", "CLI_AGENT_COMMAND_TIMEOUT_MAX": "4"})
+    assert code == 8 and report["verified"] is False
+    assert "timed out" in report["tests"] or "failed" in report["tests"], report["tests"]
+
+
+@pytest.mark.slow
+def test_a_project_whose_tests_collect_nothing_is_not_called_verified(tmp_path: Path, project) -> None:
+    ws, home = project
+    for test in (ws / "tests").iterdir():
+        test.unlink()
+    code, report, _ = run_json(tmp_path, ws, home, [READ, WRONG, DONE])
+    assert code == 0 and report["verified"] is None and "no tests ran" in report["tests"]
+
+
+@pytest.mark.slow
+def test_a_run_that_changed_nothing_runs_no_tests(tmp_path: Path, project) -> None:
+    ws, home = project
+    code, report, trace = run_json(tmp_path, ws, home, [READ, {"text": "add() subtracts."}])
+    assert code == 0 and report["verified"] is None and '"verification"' not in trace
+
+
+# -- several candidates, the tests as the judge -------------------------------------------------------------------
+
+def edit(old: str, new: str) -> dict[str, Any]:
+    return {"tool_calls": [{"name": "edit_file", "arguments": {"path": "calc.py", "old": old, "new": new}}]}
+
+
+@pytest.mark.slow
+def test_the_third_candidate_passes_and_is_applied_as_one_change_set(tmp_path: Path, project) -> None:
+    ws, home = project
+    replies = [READ, WRONG, DONE,  # the run itself: a * b, the tests fail, no repair round
+               READ, edit("a - b", "b - a"), DONE,  # candidate 2, from the original file: fails too
+               READ, edit("a - b", "a + b"), DONE]  # candidate 3: passes
+    code, report, trace = run_json(tmp_path, ws, home, replies, "--attempts", "3",
+                                   env_extra={"CLI_AGENT_VERIFY_ROUNDS": "0"})
+    assert code == 0, report
+    assert report["verified"] is True and report["attempt"] == 3 and "passed" in report["tests"]
+    assert (ws / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
+    assert sorted(p.name for p in ws.iterdir()) == ["calc.py", "conftest.py", "tests"]  # nothing else came back
+    phases = [json.loads(line)["phase"] for line in trace.splitlines() if '"verification"' in line]
+    assert phases == ["running", "failed", "running", "failed", "running", "passed"]
+    assert any("candidate 2 of 3 did not pass" in w for w in report["warnings"])
+
+
+@pytest.mark.slow
+def test_no_candidate_passing_ends_with_exit_8_and_the_first_change_kept(tmp_path: Path, project) -> None:
+    ws, home = project
+    replies = [READ, WRONG, DONE, READ, edit("a - b", "b - a"), DONE]
+    code, report, _ = run_json(tmp_path, ws, home, replies, "--attempts", "2",
+                               env_extra={"CLI_AGENT_VERIFY_ROUNDS": "0"})
+    assert code == 8 and report["verified"] is False and "nor did 1 more candidate" in report["message"]
+    assert (ws / "calc.py").read_text() == "def add(a, b):\n    return a * b\n"
+
+
+@pytest.mark.slow
+def test_a_candidate_needs_approval_like_any_change_set(tmp_path: Path, project) -> None:
+    ws, home = project
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([READ, WRONG, DONE, READ, edit("a - b", "a + b"), DONE]))
+    done = cli(["-p", "fix add", "--model", f"scripted:{script}", "-C", str(ws), "--attempts", "2",
+                "--output", "json"], home=home,
+               env_extra={"CLI_AGENT_VERIFY_ROUNDS": "0", "CLI_AGENT_APPROVAL": "edits"})
+    report = json.loads(done.stdout)
+    assert done.returncode == 0 and report["attempt"] == 2  # "edits" approves edits, the candidate's set too
+    (ws / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    script.write_text(json.dumps([READ, WRONG, DONE, READ, edit("a - b", "a + b"), DONE]))
+    (ws / "keep.txt").write_text("x")
+    done = cli(["-p", "fix add", "--model", f"scripted:{script}", "-C", str(ws), "--attempts", "2",
+                "--output", "json"], home=home, env_extra={"CLI_AGENT_VERIFY_ROUNDS": "0"})
+    assert done.returncode == 3  # nobody to ask: the first change is denied, no candidate is tried
+    assert (ws / "calc.py").read_text() == "def add(a, b):\n    return a - b\n"
