@@ -130,3 +130,303 @@ def test_a_turn_reads_streams_and_asks_before_each_edit(ws: Path, tmp_path: Path
     assert client.tool_updates("e2")[-1].status == "failed"
     assert "Done: hi." in client.text()
     assert "available_commands_update" in client.kinds()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the command sandbox is Linux-only")
+def test_a_command_change_set_is_one_request_with_its_diff_and_its_output_streams(ws: Path, tmp_path: Path) -> None:
+    model = write_script(tmp_path / "s.json", [
+        {"tool_calls": [call("run_command", "c1", command="echo made > new.txt && echo hi >> a.txt && echo ran")]},
+        {"text": "ran it"},
+    ])
+
+    async def body(conn: Any, client: Recorder, process: Any) -> None:
+        from acp import text_block
+
+        session = await conn.new_session(cwd=str(ws))
+        done = await conn.prompt(session_id=session.session_id, prompt=[text_block("run it")])
+        assert done.stop_reason == "end_turn"
+
+    client = Recorder(["allow_once"])
+    drive(ws, model, body, client)
+    assert len(client.asked) == 1  # the whole change set, once
+    diffs = {Path(c.path).name: c for c in client.asked[0].content if c.type == "diff"}
+    assert diffs["new.txt"].old_text is None and diffs["new.txt"].new_text == "made\n"
+    assert diffs["a.txt"].old_text == "hello\n" and diffs["a.txt"].new_text == "hello\nhi\n"
+    assert (ws / "new.txt").read_text() == "made\n" and (ws / "a.txt").read_text() == "hello\nhi\n"
+    start = next(u for _, u in client.updates if u.session_update == "tool_call" and u.tool_call_id == "c1")
+    assert start.kind == "execute"
+    result = client.tool_updates("c1")[-1]
+    assert result.status == "completed"
+    assert any(c.type == "content" and "ran" in c.content.text for c in result.content)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the command sandbox is Linux-only")
+def test_a_rejected_change_set_writes_nothing_and_reject_always_stops_asking(ws: Path, tmp_path: Path) -> None:
+    model = write_script(tmp_path / "s.json", [
+        {"tool_calls": [call("run_command", "c1", command="echo x > new.txt")]},
+        {"tool_calls": [call("run_command", "c2", command="echo y > new.txt")]},
+    ])
+
+    async def body(conn: Any, client: Recorder, process: Any) -> None:
+        from acp import text_block
+
+        session = await conn.new_session(cwd=str(ws))
+        for text in ("one", "two"):
+            done = await conn.prompt(session_id=session.session_id, prompt=[text_block(text)])
+            assert done.stop_reason == "end_turn"
+
+    client = Recorder(["reject_always"])
+    drive(ws, model, body, client)
+    assert [a.tool_call_id for a in client.asked] == ["c1"]  # c2 was refused without asking
+    assert not (ws / "new.txt").exists()
+    assert client.tool_updates("c2")[-1].status == "failed"
+
+
+def test_set_mode_edits_approves_edits_and_locked_paths_stay_refused_in_mode_all(ws: Path, tmp_path: Path) -> None:
+    (ws / ".cli-agent").mkdir()
+    (ws / ".cli-agent" / "config.toml").write_text('locks = ["locked.txt"]\n')
+    (ws / "locked.txt").write_text("keep\n")
+    model = write_script(tmp_path / "s.json", [
+        {"tool_calls": [call("read_file", "r1", path="a.txt"),
+                        call("edit_file", "e1", path="a.txt", old="hello", new="hi")]},
+        {"text": "edited"},
+        {"tool_calls": [call("write_file", "w1", path="locked.txt", content="gone\n")]},
+        {"tool_calls": [call("write_file", "w2", path=".cli-agent/config.toml", content="yes = true\n")]},
+        {"text": "could not"},
+    ])
+
+    async def body(conn: Any, client: Recorder, process: Any) -> None:
+        from acp import RequestError, text_block
+
+        session = await conn.new_session(cwd=str(ws))
+        sid = session.session_id
+        await conn.set_session_mode(session_id=sid, mode_id="edits")
+        assert (await conn.prompt(session_id=sid, prompt=[text_block("edit")])).stop_reason == "end_turn"
+        await conn.set_session_mode(session_id=sid, mode_id="all")
+        assert (await conn.prompt(session_id=sid, prompt=[text_block("lock")])).stop_reason == "end_turn"
+        with pytest.raises(RequestError):
+            await conn.set_session_mode(session_id=sid, mode_id="yolo")
+
+    client = Recorder([])
+    drive(ws, model, body, client)
+    assert client.asked == []
+    assert (ws / "a.txt").read_text() == "hi\n"
+    assert (ws / "locked.txt").read_text() == "keep\n"
+    assert (ws / ".cli-agent" / "config.toml").read_text() == 'locks = ["locked.txt"]\n'
+    assert client.tool_updates("w1")[-1].status == "failed" and client.tool_updates("w2")[-1].status == "failed"
+    modes = [u.current_mode_id for _, u in client.updates if u.session_update == "current_mode_update"]
+    assert modes == ["edits", "all"]
+
+
+def test_cancel_in_the_middle_of_a_streaming_answer_ends_the_turn_cancelled(ws: Path, tmp_path: Path) -> None:
+    model = write_script(tmp_path / "s.json", [
+        {"text": "".join(f"word{i} " for i in range(200)), "chunks": [f"word{i} " for i in range(200)],
+         "chunk_delay": 0.05},
+        {"text": "next turn fine"},
+    ])
+
+    async def body(conn: Any, client: Recorder, process: Any) -> None:
+        from acp import text_block
+
+        session = await conn.new_session(cwd=str(ws))
+        sid = session.session_id
+        turn = asyncio.ensure_future(conn.prompt(session_id=sid, prompt=[text_block("talk")]))
+        while "word3" not in client.text(sid):
+            await asyncio.sleep(0.02)
+        await conn.cancel(session_id=sid)
+        done = await asyncio.wait_for(turn, 5)
+        assert done.stop_reason == "cancelled"
+        assert "word199" not in client.text(sid)
+        again = await conn.prompt(session_id=sid, prompt=[text_block("again")])
+        assert again.stop_reason == "end_turn"
+        assert "next turn fine" in client.text(sid)
+
+    drive(ws, model, body)
+
+
+def test_cancel_while_a_permission_is_pending_writes_nothing(ws: Path, tmp_path: Path) -> None:
+    model = write_script(tmp_path / "s.json", [
+        {"tool_calls": [call("create_file", "c1", path="b.txt", content="b\n")]},
+    ])
+
+    async def body(conn: Any, client: Recorder, process: Any) -> None:
+        from acp import text_block
+
+        session = await conn.new_session(cwd=str(ws))
+        turn = asyncio.ensure_future(conn.prompt(session_id=session.session_id, prompt=[text_block("edit")]))
+        await client.asking.wait()
+        await conn.cancel(session_id=session.session_id)
+        assert (await asyncio.wait_for(turn, 5)).stop_reason == "cancelled"
+        client.release.set()
+
+    drive(ws, model, body, Recorder(["wait"]))
+    assert not (ws / "b.txt").exists()
+
+
+def test_session_load_replays_an_earlier_session_and_continues_it(ws: Path, tmp_path: Path) -> None:
+    first = write_script(tmp_path / "one.json", [
+        {"tool_calls": [call("read_file", "r1", path="a.txt")]},
+        {"text": "it says hello"},
+    ])
+
+    async def one(conn: Any, client: Recorder, process: Any) -> str:
+        from acp import text_block
+
+        session = await conn.new_session(cwd=str(ws))
+        await conn.prompt(session_id=session.session_id, prompt=[text_block("what does a.txt say?")])
+        return str(session.session_id)
+
+    session_id = drive(ws, first, one)
+    second = write_script(tmp_path / "two.json", [{"text": "still hello"}])
+
+    async def two(conn: Any, client: Recorder, process: Any) -> None:
+        from acp import RequestError, text_block
+
+        await conn.load_session(cwd=str(ws), session_id=session_id)
+        replayed = client.kinds(session_id)
+        assert replayed[:4] == ["user_message_chunk", "tool_call", "tool_call_update", "agent_message_chunk"]
+        assert "what does a.txt say?" in client.text(session_id, "user_message_chunk")
+        assert "it says hello" in client.text(session_id)
+        done = await conn.prompt(session_id=session_id, prompt=[text_block("and now?")])
+        assert done.stop_reason == "end_turn"
+        with pytest.raises(RequestError):
+            await conn.load_session(cwd=str(ws), session_id="nosuchid")
+        other = await conn.new_session(cwd=str(ws))  # several sessions in one process
+        assert other.session_id != session_id
+
+    drive(ws, second, two)
+
+
+def test_a_client_that_dies_mid_turn_leaves_nothing_half_applied(ws: Path, tmp_path: Path) -> None:
+    from acp import PROTOCOL_VERSION
+
+    model = write_script(tmp_path / "s.json", [
+        {"tool_calls": [call("read_file", "r1", path="a.txt"),
+                        call("edit_file", "e1", path="a.txt", old="hello", new="hi"),
+                        call("create_file", "c1", path="b.txt", content="b\n")]},
+    ])
+    env = {**os.environ}
+    with (tmp_path / "err.log").open("w") as err:
+        import subprocess
+
+        process = subprocess.Popen(agent_command(model, ws), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                   stderr=err, env=env)
+        assert process.stdin is not None and process.stdout is not None
+
+        def send(message: dict[str, Any]) -> None:
+            assert process.stdin is not None
+            process.stdin.write((json.dumps(message) + "\n").encode())
+            process.stdin.flush()
+
+        def until(predicate: Any) -> dict[str, Any]:
+            assert process.stdout is not None
+            while True:
+                message = json.loads(process.stdout.readline())
+                if predicate(message):
+                    return message  # type: ignore[no-any-return]
+
+        send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": PROTOCOL_VERSION}})
+        until(lambda m: m.get("id") == 0)
+        send({"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": str(ws), "mcpServers": []}})
+        sid = until(lambda m: m.get("id") == 1)["result"]["sessionId"]
+        send({"jsonrpc": "2.0", "id": 2, "method": "session/prompt",
+              "params": {"sessionId": sid, "prompt": [{"type": "text", "text": "edit"}]}})
+        until(lambda m: m.get("method") == "session/request_permission")
+        process.stdin.close()  # the client dies with the question unanswered
+        assert process.wait(timeout=30) == 0
+        process.stdout.close()
+    assert (ws / "a.txt").read_text() == "hello\n" and not (ws / "b.txt").exists()
+    assert "Traceback" not in (tmp_path / "err.log").read_text()
+
+
+def test_bad_json_rpc_gets_errors_and_the_process_stays_up(ws: Path, tmp_path: Path) -> None:
+    import subprocess
+
+    model = write_script(tmp_path / "s.json", [{"text": "hi"}])
+    lines = [
+        "this is not json",
+        "[1, 2]",
+        '{"jsonrpc": "2.0", "id": 1}',
+        '{"jsonrpc": "1.0", "id": 2, "method": "initialize"}',
+        # before initialize:
+        '{"jsonrpc": "2.0", "id": 3, "method": "session/new", "params": {"cwd": "/", "mcpServers": []}}',
+        '{"jsonrpc": "2.0", "id": 4, "method": "no/such/method", "params": {}}',
+        '{"jsonrpc": "2.0", "id": 5, "method": "session/prompt", "params": {"sessionId": 3}}',
+        '{"jsonrpc": "2.0", "id": 6, "method": "initialize", "params": {"protocolVersion": 1}}',
+        '{"jsonrpc": "2.0", "id": 7, "method": "session/prompt", "params": {"sessionId": "nope", "prompt": []}}',
+        '{"jsonrpc": "2.0", "id": 8, "method": "session/new", "params": {"cwd": "relative/dir", "mcpServers": []}}',
+        '{"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "nope"}}',
+        '{"jsonrpc": "2.0", "method": "no/such/notification"}',
+        '{"jsonrpc": "2.0", "id": 9, "method": "session/set_mode", "params": {"sessionId": "nope", "modeId": "all"}}',
+        '{"jsonrpc": "2.0", "id": 10, "method": "session/new", "params": {"cwd": "' + str(ws)
+        + '", "mcpServers": []}}',
+    ]
+    done = subprocess.run(agent_command(model, ws), input="\n".join(lines) + "\n", capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0
+    assert "Traceback" not in done.stderr
+    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    by_id = {r.get("id"): r for r in replies if "method" not in r}
+    codes = [r["error"]["code"] for r in replies if r.get("id") is None and "error" in r]
+    assert codes == [-32700, -32600]
+    assert by_id[1]["error"]["code"] == -32600 and by_id[2]["error"]["code"] == -32600
+    assert by_id[3]["error"]["code"] == -32600  # out of order
+    assert by_id[4]["error"]["code"] == -32601
+    assert by_id[5]["error"]["code"] == -32602
+    assert by_id[6]["result"]["agentCapabilities"]["loadSession"] is True
+    assert by_id[7]["error"]["code"] == -32602 and by_id[8]["error"]["code"] == -32602
+    assert by_id[9]["error"]["code"] == -32602
+    assert by_id[10]["result"]["sessionId"]
+
+
+def test_an_untrusted_project_config_is_ignored_and_named(ws: Path, tmp_path: Path) -> None:
+    (ws / ".cli-agent").mkdir()
+    (ws / ".cli-agent" / "config.toml").write_text('approval = "all"\napi_base = "http://127.0.0.1:9/v1"\n')
+    model = write_script(tmp_path / "s.json", [
+        {"tool_calls": [call("create_file", "c1", path="b.txt", content="b\n")]},
+    ])
+
+    async def body(conn: Any, client: Recorder, process: Any) -> None:
+        from acp import text_block
+
+        session = await conn.new_session(cwd=str(ws))
+        assert session.modes.current_mode_id == "ask"  # approval = "all" was not taken
+        await conn.prompt(session_id=session.session_id, prompt=[text_block("edit")])
+
+    client = Recorder(["reject_once"])
+    drive(ws, model, body, client)
+    notes = client.text()
+    assert "untrusted project config" in notes and "approval" in notes and "api_base" in notes
+    assert len(client.asked) == 1
+
+
+def test_a_resource_link_is_a_mention_and_workflows_are_slash_commands(ws: Path, tmp_path: Path) -> None:
+    (ws / ".cli-agent" / "workflows").mkdir(parents=True)
+    (ws / ".cli-agent" / "workflows" / "stamp.toml").write_text(
+        'name = "stamp"\ntitle = "Stamp"\ndescription = "Write a stamp file"\ncategory = "Edit"\n'
+        '[[params]]\nname = "word"\ntype = "string"\nrequired = true\n'
+        '[[steps]]\ntool = "create_file"\n[steps.arguments]\npath = "stamp.txt"\ncontent = "{{word}}"\n')
+    model = write_script(tmp_path / "s.json", [{"text": "seen"}])
+
+    async def body(conn: Any, client: Recorder, process: Any) -> Any:
+        from acp import resource_link_block, text_block
+
+        session = await conn.new_session(cwd=str(ws))
+        sid = session.session_id
+        link = resource_link_block("a.txt", (ws / "a.txt").as_uri())
+        assert (await conn.prompt(session_id=sid, prompt=[text_block("look at"), link])).stop_reason == "end_turn"
+        missing = await conn.prompt(session_id=sid, prompt=[text_block("/stamp")])
+        assert missing.stop_reason == "end_turn"
+        assert "word" in client.text(sid)
+        done = await conn.prompt(session_id=sid, prompt=[text_block("/stamp ok")])
+        assert done.stop_reason == "end_turn"
+
+    client = Recorder(["allow_once"])
+    drive(ws, model, body, client)
+    commands = next(u.available_commands for _, u in client.updates
+                    if u.session_update == "available_commands_update")
+    stamp = next(c for c in commands if c.name == "stamp")
+    assert stamp.description == "Write a stamp file" and stamp.input.root.hint == "WORD"
+    assert (ws / "stamp.txt").read_text() == "ok"
+    log = (ws.parent / "acp.log").read_text()
+    assert "Traceback" not in log

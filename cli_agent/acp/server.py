@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 __all__ = ["AcpAgent", "prompt_text", "serve"]
 
 _log = logging.getLogger("cli_agent.acp")
+_ANSWER_WAIT = 30.0  # seconds the requests in flight at the end of input get to be answered
 MODES = [
     schema.SessionMode(id=ApprovalMode.ASK.value, name="Ask", description="Every change is asked for."),
     schema.SessionMode(id=ApprovalMode.EDITS.value, name="Edits",
@@ -116,6 +117,14 @@ class AcpAgent:
         self._client: Any = None
         self._sessions: dict[str, _Open] = {}
         self._initialized = False
+        self.busy: set[asyncio.Task[Any]] = set()  # requests being answered: finished before the process ends
+
+    def _enter(self) -> None:
+        """Count the current request as in flight until it is answered."""
+        task = asyncio.current_task()
+        if task is not None:
+            self.busy.add(task)
+            task.add_done_callback(self.busy.discard)
 
     def on_connect(self, conn: Any) -> None:
         self._client = conn
@@ -124,6 +133,7 @@ class AcpAgent:
 
     async def initialize(self, protocol_version: int, client_capabilities: Any = None, client_info: Any = None,
                          **kwargs: Any) -> schema.InitializeResponse:
+        self._enter()
         self._initialized = True
         capabilities = schema.AgentCapabilities(
             load_session=True,
@@ -135,6 +145,7 @@ class AcpAgent:
                                                                           version=__version__))
 
     def _ready(self) -> None:
+        self._enter()
         if not self._initialized:
             raise RequestError.invalid_request({"message": "call initialize first"})
 
@@ -336,6 +347,8 @@ async def _serve(state: AppState) -> int:
         running = agent.cancel_all()  # the client is gone or we are told to stop: each turn ends at its next event
         if running:
             await asyncio.wait([asyncio.wrap_future(f) for f in running])
+        if agent.busy:  # what was asked before the input ended is still answered
+            await asyncio.wait(set(agent.busy), timeout=_ANSWER_WAIT)
         stopping.cancel()
         await conn.close()
         listening.cancel()
