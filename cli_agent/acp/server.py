@@ -104,7 +104,7 @@ class _Open:
     session: Session
     root: Path
     turn: Turn | None = None
-    running: concurrent.futures.Future[Outcome] | None = None
+    running: concurrent.futures.Future[None] | None = None  # the worker running `turn`, to its very end
     refused: set[str] = field(default_factory=set)
 
 
@@ -253,34 +253,40 @@ class AcpAgent:
 
     async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> schema.PromptResponse:
         opened = self._get(session_id)
-        if opened.turn is not None:
-            raise RequestError.invalid_request({"message": "a turn is already running in this session: wait for "
-                                                           "it, or session/cancel it"})
+        if opened.turn is not None and opened.running is not None:
+            if not opened.turn.answered.done():
+                raise RequestError.invalid_request({"message": "a turn is already running in this session: wait "
+                                                               "for it, or session/cancel it"})
+            await asyncio.wrap_future(opened.running)  # the last turn's tail: its index entry, its journal turn
         text = prompt_text(prompt, opened.root)
-        loop = asyncio.get_running_loop()
-        turn = Turn(session_id, opened.root, self._client, loop, opened.session.trace, opened.refused)
+        turn = Turn(session_id, opened.root, self._client, asyncio.get_running_loop(), opened.session.trace,
+                    opened.refused)
         opened.turn = turn
         opened.running = self._pool.submit(self._run, opened, turn, text)
         try:
-            outcome = await asyncio.shield(asyncio.wrap_future(opened.running))
+            outcome = await asyncio.shield(asyncio.wrap_future(turn.answered))
         except asyncio.CancelledError:
             turn.cancel()
             raise
-        finally:
-            if opened.running.done():
-                opened.turn = opened.running = None
         reason = updates.stop_reason(outcome.finished, outcome.finish_reason, outcome.warning)
         if reason is None:
             raise RequestError.internal_error({"message": outcome.finished.message})
         return schema.PromptResponse(stop_reason=reason)
 
-    def _run(self, opened: _Open, turn: Turn, text: str) -> Outcome:
-        """The turn, in a worker thread: a workflow for `/name args`, else a run of the loop."""
+    def _run(self, opened: _Open, turn: Turn, text: str) -> None:
+        """The turn, in a worker thread: a workflow for `/name args`, else a run of the loop. Its answer is
+        `turn.answered`, set once the run has finished (before the session index notes it)."""
         try:
-            return turn.drive(self._events(opened, text))
+            turn.drive(self._events(opened, text))
         except errors.CliAgentError as exc:  # a workflow's bad arguments, found before it runs
             turn.note(f"cli-agent: {exc}")
-            return Outcome(RunFinished(stop_reason=StopReason.DONE, message=str(exc)))
+            turn.answer(Outcome(RunFinished(stop_reason=StopReason.DONE, message=str(exc))))
+        except BaseException as exc:
+            if not turn.answered.done():
+                turn.answered.set_exception(exc)
+            raise
+        finally:
+            opened.turn = opened.running = None
 
     def _events(self, opened: _Open, text: str) -> EventStream:
         name, _, rest = text.removeprefix("/").partition(" ")
@@ -303,7 +309,7 @@ class AcpAgent:
 
     # -- the end -------------------------------------------------------------------------------------------------
 
-    def cancel_all(self) -> list[concurrent.futures.Future[Outcome]]:
+    def cancel_all(self) -> list[concurrent.futures.Future[None]]:
         running = []
         for opened in self._sessions.values():
             if opened.turn is not None:

@@ -61,14 +61,20 @@ class Turn:
     loop: asyncio.AbstractEventLoop
     trace: Callable[[Event], None]
     refused: set[str] = field(default_factory=set)
+    answered: concurrent.futures.Future[Outcome] = field(default_factory=concurrent.futures.Future)
     _cancelled: threading.Event = field(default_factory=threading.Event)
     _gone: bool = False
 
     def cancel(self) -> None:
         self._cancelled.set()
 
+    def answer(self, outcome: Outcome) -> None:
+        if not self.answered.done():
+            self.answered.set_result(outcome)
+
     def drive(self, events: EventStream) -> Outcome:
-        """Run the events to their end (in a worker thread); the run's outcome."""
+        """Run the events to their end (in a worker thread); the run's outcome, which is also `answered` as soon as
+        the run has finished (what follows, the session index's note, does not delay the answer)."""
         send: Decision | None = None
         throw: BaseException | None = None
         finished: RunFinished | None = None
@@ -118,10 +124,13 @@ class Turn:
                 for call_id in open_calls:  # denied, or not run after a denial or a stop
                     self._post(updates.not_run(call_id, event.message))
                 self._finish(event, streamed)
+                self.answer(Outcome(event, finish_reason, warning))
         if finished is None:  # the loop always ends with RunFinished; a bug guard, not a path
             finished = RunFinished(stop_reason=StopReason.ERROR, message="internal error: the run ended without a "
                                                                          "result")
-        return Outcome(finished, finish_reason, warning)
+        outcome = Outcome(finished, finish_reason, warning)
+        self.answer(outcome)
+        return outcome
 
     def _finish(self, finished: RunFinished, streamed: bool) -> None:
         """The answer when it was not streamed (the json protocol), and why the run stopped unless it ended well
