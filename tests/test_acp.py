@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -430,3 +431,31 @@ def test_a_resource_link_is_a_mention_and_workflows_are_slash_commands(ws: Path,
     assert (ws / "stamp.txt").read_text() == "ok"
     log = (ws.parent / "acp.log").read_text()
     assert "Traceback" not in log
+
+
+TIME_SERVER = shutil.which("mcp-server-time", path=str(Path(sys.executable).parent)) or shutil.which("mcp-server-time")
+
+
+@pytest.mark.skipif(TIME_SERVER is None, reason="mcp-server-time (the dev extra) is not installed")
+def test_an_mcp_server_from_session_new_is_used_and_asks_like_the_config_s(ws: Path, tmp_path: Path) -> None:
+    arguments = {"source_timezone": "Europe/Paris", "time": "12:00", "target_timezone": "Asia/Tokyo"}
+    model = write_script(tmp_path / "s.json", [
+        {"tool_calls": [call("time__convert_time", "t1", **arguments)]},
+        {"text": "20:00 in Tokyo"},
+    ])
+
+    async def body(conn: Any, client: Recorder, process: Any) -> None:
+        from acp import text_block
+        from acp.schema import McpServerStdio
+
+        server = McpServerStdio(name="time", command=str(TIME_SERVER), args=["--local-timezone", "Europe/Paris"],
+                                env=[])
+        session = await conn.new_session(cwd=str(ws), mcp_servers=[server])
+        done = await conn.prompt(session_id=session.session_id, prompt=[text_block("noon in Paris, in Tokyo?")])
+        assert done.stop_reason == "end_turn"
+
+    client = Recorder(["allow_once"])
+    drive(ws, model, body, client)
+    assert [a.tool_call_id for a in client.asked] == ["t1"]
+    result = client.tool_updates("t1")[-1]
+    assert result.status == "completed" and "Asia/Tokyo" in json.dumps(result.raw_output)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import dataclasses
 import logging
 import os
 import signal
@@ -20,13 +21,13 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
-from urllib.parse import unquote, urlparse
 
 from acp import PROTOCOL_VERSION, RequestError, schema
 from acp.agent.connection import AgentSideConnection
 
 from cli_agent import __version__, errors
 from cli_agent.acp import updates
+from cli_agent.acp.requests import client_servers, prompt_text
 from cli_agent.acp.turn import Outcome, Turn
 from cli_agent.acp.wire import LINE_LIMIT, StdioWire, log_to_stderr
 from cli_agent.approval import ApprovalMode
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
     from cli_agent.events import EventStream
     from cli_agent.session import Session
 
-__all__ = ["AcpAgent", "prompt_text", "serve"]
+__all__ = ["AcpAgent", "serve"]
 
 _log = logging.getLogger("cli_agent.acp")
 _ANSWER_WAIT = 30.0  # seconds the requests in flight at the end of input get to be answered
@@ -56,47 +57,6 @@ def _refusal(exc: errors.CliAgentError) -> RequestError:
     return RequestError(-32602 if exc.exit_code == 2 else -32603, str(exc))
 
 
-def _workspace_path(uri: str, root: Path) -> str | None:
-    """A `file://` URI inside the workspace as its workspace-relative path; None for anything else."""
-    parsed = urlparse(uri)
-    if parsed.scheme not in ("file", ""):
-        return None
-    path = Path(unquote(parsed.path))
-    if not path.is_absolute():
-        return path.as_posix()
-    try:
-        return path.resolve().relative_to(root).as_posix()
-    except (ValueError, OSError):
-        return None
-
-
-def prompt_text(blocks: list[Any], root: Path) -> str:
-    """A prompt's content as the task's text: a resource link inside the workspace becomes an `@path` mention (the
-    task's files are shown to the model), an embedded text resource is attached whole; images, audio and binary
-    resources are not taken (the capabilities say so)."""
-    parts: list[str] = []
-    attached: list[str] = []
-    for block in blocks:
-        if isinstance(block, schema.TextContentBlock):
-            parts.append(block.text)
-        elif isinstance(block, schema.ResourceContentBlock):
-            path = _workspace_path(block.uri, root)
-            parts.append(f" @{path} " if path else f" {block.uri} ")
-        elif isinstance(block, schema.EmbeddedResourceContentBlock) \
-                and isinstance(block.resource, schema.TextResourceContents):
-            name = _workspace_path(block.resource.uri, root) or block.resource.uri
-            attached.append(f"{name}:\n{updates.fenced(block.resource.text)}")
-        else:
-            raise RequestError.invalid_params({"message": f"{block.type} content is not supported: send text, "
-                                                          "resource links or text resources"})
-    text = "".join(parts).strip()
-    if attached:
-        text += "\n\nAttached by the user:\n\n" + "\n\n".join(attached)
-    if not text.strip():
-        raise RequestError.invalid_params({"message": "the prompt is empty"})
-    return text
-
-
 @dataclass
 class _Open:
     """A session of this process: the cli-agent session, its turn while one runs, the tools rejected for good."""
@@ -106,6 +66,7 @@ class _Open:
     turn: Turn | None = None
     running: concurrent.futures.Future[None] | None = None  # the worker running `turn`, to its very end
     refused: set[str] = field(default_factory=set)
+    greeting: asyncio.Task[None] | None = None  # the updates after session/new or load; a turn's come after them
 
 
 class AcpAgent:
@@ -138,7 +99,7 @@ class AcpAgent:
         capabilities = schema.AgentCapabilities(
             load_session=True,
             prompt_capabilities=schema.PromptCapabilities(image=False, audio=False, embedded_context=True),
-            mcp_capabilities=schema.McpCapabilities(http=False, sse=False))
+            mcp_capabilities=schema.McpCapabilities(http=True, sse=False))
         return schema.InitializeResponse(protocol_version=min(protocol_version, PROTOCOL_VERSION),
                                          agent_capabilities=capabilities, auth_methods=[],
                                          agent_info=schema.Implementation(name="cli-agent", title="cli-agent",
@@ -157,16 +118,21 @@ class AcpAgent:
                                                           "session/new or session/load"})
         return found
 
-    def _open(self, cwd: str) -> Session:
-        """A cli-agent session for the client's working directory (in a worker thread: it may start MCP servers)."""
+    def _open(self, cwd: str, servers: list[Any] | None) -> Session:
+        """A cli-agent session for the client's working directory, with the client's MCP servers besides the
+        config's (in a worker thread: it starts MCP servers)."""
         from cli_agent.cli_state import load_for, provider_factory
         from cli_agent.session import open_session
 
         if not os.path.isabs(cwd):
             raise RequestError.invalid_params({"message": f"cwd must be an absolute path, got {cwd!r}"})
+        extra = client_servers(servers)
         try:
             loaded = load_for(self._state, announce=False, workspace=cwd)
-            return open_session(loaded.settings, interactive=True, provider_factory=provider_factory(self._state),
+            settings = loaded.settings
+            if extra:
+                settings = dataclasses.replace(settings, mcp_servers={**settings.mcp_servers, **extra})
+            return open_session(settings, interactive=True, provider_factory=provider_factory(self._state),
                                 notes=loaded.notes)
         except errors.CliAgentError as exc:
             raise _refusal(exc) from None
@@ -174,10 +140,10 @@ class AcpAgent:
     async def new_session(self, cwd: str, mcp_servers: Any = None, additional_directories: Any = None,
                           **kwargs: Any) -> schema.NewSessionResponse:
         self._ready()
-        session = await asyncio.to_thread(self._open, cwd)
+        session = await asyncio.to_thread(self._open, cwd, mcp_servers)
         session_id = session.session_id or uuid.uuid4().hex[:8]
-        self._sessions[session_id] = _Open(session, session.workspace.root)
-        asyncio.get_running_loop().create_task(self._greet(session_id))
+        opened = self._sessions[session_id] = _Open(session, session.workspace.root)
+        opened.greeting = asyncio.get_running_loop().create_task(self._greet(session_id))
         return schema.NewSessionResponse(session_id=session_id, modes=self._modes(session))
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: Any = None,
@@ -185,19 +151,19 @@ class AcpAgent:
         self._ready()
         if session_id in self._sessions:
             raise RequestError.invalid_request({"message": f"session {session_id} is already open in this process"})
-        session = await asyncio.to_thread(self._resumed, cwd, session_id)
+        session = await asyncio.to_thread(self._resumed, cwd, session_id, mcp_servers)
         opened = _Open(session, session.workspace.root)
         self._sessions[session.session_id] = opened
         for update in updates.history_updates(session.agent.history, opened.root):
             await self._client.session_update(session_id=session.session_id, update=update)
-        asyncio.get_running_loop().create_task(self._greet(session.session_id))
+        opened.greeting = asyncio.get_running_loop().create_task(self._greet(session.session_id))
         return schema.LoadSessionResponse(modes=self._modes(session))
 
-    def _resumed(self, cwd: str, session_id: str) -> Session:
+    def _resumed(self, cwd: str, session_id: str, servers: list[Any] | None) -> Session:
         from cli_agent.session import resume_into
         from cli_agent.session_index import load_resumable
 
-        session = self._open(cwd)
+        session = self._open(cwd, servers)
         try:
             entry, trace = load_resumable(session.workspace.root, session_id)
             resume_into(session, entry, trace)
@@ -216,12 +182,12 @@ class AcpAgent:
         if opened is None:
             return
         try:
-            commands = await asyncio.to_thread(self._commands, opened)
-            await self._client.session_update(session_id=session_id, update=schema.AvailableCommandsUpdate(
-                session_update="available_commands_update", available_commands=commands))
             if opened.session.notes:
                 text = "\n".join(f"cli-agent: {note}" for note in opened.session.notes)
                 await self._client.session_update(session_id=session_id, update=updates.text_chunk(text + "\n\n"))
+            commands = await asyncio.to_thread(self._commands, opened)
+            await self._client.session_update(session_id=session_id, update=schema.AvailableCommandsUpdate(
+                session_update="available_commands_update", available_commands=commands))
         except (ConnectionError, RequestError) as exc:
             _log.warning("could not greet session %s: %s", session_id, exc)
 
@@ -258,6 +224,8 @@ class AcpAgent:
                 raise RequestError.invalid_request({"message": "a turn is already running in this session: wait "
                                                                "for it, or session/cancel it"})
             await asyncio.wrap_future(opened.running)  # the last turn's tail: its index entry, its journal turn
+        if opened.greeting is not None:
+            await opened.greeting
         text = prompt_text(prompt, opened.root)
         turn = Turn(session_id, opened.root, self._client, asyncio.get_running_loop(), opened.session.trace,
                     opened.refused)
