@@ -459,3 +459,44 @@ def test_an_mcp_server_from_session_new_is_used_and_asks_like_the_config_s(ws: P
     assert [a.tool_call_id for a in client.asked] == ["t1"]
     result = client.tool_updates("t1")[-1]
     assert result.status == "completed" and "Asia/Tokyo" in json.dumps(result.raw_output)
+
+
+def test_sigterm_mid_turn_ends_the_turn_and_the_process_cleanly(ws: Path, tmp_path: Path) -> None:
+    import signal
+
+    model = write_script(tmp_path / "s.json", [
+        {"tool_calls": [call("create_file", "c1", path="b.txt", content="b\n")]},
+    ])
+
+    async def body(conn: Any, client: Recorder, process: Any) -> None:
+        from acp import text_block
+
+        session = await conn.new_session(cwd=str(ws))
+        turn = asyncio.ensure_future(conn.prompt(session_id=session.session_id, prompt=[text_block("edit")]))
+        await client.asking.wait()
+        process.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(process.wait(), 30) == 0
+        turn.cancel()  # the question stays unanswered: the agent is gone
+
+    drive(ws, model, body, Recorder(["wait"]))
+    assert not (ws / "b.txt").exists()
+    assert "Traceback" not in (ws.parent / "acp.log").read_text()
+
+
+def test_a_broken_config_exits_2_before_serving_and_other_commands_never_import_the_sdk(ws: Path,
+                                                                                          tmp_path: Path) -> None:
+    import subprocess
+
+    (ws / ".cli-agent").mkdir()
+    (ws / ".cli-agent" / "config.toml").write_text("max_steps = [\n")
+    broken = subprocess.run([sys.executable, "-m", "cli_agent", "acp", "-C", str(ws)], capture_output=True,
+                            text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert broken.returncode == 2 and broken.stdout == ""
+    assert broken.stderr.count("\n") == 1 and "config.toml" in broken.stderr
+    (ws / ".cli-agent" / "config.toml").unlink()
+    model = write_script(tmp_path / "s.json", [{"text": "hi"}])
+    code = ("import sys\nfrom cli_agent.cli import run\ncode = run(sys.argv[1:])\n"
+            "print(code, 'acp' in sys.modules, 'cli_agent.acp' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code, "--model", model, "-C", str(ws), "-p", "hi"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip().splitlines()[-1] == "0 False False"
