@@ -237,6 +237,8 @@ class AcpAgent:
             turn.cancel()
             raise
         reason = updates.stop_reason(outcome.finished, outcome.finish_reason, outcome.warning)
+        if turn.cancelled:  # the protocol's rule: a cancelled turn ends "cancelled", whatever it had come to
+            reason = "cancelled"
         if reason is None:
             raise RequestError.internal_error({"message": outcome.finished.message})
         return schema.PromptResponse(stop_reason=reason)
@@ -249,10 +251,10 @@ class AcpAgent:
         except errors.CliAgentError as exc:  # a workflow's bad arguments, found before it runs
             turn.note(f"cli-agent: {exc}")
             turn.answer(Outcome(RunFinished(stop_reason=StopReason.DONE, message=str(exc))))
-        except BaseException as exc:
-            if not turn.answered.done():
-                turn.answered.set_exception(exc)
-            raise
+        except BaseException as exc:  # a bug: this turn fails with its message; the process and the session go on
+            _log.warning("the turn failed: %s: %s", type(exc).__name__, exc)
+            turn.answer(Outcome(RunFinished(stop_reason=StopReason.ERROR,
+                                            message=f"internal error: {type(exc).__name__}: {exc}")))
         finally:
             opened.turn = opened.running = None
 

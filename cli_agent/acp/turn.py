@@ -21,6 +21,7 @@ from typing import Any
 from cli_agent.acp import updates
 from cli_agent.events import (
     ApprovalAsked,
+    ApprovalDecided,
     AssistantMessage,
     CommandOutput,
     Decision,
@@ -41,6 +42,9 @@ __all__ = ["Outcome", "Turn"]
 _log = logging.getLogger("cli_agent.acp")
 _SEND_TIMEOUT = 30.0  # seconds an update may take to be written before the client counts as gone
 _OUTPUT_CHARS = 8192  # the tail of a running command's output shown in its tool call
+# The events a run yields from inside its steps, where an interrupt thrown in finishes it cleanly (RunStarted, a
+# workflow step's proposal, the session's notes and the run's last two events come from outside them).
+_INSIDE = (TextDelta, ModelRequest, AssistantMessage, ApprovalAsked, ApprovalDecided, ToolResult, CommandOutput, Retry)
 
 
 @dataclass(frozen=True)
@@ -68,6 +72,11 @@ class Turn:
     def cancel(self) -> None:
         self._cancelled.set()
 
+    @property
+    def cancelled(self) -> bool:
+        """The client cancelled the turn (or went away)."""
+        return self._cancelled.is_set()
+
     def answer(self, outcome: Outcome) -> None:
         if not self.answered.done():
             self.answered.set_result(outcome)
@@ -89,8 +98,7 @@ class Turn:
                 break
             send, throw = None, None
             self.trace(event)
-            if self._cancelled.is_set() and not isinstance(event, RunFinished) \
-                    and event.type != "messages_appended":
+            if self._cancelled.is_set() and isinstance(event, _INSIDE):
                 throw = KeyboardInterrupt()
                 continue
             if isinstance(event, TextDelta):
