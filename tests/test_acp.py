@@ -359,6 +359,8 @@ def test_bad_json_rpc_gets_errors_and_the_process_stays_up(ws: Path, tmp_path: P
         '{"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "nope"}}',
         '{"jsonrpc": "2.0", "method": "no/such/notification"}',
         '{"jsonrpc": "2.0", "id": 9, "method": "session/set_mode", "params": {"sessionId": "nope", "modeId": "all"}}',
+        '{"jsonrpc": "2.0", "id": 11, "method": "session/new", "params": {"cwd": "/no/such/dir", "mcpServers": []}}',
+        '{"jsonrpc": "2.0", "id": 12, "method": "session/prompt", "params": {"sessionId": "x", "prompt": "text"}}',
         '{"jsonrpc": "2.0", "id": 10, "method": "session/new", "params": {"cwd": "' + str(ws)
         + '", "mcpServers": []}}',
     ]
@@ -371,13 +373,15 @@ def test_bad_json_rpc_gets_errors_and_the_process_stays_up(ws: Path, tmp_path: P
     codes = [r["error"]["code"] for r in replies if r.get("id") is None and "error" in r]
     assert codes == [-32700, -32600]
     assert by_id[1]["error"]["code"] == -32600 and by_id[2]["error"]["code"] == -32600
-    assert by_id[3]["error"]["code"] == -32600  # out of order
+    assert by_id[3]["error"] == {"code": -32600, "message": "call initialize first", "data": None}  # out of order
     assert by_id[4]["error"]["code"] == -32601
     assert by_id[5]["error"]["code"] == -32602
     assert by_id[6]["result"]["agentCapabilities"]["loadSession"] is True
     assert by_id[7]["error"]["code"] == -32602 and by_id[8]["error"]["code"] == -32602
     assert by_id[9]["error"]["code"] == -32602
     assert by_id[10]["result"]["sessionId"]
+    assert by_id[11]["error"]["code"] == -32602 and "not a folder" in by_id[11]["error"]["message"]
+    assert by_id[12]["error"]["code"] == -32602
 
 
 def test_an_untrusted_project_config_is_ignored_and_named(ws: Path, tmp_path: Path) -> None:

@@ -46,13 +46,13 @@ def prompt_text(blocks: list[Any], root: Path) -> str:
             name = _workspace_path(block.resource.uri, root) or block.resource.uri
             attached.append(f"{name}:\n{fenced(block.resource.text)}")
         else:
-            raise RequestError.invalid_params({"message": f"{block.type} content is not supported: send text, "
-                                                          "resource links or text resources"})
+            raise RequestError(-32602, f"{block.type} content is not supported: send text, "
+                               "resource links or text resources")
     text = "".join(parts).strip()
     if attached:
         text += "\n\nAttached by the user:\n\n" + "\n\n".join(attached)
     if not text.strip():
-        raise RequestError.invalid_params({"message": "the prompt is empty"})
+        raise RequestError(-32602, "the prompt is empty")
     return text
 
 
@@ -75,10 +75,10 @@ def client_servers(servers: list[Any] | None) -> dict[str, Any]:
             elif isinstance(server, schema.HttpMcpServer):
                 entry = McpServer(url=server.url, headers={h.name: h.value for h in server.headers})
             else:
-                raise RequestError.invalid_params({"message": f"MCP server {server.name!r}: only stdio and http "
-                                                              "servers are supported"})
+                raise RequestError(-32602, f"MCP server {server.name!r}: only stdio and http "
+                                   "servers are supported")
         except ValueError as exc:
-            raise RequestError.invalid_params({"message": f"MCP server {server.name!r}: {exc}"}) from None
+            raise RequestError(-32602, f"MCP server {server.name!r}: {exc}") from None
         entry._origin = "the client (session/new)"
         out[name] = entry
     return out

@@ -108,14 +108,14 @@ class AcpAgent:
     def _ready(self) -> None:
         self._enter()
         if not self._initialized:
-            raise RequestError.invalid_request({"message": "call initialize first"})
+            raise RequestError(-32600, "call initialize first")
 
     def _get(self, session_id: str) -> _Open:
         self._ready()
         found = self._sessions.get(session_id)
         if found is None:
-            raise RequestError.invalid_params({"message": f"no session {session_id!r} in this process: open it with "
-                                                          "session/new or session/load"})
+            raise RequestError(-32602, f"no session {session_id!r} in this process: open it with "
+                               "session/new or session/load")
         return found
 
     def _open(self, cwd: str, servers: list[Any] | None) -> Session:
@@ -125,7 +125,7 @@ class AcpAgent:
         from cli_agent.session import open_session
 
         if not os.path.isabs(cwd):
-            raise RequestError.invalid_params({"message": f"cwd must be an absolute path, got {cwd!r}"})
+            raise RequestError(-32602, f"cwd must be an absolute path, got {cwd!r}")
         extra = client_servers(servers)
         try:
             loaded = load_for(self._state, announce=False, workspace=cwd)
@@ -150,7 +150,7 @@ class AcpAgent:
                            additional_directories: Any = None, **kwargs: Any) -> schema.LoadSessionResponse:
         self._ready()
         if session_id in self._sessions:
-            raise RequestError.invalid_request({"message": f"session {session_id} is already open in this process"})
+            raise RequestError(-32600, f"session {session_id} is already open in this process")
         session = await asyncio.to_thread(self._resumed, cwd, session_id, mcp_servers)
         opened = _Open(session, session.workspace.root)
         self._sessions[session.session_id] = opened
@@ -208,7 +208,7 @@ class AcpAgent:
         try:
             mode = ApprovalMode(mode_id)
         except ValueError:
-            raise RequestError.invalid_params({"message": f"unknown mode {mode_id!r}: ask, edits or all"}) from None
+            raise RequestError(-32602, f"unknown mode {mode_id!r}: ask, edits or all") from None
         agent = opened.session.agent
         agent.policy = agent.policy.with_mode(mode)
         await self._client.session_update(session_id=session_id, update=schema.CurrentModeUpdate(
@@ -221,8 +221,8 @@ class AcpAgent:
         opened = self._get(session_id)
         if opened.turn is not None and opened.running is not None:
             if not opened.turn.answered.done():
-                raise RequestError.invalid_request({"message": "a turn is already running in this session: wait "
-                                                               "for it, or session/cancel it"})
+                raise RequestError(-32600, "a turn is already running in this session: wait "
+                                   "for it, or session/cancel it")
             await asyncio.wrap_future(opened.running)  # the last turn's tail: its index entry, its journal turn
         if opened.greeting is not None:
             await opened.greeting
@@ -240,7 +240,7 @@ class AcpAgent:
         if turn.cancelled:  # the protocol's rule: a cancelled turn ends "cancelled", whatever it had come to
             reason = "cancelled"
         if reason is None:
-            raise RequestError.internal_error({"message": outcome.finished.message})
+            raise RequestError(-32603, outcome.finished.message)
         return schema.PromptResponse(stop_reason=reason)
 
     def _run(self, opened: _Open, turn: Turn, text: str) -> None:
@@ -300,6 +300,9 @@ class AcpAgent:
 def serve(state: AppState) -> int:
     """Serve the protocol on stdin and stdout until the client closes stdin (or SIGTERM); 0 then."""
     log_to_stderr()
+    if sys.stdin.isatty():
+        _log.warning("waiting for an ACP client on stdin: an editor starts this command itself (see docs/editors.md "
+                     "for Zed, JetBrains and Toad); Ctrl-D ends it")
     return asyncio.run(_serve(state))
 
 
