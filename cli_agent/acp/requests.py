@@ -40,7 +40,8 @@ def prompt_text(blocks: list[Any], root: Path) -> str:
             parts.append(block.text)
         elif isinstance(block, schema.ResourceContentBlock):
             path = _workspace_path(block.uri, root)
-            parts.append(f" @{path} " if path else f" {block.uri} ")
+            mention = path is not None and not any(c.isspace() for c in path)  # `@a b.py` would name `a`
+            parts.append(f" @{path} " if mention else f" {path or block.uri} ")
         elif isinstance(block, schema.EmbeddedResourceContentBlock) \
                 and isinstance(block.resource, schema.TextResourceContents):
             name = _workspace_path(block.resource.uri, root) or block.resource.uri
