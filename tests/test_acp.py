@@ -277,13 +277,15 @@ def test_session_load_replays_an_earlier_session_and_continues_it(ws: Path, tmp_
         await conn.prompt(session_id=session.session_id, prompt=[text_block("what does a.txt say?")])
         return str(session.session_id)
 
-    session_id = drive(ws, first, one)
+    full_id = drive(ws, first, one)
     second = write_script(tmp_path / "two.json", [{"text": "still hello"}])
 
     async def two(conn: Any, client: Recorder, process: Any) -> None:
         from acp import RequestError, text_block
 
+        session_id = full_id[:6]  # a unique prefix, as --resume takes
         await conn.load_session(cwd=str(ws), session_id=session_id)
+        assert client.kinds(full_id) == []  # the updates use the client's id
         replayed = client.kinds(session_id)
         assert replayed[:4] == ["user_message_chunk", "tool_call", "tool_call_update", "agent_message_chunk"]
         assert "what does a.txt say?" in client.text(session_id, "user_message_chunk")

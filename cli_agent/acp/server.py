@@ -153,10 +153,10 @@ class AcpAgent:
             raise RequestError(-32600, f"session {session_id} is already open in this process")
         session = await asyncio.to_thread(self._resumed, cwd, session_id, mcp_servers)
         opened = _Open(session, session.workspace.root)
-        self._sessions[session.session_id] = opened
+        self._sessions[session_id] = opened  # the client's id (a unique prefix of the index's finds it too)
         for update in updates.history_updates(session.agent.history, opened.root):
-            await self._client.session_update(session_id=session.session_id, update=update)
-        opened.greeting = asyncio.get_running_loop().create_task(self._greet(session.session_id))
+            await self._client.session_update(session_id=session_id, update=update)
+        opened.greeting = asyncio.get_running_loop().create_task(self._greet(session_id))
         return schema.LoadSessionResponse(modes=self._modes(session))
 
     def _resumed(self, cwd: str, session_id: str, servers: list[Any] | None) -> Session:
