@@ -310,7 +310,7 @@ async def _serve(state: AppState) -> int:
     from acp import stdio_streams
 
     reader, writer = await stdio_streams(limit=LINE_LIMIT)
-    sys.stdout = sys.stderr  # the protocol owns file descriptor 1: a stray print goes to stderr
+    stdout, sys.stdout = sys.stdout, sys.stderr  # the protocol owns file descriptor 1: a stray print goes to stderr
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -333,4 +333,5 @@ async def _serve(state: AppState) -> int:
         listening.cancel()
         pool.shutdown(wait=True)
         agent.close_all()
+        sys.stdout = stdout
     return 0
