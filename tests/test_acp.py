@@ -283,6 +283,8 @@ def test_session_load_replays_an_earlier_session_and_continues_it(ws: Path, tmp_
     async def two(conn: Any, client: Recorder, process: Any) -> None:
         from acp import RequestError, text_block
 
+        listed = await conn.list_sessions(cwd=str(ws))
+        assert [(i.session_id, i.title) for i in listed.sessions] == [(full_id, "what does a.txt say?")]
         session_id = full_id[:6]  # a unique prefix, as --resume takes
         await conn.load_session(cwd=str(ws), session_id=session_id)
         assert client.kinds(full_id) == []  # the updates use the client's id

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import dataclasses
+import datetime
 import logging
 import os
 import signal
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
 __all__ = ["AcpAgent", "serve"]
 
 _log = logging.getLogger("cli_agent.acp")
+_LISTED = 200  # sessions session/list returns, last used first
 _ANSWER_WAIT = 30.0  # seconds the requests in flight at the end of input get to be answered
 MODES = [
     schema.SessionMode(id=ApprovalMode.ASK.value, name="Ask", description="Every change is asked for."),
@@ -98,6 +100,7 @@ class AcpAgent:
         self._initialized = True
         capabilities = schema.AgentCapabilities(
             load_session=True,
+            session_capabilities=schema.SessionCapabilities(list=schema.SessionListCapabilities()),
             prompt_capabilities=schema.PromptCapabilities(image=False, audio=False, embedded_context=True),
             mcp_capabilities=schema.McpCapabilities(http=True, sse=False))
         return schema.InitializeResponse(protocol_version=min(protocol_version, PROTOCOL_VERSION),
@@ -158,6 +161,22 @@ class AcpAgent:
             await self._client.session_update(session_id=session_id, update=update)
         opened.greeting = asyncio.get_running_loop().create_task(self._greet(session_id))
         return schema.LoadSessionResponse(modes=self._modes(session))
+
+    async def list_sessions(self, cwd: str | None = None, cursor: str | None = None,
+                            **kwargs: Any) -> schema.ListSessionsResponse:
+        """The cli-agent sessions of `cwd` (absent: the folder this command was started for), last used first: what
+        `cli-agent sessions` lists, and what session/load takes. One page holds them all."""
+        self._ready()
+        if cursor:
+            return schema.ListSessionsResponse(sessions=[])
+        folder = cwd or (self._state.flags or {}).get("workspace") or os.getcwd()
+        if not os.path.isabs(folder):
+            folder = os.path.abspath(folder)
+        entries = await asyncio.to_thread(_listed, folder)
+        return schema.ListSessionsResponse(sessions=[
+            schema.SessionInfo(session_id=e.id, cwd=e.workspace, title=e.first_message[:80] or None,
+                               updated_at=datetime.datetime.fromtimestamp(e.updated, datetime.UTC).isoformat())
+            for e in entries])
 
     def _resumed(self, cwd: str, session_id: str, servers: list[Any] | None) -> Session:
         from cli_agent.session import resume_into
@@ -295,6 +314,17 @@ class AcpAgent:
             except Exception as exc:  # one session failing to close never stops the others
                 _log.warning("closing session %s: %s: %s", session_id, type(exc).__name__, exc)
         self._sessions.clear()
+
+
+def _listed(folder: str) -> list[Any]:
+    import sqlite3
+
+    from cli_agent.session_index import SessionIndex
+
+    try:
+        return SessionIndex().list(folder, limit=_LISTED)
+    except (sqlite3.Error, OSError, errors.CliAgentError) as exc:
+        raise RequestError(-32603, f"cannot read the session index: {exc}") from None
 
 
 def serve(state: AppState) -> int:
