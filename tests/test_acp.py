@@ -508,3 +508,28 @@ def test_a_broken_config_exits_2_before_serving_and_other_commands_never_import_
     done = subprocess.run([sys.executable, "-c", code, "--model", model, "-C", str(ws), "-p", "hi"],
                           capture_output=True, text=True, timeout=120)
     assert done.stdout.strip().splitlines()[-1] == "0 False False"
+
+
+def test_two_sessions_run_their_turns_at_the_same_time(ws: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    model = write_script(tmp_path / "s.json", [
+        {"text": "one two three four", "chunks": ["one ", "two ", "three ", "four"], "chunk_delay": 0.2},
+    ])
+
+    async def body(conn: Any, client: Recorder, process: Any) -> None:
+        from acp import text_block
+
+        first, second = await conn.new_session(cwd=str(ws)), await conn.new_session(cwd=str(other))
+        done = await asyncio.gather(*(conn.prompt(session_id=s.session_id, prompt=[text_block("count")])
+                                      for s in (first, second)))
+        assert [d.stop_reason for d in done] == ["end_turn", "end_turn"]
+        for s in (first, second):
+            assert client.text(s.session_id).endswith("one two three four")
+        chunks = [sid for sid, u in client.updates if u.session_update == "agent_message_chunk"
+                  and u.content.text in ("one ", "two ", "three ", "four")]
+        a, b = first.session_id, second.session_id
+        assert chunks.index(a) < len(chunks) - 1 - chunks[::-1].index(b)  # the two answers streamed side by side
+        assert chunks.index(b) < len(chunks) - 1 - chunks[::-1].index(a)
+
+    drive(ws, model, body)
