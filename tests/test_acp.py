@@ -415,7 +415,12 @@ def test_a_resource_link_is_a_mention_and_workflows_are_slash_commands(ws: Path,
         'name = "stamp"\ntitle = "Stamp"\ndescription = "Write a stamp file"\ncategory = "Edit"\n'
         '[[params]]\nname = "word"\ntype = "string"\nrequired = true\n'
         '[[steps]]\ntool = "create_file"\n[steps.arguments]\npath = "stamp.txt"\ncontent = "{{word}}"\n')
-    model = write_script(tmp_path / "s.json", [{"text": "seen"}])
+    (ws / ".cli-agent" / "workflows" / "twice.toml").write_text(
+        'name = "twice"\ndescription = "Two steps"\ncategory = "Edit"\n'
+        '[[params]]\nname = "word"\ntype = "string"\nrequired = true\n'
+        '[[steps]]\nprompt = "say {{word}}"\n'
+        '[[steps]]\ntool = "create_file"\n[steps.arguments]\npath = "twice.txt"\ncontent = "{{word}}"\n')
+    model = write_script(tmp_path / "s.json", [{"text": "seen"}, {"text": "said"}])
 
     async def body(conn: Any, client: Recorder, process: Any) -> Any:
         from acp import resource_link_block, text_block
@@ -429,8 +434,11 @@ def test_a_resource_link_is_a_mention_and_workflows_are_slash_commands(ws: Path,
         assert "word" in client.text(sid)
         done = await conn.prompt(session_id=sid, prompt=[text_block("/stamp ok")])
         assert done.stop_reason == "end_turn"
+        both = await conn.prompt(session_id=sid, prompt=[text_block("/twice yes")])
+        assert both.stop_reason == "end_turn"
+        assert (ws / "twice.txt").read_text() == "yes"  # answered once every step has run
 
-    client = Recorder(["allow_once"])
+    client = Recorder(["allow_once", "allow_once"])
     drive(ws, model, body, client)
     commands = next(u.available_commands for _, u in client.updates
                     if u.session_update == "available_commands_update")

@@ -266,7 +266,8 @@ class AcpAgent:
         """The turn, in a worker thread: a workflow for `/name args`, else a run of the loop. Its answer is
         `turn.answered`, set once the run has finished (before the session index notes it)."""
         try:
-            turn.drive(self._events(opened, text))
+            events, runs = self._events(opened, text)
+            turn.drive(events, runs=runs)
         except errors.CliAgentError as exc:  # a workflow's bad arguments, found before it runs
             turn.note(f"cli-agent: {exc}")
             turn.answer(Outcome(RunFinished(stop_reason=StopReason.DONE, message=str(exc))))
@@ -277,7 +278,8 @@ class AcpAgent:
         finally:
             opened.turn = opened.running = None
 
-    def _events(self, opened: _Open, text: str) -> EventStream:
+    def _events(self, opened: _Open, text: str) -> tuple[EventStream, int]:
+        """The turn's events and how many runs they hold (0: a workflow's, as many as its steps that run)."""
         name, _, rest = text.removeprefix("/").partition(" ")
         if text.startswith("/") and name:
             from cli_agent.workflow_run import missing_message, parse_arguments, run_workflow
@@ -288,8 +290,8 @@ class AcpAgent:
                 values, missing = parse_arguments(workflow, rest, opened.session.workspace)
                 if missing:
                     raise errors.WorkflowError(missing_message(workflow, missing))
-                return run_workflow(opened.session, workflow, values, None)
-        return opened.session.run(text, None)
+                return run_workflow(opened.session, workflow, values, None), 0
+        return opened.session.run(text, None), 1
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         opened = self._sessions.get(session_id)

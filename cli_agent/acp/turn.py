@@ -81,9 +81,10 @@ class Turn:
         if not self.answered.done():
             self.answered.set_result(outcome)
 
-    def drive(self, events: EventStream) -> Outcome:
-        """Run the events to their end (in a worker thread); the run's outcome, which is also `answered` as soon as
-        the run has finished (what follows, the session index's note, does not delay the answer)."""
+    def drive(self, events: EventStream, *, runs: int = 1) -> Outcome:
+        """Run the events to their end (in a worker thread); the last run's outcome. With one run (`runs=1`) it is
+        also `answered` as soon as the run has finished (what follows, the session index's note, does not delay the
+        answer); the events of a workflow (`runs=0`: how many is not known) are answered at their end."""
         send: Decision | None = None
         throw: BaseException | None = None
         finished: RunFinished | None = None
@@ -132,7 +133,8 @@ class Turn:
                 for call_id in open_calls:  # denied, or not run after a denial or a stop
                     self._post(updates.not_run(call_id, event.message))
                 self._finish(event, streamed)
-                self.answer(Outcome(event, finish_reason, warning))
+                if runs == 1:
+                    self.answer(Outcome(event, finish_reason, warning))
         if finished is None:  # the loop always ends with RunFinished; a bug guard, not a path
             finished = RunFinished(stop_reason=StopReason.ERROR, message="internal error: the run ended without a "
                                                                          "result")
