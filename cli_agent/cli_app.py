@@ -484,3 +484,19 @@ def mcp_serve(ctx: typer.Context, workspace: Workspace = None, yes: Yes = None,
     from cli_agent.mcp.serve import serve_stdio
 
     return serve_stdio(_load(ctx, workspace=workspace, yes=yes, approval=approval, config=config).settings)
+
+
+# -- editors ---------------------------------------------------------------------------------------------------------
+
+@app.command("acp")
+def acp_cmd(ctx: typer.Context, workspace: Workspace = None, config: ConfigFile = None) -> int:
+    """Serve the Agent Client Protocol over stdio, for editors (Zed, JetBrains, Toad): each session works in the
+    folder the editor gives, with the same config, trust, sandbox and approvals as the CLI. -C DIR: the folder
+    whose settings are checked at start (a broken config exits 2 before serving)."""
+    from cli_agent.acp.server import serve
+
+    state = ctx.find_root().obj
+    _load(ctx, workspace=workspace, config=config)  # a broken config exits 2 here, before any client speaks
+    if config is not None:
+        state.flags = {**(state.flags or {}), "config": config}
+    return serve(state)

@@ -231,6 +231,14 @@ class Verification(_Event):
     phase: str  # "running" | "passed" | "failed" | "none"
     summary: str = ""  # the runner's closing line
 
+    @property
+    def line(self) -> str:
+        """One line for people: the start (`⧗ verifying: pytest -q`), then the verdict (`✓ tests pass: …`)."""
+        if self.phase == "running":
+            return f"⧗ verifying: {self.command}" + (f" (after repair {self.round - 1})" if self.round > 1 else "")
+        mark = {"passed": "✓ tests pass", "failed": "✗ tests fail", "none": "· no test ran"}.get(self.phase, self.phase)
+        return f"{mark}: {self.summary}" if self.summary else mark
+
 
 @dataclass(frozen=True)
 class Retry(_Event):

@@ -146,18 +146,10 @@ class TextPrinter:
         elif isinstance(event, Warning):
             self._note(f"! {event.message}")
         elif isinstance(event, Verification):
-            self._note(verification_line(event))
+            self._note(event.line)
         elif isinstance(event, RunFinished) and event.answer:
             self.out.write(escape_for_terminal(event.answer.rstrip("\n")) + "\n")
             self.out.flush()
-
-
-def verification_line(event: Verification) -> str:
-    """One line for a test run of the harness: its start, then its verdict."""
-    if event.phase == "running":
-        return f"⧗ verifying: {event.command}" + (f" (after repair {event.round - 1})" if event.round > 1 else "")
-    mark = {"passed": "✓ tests pass", "failed": "✗ tests fail", "none": "· no test ran"}.get(event.phase, event.phase)
-    return f"{mark}: {event.summary}" if event.summary else mark
 
 
 def output_sink(output: str, report: JsonReport) -> Callable[[Event], None]:

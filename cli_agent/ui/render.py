@@ -239,10 +239,8 @@ class Renderer:
         self.print(Text("! " + esc(event.message), style="yellow"))
 
     def _on_verification(self, event: ev.Verification) -> None:
-        from cli_agent.ui.headless import verification_line
-
         style = {"passed": "green", "failed": "red", "running": "dim"}.get(event.phase, "dim")
-        self.print(Text(esc(verification_line(event)), style=style))
+        self.print(Text(esc(event.line), style=style))
 
     def _on_retry(self, event: ev.Retry) -> None:
         self.print(Text(f"retrying in {event.delay_s:.1f}s (attempt {event.attempt}): {esc(event.reason)}",

@@ -1,0 +1,83 @@
+"""`acp.turn.Turn` in process: a real session with the scripted model, a client that records what it is sent, and
+a cancel at the awkward moments (before the run starts, at a workflow's tool step outside the loop's steps)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cli_agent.acp.turn import Turn
+from cli_agent.config import Settings
+from cli_agent.events import StopReason
+from cli_agent.providers.scripted import ScriptedProvider
+from cli_agent.session import Session, open_session
+
+pytestmark = pytest.mark.usefixtures("isolated_home")
+
+
+class Client:
+    def __init__(self) -> None:
+        self.updates: list[Any] = []
+        self.asked: list[Any] = []
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        self.updates.append(update)
+
+    async def request_permission(self, session_id: str, tool_call: Any, options: list[Any], **kwargs: Any) -> Any:
+        raise AssertionError("a cancelled turn asks nothing")
+
+
+@pytest.fixture
+def loop() -> Iterator[asyncio.AbstractEventLoop]:
+    running = asyncio.new_event_loop()
+    thread = threading.Thread(target=running.run_forever, daemon=True)
+    thread.start()
+    yield running
+    running.call_soon_threadsafe(running.stop)
+    thread.join(5)
+    running.close()
+
+
+def session_with(ws: Path, replies: list[dict[str, Any]]) -> Session:
+    provider = ScriptedProvider(replies)
+    return open_session(Settings(model="scripted:x", workspace=str(ws)), interactive=True,
+                        provider_factory=lambda settings: provider)
+
+
+def test_a_turn_cancelled_before_its_first_event_ends_interrupted_and_the_session_goes_on(
+        tmp_path: Path, loop: asyncio.AbstractEventLoop) -> None:
+    session = session_with(tmp_path, [{"text": "fine"}])  # the cancelled turn never asks the model
+    try:
+        client = Client()
+        turn = Turn("s", tmp_path, client, loop, session.trace)
+        turn.cancel()
+        outcome = turn.drive(session.run("create b", None))
+        assert outcome.finished.stop_reason is StopReason.INTERRUPTED
+        assert turn.answered.result() == outcome
+        again = Turn("s", tmp_path, client, loop, session.trace).drive(session.run("and now?", None))
+        assert again.finished.stop_reason is StopReason.DONE and again.finished.answer == "fine"
+    finally:
+        session.close()
+
+
+def test_a_workflow_tool_step_cancelled_at_its_proposal_writes_nothing(tmp_path: Path,
+                                                                       loop: asyncio.AbstractEventLoop) -> None:
+    from cli_agent.messages import ToolCall
+
+    session = session_with(tmp_path, [])
+    try:
+        turn = Turn("s", tmp_path, Client(), loop, session.trace)
+        events = session.run_call(ToolCall("w1", "create_file", {"path": "b.txt", "content": "b"}), None)
+        first = next(events)  # RunStarted; the proposal comes next, outside the loop's steps
+        assert first.type == "run_started"
+        turn.cancel()
+        outcome = turn.drive(events)
+        assert outcome.finished.stop_reason is StopReason.INTERRUPTED
+        assert not (tmp_path / "b.txt").exists()
+    finally:
+        session.close()
