@@ -145,7 +145,10 @@ def decode_tool_call(call_id: str, name: str, raw: str | None) -> ToolCall:
 def _usage(data: Mapping[str, Any] | None) -> Usage | None:
     if not data:
         return None
-    return Usage(int(data.get("prompt_tokens") or 0), int(data.get("completion_tokens") or 0))
+    details = data.get("prompt_tokens_details") or {}  # OpenAI's and llama.cpp's: the prompt cache's share
+    cached = details.get("cached_tokens") if isinstance(details, Mapping) else None
+    return Usage(int(data.get("prompt_tokens") or 0), int(data.get("completion_tokens") or 0),
+                 cached_tokens=int(cached or 0))
 
 
 END_OF_REPLY: Mapping[str, Any] = {"[DONE]": True}  # what a transport yields once the server ends the reply
