@@ -306,28 +306,38 @@ def test_a_tail_that_repeats_one_short_unit_runs_away_and_code_does_not():
     assert not runs_away("=" * 80 + "\n" + "x = [0, 0, 0, 0, 0, 0, 0, 0]\n" * 3 + "def f(): pass\n" * 10)
 
 
-def test_a_stream_that_runs_away_is_cut_as_a_reply_cut_off():
-    from cli_agent.providers.base import ProviderReply
-    from cli_agent.providers.local import _watched
+def test_a_stream_that_runs_away_is_cut_as_a_reply_cut_off_with_its_usage_so_far():
+    from cli_agent.errors import CliAgentError
+    from cli_agent.providers.base import ProviderReply, relay
+    from cli_agent.providers.local import cut_runaway
 
-    sent: list[str] = []
+    sent: list[int] = []
     closed: list[bool] = []
 
-    def stream():
+    def chunk(text, n):
+        return {"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}],
+                "timings": {"cache_n": 90, "prompt_n": 10, "predicted_n": n}}
+
+    def server():
         try:
-            yield '{"tool": "answer", "parameters": {"text": "'
-            for _ in range(10_000):
-                sent.append("ab")
-                yield "ab"
-            yield ProviderReply("never", (), "stop")
+            yield chunk('{"tool": "answer", "parameters": {"text": "', 1)
+            for n in range(2, 10_000):
+                sent.append(n)
+                yield chunk("ab", n)
+            yield {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
         finally:
             closed.append(True)
 
-    items = list(_watched(stream()))
+    def fail(exc: Exception) -> CliAgentError:
+        raise exc
+
+    items = list(relay(lambda: cut_runaway(server()), timeout_s=None, where="test", translate_error=fail))
     reply = items[-1]
     assert isinstance(reply, ProviderReply) and reply.finish_reason == "length"
     assert len(sent) < 300 and closed == [True]  # cut soon, and the connection closed
     assert reply.text == "".join(items[:-1]) and reply.text.endswith("abab")
+    assert (reply.usage.prompt_tokens, reply.usage.cached_tokens) == (100, 90)
+    assert reply.usage.completion_tokens == len(sent) + 1
 
 
 def test_every_string_of_the_constrained_schema_is_bounded():

@@ -15,7 +15,8 @@ decoding: the plan's options carry `response_format={"type": "json_object", "sch
 Every request is streamed, pinned to the server's one slot with its prompt cache on (`id_slot`, `cache_prompt`),
 with the sampling parameters set here rather than left to the runtime's defaults. The stream is watched: a reply
 whose tail repeats itself (a small model can run on inside a JSON string until the token limit) is cut there and
-ends as a reply cut off (`finish_reason: length`), which the loop treats as malformed. The reply's usage carries
+ends as a reply cut off (`finish_reason: length`, its usage from llama.cpp's per-token `timings`), which the loop
+treats as malformed. The reply's usage carries
 the prompt tokens the server took from its cache. With `local.warm_start`, the slot's state is restored from disk
 before the first request and saved when the session closes (cli_agent.warm_cache).
 """
@@ -33,7 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from typing import IO, TYPE_CHECKING, Any
 
@@ -47,7 +48,7 @@ from cli_agent.local_model import (
     runtime_unfit,
     runtime_version,
 )
-from cli_agent.providers.base import Preferences, ProviderReply, ProviderRequest
+from cli_agent.providers.base import END_OF_REPLY, Preferences, ProviderReply, ProviderRequest
 from cli_agent.providers.local_engine import ALIAS
 from cli_agent.providers.openai_http import OpenAIHTTPProvider, import_httpx
 from cli_agent.warm_cache import WarmCache
@@ -58,7 +59,7 @@ if TYPE_CHECKING:
     from cli_agent.config import Settings
 
 __all__ = ["CONSTRAINED_ANSWER", "KEY_VARIABLES", "LOCAL_MODEL", "SAMPLING", "LlamaServer", "LocalProvider",
-           "default_to_local", "plan_key", "runs_away"]
+           "cut_runaway", "default_to_local", "plan_key", "runs_away"]
 
 LOCAL_MODEL = ALIAS
 # A configured key for any of these means the user has a hosted model in mind: no silent switch to local then.
@@ -337,7 +338,7 @@ class LocalProvider:
         slot 0 with its prompt cache, its sampling explicit, its length bounded."""
         options = SAMPLING | {k: v for k, v in request.options.items() if k not in _PLAN_ONLY}
         options.setdefault("max_tokens", MAX_TOKENS)
-        options |= {"id_slot": 0, "cache_prompt": True}
+        options |= {"id_slot": 0, "cache_prompt": True, "timings_per_token": True}
         return replace(request, options=options, stream=True)
 
     def stream(self, request: ProviderRequest) -> Iterator[str | ProviderReply]:
@@ -357,7 +358,7 @@ class LocalProvider:
             self._restore()
         left = None if request.timeout_s is None else max(0.0, request.timeout_s - (time.monotonic() - started))
         try:
-            yield from _watched(self._http.stream(replace(self._wire(request), timeout_s=left)))
+            yield from self._http.stream(replace(self._wire(request), timeout_s=left), watch=cut_runaway)
         except ProviderError:
             self.server.check_alive()  # a dead server says so instead of a retryable connection error
             raise
@@ -406,21 +407,19 @@ def plan_key(request: ProviderRequest) -> str:
     return hashlib.sha256(json.dumps(plan, sort_keys=True, default=str).encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def _watched(items: Iterator[str | ProviderReply]) -> Iterator[str | ProviderReply]:
-    """The stream as it comes, until its text runs away (runs_away): then the rest is dropped (closing the
-    connection stops the server's generation) and the reply ends there, cut off (`finish_reason: length`)."""
-    text: list[str] = []
-    size = 0
-    for item in items:
-        if isinstance(item, str):
-            text.append(item)
-            size += len(item)
-            yield item
-            if size >= RUNAWAY_CHARS and runs_away("".join(text)[-RUNAWAY_CHARS:]):
-                close = getattr(items, "close", None)
-                if close is not None:
-                    close()
-                yield ProviderReply("".join(text), (), "length")
-                return
-        else:
-            yield item
+def cut_runaway(chunks: Iterator[Mapping[str, Any]]) -> Iterator[Mapping[str, Any]]:
+    """The server's chunks as they come, until the reply's text runs away (runs_away): then the connection is
+    closed (the server stops generating) and the reply ends there, cut off (`finish_reason: length`). Its usage so
+    far comes from the chunks' llama.cpp `timings`."""
+    tail = ""
+    for chunk in chunks:
+        yield chunk
+        for choice in chunk.get("choices") or ():
+            tail = (tail + ((choice.get("delta") or {}).get("content") or ""))[-RUNAWAY_CHARS:]
+        if runs_away(tail):
+            close = getattr(chunks, "close", None)
+            if close is not None:
+                close()
+            yield {"choices": [{"index": 0, "delta": {}, "finish_reason": "length"}]}
+            yield END_OF_REPLY
+            return
