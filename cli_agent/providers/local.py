@@ -59,7 +59,7 @@ if TYPE_CHECKING:
     from cli_agent.config import Settings
 
 __all__ = ["CONSTRAINED_ANSWER", "KEY_VARIABLES", "LOCAL_MODEL", "SAMPLING", "LlamaServer", "LocalProvider",
-           "cut_runaway", "default_to_local", "plan_key", "runs_away"]
+           "cut_runaway", "default_to_local", "plan_key", "runs_away", "wire_options"]
 
 LOCAL_MODEL = ALIAS
 # A configured key for any of these means the user has a hosted model in mind: no silent switch to local then.
@@ -336,10 +336,7 @@ class LocalProvider:
     def _wire(self, request: ProviderRequest) -> ProviderRequest:
         """The request as the server takes it: streamed (the server sends the usage in its last chunk), pinned to
         slot 0 with its prompt cache, its sampling explicit, its length bounded."""
-        options = SAMPLING | {k: v for k, v in request.options.items() if k not in _PLAN_ONLY}
-        options.setdefault("max_tokens", MAX_TOKENS)
-        options |= {"id_slot": 0, "cache_prompt": True, "timings_per_token": True}
-        return replace(request, options=options, stream=True)
+        return replace(request, options=wire_options(request.options), stream=True)
 
     def stream(self, request: ProviderRequest) -> Iterator[str | ProviderReply]:
         started = time.monotonic()
@@ -394,6 +391,14 @@ class LocalProvider:
             self._http.close()
         finally:
             self.server.stop()
+
+
+def wire_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """A plan's options as the server takes them: sampling explicit (SAMPLING, under the plan's own), the length
+    bounded, pinned to slot 0 with its prompt cache, and llama.cpp's timings in every chunk."""
+    wire = SAMPLING | {k: v for k, v in options.items() if k not in _PLAN_ONLY}
+    wire.setdefault("max_tokens", MAX_TOKENS)
+    return wire | {"id_slot": 0, "cache_prompt": True, "timings_per_token": True}
 
 
 def plan_key(request: ProviderRequest) -> str:
