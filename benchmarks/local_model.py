@@ -170,7 +170,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         provider.server.wait_ready(300)
         url = f"{provider.server.api_base}/chat/completions"
-        with httpx.Client(trust_env=False) as client:
+        # A new connection for each request, as the provider does (the server drops one idle for 5 s).
+        with httpx.Client(trust_env=False, limits=httpx.Limits(max_keepalive_connections=0)) as client:
             warm = Recorder(provider)
             through_cli_agent(warm, root, "bench")
             bodies = warm.bodies

@@ -258,6 +258,26 @@ def test_a_server_whose_port_is_taken_says_so_in_one_line_and_exits_1():
     assert "couldn't bind" in done.stderr + done.stdout
 
 
+def test_a_port_taken_before_the_server_binds_it_is_chosen_again(monkeypatch):
+    import socket
+
+    from cli_agent.providers import local
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        ports, free = iter([taken.getsockname()[1]]), local._free_port
+        monkeypatch.setattr(local, "_free_port", lambda: next(ports, None) or free())
+        server = LlamaServer(model_path(CATALOG["smollm2-135m"]), threads=1, context_size=512)
+        server.start()
+        try:
+            assert server.port == taken.getsockname()[1]
+            server.wait_ready(120)
+            assert server.port != taken.getsockname()[1] and alive(server.pid)
+        finally:
+            server.stop()
+
+
 def test_a_local_run_whose_server_fails_ends_in_one_line_and_exit_1(tmp_path):
     bad = tmp_path / "broken.gguf"
     bad.write_bytes(b"not a gguf file")

@@ -221,7 +221,8 @@ class LlamaServer:
         atexit.register(self.stop)
 
     def wait_ready(self, timeout_s: float) -> None:
-        """Poll `/v1/models` until it answers; a child that exits, or no answer in time, is an error."""
+        """Poll `/health` until it answers; a child that exits, or no answer in time, is an error. A port taken
+        between choosing it and binding it (another program was quicker) is chosen again, twice at most."""
         if self._ready:
             return
         httpx = import_httpx()  # without httpx's command-line client (click, rich, pygments)
@@ -229,8 +230,15 @@ class LlamaServer:
             self.start()
         assert self.process is not None
         deadline = time.monotonic() + timeout_s
+        rebinds = 2
         with httpx.Client(trust_env=False, timeout=2.0) as client:
             while True:
+                if self.process.poll() is not None and rebinds and "couldn't bind" in self.log_tail(20):
+                    rebinds -= 1
+                    self.stop()
+                    self.start()
+                    assert self.process is not None
+                    continue
                 if self.process.poll() is not None:
                     raise ProviderError(f"the local model server exited with code {self.process.returncode} "
                                         f"while loading {self.model_path.name}: {self.log_tail()}")
