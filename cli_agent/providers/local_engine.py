@@ -34,6 +34,9 @@ def _params(args: argparse.Namespace) -> object:
     params.n_ctx = args.ctx
     params.n_parallel = 1  # one slot: every request of a session lands on the cache of the one before
     params.cache_prompt = True
+    # No host-memory copies of idle slots' states (llama.cpp keeps up to 8 GiB of them by default): the one slot's
+    # own cache serves a session, and the memory stays the model, its context and the compute buffers.
+    params.cache_ram_mib = 0
     params.cpuparams.n_threads = args.threads
     params.cpuparams_batch.n_threads = args.batch_threads
     params.ui = False
