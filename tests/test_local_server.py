@@ -309,6 +309,20 @@ def test_a_second_process_starts_warm_from_the_saved_slot(tmp_path, monkeypatch)
     assert warm.usage.cached_tokens > cold.usage.prompt_tokens // 2  # the system prompt came from the file
 
 
+def test_a_request_cut_short_leaves_no_state_to_save_and_close_does_not_wait(tmp_path, monkeypatch):
+    monkeypatch.setenv("CLI_AGENT_HOME", str(tmp_path / "home"))
+    provider = LocalProvider(SMOL, quiet=True)
+    try:
+        stream = provider.stream(ProviderRequest((Message("system", SYSTEM), Message("user", "Tell a long story.")),
+                                                 options={"max_tokens": 2000}, timeout_s=120))
+        assert isinstance(next(stream), str)  # generating
+        stream.close()  # as an interrupted turn does
+        started = time.monotonic()
+    finally:
+        provider.close()
+    assert time.monotonic() - started < 5 and not list(provider.cache.folder.glob("*.slot"))
+
+
 def test_a_slot_file_the_server_cannot_load_is_removed_and_the_run_goes_on(tmp_path, monkeypatch):
     monkeypatch.setenv("CLI_AGENT_HOME", str(tmp_path / "home"))
     provider = LocalProvider(SMOL, quiet=True)

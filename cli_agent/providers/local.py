@@ -82,7 +82,7 @@ SAMPLING: dict[str, Any] = {"temperature": 0.0, "top_k": 1, "top_p": 1.0, "min_p
                             "presence_penalty": 0.0, "frequency_penalty": 0.0, "dry_multiplier": 0.0, "seed": 0}
 RUNAWAY_CHARS = 512  # a reply whose last RUNAWAY_CHARS characters repeat one unit of at most RUNAWAY_PERIOD ...
 RUNAWAY_PERIOD = 32  # ... characters (16 times or more) has run away: it is cut there
-_SAVE_TIMEOUT_S = 60.0
+_SAVE_TIMEOUT_S = 15.0  # a state of a full 8k context is ~230 MB: written in about a second
 _PR_SET_PDEATHSIG = 1
 _ERROR_LINE = re.compile(r"^\S+ E (.*)$")  # llama.cpp's log: `0.00.003.923 E llama_model_load: error ...`
 
@@ -321,6 +321,9 @@ class LocalProvider:
             self.cache = WarmCache.for_model(self.spec.sha256 or _file_key(self.model_path), runtime_version() or "")
             self.cache.check()
         self._plan: str | None = None  # the plan fingerprint of the state restored (or to be saved), once known
+        # The last request got its whole reply: the slot is idle. A request interrupted (Ctrl-C, SIGTERM, a time
+        # budget) may still be generating, and a save would wait for it: its state is not saved.
+        self._settled = False
         self.server = LlamaServer(self.model_path, threads=local.threads or default_threads(),
                                   context_size=local.context_size,
                                   batch_threads=local.threads or default_batch_threads(), cache=self.cache)
@@ -362,8 +365,11 @@ class LocalProvider:
             self._plan = plan_key(request)
             self._restore()
         left = None if request.timeout_s is None else max(0.0, request.timeout_s - (time.monotonic() - started))
+        self._settled = False
         try:
-            yield from self._http.stream(replace(self._wire(request), timeout_s=left), watch=cut_runaway)
+            for item in self._http.stream(replace(self._wire(request), timeout_s=left), watch=cut_runaway):
+                self._settled = isinstance(item, ProviderReply)
+                yield item
         except ProviderError:
             self.server.check_alive()  # a dead server says so instead of a retryable connection error
             raise
@@ -378,7 +384,8 @@ class LocalProvider:
 
     def save(self) -> bool:
         """Save the slot's state for the next process (to a temporary name, renamed once whole)."""
-        if self.cache is None or self._plan is None or self.server.process is None or not self.server._ready:
+        if (self.cache is None or self._plan is None or not self._settled or self.server.process is None
+                or not self.server._ready):
             return False
         name = self.cache.slot_file(self._plan)
         temporary = self.cache.temporary(name)
