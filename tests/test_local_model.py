@@ -359,3 +359,18 @@ def test_every_string_of_the_constrained_schema_is_bounded():
 
     walk(schema)
     assert len(strings) > 10 and all(0 < node["maxLength"] <= MAX_STRING for node in strings)
+
+
+@pytest.mark.slow
+def test_a_runtime_that_does_not_load_here_ends_the_server_in_one_line_with_exit_3(tmp_path):
+    fake = tmp_path / "xllamacpp"
+    fake.mkdir()
+    (fake / "__init__.py").write_text("raise OSError('/lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.29` not found')\n")
+    env = os.environ | {"PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}"}
+    done = subprocess.run([sys.executable, "-m", "cli_agent.providers.local_engine", "--model", "m.gguf", "--port",
+                           "1", "--ctx", "512", "--threads", "1", "--batch-threads", "1"], capture_output=True,
+                          text=True, env=env, timeout=60)
+    assert done.returncode == 3 and done.stderr == ""
+    assert done.stdout.strip().splitlines() == [
+        "local_engine: the xllamacpp runtime does not load here (OSError: /lib/x86_64-linux-gnu/libc.so.6: version "
+        "`GLIBC_2.29` not found)"]

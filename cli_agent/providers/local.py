@@ -84,6 +84,7 @@ RUNAWAY_CHARS = 512  # a reply whose last RUNAWAY_CHARS characters repeat one un
 RUNAWAY_PERIOD = 32  # ... characters (16 times or more) has run away: it is cut there
 _SAVE_TIMEOUT_S = 15.0  # a state of a full 8k context is ~230 MB: written in about a second
 _PR_SET_PDEATHSIG = 1
+_RUNTIME_FAILED = 3  # local_engine's exit code when xllamacpp does not import
 _ERROR_LINE = re.compile(r"^\S+ E (.*)$")  # llama.cpp's log: `0.00.003.923 E llama_model_load: error ...`
 
 
@@ -240,8 +241,11 @@ class LlamaServer:
                     assert self.process is not None
                     continue
                 if self.process.poll() is not None:
+                    fix = ""
+                    if self.process.returncode == _RUNTIME_FAILED:
+                        fix = "; " + (runtime_unfit() or f"reinstall the runtime: {install_command()}")
                     raise ProviderError(f"the local model server exited with code {self.process.returncode} "
-                                        f"while loading {self.model_path.name}: {self.log_tail()}")
+                                        f"while loading {self.model_path.name}: {self.log_tail()}{fix}")
                 with contextlib.suppress(httpx.HTTPError):
                     if client.get(f"{self.base}/health").status_code == 200:
                         self._ready = True
