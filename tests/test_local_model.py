@@ -365,7 +365,8 @@ def test_every_string_of_the_constrained_schema_is_bounded():
 def test_a_runtime_that_does_not_load_here_ends_the_server_in_one_line_with_exit_3(tmp_path):
     fake = tmp_path / "xllamacpp"
     fake.mkdir()
-    (fake / "__init__.py").write_text("raise OSError('/lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.29` not found')\n")
+    (fake / "__init__.py").write_text(
+        "raise OSError('/lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.29` not found')\n")
     env = os.environ | {"PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}"}
     done = subprocess.run([sys.executable, "-m", "cli_agent.providers.local_engine", "--model", "m.gguf", "--port",
                            "1", "--ctx", "512", "--threads", "1", "--batch-threads", "1"], capture_output=True,
