@@ -16,9 +16,9 @@ Every request is streamed, pinned to the server's one slot with its prompt cache
 with the sampling parameters set here rather than left to the runtime's defaults. The stream is watched: a reply
 whose tail repeats itself (a small model can run on inside a JSON string until the token limit) is cut there and
 ends as a reply cut off (`finish_reason: length`, its usage from llama.cpp's per-token `timings`), which the loop
-treats as malformed. The reply's usage carries
-the prompt tokens the server took from its cache. With `local.warm_start`, the slot's state is restored from disk
-before the first request and saved when the session closes (cli_agent.warm_cache).
+treats as malformed. The reply's usage carries the prompt tokens the server took from its cache. With
+`local.warm_start`, the slot's state is restored from disk before the first request and saved when the session
+closes after a whole reply (cli_agent.warm_cache).
 """
 
 from __future__ import annotations
@@ -199,6 +199,11 @@ class LlamaServer:
     @property
     def base(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def ready(self) -> bool:
+        """It answered, and has not been stopped since."""
+        return self._ready and self.process is not None
 
     @property
     def pid(self) -> int | None:
@@ -388,8 +393,7 @@ class LocalProvider:
 
     def save(self) -> bool:
         """Save the slot's state for the next process (to a temporary name, renamed once whole)."""
-        if (self.cache is None or self._plan is None or not self._settled or self.server.process is None
-                or not self.server._ready):
+        if self.cache is None or self._plan is None or not self._settled or not self.server.ready:
             return False
         name = self.cache.slot_file(self._plan)
         temporary = self.cache.temporary(name)
