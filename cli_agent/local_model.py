@@ -29,13 +29,18 @@ from urllib.parse import unquote
 from cli_agent import paths
 from cli_agent.errors import UsageError
 
-__all__ = ["CATALOG", "CMAKE_ARGS", "Chunk", "ModelSpec", "ModelStatus", "ensure_model", "install_command",
-           "install_weights", "model_path", "model_status", "requirements", "resolve_model", "runtime_version",
-           "verify"]
+__all__ = ["CATALOG", "RUNTIME", "Chunk", "ModelSpec", "ModelStatus", "ensure_model", "install_command",
+           "install_weights", "model_path", "model_status", "requirements", "resolve_model", "runtime_unfit",
+           "runtime_version", "verify"]
 
-CMAKE_ARGS = "-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON"
-RUNTIME = ("llama-cpp-python", "0.3.36")
-_SERVER_MODULES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context")
+# llama.cpp's own server, prebuilt (an abi3 CPU wheel: no compiler). The tested release, pinned exactly: its
+# sampling defaults and grammar engine shape what the bundled model replies.
+RUNTIME = ("xllamacpp", "2026.10.11549")
+# The wheels the pinned release ships for CPUs: (platform.system(), platform.machine()) and, on Linux, the oldest
+# glibc they load with (manylinux2014).
+_WHEEL_PLATFORMS = {("Linux", "x86_64"), ("Linux", "aarch64"), ("Darwin", "arm64"), ("Windows", "AMD64")}
+_MIN_GLIBC = (2, 17)
+BUILD_FROM_SOURCE = "https://github.com/xorbitsai/xllamacpp#build-from-source"
 _BLOCK = 8 << 20
 
 
@@ -81,7 +86,7 @@ def requirements() -> list[str]:
     pyproject.toml in step). SmolLM2's package is left out: it depends on `llm`, whose newest release upgrades
     `openai` past what LiteLLM was tested with, so it is installed on its own with --no-deps."""
     pins = [f"{c.dist}=={c.version}" for spec in CATALOG.values() if spec.in_extra for c in spec.chunks]
-    return [f"{RUNTIME[0]}[server]=={RUNTIME[1]}", *pins]
+    return [f"{RUNTIME[0]}=={RUNTIME[1]}", *pins]
 
 
 def install_weights(spec: ModelSpec) -> str:
@@ -98,24 +103,44 @@ def install_command() -> str:
     with contextlib.suppress(Exception):
         direct = json.loads(importlib.metadata.distribution("cli-agent").read_text("direct_url.json") or "{}")
         if direct.get("dir_info", {}).get("editable") and direct.get("url", "").startswith("file://"):
-            return (f'CMAKE_ARGS="{CMAKE_ARGS}" {shlex.quote(sys.executable)} -m pip install -e '
+            return (f'{shlex.quote(sys.executable)} -m pip install -e '
                     f'{shlex.quote(unquote(direct["url"].removeprefix("file://")) + "[local]")}')
-    return f'CMAKE_ARGS="{CMAKE_ARGS}" {shlex.quote(sys.executable)} -m pip install {shlex.quote(target)}'
+    return f'{shlex.quote(sys.executable)} -m pip install {shlex.quote(target)}'
 
 
 def runtime_version() -> str | None:
-    """llama-cpp-python's version when it and its server's modules are importable, else None."""
+    """xllamacpp's version when it is installed (found without importing its 100 MB library), else None."""
     import importlib.util
 
     try:
-        if any(importlib.util.find_spec(name) is None for name in _SERVER_MODULES):
+        if importlib.util.find_spec(RUNTIME[0]) is None:
             return None
-    except (ImportError, ValueError):
-        return None
-    try:
         return importlib.metadata.version(RUNTIME[0])
-    except importlib.metadata.PackageNotFoundError:
+    except (ImportError, ValueError, importlib.metadata.PackageNotFoundError):
         return None
+
+
+def runtime_unfit(system: str | None = None, machine: str | None = None,
+                  glibc: tuple[str, str] | None = None) -> str | None:
+    """Why no prebuilt xllamacpp wheel fits this machine (another CPU architecture, an old glibc), with what to
+    do, in one line; None when one does."""
+    import platform
+
+    system, machine = system or platform.system(), machine or platform.machine()
+    fix = f"use a hosted model (--model PROVIDER/MODEL), or build xllamacpp from source: {BUILD_FROM_SOURCE}"
+    if (system, machine) not in _WHEEL_PLATFORMS:
+        return f"xllamacpp has no prebuilt wheel for {system} {machine}; {fix}"
+    if system == "Linux":
+        lib, version = glibc or platform.libc_ver()
+        try:
+            found = tuple(int(part) for part in version.split(".")[:2])
+        except ValueError:
+            found = ()
+        if lib != "glibc" or len(found) < 2 or found < _MIN_GLIBC:
+            libc = f"{lib} {version}".strip() or "an unknown C library"
+            return (f"xllamacpp's Linux wheels need glibc {'.'.join(map(str, _MIN_GLIBC))} or newer, this machine "
+                    f"has {libc}; {fix}")
+    return None
 
 
 def resolve_model(choice: str) -> ModelSpec:
@@ -306,8 +331,8 @@ class ModelStatus:
 
     def lines(self) -> list[str]:
         size = f"{self.size:,} bytes ({self.size / 2**30:.2f} GiB)" if self.size is not None else "-"
-        runtime = (f"llama-cpp-python {self.runtime} (server installed)" if self.runtime
-                   else f"not installed; install it with: {install_command()}")
+        runtime = (f"xllamacpp {self.runtime} (llama.cpp's server)" if self.runtime
+                   else runtime_unfit() or f"not installed; install it with: {install_command()}")
         return [f"model    {self.spec.name} ({self.spec.title})", f"path     {self.path or '-'}",
                 f"size     {size}", f"sha256   {self.check}", f"runtime  {runtime}"]
 

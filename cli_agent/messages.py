@@ -41,24 +41,31 @@ class Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0
+    cached_tokens: int = 0  # of prompt_tokens, those the server took from its prompt cache (not evaluated again)
 
     @property
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
 
+    @property
+    def evaluated_tokens(self) -> int:
+        """Prompt tokens the server evaluated (not served from its cache)."""
+        return self.prompt_tokens - self.cached_tokens
+
     def __add__(self, other: Usage) -> Usage:
         return Usage(self.prompt_tokens + other.prompt_tokens,
                      self.completion_tokens + other.completion_tokens,
-                     self.cost_usd + other.cost_usd)
+                     self.cost_usd + other.cost_usd, self.cached_tokens + other.cached_tokens)
 
     def to_dict(self) -> dict[str, Any]:
         return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
-                "total_tokens": self.total_tokens, "cost_usd": round(self.cost_usd, 6)}
+                "total_tokens": self.total_tokens, "cost_usd": round(self.cost_usd, 6),
+                "cached_tokens": self.cached_tokens, "evaluated_tokens": self.evaluated_tokens}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Usage:
         return cls(int(data.get("prompt_tokens", 0)), int(data.get("completion_tokens", 0)),
-                   float(data.get("cost_usd", 0.0)))
+                   float(data.get("cost_usd", 0.0)), int(data.get("cached_tokens", 0)))
 
 
 @dataclass(frozen=True)

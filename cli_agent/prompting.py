@@ -31,6 +31,7 @@ __all__ = ["BuiltPrompt", "PromptBuilder", "PromptContext", "json_protocol_schem
            "plan_fingerprint"]
 
 MAX_AGENTS_MD_CHARS = 8000
+MAX_STRING = 4000  # characters of one string in a constrained json-protocol reply (about 1k tokens)
 CACHE_SIZE = 64
 
 PREAMBLE = """\
@@ -143,16 +144,35 @@ def native_schema(spec: ToolSpec, detail: str = "full") -> dict[str, Any]:
 
 
 def json_protocol_schema(tools: list[ToolSpec] | tuple[ToolSpec, ...]) -> dict[str, Any]:
-    """A JSON Schema for constrained decoding of the json protocol: one branch per tool, plus `answer`."""
+    """A JSON Schema for constrained decoding of the json protocol: one branch per tool, plus `answer`. Every string
+    is bounded (`maxLength`, `MAX_STRING` unless the tool's own schema is tighter): a small model at temperature 0
+    can otherwise run on inside a string until the reply's token limit."""
     branches = []
     for spec in tools:
         if spec.name == "answer":
             raise ValueError("a tool named 'answer' collides with the json protocol's answer branch")
-        branches.append(_call_branch({"const": spec.name}, copy.deepcopy(spec.parameters), {"type": "boolean"}))
-    text = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"],
+        parameters = _bound_strings(copy.deepcopy(spec.parameters))
+        branches.append(_call_branch({"const": spec.name}, parameters, {"type": "boolean"}))
+    text = {"type": "object", "properties": {"text": {"type": "string", "maxLength": MAX_STRING}},
+            "required": ["text"],
             "additionalProperties": False}
     branches.append(_call_branch({"const": "answer"}, text, {"const": True}))
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "anyOf": branches}
+
+
+def _bound_strings(schema: Any) -> Any:
+    """The schema with `maxLength` on every string type that has none or a larger one (in place)."""
+    if isinstance(schema, list):
+        for item in schema:
+            _bound_strings(item)
+    elif isinstance(schema, dict):
+        types = schema.get("type")
+        if types == "string" or (isinstance(types, list) and "string" in types):
+            schema["maxLength"] = min(int(schema.get("maxLength", MAX_STRING)), MAX_STRING)
+        for value in schema.values():
+            if isinstance(value, dict | list):
+                _bound_strings(value)
+    return schema
 
 
 def _call_branch(tool: dict[str, Any], parameters: dict[str, Any], terminate: dict[str, Any]) -> dict[str, Any]:

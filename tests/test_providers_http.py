@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from cli_agent.errors import MissingCredentialsError, ProviderError, RetryableProviderError
-from cli_agent.messages import Message
+from cli_agent.messages import Message, Usage
 from cli_agent.providers import (
     LiteLLMProvider,
     OpenAIHTTPProvider,
@@ -188,3 +188,29 @@ def test_the_closest_class_in_the_mro_wins() -> None:
     assert rule_for_exception(Special(), TRANSPORT_RULES, None) is not None
     assert rule_for_exception(Special(), TRANSPORT_RULES, None).match == "ConnectError"  # type: ignore[union-attr]
     assert rule_for_exception(ValueError(), TRANSPORT_RULES, None) is None
+
+
+def test_the_prompt_tokens_served_from_cache_are_read_into_the_usage() -> None:
+    whole = {"choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "hi"}}],
+             "usage": {"prompt_tokens": 900, "completion_tokens": 2, "prompt_tokens_details": {"cached_tokens": 850}}}
+    reply = list(mocked(lambda _: httpx.Response(200, json=whole)).stream(ASK))[-1]
+    usage = reply.usage  # type: ignore[union-attr]
+    assert (usage.prompt_tokens, usage.cached_tokens, usage.evaluated_tokens) == (900, 850, 50)
+    data = (usage + usage).to_dict()
+    assert data["cached_tokens"] == 1700 and data["evaluated_tokens"] == 100
+    assert Usage.from_dict(data) == usage + usage
+    assert Usage.from_dict({"prompt_tokens": 1}).cached_tokens == 0  # a trace written before the field
+
+
+def test_llama_cpp_timings_give_the_usage_of_a_reply_cut_before_its_last_chunk() -> None:
+    from cli_agent.providers.base import ReplyAssembler
+
+    assembler = ReplyAssembler()
+    assembler.feed({"choices": [{"index": 0, "delta": {"content": "a"}}],
+                    "timings": {"cache_n": 30, "prompt_n": 5, "predicted_n": 1}})
+    assembler.feed({"choices": [{"index": 0, "delta": {"content": "b"}}],
+                    "timings": {"cache_n": 30, "prompt_n": 5, "predicted_n": 2}})
+    assert (assembler.usage.prompt_tokens, assembler.usage.cached_tokens, assembler.usage.completion_tokens) == \
+        (35, 30, 2)
+    assembler.feed({"choices": [], "usage": {"prompt_tokens": 35, "completion_tokens": 3}})
+    assert assembler.usage.completion_tokens == 3  # the final usage wins

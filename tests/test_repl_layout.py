@@ -91,6 +91,15 @@ def test_the_toolbar_fits_and_keeps_the_model_approval_and_tokens(session, width
         assert "$0.0123" in text and "steps 3" in text and "approval: ask +create_file (⇧Tab)" in text
 
 
+def test_the_toolbar_shows_the_prompt_tokens_served_from_cache_when_it_has_room(session):
+    session.agent.usage = Usage(12_000, 345, 0.0, cached_tokens=11_000)
+    assert "12,345 tokens (11,000 cached)" in bar(session, 160)
+    narrow = bar(session, 60)
+    assert len(narrow) <= 60 and "cached" not in narrow and "tok" in narrow
+    session.agent.usage = Usage(12_000, 345)
+    assert "cached" not in bar(session, 160)
+
+
 def test_the_context_meter_shows_from_70_percent(session):
     assert "context" not in bar(session, 120)  # the window is unknown before the first request
     session.agent._window = 1000  # what the loop learns at the first request

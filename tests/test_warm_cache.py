@@ -1,10 +1,9 @@
-"""Warm start: the server's disk cache of evaluated prompts, keyed per model and runtime, and its faults (each a
-one-line error naming the fix, exit 2, before any model loads)."""
+"""Warm start: llama.cpp's slot files, in a folder keyed per model and runtime, one file per plan; a folder of
+another model or runtime is refused (a one-line error naming the fix, exit 2, before any model loads)."""
 
 from __future__ import annotations
 
 import json
-import sqlite3
 import subprocess
 import sys
 
@@ -13,7 +12,7 @@ import pytest
 from cli_agent.errors import UsageError
 from cli_agent.local_model import CATALOG, model_path
 from cli_agent.providers.local import LlamaServer
-from cli_agent.warm_cache import CACHE_BYTES, WarmCache
+from cli_agent.warm_cache import WarmCache
 
 pytestmark = pytest.mark.usefixtures("isolated_home")
 SHA = "ab" * 32
@@ -37,21 +36,6 @@ def test_another_model_or_runtime_is_refused_with_the_fix():
     assert info.value.exit_code == 2 and "\n" not in str(info.value)
 
 
-@pytest.mark.parametrize("damage", [b"", b"SQLite format 3\x00" + b"\xff" * 200, b"garbage" * 100])
-def test_a_damaged_index_is_refused_with_the_fix(damage):
-    cache = WarmCache.for_model(SHA, "0.3.36")
-    cache.check()
-    index = cache.folder / ".cache/llama_cache/cache.db"
-    index.parent.mkdir(parents=True)
-    with sqlite3.connect(index) as db:
-        db.execute("create table t (x)")
-        db.executemany("insert into t values (?)", [(i,) for i in range(2000)])
-    data = index.read_bytes()
-    index.write_bytes(data[:len(data) // 3] + damage if damage else data[:4096])
-    with pytest.raises(UsageError, match=r"damaged.*remove it with: rm -r "):
-        cache.check()
-
-
 def test_a_key_that_is_not_json_is_refused():
     cache = WarmCache.for_model(SHA, "0.3.36")
     cache.check()
@@ -60,27 +44,29 @@ def test_a_key_that_is_not_json_is_refused():
         cache.check()
 
 
-@pytest.mark.parametrize(("log", "expected"), [
-    ("OSError: [Errno 28] No space left on device", "disk is full.*free some space"),
-    ("sqlite3.OperationalError: database or disk is full", "disk is full"),
-    ("_pickle.UnpicklingError: pickle data was truncated", "could not be loaded.*rm -r "),
-    ("EOFError: Ran out of input", "could not be loaded"),
-])
-def test_faults_in_the_server_log_become_usage_errors(log, expected):
-    fault = WarmCache.for_model(SHA, "0.3.36").fault(f"INFO: 127.0.0.1 POST\n{log}\n500 Internal Server Error")
-    assert fault is not None and fault.exit_code == 2
-    assert __import__("re").search(expected, str(fault))
-    assert WarmCache.for_model(SHA, "0.3.36").fault("INFO: 200 OK") is None
+def test_a_plan_has_one_slot_file_saved_under_a_temporary_name_first(isolated_home):
+    cache = WarmCache.for_model(SHA, "2026.10.11549")
+    cache.check()
+    name = cache.slot_file("AB" * 32)
+    assert name == "ab" * 16 + ".slot" and cache.slot_file("../../etc" + "0" * 40) == "ec" + "0" * 30 + ".slot"
+    temporary = cache.temporary(name)
+    assert not temporary.startswith(".") and temporary != name  # the server refuses names starting with a dot
+    (cache.folder / temporary).write_bytes(b"state")
+    assert not cache.has(name)
+    cache.commit(temporary, name)
+    assert cache.has(name) and not (cache.folder / temporary).exists()
+    cache.discard(name)
+    cache.discard(name)  # twice is fine
+    assert not cache.has(name)
 
 
-def test_the_server_runs_in_the_cache_folder_with_the_disk_cache(tmp_path):
-    cache = WarmCache.for_model(SHA, "0.3.36")
+def test_the_server_is_given_the_cache_folder_for_its_slot_files(tmp_path):
+    cache = WarmCache.for_model(SHA, "2026.10.11549")
     server = LlamaServer(tmp_path / "m.gguf", threads=1, context_size=512, batch_threads=2, cache=cache)
     command = server.command()
-    assert command[command.index("--cache_type") + 1] == "disk"
-    assert command[command.index("--cache_size") + 1] == str(CACHE_BYTES)
-    assert command[command.index("--n_threads_batch") + 1] == "2"
-    assert "--cache" not in LlamaServer(tmp_path / "m.gguf", threads=1, context_size=512).command()
+    assert command[command.index("--slot-save-path") + 1] == str(cache.folder)
+    assert command[command.index("--batch-threads") + 1] == "2"
+    assert "--slot-save-path" not in LlamaServer(tmp_path / "m.gguf", threads=1, context_size=512).command()
 
 
 def _smollm2() -> bool:

@@ -145,7 +145,20 @@ def decode_tool_call(call_id: str, name: str, raw: str | None) -> ToolCall:
 def _usage(data: Mapping[str, Any] | None) -> Usage | None:
     if not data:
         return None
-    return Usage(int(data.get("prompt_tokens") or 0), int(data.get("completion_tokens") or 0))
+    details = data.get("prompt_tokens_details") or {}  # OpenAI's and llama.cpp's: the prompt cache's share
+    cached = details.get("cached_tokens") if isinstance(details, Mapping) else None
+    return Usage(int(data.get("prompt_tokens") or 0), int(data.get("completion_tokens") or 0),
+                 cached_tokens=int(cached or 0))
+
+
+def _timings_usage(timings: Any) -> Usage | None:
+    """llama.cpp's per-chunk `timings` (with `timings_per_token`): the usage so far of a reply cut off before its
+    last chunk, which alone carries `usage`."""
+    if not isinstance(timings, Mapping) or "prompt_n" not in timings:
+        return None
+    cached = int(timings.get("cache_n") or 0)
+    return Usage(int(timings.get("prompt_n") or 0) + cached, int(timings.get("predicted_n") or 0),
+                 cached_tokens=cached)
 
 
 END_OF_REPLY: Mapping[str, Any] = {"[DONE]": True}  # what a transport yields once the server ends the reply
@@ -170,7 +183,7 @@ class ReplyAssembler:
         if chunk is END_OF_REPLY:
             self._ended = True
             return ""
-        self.usage = _usage(chunk.get("usage")) or self.usage
+        self.usage = _usage(chunk.get("usage")) or _timings_usage(chunk.get("timings")) or self.usage
         new = ""
         for choice in chunk.get("choices") or ():
             delta = choice.get("delta") or choice.get("message") or {}

@@ -11,7 +11,7 @@ import operator
 import os
 import socket
 import sys
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from cli_agent.errors import CliAgentError, MissingCredentialsError, ProviderError
@@ -149,15 +149,22 @@ class OpenAIHTTPProvider:
         self._sent = (messages, joined)
         return joined
 
-    def stream(self, request: base.ProviderRequest) -> Iterator[str | base.ProviderReply]:
+    def stream(self, request: base.ProviderRequest, *,
+               watch: Callable[[Iterator[Mapping[str, Any]]], Iterator[Mapping[str, Any]]] | None = None
+               ) -> Iterator[str | base.ProviderReply]:
+        """The reply's text as it arrives, then the whole reply. `watch`, given, sees the decoded chunks on their way
+        and may end them early (closing what it was given closes the connection)."""
         body = self.encoded_body(request)
 
         def translate_error(exc: Exception) -> CliAgentError:
             rule = base.rule_for_exception(exc, TRANSPORT_RULES, _OTHER_TRANSPORT)
             return base.translate(rule, where=self.url, detail=base.exception_detail(exc))
 
-        return base.relay(lambda: self._chunks(body, request.timeout_s), timeout_s=request.timeout_s, where=self.url,
-                     translate_error=translate_error)
+        def chunks() -> Iterator[Mapping[str, Any]]:
+            produced = self._chunks(body, request.timeout_s)
+            return watch(produced) if watch is not None else produced
+
+        return base.relay(chunks, timeout_s=request.timeout_s, where=self.url, translate_error=translate_error)
 
     def _chunks(self, body: bytes, timeout_s: float | None) -> Iterator[Mapping[str, Any]]:
         httpx = import_httpx()

@@ -120,9 +120,10 @@ def _trace(ctx: CommandContext, args: str) -> None:
 
 def _cost(ctx: CommandContext, args: str) -> None:
     usage = ctx.session.agent.usage
-    _say(ctx, f"this session: {usage.prompt_tokens:,} prompt + {usage.completion_tokens:,} completion tokens = "
-              f"{usage.total_tokens:,}; cost ${usage.cost_usd:.4f}" + ("" if usage.cost_usd else
-                                                                      " (unknown or free for this model)"))
+    cached = f" ({usage.cached_tokens:,} of the prompt's from the cache)" if usage.cached_tokens else ""
+    _say(ctx, f"this session: {usage.prompt_tokens:,} prompt{cached} + {usage.completion_tokens:,} completion "
+              f"tokens = {usage.total_tokens:,}; cost ${usage.cost_usd:.4f}" + ("" if usage.cost_usd else
+                                                                               " (unknown or free for this model)"))
 
 
 def builtin_commands() -> CommandRegistry:

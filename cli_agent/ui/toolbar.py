@@ -40,8 +40,8 @@ def context_share(session: Session) -> float | None:
 
 def toolbar(settings: Any, session: Session | None, steps: int, *, width: int = 80) -> StyleAndTextTuples:
     """The bottom toolbar, made to fit `width` by shortening and then leaving out its least useful parts first:
-    model, approval mode and the tools granted for the session, the context meter (from 70 % full), tokens, cost,
-    steps, workspace, the help hint."""
+    model, approval mode and the tools granted for the session, the context meter (from 70 % full), tokens (and
+    those served from the prompt cache), cost, steps, workspace, the help hint."""
     if session is None:  # still being made behind the prompt
         model = f"{esc(settings.model or 'no model')} · " if settings is not None else ""
         return [("class:bottom-toolbar", f" {model}starting… ")]
@@ -54,9 +54,12 @@ def toolbar(settings: Any, session: Session | None, steps: int, *, width: int = 
     model = esc(session.settings.model or "no model")
     parts = {"model": model, "mode": f"approval: {mode} (⇧Tab)",
              "context": f"context {share:.0%}" if share is not None and share >= 0.7 else "",
-             "tokens": f"{usage.total_tokens:,} tokens", "cost": f"${usage.cost_usd:.4f}" if usage.cost_usd else "",
+             "tokens": f"{usage.total_tokens:,} tokens" + (f" ({usage.cached_tokens:,} cached)"
+                                                           if usage.cached_tokens else ""),
+             "cost": f"${usage.cost_usd:.4f}" if usage.cost_usd else "",
              "steps": f"steps {steps}", "workspace": esc(short_path(str(session.workspace.root))), "help": "/help"}
-    shorter = [("help", ""), ("workspace", ""), ("steps", ""), ("mode", f"approval: {mode}"), ("cost", ""),
+    shorter = [("help", ""), ("workspace", ""), ("tokens", f"{usage.total_tokens:,} tokens"), ("steps", ""),
+               ("mode", f"approval: {mode}"), ("cost", ""),
                ("tokens", f"{_short_count(usage.total_tokens)} tok"), ("model", model.rsplit("/", 1)[-1]),
                ("mode", mode), ("context", f"ctx {share:.0%}" if parts["context"] else ""),
                ("model", _clip(model.rsplit("/", 1)[-1], 14)), ("context", ""), ("tokens", "")]

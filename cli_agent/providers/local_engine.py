@@ -1,0 +1,76 @@
+"""The local model's server process: llama.cpp's own HTTP server from the `xllamacpp` wheel, on 127.0.0.1.
+
+    python -m cli_agent.providers.local_engine --model M.gguf --port P --ctx N --threads T --batch-threads B \
+        [--slot-save-path DIR]
+
+`LlamaServer` (providers/local.py) starts this as its child; it builds xllamacpp's `CommonParams`, starts
+`xllamacpp.Server` (which serves `/v1/chat/completions`, `/v1/models`, `/health` and `/slots` from its own threads)
+and sleeps until a signal ends it. One slot with the prompt cache on: each request evaluates only the tokens after
+the prefix it shares with the slot's last one. A server that fails to start (a bad model file, a port taken)
+prints one line, `local_engine: ...` with llama.cpp's own error lines, and exits 1; a runtime that fails to import
+(another CPU architecture, an old glibc) exits 3.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+
+__all__ = ["ALIAS", "main"]
+
+ALIAS = "local"  # the model name the server answers to
+
+
+def _params(args: argparse.Namespace) -> object:
+    import xllamacpp
+
+    params = xllamacpp.CommonParams()
+    params.model.path = args.model
+    params.model_alias = {ALIAS}
+    params.hostnames = ["127.0.0.1"]
+    params.port = args.port
+    params.n_ctx = args.ctx
+    params.n_parallel = 1  # one slot: every request of a session lands on the cache of the one before
+    params.cache_prompt = True
+    # No host-memory copies of idle slots' states (llama.cpp keeps up to 8 GiB of them by default): the one slot's
+    # own cache serves a session, and the memory stays the model, its context and the compute buffers.
+    params.cache_ram_mib = 0
+    params.cpuparams.n_threads = args.threads
+    params.cpuparams_batch.n_threads = args.batch_threads
+    params.ui = False
+    params.endpoint_slots = True
+    params.sleep_idle_seconds = -1
+    if args.slot_save_path:  # the server joins it and a file name as strings: it must end with a separator
+        params.slot_save_path = os.path.join(args.slot_save_path, "")
+    return params
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="local_engine")
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--ctx", type=int, required=True)
+    parser.add_argument("--threads", type=int, required=True)
+    parser.add_argument("--batch-threads", type=int, required=True)
+    parser.add_argument("--slot-save-path", default="")
+    args = parser.parse_args(argv)
+    try:
+        import xllamacpp
+    except Exception as exc:  # an ImportError, or an OSError from the shared library (glibc, CPU)
+        print(f"local_engine: the xllamacpp runtime does not load here ({type(exc).__name__}: {exc})", flush=True)
+        return 3
+    try:
+        server = xllamacpp.Server(_params(args))
+    except Exception as exc:
+        print(f"local_engine: the server did not start ({exc})", flush=True)
+        return 1
+    print(f"local_engine: listening on {server.listening_address}", flush=True)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    while True:
+        signal.pause()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
