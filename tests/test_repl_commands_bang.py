@@ -16,10 +16,10 @@ def test_bang_runs_in_the_sandbox_is_approved_attached_and_undone(repl, tmp_path
     r = repl([{"text": "seen it"}])
     (r.ws / "keep.txt").write_text("old\n")
     r.say("!echo new > keep.txt; echo made > made.txt; echo OUT-$((6*7))")
-    r.expect("made.txt")  # the change set's panel
+    r.expect("OUT-42")  # the output, drawn once the command has ended
+    r.expect("made.txt")  # then the change set's panel
     r.expect(r"Apply\?")
     r.child.send("y")
-    r.expect("OUT-42")
     r.expect("Attach this output")
     r.child.send("\r")
     r.expect(PROMPT)

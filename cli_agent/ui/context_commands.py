@@ -73,17 +73,22 @@ def _compact(ctx: CommandContext, args: str) -> None:
 
 
 def _expand(ctx: CommandContext, args: str) -> None:
-    """The last turn's one-line calls in full: arguments, result, notices."""
+    """The last turn's one-line calls and commands in full: arguments (a command's whole output), result,
+    notices."""
     from rich.text import Text
 
+    from cli_agent.ui.command_panel import command_expanded
     from cli_agent.ui.render import call_panel
     from cli_agent.ui.transcript import result_line
 
     folded: list[Any] = getattr(ctx, "last_folded", [])
     if not folded:
-        ctx.console.print(Text("no folded calls in the last turn", style="dim"))
+        ctx.console.print(Text("no folded calls or commands in the last turn", style="dim"))
         return
     for call, result in folded:
+        if isinstance(result.envelope.data, dict) and "exit_code" in result.envelope.data:
+            ctx.console.print(command_expanded(call, result))
+            continue
         if call is not None:
             ctx.console.print(call_panel(call))
         ctx.console.print(result_line(result, call))
@@ -104,6 +109,7 @@ def context_commands() -> list[Command]:
                 help="The model summarises the conversation so far (FOCUS: what to keep most of) and the summary "
                      "replaces it, freeing the context window. The REPL does this on its own when the context is "
                      f"{AUTO_COMPACT_AT:.0%} full. Recorded in the trace: a resume continues from the summary."),
-        Command("expand", "show the last turn's one-line calls in full", _expand),
+        Command("expand", "show the last turn's one-line calls and commands (all their output) in full",
+                _expand),
         diff_command(),
     ]
