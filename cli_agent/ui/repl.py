@@ -3,8 +3,9 @@
 A prompt_toolkit prompt (history in the user state dir, Ctrl-R search, Meta+Enter / Ctrl-J for a new line, tab
 completion, a bottom toolbar) reads a message or a slash command (`cli_agent.ui.commands`); a message runs one
 turn of the session's agent, drawn by `Renderer` and asked about by `TerminalApprover`. Ctrl-C during a turn
-cancels it (the loop finishes the run cleanly) and returns to the prompt; Ctrl-C at an empty prompt only says how
-to quit; Ctrl-D quits. SIGTERM closes the session (so the trace is complete) and leaves with 143 through `cli.py`.
+cancels it (the loop finishes the run cleanly) and returns to the prompt; Ctrl-C at an empty prompt says how to
+quit, and a second one within two seconds quits; Ctrl-D quits. SIGTERM closes the session (so the trace is
+complete) and leaves with 143 through `cli.py`.
 
 The prompt comes first: the config, the session and the workflow commands are made behind it by `Startup`
 (`cli_agent.ui.startup`), which also warms up what the first turn needs (LiteLLM, httpx, Rich's Markdown); the
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Callable, Collection, Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Repl", "run_repl"]
 
+QUIT_WINDOW_S = 2.0  # a second Ctrl-C at an empty prompt within this long quits
 NO_TERMINAL = "no terminal for the REPL: pass -p TEXT, or -p - to read the task from stdin"
 
 
@@ -162,11 +165,17 @@ class Repl:
         self._banner()
         if self.startup.resumed is not None and self.startup.session is not None:
             self.show_resumed(self.startup.session, self.startup.resumed.trace_path)
+        interrupted_at: float | None = None  # when Ctrl-C last left an empty prompt
         while True:
             try:
                 text = self.queued.pop(0) if self.queued else self.read()
             except KeyboardInterrupt:
-                self.console.print("Ctrl-D or /exit to quit", style="dim", markup=False)
+                if interrupted_at is not None and time.monotonic() - interrupted_at < QUIT_WINDOW_S:  # the second
+                    self._goodbye()
+                    return 0
+                interrupted_at = time.monotonic()
+                self.console.print(f"press Ctrl-C again within {QUIT_WINDOW_S:g} s to quit (or Ctrl-D, /exit)",
+                                   style="dim", markup=False)
                 continue
             except EOFError:
                 self._goodbye()
