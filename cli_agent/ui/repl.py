@@ -168,7 +168,7 @@ class Repl:
         interrupted_at: float | None = None  # when Ctrl-C last left an empty prompt
         while True:
             try:
-                text = self.queued.pop(0) if self.queued else self.read()
+                text = self._next_queued() if self.queued else self.read()
             except KeyboardInterrupt:
                 if interrupted_at is not None and time.monotonic() - interrupted_at < QUIT_WINDOW_S:  # the second
                     self._goodbye()
@@ -183,6 +183,23 @@ class Repl:
             if text.strip() and self._handle(text):
                 self._goodbye()
                 return 0
+
+    def _next_queued(self) -> str:
+        """The next line typed ahead, echoed as if it had been typed at the prompt (its answer comes under it)."""
+        from rich.text import Text
+
+        from cli_agent.ui.escape import escape_for_terminal as esc
+
+        text = self.queued.pop(0)
+        self.console.print(Text.assemble(("> ", "bold cyan"), esc(text)))
+        return text
+
+    def keep_typed(self, keys: Any) -> None:
+        """What was typed while the keyboard was held (a turn, a /model check): each finished line is sent next,
+        the unfinished one starts the next prompt."""
+        if keys is not None:
+            self.queued += keys.queued
+            self._draft = keys.partial
 
     def _goodbye(self) -> None:
         """On the way out: the session's id and how to go on with it."""
@@ -362,6 +379,8 @@ class Repl:
         keys = None
         try:
             with TurnKeys.open(on_change=renderer.refresh) as keys:
+                if keys is not None:  # a line left unfinished before this turn goes on being typed
+                    keys.partial, self._draft = self._draft, ""
                 self._keys = keys
                 finished = drive(events, self.session.trace, self._count, renderer)
         except KeyboardInterrupt:  # landed after the run had finished: the run is complete already
@@ -369,9 +388,7 @@ class Repl:
         finally:
             self._keys = None
             renderer.close()
-            if keys is not None:
-                self.queued += keys.queued
-                self._draft = keys.partial
+            self.keep_typed(keys)
         self.last_folded = renderer.folded
         if finished.stop_reason is StopReason.TERMINATED:
             raise errors.TerminateSignal()
