@@ -46,6 +46,9 @@ def run_repl(load: Callable[[], Loaded], *, provider_factory: ProviderFactory, r
     ends with that one-line error (exit 2)."""
     if not sys.stdin.isatty():
         raise errors.UsageError(NO_TERMINAL)
+    if resume is not None and onboard and not any(os.environ.get(v) for v in ("CLI_AGENT_MODEL",
+                                                                               "CLI_AGENT_API_BASE")):
+        load = _with_its_model(load, resume)
     if onboard and not any(os.environ.get(v) for v in ("CLI_AGENT_MODEL", "CLI_AGENT_API_BASE", "CLI_AGENT_API_KEY")):
         load = _onboarded(load)
     startup = Startup(load, provider_factory, resume=resume)
@@ -56,6 +59,30 @@ def run_repl(load: Callable[[], Loaded], *, provider_factory: ProviderFactory, r
     if startup.error is not None:  # quit before the start-up failed: its error still decides the exit code
         raise startup.error
     return code
+
+
+def _with_its_model(load: Callable[[], Loaded], resume: str) -> Callable[[], Loaded]:
+    """The settings (loaded now) with the model and server of the session to continue, when neither the command line
+    nor the environment names a model: `-c` goes on with the model it was talking to. Its key is never kept; the
+    provider finds it as it would for a new session. A session that cannot be found is left to the start-up, which
+    says why."""
+    import dataclasses
+
+    from cli_agent.session_index import load_resumable
+
+    loaded = load()
+    try:
+        entry, trace = load_resumable(loaded.settings.workspace, resume)
+    except errors.CliAgentError:
+        return lambda: loaded
+    if not entry.model:
+        return lambda: loaded
+    api_base = trace.header.get("api_base", loaded.settings.api_base)  # a trace older than the field: the config's
+    settings = dataclasses.replace(loaded.settings, model=entry.model, api_base=api_base)
+    note = f"continuing with the session's model {entry.model}" + (f" at {api_base}" if api_base else "") + \
+        " (--model to use another)"
+    loaded = dataclasses.replace(loaded, settings=settings, notes=(*loaded.notes, note))
+    return lambda: loaded
 
 
 def _onboarded(load: Callable[[], Loaded]) -> Callable[[], Loaded]:
