@@ -38,12 +38,13 @@ NO_TERMINAL = "no terminal for the REPL: pass -p TEXT, or -p - to read the task 
 
 
 def run_repl(load: Callable[[], Loaded], *, provider_factory: ProviderFactory, resume: str | None = None,
-             onboard: bool = False) -> int:
+             onboard: bool = False, ask_trust: Callable[[Callable[[], Loaded]], None] | None = None) -> int:
     """`load` gives the settings; `resume`: continue that session (session_index.LATEST for -c, or an id) instead of
     starting a new one. The session is made behind the first prompt (`Startup`), except one to continue, which the
     banner shows. `onboard` (no --model or --api-base given): when no model is configured either, say what is
-    possible before any prompt (`ui.onboarding`). A bad config, a missing or damaged session, no model: the REPL
-    ends with that one-line error (exit 2)."""
+    possible before any prompt (`ui.onboarding`). `ask_trust(load)`: the folder's trust question, asked once the
+    model is settled (a REPL that cannot start for want of a model asks nothing). A bad config, a missing or damaged
+    session, no model: the REPL ends with that one-line error (exit 2)."""
     if not sys.stdin.isatty():
         raise errors.UsageError(NO_TERMINAL)
     if resume is not None and onboard and not any(os.environ.get(v) for v in ("CLI_AGENT_MODEL",
@@ -51,6 +52,8 @@ def run_repl(load: Callable[[], Loaded], *, provider_factory: ProviderFactory, r
         load = _with_its_model(load, resume)
     if onboard and not any(os.environ.get(v) for v in ("CLI_AGENT_MODEL", "CLI_AGENT_API_BASE", "CLI_AGENT_API_KEY")):
         load = _onboarded(load)
+    if ask_trust is not None:
+        ask_trust(load)
     startup = Startup(load, provider_factory, resume=resume)
     try:
         code = Repl(startup, None, provider_factory).loop()
@@ -74,15 +77,19 @@ def _with_its_model(load: Callable[[], Loaded], resume: str) -> Callable[[], Loa
     try:
         entry, trace = load_resumable(loaded.settings.workspace, resume)
     except errors.CliAgentError:
-        return lambda: loaded
+        return load
     if not entry.model:
-        return lambda: loaded
-    api_base = trace.header.get("api_base", loaded.settings.api_base)  # a trace older than the field: the config's
-    settings = dataclasses.replace(loaded.settings, model=entry.model, api_base=api_base)
-    note = f"continuing with the session's model {entry.model}" + (f" at {api_base}" if api_base else "") + \
-        " (--model to use another)"
-    loaded = dataclasses.replace(loaded, settings=settings, notes=(*loaded.notes, note))
-    return lambda: loaded
+        return load
+    recorded = "api_base" in trace.header  # not in a trace older than the field: then the config's
+
+    def with_model() -> Loaded:  # loaded again each time: trusting the folder may change the settings
+        now = load()
+        api_base = trace.header["api_base"] if recorded else now.settings.api_base
+        note = f"continuing with the session's model {entry.model}" + (f" at {api_base}" if api_base else "") + \
+            " (--model to use another)"
+        return dataclasses.replace(now, settings=dataclasses.replace(now.settings, model=entry.model,
+                                                                     api_base=api_base), notes=(*now.notes, note))
+    return with_model
 
 
 def _onboarded(load: Callable[[], Loaded]) -> Callable[[], Loaded]:
@@ -93,10 +100,15 @@ def _onboarded(load: Callable[[], Loaded]) -> Callable[[], Loaded]:
     from cli_agent.ui.onboarding import choose_model
 
     loaded = load()
+    if {"model", "api_base"} & set(loaded.withheld):  # the project config names one: the trust question decides
+        return load
     model = choose_model(loaded.settings)
-    if model is not None:
-        loaded = dataclasses.replace(loaded, settings=dataclasses.replace(loaded.settings, model=model))
-    return lambda: loaded
+    if model is None:
+        return load
+    def with_model() -> Loaded:  # loaded again each time: trusting the folder may change the settings
+        now = load()
+        return dataclasses.replace(now, settings=dataclasses.replace(now.settings, model=model))
+    return with_model
 
 
 class Repl:
