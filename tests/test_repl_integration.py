@@ -164,7 +164,7 @@ def test_a_workflow_named_like_a_command_is_wf_name_and_its_tool_step_is_one_und
     r.expect(PROMPT)
     assert not (r.ws / "hi.txt").exists()
     r.say("/clear")  # the built-in keeps its name
-    r.expect("started a new conversation")
+    r.expect("started a new session")
     r.expect(PROMPT)
     assert r.quit() == 0
 
