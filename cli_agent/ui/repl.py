@@ -169,13 +169,24 @@ class Repl:
             self._approver = TerminalApprover(self.console)
         return self._ask_paused
 
-    def _ask_paused(self, asked: Any) -> Any:
+    @property
+    def own_approver(self) -> Any:
+        """The question about the changes of the user's own command (!COMMAND), worded for them."""
+        from cli_agent.ui.approve import TerminalApprover
+
+        if self._approver is not None and not isinstance(self._approver, TerminalApprover):  # injected (tests)
+            return self._ask_paused
+        own = TerminalApprover(self.console, own=True)
+        return lambda asked: self._ask_paused(asked, own)
+
+    def _ask_paused(self, asked: Any, approver: Any = None) -> Any:
         """The approval question, with the turn's key reader paused (the question reads its own key)."""
+        approver = approver or self._approver
         keys = self._keys
         if keys is None:
-            return self._approver(asked)
+            return approver(asked)
         with keys.paused():
-            return self._approver(asked)
+            return approver(asked)
 
     def _extend(self) -> None:
         """Behind the prompt: the command modules' commands (the workflows), registered into a copy of the registry
