@@ -10,6 +10,7 @@ The output is drawn once, when the command has ended; while it runs, its tail is
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +34,7 @@ DIFFS_SHOWN = 5  # files whose diff is drawn; more than that get a one-line summ
 TAIL_LINES = 12  # lines of a finished command's output drawn in the transcript (all of it: /expand)
 LIVE_LINES = 6  # lines of a running command's output in the live region
 _MARGIN = "  │ "
+_PADDING = re.compile(r"(?<=\S) {3,}(?=\S)")
 
 
 def _headline(call: ToolCall) -> Text:
@@ -102,9 +104,22 @@ class _Output:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Text]:
         width = max(8, options.max_width - len(_MARGIN))
         for line in self.lines:
-            for part in line.wrap(console, width, overflow="fold") or [Text("")]:
+            for part in _narrowed(line, width).wrap(console, width, overflow="fold") or [Text("")]:
                 yield Text.assemble((_MARGIN, "dim"), part, end="")
                 yield Text("\n", end="")
+
+
+def _narrowed(line: Text, width: int) -> Text:
+    """A line too wide for `width` whose padding can give way (pytest's `..      [100%]`): its longest run of spaces
+    shortened, down to two, so that it fits; any other line as it is (it wraps)."""
+    excess = line.cell_len - width
+    plain = line.plain
+    runs = list(_PADDING.finditer(plain)) if excess > 0 else []
+    if not runs:
+        return line
+    run = max(runs, key=lambda m: len(m.group()))
+    keep = max(2, len(run.group()) - excess)
+    return Text(plain[:run.start()] + " " * keep + plain[run.end():], style=line.style)
 
 
 def output_block(text: str, lines: int | None = TAIL_LINES, *, more: str = " (/expand)") -> _Output | None:
