@@ -1,7 +1,7 @@
 """Every command the model runs, as a person sees it in a pseudo-terminal (a pyte screen at 60 and 100 columns):
 `$ COMMAND` whole, a spinner with the time while it runs, its output drawn once by whole lines inside the `│`
-margin with what was left out, all of it under /expand; and in `edits` mode the diff of a change set applied
-unasked."""
+margin with what was left out, all of it under /expand; in `edits` mode the diff of a change set applied unasked;
+and `v` at an approval paging with `less`, its colours shown rather than their escape codes."""
 
 from __future__ import annotations
 
@@ -88,4 +88,23 @@ def test_in_edits_mode_a_command_change_set_applied_unasked_shows_its_diff(term,
     assert re.search(r"^.*-hello world", text, re.M) and re.search(r"^.*\+goodbye world", text, re.M)
     assert 'approved by approval = "edits"' in " ".join(text.split())
     assert (t.ws / "README.md").read_text() == "goodbye world\n"
+    assert t.quit() == 0
+
+
+@pytest.mark.parametrize("cols", [60, 100])
+def test_v_pages_with_less_showing_colours_not_escape_codes(term, cols):
+    body = "".join(f"row {i}\n" for i in range(200))
+    t, screen = term([{"tool_calls": [{"name": "create_file", "arguments": {"path": "big.txt", "content": body}}]},
+                      {"text": "made"}], cols, env={"PAGER": None, "LESS": None})
+    t.say("make it")
+    t.expect(r"Apply\?")
+    t.child.send("v")
+    t.expect("row 1")  # less shows the start of the whole creation
+    seen = screen.text()
+    assert "ESC[" not in seen and "\\x1b" not in seen  # the colours were drawn, not shown as codes
+    t.child.send("q")
+    t.expect(r"Apply\?")
+    t.child.send("y")
+    t.expect("made")
+    t.expect(PROMPT)
     assert t.quit() == 0

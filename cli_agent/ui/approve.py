@@ -225,11 +225,13 @@ class TerminalApprover:
             return ""
 
     def _page(self, asked: ApprovalAsked) -> None:
-        """The whole change, unfolded: in the pager ($PAGER, else less) on a terminal, else printed."""
+        """The whole change, unfolded: in the pager ($PAGER, else less, with its colours) on a terminal, else
+        printed."""
         assert asked.change is not None
         whole = Group(render_call(asked).title or "", change_body(asked.change, fold=False))
         if not self.console.is_terminal:
             self.console.print(whole)
             return
-        with self.console.pager(styles=True):
-            self.console.print(whole)
+        from cli_agent.ui.pager import page
+
+        page(self.console, whole)
