@@ -217,3 +217,16 @@ def test_compact_diff_and_undo_list_in_the_repl(term):
     assert [(r["kind"], r["summary"]) for r in resets] == [("compact", "- made a.txt with alpha")]
     asked = [r["messages"] for r in t.traces() if r["type"] == "model_request"]
     assert asked[-1] == 4  # system, the summary, its acknowledgement, "go on"
+
+
+@pytest.mark.parametrize("cols", [60, 100])
+def test_shift_tab_while_the_model_works_changes_the_mode_for_the_calls_to_come(term, cols):
+    t = term([{"tool_calls": [create("a.txt")], "delay": 8}, {"text": "made it"}], cols=cols)
+    t.say("make a.txt")
+    t.expect("⇧Tab: ask")  # the spinner's line says the mode
+    t.child.send("\x1b[Z")  # Shift+Tab during the turn
+    t.expect("⇧Tab: edits")
+    assert t.child.expect([QUESTION, "made it"], timeout=60) == 1  # applied without asking
+    t.expect(PROMPT)
+    assert t.quit() == 0
+    assert (t.ws / "a.txt").read_text() == "hi\n"

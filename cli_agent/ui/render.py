@@ -87,7 +87,7 @@ class _Working:
     output), then a spinner and the time, and what the user typed meanwhile (`typed()`: the lines queued to send
     next)."""
 
-    def __init__(self, clock: Callable[[], float], typed: Callable[[], list[str]], hint: str,
+    def __init__(self, clock: Callable[[], float], typed: Callable[[], list[str]], hint: Callable[[], str],
                  command: bool = False) -> None:
         from rich.spinner import Spinner
 
@@ -118,7 +118,7 @@ class _Working:
             label = "writing" if self.text else "thinking"
         frame = self.spinner.render(console.get_time())
         yield Text.assemble(frame if isinstance(frame, Text) else "", f" {label} {self.clock() - self.started:.1f}s",
-                            ("  " + self.hint, "dim"))
+                            ("  " + self.hint(), "dim"))
         for n, line in enumerate(queued):
             last = n == len(queued) - 1
             yield Text.assemble(("> ", "bold cyan"), esc(line), ("  (queued: sent when this turn ends)" if last
@@ -137,14 +137,15 @@ class Renderer:
 
     def __init__(self, console: Console, *, clock: Callable[[], float] = time.monotonic,
                  compact: Callable[[str], bool] | None = None, typed: Callable[[], list[str]] = list,
-                 one_shot: bool = False) -> None:
+                 one_shot: bool = False, mode: Callable[[], str] | None = None) -> None:
         """`one_shot`: for `-p` on a terminal: Esc is not read, and a run that did not end well gets no line (the
-        last line on stderr says why)."""
+        last line on stderr says why). `mode`: the approval mode, shown by the spinner (Shift+Tab changes it)."""
         self.console = console
         self.one_shot = one_shot
         self.clock = clock
         self.compact = compact or VERBS.__contains__
         self.typed = typed
+        self.mode = mode
         self.live = console.is_terminal
         self.folded: list[tuple[ToolCall | None, ev.ToolResult]] = []
         self._live: Any = None
@@ -182,14 +183,18 @@ class Renderer:
 
     def _start_working(self, command: bool = False) -> None:
         self.close()
-        self._working = _Working(self.clock, self.typed, "Ctrl-C interrupts" if self.one_shot
-                                 else "Esc or Ctrl-C interrupts", command)
+        self._working = _Working(self.clock, self.typed, self._hint, command)
         if self.live:
             from rich.live import Live
 
             self._live = Live(self._working, console=self.console, transient=True, refresh_per_second=8,
                               vertical_overflow="crop")
             self._live.start()
+
+    def _hint(self) -> str:
+        if self.one_shot:
+            return "Ctrl-C interrupts"
+        return "Esc or Ctrl-C interrupts" + (f" · ⇧Tab: {self.mode()}" if self.mode is not None else "")
 
     def _on_run_started(self, event: ev.RunStarted) -> None:
         self._protocol = event.protocol

@@ -337,6 +337,11 @@ class Repl:
         return toolbar(self.startup.settings, self.startup.session if ready else None, self.steps,
                        width=_columns(self._prompt))
 
+    def _mode(self) -> str:
+        """The approval mode, for the spinner's line (read from the live region's thread)."""
+        session = self.startup.session
+        return session.agent.policy.mode.value if session is not None else ""
+
     def _cycle_mode(self) -> None:
         """Shift+Tab: the next approval mode (ask → edits → all → ask); the toolbar shows it."""
         from cli_agent.ui.toolbar import next_mode
@@ -425,10 +430,11 @@ class Repl:
         from cli_agent.ui.keys import TurnKeys
         from cli_agent.ui.render import Renderer
 
-        renderer = Renderer(self.console, compact=self._compact, typed=lambda: keys.shown() if keys else [])
+        renderer = Renderer(self.console, compact=self._compact, typed=lambda: keys.shown() if keys else [],
+                            mode=self._mode)
         keys = None
         try:
-            with TurnKeys.open(on_change=renderer.refresh) as keys:
+            with TurnKeys.open(on_change=renderer.refresh, on_shift_tab=self._cycle_mode) as keys:
                 if keys is not None:  # a line left unfinished before this turn goes on being typed
                     keys.partial, self._draft = self._draft, ""
                 self._keys = keys
