@@ -230,3 +230,17 @@ def test_shift_tab_while_the_model_works_changes_the_mode_for_the_calls_to_come(
     t.expect(PROMPT)
     assert t.quit() == 0
     assert (t.ws / "a.txt").read_text() == "hi\n"
+
+
+def test_undo_of_a_turn_not_in_the_journal_points_to_undo_list(term):
+    t = term([{"tool_calls": [create("a.txt", "x\n")]}, {"text": "made"}], cols=80)
+    t.say("make a")
+    t.expect(QUESTION)
+    t.child.send("y")
+    t.expect("made")
+    t.expect(PROMPT)
+    t.say("/undo 99")
+    t.expect("turn 99 is not in the undo journal of")
+    said = "".join(t.expect(PROMPT).split())
+    assert said.endswith("(see/undolist)")  # the REPL's own command (the line may wrap anywhere in the path)
+    assert t.quit() == 0

@@ -159,6 +159,7 @@ class Renderer:
         self._command: str | None = None  # the call id of the command running (or ended, its output not drawn)
         self._ran: set[str] = set()  # commands that started running
         self._grouped = False  # the last thing printed was a compact line: the next one joins its group
+        self._elided = ""  # the turn's latest "old tool results elided" warning
 
     def __call__(self, event: ev.Event) -> None:
         handler = getattr(self, "_on_" + event.type, None)
@@ -301,11 +302,16 @@ class Renderer:
     def _on_warning(self, event: ev.Warning) -> None:
         if event.code == "truncated":  # said in the line of the call it belongs to
             return
+        if event.code == "context_elided":  # may come at every step: said once, at the end of the turn
+            self._elided = event.message
+            return
         self.print(Text("! " + esc(event.message), style="yellow"))
 
     def _on_retry(self, event: ev.Retry) -> None:
-        self.print(Text(f"retrying in {event.delay_s:.1f}s (attempt {event.attempt}): {esc(event.reason)}",
-                        style="dim"))
+        from cli_agent.ui.command_panel import hanging
+
+        self.print(hanging(Text(f"retrying in {event.delay_s:.1f}s ", style="dim"),
+                           Text(f"(attempt {event.attempt}): {esc(event.reason)}", style="dim")))
 
     def _on_run_finished(self, event: ev.RunFinished) -> None:
         self._end_command()  # an interrupted command: what it had printed stays on screen
@@ -316,5 +322,7 @@ class Renderer:
             self.print(Text("(interrupted)", style="yellow"))
         if self._protocol == "json" and event.answer.strip():
             self.print(markdown(event.answer))
+        if self._elided:
+            self.print(Text("! " + esc(self._elided), style="yellow"))
         if not self.one_shot or event.stop_reason is ev.StopReason.DONE:
             self.print(finish_line(event, self.clock() - self._started))
