@@ -62,3 +62,21 @@ def test_a_line_sent_while_model_is_checking_is_sent_next(term):
     t.expect(PROMPT)
     assert t.quit() == 0
     assert [r["prompt"] for r in t.traces() if r["type"] == "run_started"] == ["hello"]
+
+
+@pytest.mark.parametrize("cols", [60, 100])
+def test_a_long_paste_is_folded_in_the_input_and_sent_whole(term, cols):
+    t, screen = term([{"text": "it is a KeyError"}], cols)
+    trace = "".join(f"  File \"app.py\", line {i}, in f{i}\n" for i in range(1, 122)) + "KeyError: 'x'\n"
+    t.child.send("explain this error: ")
+    t.child.send("\x1b[200~" + trace + "\x1b[201~")  # a bracketed paste, as a terminal sends it
+    t.expect(r"\[Pasted text #1 \+122 lines\]")
+    t.child.send("\r")
+    t.expect("it is a KeyError")
+    t.expect(PROMPT)
+    lines = screen.lines()
+    assert "> explain this error: [Pasted text #1 +122 lines]" in lines  # the transcript keeps the fold
+    assert not any("line 60, in f60" in line for line in lines)
+    assert t.quit() == 0
+    prompt = next(r["prompt"] for r in t.traces() if r["type"] == "run_started")
+    assert prompt == "explain this error: " + trace.rstrip("\n")  # the model got all of it

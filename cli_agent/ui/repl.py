@@ -135,6 +135,7 @@ class Repl:
         self.queued: list[str] = []  # lines typed during a turn, sent next
         self._draft = ""  # a line typed during a turn but not finished: the next prompt starts with it
         self.last_folded: list[Any] = []  # the last turn's one-line calls, for /expand
+        self._pastes: Any = None  # long pastes folded in the input (ui.pastes.Pastes)
 
     @property
     def session(self) -> Session:
@@ -289,22 +290,31 @@ class Repl:
         return False
 
     def read(self) -> str:
+        """The next line typed at the prompt, its folded pastes expanded (the screen keeps the folds)."""
         if self._prompt is None:
             self._prompt = self._make_prompt()
         draft, self._draft = self._draft, ""
-        return str(self._prompt.prompt(default=draft))
+        line = str(self._prompt.prompt(default=draft))
+        folds = self._pastes.folded(line)
+        if folds:
+            self._say_dim(f"  (pasted text {', '.join(f'#{n}' for n in folds)} sent whole; Ctrl-O at the prompt "
+                          f"shows a paste in full)")
+        return str(self._pastes.expand(line))
 
     def _make_prompt(self) -> Any:
         from prompt_toolkit import PromptSession
+        from prompt_toolkit.key_binding import merge_key_bindings
         from prompt_toolkit.styles import Style
 
         from cli_agent.ui.completion import PathIndex, ReplCompleter, bindings, history
+        from cli_agent.ui.pastes import Pastes
 
+        self._pastes = Pastes()
         prompt: Any = PromptSession(
             [("class:prompt", "> ")], history=history(self._say_dim), multiline=True,
             completer=ReplCompleter(self, PathIndex(self._workspace)), complete_while_typing=True,
             prompt_continuation=". ", bottom_toolbar=self._toolbar, enable_suspend=True,
-            key_bindings=bindings(self._cycle_mode),
+            key_bindings=merge_key_bindings([bindings(self._cycle_mode), self._pastes.bindings()]),
             style=Style.from_dict({"prompt": "bold ansicyan"}), **{k: v for k, v in self._io.items() if v})
         warmed: list[bool] = []
 
