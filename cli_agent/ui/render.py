@@ -24,6 +24,7 @@ from cli_agent.messages import ToolCall
 from cli_agent.ui.change_view import FOLD_LINES, arguments_text, call_title, change_body
 from cli_agent.ui.escape import escape_for_terminal as esc
 from cli_agent.ui.transcript import VERBS, compact_line, result_line
+from cli_agent.ui.working import Working
 
 __all__ = ["FOLD_LINES", "Renderer", "call_panel", "finish_line", "markdown", "result_line"]
 
@@ -82,50 +83,6 @@ def finish_line(finished: ev.RunFinished, seconds: float) -> Text:
     return Text.assemble((f"✗ {reason.value}: ", "bold red"), (esc(finished.message), "red"))
 
 
-class _Working:
-    """The live region while the model works: the tail of the streamed reply (or, while a command runs, of its
-    output), then a spinner and the time, and what the user typed meanwhile (`typed()`: the lines queued to send
-    next)."""
-
-    def __init__(self, clock: Callable[[], float], typed: Callable[[], list[str]], hint: Callable[[], str],
-                 command: bool = False) -> None:
-        from rich.spinner import Spinner
-
-        self.hint = hint
-        self.clock = clock
-        self.typed = typed
-        self.command = command
-        self.started = clock()
-        self.text = ""
-        self.spinner = Spinner("dots", style="cyan")
-
-    def add(self, text: str) -> None:
-        self.text = (self.text + text)[-_LIVE_KEEP:]
-
-    def __rich_console__(self, console: Console, options: Any) -> Any:
-        queued = self.typed()
-        room = max(1, (options.height or console.height) - 2 - len(queued))
-        if self.command:
-            from cli_agent.ui.command_panel import LIVE_LINES, output_block
-
-            block = output_block(self.text, min(room, LIVE_LINES), more="")
-            if block is not None:
-                yield block
-            label = "running"
-        else:
-            if self.text:
-                yield Text(esc("\n".join(self.text.splitlines()[-room:])))
-            label = "writing" if self.text else "thinking"
-        frame = self.spinner.render(console.get_time())
-        yield Text.assemble(frame if isinstance(frame, Text) else "", f" {label} {self.clock() - self.started:.1f}s",
-                            ("  " + self.hint(), "dim"))
-        for n, line in enumerate(queued):
-            last = n == len(queued) - 1
-            yield Text.assemble(("> ", "bold cyan"), esc(line), ("  (queued: sent when this turn ends)" if last
-                                                                 else "", "dim"))
-
-
-_LIVE_KEEP = 64 * 1024  # characters of a running command's output kept for its live tail
 _INTERRUPTED = (ev.StopReason.CANCELLED, ev.StopReason.INTERRUPTED)
 
 
@@ -149,7 +106,7 @@ class Renderer:
         self.live = console.is_terminal
         self.folded: list[tuple[ToolCall | None, ev.ToolResult]] = []
         self._live: Any = None
-        self._working: _Working | None = None
+        self._working: Working | None = None
         self._protocol = ""
         self._started = clock()
         self._calls: dict[str, ToolCall] = {}
@@ -184,7 +141,7 @@ class Renderer:
 
     def _start_working(self, command: bool = False) -> None:
         self.close()
-        self._working = _Working(self.clock, self.typed, self._hint, command)
+        self._working = Working(self.clock, self.typed, self._hint, command)
         if self.live:
             from rich.live import Live
 

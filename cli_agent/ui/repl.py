@@ -22,6 +22,7 @@ from collections.abc import Callable, Collection, Iterable
 from typing import TYPE_CHECKING, Any
 
 from cli_agent import errors
+from cli_agent.ui.start_model import onboarded, with_its_model
 from cli_agent.ui.startup import Startup, warm_up
 
 if TYPE_CHECKING:
@@ -49,9 +50,9 @@ def run_repl(load: Callable[[], Loaded], *, provider_factory: ProviderFactory, r
         raise errors.UsageError(NO_TERMINAL)
     if resume is not None and onboard and not any(os.environ.get(v) for v in ("CLI_AGENT_MODEL",
                                                                                "CLI_AGENT_API_BASE")):
-        load = _with_its_model(load, resume)
+        load = with_its_model(load, resume)
     if onboard and not any(os.environ.get(v) for v in ("CLI_AGENT_MODEL", "CLI_AGENT_API_BASE", "CLI_AGENT_API_KEY")):
-        load = _onboarded(load)
+        load = onboarded(load)
     if ask_trust is not None:
         ask_trust(load)
     startup = Startup(load, provider_factory, resume=resume)
@@ -62,53 +63,6 @@ def run_repl(load: Callable[[], Loaded], *, provider_factory: ProviderFactory, r
     if startup.error is not None:  # quit before the start-up failed: its error still decides the exit code
         raise startup.error
     return code
-
-
-def _with_its_model(load: Callable[[], Loaded], resume: str) -> Callable[[], Loaded]:
-    """The settings (loaded now) with the model and server of the session to continue, when neither the command line
-    nor the environment names a model: `-c` goes on with the model it was talking to. Its key is never kept; the
-    provider finds it as it would for a new session. A session that cannot be found is left to the start-up, which
-    says why."""
-    import dataclasses
-
-    from cli_agent.session_index import load_resumable
-
-    loaded = load()
-    try:
-        entry, trace = load_resumable(loaded.settings.workspace, resume)
-    except errors.CliAgentError:
-        return load
-    if not entry.model:
-        return load
-    recorded = "api_base" in trace.header  # not in a trace older than the field: then the config's
-
-    def with_model() -> Loaded:  # loaded again each time: trusting the folder may change the settings
-        now = load()
-        api_base = trace.header["api_base"] if recorded else now.settings.api_base
-        note = f"continuing with the session's model {entry.model}" + (f" at {api_base}" if api_base else "") + \
-            " (--model to use another)"
-        return dataclasses.replace(now, settings=dataclasses.replace(now.settings, model=entry.model,
-                                                                     api_base=api_base), notes=(*now.notes, note))
-    return with_model
-
-
-def _onboarded(load: Callable[[], Loaded]) -> Callable[[], Loaded]:
-    """The settings, loaded now (only for a user with no model on the command line or in the environment), with the
-    model onboarding chose."""
-    import dataclasses
-
-    from cli_agent.ui.onboarding import choose_model
-
-    loaded = load()
-    if {"model", "api_base"} & set(loaded.withheld):  # the project config names one: the trust question decides
-        return load
-    model = choose_model(loaded.settings)
-    if model is None:
-        return load
-    def with_model() -> Loaded:  # loaded again each time: trusting the folder may change the settings
-        now = load()
-        return dataclasses.replace(now, settings=dataclasses.replace(now.settings, model=model))
-    return with_model
 
 
 class Repl:
