@@ -244,3 +244,24 @@ def test_undo_of_a_turn_not_in_the_journal_points_to_undo_list(term):
     said = "".join(t.expect(PROMPT).split())
     assert said.endswith("(see/undolist)")  # the REPL's own command (the line may wrap anywhere in the path)
     assert t.quit() == 0
+
+
+@pytest.mark.parametrize("cols", [60, 100])
+def test_help_summaries_wrap_under_their_column_never_to_column_0(tmp_path, cols):
+    from screenkit import Screen
+
+    t = Term(tmp_path, [], cols=cols, wait=None)
+    screen = Screen(t.child, cols)
+    t.expect(PROMPT)
+    t.say("/help")
+    t.expect("Approval answers")
+    t.expect(PROMPT)
+    lines = screen.lines()
+    listing = lines[next(i for i, x in enumerate(lines) if x == "commands:") + 1:
+                    next(i for i, x in enumerate(lines) if x.startswith("Enter sends"))]
+    assert all(line.startswith("  ") or line.endswith(":") or not line for line in listing)
+    column = lines[next(i for i, x in enumerate(lines) if x.startswith("  /approval"))].index("show or set")
+    wrapped = [line for line in listing if line.startswith(" " * column) and line.strip()]
+    assert all(len(line) - len(line.lstrip()) == column for line in wrapped)  # under the summary's first letter
+    assert wrapped or cols == 100
+    assert t.quit() == 0
