@@ -265,3 +265,21 @@ def test_help_summaries_wrap_under_their_column_never_to_column_0(tmp_path, cols
     assert all(len(line) - len(line.lstrip()) == column for line in wrapped)  # under the summary's first letter
     assert wrapped or cols == 100
     assert t.quit() == 0
+
+
+def test_tab_completes_a_workflow_path_parameter_from_the_workspace(term):
+    t = term([{"text": "hello"}, {"text": "explained"}], cols=80)
+    (t.ws / "calculator.py").write_text("x = 1\n")
+    t.say("hi")  # the start-up is done (the workflows and the workspace are known)
+    t.expect("hello")
+    t.expect(PROMPT)
+    t.child.send("/explain calc")
+    t.expect("calculator.py")  # offered while typing
+    t.child.send("\t")
+    t.child.send("\r")  # takes the completion
+    t.child.send("\r")  # sends
+    t.expect("explained")
+    t.expect(PROMPT)
+    assert t.quit() == 0
+    started = [r for r in t.traces() if r["type"] == "run_started"][-1]
+    assert "calculator.py" in started["prompt"]

@@ -90,6 +90,7 @@ class Repl:
         self._draft = ""  # a line typed during a turn but not finished: the next prompt starts with it
         self.last_folded: list[Any] = []  # the last turn's one-line calls, for /expand
         self._pastes: Any = None  # long pastes folded in the input (ui.pastes.Pastes)
+        self._paths: Any = None  # the workspace's paths, for completion (ui.completion.PathIndex)
 
     @property
     def session(self) -> Session:
@@ -264,9 +265,10 @@ class Repl:
         from cli_agent.ui.pastes import Pastes
 
         self._pastes = Pastes()
+        self._paths = PathIndex(self._workspace)
         prompt: Any = PromptSession(
             [("class:prompt", "> ")], history=history(self._say_dim), multiline=True,
-            completer=ReplCompleter(self, PathIndex(self._workspace)), complete_while_typing=True,
+            completer=ReplCompleter(self, self._paths), complete_while_typing=True,
             prompt_continuation=". ", bottom_toolbar=self._toolbar, enable_suspend=True,
             key_bindings=merge_key_bindings([bindings(self._cycle_mode), self._pastes.bindings()]),
             style=Style.from_dict({"prompt": "bold ansicyan"}), **{k: v for k, v in self._io.items() if v})
@@ -288,6 +290,12 @@ class Repl:
 
         prompt.app.after_render += after_first_render
         return prompt
+
+    def workspace_paths(self, fragment: str) -> list[str]:
+        """The workspace paths that match `fragment`, for completing a workflow's path parameter."""
+        from cli_agent.ui.completion import match_paths
+
+        return match_paths(self._paths.paths(), fragment) if self._paths is not None else []
 
     def _workspace(self) -> Any:
         """The workspace for completing @paths, None while the start-up is still under way."""
