@@ -78,8 +78,9 @@ def run_interactive(state: AppState, resume: str | None, *, onboard: bool) -> in
     def load() -> Any:
         return load_for(state, announce=False)
 
-    ask_trust(load, (state.flags or {}).get("workspace"))  # once per folder+config
-    return run_repl(load, provider_factory=provider_factory(state), resume=resume, onboard=onboard)
+    hint = (state.flags or {}).get("workspace")
+    return run_repl(load, provider_factory=provider_factory(state), resume=resume, onboard=onboard,
+                    ask_trust=lambda settled: ask_trust(settled, hint))  # once per folder+config
 
 
 def run_prompt(state: AppState, prompt: str, resume: str | None) -> int:

@@ -206,7 +206,8 @@ class ToolResult(_Event):
 
 @dataclass(frozen=True)
 class CommandOutput(_Event):
-    """Output of a running command (run_command), as it comes: for a live tail. Not part of the result."""
+    """Output of a running command (run_command), as it comes: for a live tail. Not part of the result. The first,
+    with no text, is sent as the command starts."""
 
     type: ClassVar[str] = "command_output"
     call_id: str

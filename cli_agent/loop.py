@@ -419,10 +419,12 @@ class Agent:
         return prepared, None if reason is None else reason + prepared.denial_note()
 
     def _stage(self, prepared: Prepared, dispatcher: Dispatcher) -> Generator[Event, Decision | None, Prepared]:
-        """Run a command; its output becomes CommandOutput events, at most five a second (the latest 4 KiB)."""
+        """Run a command; its output becomes CommandOutput events, at most five a second (the latest 4 KiB), after
+        an empty one that says it has started."""
         import codecs
 
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        yield CommandOutput(call_id=prepared.call.id, text="")
         running = dispatcher.stage(prepared)
         pending, last = "", self.setup.clock()
         try:

@@ -275,7 +275,7 @@ def open_session(settings: Settings, *, interactive: bool, provider_factory: Pro
     trace_path = Path(settings.trace).expanduser() if settings.trace else default_trace_path()
     try:
         trace = TraceWriter(trace_path, {"workspace": str(workspace.root), "model": settings.model,
-                                         "protocol": protocol})
+                                         "api_base": settings.api_base, "protocol": protocol})  # never the key
     except OSError as exc:
         provider.close()
         if mcp is not None:

@@ -17,7 +17,8 @@ from pathlib import Path
 from cli_agent import paths
 from cli_agent.errors import ConfigError
 
-__all__ = ["TrustEntry", "config_digest", "entries", "folder_trusted", "is_trusted", "revoke", "trust"]
+__all__ = ["TrustEntry", "config_digest", "earlier_entry", "entries", "folder_trusted", "is_trusted", "revoke",
+           "trust"]
 
 FILE = "trusted-folders.json"
 NO_CONFIG = "none"  # the digest of a folder without a project config
@@ -29,6 +30,7 @@ class TrustEntry:
     folder: str  # the real path
     digest: str  # sha256 of the project config when trusted, or NO_CONFIG
     trusted_at: float
+    settings: tuple[str, ...] = ()  # what trusting it set, as `key = value` lines (secrets masked), when known
 
     @property
     def current(self) -> bool:
@@ -60,14 +62,22 @@ def is_trusted(folder: Path) -> bool:
     return any(e.folder == str(real) and e.digest == digest for e in entries())
 
 
-def trust(folder: Path) -> TrustEntry:
-    """Trust the folder with its config as it is now (replacing an earlier entry for it)."""
+def trust(folder: Path, settings: tuple[str, ...] = ()) -> TrustEntry:
+    """Trust the folder with its config as it is now (replacing an earlier entry for it); `settings`: what that
+    config sets that needs trust, kept to say what changed when it changes."""
     real = _real(folder)
     if not real.is_dir():
         raise ConfigError(f"not a folder: {folder}")
-    entry = TrustEntry(str(real), config_digest(real), time.time())
+    entry = TrustEntry(str(real), config_digest(real), time.time(), tuple(settings))
     _save([e for e in entries() if e.folder != entry.folder] + [entry])
     return entry
+
+
+def earlier_entry(folder: Path) -> TrustEntry | None:
+    """The folder's entry when the user trusted it with a config that has changed since."""
+    real = _real(folder)
+    digest = config_digest(real)
+    return next((e for e in entries() if e.folder == str(real) and e.digest != digest), None)
 
 
 def revoke(folder: Path) -> bool:
@@ -84,7 +94,8 @@ def entries() -> list[TrustEntry]:
     path = paths.user_state_dir() / FILE
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        return [TrustEntry(str(e["folder"]), str(e["digest"]), float(e["trusted_at"])) for e in data["folders"]]
+        return [TrustEntry(str(e["folder"]), str(e["digest"]), float(e["trusted_at"]),
+                           tuple(str(line) for line in e.get("settings", ()))) for e in data["folders"]]
     except FileNotFoundError:
         return []
     except (OSError, ValueError, KeyError, TypeError) as exc:  # a damaged store trusts nothing, and says so
@@ -97,7 +108,8 @@ def _save(items: list[TrustEntry]) -> None:
 
     folder = paths.user_state_dir()
     folder.mkdir(parents=True, exist_ok=True)
-    data = {"format": 1, "folders": [{"folder": e.folder, "digest": e.digest, "trusted_at": e.trusted_at}
+    data = {"format": 1, "folders": [{"folder": e.folder, "digest": e.digest, "trusted_at": e.trusted_at,
+                                      **({"settings": list(e.settings)} if e.settings else {})}
                                      for e in sorted(items, key=lambda e: e.folder)]}
     fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:

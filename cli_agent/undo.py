@@ -43,8 +43,9 @@ class Undone:
 
 # -- undoing -------------------------------------------------------------------------------------------------------
 
-def undo(journal: Journal, turn: int | None = None) -> Undone:
-    """Revert `turn` (default: the newest turn not undone yet) of `journal`; see the module docstring."""
+def undo(journal: Journal, turn: int | None = None, *, listing: str = "cli-agent undo --list") -> Undone:
+    """Revert `turn` (default: the newest turn not undone yet) of `journal`; see the module docstring. `listing`:
+    how the front end lists the turns, named in the errors (the REPL's `/undo list`)."""
     from cli_agent.envelope import ToolError
     from cli_agent.sandbox import DEFAULT_PROTECTED, Workspace
 
@@ -52,7 +53,7 @@ def undo(journal: Journal, turn: int | None = None) -> Undone:
     if not journal.file.exists():
         raise errors.UsageError(f"nothing to undo in {journal.root}: cli-agent has not changed a file here")
     with journal.no_turn_running(), journal.exclusive():
-        target = _pick(journal, turn)
+        target = _pick(journal, turn, listing)
         plan = _plan(journal, workspace, target)
         done: list[str] = []
         for change in plan:
@@ -70,18 +71,17 @@ def undo(journal: Journal, turn: int | None = None) -> Undone:
     return Undone(target.number, tuple(done))
 
 
-def _pick(journal: Journal, turn: int | None) -> Turn:
+def _pick(journal: Journal, turn: int | None, listing: str) -> Turn:
     turns = journal.turns()
     if turn is None:
         left = [t for t in turns if not t.undone]
         if not left:
             raise errors.UsageError(f"nothing to undo in {journal.root}: every turn in the journal is undone "
-                                    f"already (see cli-agent undo --list)")
+                                    f"already (see {listing})")
         return left[-1]
     found = next((t for t in turns if t.number == turn), None)
     if found is None:
-        raise errors.UsageError(f"turn {turn} is not in the undo journal of {journal.root} (see cli-agent undo "
-                                f"--list)")
+        raise errors.UsageError(f"turn {turn} is not in the undo journal of {journal.root} (see {listing})")
     if found.undone:
         raise errors.UsageError(f"turn {turn} was undone already")
     return found

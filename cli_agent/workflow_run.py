@@ -156,27 +156,33 @@ def ask_missing(workflow: Workflow, missing: Sequence[Param], ask: Callable[[Par
     return values
 
 
-def complete_arguments(workflow: Workflow, text: str) -> list[str]:
+def complete_arguments(workflow: Workflow, text: str,
+                       paths: Callable[[str], list[str]] | None = None) -> list[str]:
     """Tab candidates for the word being typed at the end of `text` (the arguments so far): `name=` for each
-    parameter not given yet, and the choices (or yes/no) of the parameter the word fills."""
+    parameter not given yet, and the choices (or yes/no) of the parameter the word fills, or for a path parameter
+    the workspace paths `paths(fragment)` matches."""
     words = text.split(" ")
     done, word = words[:-1], words[-1]
     given = {w.partition("=")[0] for w in done if "=" in w}
     key, eq, partial = word.partition("=")
     if eq:
         param = workflow.param(key)
-        return [f"{key}={c}" for c in _choices(param) if c.startswith(partial)] if param else []
+        return [f"{key}={c}" for c in _choices(param, paths, partial)] if param else []
     free = [p for p in workflow.params if p.name not in given]
     positional = len([w for w in done if w and "=" not in w])
     rest = free[positional:]  # the parameters positional words have not filled yet
-    out = [c for c in _choices(rest[0] if rest else None) if c.startswith(word)]
+    out = list(_choices(rest[0] if rest else None, paths, word))
     return out + [f"{p.name}=" for p in rest if p.name.startswith(word)]
 
 
-def _choices(param: Param | None) -> tuple[str, ...]:
+def _choices(param: Param | None, paths: Callable[[str], list[str]] | None, partial: str) -> list[str]:
+    """The values of `param` that start with `partial` (a path parameter: the paths `paths` matches)."""
     if param is None:
-        return ()
-    return param.choices if param.type == "choice" else ("yes", "no") if param.type == "bool" else ()
+        return []
+    if param.type == "path":
+        return [p for p in paths(partial) if " " not in p] if paths is not None else []
+    words = param.choices if param.type == "choice" else ("yes", "no") if param.type == "bool" else ()
+    return [w for w in words if w.startswith(partial)]
 
 
 # -- running ------------------------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
-"""`/clear` and `/compact` start the conversation again in the session record: a resume sends the model exactly what
-was live after the last one, and a replay follows it; near the context window the REPL compacts on its own."""
+"""`/clear` starts a new session (the old one stays to resume); `/compact` starts the conversation again in the
+session record: a resume sends the model exactly what was live after it, and a replay follows it; near the context
+window the REPL compacts on its own."""
 
 from __future__ import annotations
 
@@ -44,20 +45,22 @@ def resumed(ws, replies) -> tuple[Repl, ScriptedProvider]:
     return repl, provider
 
 
-def test_a_resume_after_clear_sends_only_what_followed_the_clear(env):
+def test_clear_starts_a_new_session_that_a_resume_goes_on_with_and_the_old_one_stays(env):
     repl, _ = repl_with(env, [{"text": "one"}, {"text": "two"}])
     repl.turn("before the clear")
+    old_trace = repl.session.trace_path
     repl.commands.dispatch(repl, "/clear")
     repl.turn("after the clear")
     trace = repl.session.trace_path
+    assert trace != old_trace
     repl.session.close()
     again, provider = resumed(env, [{"text": "three"}])
     again.turn("and now")
     assert sent(provider) == [("user", "after the clear"), ("assistant", "two"), ("user", "and now")]
     again.session.close()
-    records = [json.loads(line) for line in trace.read_text().splitlines()]
-    assert [r["kind"] for r in records if r["type"] == "conversation_reset"] == ["clear"]
-    assert replay(trace).divergence is None  # replay clears at the same place
+    old = [json.loads(line) for line in old_trace.read_text().splitlines()]
+    assert [r["prompt"] for r in old if r["type"] == "run_started"] == ["before the clear"]  # kept to go back to
+    assert replay(trace).divergence is None and replay(old_trace).divergence is None
 
 
 def test_compact_replaces_the_conversation_by_the_summary_and_a_resume_continues_from_it(env):

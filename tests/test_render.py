@@ -149,3 +149,17 @@ def test_a_terminal_console_streams_into_a_live_region_that_is_cleared_before_th
     before, _, after = shown.partition("partial answer")
     assert "partial" in before and "\x1b[2K" in before  # streamed into a live region, erased before the answer
     assert "partial" not in after
+
+
+def test_old_results_elided_is_said_once_after_the_turn_and_does_not_split_the_grouped_reads():
+    read = call("read_file", path="a.py")
+    result = ToolResult("id-read_file", "read_file", Envelope.success({"content": "x\n", "start_line": 1,
+                                                                        "end_line": 1, "total_lines": 1}))
+    out = play(ToolCallsProposed((read,)), result,
+               Warning("context_elided", "3 old tool result(s) elided to stay within the context window"),
+               ToolCallsProposed((read,)), result,
+               Warning("context_elided", "4 old tool result(s) elided to stay within the context window"),
+               RunFinished(StopReason.DONE, "done", steps=3))
+    lines = [line for line in out.splitlines() if line.strip()]
+    assert lines[:2] == ["● Read(a.py) ⎿ 1 line", "  Read(a.py) ⎿ 1 line"]  # one group
+    assert out.count("elided") == 1 and "! 4 old tool result(s) elided" in out

@@ -97,9 +97,11 @@ def test_a_registered_entry_shows_in_help_under_its_category(repl):
 def test_exit_ends_and_clear_forgets_the_conversation(repl):
     assert run(repl, "/exit")[0] is Outcome.EXIT
     assert run(repl, "/quit")[0] is Outcome.EXIT
-    repl.session.agent.history.append(Message("user", "remember me"))
+    old = repl.session
+    old.agent.history.append(Message("user", "remember me"))
     _, out = run(repl, "/clear")
-    assert repl.session.agent.history == [] and "new conversation" in out
+    assert repl.session is not old and repl.session.agent.history == [] and "started a new session" in out
+    assert repl.session.provider is old.provider  # the same model goes on
 
 
 def test_approval_switches_the_mode_and_resets_session_grants(repl):

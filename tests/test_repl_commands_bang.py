@@ -16,11 +16,11 @@ def test_bang_runs_in_the_sandbox_is_approved_attached_and_undone(repl, tmp_path
     r = repl([{"text": "seen it"}])
     (r.ws / "keep.txt").write_text("old\n")
     r.say("!echo new > keep.txt; echo made > made.txt; echo OUT-$((6*7))")
-    r.expect("made.txt")  # the change set's panel
-    r.expect(r"Apply\?")
+    r.expect("OUT-42")  # the output, drawn once the command has ended
+    r.expect("made.txt")  # then the change set's panel
+    r.expect(r"Apply your command's changes\?")
     r.child.send("y")
-    r.expect("OUT-42")
-    r.expect("Attach this output")
+    r.expect("Attach your command's output")
     r.child.send("\r")
     r.expect(PROMPT)
     assert (r.ws / "keep.txt").read_text() == "new\n" and (r.ws / "made.txt").read_text() == "made\n"
@@ -41,7 +41,7 @@ def test_bang_runs_in_the_sandbox_is_approved_attached_and_undone(repl, tmp_path
 def test_bang_that_only_prints_asks_nothing(repl) -> None:  # noqa: F811
     r = repl([])
     r.say("!echo hi-$((1+1))")
-    out = r.expect("Attach this output")
+    out = r.expect("Attach your command's output")
     assert "hi-2" in out and "Apply?" not in out
     r.child.send("n\r")
     r.expect("not attached")
@@ -68,3 +68,24 @@ def test_ctrl_c_kills_a_running_command_and_applies_nothing(repl) -> None:  # no
     assert processes_matching(f"sleep 3{tag}") == []
     assert not (r.ws / "made.txt").exists()
     assert r.quit() == 0
+
+
+@pytest.mark.parametrize("cols", [60, 100])
+def test_bang_questions_are_worded_as_the_users_own_command_and_a_stray_answer_asks_again(repl, cols) -> None:  # noqa: F811
+    r = repl([], cols=cols)
+    (r.ws / "keep.txt").write_text("old\n")
+    r.say("!echo new > keep.txt; echo done-$((2*3))")
+    legend = " ".join(r.expect(r"Apply your command's changes\?").split())
+    assert "y yes, apply them · n no, leave the files as they are" in legend
+    assert "tell the model" not in legend and "stop the turn" not in legend
+    r.child.send("f")  # not an answer here: no model to tell
+    r.expect("no: the files stay as they were")
+    r.expect("Attach your command's output")
+    r.child.send("nope\r")
+    r.expect("answer y \\(or Enter\\) to attach it, n not to")  # asked again
+    r.expect("Attach your command's output")
+    r.child.send("n\r")
+    r.expect("not attached")
+    r.expect(PROMPT)
+    assert r.quit() == 0
+    assert (r.ws / "keep.txt").read_text() == "old\n"

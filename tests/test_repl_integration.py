@@ -25,14 +25,14 @@ _CONTROL = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][A-Z0-9]|\x1b[=>]|\r|\x08
 class Repl:
     """cli-agent's REPL in a pty with a scripted model; `home` is its CLI_AGENT_HOME, `ws` its workspace."""
 
-    def __init__(self, tmp_path: Path, replies: list[dict], *args: str, name: str = "script") -> None:
+    def __init__(self, tmp_path: Path, replies: list[dict], *args: str, name: str = "script", cols: int = 160) -> None:
         self.home, self.ws = tmp_path / "home", tmp_path / "ws"
         self.ws.mkdir(exist_ok=True)
         script = tmp_path / f"{name}.json"
         script.write_text(json.dumps(replies))
         self.child = pexpect.spawn(sys.executable, ["-m", "cli_agent", "--model", f"scripted:{script}", "-C",
                                                     str(self.ws), *args],
-                                   env=_env(self.home), dimensions=(40, 160), encoding="utf-8", timeout=TIMEOUT)
+                                   env=_env(self.home), dimensions=(40, cols), encoding="utf-8", timeout=TIMEOUT)
 
     def say(self, text: str) -> None:
         self.child.send(text + "\r")
@@ -63,7 +63,7 @@ def _env(home: Path) -> dict[str, str]:
 def repl(tmp_path):
     started: list[Repl] = []
 
-    def start(replies: list[dict], *args: str, **kw: str) -> Repl:
+    def start(replies: list[dict], *args: str, **kw) -> Repl:
         started.append(Repl(tmp_path, replies, *args, **kw))
         started[-1].expect(PROMPT)
         return started[-1]
@@ -164,7 +164,7 @@ def test_a_workflow_named_like_a_command_is_wf_name_and_its_tool_step_is_one_und
     r.expect(PROMPT)
     assert not (r.ws / "hi.txt").exists()
     r.say("/clear")  # the built-in keeps its name
-    r.expect("started a new conversation")
+    r.expect("started a new session")
     r.expect(PROMPT)
     assert r.quit() == 0
 

@@ -217,3 +217,69 @@ def test_compact_diff_and_undo_list_in_the_repl(term):
     assert [(r["kind"], r["summary"]) for r in resets] == [("compact", "- made a.txt with alpha")]
     asked = [r["messages"] for r in t.traces() if r["type"] == "model_request"]
     assert asked[-1] == 4  # system, the summary, its acknowledgement, "go on"
+
+
+@pytest.mark.parametrize("cols", [60, 100])
+def test_shift_tab_while_the_model_works_changes_the_mode_for_the_calls_to_come(term, cols):
+    t = term([{"tool_calls": [create("a.txt")], "delay": 8}, {"text": "made it"}], cols=cols)
+    t.say("make a.txt")
+    t.expect("⇧Tab: ask")  # the spinner's line says the mode
+    t.child.send("\x1b[Z")  # Shift+Tab during the turn
+    t.expect("⇧Tab: edits")
+    assert t.child.expect([QUESTION, "made it"], timeout=60) == 1  # applied without asking
+    t.expect(PROMPT)
+    assert t.quit() == 0
+    assert (t.ws / "a.txt").read_text() == "hi\n"
+
+
+def test_undo_of_a_turn_not_in_the_journal_points_to_undo_list(term):
+    t = term([{"tool_calls": [create("a.txt", "x\n")]}, {"text": "made"}], cols=80)
+    t.say("make a")
+    t.expect(QUESTION)
+    t.child.send("y")
+    t.expect("made")
+    t.expect(PROMPT)
+    t.say("/undo 99")
+    t.expect("turn 99 is not in the undo journal of")
+    said = "".join(t.expect(PROMPT).split())
+    assert said.endswith("(see/undolist)")  # the REPL's own command (the line may wrap anywhere in the path)
+    assert t.quit() == 0
+
+
+@pytest.mark.parametrize("cols", [60, 100])
+def test_help_summaries_wrap_under_their_column_never_to_column_0(tmp_path, cols):
+    from screenkit import Screen
+
+    t = Term(tmp_path, [], cols=cols, wait=None)
+    screen = Screen(t.child, cols)
+    t.expect(PROMPT)
+    t.say("/help")
+    t.expect("Approval answers")
+    t.expect(PROMPT)
+    lines = screen.lines()
+    listing = lines[next(i for i, x in enumerate(lines) if x == "commands:") + 1:
+                    next(i for i, x in enumerate(lines) if x.startswith("Enter sends"))]
+    assert all(line.startswith("  ") or line.endswith(":") or not line for line in listing)
+    column = lines[next(i for i, x in enumerate(lines) if x.startswith("  /approval"))].index("show or set")
+    wrapped = [line for line in listing if line.startswith(" " * column) and line.strip()]
+    assert all(len(line) - len(line.lstrip()) == column for line in wrapped)  # under the summary's first letter
+    assert wrapped or cols == 100
+    assert t.quit() == 0
+
+
+def test_tab_completes_a_workflow_path_parameter_from_the_workspace(term):
+    t = term([{"text": "hello"}, {"text": "explained"}], cols=80)
+    (t.ws / "calculator.py").write_text("x = 1\n")
+    t.say("hi")  # the start-up is done (the workflows and the workspace are known)
+    t.expect("hello")
+    t.expect(PROMPT)
+    t.child.send("/explain calc")
+    t.expect("calculator.py")  # offered while typing
+    t.child.send("\t")
+    t.child.send("\r")  # takes the completion
+    t.child.send("\r")  # sends
+    t.expect("explained")
+    t.expect(PROMPT)
+    assert t.quit() == 0
+    started = [r for r in t.traces() if r["type"] == "run_started"][-1]
+    assert "calculator.py" in started["prompt"]

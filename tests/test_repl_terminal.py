@@ -177,9 +177,25 @@ def test_ctrl_c_during_a_slow_reply_returns_to_the_prompt_and_the_next_message_w
 def test_ctrl_c_on_an_empty_prompt_says_how_to_quit_and_ctrl_d_exits_0(term):
     t = term([])
     t.child.sendcontrol("c")
-    t.expect("Ctrl-D or /exit to quit")
+    t.expect(r"press Ctrl-C again within 2 s to quit \(or Ctrl-D, /exit\)")
     t.expect(PROMPT)
     assert t.quit() == 0
+
+
+@pytest.mark.parametrize("cols", [60, 100])
+def test_a_second_ctrl_c_at_an_empty_prompt_quits_with_the_goodbye_line(term, cols):
+    t = term([{"text": "hello"}], cols=cols)
+    t.say("hi")
+    t.expect("hello")
+    t.expect(PROMPT)
+    t.child.sendcontrol("c")
+    t.expect("again within 2 s to quit")
+    t.expect(PROMPT)
+    t.child.sendcontrol("c")  # sent as soon as the prompt is back: well within the two seconds
+    rest = t.expect(pexpect.EOF)
+    assert "resume it with: cli-agent --resume" in " ".join(rest.split())
+    t.child.close()
+    assert t.child.exitstatus == 0
 
 
 def test_escape_sequences_in_a_path_are_shown_not_interpreted(term):

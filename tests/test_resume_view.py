@@ -3,6 +3,10 @@ totals come back; driven in a pseudo-terminal with `cli-agent -c` after a real s
 
 from __future__ import annotations
 
+import re
+import subprocess
+import sys
+
 import pytest
 from test_repl_terminal import _CONTROL, PROMPT, QUESTION, Term, create
 
@@ -46,24 +50,29 @@ def test_continue_replays_the_transcript_and_restores_the_totals(tmp_path):
     assert again.quit() == 0
 
 
-def test_continue_after_clear_sends_only_what_followed_it(tmp_path):
-    first = Term(tmp_path, [{"text": "answer one"}, {"text": "answer two"}], cols=80)
+@pytest.mark.parametrize("cols", [60, 100])
+def test_clear_starts_a_new_session_and_the_old_one_stays_to_resume(tmp_path, cols):
+    first = Term(tmp_path, [{"text": "answer one"}, {"text": "answer two"}, {"text": "answer three"}], cols=cols)
     first.say("question one")
     first.expect("answer one")
     first.expect(PROMPT)
     first.say("/clear")
-    first.expect("started a new conversation")
+    said = " ".join((first.expect("the old one is session") + "the old one is session" + first.expect(PROMPT)).split())
+    assert "started a new session: the model forgets the conversation" in said
+    assert re.search(r"the old one is session (\w+): /resume, or cli-agent --resume \1", said)
     first.say("question two")
     first.expect("answer two")
     first.expect(PROMPT)
+    first.say("/resume 1")  # the session before the /clear is still there
+    first.expect("resumed session")
+    first.expect(PROMPT)
+    first.say("and again?")
+    first.expect("answer three")
+    first.expect(PROMPT)
     assert first.quit() == 0
-    again = Term(tmp_path, [{"text": "goes on"}], cols=80, args=("-c",), wait="goes on from here")
-    seen = _CONTROL.sub("", again.child.before)
-    assert "1 turn before the last /clear (not in the conversation)" in " ".join(seen.split())
-    again.expect(PROMPT)
-    again.say("question three")
-    again.expect("goes on")
-    again.expect(PROMPT)
-    assert again.quit() == 0
-    requests = [r for r in again.traces() if r["type"] == "model_request"]
-    assert requests[-1]["messages"] == 4  # system, question two, answer two, question three
+    assert [r["messages"] for r in first.traces() if r["type"] == "model_request"][-1] == 4  # question one, ...
+    listed = subprocess.run([sys.executable, "-m", "cli_agent", "sessions", "-C", str(first.ws)], capture_output=True,
+                            text=True, env=first.child.env, timeout=60)
+    assert listed.returncode == 0 and "question one" in listed.stdout and "question two" in listed.stdout
+
+

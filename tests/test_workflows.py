@@ -333,3 +333,24 @@ def test_completion_offers_parameter_names_then_choices(tmp_path):
     assert complete_arguments(wf, "fixed ") == ["yes", "no", "loud="]
     assert complete_arguments(wf, "loud=yes k") == ["kind="]
     assert complete_arguments(wf, "nope=") == []
+
+
+def test_completion_of_a_path_parameter_offers_the_workspace_paths(tmp_path):
+    wf = load_text(tmp_path, HEAD + textwrap.dedent("""
+        [[params]]
+        name = "path"
+        type = "path"
+        [[params]]
+        name = "goal"
+        [[steps]]
+        prompt = "{{path}} {{goal}}"
+    """))
+    known = ["src/", "src/calc.py", "src/app.py", "README.md"]
+
+    def paths(fragment: str) -> list[str]:
+        return [p for p in known if p.startswith(fragment)]
+
+    assert complete_arguments(wf, "src/c", paths) == ["src/calc.py"]
+    assert complete_arguments(wf, "path=src/a", paths) == ["path=src/app.py"]
+    assert complete_arguments(wf, "src/calc.py ", paths) == ["goal="]  # the next parameter is not a path
+    assert complete_arguments(wf, "src/c") == []  # no workspace to look in

@@ -52,7 +52,14 @@ def render_call(asked: ApprovalAsked) -> Any:
                       changes=asked.changes)
 
 
-def _answers(asked: ApprovalAsked, session_scoped: bool) -> list[tuple[str, str]]:
+OWN_PROMPT = "Apply your command's changes? "
+_OWN_SAID = {Decision.YES: "yes: applied", Decision.NO: "no: the files stay as they were"}
+
+
+def _answers(asked: ApprovalAsked, session_scoped: bool, own: bool = False) -> list[tuple[str, str]]:
+    if own:  # the user's own command (!COMMAND): nothing to tell a model, nothing to grant
+        out = [("y", "yes, apply them"), ("n", "no, leave the files as they are")]
+        return [*out, (VIEW, "view all")] if asked.change is not None else out
     rest = asked.total - asked.index
     out = [("y", "yes"), ("n", "no, stop the turn"), ("f", "no, and tell the model what to do instead")]
     if session_scoped:
@@ -64,10 +71,11 @@ def _answers(asked: ApprovalAsked, session_scoped: bool) -> list[tuple[str, str]
     return out
 
 
-def choices(asked: ApprovalAsked, *, session_scoped: bool = True) -> Text:
-    """The answers on one line that wraps to the width; "all" says exactly how much more than this call it grants."""
+def choices(asked: ApprovalAsked, *, session_scoped: bool = True, own: bool = False) -> Text:
+    """The answers on one line that wraps to the width; "all" says exactly how much more than this call it grants.
+    `own`: the user's own command's changes (yes, no, view)."""
     out = Text()
-    for n, (key, text) in enumerate(_answers(asked, session_scoped)):
+    for n, (key, text) in enumerate(_answers(asked, session_scoped, own)):
         if n:
             out.append(" · ", style="dim")
         out.append(key, style="bold cyan")
@@ -76,10 +84,11 @@ def choices(asked: ApprovalAsked, *, session_scoped: bool = True) -> Text:
     return out
 
 
-def decided_line(decision: Decision, feedback: str = "", unrecognised: str = "") -> Text:
+def decided_line(decision: Decision, feedback: str = "", unrecognised: str = "", *, own: bool = False) -> Text:
     """What stays on screen once the question is answered."""
     mark = ("  ✓ ", "bold green") if decision.approves else ("  ✗ ", "bold yellow")
-    said = Text.assemble(mark, (_SAID[decision], "green" if decision.approves else "yellow"))
+    words = _OWN_SAID.get(decision, _SAID[decision]) if own else _SAID[decision]
+    said = Text.assemble(mark, (words, "green" if decision.approves else "yellow"))
     if decision is Decision.FEEDBACK:
         said.append(esc(feedback))
     if unrecognised:
@@ -132,7 +141,7 @@ def read_key(message: Any, *, input: Any = None, output: Any = None) -> str:
     return app.run() or ""
 
 
-def _question(legend: Text, width: int) -> Any:
+def _question(legend: Text, width: int, prompt: str = PROMPT) -> Any:
     """The legend, wrapped between words under a two-space indent to `width` (by Rich, as everything else on
     screen), then the prompt: prompt_toolkit formatted text."""
     import io
@@ -143,7 +152,7 @@ def _question(legend: Text, width: int) -> Any:
     out = io.StringIO()
     Console(file=out, width=max(width, 20), force_terminal=True, color_system="standard",
             highlight=False).print(Padding(legend, (0, 0, 0, 2)))
-    return ANSI(out.getvalue() + "\x1b[1m" + PROMPT.rstrip() + "\x1b[0m ")
+    return ANSI(out.getvalue() + "\x1b[1m" + prompt.rstrip() + "\x1b[0m ")
 
 
 def _ask_terminal(message: Any) -> str:
@@ -161,10 +170,12 @@ class TerminalApprover:
     """Asks on the terminal. `read(question)` returns the answer (one key or a word) or raises EOFError /
     KeyboardInterrupt; `read_feedback(prompt)` returns the line for `f`; both are injectable for tests.
     `show_panel=False` when the front end already drew the call; `session_scoped=False` (a one-shot run) leaves
-    out the answers that grant for the rest of the session."""
+    out the answers that grant for the rest of the session; `own=True` asks about the user's own command's changes
+    (!COMMAND): yes or no, worded for them, with no model to tell and nothing to grant."""
 
     def __init__(self, console: Any = None, read: Callable[[Any], str] | None = None, *, show_panel: bool = True,
-                 session_scoped: bool = True, read_feedback: Callable[[str], str] | None = None) -> None:
+                 session_scoped: bool = True, read_feedback: Callable[[str], str] | None = None,
+                 own: bool = False) -> None:
         if console is None:
             from rich.console import Console
 
@@ -173,18 +184,20 @@ class TerminalApprover:
         self.read = read or _ask_terminal
         self.read_feedback = read_feedback or _feedback_terminal
         self.show_panel = show_panel
-        self.session_scoped = session_scoped
+        self.session_scoped = session_scoped and not own
+        self.own = own
 
     def __call__(self, asked: ApprovalAsked) -> Decision | Answer:
         if self.show_panel:
             self.console.print(render_call(asked))
-        legend = choices(asked, session_scoped=self.session_scoped)
+        legend = choices(asked, session_scoped=self.session_scoped, own=self.own)
+        prompt = OWN_PROMPT if self.own else PROMPT
         while True:
             if self.read is not _ask_terminal:  # an injected reader gets the legend printed
                 self.console.print(Padding(legend, (0, 0, 0, 2)))
             try:
-                answer = self.read(_question(legend, self.console.width) if self.read is _ask_terminal
-                                   else PROMPT)
+                answer = self.read(_question(legend, self.console.width, prompt) if self.read is _ask_terminal
+                                   else prompt)
             except SignalInterrupt:
                 raise
             except (KeyboardInterrupt, EOFError):  # Ctrl-C or Ctrl-D typed at the question: no
@@ -194,13 +207,15 @@ class TerminalApprover:
                 continue
             break
         decision = parse_answer(answer, session_scoped=self.session_scoped)
+        if self.own and not decision.approves:
+            decision = Decision.NO  # no `f`: there is no model to tell
         key = answer.strip()
         unrecognised = key if (decision is Decision.NO and key.lower() not in KEYS and key.isprintable()) else ""
         feedback = ""
         if decision is Decision.FEEDBACK:
             feedback = self._feedback()
             decision = Decision.FEEDBACK if feedback else Decision.NO
-        self.console.print(decided_line(decision, feedback, unrecognised))
+        self.console.print(decided_line(decision, feedback, unrecognised, own=self.own))
         return Answer(decision, feedback) if feedback else decision
 
     def _feedback(self) -> str:
@@ -210,11 +225,13 @@ class TerminalApprover:
             return ""
 
     def _page(self, asked: ApprovalAsked) -> None:
-        """The whole change, unfolded: in the pager ($PAGER, else less) on a terminal, else printed."""
+        """The whole change, unfolded: in the pager ($PAGER, else less, with its colours) on a terminal, else
+        printed."""
         assert asked.change is not None
         whole = Group(render_call(asked).title or "", change_body(asked.change, fold=False))
         if not self.console.is_terminal:
             self.console.print(whole)
             return
-        with self.console.pager(styles=True):
-            self.console.print(whole)
+        from cli_agent.ui.pager import page
+
+        page(self.console, whole)

@@ -28,7 +28,7 @@ class BangHost(Protocol):
     @property
     def console(self) -> Console: ...
     @property
-    def approver(self) -> Any: ...
+    def own_approver(self) -> Any: ...
     def drive(self, events: EventStream) -> RunFinished: ...
     def ask(self, question: str, *, choices: Iterable[str] = (), default: str = "") -> str: ...
 
@@ -47,12 +47,27 @@ def run_bang(repl: BangHost, command: str) -> None:
     call = ToolCall(f"user-{uuid.uuid4().hex[:8]}", "run_command", arguments, json.dumps(arguments))
     history = session.agent.history
     before = len(history)
-    repl.drive(session.run_call(call, repl.approver, by=NOTE_BY))
-    if len(history) == before + 1 and session.interactive:
-        answer = repl.ask("Attach this output to your next message to the model? [Y/n] ").strip().lower()
-        if answer in ("n", "no"):
-            del history[before]
-            repl.console.print(Text("  not attached", style="dim"))
-            return
+    repl.drive(session.run_call(call, repl.own_approver, by=NOTE_BY))
+    question = "Attach your command's output to your next message to the model? [Y/n] "
+    if len(history) == before + 1 and session.interactive and not _yes(repl, question):
+        del history[before]
+        repl.console.print(Text("  not attached", style="dim"))
+        return
     if len(history) > before:
         repl.console.print(Text("  the output goes with your next message", style="dim"))
+
+
+def _yes(repl: BangHost, question: str) -> bool:
+    """Yes (Enter, y, yes) or no (n, no, Ctrl-C, Ctrl-D); anything else asks again."""
+    from rich.text import Text
+
+    while True:
+        try:
+            answer = repl.ask(question).strip().lower()
+        except (KeyboardInterrupt, EOFError):
+            return False
+        if answer in ("", "y", "yes"):
+            return True
+        if answer in ("n", "no"):
+            return False
+        repl.console.print(Text("  answer y (or Enter) to attach it, n not to", style="yellow"))

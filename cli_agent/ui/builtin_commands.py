@@ -14,8 +14,9 @@ from cli_agent.ui.escape import escape_for_terminal as esc
 __all__ = ["KEYS_HELP", "builtin_commands"]
 
 KEYS_HELP = ("Enter sends · Meta+Enter or Ctrl-J: new line · Ctrl-R: search history · Tab: complete · "
-             "@path attaches a file · //text sends /text · Esc or Ctrl-C interrupts the turn (what you type "
-             "meanwhile is queued and sent next) · Ctrl-D quits")
+             "@path attaches a file · //text sends /text · Ctrl-O: a folded paste in full · Esc or Ctrl-C "
+             "interrupts the turn (what you type meanwhile is queued and sent next) · Ctrl-D, or Ctrl-C twice at "
+             "an empty prompt, quits")
 
 
 # -- the built-ins ---------------------------------------------------------------------------------------------
@@ -42,19 +43,23 @@ def _help(ctx: CommandContext, args: str) -> None:
             out.append("\n  also: " + ", ".join("/" + esc(a) for a in command.aliases), style="dim")
         ctx.console.print(out)
         return
-    out = Text()
+    from rich.table import Table
+
+    listing = Table.grid(padding=(0, 1, 0, 0))  # a summary too long for the width wraps under itself
+    listing.add_column(no_wrap=True)
+    listing.add_column()
     category = None
     for command in ctx.commands.commands():
         if command.category != category:
             category = command.category
-            out.append(("" if not out else "\n") + esc(category) + ":", style="bold")
+            listing.add_row(Text(esc(category) + ":", style="bold"), "")
         usage = f"/{command.name} {command.usage}".rstrip()
-        out.append("\n  " + esc(usage).ljust(28), style="cyan")
-        out.append(" " + esc(command.summary))
-    out.append("\n\n" + KEYS_HELP, style="dim")
+        listing.add_row(Text("  " + esc(usage), style="cyan"), Text(esc(command.summary)))
+    ctx.console.print(listing)
+    out = Text("\n" + KEYS_HELP, style="dim")
     out.append("\nApproval answers: y yes · n no, stop the turn · f no, and tell the model what to do instead · "
                "a yes to all, this session · t yes to this tool, this session · v view all of a change. "
-               "Shift+Tab cycles the approval mode (ask, edits, all).", style="dim")
+               "Shift+Tab cycles the approval mode (ask, edits, all), also while the model works.", style="dim")
     ctx.console.print(out)
 
 

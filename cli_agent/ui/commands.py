@@ -13,7 +13,7 @@ import difflib
 import enum
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from cli_agent.ui.escape import escape_for_terminal as esc
 
@@ -72,6 +72,11 @@ class CommandContext(Protocol):
 
     def replace_session(self, session: Session) -> None:
         """Make `session` the live one (e.g. a resumed session) and close the one it replaces."""
+        ...
+
+    def keep_typed(self, keys: Any) -> None:
+        """Keep what was typed while a command held the keyboard (`ui.keys.TurnKeys`, or None): finished lines are
+        sent next, an unfinished one starts the next prompt."""
         ...
 
 

@@ -1,8 +1,8 @@
 """The REPL's commands about the conversation itself: `/clear`, `/compact [focus]`, `/expand`, and compacting on
 its own near the context window.
 
-`/clear` and `/compact` each write a `ConversationReset` to the session's trace (`cli_agent.compaction`), so a
-resume restores only what was live and a replay resets at the same place.
+`/clear` starts a new session (the old one stays to resume); `/compact` writes a `ConversationReset` to the session's
+trace (`cli_agent.compaction`), so a resume restores only what was live and a replay resets at the same place.
 """
 
 from __future__ import annotations
@@ -20,14 +20,28 @@ __all__ = ["compact", "compact_if_full", "context_commands"]
 
 
 def _clear(ctx: CommandContext, args: str) -> None:
+    """A new session on the same model: the model forgets the conversation, and the old session stays listed (in
+    /resume and `cli-agent sessions`) to go back to."""
+    import dataclasses
+
     from rich.text import Text
 
+    from cli_agent.session import open_session
+    from cli_agent.ui.command_panel import hanging
+
     session = ctx.session
-    reset = ConversationReset(kind="clear")
-    apply_reset(session.agent, reset)
-    session.trace(reset)
-    ctx.console.print(Text("started a new conversation (the model forgets this one; files stay as they are; "
-                           "a resume starts here)"))
+    if not session.agent.history:
+        ctx.console.print(Text("the conversation is empty already", style="dim"))
+        return
+    settings = dataclasses.replace(session.settings, trace=None)  # a --trace file holds the session it names
+    new = open_session(settings, interactive=True, provider_factory=lambda s: session.provider)
+    new.agent.policy = new.agent.policy.with_mode(session.agent.policy.mode)  # keep what /approval set
+    old = session.session_id
+    ctx.replace_session(new)
+    ctx.console.print(Text("started a new session: the model forgets the conversation; files stay as they are"))
+    if old:
+        ctx.console.print(hanging(Text("  "), Text(f"the old one is session {esc(old)}: /resume, or cli-agent "
+                                                   f"--resume {esc(old)}", style="dim")))
 
 
 def compact(ctx: CommandContext, focus: str = "", *, auto: bool = False) -> bool:
@@ -73,17 +87,22 @@ def _compact(ctx: CommandContext, args: str) -> None:
 
 
 def _expand(ctx: CommandContext, args: str) -> None:
-    """The last turn's one-line calls in full: arguments, result, notices."""
+    """The last turn's one-line calls and commands in full: arguments (a command's whole output), result,
+    notices."""
     from rich.text import Text
 
+    from cli_agent.ui.command_panel import command_expanded
     from cli_agent.ui.render import call_panel
     from cli_agent.ui.transcript import result_line
 
     folded: list[Any] = getattr(ctx, "last_folded", [])
     if not folded:
-        ctx.console.print(Text("no folded calls in the last turn", style="dim"))
+        ctx.console.print(Text("no folded calls or commands in the last turn", style="dim"))
         return
     for call, result in folded:
+        if isinstance(result.envelope.data, dict) and "exit_code" in result.envelope.data:
+            ctx.console.print(command_expanded(call, result))
+            continue
         if call is not None:
             ctx.console.print(call_panel(call))
         ctx.console.print(result_line(result, call))
@@ -97,13 +116,14 @@ def context_commands() -> list[Command]:
     from cli_agent.ui.diff_command import diff_command
 
     return [
-        Command("clear", "start a new conversation", _clear,
-                help="The model forgets the conversation; the files stay as they are. A resume of this session "
-                     "starts after the /clear."),
+        Command("clear", "start a new session", _clear,
+                help="A new session on the same model: the model forgets the conversation; the files stay as they "
+                     "are. The old session stays in /resume and cli-agent sessions."),
         Command("compact", "replace the conversation by the model's summary of it", _compact, "[FOCUS]",
                 help="The model summarises the conversation so far (FOCUS: what to keep most of) and the summary "
                      "replaces it, freeing the context window. The REPL does this on its own when the context is "
                      f"{AUTO_COMPACT_AT:.0%} full. Recorded in the trace: a resume continues from the summary."),
-        Command("expand", "show the last turn's one-line calls in full", _expand),
+        Command("expand", "show the last turn's one-line calls and commands (all their output) in full",
+                _expand),
         diff_command(),
     ]

@@ -6,7 +6,8 @@
 
 The terminal is put in cbreak mode without echo (Ctrl-C still sends SIGINT); a reader thread takes the bytes. A lone
 Esc sends SIGINT to the main thread, so an Esc is handled exactly like Ctrl-C (the loop finishes the run cleanly).
-Escape sequences (arrows, function keys) are ignored; Backspace, Ctrl-U and Enter edit the typed-ahead text.
+Shift+Tab calls `on_shift_tab`; other escape sequences (arrows, function keys) are ignored; Backspace, Ctrl-U and
+Enter edit the typed-ahead text.
 """
 
 from __future__ import annotations
@@ -31,9 +32,10 @@ class TurnKeys:
     """Reads the terminal in a thread while a turn runs (see the module docstring)."""
 
     def __init__(self, fd: int, on_change: Callable[[], None] = lambda: None,
-                 interrupt: Callable[[], None] | None = None) -> None:
+                 interrupt: Callable[[], None] | None = None, on_shift_tab: Callable[[], None] | None = None) -> None:
         self.fd = fd
         self.on_change = on_change
+        self.on_shift_tab = on_shift_tab
         self.interrupt = interrupt or _interrupt_main
         self.queued: list[str] = []
         self.partial = ""
@@ -46,8 +48,10 @@ class TurnKeys:
 
     @classmethod
     @contextlib.contextmanager
-    def open(cls, on_change: Callable[[], None] = lambda: None) -> Iterator[TurnKeys | None]:
-        """Reading keys for the length of the block; None when stdin is not a terminal."""
+    def open(cls, on_change: Callable[[], None] = lambda: None,
+             on_shift_tab: Callable[[], None] | None = None) -> Iterator[TurnKeys | None]:
+        """Reading keys for the length of the block; None when stdin is not a terminal. `on_shift_tab`: called for
+        Shift+Tab (the REPL's next approval mode, for the calls still to come)."""
         try:
             fd = sys.stdin.fileno()
             usable = os.isatty(fd)
@@ -56,7 +60,7 @@ class TurnKeys:
         if not usable:
             yield None
             return
-        keys = cls(fd, on_change)
+        keys = cls(fd, on_change, on_shift_tab=on_shift_tab)
         keys.start()
         try:
             yield keys
@@ -131,7 +135,11 @@ class TurnKeys:
                     self.escaped = True
                     self.interrupt()
                     return
-                i = _skip_sequence(text, i)
+                end = _skip_sequence(text, i)
+                if text[i:end] == "\x1b[Z" and self.on_shift_tab is not None:  # Shift+Tab
+                    self.on_shift_tab()
+                    changed = True
+                i = end
                 continue
             if ch in "\r\n":
                 if self.partial.strip():

@@ -1,10 +1,10 @@
 """`/model`: show the model, pick one with the arrow keys, or switch to a named one, checked first.
 
-A switch makes the new provider and checks it (for a LiteLLM model: that LiteLLM can route the name, knows it or
-has a server to send it to, and finds its key) behind a spinner, with the keyboard held so nothing typed meanwhile
-is echoed. A bad name is refused in one line and the current model stays. The conversation carries over when the
-wire protocol stays, or when it holds no tool calls; otherwise the REPL asks before starting a new one (recorded
-in the trace as a `/clear`).
+A switch makes the new provider and checks it (for a LiteLLM model: that LiteLLM can route the name, knows it or has
+a server to send it to, and finds its key) behind a spinner, with the keyboard held so nothing typed meanwhile is
+echoed (a line finished meanwhile is sent next). A bad name is refused in one line and the current model stays. The
+conversation carries over when the wire protocol stays, or when it holds no tool calls; otherwise the REPL asks
+before starting a new one (recorded in the trace as a `/clear`).
 """
 
 from __future__ import annotations
@@ -98,6 +98,7 @@ def switch_model(ctx: CommandContext, name: str) -> None:
     from cli_agent.ui.keys import TurnKeys
 
     session = ctx.session
+    keys = None
     try:
         with TurnKeys.open() as keys, ctx.console.status(f"checking {esc(name)}…", spinner="dots"):
             provider, protocol = _checked_provider(ctx, name)
@@ -107,8 +108,8 @@ def switch_model(ctx: CommandContext, name: str) -> None:
     except KeyboardInterrupt:
         ctx.console.print(Text("model not changed (interrupted)", style="yellow"))
         return
-    if keys is not None and keys.partial:
-        setattr(ctx, "_draft", keys.partial)  # noqa: B010 - the REPL's next prompt starts with it
+    finally:
+        ctx.keep_typed(keys)  # typed while checking: sent next, or waiting at the prompt
     agent = session.agent
     portable = all(not m.tool_calls and m.role != "tool" for m in agent.history)
     kept = protocol == session.protocol or portable

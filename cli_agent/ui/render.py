@@ -24,6 +24,7 @@ from cli_agent.messages import ToolCall
 from cli_agent.ui.change_view import FOLD_LINES, arguments_text, call_title, change_body
 from cli_agent.ui.escape import escape_for_terminal as esc
 from cli_agent.ui.transcript import VERBS, compact_line, result_line
+from cli_agent.ui.working import Working
 
 __all__ = ["FOLD_LINES", "Renderer", "call_panel", "finish_line", "markdown", "result_line"]
 
@@ -82,35 +83,6 @@ def finish_line(finished: ev.RunFinished, seconds: float) -> Text:
     return Text.assemble((f"✗ {reason.value}: ", "bold red"), (esc(finished.message), "red"))
 
 
-class _Working:
-    """The live region while the model works: the tail of the streamed reply, then a spinner and the time, and
-    what the user typed meanwhile (`typed()`: the lines queued to send next)."""
-
-    def __init__(self, clock: Callable[[], float], typed: Callable[[], list[str]], hint: str) -> None:
-        from rich.spinner import Spinner
-
-        self.hint = hint
-        self.clock = clock
-        self.typed = typed
-        self.started = clock()
-        self.text = ""
-        self.spinner = Spinner("dots", style="cyan")
-
-    def __rich_console__(self, console: Console, options: Any) -> Any:
-        queued = self.typed()
-        room = max(1, (options.height or console.height) - 2 - len(queued))
-        if self.text:
-            yield Text(esc("\n".join(self.text.splitlines()[-room:])))
-        label = "writing" if self.text else "thinking"
-        frame = self.spinner.render(console.get_time())
-        yield Text.assemble(frame if isinstance(frame, Text) else "", f" {label} {self.clock() - self.started:.1f}s",
-                            ("  " + self.hint, "dim"))
-        for n, line in enumerate(queued):
-            last = n == len(queued) - 1
-            yield Text.assemble(("> ", "bold cyan"), esc(line), ("  (queued: sent when this turn ends)" if last
-                                                                 else "", "dim"))
-
-
 _INTERRUPTED = (ev.StopReason.CANCELLED, ev.StopReason.INTERRUPTED)
 
 
@@ -122,24 +94,29 @@ class Renderer:
 
     def __init__(self, console: Console, *, clock: Callable[[], float] = time.monotonic,
                  compact: Callable[[str], bool] | None = None, typed: Callable[[], list[str]] = list,
-                 one_shot: bool = False) -> None:
+                 one_shot: bool = False, mode: Callable[[], str] | None = None) -> None:
         """`one_shot`: for `-p` on a terminal: Esc is not read, and a run that did not end well gets no line (the
-        last line on stderr says why)."""
+        last line on stderr says why). `mode`: the approval mode, shown by the spinner (Shift+Tab changes it)."""
         self.console = console
         self.one_shot = one_shot
         self.clock = clock
         self.compact = compact or VERBS.__contains__
         self.typed = typed
+        self.mode = mode
         self.live = console.is_terminal
         self.folded: list[tuple[ToolCall | None, ev.ToolResult]] = []
         self._live: Any = None
-        self._working: _Working | None = None
+        self._working: Working | None = None
         self._protocol = ""
         self._started = clock()
         self._calls: dict[str, ToolCall] = {}
         self._shown: set[str] = set()
         self._approved_by: dict[str, str] = {}
+        self._asked_changes: set[str] = set()  # calls whose change set was shown to be approved
+        self._command: str | None = None  # the call id of the command running (or ended, its output not drawn)
+        self._ran: set[str] = set()  # commands that started running
         self._grouped = False  # the last thing printed was a compact line: the next one joins its group
+        self._elided = ""  # the turn's latest "old tool results elided" warning
 
     def __call__(self, event: ev.Event) -> None:
         handler = getattr(self, "_on_" + event.type, None)
@@ -162,16 +139,20 @@ class Renderer:
         if self._live is not None:
             self._live.refresh()
 
-    def _start_working(self) -> None:
+    def _start_working(self, command: bool = False) -> None:
         self.close()
-        self._working = _Working(self.clock, self.typed, "Ctrl-C interrupts" if self.one_shot
-                                 else "Esc or Ctrl-C interrupts")
+        self._working = Working(self.clock, self.typed, self._hint, command)
         if self.live:
             from rich.live import Live
 
             self._live = Live(self._working, console=self.console, transient=True, refresh_per_second=8,
                               vertical_overflow="crop")
             self._live.start()
+
+    def _hint(self) -> str:
+        if self.one_shot:
+            return "Ctrl-C interrupts"
+        return "Esc or Ctrl-C interrupts" + (f" · ⇧Tab: {self.mode()}" if self.mode is not None else "")
 
     def _on_run_started(self, event: ev.RunStarted) -> None:
         self._protocol = event.protocol
@@ -200,29 +181,71 @@ class Renderer:
             self.print(lines)
 
     def _on_approval_asked(self, event: ev.ApprovalAsked) -> None:
+        self._end_command()  # a command's output comes before the question about its changes
         self.close()
         self._grouped = False
         self._shown.add(event.call.id)  # the approver draws the panel and asks
+        if event.changes:
+            self._asked_changes.add(event.call.id)
 
     def _on_approval_decided(self, event: ev.ApprovalDecided) -> None:
-        if event.by == "policy" and event.rule:
+        if event.by == "user":
+            self._approved_by.pop(event.call_id, None)
+        elif event.by == "policy" and event.rule:
+            if event.call_id in self._calls and self._calls[event.call_id].name == "run_command" \
+                    and event.call_id not in self._ran:
+                return  # that a sandboxed command may run says nothing about its changes
             self._approved_by[event.call_id] = event.rule
-        elif not event.decision.approves and event.by != "user":
+        elif not event.decision.approves:
             self.print(Text.assemble(("  ✗ refused: ", "red"), (esc(event.rule or event.by), "red")))
 
     def _on_command_output(self, event: ev.CommandOutput) -> None:
-        from cli_agent.ui.command_panel import output_tail
+        """The first (empty) says the command started: `$ COMMAND`, then its output's tail under a spinner."""
+        if self._command != event.call_id:
+            from cli_agent.ui.command_panel import command_line
 
+            self._end_command()
+            self.close()
+            call = self._calls.get(event.call_id)
+            self.print(command_line(str((call.arguments or {}).get("command", "")) if call is not None else ""))
+            self._command = event.call_id
+            self._ran.add(event.call_id)
+            self._start_working(command=True)
+        if self._working is not None:
+            self._working.add(event.text)
+
+    def _end_command(self, output: str | None = None) -> None:
+        """The ended command's output, drawn once: `output` (its result's) or else the tail the live region had."""
+        if self._command is None:
+            return
+        from cli_agent.ui.command_panel import output_block
+
+        live = self._working.text if self._working is not None and self._working.command else ""
+        self._command = None
         self.close()
-        self.print(output_tail(event.text, lines=6))
+        block = output_block(live if output is None else output)
+        if block is not None:
+            self.print(block)
 
     def _on_tool_result(self, event: ev.ToolResult) -> None:
         call = self._calls.get(event.call_id)
-        if isinstance(event.envelope.data, dict) and "exit_code" in event.envelope.data:
-            from cli_agent.ui.command_panel import command_result
+        data = event.envelope.data
+        if isinstance(data, dict) and "exit_code" in data:
+            from cli_agent.ui.command_panel import changes_panel, command_result
 
+            if self._command == event.call_id:
+                self._end_command(str(data.get("output", "")))
+            if event.changes and event.call_id not in self._asked_changes and call is not None:
+                self.print(changes_panel(call, event.changes))  # applied unasked: what it changed is still shown
+            self.folded.append((call, event))
             self.print(command_result(event, self._approved_by.get(event.call_id, "")))
             return
+        self._end_command()
+        if event.changes and event.call_id not in self._asked_changes and call is not None:
+            from cli_agent.ui.command_panel import changes_panel
+
+            self._shown.add(event.call_id)
+            self.print(changes_panel(call, event.changes))
         if event.change is None and event.call_id not in self._shown and self.compact(event.tool):
             self.folded.append((call, event))
             self.console.print(compact_line(event, call, first=not self._grouped))
@@ -236,6 +259,9 @@ class Renderer:
     def _on_warning(self, event: ev.Warning) -> None:
         if event.code == "truncated":  # said in the line of the call it belongs to
             return
+        if event.code == "context_elided":  # may come at every step: said once, at the end of the turn
+            self._elided = event.message
+            return
         self.print(Text("! " + esc(event.message), style="yellow"))
 
     def _on_verification(self, event: ev.Verification) -> None:
@@ -243,10 +269,13 @@ class Renderer:
         self.print(Text(esc(event.line), style=style))
 
     def _on_retry(self, event: ev.Retry) -> None:
-        self.print(Text(f"retrying in {event.delay_s:.1f}s (attempt {event.attempt}): {esc(event.reason)}",
-                        style="dim"))
+        from cli_agent.ui.command_panel import hanging
+
+        self.print(hanging(Text(f"retrying in {event.delay_s:.1f}s ", style="dim"),
+                           Text(f"(attempt {event.attempt}): {esc(event.reason)}", style="dim")))
 
     def _on_run_finished(self, event: ev.RunFinished) -> None:
+        self._end_command()  # an interrupted command: what it had printed stays on screen
         partial = self._working.text if self._working is not None else ""
         self.close()
         if event.stop_reason in _INTERRUPTED and partial.strip() and self._protocol != "json":
@@ -254,5 +283,7 @@ class Renderer:
             self.print(Text("(interrupted)", style="yellow"))
         if self._protocol == "json" and event.answer.strip():
             self.print(markdown(event.answer))
+        if self._elided:
+            self.print(Text("! " + esc(self._elided), style="yellow"))
         if not self.one_shot or event.stop_reason is ev.StopReason.DONE:
             self.print(finish_line(event, self.clock() - self._started))

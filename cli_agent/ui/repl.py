@@ -3,8 +3,9 @@
 A prompt_toolkit prompt (history in the user state dir, Ctrl-R search, Meta+Enter / Ctrl-J for a new line, tab
 completion, a bottom toolbar) reads a message or a slash command (`cli_agent.ui.commands`); a message runs one
 turn of the session's agent, drawn by `Renderer` and asked about by `TerminalApprover`. Ctrl-C during a turn
-cancels it (the loop finishes the run cleanly) and returns to the prompt; Ctrl-C at an empty prompt only says how
-to quit; Ctrl-D quits. SIGTERM closes the session (so the trace is complete) and leaves with 143 through `cli.py`.
+cancels it (the loop finishes the run cleanly) and returns to the prompt; Ctrl-C at an empty prompt says how to
+quit, and a second one within two seconds quits; Ctrl-D quits. SIGTERM closes the session (so the trace is
+complete) and leaves with 143 through `cli.py`.
 
 The prompt comes first: the config, the session and the workflow commands are made behind it by `Startup`
 (`cli_agent.ui.startup`), which also warms up what the first turn needs (LiteLLM, httpx, Rich's Markdown); the
@@ -16,10 +17,12 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Callable, Collection, Iterable
 from typing import TYPE_CHECKING, Any
 
 from cli_agent import errors
+from cli_agent.ui.start_model import onboarded, with_its_model
 from cli_agent.ui.startup import Startup, warm_up
 
 if TYPE_CHECKING:
@@ -31,20 +34,27 @@ if TYPE_CHECKING:
 
 __all__ = ["Repl", "run_repl"]
 
+QUIT_WINDOW_S = 2.0  # a second Ctrl-C at an empty prompt within this long quits
 NO_TERMINAL = "no terminal for the REPL: pass -p TEXT, or -p - to read the task from stdin"
 
 
 def run_repl(load: Callable[[], Loaded], *, provider_factory: ProviderFactory, resume: str | None = None,
-             onboard: bool = False) -> int:
+             onboard: bool = False, ask_trust: Callable[[Callable[[], Loaded]], None] | None = None) -> int:
     """`load` gives the settings; `resume`: continue that session (session_index.LATEST for -c, or an id) instead of
     starting a new one. The session is made behind the first prompt (`Startup`), except one to continue, which the
     banner shows. `onboard` (no --model or --api-base given): when no model is configured either, say what is
-    possible before any prompt (`ui.onboarding`). A bad config, a missing or damaged session, no model: the REPL
-    ends with that one-line error (exit 2)."""
+    possible before any prompt (`ui.onboarding`). `ask_trust(load)`: the folder's trust question, asked once the
+    model is settled (a REPL that cannot start for want of a model asks nothing). A bad config, a missing or damaged
+    session, no model: the REPL ends with that one-line error (exit 2)."""
     if not sys.stdin.isatty():
         raise errors.UsageError(NO_TERMINAL)
+    if resume is not None and onboard and not any(os.environ.get(v) for v in ("CLI_AGENT_MODEL",
+                                                                               "CLI_AGENT_API_BASE")):
+        load = with_its_model(load, resume)
     if onboard and not any(os.environ.get(v) for v in ("CLI_AGENT_MODEL", "CLI_AGENT_API_BASE", "CLI_AGENT_API_KEY")):
-        load = _onboarded(load)
+        load = onboarded(load)
+    if ask_trust is not None:
+        ask_trust(load)
     startup = Startup(load, provider_factory, resume=resume)
     try:
         code = Repl(startup, None, provider_factory).loop()
@@ -53,20 +63,6 @@ def run_repl(load: Callable[[], Loaded], *, provider_factory: ProviderFactory, r
     if startup.error is not None:  # quit before the start-up failed: its error still decides the exit code
         raise startup.error
     return code
-
-
-def _onboarded(load: Callable[[], Loaded]) -> Callable[[], Loaded]:
-    """The settings, loaded now (only for a user with no model on the command line or in the environment), with the
-    model onboarding chose."""
-    import dataclasses
-
-    from cli_agent.ui.onboarding import choose_model
-
-    loaded = load()
-    model = choose_model(loaded.settings)
-    if model is not None:
-        loaded = dataclasses.replace(loaded, settings=dataclasses.replace(loaded.settings, model=model))
-    return lambda: loaded
 
 
 class Repl:
@@ -93,6 +89,8 @@ class Repl:
         self.queued: list[str] = []  # lines typed during a turn, sent next
         self._draft = ""  # a line typed during a turn but not finished: the next prompt starts with it
         self.last_folded: list[Any] = []  # the last turn's one-line calls, for /expand
+        self._pastes: Any = None  # long pastes folded in the input (ui.pastes.Pastes)
+        self._paths: Any = None  # the workspace's paths, for completion (ui.completion.PathIndex)
 
     @property
     def session(self) -> Session:
@@ -127,13 +125,24 @@ class Repl:
             self._approver = TerminalApprover(self.console)
         return self._ask_paused
 
-    def _ask_paused(self, asked: Any) -> Any:
+    @property
+    def own_approver(self) -> Any:
+        """The question about the changes of the user's own command (!COMMAND), worded for them."""
+        from cli_agent.ui.approve import TerminalApprover
+
+        if self._approver is not None and not isinstance(self._approver, TerminalApprover):  # injected (tests)
+            return self._ask_paused
+        own = TerminalApprover(self.console, own=True)
+        return lambda asked: self._ask_paused(asked, own)
+
+    def _ask_paused(self, asked: Any, approver: Any = None) -> Any:
         """The approval question, with the turn's key reader paused (the question reads its own key)."""
+        approver = approver or self._approver
         keys = self._keys
         if keys is None:
-            return self._approver(asked)
+            return approver(asked)
         with keys.paused():
-            return self._approver(asked)
+            return approver(asked)
 
     def _extend(self) -> None:
         """Behind the prompt: the command modules' commands (the workflows), registered into a copy of the registry
@@ -162,11 +171,17 @@ class Repl:
         self._banner()
         if self.startup.resumed is not None and self.startup.session is not None:
             self.show_resumed(self.startup.session, self.startup.resumed.trace_path)
+        interrupted_at: float | None = None  # when Ctrl-C last left an empty prompt
         while True:
             try:
-                text = self.queued.pop(0) if self.queued else self.read()
+                text = self._next_queued() if self.queued else self.read()
             except KeyboardInterrupt:
-                self.console.print("Ctrl-D or /exit to quit", style="dim", markup=False)
+                if interrupted_at is not None and time.monotonic() - interrupted_at < QUIT_WINDOW_S:  # the second
+                    self._goodbye()
+                    return 0
+                interrupted_at = time.monotonic()
+                self.console.print(f"press Ctrl-C again within {QUIT_WINDOW_S:g} s to quit (or Ctrl-D, /exit)",
+                                   style="dim", markup=False)
                 continue
             except EOFError:
                 self._goodbye()
@@ -174,6 +189,23 @@ class Repl:
             if text.strip() and self._handle(text):
                 self._goodbye()
                 return 0
+
+    def _next_queued(self) -> str:
+        """The next line typed ahead, echoed as if it had been typed at the prompt (its answer comes under it)."""
+        from rich.text import Text
+
+        from cli_agent.ui.escape import escape_for_terminal as esc
+
+        text = self.queued.pop(0)
+        self.console.print(Text.assemble(("> ", "bold cyan"), esc(text)))
+        return text
+
+    def keep_typed(self, keys: Any) -> None:
+        """What was typed while the keyboard was held (a turn, a /model check): each finished line is sent next,
+        the unfinished one starts the next prompt."""
+        if keys is not None:
+            self.queued += keys.queued
+            self._draft = keys.partial
 
     def _goodbye(self) -> None:
         """On the way out: the session's id and how to go on with it."""
@@ -213,22 +245,32 @@ class Repl:
         return False
 
     def read(self) -> str:
+        """The next line typed at the prompt, its folded pastes expanded (the screen keeps the folds)."""
         if self._prompt is None:
             self._prompt = self._make_prompt()
         draft, self._draft = self._draft, ""
-        return str(self._prompt.prompt(default=draft))
+        line = str(self._prompt.prompt(default=draft))
+        folds = self._pastes.folded(line)
+        if folds:
+            self._say_dim(f"  (pasted text {', '.join(f'#{n}' for n in folds)} sent whole; Ctrl-O at the prompt "
+                          f"shows a paste in full)")
+        return str(self._pastes.expand(line))
 
     def _make_prompt(self) -> Any:
         from prompt_toolkit import PromptSession
+        from prompt_toolkit.key_binding import merge_key_bindings
         from prompt_toolkit.styles import Style
 
         from cli_agent.ui.completion import PathIndex, ReplCompleter, bindings, history
+        from cli_agent.ui.pastes import Pastes
 
+        self._pastes = Pastes()
+        self._paths = PathIndex(self._workspace)
         prompt: Any = PromptSession(
             [("class:prompt", "> ")], history=history(self._say_dim), multiline=True,
-            completer=ReplCompleter(self, PathIndex(self._workspace)), complete_while_typing=True,
+            completer=ReplCompleter(self, self._paths), complete_while_typing=True,
             prompt_continuation=". ", bottom_toolbar=self._toolbar, enable_suspend=True,
-            key_bindings=bindings(self._cycle_mode),
+            key_bindings=merge_key_bindings([bindings(self._cycle_mode), self._pastes.bindings()]),
             style=Style.from_dict({"prompt": "bold ansicyan"}), **{k: v for k, v in self._io.items() if v})
         warmed: list[bool] = []
 
@@ -249,6 +291,12 @@ class Repl:
         prompt.app.after_render += after_first_render
         return prompt
 
+    def workspace_paths(self, fragment: str) -> list[str]:
+        """The workspace paths that match `fragment`, for completing a workflow's path parameter."""
+        from cli_agent.ui.completion import match_paths
+
+        return match_paths(self._paths.paths(), fragment) if self._paths is not None else []
+
     def _workspace(self) -> Any:
         """The workspace for completing @paths, None while the start-up is still under way."""
         session = self.startup.session
@@ -260,6 +308,11 @@ class Repl:
         ready = self.startup.ready and self.startup.error is None
         return toolbar(self.startup.settings, self.startup.session if ready else None, self.steps,
                        width=_columns(self._prompt))
+
+    def _mode(self) -> str:
+        """The approval mode, for the spinner's line (read from the live region's thread)."""
+        session = self.startup.session
+        return session.agent.policy.mode.value if session is not None else ""
 
     def _cycle_mode(self) -> None:
         """Shift+Tab: the next approval mode (ask → edits → all → ask); the toolbar shows it."""
@@ -349,10 +402,13 @@ class Repl:
         from cli_agent.ui.keys import TurnKeys
         from cli_agent.ui.render import Renderer
 
-        renderer = Renderer(self.console, compact=self._compact, typed=lambda: keys.shown() if keys else [])
+        renderer = Renderer(self.console, compact=self._compact, typed=lambda: keys.shown() if keys else [],
+                            mode=self._mode)
         keys = None
         try:
-            with TurnKeys.open(on_change=renderer.refresh) as keys:
+            with TurnKeys.open(on_change=renderer.refresh, on_shift_tab=self._cycle_mode) as keys:
+                if keys is not None:  # a line left unfinished before this turn goes on being typed
+                    keys.partial, self._draft = self._draft, ""
                 self._keys = keys
                 finished = drive(events, self.session.trace, self._count, renderer)
         except KeyboardInterrupt:  # landed after the run had finished: the run is complete already
@@ -360,9 +416,7 @@ class Repl:
         finally:
             self._keys = None
             renderer.close()
-            if keys is not None:
-                self.queued += keys.queued
-                self._draft = keys.partial
+            self.keep_typed(keys)
         self.last_folded = renderer.folded
         if finished.stop_reason is StopReason.TERMINATED:
             raise errors.TerminateSignal()

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from cli_agent.config import Loaded
+    from cli_agent.trusted_folders import TrustEntry
 
 __all__ = ["ask_trust", "describe_withheld"]
 
@@ -31,8 +32,9 @@ def describe_withheld(withheld: dict[str, Any]) -> list[str]:
 
 
 def ask_trust(load: Callable[[], Loaded], workspace_hint: str | None) -> None:
-    """Ask on the terminal whether to trust the folder, and remember a yes. A config error is left for the REPL's
-    own start-up to report."""
+    """Ask on the terminal whether to trust the folder (one key: y trusts, anything else does not), and remember a
+    yes. The text wraps between words to the terminal's width; a config changed since it was trusted says what
+    changed. A config error is left for the REPL's own start-up to report."""
     from cli_agent import errors, paths
     from cli_agent.session import is_interactive
 
@@ -44,23 +46,59 @@ def ask_trust(load: Callable[[], Loaded], workspace_hint: str | None) -> None:
         return
     if not loaded.withheld:
         return
-    from cli_agent.trusted_folders import trust
+    from cli_agent.trusted_folders import earlier_entry, trust
+    from cli_agent.ui.approve import flush_typeahead, read_key
+
+    ws = Path(loaded.settings.workspace)
+    lines = describe_withheld(loaded.withheld)
+    config = paths.project_config_file(ws)
+    shown = config.relative_to(ws) if config.is_relative_to(ws) else config  # the folder is the one it starts in
+    for line in _question_text(shown, lines, earlier_entry(ws)):
+        _say(line)
+    flush_typeahead()
+    try:
+        answer = read_key("Trust this folder? [y/N] ").lower()
+    except KeyboardInterrupt:
+        answer = ""
+    if answer == "y":
+        trust(ws, tuple(line.strip() for line in lines))
+        _say("trusted (cli-agent trust --revoke undoes it)")
+    else:
+        _say("not trusted: the REPL starts without them")
+
+
+def _question_text(config: Path, lines: list[str], earlier: TrustEntry | None) -> list[str]:
+    """What to say before asking: whether the config is new or changed (and how), and what trusting it sets."""
+    import datetime
+
     from cli_agent.ui.escape import escape_for_terminal
 
-    ws = loaded.settings.workspace
-    out = sys.stdout
-    out.write(escape_for_terminal(f"This folder's project config ({paths.project_config_file(Path(ws))}) is not "
-                                  f"trusted. Trusting it would also set:") + "\n")
-    out.write("\n".join(describe_withheld(loaded.withheld)) + "\n")
-    out.write("Trust this folder? Without trust these keys are ignored. [y/N] ")
-    out.flush()
-    try:
-        answer = sys.stdin.readline().strip().lower()
-    except (EOFError, KeyboardInterrupt):
-        answer = ""
-    if answer in ("y", "yes"):
-        trust(Path(ws))
-        out.write("trusted (cli-agent trust --revoke undoes it)\n")
+    if earlier is None:
+        head = [escape_for_terminal(f"This folder's project config ({config}) is not trusted. Trusting it would "
+                                    f"also set:"), *lines]
+        return [*head, "Without trust these keys are ignored."]
+    when = datetime.datetime.fromtimestamp(earlier.trusted_at).strftime("%Y-%m-%d %H:%M")
+    said = [escape_for_terminal(f"This folder's project config ({config}) changed since you trusted it on {when}.")]
+    now = [line.strip() for line in lines]
+    if earlier.settings:
+        added = [line for line in now if line not in earlier.settings]
+        removed = [line for line in earlier.settings if line not in now]
+        said.append("What needs trust changed:" if added or removed else
+                    "What needs trust is the same; other lines of the file changed:")
+        said += [f"  + {line}" for line in added] + [f"  - {escape_for_terminal(line)}" for line in removed]
+        said += ["Trusting it would set:", *lines]
     else:
-        out.write("not trusted: the REPL starts without them\n")
-    out.flush()
+        said += ["Trusting it again would set:", *lines]
+    return [*said, "Without trust these keys are ignored."]
+
+
+def _say(text: str) -> None:
+    """A line on stdout, wrapped between words to the terminal's width (continuation lines under its indent)."""
+    import shutil
+    import textwrap
+
+    width = max(20, shutil.get_terminal_size((80, 24)).columns - 1)
+    indent = " " * (len(text) - len(text.lstrip()))
+    sys.stdout.write(textwrap.fill(text, width, subsequent_indent=indent + "  ",
+                                   break_long_words=False, break_on_hyphens=False) + "\n")
+    sys.stdout.flush()

@@ -66,7 +66,7 @@ def _repl_undo(ctx: CommandContext, args: str) -> None:
         if word and not word.isdigit():
             ctx.console.print(Text(f"usage: /undo [N|list], not {esc(word)!r}", style="yellow"))
             return
-        undone = undo(journal, int(word) if word else None)
+        undone = undo(journal, int(word) if word else None, listing="/undo list")
     except errors.CliAgentError as exc:
         ctx.console.print(Text(esc(str(exc)), style="yellow"))
         return

@@ -56,7 +56,7 @@ def _command(workflow: Workflow, name: str, aliases: tuple[str, ...]) -> Command
                            *(f"shadows {path}" for path in workflow.shadows)])
     return Command(name, workflow.title, _runner(workflow), " ".join(p.usage for p in workflow.params),
                    help=help_text, category=f"workflow: {workflow.category}", aliases=aliases,
-                   complete=lambda ctx, args: complete_arguments(workflow, args))
+                   complete=lambda ctx, args: complete_arguments(workflow, args, getattr(ctx, "workspace_paths", None)))
 
 
 def _runner(workflow: Workflow) -> Handler:
