@@ -283,6 +283,7 @@ class Agent:
         call = ToolCall(id=f"attempt-{uuid.uuid4().hex[:8]}", name="attempts",
                         arguments={"candidate": winner.number, "of": attempts.count, "tests": winner.summary})
         staged = Staged({"candidate": winner.number, "tests": winner.summary}, winner.changes)
+        yield ToolCallsProposed(calls=(call,), terminate=False)  # every front end knows the call it is asked about
         asked = ApprovalAsked(call=call, change=None, index=1, total=1, changes=winner.changes,
                               about=f"candidate {winner.number} of {attempts.count} passes the tests "
                                     f"({winner.summary}); these changes replace this run's")

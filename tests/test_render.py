@@ -163,3 +163,21 @@ def test_old_results_elided_is_said_once_after_the_turn_and_does_not_split_the_g
     lines = [line for line in out.splitlines() if line.strip()]
     assert lines[:2] == ["● Read(a.py) ⎿ 1 line", "  Read(a.py) ⎿ 1 line"]  # one group
     assert out.count("elided") == 1 and "! 4 old tool result(s) elided" in out
+
+
+def test_a_test_run_of_the_harness_shows_its_command_then_its_verdict_and_a_failed_run_says_so():
+    from cli_agent.events import Verification
+
+    started = RunStarted(run_id="r", prompt="fix add", model="m", protocol="native", workspace="/w")
+    out = play(started, Verification(command="pytest -q", round=1, phase="running"),
+               Verification(command="pytest -q", round=1, phase="failed", summary="1 failed, 2 passed in 0.1s"),
+               Verification(command="pytest -q", round=2, phase="running"),
+               Verification(command="pytest -q", round=2, phase="passed", summary="3 passed in 0.1s"),
+               RunFinished(stop_reason=StopReason.DONE, message="done", steps=3, verified=True, tests="3 passed"))
+    assert "⧗ verifying: pytest -q\n" in out and "✗ tests fail: 1 failed, 2 passed in 0.1s" in out
+    assert "⧗ verifying: pytest -q (after repair 1)" in out and "✓ tests pass: 3 passed in 0.1s" in out
+    failed = play(started, RunFinished(stop_reason=StopReason.TESTS_FAILED, verified=False, tests="1 failed",
+                                       message="the project's tests fail after the change (1 failed); 2 repair "
+                                               "round(s) did not fix them"))
+    assert "tests_failed" in failed and "2 repair round(s) did not fix them" in " ".join(failed.split())
+    assert "· 3 steps · tests pass ·" in out

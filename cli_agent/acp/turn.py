@@ -115,9 +115,6 @@ class Turn:
                     open_calls[call.id] = None
                     self._post(updates.tool_call_start(call, self.root))
             elif isinstance(event, ApprovalAsked):
-                if event.call.id not in open_calls:  # a set the harness offers (a candidate's), not the model's call
-                    open_calls[event.call.id] = None
-                    self._post(updates.tool_call_start(event.call, self.root))
                 decision = self._ask(event)
                 if decision is None:
                     throw = KeyboardInterrupt()
