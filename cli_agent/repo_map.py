@@ -1,7 +1,8 @@
 """The repository map: where the task's words are defined, with line numbers, shown before the first step.
 
     outline = Outline(workspace)                          # one per session: it keeps each file's definitions
-    text = repo_map(task, outline, budget_tokens=400)     # None when nothing in the outline matches the task
+    found = repo_map(task, outline, budget_tokens=400)    # None when nothing in the outline matches the task
+    found.text, found.paths                               # the message; the files it gives line numbers of
 
 The outline is every function, class and method of the workspace's source files: Python read with `ast`,
 JavaScript, TypeScript, Go and Rust with tree-sitter's grammars. Each definition is ranked by the task's words (a
@@ -30,7 +31,7 @@ from cli_agent.envelope import ToolError
 if TYPE_CHECKING:
     from cli_agent.sandbox import Workspace
 
-__all__ = ["Outline", "Symbol", "repo_map"]
+__all__ = ["Outline", "RepoMap", "Symbol", "repo_map"]
 
 MAX_FILES = 1500
 MAX_BYTES = 512 * 1024
@@ -102,7 +103,13 @@ class Outline:
         return found
 
 
-def repo_map(task: str, outline: Outline, *, budget_tokens: int = 400) -> str | None:
+@dataclass(frozen=True)
+class RepoMap:
+    text: str  # a user message: the definitions by file, with their line numbers
+    paths: tuple[str, ...]  # the files it gives line numbers of
+
+
+def repo_map(task: str, outline: Outline, *, budget_tokens: int = 400) -> RepoMap | None:
     words = _task_words(task)
     if not words:
         return None
@@ -131,8 +138,8 @@ def repo_map(task: str, outline: Outline, *, budget_tokens: int = 400) -> str | 
         return None
     blocks = [path + "\n" + "\n".join(_entry(s) for s in sorted(found, key=lambda s: s.line))
               for path, found in chosen.items()]
-    return ("Where the task's words are defined (FIRST-LAST line numbers; read_file with start_line/end_line shows "
-            "them):\n" + "\n".join(blocks))
+    return RepoMap("Where the task's words are defined (FIRST-LAST line numbers; read_file with start_line/end_line "
+                   "shows them):\n" + "\n".join(blocks), tuple(chosen))
 
 
 def _entry(symbol: Symbol) -> str:

@@ -82,7 +82,7 @@ def briefer(workspace: Workspace, seen: SeenFiles | None, *, files: bool = True,
             if found is not None:
                 for path in found.paths:
                     if seen is not None:
-                        seen.note(path)
+                        seen.note(path, _bytes(workspace, path))
                 parts.append(found.text)
         if repo_map:
             from cli_agent.repo_map import Outline
@@ -90,11 +90,23 @@ def briefer(workspace: Workspace, seen: SeenFiles | None, *, files: bool = True,
 
             outline = outline or Outline(workspace)
             where = ranked(task, outline)
-            if where:
-                parts.append(where)
+            if where is not None:
+                for path in where.paths:
+                    data = _bytes(workspace, path)
+                    if seen is not None and data is not None:
+                        seen.numbered(path, data)
+                parts.append(where.text)
         return "\n\n".join(parts) or None
 
     return brief
+
+
+def _bytes(workspace: Workspace, path: str) -> bytes | None:
+    """The file as it was shown (its line numbers are valid for these bytes), or None when it can't be read."""
+    try:
+        return workspace.read_bytes(path, limit=16 << 20)
+    except Exception:  # ToolError, OSError: then its numbers are not vouched for
+        return None
 
 
 @dataclass

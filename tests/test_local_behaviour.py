@@ -71,7 +71,8 @@ def test_read_then_edit_changes_the_right_line(tmp_path, home):
     code, report, err = agent("In settings.py, change the port to 9000.", tmp_path, home)
     assert code == 0, (err, report)
     assert (tmp_path / "settings.py").read_text() == original.replace("8000", "9000"), report
-    assert any(call["tool"] in ("edit_file", "write_file") for call in report["tool_calls"]), report
+    assert any(call["tool"] in ("edit_file", "write_file", "replace_lines", "replace_definition")
+               for call in report["tool_calls"]), report
 
 
 def test_a_corrupted_model_file_is_refused_and_nothing_loads(tmp_path):

@@ -47,8 +47,10 @@ def test_the_outline_reads_python_and_the_tree_sitter_languages(project: Path) -
 
 
 def test_the_map_ranks_what_the_task_names_and_leaves_tests_out(project: Path) -> None:
-    text = repo_map("apply_discount(100, 10) returns 90.0 but the total price is wrong", Outline(Workspace(project)))
-    assert text is not None
+    found = repo_map("apply_discount(100, 10) returns 90.0 but the total price is wrong", Outline(Workspace(project)))
+    assert found is not None
+    text = found.text
+    assert "shop/cart.py" in found.paths and "tests/test_cart.py" not in found.paths
     assert "shop/cart.py\n" in text and "9-10  def apply_discount(total, percent):" in text
     assert "5-6  def total_price(self):  (in Cart)" in text
     assert text.index("shop/cart.py") < text.index("web/price.ts")  # files with the whole name come first
@@ -60,8 +62,8 @@ def test_the_map_keeps_to_its_budget_and_reuses_unchanged_files(project: Path) -
     for n in range(200):
         (project / f"mod{n}.py").write_text("".join(f"def price_{k}():\n    pass\n" for k in range(20)))
     outline = Outline(Workspace(project))
-    text = repo_map("price is wrong", outline, budget_tokens=100)
-    assert text is not None and len(text) < 100 * 4 + 200
+    found = repo_map("price is wrong", outline, budget_tokens=100)
+    assert found is not None and len(found.text) < 100 * 4 + 200
     started = time.perf_counter()
     outline.symbols()
     again = time.perf_counter() - started
@@ -76,3 +78,18 @@ def test_the_map_reaches_the_model_with_the_task(project: Path) -> None:
     run(agent, "apply_discount(100, 10) gives the wrong total")
     first = json.dumps([m.content for m in provider.requests[0].messages])
     assert "Where the task's words are defined" in first and "9-10  def apply_discount" in first
+
+
+def test_line_numbers_shown_up_front_are_good_for_replace_lines_until_the_file_changes(project: Path) -> None:
+    from cli_agent.session import briefer
+
+    fix = {"tool_calls": [{"name": "replace_lines", "arguments": {
+        "path": "shop/cart.py", "start_line": 10, "end_line": 10,
+        "new": "    return total - total * percent / 100.0\n"}}]}
+    agent, _ = make_agent(project, [fix, {"text": "done"}], yes=True, read_first=True)
+    seen = agent.setup.dispatcher.ctx.seen
+    assert seen is not None
+    agent.setup.brief = briefer(agent.setup.dispatcher.ctx.workspace, seen, files=False, repo_map=True)
+    _, finished = run(agent, "apply_discount(100, 10) gives the wrong total")
+    assert finished.exit_code == 0 and "percent / 100.0" in (project / "shop" / "cart.py").read_text()
+    assert "shop/cart.py" not in seen  # the map gave line numbers, not the text: edit_file still needs a read

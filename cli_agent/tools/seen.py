@@ -37,6 +37,11 @@ class SeenFiles:
         if data is not None:
             self._shown[rel] = digest(data)
 
+    def numbered(self, rel: str, data: bytes) -> None:
+        """Line numbers of `rel` (as these bytes) were shown, but not necessarily its text (a repository map's
+        definitions): line edits may use them; an edit of its text still needs it read."""
+        self._shown[rel] = digest(data)
+
     def shown_as(self, rel: str) -> str | None:
         """The digest of the bytes `rel` was last shown as with line numbers (None: never)."""
         return self._shown.get(rel)
