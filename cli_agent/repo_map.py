@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 import functools
 import importlib
+import math
 import re
 import time
 from dataclasses import dataclass
@@ -35,7 +36,7 @@ __all__ = ["Outline", "RepoMap", "Symbol", "repo_map"]
 
 MAX_FILES = 1500
 MAX_BYTES = 512 * 1024
-TIME_S = 1.5
+TIME_S = 1.0
 SIGNATURE_MAX = 100
 MAX_ENTRIES = 15
 _GRAMMARS = {".js": ("tree_sitter_javascript", "language"), ".jsx": ("tree_sitter_javascript", "language"),
@@ -115,10 +116,13 @@ def repo_map(task: str, outline: Outline, *, budget_tokens: int = 400) -> RepoMa
         return None
     wants_tests = bool(re.search(r"\btests?\b|\btest_", task, re.I))
     scored = []
-    for symbol in outline.symbols():
-        if not wants_tests and _is_test(symbol.path):
-            continue
-        score = _score(symbol, words, task)
+    symbols = [s for s in outline.symbols() if wants_tests or not _is_test(s.path)]
+    seen: dict[str, int] = {}
+    for symbol in symbols:
+        own = symbol.name.rsplit(".", 1)[-1].lower()
+        seen[own] = seen.get(own, 0) + 1
+    for symbol in symbols:
+        score = _score(symbol, words, task, seen)
         if score >= 2:
             scored.append((score, symbol))
     if not scored:
@@ -162,23 +166,28 @@ def _parts(name: str) -> list[str]:
 
 
 def _task_words(task: str) -> dict[str, int]:
-    """The task's identifiers (whole, lowercased: weight 3) and their parts (weight 1), stop words left out."""
+    """The task's words, lowercased: an identifier (snake_case, camelCase, `name(`, `` `name` ``) weighs 3, a plain
+    word 1, a part of an identifier 1; stop words left out."""
     words: dict[str, int] = {}
+    marked = {m.group(1) for m in re.finditer(r"([A-Za-z_][A-Za-z0-9_]*)(?:\(|`)", task)}
     for token in _WORD.findall(task):
         lowered = token.lower()
         if len(lowered) >= 3 and lowered not in _STOP:
-            words[lowered] = max(words.get(lowered, 0), 3 if ("_" in token or token != lowered) else 2)
+            named = "_" in token.strip("_") or token[1:] != token[1:].lower() or token in marked
+            words[lowered] = max(words.get(lowered, 0), 3 if named else 1)
         for part in _parts(token):
             if part not in _STOP:
                 words.setdefault(part, 1)
     return words
 
 
-def _score(symbol: Symbol, words: dict[str, int], task: str) -> float:
+def _score(symbol: Symbol, words: dict[str, int], task: str, seen: dict[str, int]) -> float:
+    """How much the task points at `symbol`; `seen`: how many definitions have each name (a name defined in many
+    places, such as `run`, says less about where to look)."""
     own = symbol.name.rsplit(".", 1)[-1]
     score = 0.0
     if own.lower() in words and len(own) >= 3:
-        score += 10 * words[own.lower()]
+        score += 10 * words[own.lower()] / math.log2(1 + seen.get(own.lower(), 1))
     score += sum(2 for part in set(_parts(own)) if part in words)
     if score and symbol.path in task:
         score += 5

@@ -67,7 +67,7 @@ def test_the_map_keeps_to_its_budget_and_reuses_unchanged_files(project: Path) -
     started = time.perf_counter()
     outline.symbols()
     again = time.perf_counter() - started
-    assert again < 1.5  # bounded whatever the tree (the parse budget is 1.5 s, and nothing changed)
+    assert again < 1.5  # bounded whatever the tree (the parse budget is 1 s, and nothing changed)
 
 
 def test_the_map_reaches_the_model_with_the_task(project: Path) -> None:
