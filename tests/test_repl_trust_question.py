@@ -27,9 +27,26 @@ def start(tmp_path, cols: int, replies=(), **kw) -> tuple[Term, Screen]:
     return t, Screen(t.child, cols)
 
 
+HIDE_RUNTIME = """import sys
+
+
+class _NoLocalRuntime:  # this process has no bundled-model runtime, whatever the venv holds
+    def find_spec(self, name, path=None, target=None):
+        if name == "xllamacpp" or name.startswith("xllamacpp."):
+            raise ModuleNotFoundError(name)
+        return None
+
+
+sys.meta_path.insert(0, _NoLocalRuntime())
+"""
+
+
 def test_without_a_model_the_repl_says_so_before_asking_about_trust(tmp_path):
     project(tmp_path / "ws", WIDENING.replace("api_base", "max_retries").replace('"http://127.0.0.1:9/v1"', "99"))
-    t, _ = start(tmp_path, 100, replies=None, env=NO_KEYS)
+    hide = tmp_path / "no_runtime"
+    hide.mkdir()
+    (hide / "sitecustomize.py").write_text(HIDE_RUNTIME)  # with the local extra installed, a model is always there
+    t, _ = start(tmp_path, 100, replies=None, env={**NO_KEYS, "PYTHONPATH": str(hide)})
     rest = t.expect(pexpect.EOF)
     t.child.close()
     assert "cli-agent needs a model" in rest and "Trust this folder" not in rest
