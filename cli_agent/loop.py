@@ -380,7 +380,7 @@ class Agent:
                     self._answer_rest(run, call, "denied: " + decision)
                     return self._stop(run, StopReason.DENIED, decision)
                 envelope = dispatcher.at(run.deadline).execute(prepared)  # the deadline moved by answers' time
-            repeats = _repeats(run, call, envelope)
+            repeats = _repeats(run, call, envelope, prepared.spec is not None and prepared.spec.mutates)
             if repeats == MAX_REPEATS - 1:
                 envelope = replace(envelope, warnings=(*envelope.warnings, REPEAT_NOTE))
             if not envelope.ok:
@@ -601,10 +601,12 @@ def _tokens(text: str) -> int:
     return len(text) // 4 + 1
 
 
-def _repeats(run: _Run, call: ToolCall, envelope: Envelope) -> int:
-    """How many times in a row this call has now failed this way (0: it did not fail)."""
+def _repeats(run: _Run, call: ToolCall, envelope: Envelope, mutates: bool) -> int:
+    """How many times in a row this call has now failed this way (0: it did not fail). A read that succeeds in
+    between does not break the row (a stuck model reads the file again and sends the same failing edit)."""
     if envelope.ok:
-        run.repeats = ("", 0)
+        if mutates or run.repeats[0].split("\0", 1)[0] == call.name:
+            run.repeats = ("", 0)
         return 0
     arguments = json.dumps(call.arguments, sort_keys=True, default=str)
     key = "\0".join((call.name, arguments, *envelope.errors))

@@ -79,6 +79,19 @@ def test_a_repeated_failing_read_ends_as_unusable_and_other_calls_between_reset_
     assert [ok for _, ok in results(events)] == [False, False, False, False, False, True, False, False, False]
 
 
+def test_reads_between_the_same_failing_edit_do_not_hide_that_it_is_stuck(tmp_path):
+    (tmp_path / "a.py").write_text("x = 1\n")
+    bad = json_call("edit_file", path="a.py", old="x = 2\n", new="x = 3\n")
+    read = json_call("read_file", path="a.py")
+    agent, provider = make_agent(tmp_path, [bad, read, bad, read, bad, read], protocol="json", yes=True,
+                                 max_steps=12)
+    _, finished = run(agent, "set x to 3")
+    assert finished.stop_reason is StopReason.CHANGE_FAILED and finished.exit_code == 7 and finished.steps == 5
+    seen = [m.content for m in provider.requests[-1].messages if m.role == "user"]
+    assert sum(REPEAT_NOTE in text for text in seen) == 1  # the second failure said it will fail again
+    assert "replace_lines" in seen[1]  # and the first pointed at the form with nothing to copy
+
+
 # -- no false success ----------------------------------------------------------------------------------------
 
 def test_an_answer_after_a_failed_change_is_not_success(tmp_path):

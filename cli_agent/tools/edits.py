@@ -179,9 +179,11 @@ def _not_found(view: str, old: str, path: str, deadline: float | None = None) ->
         first, last = same[0]["line"], same[0]["line"] + same[0]["text"].count("\n")
         where = f"line {first} differs" if first == last else f"lines {first}-{last} differ"
         why = (f"old is not in {path} exactly, but {where} from it only in whitespace (indentation, tabs or "
-               f"trailing spaces); copy the text exactly")
+               f"trailing spaces); copy the text exactly, or replace them with replace_lines (path={path}, "
+               f"start_line={first}, end_line={last}, new=the lines as they should be)")
     else:
-        why = f"old was not found in {path}; read the file again and copy the text exactly"
+        why = (f"old was not found in {path}; read the file again and copy the text exactly, or use replace_lines "
+               f"with the line numbers read_file shows")
     return ToolError(why + (" (the closest lines are in `closest`)" if close else ""), closest=close)
 
 
