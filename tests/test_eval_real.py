@@ -184,3 +184,28 @@ def test_bad_options_are_usage_errors(capsys):
     assert cli_run(["eval", "--suite", "nope"]) == 2
     assert cli_run(["eval", "--suite", "real", "--protocols", "xml"]) == 2
     assert cli_run(["eval", "--suite", "real", "--only", "no-such-task"]) == 2
+
+
+@pytest.mark.slow
+def test_sigterm_ends_the_whole_suite_not_just_the_task_under_way(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = tmp_path / "slow.json"
+    script.write_text(json.dumps([{"tool_calls": [{"name": "run_command", "arguments": {"command": "sleep 30"}}]},
+                                  {"text": "done"}]))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CLI_AGENT_")}
+    env |= {"CLI_AGENT_HOME": str(tmp_path / "home"), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    proc = subprocess.Popen([sys.executable, "-m", "cli_agent", "eval", "--suite", "real", "--only", "escape",
+                             "--protocols", "native",
+                             "--model", f"scripted:{script}", "--report", str(tmp_path / "r.json")],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    started = time.monotonic()
+    time.sleep(4)  # the first of the four escape tasks is running its command
+    proc.send_signal(signal.SIGTERM)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 143, out
+    assert time.monotonic() - started < 30  # the other three tasks (30 s each) never started

@@ -136,7 +136,7 @@ def run_one(task: RealTask, *, model: str, protocol: str, variant: str, api_base
             max_steps: int = 12, timeout: float = 600.0, keep: Path | None = None, attempts: int = 1) -> RealResult:
     from cli_agent.checked import check
     from cli_agent.config import Settings
-    from cli_agent.events import RunFinished, ToolCallsProposed
+    from cli_agent.events import RunFinished, StopReason, ToolCallsProposed
     from cli_agent.session import drive, open_session
 
     result = RealResult(task.name, task.kind, protocol, variant)
@@ -153,6 +153,10 @@ def run_one(task: RealTask, *, model: str, protocol: str, variant: str, api_base
             finished: RunFinished = drive(session.run(task.prompt, None), session.trace, events.append)
         finally:
             session.close()
+        if finished.stop_reason in (StopReason.INTERRUPTED, StopReason.TERMINATED):
+            stopped = finished.error()
+            assert stopped is not None
+            raise stopped  # Ctrl-C or SIGTERM ends the suite, not just this task
         result.seconds = time.monotonic() - started
         result.exit_code, result.steps = finished.exit_code, finished.steps
         result.verified, result.attempt = finished.verified, finished.attempt
