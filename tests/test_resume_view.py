@@ -76,3 +76,29 @@ def test_clear_starts_a_new_session_and_the_old_one_stays_to_resume(tmp_path, co
     assert listed.returncode == 0 and "question one" in listed.stdout and "question two" in listed.stdout
 
 
+
+
+def test_the_resume_preview_lists_a_command_s_files_and_leaves_out_undone_ones(tmp_path):
+    first = Term(tmp_path, [{"tool_calls": [create("a.txt")]}, {"text": "made a"},
+                            {"tool_calls": [{"name": "run_command", "arguments": {"command": "echo hi > c.txt"}}]},
+                            {"text": "made c"},
+                            {"tool_calls": [create("d.txt")]}, {"text": "made d"}], cols=100)
+    for prompt, done in (("make a", "made a"), ("make c", "made c"), ("make d", "made d")):
+        first.say(prompt)
+        first.expect(QUESTION)
+        first.child.send("y")
+        first.expect(done)
+        first.expect(PROMPT)
+    first.say("/undo")
+    first.expect("undid turn")
+    first.expect(PROMPT)
+    assert first.quit() == 0
+    assert not (first.ws / "d.txt").exists() and (first.ws / "c.txt").exists()
+    again = Term(tmp_path, [{"text": "unused"}], cols=100)
+    again.say("/resume")
+    shown = again.expect("first message: make a")
+    assert "files changed: a.txt, c.txt" in " ".join(shown.split())  # the command's file in, the undone one out
+    assert "d.txt" not in shown
+    again.child.send("\x1b")  # no session picked
+    again.expect(PROMPT)
+    assert again.quit() == 0
