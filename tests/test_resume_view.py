@@ -102,3 +102,20 @@ def test_the_resume_preview_lists_a_command_s_files_and_leaves_out_undone_ones(t
     again.child.send("\x1b")  # no session picked
     again.expect(PROMPT)
     assert again.quit() == 0
+
+
+@pytest.mark.parametrize("cols", [60, 100])
+def test_a_resumed_workflow_turn_shows_what_was_typed_not_the_workflow_s_prompt(tmp_path, cols):
+    first = Term(tmp_path, [{"text": "refactored it"}], cols=cols)
+    (first.ws / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    first.say('/refactor calc.py "split add"')
+    first.expect("refactored it")
+    first.expect(PROMPT)
+    assert first.quit() == 0
+    again = Term(tmp_path, [{"text": "goes on"}], cols=cols, args=("-c",), wait="goes on from here")
+    seen = " ".join(_CONTROL.sub("", again.child.before).split())
+    again.expect(PROMPT)
+    assert re.search(r"resumed session \w+: /refactor calc\.py", seen)  # the session's first message too
+    assert '› /refactor calc.py "split add"' in seen  # the turn as the user typed it
+    assert "Refactor calc.py with this goal" not in seen and "Rules:" not in seen  # not the workflow's prompt
+    assert again.quit() == 0

@@ -35,7 +35,7 @@ from cli_agent.ui.escape import escape_for_terminal as esc
 if TYPE_CHECKING:
     from cli_agent.journal import Turn
 
-__all__ = ["SHOWN_TURNS", "Summary", "preview", "show_transcript", "summarise"]
+__all__ = ["SHOWN_TURNS", "Summary", "asked", "preview", "show_transcript", "summarise"]
 
 SHOWN_TURNS = 3  # the newest turns drawn in full on a resume
 
@@ -48,6 +48,11 @@ class Summary:
     files: tuple[str, ...]  # the files its turns changed
     first_message: str
     started: float
+
+
+def asked(started: RunStarted) -> str:
+    """What the user asked for in a run: what they typed (`/refactor calc.py`), else the run's prompt."""
+    return started.command or started.prompt
 
 
 def _turns(events: Iterable[Event]) -> list[list[Event]]:
@@ -105,7 +110,7 @@ def summarise(trace: Trace, turns: Iterable[Turn] = (), session: str = "") -> Su
     undone = _undone(session, turns) if session else set()
     files = tuple(dict.fromkeys(p for run in runs for p in _changed(run) if p not in undone))
     return Summary(len(runs), sum(f.steps for f in finished), usage, files,
-                   first.prompt if isinstance(first, RunStarted) else "", first.time if first else 0.0)
+                   asked(first) if isinstance(first, RunStarted) else "", first.time if first else 0.0)
 
 
 def preview(trace: Trace, turns: Iterable[Turn] = (), session: str = "") -> str:
@@ -142,7 +147,7 @@ def show_transcript(console: Console, trace: Trace, *, compact: object = None) -
     for run in newest:
         started = run[0]
         if isinstance(started, RunStarted):
-            console.print(Text.assemble(("› ", "bold cyan"), (esc(_one_line(started.prompt, 400)), "bold")))
+            console.print(Text.assemble(("› ", "bold cyan"), (esc(_one_line(asked(started), 400)), "bold")))
         renderer = Renderer(console, compact=compact if callable(compact) else None)
         renderer.live = False  # a transcript, not a run: no spinner
         for event in run:
@@ -158,7 +163,7 @@ def show_transcript(console: Console, trace: Trace, *, compact: object = None) -
 def _folded(run: list[Event]) -> Text:
     started = run[0]
     finished = next((e for e in run if isinstance(e, RunFinished)), None)
-    prompt = started.prompt if isinstance(started, RunStarted) else ""
+    prompt = asked(started) if isinstance(started, RunStarted) else ""
     answer = finished.answer if finished is not None and finished.answer else (
         finished.stop_reason.value if finished is not None else "")
     files = _changed(run)
