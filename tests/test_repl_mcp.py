@@ -82,3 +82,18 @@ def test_a_read_only_mcp_call_is_asked_about_as_a_call_to_run_not_a_change_to_ap
     [result] = lines_with(screen.lines(), "✓ demo__add")
     assert result.strip() == "✓ demo__add 5"
     assert t.quit() == 0
+
+
+@pytest.mark.parametrize("cols", [60, 100])
+def test_a_broken_server_is_said_at_start_up_once_without_holding_up_the_prompt(term, cols):
+    broken = server_table("broken", ["-c", "import sys, time; time.sleep(2); sys.exit(3)"])
+    t, screen = term([{"text": "hello back"}], cols, broken)  # the prompt came first: nothing waited for the server
+    t.expect("mcp server 'broken' is not available")  # with nothing typed: said at start-up, above the prompt
+    t.expect(PROMPT)
+    t.say("hello")
+    t.expect("hello back")
+    t.expect(PROMPT)
+    text = " ".join(screen.text().split())
+    assert text.count("mcp server 'broken' is not available") == 1  # said once: the first turn does not repeat it
+    assert text.index("is not available") < text.index("> hello")
+    assert t.quit() == 0

@@ -280,16 +280,37 @@ class Repl:
             warmed.append(True)
             if self.startup.session is not None:
                 warm_up(self.startup.session.provider)
+                self._watch_mcp(prompt)
                 return
 
             def failed(exc: BaseException) -> None:  # ends the prompt with the error, which `read` raises
                 prompt.app.loop.call_soon_threadsafe(
                     lambda: prompt.app.exit(exception=exc) if prompt.app.is_running else None)
 
-            self.startup.start(self._extend, failed, prompt.app.invalidate)  # the toolbar shows the model
+            def ready() -> None:
+                prompt.app.invalidate()  # the toolbar shows the model
+                self._watch_mcp(prompt)
+
+            self.startup.start(self._extend, failed, ready)
 
         prompt.app.after_render += after_first_render
         return prompt
+
+    def _watch_mcp(self, prompt: Any) -> None:
+        """A broken MCP server is said above the prompt once its connection fails (ui.mcp_startup)."""
+        session = self.startup.session
+        if session is None or session.mcp is None:
+            return
+        from rich.text import Text
+
+        from cli_agent.ui.escape import escape_for_terminal as esc
+        from cli_agent.ui.mcp_startup import watch_failures
+
+        def say(notes: list[str]) -> None:
+            for note in notes:
+                self.console.print(Text("! " + esc(note), style="yellow"))
+
+        watch_failures(session.mcp, lambda: prompt.app, say)
 
     def workspace_paths(self, fragment: str) -> list[str]:
         """The workspace paths that match `fragment`, for completing a workflow's path parameter."""
