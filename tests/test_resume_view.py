@@ -119,3 +119,17 @@ def test_a_resumed_workflow_turn_shows_what_was_typed_not_the_workflow_s_prompt(
     assert '› /refactor calc.py "split add"' in seen  # the turn as the user typed it
     assert "Refactor calc.py with this goal" not in seen and "Rules:" not in seen  # not the workflow's prompt
     assert again.quit() == 0
+
+
+def test_a_file_undone_in_one_turn_but_kept_from_another_is_still_listed():
+    from cli_agent.journal import Entry, Turn
+    from cli_agent.ui.resume_view import _undone
+
+    def turn(number: int, session: str, paths: list[str], undone: bool) -> Turn:
+        entries = tuple(Entry(number, session, seq, 0.0, "edit_file", "edit", p, None, None, None)
+                        for seq, p in enumerate(paths, 1))
+        return Turn(number, session, 0.0, entries, undone)
+
+    turns = [turn(1, "s1", ["a.py", "b.py"], False), turn(2, "s1", ["b.py", "c.py"], True),
+             turn(3, "other", ["a.py"], True)]
+    assert _undone("s1", turns) == {"c.py"}  # b.py keeps turn 1's change; another session's undo is not this one's
