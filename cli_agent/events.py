@@ -138,6 +138,7 @@ class RunStarted(_Event):
     protocol: str
     workspace: str
     time: float = field(default_factory=_now)
+    command: str = ""  # what the user typed when `prompt` is one the front end made from it (`/refactor calc.py`)
 
 
 @dataclass(frozen=True)

@@ -126,13 +126,16 @@ class Session:
     mcp: McpAttachment | None = None  # the MCP servers of the config, connecting in the background
 
     def run(self, prompt: str, approve: Approver | None, *,
-            only_tools: Collection[str] | None = None) -> EventStream:
+            only_tools: Collection[str] | None = None, command: str = "") -> EventStream:
+        """One run of the agent; `command`: what the user typed when `prompt` was made from it (a workflow's
+        `/refactor calc.py`), which the trace, the undo journal and the session index keep as what was asked."""
         notes = self.attach_mcp_tools()
         if self.journal is not None:  # one run is one turn of the undo journal
-            self.journal.begin_turn(self.session_id, prompt)
+            self.journal.begin_turn(self.session_id, command or prompt)
         events: EventStream = self._turn(self.agent.run(prompt, approve, only_tools=only_tools))
         events = _with_notes(events, notes) if notes else events
-        return self._noted(prompt, events) if self.session_id else events
+        events = _typed(events, command) if command else events
+        return self._noted(command or prompt, events) if self.session_id else events
 
     def _turn(self, events: EventStream) -> EventStream:
         """The run's events, with the journal's turn lock held (shared) while they come: no undo meanwhile."""
@@ -179,14 +182,16 @@ class Session:
             note_turn(self.session_id, prompt, status, answered=answered, workspace=self.workspace.root,
                       model=self.settings.model or "", trace_path=self.trace_path)
 
-    def run_call(self, call: ToolCall, approve: Approver | None, *, by: str = "The workflow") -> EventStream:
+    def run_call(self, call: ToolCall, approve: Approver | None, *, by: str = "The workflow",
+                 command: str = "") -> EventStream:
         """`Agent.run_call` (a workflow's tool step, the user's !COMMAND) as a turn of its own in the undo
-        journal."""
+        journal; `command`: what the user typed, as in `run`."""
         notes = self.attach_mcp_tools()
         if self.journal is not None:
-            self.journal.begin_turn(self.session_id)
+            self.journal.begin_turn(self.session_id, command)
         events = self._turn(self.agent.run_call(call, approve, by=by))
-        return _with_notes(events, notes) if notes else events
+        events = _with_notes(events, notes) if notes else events
+        return _typed(events, command) if command else events
 
     def close(self) -> None:
         try:
@@ -195,6 +200,17 @@ class Session:
             self.provider.close()
         finally:
             self.trace.close()
+
+
+def _typed(events: EventStream, command: str) -> EventStream:
+    """The run's events, its RunStarted (the first) saying what the user typed."""
+    import dataclasses
+
+    from cli_agent.events import RunStarted
+
+    first = next(events)
+    yield dataclasses.replace(first, command=command) if isinstance(first, RunStarted) else first
+    return (yield from events)
 
 
 def _with_notes(events: EventStream, notes: list[str]) -> EventStream:

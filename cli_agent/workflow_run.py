@@ -188,21 +188,23 @@ def _choices(param: Param | None, paths: Callable[[str], list[str]] | None, part
 # -- running ------------------------------------------------------------------------------------------------------
 
 def run_workflow(session: Session, workflow: Workflow, values: dict[str, Value],
-                 approve: Approver | None) -> EventStream:
+                 approve: Approver | None, *, command: str = "") -> EventStream:
     """Every step's events, stopping after the first step that does not finish "done"; returns the last step's
-    RunFinished, the workflow's result."""
+    RunFinished, the workflow's result. `command`: what the user typed (`/refactor calc.py`), kept by each step's
+    run as what was asked (a later step's with its number)."""
     absent = [p for p in workflow.params if p.required and values.get(p.name) is None]
     if absent:
         raise errors.WorkflowError(missing_message(workflow, absent))
     finished: RunFinished | None = None
     for index, step in enumerate(workflow.steps, 1):
+        typed = command if index == 1 or not command else f"{command} (step {index})"
         if isinstance(step, PromptStep):
-            events = session.run(render(step.prompt, values), approve, only_tools=step.tools)
+            events = session.run(render(step.prompt, values), approve, only_tools=step.tools, command=typed)
         else:
             arguments = render(step.arguments, values)
             call = ToolCall(f"workflow_{workflow.name}_{index}", step.tool, arguments,
                             json.dumps(arguments, ensure_ascii=False))
-            events = session.run_call(call, approve)  # its own turn in the undo journal
+            events = session.run_call(call, approve, command=typed)  # its own turn in the undo journal
         finished = yield from events  # forwards a thrown Ctrl-C and a sent decision to the run
         if finished is None or finished.stop_reason is not StopReason.DONE:
             break

@@ -15,6 +15,7 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from rich.console import Console
 
+from cli_agent.change import Change
 from cli_agent.config import Settings
 from cli_agent.events import ApprovalAsked, Decision, Warning
 from cli_agent.messages import ToolCall
@@ -22,7 +23,7 @@ from cli_agent.providers.litellm_provider import LiteLLMProvider
 from cli_agent.providers.scripted import ScriptedProvider
 from cli_agent.sandbox import Workspace
 from cli_agent.session import open_session
-from cli_agent.ui.approve import TerminalApprover, choices, parse_answer, read_key
+from cli_agent.ui.approve import TerminalApprover, choices, parse_answer, prompt_for, read_key
 from cli_agent.ui.completion import (
     ATTACH_MAX,
     PathIndex,
@@ -140,8 +141,9 @@ def test_answers(typed, decision):
     assert parse_answer(typed) is decision
 
 
-def asked(index=1, total=1) -> ApprovalAsked:
-    return ApprovalAsked(ToolCall("c1", "create_file", {"path": "a.txt", "content": "x"}, ""), None, index, total)
+def asked(index=1, total=1, *, change: bool = True) -> ApprovalAsked:
+    made = Change("create_file", "create", "a.txt", None, b"x") if change else None
+    return ApprovalAsked(ToolCall("c1", "create_file", {"path": "a.txt", "content": "x"}, ""), made, index, total)
 
 
 def test_the_question_says_what_all_and_tool_grant():
@@ -152,6 +154,13 @@ def test_the_question_says_what_all_and_tool_grant():
     one_shot = choices(asked(), session_scoped=False).plain  # no later turn to grant for
     assert "y yes · n no, stop the turn · f no, and tell the model what to do instead" in one_shot
     assert " a " not in one_shot and " t " not in one_shot
+    assert "a yes to this and every later call and change this session" in choices(asked(change=False)).plain
+
+
+def test_a_change_is_applied_and_a_call_that_changes_no_file_is_run():
+    assert prompt_for(asked()) == "Apply? "
+    assert prompt_for(asked(change=False)) == "Run it? "  # an MCP tool, a command asked for before it runs
+    assert prompt_for(asked(), own=True) == "Apply your command's changes? "
 
 
 @pytest.mark.parametrize("error", [KeyboardInterrupt, EOFError])

@@ -80,3 +80,19 @@ def test_a_long_paste_is_folded_in_the_input_and_sent_whole(term, cols):
     assert t.quit() == 0
     prompt = next(r["prompt"] for r in t.traces() if r["type"] == "run_started")
     assert prompt == "explain this error: " + trace.rstrip("\n")  # the model got all of it
+
+
+@pytest.mark.parametrize("cols", [60, 100])
+def test_keys_typed_while_the_first_line_waits_for_the_start_up_stay_out_of_the_output(tmp_path, cols):
+    t = Term(tmp_path, [{"text": "hello back"}], cols=cols, wait=None)
+    screen = Screen(t.child, cols)
+    t.expect(PROMPT)
+    t.say("hello")  # the session is still being made behind the prompt: the line waits for it
+    t.child.send("typed meanwhile")
+    t.expect("1 step")  # the turn's last line
+    t.expect("typed meanwhile")  # the next prompt starts with it
+    lines = screen.lines()
+    typed = [line for line in lines if "typed meanwhile" in line]
+    assert typed == ["> typed meanwhile"]  # kept for the next prompt, not echoed
+    t.child.sendcontrol("u")
+    assert t.quit() == 0

@@ -76,3 +76,60 @@ def test_clear_starts_a_new_session_and_the_old_one_stays_to_resume(tmp_path, co
     assert listed.returncode == 0 and "question one" in listed.stdout and "question two" in listed.stdout
 
 
+
+
+def test_the_resume_preview_lists_a_command_s_files_and_leaves_out_undone_ones(tmp_path):
+    first = Term(tmp_path, [{"tool_calls": [create("a.txt")]}, {"text": "made a"},
+                            {"tool_calls": [{"name": "run_command", "arguments": {"command": "echo hi > c.txt"}}]},
+                            {"text": "made c"},
+                            {"tool_calls": [create("d.txt")]}, {"text": "made d"}], cols=100)
+    for prompt, done in (("make a", "made a"), ("make c", "made c"), ("make d", "made d")):
+        first.say(prompt)
+        first.expect(QUESTION)
+        first.child.send("y")
+        first.expect(done)
+        first.expect(PROMPT)
+    first.say("/undo")
+    first.expect("undid turn")
+    first.expect(PROMPT)
+    assert first.quit() == 0
+    assert not (first.ws / "d.txt").exists() and (first.ws / "c.txt").exists()
+    again = Term(tmp_path, [{"text": "unused"}], cols=100)
+    again.say("/resume")
+    shown = again.expect("first message: make a")
+    assert "files changed: a.txt, c.txt" in " ".join(shown.split())  # the command's file in, the undone one out
+    assert "d.txt" not in shown
+    again.child.send("\x1b")  # no session picked
+    again.expect(PROMPT)
+    assert again.quit() == 0
+
+
+@pytest.mark.parametrize("cols", [60, 100])
+def test_a_resumed_workflow_turn_shows_what_was_typed_not_the_workflow_s_prompt(tmp_path, cols):
+    first = Term(tmp_path, [{"text": "refactored it"}], cols=cols)
+    (first.ws / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    first.say('/refactor calc.py "split add"')
+    first.expect("refactored it")
+    first.expect(PROMPT)
+    assert first.quit() == 0
+    again = Term(tmp_path, [{"text": "goes on"}], cols=cols, args=("-c",), wait="goes on from here")
+    seen = " ".join(_CONTROL.sub("", again.child.before).split())
+    again.expect(PROMPT)
+    assert re.search(r"resumed session \w+: /refactor calc\.py", seen)  # the session's first message too
+    assert '› /refactor calc.py "split add"' in seen  # the turn as the user typed it
+    assert "Refactor calc.py with this goal" not in seen and "Rules:" not in seen  # not the workflow's prompt
+    assert again.quit() == 0
+
+
+def test_a_file_undone_in_one_turn_but_kept_from_another_is_still_listed():
+    from cli_agent.journal import Entry, Turn
+    from cli_agent.ui.resume_view import _undone
+
+    def turn(number: int, session: str, paths: list[str], undone: bool) -> Turn:
+        entries = tuple(Entry(number, session, seq, 0.0, "edit_file", "edit", p, None, None, None)
+                        for seq, p in enumerate(paths, 1))
+        return Turn(number, session, 0.0, entries, undone)
+
+    turns = [turn(1, "s1", ["a.py", "b.py"], False), turn(2, "s1", ["b.py", "c.py"], True),
+             turn(3, "other", ["a.py"], True)]
+    assert _undone("s1", turns) == {"c.py"}  # b.py keeps turn 1's change; another session's undo is not this one's

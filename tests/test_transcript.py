@@ -30,7 +30,7 @@ from cli_agent.loop import _for_model
 from cli_agent.messages import ToolCall
 from cli_agent.ui.approve import TerminalApprover, choices, decided_line
 from cli_agent.ui.render import Renderer
-from cli_agent.ui.transcript import compact_line, received_lines
+from cli_agent.ui.transcript import compact_line, mcp_summary, received_lines, result_line
 
 WIDTHS = (60, 80, 120)
 
@@ -191,3 +191,30 @@ def test_feedback_goes_to_the_model_as_the_calls_answer_and_the_turn_goes_on(tmp
     assert "not run: an earlier call in this turn was denied" in results[1]
     decided = [e for e in events if isinstance(e, ApprovalDecided)]
     assert decided[0].decision is Decision.FEEDBACK and decided[0].feedback == "name it c.txt"
+
+
+# -- MCP results in one line -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("data", "room", "said"), [
+    ({"server": "git", "text": "On branch main\nnothing to commit\n\nclean"}, 80, "On branch main (+2 lines)"),
+    ({"server": "d", "text": "x" * 500}, 30, "x" * 17 + "… (500 chars)"),
+    ({"server": "d", "structured": {"sum": 5}}, 80, '{"sum": 5}'),
+    ({"server": "d", "items": ["[image: image/png, 10 bytes; not shown to the model]", "[resource link a: b]"]}, 40,
+     "[image: image/png, 10 bytes; … (+1 more)"),
+    ({"server": "d"}, 80, "no content"),
+    ({"server": "d", "text": "\x1b[31mred"}, 80, "\\x1b[31mred"),  # escaped, never sent to the terminal
+])
+def test_an_mcp_result_is_said_in_at_most_its_room(data, room, said):
+    assert mcp_summary(data, room) == said
+    assert len(mcp_summary(data, room)) <= room + 3  # an escape may lengthen it a little
+
+
+@pytest.mark.parametrize("width", [60, 100])
+def test_an_mcp_call_s_line_fits_the_width(width):
+    big = ToolCall("c1", "demo__big", {"size": 5000}, "")
+    result = ToolResult("c1", "demo__big", Envelope.success({"server": "demo", "text": "y" * 5000}))
+    line = compact_line(result, big, width=width).plain
+    assert line.startswith("● demo__big(size=5000) ⎿ yyy") and line.endswith("… (5,000 chars)")
+    assert len(line) <= width
+    done = result_line(result, big, width=width).plain
+    assert done.startswith("  ✓ demo__big yyy") and len(done) <= width

@@ -4,6 +4,7 @@ before a run once discovery has settled.
     attached = McpAttachment(settings.mcp_servers, Registry.builtin())
     attached.start()                              # at once: the prompt is never held up
     registry, notes = attached.registry(wait=30)  # the built-ins plus every ready server's tools
+    attached.failures()                           # or before: the servers that failed (each said once)
 
 Calls go through `McpToolHandler`, a handler like any other: the dispatcher validates the arguments against the
 tool's schema, the approval policy decides, then the handler calls the server and turns the result (or the
@@ -12,6 +13,7 @@ failure, naming the server) into an envelope.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -28,6 +30,10 @@ def log_dir() -> Path:
     from cli_agent import paths
 
     return paths.user_state_dir() / "mcp"
+
+
+def _failed(status: Any) -> str:
+    return f"mcp server {status.name!r} is not available: {status.error}"
 
 
 class McpToolHandler:
@@ -55,6 +61,7 @@ class McpAttachment:
         self._registry = base
         self._key: tuple[Any, ...] = ()
         self._reported: set[str] = set()
+        self._reporting = threading.Lock()  # the REPL's watcher takes failures from another thread
 
     def start(self) -> None:
         self.hub.start()
@@ -68,7 +75,7 @@ class McpAttachment:
         notes: list[str] = []
         for status in statuses:
             if status.state is ServerState.FAILED:
-                notes.append(f"mcp server {status.name!r} is not available: {status.error}")
+                notes.append(_failed(status))
             elif status.state is ServerState.STARTING:
                 notes.append(f"mcp server {status.name!r} is still starting; its tools come in a later turn")
             notes += status.notes
@@ -76,9 +83,26 @@ class McpAttachment:
             self._key = key
             self._registry, tool_notes = self._build([s for s in statuses if s.state is ServerState.READY])
             notes += tool_notes
-        fresh = [n for n in notes if n not in self._reported]
-        self._reported.update(fresh)
-        return self._registry, fresh
+        return self._registry, self._fresh(notes)
+
+    def _fresh(self, notes: list[str]) -> list[str]:
+        with self._reporting:
+            fresh = [n for n in notes if n not in self._reported]
+            self._reported.update(fresh)
+            return fresh
+
+    def failures(self) -> list[str]:
+        """Without waiting: a note for each server that failed to start and was not reported yet (a note is given
+        once, here or by `registry`), for a front end to say before the next run."""
+        return self._fresh([_failed(s) for s in self.hub.statuses() if s.state is ServerState.FAILED])
+
+    def unreported(self) -> bool:
+        """Whether a server failed whose note was not given yet."""
+        return any(s.state is ServerState.FAILED and _failed(s) not in self._reported for s in self.hub.statuses())
+
+    def starting(self) -> bool:
+        """Whether a server is still connecting."""
+        return any(s.state is ServerState.STARTING for s in self.hub.statuses())
 
     def _build(self, ready: list[Any]) -> tuple[Registry, list[str]]:
         from cli_agent.mcp.tools import MANY_TOOLS_CHARS, specs_for_servers, split_name

@@ -5,9 +5,10 @@
 `n` denies and the turn stops (nothing later in it runs); `f` denies too, but asks for a line that goes to the model
 as the call's answer, and the turn goes on with it. `a` and `t` grant for the rest of the session (a REPL only;
 a one-shot run has no later turn to grant for). `v` pages through the whole new content or diff, then asks again.
-The answers are drawn with the question and erased with it: what stays is one line saying what was decided.
-Ctrl-C, Ctrl-D, Enter and any other key mean no. Keys typed while the model was working are thrown away before
-asking, so typing ahead can never answer the question.
+The question is "Apply?" for a file change and "Run it?" for a call that changes no file (an MCP tool, a command
+asked for before it runs). The answers are drawn with the question and erased with it: what stays is one line
+saying what was decided. Ctrl-C, Ctrl-D, Enter and any other key mean no. Keys typed while the model was working
+are thrown away before asking, so typing ahead can never answer the question.
 """
 
 from __future__ import annotations
@@ -25,14 +26,15 @@ from cli_agent.ui.change_view import change_body
 from cli_agent.ui.escape import escape_for_terminal as esc
 from cli_agent.ui.render import call_panel
 
-__all__ = ["KEYS", "TerminalApprover", "choices", "decided_line", "flush_typeahead", "parse_answer", "read_key",
-           "render_call"]
+__all__ = ["KEYS", "TerminalApprover", "changes_files", "choices", "decided_line", "flush_typeahead", "parse_answer",
+           "prompt_for", "read_key", "render_call"]
 
 KEYS = {"y": Decision.YES, "yes": Decision.YES, "n": Decision.NO, "no": Decision.NO, "a": Decision.ALL,
         "all": Decision.ALL, "t": Decision.TOOL, "tool": Decision.TOOL, "f": Decision.FEEDBACK,
         "feedback": Decision.FEEDBACK}
 VIEW = "v"
 PROMPT = "Apply? "
+RUN_PROMPT = "Run it? "  # a call that changes no file (an MCP tool, a command asked for before it runs)
 _SAID = {Decision.YES: "yes", Decision.NO: "no: the turn stops", Decision.ALL: "yes to all, for this session",
          Decision.TOOL: "yes to this tool, for this session", Decision.QUIT: "no: the turn stops",
          Decision.FEEDBACK: "no, and the model is told: "}
@@ -63,12 +65,26 @@ def _answers(asked: ApprovalAsked, session_scoped: bool, own: bool = False) -> l
     rest = asked.total - asked.index
     out = [("y", "yes"), ("n", "no, stop the turn"), ("f", "no, and tell the model what to do instead")]
     if session_scoped:
-        everything = (f"yes to these {rest + 1} and every later change this session" if rest
-                      else "yes to this and every later change this session")
+        later = "change" if changes_files(asked) else "call and change"
+        everything = (f"yes to these {rest + 1} and every later {later} this session" if rest
+                      else f"yes to this and every later {later} this session")
         out += [("a", everything), ("t", f"yes to every {esc(asked.call.name)} call this session")]
     if asked.change is not None:
         out.append((VIEW, "view all"))
     return out
+
+
+def changes_files(asked: ApprovalAsked) -> bool:
+    """Whether the call asked about changes files (a diff to apply) or only runs (an MCP tool, a command before it
+    runs): the question is worded for what it does."""
+    return asked.change is not None or bool(asked.changes)
+
+
+def prompt_for(asked: ApprovalAsked, *, own: bool = False) -> str:
+    """"Apply?" for a change, "Run it?" for a call that changes no file."""
+    if own:
+        return OWN_PROMPT
+    return PROMPT if changes_files(asked) else RUN_PROMPT
 
 
 def choices(asked: ApprovalAsked, *, session_scoped: bool = True, own: bool = False) -> Text:
@@ -191,7 +207,7 @@ class TerminalApprover:
         if self.show_panel:
             self.console.print(render_call(asked))
         legend = choices(asked, session_scoped=self.session_scoped, own=self.own)
-        prompt = OWN_PROMPT if self.own else PROMPT
+        prompt = prompt_for(asked, own=self.own)
         while True:
             if self.read is not _ask_terminal:  # an injected reader gets the legend printed
                 self.console.print(Padding(legend, (0, 0, 0, 2)))

@@ -105,7 +105,7 @@ def _expand(ctx: CommandContext, args: str) -> None:
             continue
         if call is not None:
             ctx.console.print(call_panel(call))
-        ctx.console.print(result_line(result, call))
+        ctx.console.print(result_line(result, call, width=ctx.console.width))
         data = result.envelope.data
         if isinstance(data, dict) and data.get("notice"):
             ctx.console.print(Text("    " + esc(str(data["notice"])), style="dim"))

@@ -8,6 +8,10 @@ The terminal is put in cbreak mode without echo (Ctrl-C still sends SIGINT); a r
 Esc sends SIGINT to the main thread, so an Esc is handled exactly like Ctrl-C (the loop finishes the run cleanly).
 Shift+Tab calls `on_shift_tab`; other escape sequences (arrows, function keys) are ignored; Backspace, Ctrl-U and
 Enter edit the typed-ahead text.
+
+`no_echo()` holds the keys outside a turn while the REPL prints (the start-up, a resumed transcript, a command, the
+wait before a turn): what is typed is not echoed into the output but kept, line-buffered, for the turn's reader or
+the next prompt.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["TurnKeys"]
+__all__ = ["TurnKeys", "no_echo"]
 
 ESC_WAIT_S = 0.05  # after \x1b, how long to wait for the rest of an escape sequence
 _POLL_S = 0.05
@@ -49,9 +53,10 @@ class TurnKeys:
     @classmethod
     @contextlib.contextmanager
     def open(cls, on_change: Callable[[], None] = lambda: None,
-             on_shift_tab: Callable[[], None] | None = None) -> Iterator[TurnKeys | None]:
+             on_shift_tab: Callable[[], None] | None = None, partial: str = "") -> Iterator[TurnKeys | None]:
         """Reading keys for the length of the block; None when stdin is not a terminal. `on_shift_tab`: called for
-        Shift+Tab (the REPL's next approval mode, for the calls still to come)."""
+        Shift+Tab (the REPL's next approval mode, for the calls still to come); `partial`: a line being typed,
+        which the keys read go on with (set before reading starts, so keys typed before the block are kept)."""
         try:
             fd = sys.stdin.fileno()
             usable = os.isatty(fd)
@@ -61,6 +66,7 @@ class TurnKeys:
             yield None
             return
         keys = cls(fd, on_change, on_shift_tab=on_shift_tab)
+        keys.partial = partial
         keys.start()
         try:
             yield keys
@@ -155,6 +161,31 @@ class TurnKeys:
             changed = True
         if changed:
             self.on_change()
+
+
+@contextlib.contextmanager
+def no_echo(stream: Any = None) -> Iterator[None]:
+    """The terminal does not echo keys in the block (they stay in its input, unread); as it was afterwards. Nothing
+    when `stream` (stdin) is not a terminal."""
+    try:
+        import termios
+
+        fd = (stream or sys.stdin).fileno()
+        saved = termios.tcgetattr(fd) if os.isatty(fd) else None
+    except (ImportError, AttributeError, OSError, ValueError):
+        saved = None
+    if saved is None:
+        yield
+        return
+    quiet = list(saved)
+    quiet[3] = saved[3] & ~(termios.ECHO | termios.ECHONL)  # lflags: no echo; the line discipline stays as it was
+    with contextlib.suppress(termios.error):
+        termios.tcsetattr(fd, termios.TCSANOW, quiet)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(termios.error):
+            termios.tcsetattr(fd, termios.TCSANOW, saved)
 
 
 def _skip_sequence(text: str, i: int) -> int:

@@ -249,13 +249,13 @@ class Renderer:
             self.print(changes_panel(call, event.changes))
         if event.change is None and event.call_id not in self._shown and self.compact(event.tool):
             self.folded.append((call, event))
-            self.console.print(compact_line(event, call, first=not self._grouped))
+            self.console.print(compact_line(event, call, first=not self._grouped, width=self.console.width))
             self._grouped = True
             return
         if call is not None and event.call_id not in self._shown:
             self._shown.add(event.call_id)
             self.print(call_panel(call, event.change))
-        self.print(result_line(event, call, self._approved_by.get(event.call_id, "")))
+        self.print(result_line(event, call, self._approved_by.get(event.call_id, ""), width=self.console.width))
 
     def _on_warning(self, event: ev.Warning) -> None:
         if event.code == "truncated":  # said in the line of the call it belongs to

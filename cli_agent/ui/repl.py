@@ -164,6 +164,16 @@ class Repl:
     # -- the loop ----------------------------------------------------------------------------------------------
 
     def loop(self) -> int:
+        """Read and run lines until the user quits; the exit code. The terminal does not echo keys for the whole
+        REPL (ui.keys.no_echo): the prompt and the questions draw what is typed themselves, and keys typed while
+        output is drawn (the start-up, a command, the wait before a turn) are kept for the next reader instead of
+        landing inside it."""
+        from cli_agent.ui.keys import no_echo
+
+        with no_echo(self._io["input"]):
+            return self._loop()
+
+    def _loop(self) -> int:
         if self.startup.resume is not None:  # the banner shows the conversation that goes on
             self.startup.start(self._extend)
             self.startup.get()  # a failure ends the REPL before the prompt
@@ -280,16 +290,37 @@ class Repl:
             warmed.append(True)
             if self.startup.session is not None:
                 warm_up(self.startup.session.provider)
+                self._watch_mcp(prompt)
                 return
 
             def failed(exc: BaseException) -> None:  # ends the prompt with the error, which `read` raises
                 prompt.app.loop.call_soon_threadsafe(
                     lambda: prompt.app.exit(exception=exc) if prompt.app.is_running else None)
 
-            self.startup.start(self._extend, failed, prompt.app.invalidate)  # the toolbar shows the model
+            def ready() -> None:
+                prompt.app.invalidate()  # the toolbar shows the model
+                self._watch_mcp(prompt)
+
+            self.startup.start(self._extend, failed, ready)
 
         prompt.app.after_render += after_first_render
         return prompt
+
+    def _watch_mcp(self, prompt: Any) -> None:
+        """A broken MCP server is said above the prompt once its connection fails (ui.mcp_startup)."""
+        session = self.startup.session
+        if session is None or session.mcp is None:
+            return
+        from rich.text import Text
+
+        from cli_agent.ui.escape import escape_for_terminal as esc
+        from cli_agent.ui.mcp_startup import watch_failures
+
+        def say(notes: list[str]) -> None:
+            for note in notes:
+                self.console.print(Text("! " + esc(note), style="yellow"))
+
+        watch_failures(session.mcp, lambda: prompt.app, say)
 
     def workspace_paths(self, fragment: str) -> list[str]:
         """The workspace paths that match `fragment`, for completing a workflow's path parameter."""
@@ -405,10 +436,9 @@ class Repl:
         renderer = Renderer(self.console, compact=self._compact, typed=lambda: keys.shown() if keys else [],
                             mode=self._mode)
         keys = None
+        draft, self._draft = self._draft, ""  # a line left unfinished before this turn goes on being typed
         try:
-            with TurnKeys.open(on_change=renderer.refresh, on_shift_tab=self._cycle_mode) as keys:
-                if keys is not None:  # a line left unfinished before this turn goes on being typed
-                    keys.partial, self._draft = self._draft, ""
+            with TurnKeys.open(on_change=renderer.refresh, on_shift_tab=self._cycle_mode, partial=draft) as keys:
                 self._keys = keys
                 finished = drive(events, self.session.trace, self._count, renderer)
         except KeyboardInterrupt:  # landed after the run had finished: the run is complete already
@@ -417,6 +447,8 @@ class Repl:
             self._keys = None
             renderer.close()
             self.keep_typed(keys)
+            if keys is None:  # no keyboard was read: the unfinished line waits for the next prompt
+                self._draft = draft
         self.last_folded = renderer.folded
         if finished.stop_reason is StopReason.TERMINATED:
             raise errors.TerminateSignal()

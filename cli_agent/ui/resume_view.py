@@ -2,6 +2,10 @@
 line each, and the totals the toolbar had; and the one-paragraph preview the `/resume` picker shows for a session.
 
 Only what follows the last `/clear` or `/compact` is live; what came before is folded into one line too.
+
+The files a session changed are those its calls wrote, a command's change set included; with the workspace's undo
+journal at hand (`preview(trace, turns, session)`), a file whose every change in the session was undone is left
+out.
 """
 
 from __future__ import annotations
@@ -9,6 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.text import Text
@@ -27,7 +32,10 @@ from cli_agent.messages import Usage
 from cli_agent.trace import Trace
 from cli_agent.ui.escape import escape_for_terminal as esc
 
-__all__ = ["SHOWN_TURNS", "Summary", "preview", "show_transcript", "summarise"]
+if TYPE_CHECKING:
+    from cli_agent.journal import Turn
+
+__all__ = ["SHOWN_TURNS", "Summary", "asked", "preview", "show_transcript", "summarise"]
 
 SHOWN_TURNS = 3  # the newest turns drawn in full on a resume
 
@@ -42,6 +50,11 @@ class Summary:
     started: float
 
 
+def asked(started: RunStarted) -> str:
+    """What the user asked for in a run: what they typed (`/refactor calc.py`), else the run's prompt."""
+    return started.command or started.prompt
+
+
 def _turns(events: Iterable[Event]) -> list[list[Event]]:
     out: list[list[Event]] = []
     for event in events:
@@ -53,10 +66,21 @@ def _turns(events: Iterable[Event]) -> list[list[Event]]:
 
 
 def _changed(run: list[Event]) -> list[str]:
+    """The files the run's calls wrote: a file tool's change, a command's (or a rename's) change set (in a trace,
+    the paths its result says were applied); else the path the file tool was called with."""
     calls = {c.id: c for e in run if isinstance(e, ToolCallsProposed) for c in e.calls}
     files = []
     for e in run:
-        if isinstance(e, ToolResult) and e.envelope.ok and e.call_id in calls:
+        if not isinstance(e, ToolResult) or not e.envelope.ok:
+            continue
+        written = [c.path for c in (e.change, *e.changes) if c is not None]  # a live run's events
+        data = e.envelope.data
+        applied = data.get("applied") if isinstance(data, dict) else None  # a command's, as a trace keeps it
+        if isinstance(applied, list):
+            written += [path for path in applied if isinstance(path, str) and path not in written]
+        if written:
+            files += written
+        elif e.call_id in calls:
             args = calls[e.call_id].arguments or {}
             if e.tool in ("create_file", "edit_file", "write_file", "delete_file", "rename_file") and \
                     isinstance(args.get("path"), str):
@@ -64,22 +88,35 @@ def _changed(run: list[Event]) -> list[str]:
     return files
 
 
-def summarise(trace: Trace) -> Summary:
-    """Turns, steps, tokens and cost, and the files changed, over the whole trace."""
+def _undone(session: str, turns: Iterable[Turn]) -> set[str]:
+    """The files of `session` whose every change in the journal was undone."""
+    undone: set[str] = set()
+    kept: set[str] = set()
+    for turn in turns:
+        if turn.session == session:
+            (undone if turn.undone else kept).update(e.path for e in turn.changes)
+    return undone - kept
+
+
+def summarise(trace: Trace, turns: Iterable[Turn] = (), session: str = "") -> Summary:
+    """Turns, steps, tokens and cost, and the files changed, over the whole trace; `turns`: the workspace's undo
+    journal, whose files undone in `session` (the session's id) are left out."""
     runs = _turns(trace.events)
     finished = [e for run in runs for e in run if isinstance(e, RunFinished)]
     usage = Usage()
     for f in finished:
         usage = usage + f.usage
     first = next((run[0] for run in runs if isinstance(run[0], RunStarted)), None)
-    files = tuple(dict.fromkeys(p for run in runs for p in _changed(run)))
+    undone = _undone(session, turns) if session else set()
+    files = tuple(dict.fromkeys(p for run in runs for p in _changed(run) if p not in undone))
     return Summary(len(runs), sum(f.steps for f in finished), usage, files,
-                   first.prompt if isinstance(first, RunStarted) else "", first.time if first else 0.0)
+                   asked(first) if isinstance(first, RunStarted) else "", first.time if first else 0.0)
 
 
-def preview(trace: Trace) -> str:
-    """The picker's preview of a session: when, its first message, how many turns, which files changed."""
-    s = summarise(trace)
+def preview(trace: Trace, turns: Iterable[Turn] = (), session: str = "") -> str:
+    """The picker's preview of a session: when, its first message, how many turns, which files changed (those
+    undone since left out, given the workspace's journal `turns` and the session's id)."""
+    s = summarise(trace, turns, session)
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(s.started)) if s.started else "-"
     files = ", ".join(s.files[:6]) + (f" and {len(s.files) - 6} more" if len(s.files) > 6 else "")
     return esc(f"{when} · {s.turns} turn{'s' if s.turns != 1 else ''} · files changed: {files or 'none'}\n"
@@ -110,7 +147,7 @@ def show_transcript(console: Console, trace: Trace, *, compact: object = None) -
     for run in newest:
         started = run[0]
         if isinstance(started, RunStarted):
-            console.print(Text.assemble(("› ", "bold cyan"), (esc(_one_line(started.prompt, 400)), "bold")))
+            console.print(Text.assemble(("› ", "bold cyan"), (esc(_one_line(asked(started), 400)), "bold")))
         renderer = Renderer(console, compact=compact if callable(compact) else None)
         renderer.live = False  # a transcript, not a run: no spinner
         for event in run:
@@ -126,7 +163,7 @@ def show_transcript(console: Console, trace: Trace, *, compact: object = None) -
 def _folded(run: list[Event]) -> Text:
     started = run[0]
     finished = next((e for e in run if isinstance(e, RunFinished)), None)
-    prompt = started.prompt if isinstance(started, RunStarted) else ""
+    prompt = asked(started) if isinstance(started, RunStarted) else ""
     answer = finished.answer if finished is not None and finished.answer else (
         finished.stop_reason.value if finished is not None else "")
     files = _changed(run)

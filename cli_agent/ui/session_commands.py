@@ -7,9 +7,9 @@ import sqlite3
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from cli_agent.errors import UsageError
+from cli_agent.errors import CliAgentError, UsageError
 from cli_agent.session_index import SessionEntry, SessionIndex, index_key, load_resumable
 from cli_agent.ui.commands import Command
 from cli_agent.ui.escape import clip, json_for_output
@@ -85,6 +85,18 @@ def _picked(ctx: CommandContext, rows: list[tuple[SessionEntry, str | None]]) ->
     from cli_agent.trace import read_trace
     from cli_agent.ui.resume_view import preview
 
+    journals: dict[str, list[Any]] = {}  # each workspace's undo journal, read once for the picker
+
+    def turns(workspace: str) -> list[Any]:
+        if workspace not in journals:
+            from cli_agent.journal import Journal
+
+            try:
+                journals[workspace] = Journal(workspace).turns()
+            except (CliAgentError, OSError):  # no journal to say what was undone: the trace says it all
+                journals[workspace] = []
+        return journals[workspace]
+
     def label(entry: SessionEntry, problem: str | None) -> str:
         mark = "  [cannot resume]" if problem else "  [failed]" if entry.failed else ""
         return esc(f"{_when(entry.updated)} · {entry.model or '-'} · {clip(entry.first_message, 50)}{mark}")
@@ -94,7 +106,7 @@ def _picked(ctx: CommandContext, rows: list[tuple[SessionEntry, str | None]]) ->
         if problem:
             return esc(f"cannot resume: {problem}")
         try:
-            return f"session {entry.id} · " + preview(read_trace(entry.trace_path))
+            return f"session {entry.id} · " + preview(read_trace(entry.trace_path), turns(entry.workspace), entry.id)
         except Exception as exc:  # a trace that broke since it was listed
             return esc(f"cannot preview: {exc}")
 

@@ -2,6 +2,10 @@
 
     Read(app.py) ⎿ 10 lines
     Search("TODO") ⎿ 3 matches in 2 files (stopped at 200: more may exist)
+    git__status(short=true) ⎿ On branch main … (+4 lines)
+
+An MCP tool's result is summed up by its first line of text (else its structured content, else its items), cut to
+fit the terminal's width with how much more there is, so it takes one line as a built-in tool's does.
 
 The line says what the model actually received: a read whose result was cut to fit `tool_result_max_chars` says
 which lines got through, not the lines the tool returned. Everything that came from the model or a file is escaped
@@ -20,12 +24,21 @@ from cli_agent.events import ToolResult
 from cli_agent.messages import ToolCall
 from cli_agent.ui.escape import escape_for_terminal as esc
 
-__all__ = ["VERBS", "call_label", "compact_line", "data_summary", "received_lines", "result_line", "target_of"]
+__all__ = ["VERBS", "call_label", "compact_line", "data_summary", "mcp_summary", "received_lines", "result_line",
+           "target_of"]
 
 VERBS = {"read_file": "Read", "list_files": "List", "search": "Search", "propose_fact": "Propose"}
 _DONE = {"create": "created", "edit": "edited", "write": "rewritten", "delete": "deleted"}
 _ESCAPE = re.compile(r'\\(u[0-9a-fA-F]{4}|.)|"')
 _ARG_CHARS = 60  # characters of a call's target shown in its one line
+_MCP_ARG_CHARS = 30  # characters of an MCP call's arguments shown in its one line
+_MIN_ROOM = 16  # a summary gets at least this many characters, however narrow the terminal
+
+
+def _is_mcp(tool: str) -> bool:
+    from cli_agent.mcp.tools import split_name
+
+    return split_name(tool) is not None
 
 
 def target_of(call: ToolCall | None) -> str:
@@ -45,6 +58,10 @@ def call_label(call: ToolCall | None, tool: str) -> Text:
         inner = json.dumps(args["pattern"], ensure_ascii=False)
         if isinstance(args.get("path"), str) and args["path"] not in ("", "."):
             inner += ", " + args["path"]
+    elif _is_mcp(tool) and args:
+        inner = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in args.items())
+        if len(inner) > _MCP_ARG_CHARS:
+            inner = inner[:_MCP_ARG_CHARS - 1] + "…"
     else:
         inner = target_of(call)
     if len(inner) > _ARG_CHARS:
@@ -68,11 +85,41 @@ def received_lines(envelope_json: str, model_chars: int) -> int:
     return lines + (1 if len(head) > pos else 0)
 
 
-def data_summary(tool: str, data: Any, envelope_json: str = "", model_chars: int = 0) -> str:
-    """What a read-only result holds: lines, matches (and in how many files), entries; `model_chars` > 0 when the
-    model got only that much of the result."""
+def _clip(text: str, room: int) -> str:
+    return text if len(text) <= room else text[:max(room - 1, 1)] + "…"
+
+
+def mcp_summary(data: Any, room: int = 80) -> str:
+    """An MCP result in at most `room` characters: its first line of text and how many more lines there are, else
+    its structured content as JSON, else its items (images, resources…), else "no content"."""
+    room = max(room, _MIN_ROOM)
     if not isinstance(data, dict):
         return ""
+    text = data.get("text")
+    if isinstance(text, str) and text.strip():
+        lines = [" ".join(line.split()) for line in text.strip().splitlines()]
+        lines = [line for line in lines if line]
+        more = f" (+{len(lines) - 1:,} lines)" if len(lines) > 1 else ""
+        if len(lines) == 1 and len(lines[0]) > room:
+            more = f" ({len(text):,} chars)"
+        return esc(_clip(lines[0], room - len(more))) + more
+    if data.get("structured") is not None:
+        return esc(_clip(json.dumps(data["structured"], ensure_ascii=False, default=str), room))
+    items = data.get("items")
+    if isinstance(items, list) and items:
+        more = f" (+{len(items) - 1:,} more)" if len(items) > 1 else ""
+        return esc(_clip(str(items[0]), room - len(more))) + more
+    return "no content"
+
+
+def data_summary(tool: str, data: Any, envelope_json: str = "", model_chars: int = 0, room: int = 80) -> str:
+    """What a read-only result holds: lines, matches (and in how many files), entries, an MCP tool's first line;
+    `model_chars` > 0 when the model got only that much of the result; `room`: the characters an MCP summary may
+    take."""
+    if not isinstance(data, dict):
+        return ""
+    if _is_mcp(tool):
+        return mcp_summary(data, room)
     if "total_lines" in data:
         if data.get("binary"):
             return esc(str(data.get("notice", "binary file")))
@@ -106,9 +153,9 @@ def _cut_note(result: ToolResult) -> str:
             if result.model_chars else "")
 
 
-def compact_line(result: ToolResult, call: ToolCall | None, *, first: bool = True) -> Text:
+def compact_line(result: ToolResult, call: ToolCall | None, *, first: bool = True, width: int = 80) -> Text:
     """A read-only call in one line: `● Read(app.py) ⎿ 10 lines`, or `✗` and the error; `first=False` for the
-    next lines of a group of consecutive calls."""
+    next lines of a group of consecutive calls; `width`: the terminal's, which an MCP summary fits in."""
     env = result.envelope
     line = Text("● " if first else "  ", style="green" if env.ok else "red")
     line.append_text(call_label(call, result.tool))
@@ -117,16 +164,18 @@ def compact_line(result: ToolResult, call: ToolCall | None, *, first: bool = Tru
         line.append("✗ " + esc("; ".join(env.errors) or "failed"), style="red")
         return line
     envelope_json = env.to_json() if result.model_chars else ""
-    line.append(data_summary(result.tool, env.data, envelope_json, result.model_chars) or "done")
+    line.append(data_summary(result.tool, env.data, envelope_json, result.model_chars,
+                             room=width - line.cell_len - 1) or "done")
     cut = _cut_note(result)
     if cut:
         line.append(f"  ({cut})", style="yellow")
     return line
 
 
-def result_line(result: ToolResult, call: ToolCall | None = None, approved_by: str = "") -> Text:
+def result_line(result: ToolResult, call: ToolCall | None = None, approved_by: str = "", *, width: int = 80) -> Text:
     """One line per result of a call shown in its panel: ✓ and what changed, or ✗ and the error in red; then its
-    warnings, and a note when the model got only part of it."""
+    warnings, and a note when the model got only part of it. `width`: the terminal's, which an MCP summary fits
+    in."""
     name = Text(esc(result.tool), style="bold")
     target = esc(target_of(call))
     env = result.envelope
@@ -139,8 +188,9 @@ def result_line(result: ToolResult, call: ToolCall | None = None, approved_by: s
             detail = f"{esc(result.change.path)}  {_DONE[result.change.kind]} (+{added} -{removed} lines)"
         else:
             envelope_json = env.to_json() if result.model_chars else ""
+            used = 5 + len(result.tool) + len(target) + (len(approved_by) + 17 if approved_by else 0)
             detail = " ".join(x for x in (target, data_summary(result.tool, env.data, envelope_json,
-                                                               result.model_chars)) if x)
+                                                               result.model_chars, room=width - used)) if x)
         line = Text.assemble(("  ✓ ", "bold green"), name, " ", detail)
         if approved_by:
             line.append(f"  (approved by {esc(approved_by)})", style="dim")

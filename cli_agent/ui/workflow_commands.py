@@ -54,12 +54,12 @@ def _command(workflow: Workflow, name: str, aliases: tuple[str, ...]) -> Command
     help_text = "\n".join([workflow.description, "", "parameters (positional in this order, or name=value):",
                            *params, "", f"from {workflow.source}: {workflow.path}",
                            *(f"shadows {path}" for path in workflow.shadows)])
-    return Command(name, workflow.title, _runner(workflow), " ".join(p.usage for p in workflow.params),
+    return Command(name, workflow.title, _runner(workflow, name), " ".join(p.usage for p in workflow.params),
                    help=help_text, category=f"workflow: {workflow.category}", aliases=aliases,
                    complete=lambda ctx, args: complete_arguments(workflow, args, getattr(ctx, "workspace_paths", None)))
 
 
-def _runner(workflow: Workflow) -> Handler:
+def _runner(workflow: Workflow, name: str) -> Handler:
     def run(ctx: CommandContext, args: str) -> None:
         from cli_agent.workflow_run import ask_missing, parse_arguments, run_workflow
 
@@ -74,7 +74,8 @@ def _runner(workflow: Workflow) -> Handler:
                 return
         given = "  ".join(f"{k}={v!r}" for k, v in values.items() if v is not None)
         _say(ctx, f"workflow {workflow.name}" + (f": {given}" if given else ""), "dim")
-        ctx.drive(run_workflow(ctx.session, workflow, values, ctx.approver))
+        typed = " ".join(f"/{name} {args}".split())  # what the user asked: a resumed session shows it, not the prompt
+        ctx.drive(run_workflow(ctx.session, workflow, values, ctx.approver, command=typed))
 
     return run
 
