@@ -27,3 +27,34 @@ class Screen:
 
     def text(self) -> str:
         return "\n".join(self.lines())
+
+
+class Terms:
+    """REPLs started in pseudo-terminals for one test, each with its screen, and ended with the test:
+
+        with Terms(tmp_path) as terms:
+            t, screen = terms.start(replies, cols)      # at its prompt; config= writes the user config first
+    """
+
+    def __init__(self, tmp_path) -> None:
+        self.tmp_path = tmp_path
+        self.started: list = []
+
+    def start(self, replies, cols: int, config: str | None = None, **kw):
+        from test_repl_terminal import PROMPT, Term
+
+        if config is not None:
+            (self.tmp_path / "home" / "config").mkdir(parents=True, exist_ok=True)
+            (self.tmp_path / "home" / "config" / "config.toml").write_text(config)
+        self.started.append(Term(self.tmp_path, replies, cols=cols, wait=None, **kw))
+        screen = Screen(self.started[-1].child, cols)
+        self.started[-1].expect(PROMPT)
+        return self.started[-1], screen
+
+    def __enter__(self) -> Terms:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for t in self.started:
+            if t.child.isalive():
+                t.child.terminate(force=True)

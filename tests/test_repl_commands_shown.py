@@ -9,8 +9,8 @@ import re
 import sys
 
 import pytest
-from screenkit import Screen
-from test_repl_terminal import PROMPT, Term
+from screenkit import Terms
+from test_repl_terminal import PROMPT
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the command sandbox is Linux-only")]
@@ -22,18 +22,8 @@ TEST_RUN = ("for i in $(seq 1 40); do echo line $i; done; printf 'tests/test_cal
 
 @pytest.fixture
 def term(tmp_path):
-    terms: list[Term] = []
-
-    def start(replies, cols: int, **kw) -> tuple[Term, Screen]:
-        terms.append(Term(tmp_path, replies, cols=cols, wait=None, **kw))
-        screen = Screen(terms[-1].child, cols)
-        terms[-1].expect(PROMPT)
-        return terms[-1], screen
-
-    yield start
-    for t in terms:
-        if t.child.isalive():
-            t.child.terminate(force=True)
+    with Terms(tmp_path) as terms:
+        yield terms.start
 
 
 def command(cmd: str) -> dict:

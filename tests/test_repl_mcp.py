@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from screenkit import Screen
-from test_repl_terminal import PROMPT, Term
+from screenkit import Terms
+from test_repl_terminal import PROMPT
 
 pytestmark = pytest.mark.slow
 
@@ -24,20 +24,8 @@ def server_table(name: str, args: list[str], extra: str = "") -> str:
 
 @pytest.fixture
 def term(tmp_path):
-    terms: list[Term] = []
-
-    def start(replies, cols: int, config: str, **kw) -> tuple[Term, Screen]:
-        (tmp_path / "home" / "config").mkdir(parents=True, exist_ok=True)
-        (tmp_path / "home" / "config" / "config.toml").write_text(config)
-        terms.append(Term(tmp_path, replies, cols=cols, wait=None, **kw))
-        screen = Screen(terms[-1].child, cols)
-        terms[-1].expect(PROMPT)
-        return terms[-1], screen
-
-    yield start
-    for t in terms:
-        if t.child.isalive():
-            t.child.terminate(force=True)
+    with Terms(tmp_path) as terms:
+        yield terms.start
 
 
 def call(name: str, **arguments) -> dict:

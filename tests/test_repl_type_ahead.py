@@ -5,7 +5,7 @@ sent next, not thrown away."""
 from __future__ import annotations
 
 import pytest
-from screenkit import Screen
+from screenkit import Screen, Terms
 from test_repl_terminal import PROMPT, Term
 
 pytestmark = pytest.mark.slow
@@ -13,18 +13,8 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture
 def term(tmp_path):
-    terms: list[Term] = []
-
-    def start(replies, cols: int, **kw) -> tuple[Term, Screen]:
-        terms.append(Term(tmp_path, replies, cols=cols, wait=None, **kw))
-        screen = Screen(terms[-1].child, cols)
-        terms[-1].expect(PROMPT)
-        return terms[-1], screen
-
-    yield start
-    for t in terms:
-        if t.child.isalive():
-            t.child.terminate(force=True)
+    with Terms(tmp_path) as terms:
+        yield terms.start
 
 
 @pytest.mark.parametrize("cols", [60, 100])
