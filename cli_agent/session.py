@@ -33,9 +33,7 @@ if TYPE_CHECKING:
     from cli_agent.sandbox import Workspace
     from cli_agent.session_index import SessionEntry
     from cli_agent.tools.context import CommandSetup
-    from cli_agent.tools.seen import SeenFiles
     from cli_agent.trace import Trace
-    from cli_agent.verify import Verifier
 
 __all__ = [
     "ProviderFactory",
@@ -64,49 +62,6 @@ def default_provider_factory(settings: Settings) -> Provider:
                                 "set CLI_AGENT_MODEL, or set model in config.toml")
     key = settings.api_key.get_secret_value() if settings.api_key else None
     return make_provider(settings.model, api_base=settings.api_base, api_key=key, local=settings.local)
-
-
-def briefer(workspace: Workspace, seen: SeenFiles | None, *, files: bool = True,
-            repo_map: bool = False) -> Callable[[str], str | None]:
-    """What the model sees with the task before its first step: the task's files (`files`; the files shown count
-    as read) and where the task's words are defined (`repo_map`, cli_agent.repo_map)."""
-    outline = None
-
-    def brief(task: str) -> str | None:
-        nonlocal outline
-        parts = []
-        if files:
-            from cli_agent.task_files import task_brief
-
-            found = task_brief(task, workspace)
-            if found is not None:
-                for path in found.paths:
-                    if seen is not None:
-                        seen.note(path, _bytes(workspace, path))
-                parts.append(found.text)
-        if repo_map:
-            from cli_agent.repo_map import Outline
-            from cli_agent.repo_map import repo_map as ranked
-
-            outline = outline or Outline(workspace)
-            where = ranked(task, outline)
-            if where is not None:
-                for path in where.paths:
-                    data = _bytes(workspace, path)
-                    if seen is not None and data is not None:
-                        seen.numbered(path, data)
-                parts.append(where.text)
-        return "\n\n".join(parts) or None
-
-    return brief
-
-
-def _bytes(workspace: Workspace, path: str) -> bytes | None:
-    """The file as it was shown (its line numbers are valid for these bytes), or None when it can't be read."""
-    try:
-        return workspace.read_bytes(path, limit=16 << 20)
-    except Exception:  # ToolError, OSError: then its numbers are not vouched for
-        return None
 
 
 @dataclass
@@ -292,7 +247,10 @@ def open_session(settings: Settings, *, interactive: bool, provider_factory: Pro
                     max_retries=settings.max_retries, retry_base_delay=settings.retry_base_delay,
                     tool_result_max_chars=settings.tool_result_max_chars, context_window=settings.context_window)
     planner = Planner(settings, registry, workspace, protocol)
-    verifier = _verifier(settings, commands, workspace.root)
+    from cli_agent.brief import briefer
+    from cli_agent.verify import verifier_for
+
+    verifier = verifier_for(settings, commands, workspace.root)
     agent = Agent(AgentSetup(provider=provider, protocol=protocol_for(protocol), dispatcher=dispatcher,
                              planner=planner, policy=policy, limits=limits, model=settings.model or "",
                              workspace=str(workspace.root),
@@ -368,18 +326,6 @@ def _commands(settings: Settings, workspace: Workspace) -> tuple[CommandSetup | 
     elif setup.policy.network:
         notes.insert(0, "commands may reach the network (sandbox.network = true)")
     return setup, notes
-
-
-def _verifier(settings: Settings, commands: CommandSetup | None, root: Path) -> Verifier | None:
-    """The tests that judge a run's changes: with `verify` on, a test command (configured or detected), and a
-    command sandbox whose commands run without asking (else verification is off and `verified` stays null)."""
-    if not settings.verify or commands is None or commands.capability is None or settings.commands == "ask":
-        return None
-    from cli_agent.test_command import detect_test_command
-    from cli_agent.verify import Verifier
-
-    command = settings.test_command or detect_test_command(root)
-    return Verifier(command, commands, root, settings.verify_rounds) if command else None
 
 
 def _attempts(settings: Settings, provider: Provider, root: Path) -> Attempts | None:

@@ -24,9 +24,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from cli_agent.config import Settings
     from cli_agent.tools.context import CommandSetup
 
-__all__ = ["TestRun", "Verifier", "nearest_tests", "summary_line", "trimmed_failures"]
+__all__ = ["TestRun", "Verifier", "nearest_tests", "summary_line", "trimmed_failures", "verifier_for"]
 
 FEEDBACK_CHARS = 4000  # the most of a failing run the model is shown
 _SKIP_DIRS = frozenset({".git", ".hg", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".mypy_cache",
@@ -204,3 +205,13 @@ class Verifier:
             summary = f"timed out after {out.duration_s:.0f} s ({summary})" if summary != "timed out" else \
                 f"timed out after {out.duration_s:.0f} s"
         return TestRun(command, passed, summary, failures, timed_out=out.timed_out)
+
+
+def verifier_for(settings: Settings, commands: CommandSetup | None, root: Path) -> Verifier | None:
+    """The tests that judge a run's changes: with `verify` on, a test command (configured or detected), and a
+    command sandbox whose commands run without asking (else verification is off and `verified` stays null)."""
+    if not settings.verify or commands is None or commands.capability is None or settings.commands == "ask":
+        return None
+    from cli_agent.test_command import detect_test_command
+    command = settings.test_command or detect_test_command(root)
+    return Verifier(command, commands, root, settings.verify_rounds) if command else None
