@@ -46,7 +46,7 @@ from typing import Any
 import httpx
 
 from cli_agent.config import LocalSettings, Settings
-from cli_agent.events import Decision
+from cli_agent.contracts.events import Decision
 from cli_agent.providers.base import ProviderReply, ProviderRequest
 from cli_agent.providers.local import LocalProvider
 from cli_agent.session import drive, open_session

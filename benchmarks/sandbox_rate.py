@@ -52,7 +52,7 @@ def payloads() -> list[str]:
 
 def rate(check: Callable[[str], object], paths: list[str]) -> tuple[float, float, int]:
     """(payloads per second of wall time, per second of CPU time, how many were refused)."""
-    from cli_agent.envelope import ToolError
+    from cli_agent.contracts.envelope import ToolError
 
     refused = 0
     started, cpu = time.perf_counter(), time.process_time()

@@ -31,8 +31,8 @@ from pathlib import Path
 import httpx
 
 from cli_agent.config import LocalSettings, Settings
+from cli_agent.contracts.messages import Message
 from cli_agent.local_model import ensure_model, resolve_model
-from cli_agent.messages import Message
 from cli_agent.providers.base import ProviderRequest
 from cli_agent.providers.local import LOCAL_MODEL, default_batch_threads, default_threads, wire_options
 from cli_agent.providers.openai_http import OpenAIHTTPProvider

@@ -16,8 +16,8 @@ import os
 import secrets
 from typing import TYPE_CHECKING
 
-from cli_agent.change import Change
-from cli_agent.envelope import ToolError
+from cli_agent.contracts.change import Change
+from cli_agent.contracts.envelope import ToolError
 from cli_agent.resolve_beneath import Located, open_dir, open_regular
 
 if TYPE_CHECKING:

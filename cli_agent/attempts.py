@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cli_agent.change import Change, ChangeKind
-from cli_agent.events import Event, RunFinished, ToolResult, Verification, Warning
+from cli_agent.contracts.change import Change, ChangeKind
+from cli_agent.contracts.events import Event, RunFinished, ToolResult, Verification, Warning
 
 if TYPE_CHECKING:
-    from cli_agent.events import EventStream
+    from cli_agent.contracts.events import EventStream
 
 __all__ = ["Attempts", "Candidate", "CandidateRun"]
 

@@ -20,8 +20,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from cli_agent import errors
 from cli_agent.cli_state import AppState, flags_given, resume_from, run_interactive, run_prompt
+from cli_agent.contracts import errors
 
 __all__ = ["ROOT_OPTIONS", "exit_now", "main", "root_flags", "run"]
 
@@ -138,7 +138,7 @@ def _wants_json(argv: list[str], state: AppState) -> bool:
 
 def _json_failure(message: str, code: int) -> None:
     """The `--output json` object of a run that ended before it could report itself."""
-    from cli_agent.events import StopReason
+    from cli_agent.contracts.events import StopReason
     from cli_agent.ui.escape import json_for_output
 
     status = next((r.value for r in StopReason if r.exit_code == code and r is not StopReason.CANCELLED), "error")

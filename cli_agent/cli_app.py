@@ -15,7 +15,7 @@ from typing import Annotated, Any
 import typer
 import typer.core
 
-from cli_agent import __version__, errors
+from cli_agent import __version__
 from cli_agent.cli_state import (
     AppState,
     flags_given,
@@ -25,6 +25,7 @@ from cli_agent.cli_state import (
     run_interactive,
     run_prompt,
 )
+from cli_agent.contracts import errors
 
 __all__ = ["app"]
 

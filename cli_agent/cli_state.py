@@ -11,7 +11,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from cli_agent import errors
+from cli_agent.contracts import errors
 
 __all__ = ["AppState", "default_provider", "flags_given", "load_for", "provider_factory", "resume_from",
            "run_interactive", "run_prompt"]

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from cli_agent.events import ConversationReset
-from cli_agent.messages import Message
+from cli_agent.contracts.events import ConversationReset
+from cli_agent.contracts.messages import Message
 
 if TYPE_CHECKING:
     from cli_agent.loop import Agent

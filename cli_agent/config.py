@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, get_origin
 
 from cli_agent import paths
-from cli_agent.checked import Secret, check, field_names, field_type, plainly_valid, rule
-from cli_agent.errors import ConfigError
+from cli_agent.contracts.checked import Secret, check, field_names, field_type, plainly_valid, rule
+from cli_agent.contracts.errors import ConfigError
 
 if TYPE_CHECKING:
     from pydantic import ValidationError

@@ -18,9 +18,9 @@ from collections.abc import Collection, Generator, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from cli_agent.change import Change, ChangeKind, Staged
-from cli_agent.envelope import Envelope, ToolError
-from cli_agent.messages import ToolCall
+from cli_agent.contracts.change import Change, ChangeKind, Staged
+from cli_agent.contracts.envelope import Envelope, ToolError
+from cli_agent.contracts.messages import ToolCall
 
 if TYPE_CHECKING:
     from cli_agent.registry import Registry

@@ -29,13 +29,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cli_agent import facts_file
-from cli_agent.checked import rule
-from cli_agent.errors import ConfigError, UsageError
+from cli_agent.contracts.checked import rule
+from cli_agent.contracts.errors import ConfigError, UsageError
 from cli_agent.paths import PROJECT_DIR
 
 if TYPE_CHECKING:
-    from cli_agent.change import Change
     from cli_agent.config import Settings
+    from cli_agent.contracts.change import Change
     from cli_agent.sandbox import Workspace
 
 __all__ = ["DRAFT_FILE", "FACTS_FILE", "Fact", "FactStore", "Proposal", "one_line", "render_list", "workspace_for"]

@@ -20,8 +20,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cli_agent.checked import check
-from cli_agent.errors import ConfigError
+from cli_agent.contracts.checked import check
+from cli_agent.contracts.errors import ConfigError
 
 if TYPE_CHECKING:
     from pydantic import ValidationError

@@ -41,10 +41,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cli_agent import errors
+from cli_agent.contracts import errors
 
 if TYPE_CHECKING:
-    from cli_agent.change import Change
+    from cli_agent.contracts.change import Change
 
 __all__ = ["FORMAT", "Entry", "Journal", "Turn", "collect_blobs"]
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from cli_agent import paths
-from cli_agent.errors import UsageError
+from cli_agent.contracts.errors import UsageError
 
 __all__ = ["CATALOG", "RUNTIME", "Chunk", "ModelSpec", "ModelStatus", "ensure_model", "install_command",
            "install_weights", "model_path", "model_status", "requirements", "resolve_model", "runtime_unfit",

@@ -1,7 +1,7 @@
 """The agent loop: a model works on the workspace through the tools until it answers, terminates, is denied, or
 hits a limit.
 
-`Agent.run(prompt, approve)` is a generator of typed events (cli_agent.events); it never prints, prompts or reads
+`Agent.run(prompt, approve)` is a generator of typed events (`contracts.events`); it never prints, prompts or reads
 the terminal. Approval is the injected `approve` callback, asked only for calls the policy cannot settle. One
 `Agent` is one session: the conversation persists across runs (REPL turns). Every run ends with exactly one
 `RunFinished` whose stop reason carries the exit code, preceded by one `MessagesAppended`: every message the run
@@ -18,11 +18,11 @@ from collections.abc import Callable, Collection, Generator, Iterator
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from cli_agent import errors
 from cli_agent.approval import CallFacts, Policy, Verdict, assess
-from cli_agent.change import Change, Staged
-from cli_agent.envelope import Envelope
-from cli_agent.events import (
+from cli_agent.contracts import errors
+from cli_agent.contracts.change import Change, Staged
+from cli_agent.contracts.envelope import Envelope
+from cli_agent.contracts.events import (
     Answer,
     ApprovalAsked,
     ApprovalDecided,
@@ -42,7 +42,7 @@ from cli_agent.events import (
     Verification,
     Warning,
 )
-from cli_agent.messages import Message, ToolCall, Usage
+from cli_agent.contracts.messages import Message, ToolCall, Usage
 from cli_agent.providers.base import ProviderReply, ProviderRequest
 
 if TYPE_CHECKING:

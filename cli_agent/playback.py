@@ -11,8 +11,8 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-from cli_agent import errors
-from cli_agent.events import (
+from cli_agent.contracts import errors
+from cli_agent.contracts.events import (
     Answer,
     ApprovalAsked,
     ApprovalDecided,
@@ -25,7 +25,7 @@ from cli_agent.events import (
     ToolCallsProposed,
     ToolResult,
 )
-from cli_agent.messages import ToolCall
+from cli_agent.contracts.messages import ToolCall
 from cli_agent.providers.base import NoModel
 from cli_agent.trace import Trace
 

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from cli_agent.messages import Message, ToolCall
+from cli_agent.contracts.messages import Message, ToolCall
 
 if TYPE_CHECKING:
     from cli_agent.providers.base import ProviderReply

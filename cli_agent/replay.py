@@ -30,9 +30,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from cli_agent import errors
-from cli_agent.change import sha_of
-from cli_agent.events import (
+from cli_agent.contracts import errors
+from cli_agent.contracts.change import sha_of
+from cli_agent.contracts.events import (
     ApprovalDecided,
     AssistantMessage,
     ConversationReset,

@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from cli_agent.envelope import ToolError
+from cli_agent.contracts.envelope import ToolError
 
 if TYPE_CHECKING:
     from cli_agent.sandbox import Workspace

@@ -19,10 +19,10 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cli_agent import errors
-from cli_agent.change import sha_of
-from cli_agent.events import RunStarted, ToolCallsProposed, ToolResult
-from cli_agent.messages import ToolCall
+from cli_agent.contracts import errors
+from cli_agent.contracts.change import sha_of
+from cli_agent.contracts.events import RunStarted, ToolCallsProposed, ToolResult
+from cli_agent.contracts.messages import ToolCall
 from cli_agent.trace import Trace
 
 if TYPE_CHECKING:
@@ -101,7 +101,7 @@ def rewind(copy: Path, trace: Trace, raw: list[dict[str, Any]]) -> list[str]:
 
 
 def _undo(workspace: Workspace, call: ToolCall | None, change: dict[str, Any], known: list[bytes]) -> str | None:
-    from cli_agent.envelope import ToolError
+    from cli_agent.contracts.envelope import ToolError
     from cli_agent.undo import current_bytes, remove_empty_dirs, reverting_change
 
     rel = str(change.get("path", ""))

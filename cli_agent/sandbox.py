@@ -27,9 +27,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from cli_agent import atomic
-from cli_agent.change import Change
-from cli_agent.envelope import Later, ToolError
-from cli_agent.errors import UsageError
+from cli_agent.contracts.change import Change
+from cli_agent.contracts.envelope import Later, ToolError
+from cli_agent.contracts.errors import UsageError
 from cli_agent.pathmatch import GlobSet, glob_problem
 from cli_agent.protected import DEFAULT_PROTECTED
 from cli_agent.resolve_beneath import Located, locate, open_dir, open_regular

@@ -16,18 +16,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cli_agent import errors
 from cli_agent.approval import ApprovalMode, Policy
-from cli_agent.events import Event, EventStream, RunFinished, Warning
+from cli_agent.contracts import errors
+from cli_agent.contracts.events import Event, EventStream, RunFinished, Warning
 from cli_agent.loop import Agent, AgentSetup, Approver, Limits
 from cli_agent.trace import TraceWriter, default_trace_path
 
 if TYPE_CHECKING:
     from cli_agent.attempts import Attempts
     from cli_agent.config import Settings
+    from cli_agent.contracts.messages import ToolCall
     from cli_agent.journal import Journal
     from cli_agent.mcp.attach import McpAttachment
-    from cli_agent.messages import ToolCall
     from cli_agent.providers.base import Provider
     from cli_agent.registry import Registry
     from cli_agent.sandbox import Workspace
@@ -161,7 +161,7 @@ def _typed(events: EventStream, command: str) -> EventStream:
     """The run's events, its RunStarted (the first) saying what the user typed."""
     import dataclasses
 
-    from cli_agent.events import RunStarted
+    from cli_agent.contracts.events import RunStarted
 
     first = next(events)
     yield dataclasses.replace(first, command=command) if isinstance(first, RunStarted) else first

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cli_agent import checked
-from cli_agent.checked import check, field_names, rule
-from cli_agent.errors import SpecError, UsageError
+from cli_agent.contracts import checked
+from cli_agent.contracts.checked import check, field_names, rule
+from cli_agent.contracts.errors import SpecError, UsageError
 
 if TYPE_CHECKING:
     from pydantic import ValidationError

@@ -22,9 +22,16 @@ from pathlib import Path
 from typing import IO, Any
 
 from cli_agent import __version__, paths
-from cli_agent.errors import TraceError
-from cli_agent.events import ConversationReset, Event, MessagesAppended, RunFinished, RunStarted, event_from_dict
-from cli_agent.messages import Message
+from cli_agent.contracts.errors import TraceError
+from cli_agent.contracts.events import (
+    ConversationReset,
+    Event,
+    MessagesAppended,
+    RunFinished,
+    RunStarted,
+    event_from_dict,
+)
+from cli_agent.contracts.messages import Message
 
 __all__ = ["FORMAT", "READABLE", "Trace", "TraceWriter", "default_trace_path", "read_trace"]
 

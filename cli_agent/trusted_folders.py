@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cli_agent import paths
-from cli_agent.errors import ConfigError
+from cli_agent.contracts.errors import ConfigError
 
 __all__ = ["TrustEntry", "config_digest", "earlier_entry", "entries", "folder_trusted", "is_trusted", "revoke",
            "trust"]

@@ -25,11 +25,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cli_agent import errors
+from cli_agent.contracts import errors
 from cli_agent.journal import Journal, Turn
 
 if TYPE_CHECKING:
-    from cli_agent.change import Change, ChangeKind
+    from cli_agent.contracts.change import Change, ChangeKind
     from cli_agent.sandbox import Workspace
 
 __all__ = ["Undone", "current_bytes", "remove_empty_dirs", "reverting_change", "shown_path", "undo"]
@@ -46,7 +46,7 @@ class Undone:
 def undo(journal: Journal, turn: int | None = None, *, listing: str = "cli-agent undo --list") -> Undone:
     """Revert `turn` (default: the newest turn not undone yet) of `journal`; see the module docstring. `listing`:
     how the front end lists the turns, named in the errors (the REPL's `/undo list`)."""
-    from cli_agent.envelope import ToolError
+    from cli_agent.contracts.envelope import ToolError
     from cli_agent.sandbox import DEFAULT_PROTECTED, Workspace
 
     workspace = Workspace(journal.root, protected=DEFAULT_PROTECTED)
@@ -89,7 +89,7 @@ def _pick(journal: Journal, turn: int | None, listing: str) -> Turn:
 
 def _plan(journal: Journal, workspace: Workspace, target: Turn) -> list[Change]:
     """The changes that revert `target`, checked against the files as they are now; nothing is written."""
-    from cli_agent.envelope import ToolError
+    from cli_agent.contracts.envelope import ToolError
 
     now: dict[str, bytes | None] = {}
     plan: list[Change] = []
@@ -135,7 +135,7 @@ def reverting_change(path: str, current: bytes | None, restored: bytes | None, *
                      summary: str) -> Change:
     """The change that puts `restored` back where `current` is now (None: no file), for `Workspace.apply`: its
     "unchanged since read" check makes a file that changed meanwhile refuse the write."""
-    from cli_agent.change import Change
+    from cli_agent.contracts.change import Change
 
     kind: ChangeKind = "delete" if restored is None else "create" if current is None else "write"
     return Change(tool="undo", kind=kind, path=path, before=current, after=restored, mode=mode, summary=summary)

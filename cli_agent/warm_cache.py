@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cli_agent import paths
-from cli_agent.errors import UsageError
+from cli_agent.contracts.errors import UsageError
 
 __all__ = ["WarmCache"]
 

@@ -26,9 +26,9 @@ import shlex
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from cli_agent import errors
-from cli_agent.events import EventStream, RunFinished, StopReason
-from cli_agent.messages import ToolCall
+from cli_agent.contracts import errors
+from cli_agent.contracts.events import EventStream, RunFinished, StopReason
+from cli_agent.contracts.messages import ToolCall
 from cli_agent.workflows import PLACEHOLDER, Catalog, Param, PromptStep, Value, Workflow
 
 if TYPE_CHECKING:

@@ -28,8 +28,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
 
 from cli_agent import paths
-from cli_agent.envelope import ToolError
-from cli_agent.errors import WorkflowError
+from cli_agent.contracts.envelope import ToolError
+from cli_agent.contracts.errors import WorkflowError
 
 __all__ = [
     "CATEGORY_ORDER",

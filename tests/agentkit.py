@@ -7,8 +7,8 @@ from typing import Any
 
 from cli_agent.approval import ApprovalMode, Policy
 from cli_agent.config import Settings
+from cli_agent.contracts.events import ApprovalAsked, Decision, Event, RunFinished
 from cli_agent.dispatch import Dispatcher
-from cli_agent.events import ApprovalAsked, Decision, Event, RunFinished
 from cli_agent.loop import Agent, AgentSetup, Limits
 from cli_agent.prompt_plan import Planner
 from cli_agent.protocols import protocol_for

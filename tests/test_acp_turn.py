@@ -13,7 +13,7 @@ import pytest
 
 from cli_agent.acp.turn import Turn
 from cli_agent.config import Settings
-from cli_agent.events import StopReason
+from cli_agent.contracts.events import StopReason
 from cli_agent.providers.scripted import ScriptedProvider
 from cli_agent.session import Session, open_session
 
@@ -67,7 +67,7 @@ def test_a_turn_cancelled_before_its_first_event_ends_interrupted_and_the_sessio
 
 def test_a_workflow_tool_step_cancelled_at_its_proposal_writes_nothing(tmp_path: Path,
                                                                        loop: asyncio.AbstractEventLoop) -> None:
-    from cli_agent.messages import ToolCall
+    from cli_agent.contracts.messages import ToolCall
 
     session = session_with(tmp_path, [])
     try:

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from cli_agent.atomic import TEMP_PREFIX
-from cli_agent.errors import UsageError
+from cli_agent.contracts.errors import UsageError
 from cli_agent.journal import Journal
 from cli_agent.undo import undo
 
@@ -90,7 +90,7 @@ _WRITER = textwrap.dedent("""
     from pathlib import Path
     from cli_agent.dispatch import Dispatcher
     from cli_agent.journal import Journal
-    from cli_agent.messages import ToolCall
+    from cli_agent.contracts.messages import ToolCall
     from cli_agent.registry import Registry
     from cli_agent.sandbox import Workspace
     from cli_agent.tools import ToolContext

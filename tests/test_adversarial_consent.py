@@ -15,7 +15,7 @@ from rich.console import Console
 
 from cli_agent.cli import run as cli_run
 from cli_agent.config import Settings
-from cli_agent.events import ApprovalAsked, Decision, StopReason, ToolResult
+from cli_agent.contracts.events import ApprovalAsked, Decision, StopReason, ToolResult
 from cli_agent.providers.scripted import ScriptedProvider
 from cli_agent.session import drive, open_session
 from cli_agent.ui.approve import TerminalApprover, render_call

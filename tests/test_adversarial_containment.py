@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from cli_agent.contracts.messages import ToolCall
 from cli_agent.dispatch import Dispatcher
-from cli_agent.messages import ToolCall
 from cli_agent.registry import Registry
 from cli_agent.sandbox import Workspace
 from cli_agent.tools import ToolContext

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from cli_agent.contracts.envelope import Envelope
+from cli_agent.contracts.messages import ToolCall
 from cli_agent.dispatch import Dispatcher
-from cli_agent.envelope import Envelope
-from cli_agent.messages import ToolCall
 from cli_agent.registry import Registry
 from cli_agent.sandbox import Workspace
 from cli_agent.tools import ToolContext

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from cli_agent.contracts.envelope import ToolError
+from cli_agent.contracts.events import Decision, RunFinished, StopReason, ToolResult
+from cli_agent.contracts.messages import ToolCall
 from cli_agent.dispatch import Dispatcher
-from cli_agent.envelope import ToolError
-from cli_agent.events import Decision, RunFinished, StopReason, ToolResult
 from cli_agent.loop import Agent, AgentSetup
-from cli_agent.messages import ToolCall
 from cli_agent.protocols import protocol_for
 from cli_agent.providers.scripted import ScriptedProvider
 from cli_agent.registry import Registry

@@ -19,8 +19,8 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
-from cli_agent.events import RunFinished, StopReason, ToolCallsProposed, ToolResult
-from cli_agent.messages import ToolCall
+from cli_agent.contracts.events import RunFinished, StopReason, ToolCallsProposed, ToolResult
+from cli_agent.contracts.messages import ToolCall
 from cli_agent.protocols import JsonProtocol, NativeProtocol
 from cli_agent.providers.base import ProviderReply, decode_tool_call
 from cli_agent.registry import Registry

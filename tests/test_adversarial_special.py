@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
+from cli_agent.contracts.envelope import Envelope
+from cli_agent.contracts.messages import ToolCall
 from cli_agent.dispatch import Dispatcher
-from cli_agent.envelope import Envelope
-from cli_agent.messages import ToolCall
 from cli_agent.registry import Registry
 from cli_agent.sandbox import Workspace
 from cli_agent.tools import ToolContext
@@ -76,7 +76,7 @@ def test_dev_zero_through_a_link_and_as_a_device_node_inside(tmp_path: Path) -> 
 _SPARSE = textwrap.dedent("""
     import json, os, resource, sys
     from cli_agent.dispatch import Dispatcher
-    from cli_agent.messages import ToolCall
+    from cli_agent.contracts.messages import ToolCall
     from cli_agent.registry import Registry
     from cli_agent.sandbox import Workspace
     from cli_agent.tools import ToolContext

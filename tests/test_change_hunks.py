@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cli_agent.change import Change
+from cli_agent.contracts.change import Change
 from cli_agent.sandbox import Workspace
 from cli_agent.tools import ToolContext, files
 from cli_agent.tools.edits import replace_text

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from cli_agent.checked import Secret, check
 from cli_agent.config import KEYS, LocalSettings, Settings, env_var, load_settings, render_paths, render_show
-from cli_agent.errors import ConfigError
+from cli_agent.contracts.checked import Secret, check
+from cli_agent.contracts.errors import ConfigError
 
 REPO = Path(__file__).resolve().parent.parent
 

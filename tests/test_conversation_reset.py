@@ -11,7 +11,7 @@ import pytest
 from rich.console import Console
 
 from cli_agent.config import Settings
-from cli_agent.messages import Message
+from cli_agent.contracts.messages import Message
 from cli_agent.providers.scripted import ScriptedProvider
 from cli_agent.replay import replay
 from cli_agent.session import open_session, resume_into

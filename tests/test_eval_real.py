@@ -14,7 +14,7 @@ import pytest
 from sandboxkit import sandboxed
 
 from cli_agent.cli import run as cli_run
-from cli_agent.errors import UsageError
+from cli_agent.contracts.errors import UsageError
 from cli_agent.eval import real
 from cli_agent.eval.real import apply_edits, grade, load_real_tasks, prepare, variant_settings
 from cli_agent.test_command import detect_test_command

@@ -9,10 +9,10 @@ from itertools import count
 import pytest
 
 from cli_agent.cli import run
+from cli_agent.contracts.errors import ConfigError, UsageError
+from cli_agent.contracts.messages import ToolCall
 from cli_agent.dispatch import Dispatcher
-from cli_agent.errors import ConfigError, UsageError
 from cli_agent.facts import FactStore
-from cli_agent.messages import ToolCall
 from cli_agent.prompting import PromptBuilder, PromptContext
 from cli_agent.providers.scripted import ScriptedProvider
 from cli_agent.registry import Registry

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from cli_agent.change import Change
-from cli_agent.envelope import ToolError
+from cli_agent.contracts.change import Change
+from cli_agent.contracts.envelope import ToolError
 from cli_agent.sandbox import Workspace
 from cli_agent.tools import ToolContext, ToolLimits, files, handlers
 

@@ -9,8 +9,8 @@ import pytest
 from agentkit import call, make_agent, run
 
 from cli_agent.cli import run as cli_run
-from cli_agent.envelope import ToolError
-from cli_agent.events import StopReason, ToolResult
+from cli_agent.contracts.envelope import ToolError
+from cli_agent.contracts.events import StopReason, ToolResult
 from cli_agent.loop import REPEAT_NOTE
 from cli_agent.providers.scripted import ScriptedProvider
 from cli_agent.sandbox import Workspace
@@ -323,8 +323,8 @@ def test_a_change_that_would_break_a_python_file_is_refused_with_the_error_and_i
 ])
 def test_only_a_python_file_that_parsed_is_guarded_and_the_switch_turns_it_off(tmp_path, name, before, check,
                                                                                applied):
+    from cli_agent.contracts.messages import ToolCall
     from cli_agent.dispatch import Dispatcher
-    from cli_agent.messages import ToolCall
     from cli_agent.registry import Registry
 
     (tmp_path / name).write_text(before)

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from cli_agent import errors, journal
-from cli_agent.change import Change
-from cli_agent.envelope import ToolError
+from cli_agent import journal
+from cli_agent.contracts import errors
+from cli_agent.contracts.change import Change
+from cli_agent.contracts.envelope import ToolError
 from cli_agent.journal import Journal, collect_blobs
 from cli_agent.sandbox import Workspace
 from cli_agent.tools import ToolContext, files
@@ -317,7 +318,7 @@ def test_git_index_refs_and_untracked_files_are_untouched(snapshot, root: Path, 
 def test_a_recorded_session_journals_each_run_as_a_turn(root: Path, tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     from cli_agent.config import Settings
-    from cli_agent.events import Decision
+    from cli_agent.contracts.events import Decision
     from cli_agent.providers.scripted import ScriptedProvider
     from cli_agent.session import drive, open_session
 

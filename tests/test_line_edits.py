@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from cli_agent.contracts.messages import ToolCall
 from cli_agent.dispatch import Dispatcher, Prepared
-from cli_agent.messages import ToolCall
 from cli_agent.registry import Registry
 from cli_agent.sandbox import Workspace
 from cli_agent.tools import ToolContext

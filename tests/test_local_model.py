@@ -17,7 +17,7 @@ import pytest
 from cli_agent import local_model
 from cli_agent.cli import run
 from cli_agent.config import LocalSettings, Settings
-from cli_agent.errors import UsageError
+from cli_agent.contracts.errors import UsageError
 from cli_agent.local_model import (
     CATALOG,
     Chunk,
@@ -307,7 +307,7 @@ def test_a_tail_that_repeats_one_short_unit_runs_away_and_code_does_not():
 
 
 def test_a_stream_that_runs_away_is_cut_as_a_reply_cut_off_with_its_usage_so_far():
-    from cli_agent.errors import CliAgentError
+    from cli_agent.contracts.errors import CliAgentError
     from cli_agent.providers.base import ProviderReply, relay
     from cli_agent.providers.local import cut_runaway
 

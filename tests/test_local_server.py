@@ -16,9 +16,9 @@ import jsonschema
 import pytest
 
 from cli_agent.config import LocalSettings
-from cli_agent.errors import ProviderError
+from cli_agent.contracts.errors import ProviderError
+from cli_agent.contracts.messages import Message
 from cli_agent.local_model import CATALOG, model_path, runtime_version
-from cli_agent.messages import Message
 from cli_agent.prompting import json_protocol_schema
 from cli_agent.protocols import JsonProtocol
 from cli_agent.providers.base import ProviderReply, ProviderRequest

@@ -8,7 +8,7 @@ import pytest
 
 from cli_agent.cli import run
 from cli_agent.config import Settings
-from cli_agent.envelope import ToolError
+from cli_agent.contracts.envelope import ToolError
 from cli_agent.facts import workspace_for
 from cli_agent.providers.scripted import ScriptedProvider
 from cli_agent.trace import read_trace

@@ -7,7 +7,7 @@ import json
 import pytest
 from agentkit import Answers, call, make_agent, run
 
-from cli_agent.events import (
+from cli_agent.contracts.events import (
     ApprovalAsked,
     Decision,
     ModelRequest,

@@ -11,7 +11,7 @@ from prompt_toolkit.output import DummyOutput
 from rich.console import Console
 
 from cli_agent.config import Settings
-from cli_agent.messages import Message, ToolCall
+from cli_agent.contracts.messages import Message, ToolCall
 from cli_agent.providers import make_provider
 from cli_agent.providers.scripted import ScriptedProvider
 from cli_agent.session import open_session

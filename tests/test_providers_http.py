@@ -11,8 +11,8 @@ from typing import cast
 import httpx
 import pytest
 
-from cli_agent.errors import MissingCredentialsError, ProviderError, RetryableProviderError
-from cli_agent.messages import Message, Usage
+from cli_agent.contracts.errors import MissingCredentialsError, ProviderError, RetryableProviderError
+from cli_agent.contracts.messages import Message, Usage
 from cli_agent.providers import (
     LiteLLMProvider,
     OpenAIHTTPProvider,
@@ -61,7 +61,7 @@ def test_routing() -> None:
 
 def test_the_http_path_never_imports_litellm() -> None:
     code = ("import sys\nfrom cli_agent.providers import make_provider, ProviderRequest\n"
-            "from cli_agent.testing import FakeOpenAIServer\nfrom cli_agent.messages import Message\n"
+            "from cli_agent.testing import FakeOpenAIServer\nfrom cli_agent.contracts.messages import Message\n"
             "with FakeOpenAIServer(instant='pong') as s:\n"
             "    p = make_provider('openai/m', api_base=s.url, api_key=None)\n"
             "    out = list(p.stream(ProviderRequest((Message('user', 'ping'),))))\n"

@@ -8,8 +8,8 @@ import os
 
 import pytest
 
-from cli_agent.errors import MissingCredentialsError, ProviderError, RetryableProviderError
-from cli_agent.messages import Message
+from cli_agent.contracts.errors import MissingCredentialsError, ProviderError, RetryableProviderError
+from cli_agent.contracts.messages import Message
 from cli_agent.providers import LiteLLMProvider, ProviderReply, ProviderRequest
 from cli_agent.providers.litellm_provider import LITELLM_QUIETED_WARNINGS, preload
 from cli_agent.testing import FakeOpenAIServer

@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from cli_agent.errors import (
+from cli_agent.contracts.errors import (
     MissingCredentialsError,
     ProviderError,
     RetryableProviderError,
     RunTimeoutError,
     UsageError,
 )
-from cli_agent.messages import Message, ToolCall, Usage
+from cli_agent.contracts.messages import Message, ToolCall, Usage
 from cli_agent.providers import (
     Provider,
     ProviderReply,

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from cli_agent.errors import RetryableProviderError, RunTimeoutError
-from cli_agent.messages import Message, ToolCall
+from cli_agent.contracts.errors import RetryableProviderError, RunTimeoutError
+from cli_agent.contracts.messages import Message, ToolCall
 from cli_agent.providers import LiteLLMProvider, OpenAIHTTPProvider, Provider, ProviderReply, ProviderRequest
 from cli_agent.providers.litellm_provider import LITELLM_QUIETED_WARNINGS
 from cli_agent.testing import FakeOpenAIServer

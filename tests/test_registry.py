@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cli_agent.errors import CliAgentError, SpecError, UsageError
+from cli_agent.contracts.errors import CliAgentError, SpecError, UsageError
 from cli_agent.registry import Registry
 from cli_agent.specs import ToolSpec, builtin_spec_dir, load_specs
 from cli_agent.tools import handlers

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from rich.console import Console
 
-from cli_agent.change import Change
-from cli_agent.envelope import Envelope
-from cli_agent.events import (
+from cli_agent.contracts.change import Change
+from cli_agent.contracts.envelope import Envelope
+from cli_agent.contracts.events import (
     ApprovalDecided,
     AssistantMessage,
     Decision,
@@ -20,7 +20,7 @@ from cli_agent.events import (
     ToolResult,
     Warning,
 )
-from cli_agent.messages import ToolCall, Usage
+from cli_agent.contracts.messages import ToolCall, Usage
 from cli_agent.ui.render import FOLD_LINES, Renderer, call_panel, finish_line, result_line
 
 
@@ -166,7 +166,7 @@ def test_old_results_elided_is_said_once_after_the_turn_and_does_not_split_the_g
 
 
 def test_a_test_run_of_the_harness_shows_its_command_then_its_verdict_and_a_failed_run_says_so():
-    from cli_agent.events import Verification
+    from cli_agent.contracts.events import Verification
 
     started = RunStarted(run_id="r", prompt="fix add", model="m", protocol="native", workspace="/w")
     out = play(started, Verification(command="pytest -q", round=1, phase="running"),

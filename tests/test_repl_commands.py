@@ -9,7 +9,7 @@ from rich.console import Console
 
 from cli_agent.approval import ApprovalMode
 from cli_agent.config import Settings
-from cli_agent.messages import Message
+from cli_agent.contracts.messages import Message
 from cli_agent.providers.scripted import ScriptedProvider
 from cli_agent.session import open_session
 from cli_agent.ui.builtin_commands import builtin_commands
@@ -31,7 +31,7 @@ def repl(tmp_path, monkeypatch):
 
     def factory(s):
         if s.model not in providers:
-            from cli_agent.errors import UsageError
+            from cli_agent.contracts.errors import UsageError
 
             raise UsageError(f"no such model {s.model}")
         return providers[s.model]

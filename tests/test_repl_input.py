@@ -15,10 +15,10 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from rich.console import Console
 
-from cli_agent.change import Change
 from cli_agent.config import Settings
-from cli_agent.events import ApprovalAsked, Decision, Warning
-from cli_agent.messages import ToolCall
+from cli_agent.contracts.change import Change
+from cli_agent.contracts.events import ApprovalAsked, Decision, Warning
+from cli_agent.contracts.messages import ToolCall
 from cli_agent.providers.litellm_provider import LiteLLMProvider
 from cli_agent.providers.scripted import ScriptedProvider
 from cli_agent.sandbox import Workspace
@@ -304,7 +304,7 @@ def test_a_session_whose_set_up_draws_on_the_terminal_is_opened_by_get_in_the_ca
 
 @pytest.mark.parametrize("broken", ["config", "model", "workspace"])
 def test_a_start_up_that_fails_hands_its_error_to_on_error_and_to_get(tmp_path, monkeypatch, broken):
-    from cli_agent.errors import ConfigError, UsageError
+    from cli_agent.contracts.errors import ConfigError, UsageError
 
     monkeypatch.setenv("CLI_AGENT_HOME", str(tmp_path / "home"))
     settings = Settings(model="scripted:x", workspace=str(tmp_path / "gone" if broken == "workspace" else tmp_path))
@@ -346,7 +346,7 @@ def test_the_repl_draws_its_prompt_before_the_start_up_and_says_what_it_made_at_
 
 
 def test_a_start_up_failure_ends_the_prompt_with_its_error(tmp_path, monkeypatch, pipe):
-    from cli_agent.errors import ConfigError
+    from cli_agent.contracts.errors import ConfigError
 
     monkeypatch.setenv("CLI_AGENT_HOME", str(tmp_path / "home"))
 
@@ -378,7 +378,7 @@ def test_loop_runs_a_turn_with_an_approval_records_history_and_exits_0_on_ctrl_d
 
 
 def test_a_failing_or_interrupted_command_returns_to_the_prompt(tmp_path, monkeypatch, ws, pipe):
-    from cli_agent.errors import UsageError
+    from cli_agent.contracts.errors import UsageError
     from cli_agent.ui.commands import Command
 
     repl, _ = make_repl(tmp_path, monkeypatch, ws, [], pipe)

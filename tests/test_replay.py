@@ -297,7 +297,7 @@ def test_a_trace_naming_the_home_folder_is_refused(ws, tmp_path, capsys, monkeyp
     assert run(["replay", str(edited)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "replay copies a project's folder" in err[0]
-    from cli_agent.errors import TraceError
+    from cli_agent.contracts.errors import TraceError
     from cli_agent.replay import _refuse_broad
 
     for broad in (Path("/"), home, tmp_path):  # the root, the home folder, a folder above it

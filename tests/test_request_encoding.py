@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import threading
 
-from cli_agent.messages import Message, ToolCall
+from cli_agent.contracts.messages import Message, ToolCall
 from cli_agent.providers.base import ProviderRequest
 from cli_agent.providers.openai_http import OpenAIHTTPProvider
 from cli_agent.testing import FakeOpenAIServer

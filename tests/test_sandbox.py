@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from cli_agent.atomic import TEMP_PREFIX
-from cli_agent.change import Change
-from cli_agent.envelope import ToolError
+from cli_agent.contracts.change import Change
+from cli_agent.contracts.envelope import ToolError
 from cli_agent.sandbox import Workspace
 from cli_agent.tools import ToolContext, files
 
@@ -434,7 +434,7 @@ _FSIZE_SCRIPT = textwrap.dedent("""
     import os, resource, signal, sys
     from cli_agent.sandbox import Workspace
     from cli_agent.tools import ToolContext, files
-    from cli_agent.envelope import ToolError
+    from cli_agent.contracts.envelope import ToolError
     ws = Workspace(sys.argv[1])
     change = files.write_file(ToolContext(ws), "big.txt", "y" * 200_000)
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_agent.envelope import ToolError
+from cli_agent.contracts.envelope import ToolError
 from cli_agent.pathmatch import GlobSet, IgnoreRules
 from cli_agent.sandbox import Workspace
 

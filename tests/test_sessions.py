@@ -11,7 +11,7 @@ import pytest
 from agentkit import Answers, make_agent
 
 from cli_agent.cli import run
-from cli_agent.events import Decision
+from cli_agent.contracts.events import Decision
 from cli_agent.providers.scripted import ScriptedProvider, check_conversation
 from cli_agent.replay import replay
 from cli_agent.session import drive
@@ -203,7 +203,7 @@ def test_the_traced_conversation_after_an_interrupted_turn(ws, tmp_path):
 
 
 def test_the_traced_conversation_of_a_workflow_tool_step(ws, tmp_path):
-    from cli_agent.messages import ToolCall
+    from cli_agent.contracts.messages import ToolCall
 
     agent, _ = make_agent(ws, [{"text": "noted"}], yes=True)
     path = tmp_path / "t.jsonl"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_agent.errors import SpecError
+from cli_agent.contracts.errors import SpecError
 from cli_agent.specs import (
     ToolSpec,
     builtin_spec_dir,

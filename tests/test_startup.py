@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_agent.errors import SpecError
+from cli_agent.contracts.errors import SpecError
 from cli_agent.prompting import PromptBuilder, PromptContext
 from cli_agent.providers.openai_http import OpenAIHTTPProvider
 from cli_agent.registry import Registry, load_remembered

@@ -10,9 +10,9 @@ import pytest
 from agentkit import call, make_agent, run
 from rich.console import Console
 
-from cli_agent.change import Change
-from cli_agent.envelope import Envelope
-from cli_agent.events import (
+from cli_agent.contracts.change import Change
+from cli_agent.contracts.envelope import Envelope
+from cli_agent.contracts.events import (
     Answer,
     ApprovalAsked,
     ApprovalDecided,
@@ -26,8 +26,8 @@ from cli_agent.events import (
     ToolResult,
     Warning,
 )
+from cli_agent.contracts.messages import ToolCall
 from cli_agent.loop import _for_model
-from cli_agent.messages import ToolCall
 from cli_agent.ui.approve import TerminalApprover, choices, decided_line
 from cli_agent.ui.render import Renderer
 from cli_agent.ui.transcript import compact_line, mcp_summary, received_lines, result_line

@@ -14,7 +14,7 @@ from rich.console import Console
 
 from cli_agent.cli import run
 from cli_agent.config import Settings
-from cli_agent.events import Decision
+from cli_agent.contracts.events import Decision
 from cli_agent.providers.scripted import ScriptedProvider
 from cli_agent.session import open_session
 from cli_agent.ui.repl import Repl

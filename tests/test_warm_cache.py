@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from cli_agent.errors import UsageError
+from cli_agent.contracts.errors import UsageError
 from cli_agent.local_model import CATALOG, model_path
 from cli_agent.providers.local import LlamaServer
 from cli_agent.warm_cache import WarmCache

@@ -26,17 +26,18 @@ from typing import TYPE_CHECKING, Any, cast
 from acp import PROTOCOL_VERSION, RequestError, schema
 from acp.agent.connection import AgentSideConnection
 
-from cli_agent import __version__, errors
+from cli_agent import __version__
 from cli_agent.acp import updates
 from cli_agent.acp.requests import client_servers, prompt_text
 from cli_agent.acp.turn import Outcome, Turn
 from cli_agent.acp.wire import LINE_LIMIT, StdioWire, log_to_stderr
 from cli_agent.approval import ApprovalMode
-from cli_agent.events import RunFinished, StopReason
+from cli_agent.contracts import errors
+from cli_agent.contracts.events import RunFinished, StopReason
 
 if TYPE_CHECKING:
     from cli_agent.cli_state import AppState
-    from cli_agent.events import EventStream
+    from cli_agent.contracts.events import EventStream
     from cli_agent.session import Session
 
 __all__ = ["AcpAgent", "serve"]

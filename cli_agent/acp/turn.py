@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from cli_agent.acp import updates
-from cli_agent.events import (
+from cli_agent.contracts.events import (
     ApprovalAsked,
     ApprovalDecided,
     AssistantMessage,

@@ -16,9 +16,9 @@ from typing import Any
 
 from acp import schema
 
-from cli_agent.change import Change
-from cli_agent.events import ApprovalAsked, Decision, RunFinished, StopReason, ToolResult
-from cli_agent.messages import Message, ToolCall
+from cli_agent.contracts.change import Change
+from cli_agent.contracts.events import ApprovalAsked, Decision, RunFinished, StopReason, ToolResult
+from cli_agent.contracts.messages import Message, ToolCall
 
 __all__ = ["ANSWERS", "PERMISSION_OPTIONS", "Update", "command_output", "fenced", "history_updates", "not_run",
            "permission_call",

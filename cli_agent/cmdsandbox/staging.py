@@ -18,8 +18,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from cli_agent.change import Change
-from cli_agent.envelope import ToolError
+from cli_agent.contracts.change import Change
+from cli_agent.contracts.envelope import ToolError
 from cli_agent.pathmatch import IgnoreRules
 from cli_agent.resolve_beneath import locate_in, open_regular
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cli_agent import errors
+from cli_agent.contracts import errors
 
 if TYPE_CHECKING:
     from cli_agent.eval.live import ModelResult

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cli_agent import errors
+from cli_agent.contracts import errors
+from cli_agent.contracts.events import Event, RunFinished, StopReason, ToolCallsProposed, Warning
 from cli_agent.eval.runner import prepare_workspace, snapshot
 from cli_agent.eval.scenarios import LiveTask
-from cli_agent.events import Event, RunFinished, StopReason, ToolCallsProposed, Warning
 
 __all__ = ["ModelResult", "TaskResult", "check_task", "run_model"]
 

@@ -29,10 +29,10 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cli_agent import errors
+from cli_agent.contracts import errors
 
 if TYPE_CHECKING:
-    from cli_agent.events import Event
+    from cli_agent.contracts.events import Event
 
 __all__ = ["SWITCHES", "RealResult", "RealTask", "load_real_tasks", "run_real", "variant_settings"]
 
@@ -134,9 +134,9 @@ def grade(task: RealTask, ws: Path) -> str:
 
 def run_one(task: RealTask, *, model: str, protocol: str, variant: str, api_base: str | None = None,
             max_steps: int = 12, timeout: float = 600.0, keep: Path | None = None, attempts: int = 1) -> RealResult:
-    from cli_agent.checked import check
     from cli_agent.config import Settings
-    from cli_agent.events import RunFinished, StopReason, ToolCallsProposed
+    from cli_agent.contracts.checked import check
+    from cli_agent.contracts.events import RunFinished, StopReason, ToolCallsProposed
     from cli_agent.session import drive, open_session
 
     result = RealResult(task.name, task.kind, protocol, variant)

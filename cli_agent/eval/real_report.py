@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cli_agent import errors
+from cli_agent.contracts import errors
 
 if TYPE_CHECKING:
     from cli_agent.eval.real import RealResult

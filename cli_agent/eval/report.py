@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cli_agent import __version__, paths
-from cli_agent.errors import UsageError
+from cli_agent.contracts.errors import UsageError
 
 if TYPE_CHECKING:
     from cli_agent.eval.live import ModelResult

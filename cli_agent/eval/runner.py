@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cli_agent.contracts.events import Event, RunFinished, ToolResult
 from cli_agent.eval.scenarios import Scenario
-from cli_agent.events import Event, RunFinished, ToolResult
 
 __all__ = ["ScenarioResult", "prepare_workspace", "run_scenario", "snapshot"]
 
@@ -88,8 +88,8 @@ def run_scenario(scenario: Scenario, base: Path | None = None) -> ScenarioResult
 
 
 def _run(scenario: Scenario, base: Path, result: ScenarioResult) -> None:
-    from cli_agent.checked import check
     from cli_agent.config import Settings
+    from cli_agent.contracts.checked import check
     from cli_agent.providers.scripted import ScriptedProvider
     from cli_agent.session import drive, open_session
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
-from cli_agent.errors import UsageError
+from cli_agent.contracts.errors import UsageError
 
 __all__ = ["LiveTask", "Scenario", "load_live_tasks", "load_scenarios"]
 

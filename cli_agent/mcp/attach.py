@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from cli_agent.envelope import Envelope
+from cli_agent.contracts.envelope import Envelope
 from cli_agent.mcp.hub import McpCallError, McpHub, ServerState
 from cli_agent.mcp_settings import McpServer
 from cli_agent.registry import Registry

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from cli_agent.envelope import Envelope
-from cli_agent.events import ApprovalDecided, ToolCallsProposed, ToolResult
+from cli_agent.contracts.envelope import Envelope
+from cli_agent.contracts.events import ApprovalDecided, ToolCallsProposed, ToolResult
 from cli_agent.mcp.tools import category_for, split_name
 from cli_agent.registry import Registry
 from cli_agent.specs import ToolSpec

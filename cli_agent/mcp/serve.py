@@ -18,8 +18,8 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from cli_agent.approval import ApprovalMode, CallFacts, Policy, Verdict, assess
-from cli_agent.envelope import Envelope
-from cli_agent.messages import ToolCall
+from cli_agent.contracts.envelope import Envelope
+from cli_agent.contracts.messages import ToolCall
 
 if TYPE_CHECKING:
     from cli_agent.config import Settings

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, Protocol, TypeVar, runtime_checkable
 from urllib.parse import urlsplit
 
-from cli_agent.errors import CliAgentError, RetryableProviderError, RunTimeoutError
-from cli_agent.messages import Message, ToolCall, Usage
+from cli_agent.contracts.errors import CliAgentError, RetryableProviderError, RunTimeoutError
+from cli_agent.contracts.messages import Message, ToolCall, Usage
 
 __all__ = [
     "END_OF_REPLY",

@@ -20,8 +20,8 @@ from collections.abc import Iterator, Mapping
 from types import ModuleType
 from typing import Any
 
-from cli_agent.errors import CliAgentError, MissingCredentialsError, ProviderError
-from cli_agent.messages import Usage
+from cli_agent.contracts.errors import CliAgentError, MissingCredentialsError, ProviderError
+from cli_agent.contracts.messages import Usage
 from cli_agent.providers.base import (
     END_OF_REPLY,
     ProviderReply,
@@ -137,7 +137,7 @@ class LiteLLMProvider:
         not know the model and no server is given to send it to; then the key, as `check_credentials`."""
         import difflib
 
-        from cli_agent.errors import UsageError
+        from cli_agent.contracts.errors import UsageError
 
         litellm = preload()
         try:

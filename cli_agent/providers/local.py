@@ -39,7 +39,7 @@ from dataclasses import replace
 from typing import IO, TYPE_CHECKING, Any
 
 from cli_agent.config import LocalSettings
-from cli_agent.errors import ProviderError, RunTimeoutError, UsageError
+from cli_agent.contracts.errors import ProviderError, RunTimeoutError, UsageError
 from cli_agent.local_model import (
     ensure_model,
     install_command,

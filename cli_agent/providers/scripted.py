@@ -18,14 +18,14 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from cli_agent.errors import (
+from cli_agent.contracts.errors import (
     CliAgentError,
     MissingCredentialsError,
     ProviderError,
     RetryableProviderError,
     UsageError,
 )
-from cli_agent.messages import Message, ToolCall, Usage
+from cli_agent.contracts.messages import Message, ToolCall, Usage
 from cli_agent.providers.base import ProviderReply, ProviderRequest, deadline_of, decode_tool_call, timeout_error
 from cli_agent.providers.script import check_item, error_kind, item_calls, item_finish, item_text
 

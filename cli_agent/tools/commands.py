@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
-from cli_agent.change import Change, Staged
-from cli_agent.envelope import ToolError
+from cli_agent.contracts.change import Change, Staged
+from cli_agent.contracts.envelope import ToolError
 from cli_agent.tools.context import CommandSetup
 
 if TYPE_CHECKING:

@@ -21,8 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from cli_agent.envelope import ToolError
-from cli_agent.hunks import Region
+from cli_agent.contracts.envelope import ToolError
+from cli_agent.contracts.hunks import Region
 from cli_agent.tools.loose_match import Ambiguous, loose_match
 
 __all__ = ["Replaced", "closest_lines", "replace_text"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from cli_agent.envelope import ToolError
-from cli_agent.errors import CliAgentError
+from cli_agent.contracts.envelope import ToolError
+from cli_agent.contracts.errors import CliAgentError
 
 if TYPE_CHECKING:
     from cli_agent.tools.context import ToolContext

@@ -14,8 +14,8 @@ import stat
 from typing import Any
 
 from cli_agent import linestream, textfile
-from cli_agent.change import Change
-from cli_agent.envelope import ToolError
+from cli_agent.contracts.change import Change
+from cli_agent.contracts.envelope import ToolError
 from cli_agent.textfile import TextFormat
 from cli_agent.tools import syntax_guard
 from cli_agent.tools.context import ToolContext

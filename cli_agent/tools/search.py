@@ -15,7 +15,7 @@ import time
 import warnings
 from typing import TYPE_CHECKING, Any
 
-from cli_agent.envelope import ToolError
+from cli_agent.contracts.envelope import ToolError
 from cli_agent.pathmatch import glob_problem
 from cli_agent.tools import ripgrep, textscan
 from cli_agent.tools.context import ToolContext

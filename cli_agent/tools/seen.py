@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 
-from cli_agent.envelope import ToolError
+from cli_agent.contracts.envelope import ToolError
 from cli_agent.tools.edits import closest_lines
 from cli_agent.tools.loose_match import numbered
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import warnings
 
-from cli_agent.change import Change
+from cli_agent.contracts.change import Change
 
 __all__ = ["MAX_BYTES", "broken_by", "still_parses"]
 

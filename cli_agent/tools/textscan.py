@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, BinaryIO
 
 from cli_agent import textfile
-from cli_agent.envelope import ToolError
+from cli_agent.contracts.envelope import ToolError
 from cli_agent.tools.hits import FileHits, Hits, excerpt
 
 if TYPE_CHECKING:

@@ -21,7 +21,7 @@ from rich.console import Group
 from rich.padding import Padding
 from rich.text import Text
 
-from cli_agent.events import Answer, ApprovalAsked, Decision
+from cli_agent.contracts.events import Answer, ApprovalAsked, Decision
 from cli_agent.ui.change_view import change_body
 from cli_agent.ui.escape import escape_for_terminal as esc
 from cli_agent.ui.render import call_panel

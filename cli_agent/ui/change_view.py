@@ -9,8 +9,8 @@ import json
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from cli_agent.change import Change
-from cli_agent.messages import ToolCall
+from cli_agent.contracts.change import Change
+from cli_agent.contracts.messages import ToolCall
 from cli_agent.ui.escape import escape_for_terminal as esc
 from cli_agent.ui.transcript import target_of
 

@@ -23,9 +23,9 @@ from cli_agent.ui.change_view import call_title, change_body
 from cli_agent.ui.escape import escape_for_terminal as esc
 
 if TYPE_CHECKING:
-    from cli_agent.change import Change
-    from cli_agent.events import ToolResult
-    from cli_agent.messages import ToolCall
+    from cli_agent.contracts.change import Change
+    from cli_agent.contracts.events import ToolResult
+    from cli_agent.contracts.messages import ToolCall
 
 __all__ = ["DIFFS_SHOWN", "LIVE_LINES", "TAIL_LINES", "changes_panel", "command_expanded", "command_line",
            "command_result", "hanging", "output_block", "output_lines"]

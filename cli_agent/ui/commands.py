@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from cli_agent.config import Settings
-    from cli_agent.events import EventStream, RunFinished
+    from cli_agent.contracts.events import EventStream, RunFinished
     from cli_agent.loop import Approver
     from cli_agent.session import Session
 

@@ -235,7 +235,7 @@ def _fence(text: str) -> str:
 
 def _attachment(workspace: Workspace, path: str) -> tuple[str | None, str]:
     """(the block to append or None, a note for the user)."""
-    from cli_agent.envelope import ToolError
+    from cli_agent.contracts.envelope import ToolError
 
     try:
         if workspace.is_dir(path):

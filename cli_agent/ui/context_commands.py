@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from cli_agent.compaction import AUTO_COMPACT_AT, apply_reset, compact_prompt
-from cli_agent.events import ConversationReset, StopReason
+from cli_agent.contracts.events import ConversationReset, StopReason
 from cli_agent.ui.escape import escape_for_terminal as esc
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from cli_agent.errors import UsageError
+from cli_agent.contracts.errors import UsageError
 from cli_agent.facts import FactStore, render_list
 from cli_agent.ui.commands import Command
 from cli_agent.ui.escape import clip

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from cli_agent.events import (
+from cli_agent.contracts.events import (
     ApprovalDecided,
     Event,
     RunFinished,
@@ -23,7 +23,7 @@ from cli_agent.events import (
     Verification,
     Warning,
 )
-from cli_agent.messages import Usage
+from cli_agent.contracts.messages import Usage
 from cli_agent.ui.escape import escape_for_terminal, json_for_output
 
 __all__ = ["JsonReport", "StreamJsonPrinter", "TextPrinter", "output_sink", "warn"]

@@ -24,7 +24,7 @@ def print_tools(*, as_json: bool, verbose: bool = False, name: str | None = None
                 console: Console | None = None) -> None:
     """`cli-agent tools`: one line per tool, by category, cut to the width; `verbose` (or `name`, one tool) adds
     the description, when to use it and every parameter, wrapped to the width."""
-    from cli_agent.errors import UsageError
+    from cli_agent.contracts.errors import UsageError
     from cli_agent.registry import Registry
 
     registry = Registry.builtin()
@@ -142,7 +142,7 @@ def _supports_native_tools(settings: Settings) -> bool:
 
 def list_workflows(settings: Settings, *, check: bool, trusted: bool | None = None) -> int:
     """`cli-agent workflows`: the list on stdout, broken files on stderr; with `check`, exit 2 if any is broken."""
-    from cli_agent import errors
+    from cli_agent.contracts import errors
     from cli_agent.ui.escape import escape_for_terminal
     from cli_agent.ui.headless import warn
     from cli_agent.workflow_run import render_catalog

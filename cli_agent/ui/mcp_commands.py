@@ -12,7 +12,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from cli_agent import errors
+from cli_agent.contracts import errors
 from cli_agent.ui.escape import escape_for_terminal as esc
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from cli_agent import errors
+from cli_agent.contracts import errors
 from cli_agent.ui.escape import escape_for_terminal as esc
 
 if TYPE_CHECKING:
@@ -131,7 +131,7 @@ def _confirm_drop(ctx: CommandContext, name: str, protocol: str) -> bool:
 
 def _swap(ctx: CommandContext, session: Session, name: str, provider: Provider, protocol: str, kept: bool) -> None:
     from cli_agent.compaction import apply_reset
-    from cli_agent.events import ConversationReset
+    from cli_agent.contracts.events import ConversationReset
     from cli_agent.protocols import protocol_for
     from cli_agent.ui.startup import warm_up
 

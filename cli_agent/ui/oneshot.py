@@ -8,8 +8,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from cli_agent import errors
-from cli_agent.events import EventStream
+from cli_agent.contracts import errors
+from cli_agent.contracts.events import EventStream
 from cli_agent.ui.headless import warn
 
 if TYPE_CHECKING:
@@ -142,9 +142,9 @@ def _run_session(settings: Settings, provider_factory: Any,
 def run_tool(settings: Settings, name: str, json_args: str) -> int:
     """`cli-agent tools run`: one call through the loop's `run_call` (the dispatcher, the approval policy, the undo
     journal, a trace), with no model; the envelope is printed as JSON."""
-    from cli_agent.envelope import Envelope
-    from cli_agent.events import Event, ToolResult
-    from cli_agent.messages import ToolCall
+    from cli_agent.contracts.envelope import Envelope
+    from cli_agent.contracts.events import Event, ToolResult
+    from cli_agent.contracts.messages import ToolCall
     from cli_agent.providers.base import NoModel
     from cli_agent.session import drive, is_interactive, open_session
 

@@ -18,9 +18,9 @@ from rich.console import Console, Group, RenderableType
 from rich.panel import Panel
 from rich.text import Text
 
-from cli_agent import events as ev
-from cli_agent.change import Change
-from cli_agent.messages import ToolCall
+from cli_agent.contracts import events as ev
+from cli_agent.contracts.change import Change
+from cli_agent.contracts.messages import ToolCall
 from cli_agent.ui.change_view import FOLD_LINES, arguments_text, call_title, change_body
 from cli_agent.ui.escape import escape_for_terminal as esc
 from cli_agent.ui.transcript import VERBS, compact_line, result_line

@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Collection, Iterable
 from typing import TYPE_CHECKING, Any
 
-from cli_agent import errors
+from cli_agent.contracts import errors
 from cli_agent.ui.start_model import onboarded, with_its_model
 from cli_agent.ui.startup import Startup, warm_up
 
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from cli_agent.config import Loaded, Settings
-    from cli_agent.events import Event, EventStream, RunFinished
+    from cli_agent.contracts.events import Event, EventStream, RunFinished
     from cli_agent.session import ProviderFactory, Session
 
 __all__ = ["Repl", "run_repl"]
@@ -428,7 +428,7 @@ class Repl:
     # -- the CommandContext ------------------------------------------------------------------------------------
 
     def drive(self, events: EventStream) -> RunFinished:
-        from cli_agent.events import RunFinished, StopReason
+        from cli_agent.contracts.events import RunFinished, StopReason
         from cli_agent.session import drive
         from cli_agent.ui.keys import TurnKeys
         from cli_agent.ui.render import Renderer
@@ -465,7 +465,7 @@ class Repl:
         return not spec.mutates and not spec.requires_approval
 
     def _count(self, event: Event) -> None:
-        from cli_agent.events import RunFinished
+        from cli_agent.contracts.events import RunFinished
 
         if isinstance(event, RunFinished):
             self.steps += event.steps

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.text import Text
 
-from cli_agent.events import (
+from cli_agent.contracts.events import (
     ApprovalAsked,
     ApprovalDecided,
     ConversationReset,
@@ -28,7 +28,7 @@ from cli_agent.events import (
     ToolCallsProposed,
     ToolResult,
 )
-from cli_agent.messages import Usage
+from cli_agent.contracts.messages import Usage
 from cli_agent.trace import Trace
 from cli_agent.ui.escape import escape_for_terminal as esc
 

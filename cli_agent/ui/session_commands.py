@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cli_agent.errors import CliAgentError, UsageError
+from cli_agent.contracts.errors import CliAgentError, UsageError
 from cli_agent.session_index import SessionEntry, SessionIndex, index_key, load_resumable
 from cli_agent.ui.commands import Command
 from cli_agent.ui.escape import clip, json_for_output

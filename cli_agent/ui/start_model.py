@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from cli_agent import errors
+from cli_agent.contracts import errors
 
 if TYPE_CHECKING:
     from cli_agent.config import Loaded

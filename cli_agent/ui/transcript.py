@@ -20,8 +20,8 @@ from typing import Any
 
 from rich.text import Text
 
-from cli_agent.events import ToolResult
-from cli_agent.messages import ToolCall
+from cli_agent.contracts.events import ToolResult
+from cli_agent.contracts.messages import ToolCall
 from cli_agent.ui.escape import escape_for_terminal as esc
 
 __all__ = ["VERBS", "call_label", "compact_line", "data_summary", "mcp_summary", "received_lines", "result_line",

@@ -20,8 +20,8 @@ __all__ = ["ask_trust", "describe_withheld"]
 
 def describe_withheld(withheld: dict[str, Any]) -> list[str]:
     """`key = value` lines for the keys a trusted config would set (an API key masked)."""
-    from cli_agent.checked import Secret
     from cli_agent.config import mask_secret
+    from cli_agent.contracts.checked import Secret
     from cli_agent.ui.escape import escape_for_terminal
 
     lines = []
@@ -35,7 +35,8 @@ def ask_trust(load: Callable[[], Loaded], workspace_hint: str | None) -> None:
     """Ask on the terminal whether to trust the folder (one key: y trusts, anything else does not), and remember a
     yes. The text wraps between words to the terminal's width; a config changed since it was trusted says what
     changed. A config error is left for the REPL's own start-up to report."""
-    from cli_agent import errors, paths
+    from cli_agent import paths
+    from cli_agent.contracts import errors
     from cli_agent.session import is_interactive
 
     if not is_interactive() or not paths.project_config_file(Path(workspace_hint or ".")).is_file():

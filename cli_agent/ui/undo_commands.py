@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from cli_agent import errors
+from cli_agent.contracts import errors
 from cli_agent.journal import Journal, Turn
 from cli_agent.ui.commands import Command
 from cli_agent.ui.escape import clip
@@ -55,7 +55,7 @@ def register_commands(registry: CommandRegistry, ctx: CommandContext) -> None:
 def _repl_undo(ctx: CommandContext, args: str) -> None:
     from rich.text import Text
 
-    from cli_agent.messages import Message
+    from cli_agent.contracts.messages import Message
 
     journal = getattr(ctx.session, "journal", None) or Journal(ctx.session.workspace.root)
     word = args.strip()

@@ -3,7 +3,7 @@
 Mutating tools return a `Change` instead of writing. The user approves the change itself (its `digest` binds the
 approval to the exact bytes), and `Workspace.apply` writes it only if the file on disk is still `before`.
 
-Its diff and line counts look only at the lines that changed (`cli_agent.hunks`): the regions the tool names, or
+Its diff and line counts look only at the lines that changed (`contracts.hunks`): the regions the tool names, or
 the one between the common prefix and suffix, so a one-line edit of a large file costs about one pass over it.
 """
 
@@ -16,8 +16,8 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from cli_agent import hunks
-from cli_agent.hunks import Region
+from cli_agent.contracts import hunks
+from cli_agent.contracts.hunks import Region
 
 __all__ = ["Change", "ChangeKind", "Staged", "sha_of"]
 

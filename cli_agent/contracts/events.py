@@ -12,10 +12,10 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
-from cli_agent import errors
-from cli_agent.change import Change
-from cli_agent.envelope import Envelope
-from cli_agent.messages import Message, ToolCall, Usage
+from cli_agent.contracts import errors
+from cli_agent.contracts.change import Change
+from cli_agent.contracts.envelope import Envelope
+from cli_agent.contracts.messages import Message, ToolCall, Usage
 
 __all__ = [
     "Answer",
