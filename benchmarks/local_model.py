@@ -45,7 +45,7 @@ from typing import Any
 
 import httpx
 
-from cli_agent.config import LocalSettings, Settings
+from cli_agent.config.settings import LocalSettings, Settings
 from cli_agent.contracts.events import Decision
 from cli_agent.providers.base import ProviderReply, ProviderRequest
 from cli_agent.providers.local import LocalProvider

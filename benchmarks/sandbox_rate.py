@@ -66,7 +66,7 @@ def rate(check: Callable[[str], object], paths: list[str]) -> tuple[float, float
 
 
 def measure_rows(runs: int = RUNS) -> list[Row]:
-    from cli_agent.sandbox import Workspace
+    from cli_agent.fs.workspace import Workspace
 
     paths = payloads()
     source = "shared corpus" if corpus_dir("path_traversal").is_dir() else "generated"

@@ -80,7 +80,7 @@ def rg() -> str:
 
 
 def search_rows(tmp: Path, runs: int) -> list[Row]:
-    from cli_agent.sandbox import Workspace
+    from cli_agent.fs.workspace import Workspace
     from cli_agent.tools import ToolContext, files
 
     rows = []
@@ -128,7 +128,7 @@ def search_rows(tmp: Path, runs: int) -> list[Row]:
 
 _EDIT_CHILD = textwrap.dedent("""
     import sys
-    from cli_agent.sandbox import Workspace
+    from cli_agent.fs.workspace import Workspace
     from cli_agent.tools import ToolContext, files
     ctx = ToolContext(Workspace(sys.argv[1]))
     files.read_file(ctx, "small.txt")
@@ -154,7 +154,7 @@ def child_peak(folder: Path, *args: str) -> int:
 
 
 def file_rows(tmp: Path, runs: int) -> list[Row]:
-    from cli_agent.sandbox import Workspace
+    from cli_agent.fs.workspace import Workspace
     from cli_agent.tools import ToolContext, files
 
     folder = tmp / "files"

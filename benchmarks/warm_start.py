@@ -30,7 +30,7 @@ from pathlib import Path
 
 import httpx
 
-from cli_agent.config import LocalSettings, Settings
+from cli_agent.config.settings import LocalSettings, Settings
 from cli_agent.contracts.messages import Message
 from cli_agent.local_model import ensure_model, resolve_model
 from cli_agent.providers.base import ProviderRequest
@@ -52,9 +52,9 @@ def ours(model: str, home: Path) -> float:
 
 def first_body(model: str, home: Path) -> dict[str, object]:
     """The body cli-agent sends first for TASK (built without starting a server)."""
+    from cli_agent.fs.workspace import Workspace
     from cli_agent.prompt_plan import Planner
     from cli_agent.registry import Registry
-    from cli_agent.sandbox import Workspace
 
     with tempfile.TemporaryDirectory() as ws:
         Path(ws, "app.py").write_text('print("hi")\n')

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from cli_agent.sandbox import Workspace
+    from cli_agent.fs.workspace import Workspace
     from cli_agent.tools.seen import SeenFiles
 
 __all__ = ["briefer"]

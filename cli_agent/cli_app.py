@@ -168,7 +168,7 @@ def prompt_cmd(ctx: typer.Context,
 @config_app.command("show")
 def config_show(ctx: typer.Context, workspace: Workspace = None, config: ConfigFile = None) -> int:
     """The effective configuration, each value with where it came from."""
-    from cli_agent.config import render_show
+    from cli_agent.config.settings import render_show
     from cli_agent.ui.escape import escape_for_terminal
 
     typer.echo(escape_for_terminal(render_show(_load(ctx, workspace=workspace, config=config))))
@@ -178,7 +178,7 @@ def config_show(ctx: typer.Context, workspace: Workspace = None, config: ConfigF
 @config_app.command("path")
 def config_path(ctx: typer.Context, workspace: Workspace = None, config: ConfigFile = None) -> int:
     """The config files read, in the order they are layered."""
-    from cli_agent.config import render_paths
+    from cli_agent.config.settings import render_paths
     from cli_agent.ui.escape import escape_for_terminal
 
     typer.echo(escape_for_terminal(render_paths(_load(ctx, workspace=workspace, config=config))))
@@ -296,7 +296,7 @@ def trust_cmd(ctx: typer.Context,
               list_all: Annotated[bool, typer.Option("--list", help="List the trusted folders.")] = False,
               workspace: Workspace = None) -> int:
     """Trust the folder's project config (.cli-agent/config.toml) as it is now: it may then set every key."""
-    from cli_agent import trusted_folders
+    from cli_agent.config.settings import trusted_folders
     from cli_agent.ui.escape import escape_for_terminal as esc
 
     if list_all:

@@ -14,7 +14,7 @@ takes a path from the model, which is why the store may write below `.cli-agent/
 can't change.
 
 `workspace_for(settings)` opens the sandbox with every lock (config `locks`, facts.toml's `[locks] paths`) and
-every protected place (`cli_agent.protected`).
+every protected place (`cli_agent.fs.protected`).
 """
 
 from __future__ import annotations
@@ -31,12 +31,12 @@ from typing import TYPE_CHECKING, Any
 from cli_agent import facts_file
 from cli_agent.contracts.checked import rule
 from cli_agent.contracts.errors import ConfigError, UsageError
-from cli_agent.paths import PROJECT_DIR
+from cli_agent.fs.paths import PROJECT_DIR
 
 if TYPE_CHECKING:
-    from cli_agent.config import Settings
+    from cli_agent.config.settings import Settings
     from cli_agent.contracts.change import Change
-    from cli_agent.sandbox import Workspace
+    from cli_agent.fs.workspace import Workspace
 
 __all__ = ["DRAFT_FILE", "FACTS_FILE", "Fact", "FactStore", "Proposal", "one_line", "render_list", "workspace_for"]
 
@@ -202,7 +202,7 @@ class FactStore:
     @contextlib.contextmanager
     def _locked(self, *, create: bool) -> Iterator[int]:
         """The `.cli-agent` folder opened without following links, flock-ed for one read-modify-write."""
-        from cli_agent.resolve_beneath import open_dir
+        from cli_agent.fs.resolve_beneath import open_dir
 
         try:
             root_fd = open_dir(str(self.root))
@@ -238,10 +238,10 @@ class FactStore:
 def workspace_for(settings: Settings, *,
                   before_write: Callable[[Change], Callable[[], None] | None] | None = None) -> Workspace:
     """The settings' workspace with every lock (config `locks`, facts.toml's `[locks] paths`) and every protected
-    place (`cli_agent.protected`: the config files read, the user dirs, `.git` and `.cli-agent` by their real
+    place (`cli_agent.fs.protected`: the config files read, the user dirs, `.git` and `.cli-agent` by their real
     place). `before_write`: the undo journal's hook."""
-    from cli_agent.protected import protected_globs
-    from cli_agent.sandbox import Workspace
+    from cli_agent.fs.protected import protected_globs
+    from cli_agent.fs.workspace import Workspace
 
     root = Path(settings.workspace)
     locks = tuple(dict.fromkeys([*settings.locks, *FactStore(root).locks()]))

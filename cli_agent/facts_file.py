@@ -25,7 +25,7 @@ from cli_agent.contracts.errors import ConfigError
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
-from cli_agent.paths import PROJECT_DIR
+from cli_agent.fs.paths import PROJECT_DIR
 
 __all__ = ["appended", "load", "render_draft", "render_facts", "tables", "write"]
 
@@ -125,7 +125,7 @@ def tables(name: str, rows: Iterable[Any]) -> str:
 
 def write(dir_fd: int, name: str, text: str) -> None:
     """Replace the file `name` in the open `.cli-agent` folder atomically; ConfigError if that fails."""
-    from cli_agent import atomic
+    from cli_agent.fs import atomic
 
     try:
         atomic.write(dir_fd, name, text.encode("utf-8"), 0o644, create=False)

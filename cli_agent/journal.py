@@ -92,7 +92,7 @@ def _sha(data: bytes) -> str:
 
 def _replace(folder: Path, name: str, data: bytes) -> None:
     """`data` as `folder/name` (mode 0600), atomically: a temporary file, fsync, rename, folder fsync."""
-    from cli_agent import atomic
+    from cli_agent.fs import atomic
 
     fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
@@ -103,7 +103,7 @@ def _replace(folder: Path, name: str, data: bytes) -> None:
 
 class Journal:
     def __init__(self, workspace: str | Path, home: Path | None = None) -> None:
-        from cli_agent import paths
+        from cli_agent.fs import paths
 
         self.root = Path(os.path.realpath(workspace))
         self.home = home if home is not None else paths.user_state_dir() / "journal"
@@ -195,7 +195,7 @@ class Journal:
 
     def _inspect(self, rel: str) -> tuple[int | None, tuple[str, ...]]:
         """The file's current permission bits (None when missing) and the folders a write would create."""
-        from cli_agent.resolve_beneath import locate_in
+        from cli_agent.fs.resolve_beneath import locate_in
 
         with locate_in(str(self.root), tuple(rel.split("/")), follow=False) as loc:
             mode = loc.stat.st_mode & 0o7777 if loc.stat is not None else None
@@ -217,7 +217,7 @@ class Journal:
     def _locked(self) -> Iterator[None]:
         import fcntl
 
-        from cli_agent import atomic
+        from cli_agent.fs import atomic
 
         created = not self.dir.exists()
         self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -249,7 +249,7 @@ class Journal:
         finally:
             os.close(fd)
         if size == 0:
-            from cli_agent import atomic
+            from cli_agent.fs import atomic
 
             atomic.fsync_dir(self.dir)
 

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING
 from cli_agent.loop import Plan
 
 if TYPE_CHECKING:
-    from cli_agent.config import Settings
+    from cli_agent.config.settings import Settings
+    from cli_agent.fs.workspace import Workspace
     from cli_agent.prompting import BuiltPrompt, PromptBuilder
     from cli_agent.providers.base import Preferences
     from cli_agent.registry import Registry
-    from cli_agent.sandbox import Workspace
 
 __all__ = ["Planner", "planned_protocol", "preferences"]
 

@@ -174,7 +174,7 @@ def load_remembered(directory: Any, handlers: Mapping[str, Callable[..., Any]], 
 
 @functools.cache
 def _builtin() -> Registry:
-    from cli_agent import paths
+    from cli_agent.fs import paths
     from cli_agent.tools import handlers
 
     table = handlers()

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from cli_agent.contracts.envelope import ToolError
 
 if TYPE_CHECKING:
-    from cli_agent.sandbox import Workspace
+    from cli_agent.fs.workspace import Workspace
 
 __all__ = ["Outline", "RepoMap", "Symbol", "repo_map"]
 

@@ -26,7 +26,7 @@ from cli_agent.contracts.messages import ToolCall
 from cli_agent.trace import Trace
 
 if TYPE_CHECKING:
-    from cli_agent.sandbox import Workspace
+    from cli_agent.fs.workspace import Workspace
 
 __all__ = ["copy_workspace", "rewind"]
 
@@ -92,7 +92,7 @@ def rewind(copy: Path, trace: Trace, raw: list[dict[str, Any]]) -> list[str]:
                 known += [data["content"].encode(), (data["content"] + "\n").encode()]
             elif event.tool == "propose_fact" and data.get("status") == "pending":
                 proposals.append(str(data.get("id")))
-    from cli_agent.sandbox import DEFAULT_PROTECTED, Workspace
+    from cli_agent.fs.workspace import DEFAULT_PROTECTED, Workspace
 
     workspace = Workspace(copy, protected=DEFAULT_PROTECTED)
     notes = [note for call, change in reversed(changes) if (note := _undo(workspace, call, change, known))]
@@ -131,7 +131,7 @@ def _undo(workspace: Workspace, call: ToolCall | None, change: dict[str, Any], k
 
 def _unedit(after: bytes, call: ToolCall, rel: str) -> bytes:
     """`after` with the edit_file call's `new` turned back into `old` (b"" when that can't be done)."""
-    from cli_agent import textfile
+    from cli_agent.fs import textfile
     from cli_agent.tools.edits import replace_text
 
     args = call.arguments or {}

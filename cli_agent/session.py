@@ -24,13 +24,13 @@ from cli_agent.trace import TraceWriter, default_trace_path
 
 if TYPE_CHECKING:
     from cli_agent.attempts import Attempts
-    from cli_agent.config import Settings
+    from cli_agent.config.settings import Settings
     from cli_agent.contracts.messages import ToolCall
+    from cli_agent.fs.workspace import Workspace
     from cli_agent.journal import Journal
     from cli_agent.mcp.attach import McpAttachment
     from cli_agent.providers.base import Provider
     from cli_agent.registry import Registry
-    from cli_agent.sandbox import Workspace
     from cli_agent.session_index import SessionEntry
     from cli_agent.tools.context import CommandSetup
     from cli_agent.trace import Trace

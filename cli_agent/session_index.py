@@ -24,8 +24,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from cli_agent import paths
 from cli_agent.contracts.errors import TraceError, UsageError
+from cli_agent.fs import paths
 from cli_agent.trace import Trace, read_trace
 
 __all__ = ["LATEST", "SessionEntry", "SessionIndex", "adopt", "index_key", "load_resumable", "note_prompt",

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from cli_agent.contracts.envelope import ToolError
 
 if TYPE_CHECKING:
-    from cli_agent.sandbox import Workspace
+    from cli_agent.fs.workspace import Workspace
 
 __all__ = ["TaskBrief", "task_brief"]
 

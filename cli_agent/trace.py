@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from cli_agent import __version__, paths
+from cli_agent import __version__
 from cli_agent.contracts.errors import TraceError
 from cli_agent.contracts.events import (
     ConversationReset,
@@ -32,6 +32,7 @@ from cli_agent.contracts.events import (
     event_from_dict,
 )
 from cli_agent.contracts.messages import Message
+from cli_agent.fs import paths
 
 __all__ = ["FORMAT", "READABLE", "Trace", "TraceWriter", "default_trace_path", "read_trace"]
 

@@ -30,7 +30,7 @@ from cli_agent.journal import Journal, Turn
 
 if TYPE_CHECKING:
     from cli_agent.contracts.change import Change, ChangeKind
-    from cli_agent.sandbox import Workspace
+    from cli_agent.fs.workspace import Workspace
 
 __all__ = ["Undone", "current_bytes", "remove_empty_dirs", "reverting_change", "shown_path", "undo"]
 
@@ -47,7 +47,7 @@ def undo(journal: Journal, turn: int | None = None, *, listing: str = "cli-agent
     """Revert `turn` (default: the newest turn not undone yet) of `journal`; see the module docstring. `listing`:
     how the front end lists the turns, named in the errors (the REPL's `/undo list`)."""
     from cli_agent.contracts.envelope import ToolError
-    from cli_agent.sandbox import DEFAULT_PROTECTED, Workspace
+    from cli_agent.fs.workspace import DEFAULT_PROTECTED, Workspace
 
     workspace = Workspace(journal.root, protected=DEFAULT_PROTECTED)
     if not journal.file.exists():
@@ -143,7 +143,7 @@ def reverting_change(path: str, current: bytes | None, restored: bytes | None, *
 
 def current_bytes(workspace: Workspace, rel: str) -> bytes | None:
     """The file's bytes now (None: missing); a link anywhere on the way or a special file is a ToolError."""
-    from cli_agent.resolve_beneath import locate_in, open_regular
+    from cli_agent.fs.resolve_beneath import locate_in, open_regular
     from cli_agent.tools.files import FILE_MAX
 
     with locate_in(str(workspace.root), tuple(workspace.relative(rel).split("/")), follow=False) as loc:
@@ -157,7 +157,7 @@ def current_bytes(workspace: Workspace, rel: str) -> bytes | None:
 def remove_empty_dirs(root: Path, dirs: Iterable[str]) -> None:
     """rmdir (never recursive, never through a link) each of the folders `dirs` (relative to `root`) that is empty,
     deepest first."""
-    from cli_agent.resolve_beneath import locate_in
+    from cli_agent.fs.resolve_beneath import locate_in
 
     for rel in sorted(set(dirs), key=lambda d: -d.count("/")):
         with contextlib.suppress(Exception), locate_in(str(root), tuple(rel.split("/")), follow=False) as loc:

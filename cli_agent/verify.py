@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from cli_agent.config import Settings
+    from cli_agent.config.settings import Settings
     from cli_agent.tools.context import CommandSetup
 
 __all__ = ["TestRun", "Verifier", "nearest_tests", "summary_line", "trimmed_failures", "verifier_for"]

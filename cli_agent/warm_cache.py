@@ -27,8 +27,8 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from cli_agent import paths
 from cli_agent.contracts.errors import UsageError
+from cli_agent.fs import paths
 
 __all__ = ["WarmCache"]
 

@@ -27,9 +27,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
 
-from cli_agent import paths
 from cli_agent.contracts.envelope import ToolError
 from cli_agent.contracts.errors import WorkflowError
+from cli_agent.fs import paths
 
 __all__ = [
     "CATEGORY_ORDER",
@@ -220,7 +220,7 @@ def load_workflows(workspace: Any, *, tools: Collection[str] | None = None,
 def _trusted(root: Path, trusted: bool | None) -> bool:
     if trusted is not None:
         return trusted
-    from cli_agent.trusted_folders import folder_trusted
+    from cli_agent.config.trusted_folders import folder_trusted
 
     return folder_trusted(root)
 

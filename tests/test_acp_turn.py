@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from cli_agent.acp.turn import Turn
-from cli_agent.config import Settings
+from cli_agent.config.settings import Settings
 from cli_agent.contracts.events import StopReason
 from cli_agent.providers.scripted import ScriptedProvider
 from cli_agent.session import Session, open_session

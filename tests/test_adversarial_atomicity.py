@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from cli_agent.atomic import TEMP_PREFIX
 from cli_agent.contracts.errors import UsageError
+from cli_agent.fs.atomic import TEMP_PREFIX
 from cli_agent.journal import Journal
 from cli_agent.undo import undo
 
@@ -92,7 +92,7 @@ _WRITER = textwrap.dedent("""
     from cli_agent.journal import Journal
     from cli_agent.contracts.messages import ToolCall
     from cli_agent.registry import Registry
-    from cli_agent.sandbox import Workspace
+    from cli_agent.fs.workspace import Workspace
     from cli_agent.tools import ToolContext
     root, home = sys.argv[1], Path(sys.argv[2])
     journal = Journal(root, home=home)

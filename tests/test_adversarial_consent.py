@@ -14,7 +14,7 @@ from agentkit import Answers, call, make_agent, run
 from rich.console import Console
 
 from cli_agent.cli import run as cli_run
-from cli_agent.config import Settings
+from cli_agent.config.settings import Settings
 from cli_agent.contracts.events import ApprovalAsked, Decision, StopReason, ToolResult
 from cli_agent.providers.scripted import ScriptedProvider
 from cli_agent.session import drive, open_session

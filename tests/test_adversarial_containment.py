@@ -16,8 +16,8 @@ import pytest
 
 from cli_agent.contracts.messages import ToolCall
 from cli_agent.dispatch import Dispatcher
+from cli_agent.fs.workspace import Workspace
 from cli_agent.registry import Registry
-from cli_agent.sandbox import Workspace
 from cli_agent.tools import ToolContext
 
 SECRET = "SECRET-5d1e outside the workspace"

@@ -1,4 +1,4 @@
-"""Adversarial globs: one matcher (`cli_agent.pathmatch`) for list_files patterns, search globs, `.gitignore` and
+"""Adversarial globs: one matcher (`cli_agent.fs.pathmatch`) for list_files patterns, search globs, `.gitignore` and
 locks; it agrees with `git check-ignore` over a corpus, skips what git skips, costs linear time on hostile
 patterns, and refuses an invalid lock at load (exit 2) and an invalid pattern with a message to the model."""
 
@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cli_agent import pathmatch
-from cli_agent.pathmatch import Glob, GlobSet, IgnoreRules, glob_problem
+from cli_agent.fs import pathmatch
+from cli_agent.fs.pathmatch import Glob, GlobSet, IgnoreRules, glob_problem
 
 pytestmark = pytest.mark.usefixtures("isolated_home")
 

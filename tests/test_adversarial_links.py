@@ -16,11 +16,11 @@ from cli_agent.contracts.envelope import ToolError
 from cli_agent.contracts.events import Decision, RunFinished, StopReason, ToolResult
 from cli_agent.contracts.messages import ToolCall
 from cli_agent.dispatch import Dispatcher
+from cli_agent.fs.workspace import Workspace
 from cli_agent.loop import Agent, AgentSetup
 from cli_agent.protocols import protocol_for
 from cli_agent.providers.scripted import ScriptedProvider
 from cli_agent.registry import Registry
-from cli_agent.sandbox import Workspace
 from cli_agent.session import drive
 from cli_agent.tools import ToolContext, files
 
@@ -240,7 +240,7 @@ def test_a_link_left_by_an_earlier_step_is_never_written_through(snapshot, paren
         return Decision.YES
 
     from cli_agent.approval import ApprovalMode, Policy
-    from cli_agent.config import Settings
+    from cli_agent.config.settings import Settings
     from cli_agent.loop import Limits
     from cli_agent.prompt_plan import Planner
 
@@ -285,7 +285,7 @@ def test_a_link_swapped_for_a_file_during_resolution_is_a_tool_error(parent: Pat
 def test_a_file_swapped_for_a_link_just_before_open_is_a_tool_error(parent: Path,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """The swap race made deterministic: a file becomes a link out between locate's lstat and the open."""
-    import cli_agent.sandbox as sandbox
+    import cli_agent.fs.workspace as sandbox
 
     ws = parent / "ws"
     (ws / "f.txt").write_text("inside\n")

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from cli_agent.fs.workspace import Workspace
 from cli_agent.journal import Journal
-from cli_agent.sandbox import Workspace
 from cli_agent.tools import ToolContext, files
 from cli_agent.trace import read_trace
 from cli_agent.undo import undo

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from cli_agent.contracts.envelope import ToolError
-from cli_agent.sandbox import Workspace
+from cli_agent.fs.workspace import Workspace
 from cli_agent.tools import ToolContext, ToolLimits, files
 
 FLAGS = ["--pre=x", "--pre=sh", "-f/etc/passwd", "-f", "/etc/passwd", "-e", "--", "--help", "-r", "--files",

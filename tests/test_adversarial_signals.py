@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_agent.atomic import TEMP_PREFIX
+from cli_agent.fs.atomic import TEMP_PREFIX
 from cli_agent.journal import Journal
 from cli_agent.trace import read_trace
 from cli_agent.undo import undo
@@ -153,7 +153,7 @@ def test_a_signal_in_the_middle_of_a_large_write(tmp_path: Path, signum: int, co
 
 
 def test_a_signal_as_the_temp_file_is_created_leaves_no_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from cli_agent.sandbox import Workspace
+    from cli_agent.fs.workspace import Workspace
     from cli_agent.tools import ToolContext, files
 
     (tmp_path / "a.txt").write_text("old\n")

@@ -17,8 +17,8 @@ import pytest
 from cli_agent.contracts.envelope import Envelope
 from cli_agent.contracts.messages import ToolCall
 from cli_agent.dispatch import Dispatcher
+from cli_agent.fs.workspace import Workspace
 from cli_agent.registry import Registry
-from cli_agent.sandbox import Workspace
 from cli_agent.tools import ToolContext
 
 ALL = (("read_file", {}), ("list_files", {}), ("search", {"pattern": "x"}), ("edit_file", {"old": "a", "new": "b"}),
@@ -78,7 +78,7 @@ _SPARSE = textwrap.dedent("""
     from cli_agent.dispatch import Dispatcher
     from cli_agent.contracts.messages import ToolCall
     from cli_agent.registry import Registry
-    from cli_agent.sandbox import Workspace
+    from cli_agent.fs.workspace import Workspace
     from cli_agent.tools import ToolContext
     root = sys.argv[1]
     with open(os.path.join(root, "sparse.log"), "wb") as fh:

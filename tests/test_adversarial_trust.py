@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from cli_agent.config import KEYS, load_settings
+from cli_agent.config.settings import KEYS, load_settings
+from cli_agent.config.trust import KEY_RULES, KeyKind, rule_for, screen_project
 from cli_agent.testing import FakeOpenAIServer
-from cli_agent.trust import KEY_RULES, KeyKind, rule_for, screen_project
 
 pytestmark = pytest.mark.usefixtures("isolated_home")
 

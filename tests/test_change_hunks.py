@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cli_agent.contracts.change import Change
-from cli_agent.sandbox import Workspace
+from cli_agent.fs.workspace import Workspace
 from cli_agent.tools import ToolContext, files
 from cli_agent.tools.edits import replace_text
 
@@ -107,7 +107,7 @@ def test_one_line_of_a_20_mb_file_within_three_times_its_size(tmp_path: Path) ->
     size = (tmp_path / "big.py").stat().st_size
     script = textwrap.dedent(f"""
         import resource, sys
-        from cli_agent.sandbox import Workspace
+        from cli_agent.fs.workspace import Workspace
         from cli_agent.tools import ToolContext, files
         from cli_agent.dispatch import _change_result
         ws = Workspace({str(tmp_path)!r})

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from sandboxkit import run_policy, sandboxed
 
-from cli_agent.config import Settings
+from cli_agent.config.settings import Settings
 from cli_agent.facts import workspace_for
 from cli_agent.tools.commands import command_setup
 

@@ -10,7 +10,7 @@ import re
 import pytest
 from rich.console import Console
 
-from cli_agent.config import Settings
+from cli_agent.config.settings import Settings
 from cli_agent.contracts.messages import Message
 from cli_agent.providers.scripted import ScriptedProvider
 from cli_agent.replay import replay

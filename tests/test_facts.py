@@ -13,10 +13,10 @@ from cli_agent.contracts.errors import ConfigError, UsageError
 from cli_agent.contracts.messages import ToolCall
 from cli_agent.dispatch import Dispatcher
 from cli_agent.facts import FactStore
+from cli_agent.fs.workspace import Workspace
 from cli_agent.prompting import PromptBuilder, PromptContext
 from cli_agent.providers.scripted import ScriptedProvider
 from cli_agent.registry import Registry
-from cli_agent.sandbox import Workspace
 from cli_agent.tools import ToolContext, handlers
 
 pytestmark = pytest.mark.usefixtures("isolated_home")

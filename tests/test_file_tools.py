@@ -12,7 +12,7 @@ import pytest
 
 from cli_agent.contracts.change import Change
 from cli_agent.contracts.envelope import ToolError
-from cli_agent.sandbox import Workspace
+from cli_agent.fs.workspace import Workspace
 from cli_agent.tools import ToolContext, ToolLimits, files, handlers
 
 
@@ -172,7 +172,7 @@ def test_search_caps_results(ws: Workspace) -> None:
 
 def test_a_walk_that_stops_at_its_entry_cap_says_so_in_listings_and_python_searches(
         ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
-    from cli_agent import walk
+    from cli_agent.fs import walk
 
     for n in range(30):
         (ws.root / f"f{n:02}.txt").write_text("needle\n")

@@ -11,9 +11,9 @@ from agentkit import call, make_agent, run
 from cli_agent.cli import run as cli_run
 from cli_agent.contracts.envelope import ToolError
 from cli_agent.contracts.events import StopReason, ToolResult
+from cli_agent.fs.workspace import Workspace
 from cli_agent.loop import REPEAT_NOTE
 from cli_agent.providers.scripted import ScriptedProvider
-from cli_agent.sandbox import Workspace
 from cli_agent.tools import ToolContext
 from cli_agent.tools.files import edit_file
 from cli_agent.tools.insert import insert_text

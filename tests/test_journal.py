@@ -15,8 +15,8 @@ from cli_agent import journal
 from cli_agent.contracts import errors
 from cli_agent.contracts.change import Change
 from cli_agent.contracts.envelope import ToolError
+from cli_agent.fs.workspace import Workspace
 from cli_agent.journal import Journal, collect_blobs
-from cli_agent.sandbox import Workspace
 from cli_agent.tools import ToolContext, files
 from cli_agent.ui.undo_commands import render_turns
 from cli_agent.undo import undo
@@ -317,7 +317,7 @@ def test_git_index_refs_and_untracked_files_are_untouched(snapshot, root: Path, 
 
 def test_a_recorded_session_journals_each_run_as_a_turn(root: Path, tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    from cli_agent.config import Settings
+    from cli_agent.config.settings import Settings
     from cli_agent.contracts.events import Decision
     from cli_agent.providers.scripted import ScriptedProvider
     from cli_agent.session import drive, open_session

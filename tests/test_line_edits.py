@@ -11,8 +11,8 @@ import pytest
 
 from cli_agent.contracts.messages import ToolCall
 from cli_agent.dispatch import Dispatcher, Prepared
+from cli_agent.fs.workspace import Workspace
 from cli_agent.registry import Registry
-from cli_agent.sandbox import Workspace
 from cli_agent.tools import ToolContext
 from cli_agent.tools.seen import SeenFiles
 

@@ -16,8 +16,9 @@ import pytest
 
 from cli_agent import local_model
 from cli_agent.cli import run
-from cli_agent.config import LocalSettings, Settings
+from cli_agent.config.settings import LocalSettings, Settings
 from cli_agent.contracts.errors import UsageError
+from cli_agent.fs.workspace import Workspace
 from cli_agent.local_model import (
     CATALOG,
     Chunk,
@@ -32,7 +33,6 @@ from cli_agent.prompt_plan import Planner
 from cli_agent.providers.local import KEY_VARIABLES, default_to_local
 from cli_agent.providers.scripted import ScriptedProvider
 from cli_agent.registry import Registry
-from cli_agent.sandbox import Workspace
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -272,7 +272,7 @@ def test_needs_setup_until_the_file_is_assembled_and_recorded_and_again_when_it_
 
 
 def test_the_repl_leaves_the_local_models_set_up_to_the_foreground(chunked, monkeypatch):
-    from cli_agent.config import Settings
+    from cli_agent.config.settings import Settings
     from cli_agent.providers import local
 
     monkeypatch.setattr(local, "resolve_model", lambda choice: chunked)

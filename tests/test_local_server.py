@@ -15,7 +15,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from cli_agent.config import LocalSettings
+from cli_agent.config.settings import LocalSettings
 from cli_agent.contracts.errors import ProviderError
 from cli_agent.contracts.messages import Message
 from cli_agent.local_model import CATALOG, model_path, runtime_version

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from cli_agent.cli import run
-from cli_agent.config import load_settings
-from cli_agent.mcp_settings import McpServer, merge_servers
+from cli_agent.config.mcp_settings import McpServer, merge_servers
+from cli_agent.config.settings import load_settings
 
 pytestmark = pytest.mark.usefixtures("isolated_home")
 

@@ -77,8 +77,8 @@ def test_a_server_started_in_the_workspace_does_not_import_the_workspace_s_modul
 
 
 def test_a_configured_cwd_is_where_the_server_runs(tmp_path):
+    from cli_agent.config.mcp_settings import McpServer
     from cli_agent.mcp.connect import working_folder
-    from cli_agent.mcp_settings import McpServer
 
     private = tmp_path / "private"
     assert working_folder(McpServer(command="x"), private) == private and private.is_dir()

@@ -10,7 +10,7 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from rich.console import Console
 
-from cli_agent.config import Settings
+from cli_agent.config.settings import Settings
 from cli_agent.contracts.messages import Message, ToolCall
 from cli_agent.providers import make_provider
 from cli_agent.providers.scripted import ScriptedProvider

@@ -8,7 +8,7 @@ import re
 import pytest
 from test_repl_terminal import PROMPT, Term
 
-from cli_agent.config import Settings
+from cli_agent.config.settings import Settings
 from cli_agent.contracts import errors
 from cli_agent.ui.onboarding import choose_model
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cli_agent.contracts.envelope import ToolError
-from cli_agent.sandbox import Workspace
+from cli_agent.fs.workspace import Workspace
 from cli_agent.tools import ToolContext, ToolLimits, files
 
 
@@ -98,7 +98,7 @@ def test_memory_stays_bounded_on_one_huge_line(tmp_path: Path) -> None:
         fh.write(b"\nend\n")
     script = textwrap.dedent(f"""
         import resource
-        from cli_agent.sandbox import Workspace
+        from cli_agent.fs.workspace import Workspace
         from cli_agent.tools import ToolContext, files
         ctx = ToolContext(Workspace({str(tmp_path)!r}))
         (Workspace({str(tmp_path)!r}).root / "small.txt").write_text("a\\n")

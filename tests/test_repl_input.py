@@ -15,13 +15,13 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from rich.console import Console
 
-from cli_agent.config import Settings
+from cli_agent.config.settings import Settings
 from cli_agent.contracts.change import Change
 from cli_agent.contracts.events import ApprovalAsked, Decision, Warning
 from cli_agent.contracts.messages import ToolCall
+from cli_agent.fs.workspace import Workspace
 from cli_agent.providers.litellm_provider import LiteLLMProvider
 from cli_agent.providers.scripted import ScriptedProvider
-from cli_agent.sandbox import Workspace
 from cli_agent.session import open_session
 from cli_agent.ui.approve import TerminalApprover, choices, parse_answer, prompt_for, read_key
 from cli_agent.ui.completion import (
@@ -253,7 +253,7 @@ def test_warm_up_only_for_litellm():
 
 def loader(settings: Settings, calls: list[str] | None = None):
     def load():
-        from cli_agent.config import Loaded
+        from cli_agent.config.settings import Loaded
 
         if calls is not None:
             calls.append("load")

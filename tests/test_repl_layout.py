@@ -12,7 +12,7 @@ from rich.console import Console
 
 from cli_agent.approval import ApprovalMode, Policy
 from cli_agent.cli import run as cli_run
-from cli_agent.config import Settings
+from cli_agent.config.settings import Settings
 from cli_agent.contracts.messages import Message, Usage
 from cli_agent.providers.scripted import ScriptedProvider
 from cli_agent.registry import Registry

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from agentkit import make_agent, run
 
+from cli_agent.fs.workspace import Workspace
 from cli_agent.repo_map import Outline, repo_map
-from cli_agent.sandbox import Workspace
 
 
 @pytest.fixture

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cli_agent import textfile
 from cli_agent.contracts.envelope import ToolError
-from cli_agent.sandbox import Workspace
+from cli_agent.fs import textfile
+from cli_agent.fs.workspace import Workspace
 from cli_agent.tools import ToolContext, files
 
 

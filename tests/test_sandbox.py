@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from cli_agent.atomic import TEMP_PREFIX
 from cli_agent.contracts.change import Change
 from cli_agent.contracts.envelope import ToolError
-from cli_agent.sandbox import Workspace
+from cli_agent.fs.atomic import TEMP_PREFIX
+from cli_agent.fs.workspace import Workspace
 from cli_agent.tools import ToolContext, files
 
 SECRET = b"TOP SECRET outside the workspace\n"
@@ -432,7 +432,7 @@ def test_apply_leaves_no_temp_file_and_sets_modes(ws: Workspace, ctx: ToolContex
 
 _FSIZE_SCRIPT = textwrap.dedent("""
     import os, resource, signal, sys
-    from cli_agent.sandbox import Workspace
+    from cli_agent.fs.workspace import Workspace
     from cli_agent.tools import ToolContext, files
     from cli_agent.contracts.envelope import ToolError
     ws = Workspace(sys.argv[1])

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from cli_agent.contracts.envelope import ToolError
-from cli_agent.sandbox import Workspace
+from cli_agent.fs.workspace import Workspace
 from cli_agent.tools import ToolContext, files
 
 CORPUS = Path(__file__).parents[2] / "shared" / "corpora" / "path_traversal"

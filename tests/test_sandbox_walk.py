@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from cli_agent.contracts.envelope import ToolError
-from cli_agent.pathmatch import GlobSet, IgnoreRules
-from cli_agent.sandbox import Workspace
+from cli_agent.fs.pathmatch import GlobSet, IgnoreRules
+from cli_agent.fs.workspace import Workspace
 
 
 def make(root: Path, tree: dict[str, str]) -> Workspace:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from cli_agent.contracts.envelope import ToolError
-from cli_agent.sandbox import Workspace
+from cli_agent.fs.workspace import Workspace
 from cli_agent.tools import ToolContext, ToolLimits, files
 
 ENGINES = ["auto", "python"]

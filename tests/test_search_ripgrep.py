@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_agent.sandbox import Workspace
+from cli_agent.fs.workspace import Workspace
 from cli_agent.tools import ToolContext, ToolLimits, files, ripgrep
 
 RG = ripgrep.rg_binary()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from agentkit import call, make_agent, run
 
 from cli_agent.brief import briefer
-from cli_agent.sandbox import Workspace
+from cli_agent.fs.workspace import Workspace
 from cli_agent.task_files import task_brief
 from cli_agent.tools.seen import SeenFiles
 

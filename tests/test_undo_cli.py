@@ -13,7 +13,7 @@ import pytest
 from rich.console import Console
 
 from cli_agent.cli import run
-from cli_agent.config import Settings
+from cli_agent.config.settings import Settings
 from cli_agent.contracts.events import Decision
 from cli_agent.providers.scripted import ScriptedProvider
 from cli_agent.session import open_session

@@ -108,7 +108,7 @@ def _cache_key(path: str) -> str:
 
 
 def _cache_file() -> Path:
-    from cli_agent import paths
+    from cli_agent.fs import paths
 
     return paths.user_cache_dir() / "sandbox-probe.json"
 
@@ -129,7 +129,7 @@ def _remember(key: str, version: str) -> None:
     import contextlib
     import json
 
-    from cli_agent import atomic
+    from cli_agent.fs import atomic
 
     if not key:
         return

@@ -49,7 +49,7 @@ def _own_dirs() -> list[str]:
     (an earlier session's cache and state stay there when CLI_AGENT_HOME points elsewhere)."""
     import platformdirs
 
-    from cli_agent import paths
+    from cli_agent.fs import paths
 
     ours = [paths.user_config_dir(), paths.user_state_dir(), paths.user_cache_dir()]
     ours += [Path(f(paths.APP, appauthor=False)) for f in (platformdirs.user_config_dir, platformdirs.user_state_dir,

@@ -20,8 +20,8 @@ from typing import Any
 
 from cli_agent.contracts.change import Change
 from cli_agent.contracts.envelope import ToolError
-from cli_agent.pathmatch import IgnoreRules
-from cli_agent.resolve_beneath import locate_in, open_regular
+from cli_agent.fs.pathmatch import IgnoreRules
+from cli_agent.fs.resolve_beneath import locate_in, open_regular
 
 __all__ = ["CACHE_IGNORES", "ChangeSet", "collect"]
 

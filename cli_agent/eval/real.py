@@ -134,7 +134,7 @@ def grade(task: RealTask, ws: Path) -> str:
 
 def run_one(task: RealTask, *, model: str, protocol: str, variant: str, api_base: str | None = None,
             max_steps: int = 12, timeout: float = 600.0, keep: Path | None = None, attempts: int = 1) -> RealResult:
-    from cli_agent.config import Settings
+    from cli_agent.config.settings import Settings
     from cli_agent.contracts.checked import check
     from cli_agent.contracts.events import RunFinished, StopReason, ToolCallsProposed
     from cli_agent.session import drive, open_session

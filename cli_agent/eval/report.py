@@ -7,8 +7,9 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cli_agent import __version__, paths
+from cli_agent import __version__
 from cli_agent.contracts.errors import UsageError
+from cli_agent.fs import paths
 
 if TYPE_CHECKING:
     from cli_agent.eval.live import ModelResult

@@ -88,7 +88,7 @@ def run_scenario(scenario: Scenario, base: Path | None = None) -> ScenarioResult
 
 
 def _run(scenario: Scenario, base: Path, result: ScenarioResult) -> None:
-    from cli_agent.config import Settings
+    from cli_agent.config.settings import Settings
     from cli_agent.contracts.checked import check
     from cli_agent.providers.scripted import ScriptedProvider
     from cli_agent.session import drive, open_session

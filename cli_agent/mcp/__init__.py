@@ -5,6 +5,6 @@
     attach.py      a session's registry grown by the servers' tools once they are discovered
     serve.py       `cli-agent mcp serve`: the sandboxed file tools over stdio
 
-Importing this package (or `cli_agent.mcp_settings`) imports nothing of the `mcp` SDK: only a session with a
+Importing this package (or `cli_agent.config.mcp_settings`) imports nothing of the `mcp` SDK: only a session with a
 server configured does, in the hub's thread.
 """

@@ -18,16 +18,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from cli_agent.config.mcp_settings import McpServer
 from cli_agent.contracts.envelope import Envelope
 from cli_agent.mcp.hub import McpCallError, McpHub, ServerState
-from cli_agent.mcp_settings import McpServer
 from cli_agent.registry import Registry
 
 __all__ = ["McpAttachment", "McpToolHandler", "log_dir"]
 
 
 def log_dir() -> Path:
-    from cli_agent import paths
+    from cli_agent.fs import paths
 
     return paths.user_state_dir() / "mcp"
 

@@ -15,8 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from cli_agent.config.mcp_settings import McpServer
 from cli_agent.mcp.server_log import ServerLog
-from cli_agent.mcp_settings import McpServer
 
 __all__ = ["hold_connection", "list_all_tools", "one_line", "working_folder"]
 

@@ -22,7 +22,7 @@ from cli_agent.contracts.envelope import Envelope
 from cli_agent.contracts.messages import ToolCall
 
 if TYPE_CHECKING:
-    from cli_agent.config import Settings
+    from cli_agent.config.settings import Settings
     from cli_agent.dispatch import Dispatcher
     from cli_agent.journal import Journal
     from cli_agent.specs import ToolSpec

@@ -20,8 +20,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from cli_agent.config.mcp_settings import McpServer
 from cli_agent.contracts.envelope import Envelope
-from cli_agent.mcp_settings import McpServer
 from cli_agent.schema_check import unbounded_keywords
 from cli_agent.specs import ToolSpec, validate_parameters
 

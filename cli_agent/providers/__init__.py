@@ -19,7 +19,7 @@ from cli_agent.providers.openai_http import HTTP_PREFIXES, OpenAIHTTPProvider
 from cli_agent.providers.scripted import ScriptedProvider, ScriptError
 
 if TYPE_CHECKING:
-    from cli_agent.config import LocalSettings
+    from cli_agent.config.settings import LocalSettings
 
 __all__ = [
     "LiteLLMProvider",

@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from typing import IO, TYPE_CHECKING, Any
 
-from cli_agent.config import LocalSettings
+from cli_agent.config.settings import LocalSettings
 from cli_agent.contracts.errors import ProviderError, RunTimeoutError, UsageError
 from cli_agent.local_model import (
     ensure_model,
@@ -56,7 +56,7 @@ from cli_agent.warm_cache import WarmCache
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from cli_agent.config import Settings
+    from cli_agent.config.settings import Settings
 
 __all__ = ["CONSTRAINED_ANSWER", "KEY_VARIABLES", "LOCAL_MODEL", "SAMPLING", "LlamaServer", "LocalProvider",
            "cut_runaway", "default_to_local", "plan_key", "runs_away", "wire_options"]

@@ -17,8 +17,8 @@ from cli_agent.tools.context import CommandSetup
 
 if TYPE_CHECKING:
     from cli_agent.cmdsandbox import CommandRun
-    from cli_agent.config import Settings
-    from cli_agent.sandbox import Workspace
+    from cli_agent.config.settings import Settings
+    from cli_agent.fs.workspace import Workspace
     from cli_agent.tools.context import ToolContext
 
 __all__ = ["CommandSetup", "command_setup", "rename_file", "run_command", "run_data"]

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from cli_agent.cmdsandbox import Capability, Policy
-    from cli_agent.sandbox import Workspace
+    from cli_agent.fs.workspace import Workspace
     from cli_agent.tools.seen import SeenFiles
 
 __all__ = ["CommandSetup", "ToolContext", "ToolLimits"]

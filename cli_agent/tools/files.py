@@ -1,9 +1,9 @@
 """The file tools: three that read (`list_files`, `read_file`, `search`) and four that plan a `Change`.
 
-Every path goes through `ctx.workspace` (`cli_agent.sandbox`). A mutating tool reads what it needs, computes the
+Every path goes through `ctx.workspace` (`cli_agent.fs.workspace`). A mutating tool reads what it needs, computes the
 exact bytes it would write and returns them as a `Change`; it writes nothing (the dispatcher calls
 `Workspace.apply` after approval). Files keep their format: encoding, BOM, line endings, final newline and mode
-(`cli_agent.textfile`). The model sees text with `\\n` line endings.
+(`cli_agent.fs.textfile`). The model sees text with `\\n` line endings.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ import os
 import stat
 from typing import Any
 
-from cli_agent import linestream, textfile
 from cli_agent.contracts.change import Change
 from cli_agent.contracts.envelope import ToolError
-from cli_agent.textfile import TextFormat
+from cli_agent.fs import linestream, textfile
+from cli_agent.fs.textfile import TextFormat
 from cli_agent.tools import syntax_guard
 from cli_agent.tools.context import ToolContext
 from cli_agent.tools.edits import replace_text
@@ -72,7 +72,7 @@ def read_file(ctx: ToolContext, path: str, start_line: int | None = None,
 
 
 def _read_streamed(fd: int, rel: str, start_line: int | None, end_line: int | None, cap: int) -> dict[str, Any]:
-    """A page of a large file, read in blocks (`cli_agent.linestream`): bounded memory, exact line count."""
+    """A page of a large file, read in blocks (`cli_agent.fs.linestream`): bounded memory, exact line count."""
     first = 1 if start_line is None else max(start_line, 1)
     page = linestream.read_page(fd, first, end_line, cap)
     if page.fmt is None:

@@ -15,9 +15,9 @@ from __future__ import annotations
 import ast
 import textwrap
 
-from cli_agent import textfile
 from cli_agent.contracts.change import Change
 from cli_agent.contracts.envelope import ToolError
+from cli_agent.fs import textfile
 from cli_agent.tools.context import ToolContext
 from cli_agent.tools.files import _load, _planned, _text
 from cli_agent.tools.loose_match import numbered

@@ -16,13 +16,13 @@ import warnings
 from typing import TYPE_CHECKING, Any
 
 from cli_agent.contracts.envelope import ToolError
-from cli_agent.pathmatch import glob_problem
+from cli_agent.fs.pathmatch import glob_problem
 from cli_agent.tools import ripgrep, textscan
 from cli_agent.tools.context import ToolContext
 from cli_agent.tools.hits import Hits, excerpt
 
 if TYPE_CHECKING:
-    from cli_agent.sandbox import Workspace
+    from cli_agent.fs.workspace import Workspace
 
 __all__ = ["search"]
 

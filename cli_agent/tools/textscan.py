@@ -17,12 +17,12 @@ import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, BinaryIO
 
-from cli_agent import textfile
 from cli_agent.contracts.envelope import ToolError
+from cli_agent.fs import textfile
 from cli_agent.tools.hits import FileHits, Hits, excerpt
 
 if TYPE_CHECKING:
-    from cli_agent.sandbox import Workspace
+    from cli_agent.fs.workspace import Workspace
 
 __all__ = ["Finder", "finder", "scan"]
 

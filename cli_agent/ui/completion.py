@@ -20,7 +20,7 @@ from cli_agent.ui.escape import escape_for_terminal as esc
 
 if TYPE_CHECKING:
 
-    from cli_agent.sandbox import Workspace
+    from cli_agent.fs.workspace import Workspace
     from cli_agent.ui.commands import CommandContext
 
 __all__ = [
@@ -211,7 +211,7 @@ def history(warn: Callable[[str], None]) -> Any:
     """The prompt's history, kept in the user state dir; in memory only (and `warn` says so) where it can't be."""
     from prompt_toolkit.history import FileHistory, InMemoryHistory
 
-    from cli_agent import paths
+    from cli_agent.fs import paths
 
     try:
         path = paths.user_state_dir() / "history"

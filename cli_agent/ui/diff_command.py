@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 from cli_agent.ui.escape import escape_for_terminal as esc
 
 if TYPE_CHECKING:
+    from cli_agent.fs.workspace import Workspace
     from cli_agent.journal import Journal
-    from cli_agent.sandbox import Workspace
     from cli_agent.ui.commands import Command, CommandContext
 
 __all__ = ["diff_command", "session_diff"]

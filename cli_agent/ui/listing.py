@@ -13,7 +13,7 @@ from cli_agent.ui.escape import escape_for_terminal, json_for_output
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
 
-    from cli_agent.config import Settings
+    from cli_agent.config.settings import Settings
     from cli_agent.registry import Registry
     from cli_agent.specs import ToolSpec
 

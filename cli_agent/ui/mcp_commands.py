@@ -16,7 +16,7 @@ from cli_agent.contracts import errors
 from cli_agent.ui.escape import escape_for_terminal as esc
 
 if TYPE_CHECKING:
-    from cli_agent.config import Loaded
+    from cli_agent.config.settings import Loaded
     from cli_agent.mcp.hub import ServerStatus
     from cli_agent.ui.commands import CommandContext, CommandRegistry
 

@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING
 from cli_agent.contracts import errors
 
 if TYPE_CHECKING:
-    from cli_agent.config import Settings
+    from cli_agent.config.settings import Settings
 
 __all__ = ["choose_model", "options_text"]
 
 
 def options_text() -> str:
-    from cli_agent import paths
+    from cli_agent.fs import paths
 
     return "\n".join([
         "cli-agent needs a model. Any of these works:",

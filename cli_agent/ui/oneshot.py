@@ -13,7 +13,7 @@ from cli_agent.contracts.events import EventStream
 from cli_agent.ui.headless import warn
 
 if TYPE_CHECKING:
-    from cli_agent.config import Settings
+    from cli_agent.config.settings import Settings
     from cli_agent.loop import Approver
     from cli_agent.session import Session
     from cli_agent.ui.headless import JsonReport
@@ -90,7 +90,7 @@ def run_workflow_command(settings: Settings, name: str, args: Sequence[str], *, 
                          notes: Sequence[str] = (), trusted: bool | None = None) -> int:
     """`cli-agent workflow run NAME [ARGS...]`: a missing or bad argument is a WorkflowError (exit 2) before a
     provider is even made. `trusted`: the folder's trust (None: as the environment and the trust store say)."""
-    from cli_agent.sandbox import Workspace
+    from cli_agent.fs.workspace import Workspace
     from cli_agent.ui.headless import JsonReport
     from cli_agent.workflow_run import missing_message, parse_tokens, run_workflow
     from cli_agent.workflows import load_workflows

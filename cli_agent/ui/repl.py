@@ -28,7 +28,7 @@ from cli_agent.ui.startup import Startup, warm_up
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from cli_agent.config import Loaded, Settings
+    from cli_agent.config.settings import Loaded, Settings
     from cli_agent.contracts.events import Event, EventStream, RunFinished
     from cli_agent.session import ProviderFactory, Session
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from cli_agent.config import Settings
+    from cli_agent.config.settings import Settings
 
 __all__ = ["sandbox_report"]
 

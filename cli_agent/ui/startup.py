@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from cli_agent.config import Loaded, Settings
+    from cli_agent.config.settings import Loaded, Settings
     from cli_agent.session import ProviderFactory, Session
     from cli_agent.session_index import SessionEntry
 

@@ -12,15 +12,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from cli_agent.config import Loaded
-    from cli_agent.trusted_folders import TrustEntry
+    from cli_agent.config.settings import Loaded
+    from cli_agent.config.trusted_folders import TrustEntry
 
 __all__ = ["ask_trust", "describe_withheld"]
 
 
 def describe_withheld(withheld: dict[str, Any]) -> list[str]:
     """`key = value` lines for the keys a trusted config would set (an API key masked)."""
-    from cli_agent.config import mask_secret
+    from cli_agent.config.settings import mask_secret
     from cli_agent.contracts.checked import Secret
     from cli_agent.ui.escape import escape_for_terminal
 
@@ -35,8 +35,8 @@ def ask_trust(load: Callable[[], Loaded], workspace_hint: str | None) -> None:
     """Ask on the terminal whether to trust the folder (one key: y trusts, anything else does not), and remember a
     yes. The text wraps between words to the terminal's width; a config changed since it was trusted says what
     changed. A config error is left for the REPL's own start-up to report."""
-    from cli_agent import paths
     from cli_agent.contracts import errors
+    from cli_agent.fs import paths
     from cli_agent.session import is_interactive
 
     if not is_interactive() or not paths.project_config_file(Path(workspace_hint or ".")).is_file():
@@ -47,7 +47,7 @@ def ask_trust(load: Callable[[], Loaded], workspace_hint: str | None) -> None:
         return
     if not loaded.withheld:
         return
-    from cli_agent.trusted_folders import earlier_entry, trust
+    from cli_agent.config.trusted_folders import earlier_entry, trust
     from cli_agent.ui.approve import flush_typeahead, read_key
 
     ws = Path(loaded.settings.workspace)

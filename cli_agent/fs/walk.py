@@ -10,8 +10,8 @@ import os
 import stat
 from collections import deque
 
-from cli_agent.pathmatch import IgnoreRules, compile_glob, fold
-from cli_agent.resolve_beneath import open_dir
+from cli_agent.fs.pathmatch import IgnoreRules, compile_glob, fold
+from cli_agent.fs.resolve_beneath import open_dir
 
 __all__ = ["MAX_VISITS", "Listing", "walk_tree"]
 

@@ -1,7 +1,7 @@
 """Lines of a large text file by number, read in blocks: exact counts, memory bounded by the page asked for.
 
 One pass over the file counts its line endings (`\\n`; `\\r\\n` is one ending, a lone `\\r` none, as in
-`cli_agent.textfile`) and keeps the bytes of the lines asked for, at most `cap` of them: one line of a gigabyte
+`cli_agent.fs.textfile`) and keeps the bytes of the lines asked for, at most `cap` of them: one line of a gigabyte
 costs `cap`, not a gigabyte. A NUL byte anywhere makes the file binary, as for small files.
 
 The encoding is decided from the first block (a BOM, else UTF-8 if it decodes, else the legacy codec
@@ -15,8 +15,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from cli_agent import textfile
-from cli_agent.textfile import TextFormat
+from cli_agent.fs import textfile
+from cli_agent.fs.textfile import TextFormat
 
 __all__ = ["Page", "read_page", "streamable"]
 

@@ -14,8 +14,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from cli_agent import paths
 from cli_agent.contracts.errors import ConfigError
+from cli_agent.fs import paths
 
 __all__ = ["TrustEntry", "config_digest", "earlier_entry", "entries", "folder_trusted", "is_trusted", "revoke",
            "trust"]
@@ -104,7 +104,7 @@ def entries() -> list[TrustEntry]:
 
 
 def _save(items: list[TrustEntry]) -> None:
-    from cli_agent import atomic
+    from cli_agent.fs import atomic
 
     folder = paths.user_state_dir()
     folder.mkdir(parents=True, exist_ok=True)

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, get_origin
 
-from cli_agent import paths
 from cli_agent.contracts.checked import Secret, check, field_names, field_type, plainly_valid, rule
 from cli_agent.contracts.errors import ConfigError
+from cli_agent.fs import paths
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
@@ -53,7 +53,7 @@ class SandboxSettings:
 def _mcp_servers_checked(servers: dict[str, Any]) -> dict[str, Any]:
     if not servers:  # the usual case: cli_agent.mcp is not even imported
         return servers
-    from cli_agent.mcp_settings import parse_servers
+    from cli_agent.config.mcp_settings import parse_servers
 
     return parse_servers(servers)
 
@@ -146,7 +146,7 @@ def load_settings(flags: Mapping[str, Any], *, env: Mapping[str, str] | None = N
     `workspace` stands for the current directory: the workspace when no layer sets one, and the base of a
     relative one. `CLI_AGENT_CONFIG` in `env` stands for `config_file` when that is not given. The project config
     counts whole only in a trusted folder (`trust`, else `CLI_AGENT_TRUST` in `env`, else the trust store);
-    elsewhere it may only narrow (`cli_agent.trust`).
+    elsewhere it may only narrow (`cli_agent.config.trust`).
     """
     env = os.environ if env is None else env
     flag_layer = _flag_layer(flags)
@@ -209,7 +209,7 @@ def _mcp_servers(user: _Layer, project: _Layer, explicit: _Layer) -> tuple[dict[
               if layer.get("mcp_servers", ({}, ""))[0]]
     if not layers:
         return {}, []
-    from cli_agent.mcp_settings import merge_servers
+    from cli_agent.config.mcp_settings import merge_servers
 
     return merge_servers(layers, project_trusted=True)
 
@@ -217,14 +217,14 @@ def _mcp_servers(user: _Layer, project: _Layer, explicit: _Layer) -> tuple[dict[
 def _screened(project: _Layer, user: _Layer, path: Path, ws: Path, trust: bool | None,
               env: Mapping[str, str]) -> tuple[_Layer, dict[str, Any], tuple[str, ...]]:
     """The project layer as the folder's trust allows: (kept layer, withheld key -> value, notes)."""
-    from cli_agent.trust import screen_project, untrusted_note
+    from cli_agent.config.trust import screen_project, untrusted_note
 
     defaults = Settings()
     below = {key: user[key][0] if key in user else _get(defaults, key) for key in project}
     given = {key: value for key, (value, _) in project.items()}
     screened = screen_project(given, below, trusted=bool(trust))
     if screened.needs_trust and trust is None:
-        from cli_agent.trusted_folders import TRUE, is_trusted
+        from cli_agent.config.trusted_folders import TRUE, is_trusted
 
         trusted = env.get("CLI_AGENT_TRUST", "").strip().lower() in TRUE or is_trusted(ws)
         if trusted:

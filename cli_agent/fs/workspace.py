@@ -6,12 +6,12 @@ Rules, in the order they are checked:
   It is normalised lexically (`a/./b/../c` is `a/c`); one that climbs above the root (`../x`) is refused. An
   absolute path is accepted only if it lies below the root (as resolved once at start, or as it was given);
   `/w/repo-evil` is not below `/w/repo`. `\\` and `%2e` are ordinary characters in a name on POSIX.
-* The path is then opened one component at a time from the root's fd (`cli_agent.resolve_beneath`): symbolic links whose
+* The path is then opened one component at a time from the root's fd (`fs.resolve_beneath`): symbolic links whose
   target stays inside are followed, links leading outside are refused, and FIFOs, sockets and devices are never
   opened. Reading protected paths is allowed; nothing outside the root is ever read.
 * Writing (`check_writable`, `apply`) also refuses the root itself, folders, files with more than one hard link,
   and paths matching a protected glob or a user lock, checked both as spelt and after links are resolved. Globs
-  use `.gitignore` syntax (`cli_agent.pathmatch`) and match case-insensitively in NFC, so `.GIT/config` and an
+  use `.gitignore` syntax (`cli_agent.fs.pathmatch`) and match case-insensitively in NFC, so `.GIT/config` and an
   NFD spelling of a locked name are refused too; a glob matching a folder covers everything below it. A write
   through a link inside the workspace changes the link's target: `check_writable` returns that canonical path,
   and `apply` then refuses any link on the way.
@@ -26,14 +26,14 @@ import stat
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from cli_agent import atomic
 from cli_agent.contracts.change import Change
 from cli_agent.contracts.envelope import Later, ToolError
 from cli_agent.contracts.errors import UsageError
-from cli_agent.pathmatch import GlobSet, glob_problem
-from cli_agent.protected import DEFAULT_PROTECTED
-from cli_agent.resolve_beneath import Located, locate, open_dir, open_regular
-from cli_agent.walk import Listing, walk_tree
+from cli_agent.fs import atomic
+from cli_agent.fs.pathmatch import GlobSet, glob_problem
+from cli_agent.fs.protected import DEFAULT_PROTECTED
+from cli_agent.fs.resolve_beneath import Located, locate, open_dir, open_regular
+from cli_agent.fs.walk import Listing, walk_tree
 
 __all__ = ["DEFAULT_PROTECTED", "NAME_MAX", "PATH_MAX", "Workspace"]
 

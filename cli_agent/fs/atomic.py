@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from cli_agent.contracts.change import Change
 from cli_agent.contracts.envelope import ToolError
-from cli_agent.resolve_beneath import Located, open_dir, open_regular
+from cli_agent.fs.resolve_beneath import Located, open_dir, open_regular
 
 if TYPE_CHECKING:
     from pathlib import Path

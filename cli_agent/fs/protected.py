@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from cli_agent import paths
+from cli_agent.fs import paths
 
 __all__ = ["DEFAULT_PROTECTED", "protected_globs"]
 
