@@ -28,8 +28,8 @@ PYTEST_SLICE = ("tests/test_config.py", "tests/test_registry.py", "tests/test_pr
 
 
 def _inside(command: str, workspace: Path) -> float:
-    from cli_agent.cmdsandbox import Policy, probe, run_in_sandbox
-    from cli_agent.cmdsandbox.process import Limits
+    from cli_agent.sandbox import Policy, probe, run_in_sandbox
+    from cli_agent.sandbox.process import Limits
 
     started = time.perf_counter()
     running = run_in_sandbox(command, probe(), Policy(workspace=workspace), Limits(timeout_s=600), lambda _: None)
@@ -49,7 +49,7 @@ def _outside(argv: list[str], cwd: Path) -> float:
 
 
 def measure_rows(runs: int, pytest_runs: int) -> list[Row]:
-    from cli_agent.cmdsandbox import probe
+    from cli_agent.sandbox import probe
 
     capability = probe()
     if not capability.available:

@@ -183,8 +183,8 @@ class Verifier:
         return run
 
     def _run(self, command: str, deadline: float) -> Generator[bytes, None, TestRun]:
-        from cli_agent.cmdsandbox import run_in_sandbox
-        from cli_agent.cmdsandbox.process import Limits
+        from cli_agent.sandbox import run_in_sandbox
+        from cli_agent.sandbox.process import Limits
 
         left = deadline - time.monotonic()
         if left <= 1:

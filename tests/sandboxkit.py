@@ -6,9 +6,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from cli_agent.cmdsandbox import CommandRun, Policy, probe, run_in_sandbox
-from cli_agent.cmdsandbox.process import Limits
 from cli_agent.fs.workspace import Workspace
+from cli_agent.sandbox import CommandRun, Policy, probe, run_in_sandbox
+from cli_agent.sandbox.process import Limits
 
 
 def sandboxed(ws: Path, command: str, *, timeout_s: float = 60.0, max_file_bytes: int = 1 << 30,

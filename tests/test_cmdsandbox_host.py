@@ -139,7 +139,7 @@ def test_commands_get_an_allowlisted_environment(ws: Path, monkeypatch: pytest.M
     names = {line.split("=", 1)[0] for line in out.splitlines() if "=" in line}
     import fnmatch
 
-    from cli_agent.cmdsandbox.environment import BASE
+    from cli_agent.sandbox.environment import BASE
     assert all(any(fnmatch.fnmatchcase(n, p) for p in (*BASE, "DEPLOY_TOKEN", "MYAPP_*", "TMPDIR", "PWD", "SHLVL",
                                                          "_", "OLDPWD")) for n in names), names
 
@@ -211,7 +211,7 @@ def test_private_files_under_etc_are_hidden_by_rule(ws: Path) -> None:
 # -- the table ---------------------------------------------------------------------------------------------------
 
 def test_every_row_of_the_reach_table_is_in_the_docs_and_has_its_test() -> None:
-    from cli_agent.cmdsandbox.reach import ROWS, markdown_table
+    from cli_agent.sandbox.reach import ROWS, markdown_table
 
     root = Path(__file__).resolve().parents[1]
     assert markdown_table() in (root / "docs" / "sandbox.md").read_text(encoding="utf-8")
@@ -221,7 +221,7 @@ def test_every_row_of_the_reach_table_is_in_the_docs_and_has_its_test() -> None:
 
 
 def test_cli_agent_sandbox_prints_the_table(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from cli_agent.cmdsandbox.reach import ROWS
+    from cli_agent.sandbox.reach import ROWS
     from cli_agent.ui.sandbox_status import sandbox_report
 
     text, code = sandbox_report(Settings(workspace=str(ws)))

@@ -1,6 +1,6 @@
 """run_command and rename_file: tools whose result is a `Staged` set of changes, approved and applied as one.
 
-`run_command` runs in the command sandbox (`cli_agent.cmdsandbox`) set up by the session (`CommandSetup`); the
+`run_command` runs in the command sandbox (`cli_agent.sandbox`) set up by the session (`CommandSetup`); the
 command writes to a staging layer, and what it changed comes back as the change set. With `sandbox = "off"` it runs
 in the workspace itself, asked for every time, and nothing is staged. `rename_file` plans a delete and a create
 with the same bytes and mode, each side checked like any write.
@@ -16,9 +16,9 @@ from cli_agent.contracts.envelope import ToolError
 from cli_agent.tools.context import CommandSetup
 
 if TYPE_CHECKING:
-    from cli_agent.cmdsandbox import CommandRun
     from cli_agent.config.settings import Settings
     from cli_agent.fs.workspace import Workspace
+    from cli_agent.sandbox import CommandRun
     from cli_agent.tools.context import ToolContext
 
 __all__ = ["CommandSetup", "command_setup", "rename_file", "run_command", "run_data"]
@@ -28,8 +28,8 @@ def command_setup(settings: Settings, workspace: Workspace) -> CommandSetup | No
     """How this session runs commands; None when no sandbox can be set up here (then run_command isn't offered).
     Locks naming a literal path inside the workspace are bound read-only too (`confine`: the others are refused,
     each with a note); every lock is refused in a change set anyway."""
-    from cli_agent.cmdsandbox import Policy, probe
-    from cli_agent.cmdsandbox.confine import confine
+    from cli_agent.sandbox import Policy, probe
+    from cli_agent.sandbox.confine import confine
 
     box = settings.sandbox
     locks = confine(workspace.root, workspace.locks)
@@ -47,7 +47,7 @@ def command_setup(settings: Settings, workspace: Workspace) -> CommandSetup | No
 def _env_note(allow: tuple[str, ...]) -> tuple[str, ...]:
     import os
 
-    from cli_agent.cmdsandbox.environment import dropped
+    from cli_agent.sandbox.environment import dropped
 
     names = [n if n.isprintable() else repr(n) for n in dropped(os.environ, allow)]
     if not names:
@@ -72,8 +72,8 @@ def _why_not(workspace: Workspace, rel: str, planned: bool = False) -> str | Non
 def run_command(ctx: ToolContext, command: str, timeout_s: float | None = None
                 ) -> Generator[bytes, None, Staged]:
     """Yields the output as it comes; returns the result and the change set."""
-    from cli_agent.cmdsandbox import run_in_sandbox, run_unsandboxed
-    from cli_agent.cmdsandbox.process import Limits
+    from cli_agent.sandbox import run_in_sandbox, run_unsandboxed
+    from cli_agent.sandbox.process import Limits
 
     setup = ctx.commands
     if setup is None:

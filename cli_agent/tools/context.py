@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from cli_agent.cmdsandbox import Capability, Policy
     from cli_agent.fs.workspace import Workspace
+    from cli_agent.sandbox import Capability, Policy
     from cli_agent.tools.seen import SeenFiles
 
 __all__ = ["CommandSetup", "ToolContext", "ToolLimits"]

@@ -15,9 +15,9 @@ __all__ = ["sandbox_report"]
 
 def sandbox_report(settings: Settings) -> tuple[str, int]:
     """The report and the exit code: 0 when commands can run (sandboxed, or explicitly unsandboxed), 1 when not."""
-    from cli_agent.cmdsandbox import probe
-    from cli_agent.cmdsandbox.environment import BASE, dropped
-    from cli_agent.cmdsandbox.layout import Policy, read_only_paths
+    from cli_agent.sandbox import probe
+    from cli_agent.sandbox.environment import BASE, dropped
+    from cli_agent.sandbox.layout import Policy, read_only_paths
 
     box = settings.sandbox
     if box.mode == "off":
@@ -31,9 +31,9 @@ def sandbox_report(settings: Settings) -> tuple[str, int]:
                  "  run_command is not offered to the model and !COMMAND is refused until then.",
                  '  (sandbox = "off" in the user config runs commands unconfined, each asked for first.)']
         return "\n".join(lines), 1
-    from cli_agent.cmdsandbox.confine import confine
-    from cli_agent.cmdsandbox.reach import text_table
     from cli_agent.facts import workspace_for
+    from cli_agent.sandbox.confine import confine
+    from cli_agent.sandbox.reach import text_table
 
     policy = Policy(workspace=Path(settings.workspace), network=box.network, read_paths=tuple(box.read_paths),
                     write_paths=tuple(box.write_paths))

@@ -21,8 +21,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cli_agent.cmdsandbox.confine import confine
-from cli_agent.cmdsandbox.secret_files import secret_files
+from cli_agent.sandbox.confine import confine
+from cli_agent.sandbox.secret_files import secret_files
 
 __all__ = ["HOME_CACHES", "HOME_SECRETS", "Policy", "bwrap_argv", "read_only_paths", "secret_paths"]
 

@@ -22,7 +22,7 @@ from collections import deque
 from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass
 
-from cli_agent.cmdsandbox.pidlimit import PidCgroup
+from cli_agent.sandbox.pidlimit import PidCgroup
 
 __all__ = ["Limits", "Outcome", "run"]
 

@@ -17,11 +17,11 @@ from collections.abc import Generator, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from cli_agent.cmdsandbox import process
-from cli_agent.cmdsandbox.environment import command_env
-from cli_agent.cmdsandbox.layout import Policy, bwrap_argv
-from cli_agent.cmdsandbox.probe import Capability
-from cli_agent.cmdsandbox.staging import ChangeSet, Check, collect
+from cli_agent.sandbox import process
+from cli_agent.sandbox.environment import command_env
+from cli_agent.sandbox.layout import Policy, bwrap_argv
+from cli_agent.sandbox.probe import Capability
+from cli_agent.sandbox.staging import ChangeSet, Check, collect
 
 __all__ = ["CommandRun", "run_in_sandbox", "run_unsandboxed", "shell_argv"]
 

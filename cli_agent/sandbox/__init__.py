@@ -20,11 +20,11 @@ back as a change set (`staging.collect`), which cli-agent applies only once it i
 
 from __future__ import annotations
 
-from cli_agent.cmdsandbox.layout import Policy
-from cli_agent.cmdsandbox.probe import Capability, probe
-from cli_agent.cmdsandbox.process import Outcome
-from cli_agent.cmdsandbox.runner import CommandRun, run_in_sandbox, run_unsandboxed
-from cli_agent.cmdsandbox.staging import ChangeSet
+from cli_agent.sandbox.layout import Policy
+from cli_agent.sandbox.probe import Capability, probe
+from cli_agent.sandbox.process import Outcome
+from cli_agent.sandbox.runner import CommandRun, run_in_sandbox, run_unsandboxed
+from cli_agent.sandbox.staging import ChangeSet
 
 __all__ = ["Capability", "ChangeSet", "CommandRun", "Outcome", "Policy", "probe", "run_in_sandbox",
            "run_unsandboxed"]

@@ -145,7 +145,7 @@ def _remember(key: str, version: str) -> None:
 
 
 def _pid_cap_as_root() -> bool:
-    from cli_agent.cmdsandbox.pidlimit import PidCgroup
+    from cli_agent.sandbox.pidlimit import PidCgroup
 
     cgroup = PidCgroup.create(64)
     if cgroup is None:
@@ -172,7 +172,7 @@ def _version(path: str) -> tuple[str, str]:
 
 def _trial(path: str) -> str:
     """Run `true` in the full sandbox over a scratch workspace; "" when it worked, else the first error line."""
-    from cli_agent.cmdsandbox.layout import Policy, bwrap_argv
+    from cli_agent.sandbox.layout import Policy, bwrap_argv
 
     with tempfile.TemporaryDirectory(prefix="cli-agent-probe-") as scratch:
         ws, upper, work = (Path(scratch) / name for name in ("ws", "upper", "work"))
