@@ -296,7 +296,7 @@ def trust_cmd(ctx: typer.Context,
               list_all: Annotated[bool, typer.Option("--list", help="List the trusted folders.")] = False,
               workspace: Workspace = None) -> int:
     """Trust the folder's project config (.cli-agent/config.toml) as it is now: it may then set every key."""
-    from cli_agent.config.settings import trusted_folders
+    from cli_agent.config import trusted_folders
     from cli_agent.ui.escape import escape_for_terminal as esc
 
     if list_all:
