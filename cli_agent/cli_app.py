@@ -225,13 +225,13 @@ app.add_typer(facts_app, name="facts")
 
 
 def _fact_store(ctx: typer.Context, workspace: str | None, config: Path | None) -> Any:
-    from cli_agent.facts import FactStore
+    from cli_agent.facts.store import FactStore
 
     return FactStore(_load(ctx, workspace=workspace, config=config).settings.workspace)
 
 
 def _print_facts(store: Any, as_json: bool) -> None:
-    from cli_agent.facts import render_list
+    from cli_agent.facts.store import render_list
     from cli_agent.ui.escape import escape_for_terminal, json_for_output
 
     if as_json:

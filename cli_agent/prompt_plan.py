@@ -112,7 +112,7 @@ class Planner:
     def _facts(self) -> tuple[str, ...]:
         """The committed project facts, never the pending proposals; read once per run (the planner is called once
         a run). A broken facts.toml raises ConfigError, which ends the run with exit 2."""
-        from cli_agent.facts import FactStore
+        from cli_agent.facts.store import FactStore
 
         return tuple(" ".join(f.text.split()) for f in FactStore(self.workspace.root).committed())
 

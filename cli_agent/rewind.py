@@ -150,7 +150,7 @@ def _withdraw(copy: Path, proposals: list[str]) -> None:
     """Take back the fact proposals the runs made, and the draft file if nothing else is in it."""
     if not proposals:
         return
-    from cli_agent.facts import FactStore
+    from cli_agent.facts.store import FactStore
 
     store = FactStore(copy)
     try:

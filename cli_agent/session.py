@@ -206,7 +206,7 @@ def open_session(settings: Settings, *, interactive: bool, provider_factory: Pro
     """`record`: add the session to the session index (eval and replay don't). `notes`: the loader's one-line
     warnings, shown with the session's own (the banner, `--output json`)."""
     from cli_agent.dispatch import Dispatcher
-    from cli_agent.facts import workspace_for
+    from cli_agent.facts.store import workspace_for
     from cli_agent.prompt_plan import Planner, planned_protocol
     from cli_agent.protocols import protocol_for
     from cli_agent.registry import Registry

@@ -12,7 +12,7 @@ import pytest
 from sandboxkit import run_policy, sandboxed
 
 from cli_agent.config.settings import Settings
-from cli_agent.facts import workspace_for
+from cli_agent.facts.store import workspace_for
 from cli_agent.tools.commands import command_setup
 
 # the system's interpreter: a venv's may lie under a HOME the tests replace (pyenv), or under a folder nobody may read

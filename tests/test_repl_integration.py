@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_agent.facts import FactStore
+from cli_agent.facts.store import FactStore
 
 pexpect = pytest.importorskip("pexpect")
 pytestmark = pytest.mark.slow  # a real REPL in a pty: seconds a test

@@ -138,7 +138,7 @@ def _check(expect: dict[str, Any], result: ScenarioResult, finished: RunFinished
     if "answer_contains" in expect and expect["answer_contains"] not in finished.answer:
         failures.append(f"answer: expected it to contain {expect['answer_contains']!r}, got {finished.answer!r}")
     if "pending_facts" in expect or "committed_facts" in expect:
-        from cli_agent.facts import FactStore
+        from cli_agent.facts.store import FactStore
 
         store = FactStore(ws)
         for key, count in (("pending_facts", len(store.pending())), ("committed_facts", len(store.committed()))):

@@ -37,7 +37,7 @@ class FileToolServer:
 
     def __init__(self, settings: Settings) -> None:
         from cli_agent.dispatch import Dispatcher
-        from cli_agent.facts import workspace_for
+        from cli_agent.facts.store import workspace_for
         from cli_agent.journal import Journal
         from cli_agent.registry import Registry
         from cli_agent.tools import ToolContext

@@ -15,7 +15,7 @@ __all__ = ["propose_fact"]
 
 
 def propose_fact(ctx: ToolContext, text: str, reason: str) -> dict[str, Any]:
-    from cli_agent.facts import FactStore
+    from cli_agent.facts.store import FactStore
 
     try:
         proposal = FactStore(ctx.workspace.root).propose(text, reason)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 
 from cli_agent.contracts.errors import UsageError
-from cli_agent.facts import FactStore, render_list
+from cli_agent.facts.store import FactStore, render_list
 from cli_agent.ui.commands import Command
 from cli_agent.ui.escape import clip
 from cli_agent.ui.escape import escape_for_terminal as esc

@@ -31,7 +31,7 @@ def sandbox_report(settings: Settings) -> tuple[str, int]:
                  "  run_command is not offered to the model and !COMMAND is refused until then.",
                  '  (sandbox = "off" in the user config runs commands unconfined, each asked for first.)']
         return "\n".join(lines), 1
-    from cli_agent.facts import workspace_for
+    from cli_agent.facts.store import workspace_for
     from cli_agent.sandbox.confine import confine
     from cli_agent.sandbox.reach import text_table
 

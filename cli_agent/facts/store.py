@@ -28,9 +28,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cli_agent import facts_file
 from cli_agent.contracts.checked import rule
 from cli_agent.contracts.errors import ConfigError, UsageError
+from cli_agent.facts import file as facts_file
 from cli_agent.fs.paths import PROJECT_DIR
 
 if TYPE_CHECKING:
