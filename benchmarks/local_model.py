@@ -265,7 +265,7 @@ def _timed_install(args: list[str]) -> dict[str, Any]:
 
 
 def install_report(*, as_json: bool) -> str:
-    from cli_agent.local_model import requirements
+    from cli_agent.providers.local_model import requirements
 
     checkout = Path(__file__).resolve().parent.parent
     figures = {"cli_agent[local]": _timed_install(["--only-binary", "xllamacpp", "-e", f"{checkout}[local]"]),

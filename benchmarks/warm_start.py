@@ -32,9 +32,9 @@ import httpx
 
 from cli_agent.config.settings import LocalSettings, Settings
 from cli_agent.contracts.messages import Message
-from cli_agent.local_model import ensure_model, resolve_model
 from cli_agent.providers.base import ProviderRequest
 from cli_agent.providers.local import LOCAL_MODEL, default_batch_threads, default_threads, wire_options
+from cli_agent.providers.local_model import ensure_model, resolve_model
 from cli_agent.providers.openai_http import OpenAIHTTPProvider
 
 TASK = "What does app.py print? Answer in one word."

@@ -439,7 +439,7 @@ def local_status(ctx: typer.Context,
                                                                  "smollm2-135m | PATH.gguf")] = None,
                  config: ConfigFile = None) -> int:
     """The local model: its file, size, sha256 check, and whether the runtime is installed."""
-    from cli_agent.local_model import model_status, resolve_model
+    from cli_agent.providers.local_model import model_status, resolve_model
 
     loaded = _load(ctx, local_model=local_model, config=config)
     status = model_status(resolve_model(loaded.settings.local.model), rehash=rehash)

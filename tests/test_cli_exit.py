@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_agent.testing import FakeOpenAIServer
+from cli_agent.providers.fake_openai import FakeOpenAIServer
 
 
 def _python(code: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:

@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from cli_agent import cli
 from cli_agent.cli import ROOT_OPTIONS, root_flags, run
 from cli_agent.cli_app import app
+from cli_agent.providers.fake_openai import FakeOpenAIServer
 from cli_agent.providers.scripted import ScriptedProvider
-from cli_agent.testing import FakeOpenAIServer
 
 pytestmark = pytest.mark.usefixtures("isolated_home")
 

@@ -14,12 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from cli_agent import local_model
 from cli_agent.cli import run
 from cli_agent.config.settings import LocalSettings, Settings
 from cli_agent.contracts.errors import UsageError
 from cli_agent.fs.workspace import Workspace
-from cli_agent.local_model import (
+from cli_agent.prompt_plan import Planner
+from cli_agent.providers import local_model
+from cli_agent.providers.local import KEY_VARIABLES, default_to_local
+from cli_agent.providers.local_model import (
     CATALOG,
     Chunk,
     ModelSpec,
@@ -29,8 +31,6 @@ from cli_agent.local_model import (
     requirements,
     resolve_model,
 )
-from cli_agent.prompt_plan import Planner
-from cli_agent.providers.local import KEY_VARIABLES, default_to_local
 from cli_agent.providers.scripted import ScriptedProvider
 from cli_agent.registry import Registry
 

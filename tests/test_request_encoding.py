@@ -8,8 +8,8 @@ import threading
 
 from cli_agent.contracts.messages import Message, ToolCall
 from cli_agent.providers.base import ProviderRequest
+from cli_agent.providers.fake_openai import FakeOpenAIServer
 from cli_agent.providers.openai_http import OpenAIHTTPProvider
-from cli_agent.testing import FakeOpenAIServer
 
 
 def conversation() -> tuple[Message, ...]:

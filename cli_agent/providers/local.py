@@ -18,7 +18,7 @@ whose tail repeats itself (a small model can run on inside a JSON string until t
 ends as a reply cut off (`finish_reason: length`, its usage from llama.cpp's per-token `timings`), which the loop
 treats as malformed. The reply's usage carries the prompt tokens the server took from its cache. With
 `local.warm_start`, the slot's state is restored from disk before the first request and saved when the session
-closes after a whole reply (cli_agent.warm_cache).
+closes after a whole reply (cli_agent.providers.warm_cache).
 """
 
 from __future__ import annotations
@@ -40,7 +40,9 @@ from typing import IO, TYPE_CHECKING, Any
 
 from cli_agent.config.settings import LocalSettings
 from cli_agent.contracts.errors import ProviderError, RunTimeoutError, UsageError
-from cli_agent.local_model import (
+from cli_agent.providers.base import END_OF_REPLY, Preferences, ProviderReply, ProviderRequest
+from cli_agent.providers.local_engine import ALIAS
+from cli_agent.providers.local_model import (
     ensure_model,
     install_command,
     needs_setup,
@@ -48,10 +50,8 @@ from cli_agent.local_model import (
     runtime_unfit,
     runtime_version,
 )
-from cli_agent.providers.base import END_OF_REPLY, Preferences, ProviderReply, ProviderRequest
-from cli_agent.providers.local_engine import ALIAS
 from cli_agent.providers.openai_http import OpenAIHTTPProvider, import_httpx
-from cli_agent.warm_cache import WarmCache
+from cli_agent.providers.warm_cache import WarmCache
 
 if TYPE_CHECKING:
     from pathlib import Path

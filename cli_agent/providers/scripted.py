@@ -27,7 +27,7 @@ from cli_agent.contracts.errors import (
 )
 from cli_agent.contracts.messages import Message, ToolCall, Usage
 from cli_agent.providers.base import ProviderReply, ProviderRequest, deadline_of, decode_tool_call, timeout_error
-from cli_agent.providers.script import check_item, error_kind, item_calls, item_finish, item_text
+from cli_agent.providers.reply_script import check_item, error_kind, item_calls, item_finish, item_text
 
 __all__ = ["ScriptError", "ScriptedProvider", "check_conversation"]
 

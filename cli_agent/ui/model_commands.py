@@ -37,7 +37,7 @@ KEY_MODELS = (("OPENAI_API_KEY", "openai/gpt-4o-mini"), ("ANTHROPIC_API_KEY", "a
 def known_models(session: Session, env: dict[str, str] | None = None) -> list[str]:
     """The models to pick from: the current one, those used before in this workspace, one for each provider whose
     key is set, and the bundled local model when its runtime is installed."""
-    from cli_agent.local_model import runtime_version
+    from cli_agent.providers.local_model import runtime_version
 
     env = dict(os.environ) if env is None else env
     models = [session.settings.model or ""]

@@ -40,7 +40,7 @@ def choose_model(settings: Settings, *, env: dict[str, str] | None = None, say: 
     from cli_agent.ui.model_commands import KEY_MODELS
 
     if runtime is None:
-        from cli_agent.local_model import runtime_version
+        from cli_agent.providers.local_model import runtime_version
 
         runtime = runtime_version
 

@@ -28,7 +28,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from cli_agent.providers.script import check_item, item_calls, item_finish, item_text, status_of
+from cli_agent.providers.reply_script import check_item, item_calls, item_finish, item_text, status_of
 
 __all__ = ["FakeOpenAIServer"]
 
