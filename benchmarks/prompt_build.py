@@ -64,7 +64,7 @@ def fake_handler(ctx: Any, path: str, count: int = 1, mode: str = "fast") -> dic
 
 
 def make_registry(folder: Path) -> Any:
-    from cli_agent.registry import Registry
+    from cli_agent.tools.registry import Registry
 
     categories = ("Explore", "Edit", "Build", "Test", "Project knowledge")
     for n in range(TOOLS):

@@ -71,7 +71,7 @@ def tree(root: Path, files: int, matches_every: int) -> int:
 
 
 def rg() -> str:
-    from cli_agent.tools.ripgrep import rg_binary
+    from cli_agent.tools.handlers.ripgrep import rg_binary
 
     exe = rg_binary()
     if exe is None:
@@ -81,7 +81,7 @@ def rg() -> str:
 
 def search_rows(tmp: Path, runs: int) -> list[Row]:
     from cli_agent.fs.workspace import Workspace
-    from cli_agent.tools import ToolContext, files
+    from cli_agent.tools.handlers import ToolContext, files
 
     rows = []
     small = tmp / "k1"
@@ -129,7 +129,7 @@ def search_rows(tmp: Path, runs: int) -> list[Row]:
 _EDIT_CHILD = textwrap.dedent("""
     import sys
     from cli_agent.fs.workspace import Workspace
-    from cli_agent.tools import ToolContext, files
+    from cli_agent.tools.handlers import ToolContext, files
     ctx = ToolContext(Workspace(sys.argv[1]))
     files.read_file(ctx, "small.txt")
     if sys.argv[2] == "edit":
@@ -155,7 +155,7 @@ def child_peak(folder: Path, *args: str) -> int:
 
 def file_rows(tmp: Path, runs: int) -> list[Row]:
     from cli_agent.fs.workspace import Workspace
-    from cli_agent.tools import ToolContext, files
+    from cli_agent.tools.handlers import ToolContext, files
 
     folder = tmp / "files"
     folder.mkdir()

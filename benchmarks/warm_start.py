@@ -54,7 +54,7 @@ def first_body(model: str, home: Path) -> dict[str, object]:
     """The body cli-agent sends first for TASK (built without starting a server)."""
     from cli_agent.fs.workspace import Workspace
     from cli_agent.prompt_plan import Planner
-    from cli_agent.registry import Registry
+    from cli_agent.tools.registry import Registry
 
     with tempfile.TemporaryDirectory() as ws:
         Path(ws, "app.py").write_text('print("hi")\n')

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from cli_agent.fs.workspace import Workspace
-    from cli_agent.tools.seen import SeenFiles
+    from cli_agent.tools.handlers.seen import SeenFiles
 
 __all__ = ["briefer"]
 

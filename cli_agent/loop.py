@@ -47,9 +47,9 @@ from cli_agent.providers.base import ProviderReply, ProviderRequest
 
 if TYPE_CHECKING:
     from cli_agent.attempts import Attempts
-    from cli_agent.dispatch import Dispatcher, Prepared
     from cli_agent.protocols import Parsed, WireProtocol
     from cli_agent.providers.base import Provider
+    from cli_agent.tools.dispatch import Dispatcher, Prepared
     from cli_agent.verify import TestRun, Verifier
 
 __all__ = ["Agent", "AgentSetup", "Approver", "Limits", "Plan", "Planner"]

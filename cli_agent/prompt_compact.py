@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from cli_agent.prompt_context import PromptContext
-    from cli_agent.specs import ToolSpec
+    from cli_agent.tools.specs import ToolSpec
 
 __all__ = ["LISTING_CHARS", "ranked_listing", "render_compact"]
 

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from cli_agent.fs.workspace import Workspace
     from cli_agent.prompting import BuiltPrompt, PromptBuilder
     from cli_agent.providers.base import Preferences
-    from cli_agent.registry import Registry
+    from cli_agent.tools.registry import Registry
 
 __all__ = ["Planner", "planned_protocol", "preferences"]
 

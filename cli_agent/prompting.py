@@ -24,8 +24,8 @@ from typing import Any
 
 from cli_agent.prompt_compact import LISTING_CHARS, ranked_listing, render_compact
 from cli_agent.prompt_context import PromptContext
-from cli_agent.registry import Registry
-from cli_agent.specs import ToolSpec
+from cli_agent.tools.registry import Registry
+from cli_agent.tools.specs import ToolSpec
 
 __all__ = ["BuiltPrompt", "PromptBuilder", "PromptContext", "json_protocol_schema", "native_schema",
            "plan_fingerprint"]

@@ -47,8 +47,8 @@ from cli_agent.contracts.events import (
 )
 from cli_agent.mcp.recorded import RecordedResults, with_recorded_tools
 from cli_agent.playback import RecordedApprover, ReplayProvider, first_call, outcomes, raw_records, replay_settings
-from cli_agent.registry import Registry
 from cli_agent.rewind import copy_workspace, rewind
+from cli_agent.tools.registry import Registry
 from cli_agent.trace import Trace, read_trace
 
 __all__ = ["Divergence", "ReplayResult", "replay", "run_replay"]

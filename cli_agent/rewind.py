@@ -132,7 +132,7 @@ def _undo(workspace: Workspace, call: ToolCall | None, change: dict[str, Any], k
 def _unedit(after: bytes, call: ToolCall, rel: str) -> bytes:
     """`after` with the edit_file call's `new` turned back into `old` (b"" when that can't be done)."""
     from cli_agent.fs import textfile
-    from cli_agent.tools.edits import replace_text
+    from cli_agent.tools.handlers.edits import replace_text
 
     args = call.arguments or {}
     fmt = textfile.detect(after)

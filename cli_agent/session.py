@@ -30,9 +30,9 @@ if TYPE_CHECKING:
     from cli_agent.journal import Journal
     from cli_agent.mcp.attach import McpAttachment
     from cli_agent.providers.base import Provider
-    from cli_agent.registry import Registry
     from cli_agent.session_index import SessionEntry
     from cli_agent.tools.context import CommandSetup
+    from cli_agent.tools.registry import Registry
     from cli_agent.trace import Trace
 
 __all__ = [
@@ -112,8 +112,8 @@ class Session:
 
     def use_registry(self, registry: Registry) -> None:
         """Offer and dispatch the tools of `registry` from the next run on (the built-ins grown by MCP tools)."""
-        from cli_agent.dispatch import Dispatcher
         from cli_agent.prompt_plan import Planner
+        from cli_agent.tools.dispatch import Dispatcher
 
         self.registry = registry
         setup = self.agent.setup
@@ -205,13 +205,13 @@ def open_session(settings: Settings, *, interactive: bool, provider_factory: Pro
                  record: bool = True, notes: Collection[str] = ()) -> Session:
     """`record`: add the session to the session index (eval and replay don't). `notes`: the loader's one-line
     warnings, shown with the session's own (the banner, `--output json`)."""
-    from cli_agent.dispatch import Dispatcher
     from cli_agent.facts.store import workspace_for
     from cli_agent.prompt_plan import Planner, planned_protocol
     from cli_agent.protocols import protocol_for
-    from cli_agent.registry import Registry
-    from cli_agent.tools import ToolContext
-    from cli_agent.tools.seen import SeenFiles
+    from cli_agent.tools.dispatch import Dispatcher
+    from cli_agent.tools.handlers import ToolContext
+    from cli_agent.tools.handlers.seen import SeenFiles
+    from cli_agent.tools.registry import Registry
 
     root = Path(settings.workspace)
     if not root.is_dir():
@@ -315,7 +315,7 @@ def _watched(events: EventStream, seen: Callable[[Event], bool]) -> Generator[Ev
 def _commands(settings: Settings, workspace: Workspace) -> tuple[CommandSetup | None, list[str]]:
     """The session's command set-up and its notes for the user: commands off or unconfined, the network allowed,
     locks not bound, variables dropped."""
-    from cli_agent.tools.commands import command_setup
+    from cli_agent.tools.handlers.commands import command_setup
 
     setup = command_setup(settings, workspace)
     if setup is None:

@@ -144,7 +144,7 @@ def reverting_change(path: str, current: bytes | None, restored: bytes | None, *
 def current_bytes(workspace: Workspace, rel: str) -> bytes | None:
     """The file's bytes now (None: missing); a link anywhere on the way or a special file is a ToolError."""
     from cli_agent.fs.resolve_beneath import locate_in, open_regular
-    from cli_agent.tools.files import FILE_MAX
+    from cli_agent.tools.handlers.files import FILE_MAX
 
     with locate_in(str(workspace.root), tuple(workspace.relative(rel).split("/")), follow=False) as loc:
         if loc.stat is None:

@@ -186,7 +186,7 @@ def load_workflows(workspace: Any, *, tools: Collection[str] | None = None,
     (default: the built-in registry's). In a folder that is not `trusted` (default: as `CLI_AGENT_TRUST` and the
     trust store say) a project workflow does not shadow a built-in or user one of the same name."""
     if tools is None:
-        from cli_agent.registry import Registry
+        from cli_agent.tools.registry import Registry
 
         tools = Registry.builtin().names()
     root = workspace if isinstance(workspace, str | Path) else workspace.root
@@ -231,7 +231,7 @@ def _display(file: Any, source: str) -> str:
 
 def load_workflow_file(file: Any, tools: Collection[str], *, source: str = "project") -> Workflow:
     """One workflow file, validated; WorkflowError `path: field: reason` if anything is wrong."""
-    from cli_agent.specs import read_toml
+    from cli_agent.tools.specs import read_toml
 
     where = _display(file, source)
     data = read_toml(file, where, WorkflowError)
@@ -343,7 +343,7 @@ def _step(i: int, item: dict[str, Any], params: list[str], tools: set[str]) -> S
 
 
 def _check_arguments(where: str, step: ToolStep, params: list[str]) -> None:
-    from cli_agent.registry import Registry
+    from cli_agent.tools.registry import Registry
 
     registry = Registry.builtin()
     if step.tool in registry:

@@ -8,16 +8,16 @@ from typing import Any
 from cli_agent.approval import ApprovalMode, Policy
 from cli_agent.config.settings import Settings
 from cli_agent.contracts.events import ApprovalAsked, Decision, Event, RunFinished
-from cli_agent.dispatch import Dispatcher
 from cli_agent.fs.workspace import Workspace
 from cli_agent.loop import Agent, AgentSetup, Limits
 from cli_agent.prompt_plan import Planner
 from cli_agent.protocols import protocol_for
 from cli_agent.providers.scripted import ScriptedProvider
-from cli_agent.registry import Registry
 from cli_agent.session import drive
-from cli_agent.tools import ToolContext
-from cli_agent.tools.seen import SeenFiles
+from cli_agent.tools.dispatch import Dispatcher
+from cli_agent.tools.handlers import ToolContext
+from cli_agent.tools.handlers.seen import SeenFiles
+from cli_agent.tools.registry import Registry
 
 
 class Answers:

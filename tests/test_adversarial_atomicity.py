@@ -88,12 +88,12 @@ def test_kill_9_of_a_real_tools_run_write_file_mid_write(tmp_path: Path) -> None
 _WRITER = textwrap.dedent("""
     import sys
     from pathlib import Path
-    from cli_agent.dispatch import Dispatcher
+    from cli_agent.tools.dispatch import Dispatcher
     from cli_agent.journal import Journal
     from cli_agent.contracts.messages import ToolCall
-    from cli_agent.registry import Registry
+    from cli_agent.tools.registry import Registry
     from cli_agent.fs.workspace import Workspace
-    from cli_agent.tools import ToolContext
+    from cli_agent.tools.handlers import ToolContext
     root, home = sys.argv[1], Path(sys.argv[2])
     journal = Journal(root, home=home)
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_agent.tools.files import FILE_MAX
+from cli_agent.tools.handlers.files import FILE_MAX
 
 pytestmark = pytest.mark.usefixtures("isolated_home")
 

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from cli_agent.contracts.messages import ToolCall
-from cli_agent.dispatch import Dispatcher
 from cli_agent.fs.workspace import Workspace
-from cli_agent.registry import Registry
-from cli_agent.tools import ToolContext
+from cli_agent.tools.dispatch import Dispatcher
+from cli_agent.tools.handlers import ToolContext
+from cli_agent.tools.registry import Registry
 
 SECRET = "SECRET-5d1e outside the workspace"
 TOOLS = ("read_file", "list_files", "search", "create_file", "edit_file", "write_file", "delete_file")

@@ -11,7 +11,7 @@ import pytest
 
 from cli_agent.contracts.envelope import ToolError
 from cli_agent.fs.workspace import Workspace
-from cli_agent.tools import ToolContext, files
+from cli_agent.tools.handlers import ToolContext, files
 
 
 @pytest.fixture(scope="module")

@@ -15,14 +15,14 @@ import pytest
 from cli_agent.contracts.envelope import ToolError
 from cli_agent.contracts.events import Decision, RunFinished, StopReason, ToolResult
 from cli_agent.contracts.messages import ToolCall
-from cli_agent.dispatch import Dispatcher
 from cli_agent.fs.workspace import Workspace
 from cli_agent.loop import Agent, AgentSetup
 from cli_agent.protocols import protocol_for
 from cli_agent.providers.scripted import ScriptedProvider
-from cli_agent.registry import Registry
 from cli_agent.session import drive
-from cli_agent.tools import ToolContext, files
+from cli_agent.tools.dispatch import Dispatcher
+from cli_agent.tools.handlers import ToolContext, files
+from cli_agent.tools.registry import Registry
 
 SECRET = "SECRET-a91f outside the workspace"
 RACE_SECONDS = float(os.environ.get("CLI_AGENT_RACE_SECONDS", "4"))

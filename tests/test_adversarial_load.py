@@ -14,7 +14,7 @@ import pytest
 
 from cli_agent.fs.workspace import Workspace
 from cli_agent.journal import Journal
-from cli_agent.tools import ToolContext, files
+from cli_agent.tools.handlers import ToolContext, files
 from cli_agent.trace import read_trace
 from cli_agent.undo import undo
 

@@ -23,8 +23,8 @@ from cli_agent.contracts.events import RunFinished, StopReason, ToolCallsPropose
 from cli_agent.contracts.messages import ToolCall
 from cli_agent.protocols import JsonProtocol, NativeProtocol
 from cli_agent.providers.base import ProviderReply, decode_tool_call
-from cli_agent.registry import Registry
 from cli_agent.session import drive
+from cli_agent.tools.registry import Registry
 
 PARSE_EXAMPLES = 300
 RUN_EXAMPLES = 120

@@ -11,7 +11,7 @@ import pytest
 
 from cli_agent.contracts.envelope import ToolError
 from cli_agent.fs.workspace import Workspace
-from cli_agent.tools import ToolContext, ToolLimits, files
+from cli_agent.tools.handlers import ToolContext, ToolLimits, files
 
 FLAGS = ["--pre=x", "--pre=sh", "-f/etc/passwd", "-f", "/etc/passwd", "-e", "--", "--help", "-r", "--files",
          "-uuu", "--no-ignore", "-L", "--follow", "-z", "--search-zip", "$(touch pwned)", "`touch pwned`",

@@ -16,10 +16,10 @@ import pytest
 
 from cli_agent.contracts.envelope import Envelope
 from cli_agent.contracts.messages import ToolCall
-from cli_agent.dispatch import Dispatcher
 from cli_agent.fs.workspace import Workspace
-from cli_agent.registry import Registry
-from cli_agent.tools import ToolContext
+from cli_agent.tools.dispatch import Dispatcher
+from cli_agent.tools.handlers import ToolContext
+from cli_agent.tools.registry import Registry
 
 ALL = (("read_file", {}), ("list_files", {}), ("search", {"pattern": "x"}), ("edit_file", {"old": "a", "new": "b"}),
        ("write_file", {"content": "x"}), ("create_file", {"content": "x"}), ("delete_file", {}))
@@ -75,11 +75,11 @@ def test_dev_zero_through_a_link_and_as_a_device_node_inside(tmp_path: Path) -> 
 
 _SPARSE = textwrap.dedent("""
     import json, os, resource, sys
-    from cli_agent.dispatch import Dispatcher
+    from cli_agent.tools.dispatch import Dispatcher
     from cli_agent.contracts.messages import ToolCall
-    from cli_agent.registry import Registry
+    from cli_agent.tools.registry import Registry
     from cli_agent.fs.workspace import Workspace
-    from cli_agent.tools import ToolContext
+    from cli_agent.tools.handlers import ToolContext
     root = sys.argv[1]
     with open(os.path.join(root, "sparse.log"), "wb") as fh:
         fh.write(b"first line\\n" * 1000)

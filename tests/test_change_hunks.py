@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from cli_agent.contracts.change import Change
 from cli_agent.fs.workspace import Workspace
-from cli_agent.tools import ToolContext, files
-from cli_agent.tools.edits import replace_text
+from cli_agent.tools.handlers import ToolContext, files
+from cli_agent.tools.handlers.edits import replace_text
 
 _HEADER = re.compile(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
@@ -108,8 +108,8 @@ def test_one_line_of_a_20_mb_file_within_three_times_its_size(tmp_path: Path) ->
     script = textwrap.dedent(f"""
         import resource, sys
         from cli_agent.fs.workspace import Workspace
-        from cli_agent.tools import ToolContext, files
-        from cli_agent.dispatch import _change_result
+        from cli_agent.tools.handlers import ToolContext, files
+        from cli_agent.tools.dispatch import _change_result
         ws = Workspace({str(tmp_path)!r})
         ctx = ToolContext(ws)
         files.read_file(ctx, "big.py", 1, 1)  # every module this path uses is loaded before the limit

@@ -82,7 +82,7 @@ def test_plainly_valid_is_only_the_obvious_cases():
 
 
 def test_the_classes_import_no_pydantic():
-    code = ("import sys, cli_agent.config.settings, cli_agent.specs, cli_agent.facts.store; "
+    code = ("import sys, cli_agent.config.settings, cli_agent.tools.specs, cli_agent.facts.store; "
             "print('pydantic' in sys.modules)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.stdout.strip() == "False", result.stderr[-2000:]

@@ -11,13 +11,13 @@ import pytest
 from cli_agent.cli import run
 from cli_agent.contracts.errors import ConfigError, UsageError
 from cli_agent.contracts.messages import ToolCall
-from cli_agent.dispatch import Dispatcher
 from cli_agent.facts.store import FactStore
 from cli_agent.fs.workspace import Workspace
 from cli_agent.prompting import PromptBuilder, PromptContext
 from cli_agent.providers.scripted import ScriptedProvider
-from cli_agent.registry import Registry
-from cli_agent.tools import ToolContext, handlers
+from cli_agent.tools.dispatch import Dispatcher
+from cli_agent.tools.handlers import ToolContext, handlers
+from cli_agent.tools.registry import Registry
 
 pytestmark = pytest.mark.usefixtures("isolated_home")
 

@@ -14,10 +14,10 @@ from cli_agent.contracts.events import StopReason, ToolResult
 from cli_agent.fs.workspace import Workspace
 from cli_agent.loop import REPEAT_NOTE
 from cli_agent.providers.scripted import ScriptedProvider
-from cli_agent.tools import ToolContext
-from cli_agent.tools.files import edit_file
-from cli_agent.tools.insert import insert_text
-from cli_agent.tools.seen import SeenFiles
+from cli_agent.tools.handlers import ToolContext
+from cli_agent.tools.handlers.files import edit_file
+from cli_agent.tools.handlers.insert import insert_text
+from cli_agent.tools.handlers.seen import SeenFiles
 
 
 def json_call(tool: str, terminate: bool = False, **parameters: object) -> dict[str, str]:
@@ -324,8 +324,8 @@ def test_a_change_that_would_break_a_python_file_is_refused_with_the_error_and_i
 def test_only_a_python_file_that_parsed_is_guarded_and_the_switch_turns_it_off(tmp_path, name, before, check,
                                                                                applied):
     from cli_agent.contracts.messages import ToolCall
-    from cli_agent.dispatch import Dispatcher
-    from cli_agent.registry import Registry
+    from cli_agent.tools.dispatch import Dispatcher
+    from cli_agent.tools.registry import Registry
 
     (tmp_path / name).write_text(before)
     ctx = ToolContext(Workspace(tmp_path), syntax_check=check)

@@ -32,7 +32,7 @@ from cli_agent.providers.local_model import (
     resolve_model,
 )
 from cli_agent.providers.scripted import ScriptedProvider
-from cli_agent.registry import Registry
+from cli_agent.tools.registry import Registry
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -342,7 +342,7 @@ def test_a_stream_that_runs_away_is_cut_as_a_reply_cut_off_with_its_usage_so_far
 
 def test_every_string_of_the_constrained_schema_is_bounded():
     from cli_agent.prompting import MAX_STRING, json_protocol_schema
-    from cli_agent.registry import Registry
+    from cli_agent.tools.registry import Registry
 
     schema = json_protocol_schema(Registry.builtin().model_tools("", None, None))
     strings = []

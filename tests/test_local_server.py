@@ -23,7 +23,7 @@ from cli_agent.protocols import JsonProtocol
 from cli_agent.providers.base import ProviderReply, ProviderRequest
 from cli_agent.providers.local import KEY_VARIABLES, SAMPLING, LlamaServer, LocalProvider, runs_away
 from cli_agent.providers.local_model import CATALOG, model_path, runtime_version
-from cli_agent.registry import Registry
+from cli_agent.tools.registry import Registry
 
 
 def _smollm2_missing() -> str | None:

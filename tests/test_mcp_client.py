@@ -293,7 +293,7 @@ def test_many_mcp_tools_are_optional_and_offered_by_the_task_under_a_budget():
 
     from cli_agent.config.mcp_settings import McpServer
     from cli_agent.mcp.tools import MANY_TOOLS_CHARS, specs_for_servers
-    from cli_agent.registry import Registry
+    from cli_agent.tools.registry import Registry
 
     def tool(name):
         return SimpleNamespace(name=name, title=None, description=f"Does {name}. " + "Words. " * 80,

@@ -17,9 +17,9 @@ from cli_agent.prompting import (
     json_protocol_schema,
     plan_fingerprint,
 )
-from cli_agent.registry import Registry
-from cli_agent.specs import builtin_spec_dir, load_specs
-from cli_agent.tools import handlers
+from cli_agent.tools.handlers import handlers
+from cli_agent.tools.registry import Registry
+from cli_agent.tools.specs import builtin_spec_dir, load_specs
 
 GOLDEN = Path(__file__).parent / "golden"
 GOLDEN_CTX = PromptContext(task="Remember: we indent with tabs.",

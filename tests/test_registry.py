@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from cli_agent.contracts.errors import CliAgentError, SpecError, UsageError
-from cli_agent.registry import Registry
-from cli_agent.specs import ToolSpec, builtin_spec_dir, load_specs
-from cli_agent.tools import handlers
+from cli_agent.tools.handlers import handlers
+from cli_agent.tools.registry import Registry
+from cli_agent.tools.specs import ToolSpec, builtin_spec_dir, load_specs
 
 ALL = frozenset({"list_files", "read_file", "search", "create_file", "edit_file", "write_file", "delete_file",
                  "insert_text", "propose_fact", "rename_file", "run_command", "replace_lines", "replace_definition"})

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from cli_agent.contracts.envelope import ToolError
 from cli_agent.fs import textfile
 from cli_agent.fs.workspace import Workspace
-from cli_agent.tools import ToolContext, files
+from cli_agent.tools.handlers import ToolContext, files
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from cli_agent.schema_check import CHECK_BUDGET_S, CheckStopped, check, unbounded_keywords
+from cli_agent.tools.schema_check import CHECK_BUDGET_S, CheckStopped, check, unbounded_keywords
 
 
 def string_with(pattern: str) -> dict:

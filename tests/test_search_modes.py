@@ -9,7 +9,7 @@ import pytest
 
 from cli_agent.contracts.envelope import ToolError
 from cli_agent.fs.workspace import Workspace
-from cli_agent.tools import ToolContext, ToolLimits, files
+from cli_agent.tools.handlers import ToolContext, ToolLimits, files
 
 ENGINES = ["auto", "python"]
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from cli_agent.contracts.errors import SpecError
-from cli_agent.specs import (
+from cli_agent.tools.specs import (
     ToolSpec,
     builtin_spec_dir,
     load_spec_file,
@@ -43,7 +43,7 @@ MUTATING = {"create_file", "edit_file", "write_file", "delete_file", "insert_tex
             "replace_lines", "replace_definition"}
 
 
-# Fakes with the signatures cli_agent/tools/files.py has (the real table is checked in its own test).
+# Fakes with the signatures cli_agent/tools/handlers/files.py has (the real table is checked in its own test).
 def list_files(ctx, path=".", pattern=None, depth=None): ...
 def read_file(ctx, path, start_line=None, end_line=None): ...
 def search(ctx, pattern, path=None, glob=None, literal=False, ignore_case=False, output_mode="content", context=0,
@@ -83,7 +83,7 @@ def test_builtin_specs_keep_the_public_contract():
 
 
 def test_builtin_specs_match_the_real_handlers():
-    from cli_agent.tools import handlers
+    from cli_agent.tools.handlers import handlers
 
     table = handlers()
     specs = load_specs([builtin_spec_dir()], table)

@@ -19,8 +19,8 @@ from cli_agent.contracts.errors import SpecError
 from cli_agent.prompting import PromptBuilder, PromptContext
 from cli_agent.providers.fake_openai import FakeOpenAIServer
 from cli_agent.providers.openai_http import OpenAIHTTPProvider
-from cli_agent.registry import Registry, load_remembered
-from cli_agent.specs import content_key
+from cli_agent.tools.registry import Registry, load_remembered
+from cli_agent.tools.specs import content_key
 
 NEVER_ON_VERSION = ("litellm", "prompt_toolkit", "rich.markdown")
 NEVER_ON_ONE_SHOT = ("litellm", "prompt_toolkit", "rich.markdown", "click", "pygments")  # the last two: httpx.main

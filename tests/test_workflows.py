@@ -9,7 +9,7 @@ import pytest
 
 from cli_agent.contracts.errors import WorkflowError
 from cli_agent.fs.workspace import Workspace
-from cli_agent.registry import Registry
+from cli_agent.tools.registry import Registry
 from cli_agent.workflow_run import ask_missing, complete_arguments, parse_arguments, parse_tokens, render
 from cli_agent.workflows import (
     Param,

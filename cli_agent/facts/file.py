@@ -51,7 +51,7 @@ def load(path: Path, model: type[Any]) -> Any:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        from cli_agent.specs import toml_position
+        from cli_agent.tools.specs import toml_position
 
         raise ConfigError(f"{path}: invalid TOML: {toml_position(str(exc))}") from None
     from pydantic import ValidationError

@@ -23,9 +23,9 @@ from cli_agent.contracts.messages import ToolCall
 
 if TYPE_CHECKING:
     from cli_agent.config.settings import Settings
-    from cli_agent.dispatch import Dispatcher
     from cli_agent.journal import Journal
-    from cli_agent.specs import ToolSpec
+    from cli_agent.tools.dispatch import Dispatcher
+    from cli_agent.tools.specs import ToolSpec
 
 __all__ = ["SERVED_CATEGORIES", "FileToolServer", "serve_stdio"]
 
@@ -36,11 +36,11 @@ class FileToolServer:
     """The tools and how one call is answered, without any transport (so it is testable on its own)."""
 
     def __init__(self, settings: Settings) -> None:
-        from cli_agent.dispatch import Dispatcher
         from cli_agent.facts.store import workspace_for
         from cli_agent.journal import Journal
-        from cli_agent.registry import Registry
-        from cli_agent.tools import ToolContext
+        from cli_agent.tools.dispatch import Dispatcher
+        from cli_agent.tools.handlers import ToolContext
+        from cli_agent.tools.registry import Registry
 
         self.journal: Journal = Journal(settings.workspace)
         workspace = workspace_for(settings, before_write=self.journal.record)

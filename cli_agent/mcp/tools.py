@@ -22,8 +22,8 @@ from typing import Any
 
 from cli_agent.config.mcp_settings import McpServer
 from cli_agent.contracts.envelope import Envelope
-from cli_agent.schema_check import unbounded_keywords
-from cli_agent.specs import ToolSpec, validate_parameters
+from cli_agent.tools.schema_check import unbounded_keywords
+from cli_agent.tools.specs import ToolSpec, validate_parameters
 
 __all__ = ["MAX_RESULT_CHARS", "SEPARATOR", "envelope_for", "plain_tools", "spec_for", "specs_for_servers",
            "split_name"]

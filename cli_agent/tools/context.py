@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from cli_agent.fs.workspace import Workspace
     from cli_agent.sandbox import Capability, Policy
-    from cli_agent.tools.seen import SeenFiles
+    from cli_agent.tools.handlers.seen import SeenFiles
 
 __all__ = ["CommandSetup", "ToolContext", "ToolLimits"]
 
@@ -44,7 +44,7 @@ class ToolContext:
     commands: CommandSetup | None = None  # how run_command runs; None: it is not offered
     deadline: float | None = None  # the run's deadline (time.monotonic()), when a run is under way
     seen: SeenFiles | None = None  # a conversation's files read so far: edits need them read (None: no check)
-    loose_edits: bool = True  # edit_file's forgiving matching (cli_agent.tools.loose_match)
+    loose_edits: bool = True  # edit_file's forgiving matching (cli_agent.tools.handlers.loose_match)
     syntax_check: bool = True  # a change that leaves a Python file unparseable is refused (tools.syntax_guard)
 
     def at(self, deadline: float | None) -> ToolContext:

@@ -14,8 +14,8 @@ if TYPE_CHECKING:
     from rich.console import Console, RenderableType
 
     from cli_agent.config.settings import Settings
-    from cli_agent.registry import Registry
-    from cli_agent.specs import ToolSpec
+    from cli_agent.tools.registry import Registry
+    from cli_agent.tools.specs import ToolSpec
 
 __all__ = ["list_workflows", "print_prompt", "print_tools", "tool_details", "tool_line"]
 
@@ -25,7 +25,7 @@ def print_tools(*, as_json: bool, verbose: bool = False, name: str | None = None
     """`cli-agent tools`: one line per tool, by category, cut to the width; `verbose` (or `name`, one tool) adds
     the description, when to use it and every parameter, wrapped to the width."""
     from cli_agent.contracts.errors import UsageError
-    from cli_agent.registry import Registry
+    from cli_agent.tools.registry import Registry
 
     registry = Registry.builtin()
     if name is not None and name not in registry.names():
@@ -86,12 +86,12 @@ def print_prompt(settings: Settings, *, task: str, as_json: bool) -> None:
     from cli_agent.facts.store import workspace_for
     from cli_agent.prompt_plan import Planner, planned_protocol
     from cli_agent.providers.local import default_to_local
-    from cli_agent.registry import Registry
+    from cli_agent.tools.registry import Registry
 
     # the plan a run would make, so the fingerprint matches the trace's: the same model default and protocol
     settings, _ = default_to_local(dataclasses.replace(settings, no_tools=False))
     protocol = planned_protocol(settings, lambda: _supports_native_tools(settings))
-    from cli_agent.tools.commands import command_setup
+    from cli_agent.tools.handlers.commands import command_setup
 
     workspace = workspace_for(settings)
     registry = Registry.builtin()

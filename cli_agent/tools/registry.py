@@ -1,6 +1,6 @@
 """The tool registry: validated specs plus their handlers, and which of them the model is offered.
 
-    registry = Registry.builtin()                  # the packaged specs + cli_agent.tools.handlers(), loaded once
+    registry = Registry.builtin()                  # the packaged specs + tools.handlers.handlers(), loaded once
     registry.model_tools("remember: tabs only")    # required tools, plus optional ones the task hints at
 
 An optional tool is offered only when one of its `hints` (a regex, matched case-insensitively as whole words)
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from cli_agent.contracts.errors import CliAgentError, SpecError, UsageError
-from cli_agent.specs import ToolSpec, builtin_spec_dir, content_key, load_specs
+from cli_agent.tools.specs import ToolSpec, builtin_spec_dir, content_key, load_specs
 
 __all__ = ["CATEGORY_ORDER", "Registry", "load_remembered"]
 
@@ -175,7 +175,7 @@ def load_remembered(directory: Any, handlers: Mapping[str, Callable[..., Any]], 
 @functools.cache
 def _builtin() -> Registry:
     from cli_agent.fs import paths
-    from cli_agent.tools import handlers
+    from cli_agent.tools.handlers import handlers
 
     table = handlers()
     return Registry(load_remembered(builtin_spec_dir(), table, paths.user_cache_dir() / "checked-specs"), table)

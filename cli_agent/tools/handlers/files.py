@@ -17,11 +17,11 @@ from cli_agent.contracts.change import Change
 from cli_agent.contracts.envelope import ToolError
 from cli_agent.fs import linestream, textfile
 from cli_agent.fs.textfile import TextFormat
-from cli_agent.tools import syntax_guard
 from cli_agent.tools.context import ToolContext
-from cli_agent.tools.edits import replace_text
-from cli_agent.tools.search import search
-from cli_agent.tools.seen import require_seen
+from cli_agent.tools.handlers import syntax_guard
+from cli_agent.tools.handlers.edits import replace_text
+from cli_agent.tools.handlers.search import search
+from cli_agent.tools.handlers.seen import require_seen
 
 __all__ = ["create_file", "delete_file", "edit_file", "list_files", "read_file", "search", "write_file"]
 

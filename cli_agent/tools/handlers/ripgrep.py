@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from cli_agent.fs.pathmatch import compile_glob
-from cli_agent.tools.hits import FileHits, Hits, excerpt
+from cli_agent.tools.handlers.hits import FileHits, Hits, excerpt
 
 __all__ = ["ignore_rules", "rg_binary", "run"]
 

@@ -1,8 +1,8 @@
 """The `search` tool: a regular expression (or literal text) over the workspace's text files, line by line.
 
 The pattern must be a valid Python `re` pattern (an invalid one is reported with `re`'s message and position).
-ripgrep runs it when it can (`cli_agent.tools.ripgrep`); a pattern rg reads differently or not at all (look-around,
-back-references, `[a&&b]`...) and a machine without rg use the Python scan (`cli_agent.tools.textscan`). Both walk
+ripgrep runs it when it can (`tools.handlers.ripgrep`); a pattern rg reads differently or not at all (look-around,
+back-references, `[a&&b]`...) and a machine without rg use the Python scan (`tools.handlers.textscan`). Both walk
 the same files (`.gitignore` honoured, `.git` skipped, no link followed, every size), count every matching line,
 show the first `search_max_results` by path and line, and list the files they did not search with the reason.
 The search stops at `search_timeout_s` or the run's deadline, whichever comes first, and then says so.
@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 from cli_agent.contracts.envelope import ToolError
 from cli_agent.fs.pathmatch import glob_problem
-from cli_agent.tools import ripgrep, textscan
 from cli_agent.tools.context import ToolContext
-from cli_agent.tools.hits import Hits, excerpt
+from cli_agent.tools.handlers import ripgrep, textscan
+from cli_agent.tools.handlers.hits import Hits, excerpt
 
 if TYPE_CHECKING:
     from cli_agent.fs.workspace import Workspace

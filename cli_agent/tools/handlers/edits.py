@@ -23,7 +23,7 @@ from typing import Any
 
 from cli_agent.contracts.envelope import ToolError
 from cli_agent.contracts.hunks import Region
-from cli_agent.tools.loose_match import Ambiguous, loose_match
+from cli_agent.tools.handlers.loose_match import Ambiguous, loose_match
 
 __all__ = ["Replaced", "closest_lines", "replace_text"]
 
@@ -42,7 +42,7 @@ class Replaced:
     count: int
     lines: tuple[int, ...]  # 1-based line of each match
     regions: tuple[Region, ...] = ()  # the lines changed, before and after
-    rule: str = ""  # how `old` matched when not exactly (cli_agent.tools.loose_match), e.g. "indentation ignored"
+    rule: str = ""  # how `old` matched when not exactly (tools.handlers.loose_match), e.g. "indentation ignored"
 
 
 def replace_text(text: str, old: str, new: str, *, newline: str, replace_all: bool, path: str,
@@ -95,7 +95,7 @@ def replace_text(text: str, old: str, new: str, *, newline: str, replace_all: bo
 
 def _loosely(text: str, view: str, old: str, new: str, newline: str, path: str,
              deadline: float | None, accept: Callable[[str, str], bool] | None = None) -> Replaced:
-    """The one loose match of `old` (cli_agent.tools.loose_match) replaced, or the not-found or ambiguity error."""
+    """The one loose match of `old` (tools.handlers.loose_match) replaced, or the not-found or ambiguity error."""
     try:
         found = loose_match(view, old, new)
     except Ambiguous as exc:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, BinaryIO
 
 from cli_agent.contracts.envelope import ToolError
 from cli_agent.fs import textfile
-from cli_agent.tools.hits import FileHits, Hits, excerpt
+from cli_agent.tools.handlers.hits import FileHits, Hits, excerpt
 
 if TYPE_CHECKING:
     from cli_agent.fs.workspace import Workspace

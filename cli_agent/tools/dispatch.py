@@ -23,9 +23,9 @@ from cli_agent.contracts.envelope import Envelope, ToolError
 from cli_agent.contracts.messages import ToolCall
 
 if TYPE_CHECKING:
-    from cli_agent.registry import Registry
-    from cli_agent.specs import ToolSpec
-    from cli_agent.tools import ToolContext
+    from cli_agent.tools.handlers import ToolContext
+    from cli_agent.tools.registry import Registry
+    from cli_agent.tools.specs import ToolSpec
 
 __all__ = ["Dispatcher", "Prepared"]
 
@@ -241,9 +241,9 @@ class Dispatcher:
         return Envelope.success(data, warnings=refused)
 
     def _validate(self, spec: ToolSpec, arguments: dict[str, Any]) -> list[str]:
-        """What is wrong with the arguments; the check is bounded in time (cli_agent.schema_check) and stops at
+        """What is wrong with the arguments; the check is bounded in time (cli_agent.tools.schema_check) and stops at
         the run's deadline, refusing what it could not settle."""
-        from cli_agent.schema_check import CheckStopped, check
+        from cli_agent.tools.schema_check import CheckStopped, check
 
         try:
             return [_describe(e) for e in check(spec.parameters, arguments, until=self.ctx.deadline)]
@@ -267,7 +267,9 @@ def _wrap(result: Any) -> Envelope:
 
 
 def _broken_by(change: Change) -> str | None:
-    from cli_agent.tools.syntax_guard import broken_by  # at the call, as every cli_agent.tools import here
+    from cli_agent.tools.handlers.syntax_guard import (
+        broken_by,  # at the call, as every cli_agent.tools.handlers import here
+    )
 
     return broken_by(change)
 
