@@ -76,7 +76,7 @@ def make_registry(folder: Path) -> Any:
 
 
 def context() -> Any:
-    from cli_agent.prompting import PromptContext
+    from cli_agent.prompt.builder import PromptContext
 
     files = tuple(f"src/pkg{n // 10}/module_{n}.py" for n in range(120))
     return PromptContext(protocol="native", task="add a test for the parser, then run thing 4", files=files,
@@ -85,7 +85,7 @@ def context() -> Any:
 
 
 def measure_rows(cold_runs: int = COLD_RUNS, cached_calls: int = CACHED_CALLS) -> list[Row]:
-    from cli_agent.prompting import PromptBuilder
+    from cli_agent.prompt.builder import PromptBuilder
 
     with tempfile.TemporaryDirectory() as tmp:
         started = time.perf_counter()

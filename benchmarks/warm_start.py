@@ -53,7 +53,7 @@ def ours(model: str, home: Path) -> float:
 def first_body(model: str, home: Path) -> dict[str, object]:
     """The body cli-agent sends first for TASK (built without starting a server)."""
     from cli_agent.fs.workspace import Workspace
-    from cli_agent.prompt_plan import Planner
+    from cli_agent.prompt.plan import Planner
     from cli_agent.tools.registry import Registry
 
     with tempfile.TemporaryDirectory() as ws:

@@ -103,7 +103,7 @@ class AgentSetup:
     workspace: str = ""
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], float] = time.monotonic
-    brief: Callable[[str], str | None] | None = None  # the task's files, shown with the task (cli_agent.task_files)
+    brief: Callable[[str], str | None] | None = None  # the task's files, shown with the task (prompt.task_files)
     verifier: Verifier | None = None  # the project's tests, run after a run's changes (cli_agent.verify)
     attempts: Attempts | None = None  # more candidates when the tests still fail (cli_agent.attempts)
 

@@ -112,7 +112,7 @@ class Session:
 
     def use_registry(self, registry: Registry) -> None:
         """Offer and dispatch the tools of `registry` from the next run on (the built-ins grown by MCP tools)."""
-        from cli_agent.prompt_plan import Planner
+        from cli_agent.prompt.plan import Planner
         from cli_agent.tools.dispatch import Dispatcher
 
         self.registry = registry
@@ -206,7 +206,7 @@ def open_session(settings: Settings, *, interactive: bool, provider_factory: Pro
     """`record`: add the session to the session index (eval and replay don't). `notes`: the loader's one-line
     warnings, shown with the session's own (the banner, `--output json`)."""
     from cli_agent.facts.store import workspace_for
-    from cli_agent.prompt_plan import Planner, planned_protocol
+    from cli_agent.prompt.plan import Planner, planned_protocol
     from cli_agent.protocols import protocol_for
     from cli_agent.tools.dispatch import Dispatcher
     from cli_agent.tools.handlers import ToolContext
@@ -247,7 +247,7 @@ def open_session(settings: Settings, *, interactive: bool, provider_factory: Pro
                     max_retries=settings.max_retries, retry_base_delay=settings.retry_base_delay,
                     tool_result_max_chars=settings.tool_result_max_chars, context_window=settings.context_window)
     planner = Planner(settings, registry, workspace, protocol)
-    from cli_agent.brief import briefer
+    from cli_agent.prompt.brief import briefer
     from cli_agent.verify import verifier_for
 
     verifier = verifier_for(settings, commands, workspace.root)

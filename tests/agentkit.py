@@ -10,7 +10,7 @@ from cli_agent.config.settings import Settings
 from cli_agent.contracts.events import ApprovalAsked, Decision, Event, RunFinished
 from cli_agent.fs.workspace import Workspace
 from cli_agent.loop import Agent, AgentSetup, Limits
-from cli_agent.prompt_plan import Planner
+from cli_agent.prompt.plan import Planner
 from cli_agent.protocols import protocol_for
 from cli_agent.providers.scripted import ScriptedProvider
 from cli_agent.session import drive

@@ -242,7 +242,7 @@ def test_a_link_left_by_an_earlier_step_is_never_written_through(snapshot, paren
     from cli_agent.approval import ApprovalMode, Policy
     from cli_agent.config.settings import Settings
     from cli_agent.loop import Limits
-    from cli_agent.prompt_plan import Planner
+    from cli_agent.prompt.plan import Planner
 
     workspace = Workspace(ws)
     registry = Registry.builtin()

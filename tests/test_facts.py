@@ -13,7 +13,7 @@ from cli_agent.contracts.errors import ConfigError, UsageError
 from cli_agent.contracts.messages import ToolCall
 from cli_agent.facts.store import FactStore
 from cli_agent.fs.workspace import Workspace
-from cli_agent.prompting import PromptBuilder, PromptContext
+from cli_agent.prompt.builder import PromptBuilder, PromptContext
 from cli_agent.providers.scripted import ScriptedProvider
 from cli_agent.tools.dispatch import Dispatcher
 from cli_agent.tools.handlers import ToolContext, handlers

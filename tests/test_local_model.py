@@ -18,7 +18,7 @@ from cli_agent.cli import run
 from cli_agent.config.settings import LocalSettings, Settings
 from cli_agent.contracts.errors import UsageError
 from cli_agent.fs.workspace import Workspace
-from cli_agent.prompt_plan import Planner
+from cli_agent.prompt.plan import Planner
 from cli_agent.providers import local_model
 from cli_agent.providers.local import KEY_VARIABLES, default_to_local
 from cli_agent.providers.local_model import (
@@ -341,7 +341,7 @@ def test_a_stream_that_runs_away_is_cut_as_a_reply_cut_off_with_its_usage_so_far
 
 
 def test_every_string_of_the_constrained_schema_is_bounded():
-    from cli_agent.prompting import MAX_STRING, json_protocol_schema
+    from cli_agent.prompt.builder import MAX_STRING, json_protocol_schema
     from cli_agent.tools.registry import Registry
 
     schema = json_protocol_schema(Registry.builtin().model_tools("", None, None))

@@ -8,7 +8,7 @@ import pytest
 
 from cli_agent.cli import run
 from cli_agent.facts.store import FactStore
-from cli_agent.prompting import plan_fingerprint
+from cli_agent.prompt.builder import plan_fingerprint
 from cli_agent.providers.scripted import ScriptedProvider
 from cli_agent.trace import read_trace
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from cli_agent.prompting import (
+from cli_agent.prompt.builder import (
     MAX_AGENTS_MD_CHARS,
     PromptBuilder,
     PromptContext,

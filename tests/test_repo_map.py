@@ -11,7 +11,7 @@ import pytest
 from agentkit import make_agent, run
 
 from cli_agent.fs.workspace import Workspace
-from cli_agent.repo_map import Outline, repo_map
+from cli_agent.prompt.repo_map import Outline, repo_map
 
 
 @pytest.fixture
@@ -72,7 +72,7 @@ def test_the_map_keeps_to_its_budget_and_reuses_unchanged_files(project: Path) -
 
 def test_the_map_reaches_the_model_with_the_task(project: Path) -> None:
     agent, provider = make_agent(project, [{"text": "done"}])
-    from cli_agent.brief import briefer
+    from cli_agent.prompt.brief import briefer
 
     agent.setup.brief = briefer(agent.setup.dispatcher.ctx.workspace, None, files=False, repo_map=True)
     run(agent, "apply_discount(100, 10) gives the wrong total")
@@ -81,7 +81,7 @@ def test_the_map_reaches_the_model_with_the_task(project: Path) -> None:
 
 
 def test_line_numbers_shown_up_front_are_good_for_replace_lines_until_the_file_changes(project: Path) -> None:
-    from cli_agent.brief import briefer
+    from cli_agent.prompt.brief import briefer
 
     fix = {"tool_calls": [{"name": "replace_lines", "arguments": {
         "path": "shop/cart.py", "start_line": 10, "end_line": 10,

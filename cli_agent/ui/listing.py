@@ -84,7 +84,7 @@ def tool_details(spec: ToolSpec) -> RenderableType:
 
 def print_prompt(settings: Settings, *, task: str, as_json: bool) -> None:
     from cli_agent.facts.store import workspace_for
-    from cli_agent.prompt_plan import Planner, planned_protocol
+    from cli_agent.prompt.plan import Planner, planned_protocol
     from cli_agent.providers.local import default_to_local
     from cli_agent.tools.registry import Registry
 

@@ -77,7 +77,7 @@ def model_command(ctx: CommandContext, args: str) -> None:
 
 def _checked_provider(ctx: CommandContext, name: str) -> tuple[Provider, str]:
     """The new model's provider, checked, and its protocol; a UsageError or ProviderError if it is unusable."""
-    from cli_agent.prompt_plan import planned_protocol
+    from cli_agent.prompt.plan import planned_protocol
 
     session = ctx.session
     settings = dataclasses.replace(session.settings, model=name)

@@ -11,7 +11,7 @@ from cli_agent.loop import Plan
 if TYPE_CHECKING:
     from cli_agent.config.settings import Settings
     from cli_agent.fs.workspace import Workspace
-    from cli_agent.prompting import BuiltPrompt, PromptBuilder
+    from cli_agent.prompt.builder import BuiltPrompt, PromptBuilder
     from cli_agent.providers.base import Preferences
     from cli_agent.tools.registry import Registry
 
@@ -63,7 +63,7 @@ class Planner:
 
     def plan(self, task: str, only_tools: Collection[str] | None) -> tuple[Plan, BuiltPrompt | None]:
         """The plan, and the prompt it was built from (None for plain chat)."""
-        from cli_agent.prompting import plan_fingerprint
+        from cli_agent.prompt.builder import plan_fingerprint
 
         options = self.options()
         if self.protocol == "plain":
@@ -72,7 +72,7 @@ class Planner:
         built = self.build(task, only_tools)
         system = built.system
         if self.protocol == "json" and preferences(self.settings).constrained_json:
-            from cli_agent.prompting import json_protocol_schema
+            from cli_agent.prompt.builder import json_protocol_schema
             from cli_agent.providers.local import CONSTRAINED_ANSWER
 
             options["response_format"] = {"type": "json_object", "schema": json_protocol_schema(built.tools)}
@@ -90,7 +90,7 @@ class Planner:
         return options
 
     def build(self, task: str, only_tools: Collection[str] | None) -> BuiltPrompt:
-        from cli_agent.prompting import PromptBuilder, PromptContext
+        from cli_agent.prompt.builder import PromptBuilder, PromptContext
 
         files = self.workspace.walk(".", limit=LISTING_LIMIT + 1)
         context = PromptContext(
@@ -105,7 +105,7 @@ class Planner:
         return self._builder.build(context)
 
     def _test_command(self) -> str | None:
-        from cli_agent.test_command import detect_test_command
+        from cli_agent.prompt.test_command import detect_test_command
 
         return self.settings.test_command or detect_test_command(self.workspace.root)
 

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from cli_agent.prompt_context import PromptContext
+    from cli_agent.prompt.context import PromptContext
     from cli_agent.tools.specs import ToolSpec
 
 __all__ = ["LISTING_CHARS", "ranked_listing", "render_compact"]

@@ -22,8 +22,8 @@ from collections import OrderedDict
 from dataclasses import dataclass, fields
 from typing import Any
 
-from cli_agent.prompt_compact import LISTING_CHARS, ranked_listing, render_compact
-from cli_agent.prompt_context import PromptContext
+from cli_agent.prompt.compact import LISTING_CHARS, ranked_listing, render_compact
+from cli_agent.prompt.context import PromptContext
 from cli_agent.tools.registry import Registry
 from cli_agent.tools.specs import ToolSpec
 

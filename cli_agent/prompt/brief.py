@@ -1,5 +1,5 @@
 """What the model sees with the task before its first step: the task's files, shown with their relevant lines
-(`cli_agent.task_files`), and where the task's words are defined (`cli_agent.repo_map`).
+(`cli_agent.prompt.task_files`), and where the task's words are defined (`cli_agent.prompt.repo_map`).
 
     brief = briefer(workspace, seen, files=True, repo_map=True)
     text = brief(task)          # None when neither finds anything; the files shown count as read (`seen`)
@@ -23,14 +23,14 @@ __all__ = ["briefer"]
 def briefer(workspace: Workspace, seen: SeenFiles | None, *, files: bool = True,
             repo_map: bool = False) -> Callable[[str], str | None]:
     """What the model sees with the task before its first step: the task's files (`files`; the files shown count
-    as read) and where the task's words are defined (`repo_map`, cli_agent.repo_map)."""
+    as read) and where the task's words are defined (`repo_map`, cli_agent.prompt.repo_map)."""
     outline = None
 
     def brief(task: str) -> str | None:
         nonlocal outline
         parts = []
         if files:
-            from cli_agent.task_files import task_brief
+            from cli_agent.prompt.task_files import task_brief
 
             found = task_brief(task, workspace)
             if found is not None:
@@ -39,8 +39,8 @@ def briefer(workspace: Workspace, seen: SeenFiles | None, *, files: bool = True,
                         seen.note(path, _bytes(workspace, path))
                 parts.append(found.text)
         if repo_map:
-            from cli_agent.repo_map import Outline
-            from cli_agent.repo_map import repo_map as ranked
+            from cli_agent.prompt.repo_map import Outline
+            from cli_agent.prompt.repo_map import repo_map as ranked
 
             outline = outline or Outline(workspace)
             where = ranked(task, outline)
