@@ -190,7 +190,7 @@ def _with_recorded_commands(base: Registry, trace: Trace) -> tuple[Registry, set
 def _follow_resets(agent: Any, events: list[Event]) -> None:
     """Apply the /clear and /compact recorded in `events` up to a run's start: those before the first run, or,
     given a run's events after its `run_finished`, those between it and the next run."""
-    from cli_agent.compaction import apply_reset
+    from cli_agent.agent.compaction import apply_reset
 
     for event in events:
         if isinstance(event, RunStarted):

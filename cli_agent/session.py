@@ -16,14 +16,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cli_agent.approval import ApprovalMode, Policy
+from cli_agent.agent.approval import ApprovalMode, Policy
+from cli_agent.agent.loop import Agent, AgentSetup, Approver, Limits
 from cli_agent.contracts import errors
 from cli_agent.contracts.events import Event, EventStream, RunFinished, Warning
-from cli_agent.loop import Agent, AgentSetup, Approver, Limits
 from cli_agent.trace import TraceWriter, default_trace_path
 
 if TYPE_CHECKING:
-    from cli_agent.attempts import Attempts
+    from cli_agent.agent.attempts import Attempts
     from cli_agent.config.settings import Settings
     from cli_agent.contracts.messages import ToolCall
     from cli_agent.fs.workspace import Workspace
@@ -205,9 +205,9 @@ def open_session(settings: Settings, *, interactive: bool, provider_factory: Pro
                  record: bool = True, notes: Collection[str] = ()) -> Session:
     """`record`: add the session to the session index (eval and replay don't). `notes`: the loader's one-line
     warnings, shown with the session's own (the banner, `--output json`)."""
+    from cli_agent.agent.wire import protocol_for
     from cli_agent.facts.store import workspace_for
     from cli_agent.prompt.plan import Planner, planned_protocol
-    from cli_agent.protocols import protocol_for
     from cli_agent.tools.dispatch import Dispatcher
     from cli_agent.tools.handlers import ToolContext
     from cli_agent.tools.handlers.seen import SeenFiles
@@ -247,8 +247,8 @@ def open_session(settings: Settings, *, interactive: bool, provider_factory: Pro
                     max_retries=settings.max_retries, retry_base_delay=settings.retry_base_delay,
                     tool_result_max_chars=settings.tool_result_max_chars, context_window=settings.context_window)
     planner = Planner(settings, registry, workspace, protocol)
+    from cli_agent.agent.verify import verifier_for
     from cli_agent.prompt.brief import briefer
-    from cli_agent.verify import verifier_for
 
     verifier = verifier_for(settings, commands, workspace.root)
     agent = Agent(AgentSetup(provider=provider, protocol=protocol_for(protocol), dispatcher=dispatcher,
@@ -335,7 +335,7 @@ def _attempts(settings: Settings, provider: Provider, root: Path) -> Attempts | 
         return None
     from dataclasses import replace
 
-    from cli_agent.attempts import Attempts
+    from cli_agent.agent.attempts import Attempts
 
     def candidate(copy: Path, prompt: str, seconds: float) -> EventStream:
         inner = replace(settings, workspace=str(copy), yes=True, attempts=1, mcp_servers={},

@@ -115,7 +115,7 @@ class Trace:
         """The conversation as the agent held it after the last run: what each run recorded it added. Old tool
         results the agent had elided to fit the context window come back whole (it elides again when it must). Only what
         follows the last `/clear` or `/compact` (a `ConversationReset`) is live."""
-        from cli_agent.compaction import reset_messages
+        from cli_agent.agent.compaction import reset_messages
 
         messages: list[Message] = []
         for run in self.runs:

@@ -32,7 +32,7 @@ from cli_agent.contracts.messages import ToolCall
 from cli_agent.workflows import PLACEHOLDER, Catalog, Param, PromptStep, Value, Workflow
 
 if TYPE_CHECKING:
-    from cli_agent.loop import Approver
+    from cli_agent.agent.loop import Approver
     from cli_agent.session import Session
 
 __all__ = [

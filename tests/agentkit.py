@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from cli_agent.approval import ApprovalMode, Policy
+from cli_agent.agent.approval import ApprovalMode, Policy
+from cli_agent.agent.loop import Agent, AgentSetup, Limits
+from cli_agent.agent.wire import protocol_for
 from cli_agent.config.settings import Settings
 from cli_agent.contracts.events import ApprovalAsked, Decision, Event, RunFinished
 from cli_agent.fs.workspace import Workspace
-from cli_agent.loop import Agent, AgentSetup, Limits
 from cli_agent.prompt.plan import Planner
-from cli_agent.protocols import protocol_for
 from cli_agent.providers.scripted import ScriptedProvider
 from cli_agent.session import drive
 from cli_agent.tools.dispatch import Dispatcher

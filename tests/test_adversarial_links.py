@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from cli_agent.agent.loop import Agent, AgentSetup
+from cli_agent.agent.wire import protocol_for
 from cli_agent.contracts.envelope import ToolError
 from cli_agent.contracts.events import Decision, RunFinished, StopReason, ToolResult
 from cli_agent.contracts.messages import ToolCall
 from cli_agent.fs.workspace import Workspace
-from cli_agent.loop import Agent, AgentSetup
-from cli_agent.protocols import protocol_for
 from cli_agent.providers.scripted import ScriptedProvider
 from cli_agent.session import drive
 from cli_agent.tools.dispatch import Dispatcher
@@ -239,9 +239,9 @@ def test_a_link_left_by_an_earlier_step_is_never_written_through(snapshot, paren
             (parent / "outdir" / "out.txt").write_text("1\n")  # same content as the agent's file: still refused
         return Decision.YES
 
-    from cli_agent.approval import ApprovalMode, Policy
+    from cli_agent.agent.approval import ApprovalMode, Policy
+    from cli_agent.agent.loop import Limits
     from cli_agent.config.settings import Settings
-    from cli_agent.loop import Limits
     from cli_agent.prompt.plan import Planner
 
     workspace = Workspace(ws)

@@ -19,9 +19,9 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
+from cli_agent.agent.wire import JsonProtocol, NativeProtocol
 from cli_agent.contracts.events import RunFinished, StopReason, ToolCallsProposed, ToolResult
 from cli_agent.contracts.messages import ToolCall
-from cli_agent.protocols import JsonProtocol, NativeProtocol
 from cli_agent.providers.base import ProviderReply, decode_tool_call
 from cli_agent.session import drive
 from cli_agent.tools.registry import Registry

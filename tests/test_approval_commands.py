@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from test_run_command import cli
 
-from cli_agent.approval import ApprovalMode, CallFacts, Policy, Verdict, assess
+from cli_agent.agent.approval import ApprovalMode, CallFacts, Policy, Verdict, assess
 
 A, Q, D = Verdict.ALLOW, Verdict.ASK, Verdict.DENY
 

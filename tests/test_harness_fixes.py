@@ -8,11 +8,11 @@ import json
 import pytest
 from agentkit import call, make_agent, run
 
+from cli_agent.agent.loop import REPEAT_NOTE
 from cli_agent.cli import run as cli_run
 from cli_agent.contracts.envelope import ToolError
 from cli_agent.contracts.events import StopReason, ToolResult
 from cli_agent.fs.workspace import Workspace
-from cli_agent.loop import REPEAT_NOTE
 from cli_agent.providers.scripted import ScriptedProvider
 from cli_agent.tools.handlers import ToolContext
 from cli_agent.tools.handlers.files import edit_file

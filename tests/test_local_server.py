@@ -15,11 +15,11 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from cli_agent.agent.wire import JsonProtocol
 from cli_agent.config.settings import LocalSettings
 from cli_agent.contracts.errors import ProviderError
 from cli_agent.contracts.messages import Message
 from cli_agent.prompt.builder import json_protocol_schema
-from cli_agent.protocols import JsonProtocol
 from cli_agent.providers.base import ProviderReply, ProviderRequest
 from cli_agent.providers.local import KEY_VARIABLES, SAMPLING, LlamaServer, LocalProvider, runs_away
 from cli_agent.providers.local_model import CATALOG, model_path, runtime_version

@@ -7,7 +7,7 @@ import json
 import pytest
 from rich.console import Console
 
-from cli_agent.approval import ApprovalMode
+from cli_agent.agent.approval import ApprovalMode
 from cli_agent.config.settings import Settings
 from cli_agent.contracts.messages import Message
 from cli_agent.providers.scripted import ScriptedProvider

@@ -10,6 +10,7 @@ import pytest
 from agentkit import call, make_agent, run
 from rich.console import Console
 
+from cli_agent.agent.loop import _for_model
 from cli_agent.contracts.change import Change
 from cli_agent.contracts.envelope import Envelope
 from cli_agent.contracts.events import (
@@ -27,7 +28,6 @@ from cli_agent.contracts.events import (
     Warning,
 )
 from cli_agent.contracts.messages import ToolCall
-from cli_agent.loop import _for_model
 from cli_agent.ui.approve import TerminalApprover, choices, decided_line
 from cli_agent.ui.render import Renderer
 from cli_agent.ui.transcript import compact_line, mcp_summary, received_lines, result_line

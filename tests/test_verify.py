@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from cli_agent.verify import nearest_tests, summary_line, trimmed_failures
+from cli_agent.agent.verify import nearest_tests, summary_line, trimmed_failures
 
 PYTEST = f"{sys.executable} -m pytest -q -p no:cacheprovider"
 WRONG = {"tool_calls": [{"name": "edit_file", "arguments": {"path": "calc.py", "old": "a - b", "new": "a * b"}}]}

@@ -31,7 +31,7 @@ from cli_agent.acp import updates
 from cli_agent.acp.requests import client_servers, prompt_text
 from cli_agent.acp.turn import Outcome, Turn
 from cli_agent.acp.wire import LINE_LIMIT, StdioWire, log_to_stderr
-from cli_agent.approval import ApprovalMode
+from cli_agent.agent.approval import ApprovalMode
 from cli_agent.contracts import errors
 from cli_agent.contracts.events import RunFinished, StopReason
 

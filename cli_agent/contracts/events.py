@@ -224,7 +224,7 @@ class Warning(_Event):
 
 @dataclass(frozen=True)
 class Verification(_Event):
-    """The harness runs the project's tests after a run's changes (`cli_agent.verify`): once when they start
+    """The harness runs the project's tests after a run's changes (`cli_agent.agent.verify`): once when they start
     (`phase` "running"), once with the verdict ("passed", "failed", or "none" when no test ran)."""
 
     type: ClassVar[str] = "verification"
@@ -270,7 +270,7 @@ class RunFinished(_Event):
     failed_change: dict[str, Any] | None = None  # CHANGE_FAILED: {"tool", "arguments", "errors"} of that change
     verified: bool | None = None  # the project's tests passed after the run's changes (None: not run)
     tests: str = ""  # the tests' summary line, when they ran
-    attempt: int = 0  # the candidate whose change was kept, when more than one was tried (cli_agent.attempts)
+    attempt: int = 0  # the candidate whose change was kept, when more than one was tried (cli_agent.agent.attempts)
 
     @property
     def exit_code(self) -> int:

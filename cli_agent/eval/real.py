@@ -65,7 +65,7 @@ class RealResult:
     seconds: float = 0.0
     tools: list[str] = field(default_factory=list)
     trace: str = ""  # where the run's trace was kept (`--keep DIR`)
-    verified: bool | None = None  # the harness's own verdict (cli_agent.verify)
+    verified: bool | None = None  # the harness's own verdict (cli_agent.agent.verify)
     attempt: int = 0  # the candidate kept (`--attempts`; 0: the run's own change)
 
     def to_dict(self) -> dict[str, Any]:

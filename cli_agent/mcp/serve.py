@@ -17,7 +17,7 @@ import json
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from cli_agent.approval import ApprovalMode, CallFacts, Policy, Verdict, assess
+from cli_agent.agent.approval import ApprovalMode, CallFacts, Policy, Verdict, assess
 from cli_agent.contracts.envelope import Envelope
 from cli_agent.contracts.messages import ToolCall
 

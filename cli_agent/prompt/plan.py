@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING
 
-from cli_agent.loop import Plan
+from cli_agent.agent.loop import Plan
 
 if TYPE_CHECKING:
     from cli_agent.config.settings import Settings

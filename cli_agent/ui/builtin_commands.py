@@ -83,7 +83,7 @@ _MODES = {"ask": "every change is asked for",
 
 
 def _approval(ctx: CommandContext, args: str) -> None:
-    from cli_agent.approval import ApprovalMode
+    from cli_agent.agent.approval import ApprovalMode
 
     agent = ctx.session.agent
     if args:

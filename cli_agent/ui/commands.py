@@ -20,9 +20,9 @@ from cli_agent.ui.escape import escape_for_terminal as esc
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from cli_agent.agent.loop import Approver
     from cli_agent.config.settings import Settings
     from cli_agent.contracts.events import EventStream, RunFinished
-    from cli_agent.loop import Approver
     from cli_agent.session import Session
 
 __all__ = ["Command", "CommandContext", "CommandRegistry", "Handler", "Outcome"]

@@ -2,14 +2,14 @@
 its own near the context window.
 
 `/clear` starts a new session (the old one stays to resume); `/compact` writes a `ConversationReset` to the session's
-trace (`cli_agent.compaction`), so a resume restores only what was live and a replay resets at the same place.
+trace (`cli_agent.agent.compaction`), so a resume restores only what was live and a replay resets at the same place.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from cli_agent.compaction import AUTO_COMPACT_AT, apply_reset, compact_prompt
+from cli_agent.agent.compaction import AUTO_COMPACT_AT, apply_reset, compact_prompt
 from cli_agent.contracts.events import ConversationReset, StopReason
 from cli_agent.ui.escape import escape_for_terminal as esc
 

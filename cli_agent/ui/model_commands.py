@@ -130,9 +130,9 @@ def _confirm_drop(ctx: CommandContext, name: str, protocol: str) -> bool:
 
 
 def _swap(ctx: CommandContext, session: Session, name: str, provider: Provider, protocol: str, kept: bool) -> None:
-    from cli_agent.compaction import apply_reset
+    from cli_agent.agent.compaction import apply_reset
+    from cli_agent.agent.wire import protocol_for
     from cli_agent.contracts.events import ConversationReset
-    from cli_agent.protocols import protocol_for
     from cli_agent.ui.startup import warm_up
 
     settings = dataclasses.replace(session.settings, model=name)

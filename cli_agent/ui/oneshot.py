@@ -13,8 +13,8 @@ from cli_agent.contracts.events import EventStream
 from cli_agent.ui.headless import warn
 
 if TYPE_CHECKING:
+    from cli_agent.agent.loop import Approver
     from cli_agent.config.settings import Settings
-    from cli_agent.loop import Approver
     from cli_agent.session import Session
     from cli_agent.ui.headless import JsonReport
 

@@ -26,7 +26,7 @@ _MODES = ("ask", "edits", "all")
 
 def next_mode(mode: Any) -> Any:
     """The approval mode Shift+Tab moves to: ask → edits → all → ask."""
-    from cli_agent.approval import ApprovalMode
+    from cli_agent.agent.approval import ApprovalMode
 
     return ApprovalMode(_MODES[(_MODES.index(str(mode.value)) + 1) % len(_MODES)])
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Collection, Generator, Iterator
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from cli_agent.approval import CallFacts, Policy, Verdict, assess
+from cli_agent.agent.approval import CallFacts, Policy, Verdict, assess
 from cli_agent.contracts import errors
 from cli_agent.contracts.change import Change, Staged
 from cli_agent.contracts.envelope import Envelope
@@ -46,11 +46,11 @@ from cli_agent.contracts.messages import Message, ToolCall, Usage
 from cli_agent.providers.base import ProviderReply, ProviderRequest
 
 if TYPE_CHECKING:
-    from cli_agent.attempts import Attempts
-    from cli_agent.protocols import Parsed, WireProtocol
+    from cli_agent.agent.attempts import Attempts
+    from cli_agent.agent.verify import TestRun, Verifier
+    from cli_agent.agent.wire import Parsed, WireProtocol
     from cli_agent.providers.base import Provider
     from cli_agent.tools.dispatch import Dispatcher, Prepared
-    from cli_agent.verify import TestRun, Verifier
 
 __all__ = ["Agent", "AgentSetup", "Approver", "Limits", "Plan", "Planner"]
 
@@ -104,8 +104,8 @@ class AgentSetup:
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], float] = time.monotonic
     brief: Callable[[str], str | None] | None = None  # the task's files, shown with the task (prompt.task_files)
-    verifier: Verifier | None = None  # the project's tests, run after a run's changes (cli_agent.verify)
-    attempts: Attempts | None = None  # more candidates when the tests still fail (cli_agent.attempts)
+    verifier: Verifier | None = None  # the project's tests, run after a run's changes (cli_agent.agent.verify)
+    attempts: Attempts | None = None  # more candidates when the tests still fail (cli_agent.agent.attempts)
 
 
 @dataclass
@@ -274,7 +274,7 @@ class Agent:
 
     def _candidates(self, run: _Run, prompt: str, attempts: Attempts, approve: Approver | None,
                     why: str) -> Generator[Event, Decision | None, tuple[RunFinished | None, str]]:
-        """Sample more candidates (cli_agent.attempts); offer the first that passes its tests as one change set.
+        """Sample more candidates (cli_agent.agent.attempts); offer the first that passes its tests as one change set.
         Returns the run's end when it was applied, else None and why the tests still fail."""
         s = self.setup
         winner = yield from attempts.sample(prompt, tuple(run.applied), lambda: run.deadline - s.clock())

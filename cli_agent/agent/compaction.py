@@ -13,7 +13,7 @@ from cli_agent.contracts.events import ConversationReset
 from cli_agent.contracts.messages import Message
 
 if TYPE_CHECKING:
-    from cli_agent.loop import Agent
+    from cli_agent.agent.loop import Agent
 
 __all__ = ["AUTO_COMPACT_AT", "apply_reset", "compact_prompt", "reset_messages", "summary_messages"]
 
