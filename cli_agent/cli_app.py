@@ -409,10 +409,10 @@ def undo_cmd(ctx: typer.Context,
              as_json: Annotated[bool, typer.Option("--json", help="With --list: as JSON.")] = False,
              workspace: Workspace = None, config: ConfigFile = None) -> int:
     """Revert the agent's changes of the newest turn (or --turn N) byte for byte, from the undo journal."""
-    from cli_agent.journal import Journal
+    from cli_agent.history.journal import Journal
+    from cli_agent.history.undo import undo
     from cli_agent.ui.escape import escape_for_terminal, json_for_output
     from cli_agent.ui.undo_commands import render_turns, turns_json
-    from cli_agent.undo import undo
 
     journal = Journal(_load(ctx, workspace=workspace, config=config).settings.workspace)
     if list_turns:

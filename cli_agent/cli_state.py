@@ -63,7 +63,7 @@ def resume_from(continue_: bool, resume: str | None) -> str | None:
     if continue_ and resume is not None:
         raise errors.UsageError("-c/--continue and --resume ID exclude each other: give one")
     if continue_:
-        from cli_agent.session_index import LATEST
+        from cli_agent.history.session_index import LATEST
 
         return LATEST
     return resume

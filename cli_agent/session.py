@@ -20,20 +20,20 @@ from cli_agent.agent.approval import ApprovalMode, Policy
 from cli_agent.agent.loop import Agent, AgentSetup, Approver, Limits
 from cli_agent.contracts import errors
 from cli_agent.contracts.events import Event, EventStream, RunFinished, Warning
-from cli_agent.trace import TraceWriter, default_trace_path
+from cli_agent.history.trace import TraceWriter, default_trace_path
 
 if TYPE_CHECKING:
     from cli_agent.agent.attempts import Attempts
     from cli_agent.config.settings import Settings
     from cli_agent.contracts.messages import ToolCall
     from cli_agent.fs.workspace import Workspace
-    from cli_agent.journal import Journal
+    from cli_agent.history.journal import Journal
+    from cli_agent.history.session_index import SessionEntry
+    from cli_agent.history.trace import Trace
     from cli_agent.mcp.attach import McpAttachment
     from cli_agent.providers.base import Provider
-    from cli_agent.session_index import SessionEntry
     from cli_agent.tools.context import CommandSetup
     from cli_agent.tools.registry import Registry
-    from cli_agent.trace import Trace
 
 __all__ = [
     "ProviderFactory",
@@ -76,7 +76,7 @@ class Session:
     protocol: str
     interactive: bool
     notes: list[str] = field(default_factory=list)  # one-line facts about the set-up to show the user
-    session_id: str = ""  # its row in the session index (cli_agent.session_index); "" when not recorded
+    session_id: str = ""  # its row in the session index (cli_agent.history.session_index); "" when not recorded
     journal: Journal | None = None  # the undo journal; None for eval and replay sessions
     mcp: McpAttachment | None = None  # the MCP servers of the config, connecting in the background
 
@@ -132,7 +132,7 @@ class Session:
             answered, status = finished[1], finished[0].stop_reason.value if finished[0] is not None else status
             return finished[0]
         finally:
-            from cli_agent.session_index import note_turn
+            from cli_agent.history.session_index import note_turn
 
             note_turn(self.session_id, prompt, status, answered=answered, workspace=self.workspace.root,
                       model=self.settings.model or "", trace_path=self.trace_path)
@@ -223,7 +223,7 @@ def open_session(settings: Settings, *, interactive: bool, provider_factory: Pro
         settings, local_note = default_to_local(settings)
     journal = None
     if record:  # every change of a recorded session is journaled first, for undo
-        from cli_agent.journal import Journal
+        from cli_agent.history.journal import Journal
 
         journal = Journal(root)
     # config locks + facts.toml locks; the user's config file protected
@@ -270,7 +270,7 @@ def open_session(settings: Settings, *, interactive: bool, provider_factory: Pro
     session = Session(settings, workspace, registry, provider, agent, trace_path, trace, protocol, interactive,
                       notes=[*notes, *([local_note] if local_note else []), *command_notes], journal=journal, mcp=mcp)
     if record:  # in the index once the model answers a run (Session._noted)
-        from cli_agent.session_index import writable
+        from cli_agent.history.session_index import writable
 
         problem = writable()
         session.session_id = "" if problem else uuid.uuid4().hex[:8]
@@ -354,8 +354,8 @@ def resume_into(session: Session, entry: SessionEntry, trace: Trace) -> None:
     """Give a freshly opened session the conversation of `entry`: its history, its trace's events (copied to the
     head of the new trace), and its place in the session index. Call it before the session's first run (a REPL's
     `/resume` opens a new session for it)."""
-    from cli_agent.playback import raw_records
-    from cli_agent.session_index import adopt
+    from cli_agent.history.replay_provider import raw_records
+    from cli_agent.history.session_index import adopt
 
     session.agent.history[:] = trace.conversation()
     for record in raw_records(entry.trace_path):  # raw, so what the old trace kept about each change survives

@@ -20,8 +20,8 @@ import pytest
 
 from cli_agent.contracts.errors import UsageError
 from cli_agent.fs.atomic import TEMP_PREFIX
-from cli_agent.journal import Journal
-from cli_agent.undo import undo
+from cli_agent.history.journal import Journal
+from cli_agent.history.undo import undo
 
 KILLS = int(os.environ.get("CLI_AGENT_KILLS", "8"))  # per test; raise it for a longer soak
 
@@ -89,7 +89,7 @@ _WRITER = textwrap.dedent("""
     import sys
     from pathlib import Path
     from cli_agent.tools.dispatch import Dispatcher
-    from cli_agent.journal import Journal
+    from cli_agent.history.journal import Journal
     from cli_agent.contracts.messages import ToolCall
     from cli_agent.tools.registry import Registry
     from cli_agent.fs.workspace import Workspace

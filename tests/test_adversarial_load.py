@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from cli_agent.fs.workspace import Workspace
-from cli_agent.journal import Journal
+from cli_agent.history.journal import Journal
+from cli_agent.history.trace import read_trace
+from cli_agent.history.undo import undo
 from cli_agent.tools.handlers import ToolContext, files
-from cli_agent.trace import read_trace
-from cli_agent.undo import undo
 
 STEPS = int(os.environ.get("CLI_AGENT_LOAD_STEPS", "2000"))
 PEAK_RSS_MB = 400

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from cli_agent.fs.atomic import TEMP_PREFIX
-from cli_agent.journal import Journal
-from cli_agent.trace import read_trace
-from cli_agent.undo import undo
+from cli_agent.history.journal import Journal
+from cli_agent.history.trace import read_trace
+from cli_agent.history.undo import undo
 
 SIGNALS = [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")]
 MID_WRITE_RUNS = int(os.environ.get("CLI_AGENT_KILLS", "8")) // 2

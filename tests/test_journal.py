@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from cli_agent import journal
 from cli_agent.contracts import errors
 from cli_agent.contracts.change import Change
 from cli_agent.contracts.envelope import ToolError
 from cli_agent.fs.workspace import Workspace
-from cli_agent.journal import Journal, collect_blobs
+from cli_agent.history import journal
+from cli_agent.history.journal import Journal, collect_blobs
+from cli_agent.history.undo import undo
 from cli_agent.tools.handlers import ToolContext, files
 from cli_agent.ui.undo_commands import render_turns
-from cli_agent.undo import undo
 
 
 class Agentish:

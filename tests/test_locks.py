@@ -10,8 +10,8 @@ from cli_agent.cli import run
 from cli_agent.config.settings import Settings
 from cli_agent.contracts.envelope import ToolError
 from cli_agent.facts.store import workspace_for
+from cli_agent.history.trace import read_trace
 from cli_agent.providers.scripted import ScriptedProvider
-from cli_agent.trace import read_trace
 
 pytestmark = pytest.mark.usefixtures("isolated_home")
 

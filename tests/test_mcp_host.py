@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from cli_agent.cli import run
+from cli_agent.history.trace import read_trace
 from cli_agent.providers.scripted import ScriptedProvider
-from cli_agent.trace import read_trace
 
 pytestmark = pytest.mark.usefixtures("isolated_home")
 

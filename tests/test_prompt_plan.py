@@ -8,9 +8,9 @@ import pytest
 
 from cli_agent.cli import run
 from cli_agent.facts.store import FactStore
+from cli_agent.history.trace import read_trace
 from cli_agent.prompt.builder import plan_fingerprint
 from cli_agent.providers.scripted import ScriptedProvider
-from cli_agent.trace import read_trace
 
 pytestmark = pytest.mark.usefixtures("isolated_home")
 

@@ -122,7 +122,7 @@ def test_a_resumed_workflow_turn_shows_what_was_typed_not_the_workflow_s_prompt(
 
 
 def test_a_file_undone_in_one_turn_but_kept_from_another_is_still_listed():
-    from cli_agent.journal import Entry, Turn
+    from cli_agent.history.journal import Entry, Turn
     from cli_agent.ui.resume_view import _undone
 
     def turn(number: int, session: str, paths: list[str], undone: bool) -> Turn:

@@ -10,8 +10,8 @@ import sys
 import pytest
 
 from cli_agent.cli import run
+from cli_agent.history.session_index import SessionIndex
 from cli_agent.providers.scripted import ScriptedProvider
-from cli_agent.session_index import SessionIndex
 
 pytestmark = pytest.mark.usefixtures("isolated_home")
 

@@ -12,11 +12,11 @@ from agentkit import Answers, make_agent
 
 from cli_agent.cli import run
 from cli_agent.contracts.events import Decision
+from cli_agent.history.session_index import LATEST, SessionIndex, load_resumable
+from cli_agent.history.trace import TraceWriter, read_trace
 from cli_agent.providers.scripted import ScriptedProvider, check_conversation
 from cli_agent.replay import replay
 from cli_agent.session import drive
-from cli_agent.session_index import LATEST, SessionIndex, load_resumable
-from cli_agent.trace import TraceWriter, read_trace
 
 pytestmark = pytest.mark.usefixtures("isolated_home")
 

@@ -180,8 +180,8 @@ class AcpAgent:
             for e in entries])
 
     def _resumed(self, cwd: str, session_id: str, servers: list[Any] | None) -> Session:
+        from cli_agent.history.session_index import load_resumable
         from cli_agent.session import resume_into
-        from cli_agent.session_index import load_resumable
 
         session = self._open(cwd, servers)
         try:
@@ -322,7 +322,7 @@ class AcpAgent:
 def _listed(folder: str) -> list[Any]:
     import sqlite3
 
-    from cli_agent.session_index import SessionIndex
+    from cli_agent.history.session_index import SessionIndex
 
     try:
         return SessionIndex().list(folder, limit=_LISTED)

@@ -23,7 +23,7 @@ from cli_agent.contracts.messages import ToolCall
 
 if TYPE_CHECKING:
     from cli_agent.config.settings import Settings
-    from cli_agent.journal import Journal
+    from cli_agent.history.journal import Journal
     from cli_agent.tools.dispatch import Dispatcher
     from cli_agent.tools.specs import ToolSpec
 
@@ -37,7 +37,7 @@ class FileToolServer:
 
     def __init__(self, settings: Settings) -> None:
         from cli_agent.facts.store import workspace_for
-        from cli_agent.journal import Journal
+        from cli_agent.history.journal import Journal
         from cli_agent.tools.dispatch import Dispatcher
         from cli_agent.tools.handlers import ToolContext
         from cli_agent.tools.registry import Registry

@@ -13,7 +13,7 @@ from cli_agent.ui.escape import escape_for_terminal as esc
 
 if TYPE_CHECKING:
     from cli_agent.fs.workspace import Workspace
-    from cli_agent.journal import Journal
+    from cli_agent.history.journal import Journal
     from cli_agent.ui.commands import Command, CommandContext
 
 __all__ = ["diff_command", "session_diff"]
@@ -54,7 +54,7 @@ def _diff(ctx: CommandContext, args: str) -> None:
     from rich.syntax import Syntax
     from rich.text import Text
 
-    from cli_agent.journal import Journal
+    from cli_agent.history.journal import Journal
 
     session = ctx.session
     journal = session.journal or Journal(session.workspace.root)

@@ -42,7 +42,7 @@ def known_models(session: Session, env: dict[str, str] | None = None) -> list[st
     env = dict(os.environ) if env is None else env
     models = [session.settings.model or ""]
     try:
-        from cli_agent.session_index import SessionIndex
+        from cli_agent.history.session_index import SessionIndex
 
         models += [e.model for e in SessionIndex().list(session.workspace.root, limit=50)]
     except Exception:  # an unreadable index offers fewer models, nothing more

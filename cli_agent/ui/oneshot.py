@@ -72,7 +72,7 @@ def run_one_shot(settings: Settings, prompt: str, *, provider_factory: Any, resu
     text = read_task(prompt)
     resumed = None
     if resume is not None:
-        from cli_agent.session_index import load_resumable
+        from cli_agent.history.session_index import load_resumable
 
         resumed = load_resumable(settings.workspace, resume)  # a missing or damaged trace: exit 2 before anything
 

@@ -379,7 +379,7 @@ class Repl:
 
     def show_resumed(self, session: Session, trace_path: Any) -> None:
         """A resumed session's transcript on screen, and its totals in the toolbar."""
-        from cli_agent.trace import read_trace
+        from cli_agent.history.trace import read_trace
         from cli_agent.ui.resume_view import show_transcript
 
         try:

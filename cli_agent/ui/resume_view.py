@@ -29,11 +29,11 @@ from cli_agent.contracts.events import (
     ToolResult,
 )
 from cli_agent.contracts.messages import Usage
-from cli_agent.trace import Trace
+from cli_agent.history.trace import Trace
 from cli_agent.ui.escape import escape_for_terminal as esc
 
 if TYPE_CHECKING:
-    from cli_agent.journal import Turn
+    from cli_agent.history.journal import Turn
 
 __all__ = ["SHOWN_TURNS", "Summary", "asked", "preview", "show_transcript", "summarise"]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cli_agent.contracts.errors import CliAgentError, UsageError
-from cli_agent.session_index import SessionEntry, SessionIndex, index_key, load_resumable
+from cli_agent.history.session_index import SessionEntry, SessionIndex, index_key, load_resumable
 from cli_agent.ui.commands import Command
 from cli_agent.ui.escape import clip, json_for_output
 from cli_agent.ui.escape import escape_for_terminal as esc
@@ -82,14 +82,14 @@ def _repl_resume(ctx: CommandContext, args: str) -> None:
 def _picked(ctx: CommandContext, rows: list[tuple[SessionEntry, str | None]]) -> SessionEntry | None:
     """The arrow-key picker, with a preview of the highlighted session (when, turns, files changed, its first
     message); without a terminal to pick on, a numbered list and a number."""
-    from cli_agent.trace import read_trace
+    from cli_agent.history.trace import read_trace
     from cli_agent.ui.resume_view import preview
 
     journals: dict[str, list[Any]] = {}  # each workspace's undo journal, read once for the picker
 
     def turns(workspace: str) -> list[Any]:
         if workspace not in journals:
-            from cli_agent.journal import Journal
+            from cli_agent.history.journal import Journal
 
             try:
                 journals[workspace] = Journal(workspace).turns()

@@ -22,7 +22,7 @@ def with_its_model(load: Callable[[], Loaded], resume: str) -> Callable[[], Load
     says why."""
     import dataclasses
 
-    from cli_agent.session_index import load_resumable
+    from cli_agent.history.session_index import load_resumable
 
     loaded = load()
     try:

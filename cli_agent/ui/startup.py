@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from cli_agent.config.settings import Loaded, Settings
+    from cli_agent.history.session_index import SessionEntry
     from cli_agent.session import ProviderFactory, Session
-    from cli_agent.session_index import SessionEntry
 
 __all__ = ["Startup", "preload", "warm_up"]
 
@@ -96,7 +96,7 @@ class Startup:
         assert settings is not None
         resumed = None
         if self.resume is not None:
-            from cli_agent.session_index import load_resumable
+            from cli_agent.history.session_index import load_resumable
 
             resumed = load_resumable(settings.workspace, self.resume)
         session = open_session(settings, interactive=True,

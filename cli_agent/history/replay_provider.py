@@ -26,8 +26,8 @@ from cli_agent.contracts.events import (
     ToolResult,
 )
 from cli_agent.contracts.messages import ToolCall
+from cli_agent.history.trace import Trace
 from cli_agent.providers.base import NoModel
-from cli_agent.trace import Trace
 
 __all__ = ["RecordedApprover", "ReplayProvider", "first_call", "outcomes", "raw_records", "replay_settings"]
 

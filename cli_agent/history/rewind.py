@@ -23,7 +23,7 @@ from cli_agent.contracts import errors
 from cli_agent.contracts.change import sha_of
 from cli_agent.contracts.events import RunStarted, ToolCallsProposed, ToolResult
 from cli_agent.contracts.messages import ToolCall
-from cli_agent.trace import Trace
+from cli_agent.history.trace import Trace
 
 if TYPE_CHECKING:
     from cli_agent.fs.workspace import Workspace
@@ -102,7 +102,7 @@ def rewind(copy: Path, trace: Trace, raw: list[dict[str, Any]]) -> list[str]:
 
 def _undo(workspace: Workspace, call: ToolCall | None, change: dict[str, Any], known: list[bytes]) -> str | None:
     from cli_agent.contracts.envelope import ToolError
-    from cli_agent.undo import current_bytes, remove_empty_dirs, reverting_change
+    from cli_agent.history.undo import current_bytes, remove_empty_dirs, reverting_change
 
     rel = str(change.get("path", ""))
     try:

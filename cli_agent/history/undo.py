@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cli_agent.contracts import errors
-from cli_agent.journal import Journal, Turn
+from cli_agent.history.journal import Journal, Turn
 
 if TYPE_CHECKING:
     from cli_agent.contracts.change import Change, ChangeKind

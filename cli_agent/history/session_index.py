@@ -26,7 +26,7 @@ from pathlib import Path
 
 from cli_agent.contracts.errors import TraceError, UsageError
 from cli_agent.fs import paths
-from cli_agent.trace import Trace, read_trace
+from cli_agent.history.trace import Trace, read_trace
 
 __all__ = ["LATEST", "SessionEntry", "SessionIndex", "adopt", "index_key", "load_resumable", "note_prompt",
            "note_turn", "record", "writable"]

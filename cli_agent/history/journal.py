@@ -25,7 +25,7 @@ A turn is one Agent run: `begin_turn(session)` (called by `Session.run`) makes t
 numbered per workspace under the lock, so two sessions in one workspace never share a number.
 
 This module stores and records (`Journal`, pruning, `collect_blobs`); undoing a turn and showing the journal
-(`cli-agent undo`, `/undo`) are in `cli_agent.undo`, which reverts under `exclusive()` and then `mark_undone`s.
+(`cli-agent undo`, `/undo`) are in `cli_agent.history.undo`, which reverts under `exclusive()` and then `mark_undone`s.
 """
 
 from __future__ import annotations
@@ -185,7 +185,7 @@ class Journal:
 
     @contextlib.contextmanager
     def exclusive(self) -> Iterator[None]:
-        """No other change recorded meanwhile, by this process or another: for `cli_agent.undo.undo`."""
+        """No other change recorded meanwhile, by this process or another: for `cli_agent.history.undo.undo`."""
         with self._mutex, self._locked():
             yield
 
