@@ -482,7 +482,7 @@ def mcp_serve(ctx: typer.Context, workspace: Workspace = None, yes: Yes = None,
               config: ConfigFile = None) -> int:
     """Offer the sandboxed file tools over stdio to another MCP client; a change that needs approval is refused
     unless started with --yes or --approval edits|all."""
-    from cli_agent.mcp.serve import serve_stdio
+    from cli_agent.serve.mcp import serve_stdio
 
     return serve_stdio(_load(ctx, workspace=workspace, yes=yes, approval=approval, config=config).settings)
 
@@ -494,7 +494,7 @@ def acp_cmd(ctx: typer.Context, workspace: Workspace = None, config: ConfigFile 
     """Serve the Agent Client Protocol over stdio, for editors (Zed, JetBrains, Toad): each session works in the
     folder the editor gives, with the same config, trust, sandbox and approvals as the CLI. -C DIR: the folder
     whose settings are checked at start (a broken config exits 2 before serving)."""
-    from cli_agent.acp.server import serve
+    from cli_agent.serve.acp.server import serve
 
     state = ctx.find_root().obj
     _load(ctx, workspace=workspace, config=config)  # a broken config exits 2 here, before any client speaks

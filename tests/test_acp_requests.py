@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from acp import RequestError, schema
 
-from cli_agent.acp.requests import client_servers, prompt_text
+from cli_agent.serve.acp.requests import client_servers, prompt_text
 
 
 def text(value: str) -> schema.TextContentBlock:

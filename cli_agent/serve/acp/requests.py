@@ -10,7 +10,7 @@ from urllib.parse import unquote, urlparse
 
 from acp import RequestError, schema
 
-from cli_agent.acp.updates import fenced
+from cli_agent.serve.acp.updates import fenced
 
 __all__ = ["client_servers", "prompt_text"]
 

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cli_agent.acp import updates
 from cli_agent.contracts.events import (
     ApprovalAsked,
     ApprovalDecided,
@@ -37,10 +36,11 @@ from cli_agent.contracts.events import (
     Verification,
     Warning,
 )
+from cli_agent.serve.acp import updates
 
 __all__ = ["Outcome", "Turn"]
 
-_log = logging.getLogger("cli_agent.acp")
+_log = logging.getLogger("cli_agent.serve.acp")
 _SEND_TIMEOUT = 30.0  # seconds an update may take to be written before the client counts as gone
 _OUTPUT_CHARS = 8192  # the tail of a running command's output shown in its tool call
 # The events a run yields from inside its steps, where an interrupt thrown in finishes it cleanly (RunStarted, a

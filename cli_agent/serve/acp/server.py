@@ -27,13 +27,13 @@ from acp import PROTOCOL_VERSION, RequestError, schema
 from acp.agent.connection import AgentSideConnection
 
 from cli_agent import __version__
-from cli_agent.acp import updates
-from cli_agent.acp.requests import client_servers, prompt_text
-from cli_agent.acp.turn import Outcome, Turn
-from cli_agent.acp.wire import LINE_LIMIT, StdioWire, log_to_stderr
 from cli_agent.agent.approval import ApprovalMode
 from cli_agent.contracts import errors
 from cli_agent.contracts.events import RunFinished, StopReason
+from cli_agent.serve.acp import updates
+from cli_agent.serve.acp.requests import client_servers, prompt_text
+from cli_agent.serve.acp.turn import Outcome, Turn
+from cli_agent.serve.acp.wire import LINE_LIMIT, StdioWire, log_to_stderr
 
 if TYPE_CHECKING:
     from cli_agent.cli_state import AppState
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
 __all__ = ["AcpAgent", "serve"]
 
-_log = logging.getLogger("cli_agent.acp")
+_log = logging.getLogger("cli_agent.serve.acp")
 _LISTED = 200  # sessions session/list returns, last used first
 _ANSWER_WAIT = 30.0  # seconds the requests in flight at the end of input get to be answered
 MODES = [

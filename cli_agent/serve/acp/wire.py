@@ -88,7 +88,7 @@ class StdioWire:
                               -32600, f"Invalid request: {wrong}")
 
     async def _error(self, ident: str | int | None, code: int, message: str) -> None:
-        logging.getLogger("cli_agent.acp").warning("%s", message)
+        logging.getLogger("cli_agent.serve.acp").warning("%s", message)
         with contextlib.suppress(ConnectionError, OSError):
             await self.send({"jsonrpc": "2.0", "id": ident, "error": {"code": code, "message": message}})
 
