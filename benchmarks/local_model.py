@@ -49,7 +49,7 @@ from cli_agent.config.settings import LocalSettings, Settings
 from cli_agent.contracts.events import Decision
 from cli_agent.providers.base import ProviderReply, ProviderRequest
 from cli_agent.providers.local import LocalProvider
-from cli_agent.session import drive, open_session
+from cli_agent.session.session import drive, open_session
 
 TASK = "Create a file hello.py that prints hello"
 FILES = {"README.md": "# demo\n\nA tiny project.\n", "app.py": "def main():\n    return 1\n"}

@@ -80,7 +80,7 @@ def one_run(tmp: Path, steps: int) -> tuple[Clock, Clock, Clock]:
     """The total, provider and tool clocks of one scripted run of `steps` read_file steps."""
     from cli_agent.config.settings import Settings
     from cli_agent.providers.scripted import ScriptedProvider
-    from cli_agent.session import drive, open_session
+    from cli_agent.session.session import drive, open_session
     from cli_agent.tools.registry import Registry
 
     ws = tmp / "ws"

@@ -53,7 +53,9 @@ def provider_factory(state: AppState) -> Any:
 
 
 def default_provider(settings: Any) -> Any:
-    from cli_agent.session import default_provider_factory  # imported when needed: the REPL draws its prompt first
+    from cli_agent.session.session import (
+        default_provider_factory,  # imported when needed: the REPL draws its prompt first
+    )
 
     return default_provider_factory(settings)
 

@@ -97,7 +97,7 @@ class ReplayResult:
 def replay(path: Path, *sinks: Callable[[Event], None], run_commands: bool = False) -> ReplayResult:
     """Replay the trace at `path`, feeding every event of the replay to `sinks`; the trace's commands are played
     back from it unless `run_commands` (then they run in the command sandbox, on the copy)."""
-    from cli_agent.session import drive, open_session
+    from cli_agent.session.session import drive, open_session
 
     trace = read_trace(path)
     original = trace.header.get("workspace")

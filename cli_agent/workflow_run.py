@@ -33,7 +33,7 @@ from cli_agent.workflows import PLACEHOLDER, Catalog, Param, PromptStep, Value, 
 
 if TYPE_CHECKING:
     from cli_agent.agent.loop import Approver
-    from cli_agent.session import Session
+    from cli_agent.session.session import Session
 
 __all__ = [
     "MAX_ASKS",

@@ -13,7 +13,7 @@ from cli_agent.contracts.events import ApprovalAsked, Decision, Event, RunFinish
 from cli_agent.fs.workspace import Workspace
 from cli_agent.prompt.plan import Planner
 from cli_agent.providers.scripted import ScriptedProvider
-from cli_agent.session import drive
+from cli_agent.session.session import drive
 from cli_agent.tools.dispatch import Dispatcher
 from cli_agent.tools.handlers import ToolContext
 from cli_agent.tools.handlers.seen import SeenFiles

@@ -15,7 +15,7 @@ from cli_agent.config.settings import Settings
 from cli_agent.contracts.events import StopReason
 from cli_agent.providers.scripted import ScriptedProvider
 from cli_agent.serve.acp.turn import Turn
-from cli_agent.session import Session, open_session
+from cli_agent.session.session import Session, open_session
 
 pytestmark = pytest.mark.usefixtures("isolated_home")
 

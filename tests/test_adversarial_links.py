@@ -19,7 +19,7 @@ from cli_agent.contracts.events import Decision, RunFinished, StopReason, ToolRe
 from cli_agent.contracts.messages import ToolCall
 from cli_agent.fs.workspace import Workspace
 from cli_agent.providers.scripted import ScriptedProvider
-from cli_agent.session import drive
+from cli_agent.session.session import drive
 from cli_agent.tools.dispatch import Dispatcher
 from cli_agent.tools.handlers import ToolContext, files
 from cli_agent.tools.registry import Registry

@@ -23,7 +23,7 @@ from cli_agent.agent.wire import JsonProtocol, NativeProtocol
 from cli_agent.contracts.events import RunFinished, StopReason, ToolCallsProposed, ToolResult
 from cli_agent.contracts.messages import ToolCall
 from cli_agent.providers.base import ProviderReply, decode_tool_call
-from cli_agent.session import drive
+from cli_agent.session.session import drive
 from cli_agent.tools.registry import Registry
 
 PARSE_EXAMPLES = 300

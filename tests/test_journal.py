@@ -320,7 +320,7 @@ def test_a_recorded_session_journals_each_run_as_a_turn(root: Path, tmp_path: Pa
     from cli_agent.config.settings import Settings
     from cli_agent.contracts.events import Decision
     from cli_agent.providers.scripted import ScriptedProvider
-    from cli_agent.session import drive, open_session
+    from cli_agent.session.session import drive, open_session
 
     monkeypatch.setenv("CLI_AGENT_HOME", str(tmp_path / "home"))
     provider = ScriptedProvider([

@@ -20,7 +20,7 @@ from cli_agent.contracts.events import (
     Warning,
 )
 from cli_agent.providers.scripted import ScriptError
-from cli_agent.session import drive
+from cli_agent.session.session import drive
 
 
 def of(events, kind):

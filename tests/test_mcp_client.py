@@ -255,7 +255,7 @@ def test_the_approval_question_shows_the_server_and_its_hints_as_claims(ws, tmp_
 
     from cli_agent.config.settings import load_settings
     from cli_agent.contracts.events import Decision
-    from cli_agent.session import drive, open_session
+    from cli_agent.session.session import drive, open_session
     from cli_agent.ui.approve import render_call
 
     user_config(isolated_home, stdio_server("demo", "demo.py"))
@@ -318,7 +318,7 @@ def test_slash_mcp_in_the_repl_shows_the_servers_state_and_tools(ws, tmp_path, i
     from rich.console import Console
 
     from cli_agent.config.settings import load_settings
-    from cli_agent.session import open_session
+    from cli_agent.session.session import open_session
     from cli_agent.ui.repl import Repl
 
     user_config(isolated_home, stdio_server("demo", "demo.py") + '[mcp_servers.gone]\ncommand = "/nonexistent/x"\n')
@@ -340,7 +340,7 @@ def test_slash_mcp_in_the_repl_shows_the_servers_state_and_tools(ws, tmp_path, i
 def test_a_server_whose_tools_change_is_listed_again_for_the_next_run(ws, tmp_path, isolated_home):
     from cli_agent.config.settings import load_settings
     from cli_agent.contracts.events import Decision
-    from cli_agent.session import drive, open_session
+    from cli_agent.session.session import drive, open_session
 
     user_config(isolated_home, stdio_server("demo", "demo.py", extra='approval = "never"'))
     provider = ScriptedProvider([call("demo__grow"), {"text": "grew"}, call("demo__grown"), {"text": "done"}],

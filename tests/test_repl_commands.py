@@ -11,7 +11,7 @@ from cli_agent.agent.approval import ApprovalMode
 from cli_agent.config.settings import Settings
 from cli_agent.contracts.messages import Message
 from cli_agent.providers.scripted import ScriptedProvider
-from cli_agent.session import open_session
+from cli_agent.session.session import open_session
 from cli_agent.ui.builtin_commands import builtin_commands
 from cli_agent.ui.commands import Command, CommandRegistry, Outcome
 from cli_agent.ui.repl import Repl

@@ -22,7 +22,7 @@ from cli_agent.contracts.messages import ToolCall
 from cli_agent.fs.workspace import Workspace
 from cli_agent.providers.litellm_provider import LiteLLMProvider
 from cli_agent.providers.scripted import ScriptedProvider
-from cli_agent.session import open_session
+from cli_agent.session.session import open_session
 from cli_agent.ui.approve import TerminalApprover, choices, parse_answer, prompt_for, read_key
 from cli_agent.ui.completion import (
     ATTACH_MAX,

@@ -15,7 +15,7 @@ from cli_agent.cli import run as cli_run
 from cli_agent.config.settings import Settings
 from cli_agent.contracts.messages import Message, Usage
 from cli_agent.providers.scripted import ScriptedProvider
-from cli_agent.session import open_session
+from cli_agent.session.session import open_session
 from cli_agent.tools.registry import Registry
 from cli_agent.ui.listing import print_tools
 from cli_agent.ui.toolbar import next_mode, toolbar

@@ -16,7 +16,7 @@ from cli_agent.history.session_index import LATEST, SessionIndex, load_resumable
 from cli_agent.history.trace import TraceWriter, read_trace
 from cli_agent.providers.scripted import ScriptedProvider, check_conversation
 from cli_agent.replay import replay
-from cli_agent.session import drive
+from cli_agent.session.session import drive
 
 pytestmark = pytest.mark.usefixtures("isolated_home")
 

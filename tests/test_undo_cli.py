@@ -16,7 +16,7 @@ from cli_agent.cli import run
 from cli_agent.config.settings import Settings
 from cli_agent.contracts.events import Decision
 from cli_agent.providers.scripted import ScriptedProvider
-from cli_agent.session import open_session
+from cli_agent.session.session import open_session
 from cli_agent.ui.repl import Repl
 
 pytestmark = pytest.mark.usefixtures("isolated_home")

@@ -304,7 +304,7 @@ def test_workflows_check_passes_on_the_builtins(ws, capsys):
 def test_ctrl_c_in_a_front_end_finishes_the_step_and_ends_the_workflow(ws):
     from cli_agent.config.settings import Settings
     from cli_agent.contracts.events import ModelRequest, RunFinished, StopReason
-    from cli_agent.session import drive, open_session
+    from cli_agent.session.session import drive, open_session
     from cli_agent.workflow_run import run_workflow
     from cli_agent.workflows import load_workflows
 

@@ -90,7 +90,7 @@ def run_model(model: str, tasks: list[LiveTask], *, api_base: str | None = None,
 
 def _run_task(model: str, task: LiveTask, api_base: str | None, max_steps: int, timeout: float) -> TaskResult:
     from cli_agent.config.settings import Settings
-    from cli_agent.session import drive, open_session
+    from cli_agent.session.session import drive, open_session
 
     outcome = TaskResult(task.name)
     with tempfile.TemporaryDirectory(prefix="cli-agent-live-") as tmp:

@@ -137,7 +137,7 @@ def run_one(task: RealTask, *, model: str, protocol: str, variant: str, api_base
     from cli_agent.config.settings import Settings
     from cli_agent.contracts.checked import check
     from cli_agent.contracts.events import RunFinished, StopReason, ToolCallsProposed
-    from cli_agent.session import drive, open_session
+    from cli_agent.session.session import drive, open_session
 
     result = RealResult(task.name, task.kind, protocol, variant)
     with tempfile.TemporaryDirectory(prefix="cli-agent-real-") as tmp:

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from cli_agent.contracts.events import EventStream, RunFinished
-    from cli_agent.session import Session
+    from cli_agent.session.session import Session
 
 __all__ = ["BangHost", "run_bang"]
 

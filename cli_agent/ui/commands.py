@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from cli_agent.agent.loop import Approver
     from cli_agent.config.settings import Settings
     from cli_agent.contracts.events import EventStream, RunFinished
-    from cli_agent.session import Session
+    from cli_agent.session.session import Session
 
 __all__ = ["Command", "CommandContext", "CommandRegistry", "Handler", "Outcome"]
 

@@ -26,7 +26,7 @@ def _clear(ctx: CommandContext, args: str) -> None:
 
     from rich.text import Text
 
-    from cli_agent.session import open_session
+    from cli_agent.session.session import open_session
     from cli_agent.ui.command_panel import hanging
 
     session = ctx.session

@@ -129,7 +129,7 @@ def _with_mcp_tools(settings: Settings, registry: Registry) -> Registry:
 
 def _supports_native_tools(settings: Settings) -> bool:
     """What `protocol = "auto"` asks the provider; with no model to ask, native."""
-    from cli_agent.session import default_provider_factory
+    from cli_agent.session.session import default_provider_factory
 
     if not settings.model:
         return True

@@ -20,7 +20,7 @@ from cli_agent.ui.escape import escape_for_terminal as esc
 
 if TYPE_CHECKING:
     from cli_agent.providers.base import Provider
-    from cli_agent.session import Session
+    from cli_agent.session.session import Session
     from cli_agent.ui.commands import CommandContext
 
 __all__ = ["KEY_MODELS", "known_models", "model_command", "switch_model"]

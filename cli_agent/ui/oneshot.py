@@ -15,7 +15,7 @@ from cli_agent.ui.headless import warn
 if TYPE_CHECKING:
     from cli_agent.agent.loop import Approver
     from cli_agent.config.settings import Settings
-    from cli_agent.session import Session
+    from cli_agent.session.session import Session
     from cli_agent.ui.headless import JsonReport
 
 __all__ = ["approver_for", "read_task", "run_one_shot", "run_tool", "run_workflow_command"]
@@ -78,7 +78,7 @@ def run_one_shot(settings: Settings, prompt: str, *, provider_factory: Any, resu
 
     def start(session: Session, approve: Approver) -> tuple[EventStream, JsonReport]:
         if resumed is not None:
-            from cli_agent.session import resume_into
+            from cli_agent.session.session import resume_into
 
             resume_into(session, *resumed)
         return session.run(text, approve), JsonReport(trace=str(session.trace_path), notes=session.notes)
@@ -115,7 +115,7 @@ def _run_session(settings: Settings, provider_factory: Any,
                  start: Callable[[Session, Approver], tuple[EventStream, JsonReport]], notes: Sequence[str]) -> int:
     """Open a session, drive the events `start` gives to the trace and the `--output` printer, close it; a run
     that did not finish "done" raises its error (the exit code)."""
-    from cli_agent.session import drive, is_interactive, open_session
+    from cli_agent.session.session import drive, is_interactive, open_session
     from cli_agent.ui.headless import output_sink
 
     interactive = is_interactive()
@@ -146,7 +146,7 @@ def run_tool(settings: Settings, name: str, json_args: str) -> int:
     from cli_agent.contracts.events import Event, ToolResult
     from cli_agent.contracts.messages import ToolCall
     from cli_agent.providers.base import NoModel
-    from cli_agent.session import drive, is_interactive, open_session
+    from cli_agent.session.session import drive, is_interactive, open_session
 
     try:
         arguments = json.loads(json_args)

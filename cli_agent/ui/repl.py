@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
     from cli_agent.config.settings import Loaded, Settings
     from cli_agent.contracts.events import Event, EventStream, RunFinished
-    from cli_agent.session import ProviderFactory, Session
+    from cli_agent.session.session import ProviderFactory, Session
 
 __all__ = ["Repl", "run_repl"]
 
@@ -429,7 +429,7 @@ class Repl:
 
     def drive(self, events: EventStream) -> RunFinished:
         from cli_agent.contracts.events import RunFinished, StopReason
-        from cli_agent.session import drive
+        from cli_agent.session.session import drive
         from cli_agent.ui.keys import TurnKeys
         from cli_agent.ui.render import Renderer
 

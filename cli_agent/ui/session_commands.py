@@ -37,7 +37,7 @@ def register_commands(registry: CommandRegistry, ctx: CommandContext) -> None:
 def _repl_resume(ctx: CommandContext, args: str) -> None:
     from rich.text import Text
 
-    from cli_agent.session import open_session, resume_into
+    from cli_agent.session.session import open_session, resume_into
 
     def say(text: str, style: str = "") -> None:
         ctx.console.print(Text(esc(text), style=style))

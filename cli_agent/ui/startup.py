@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from cli_agent.config.settings import Loaded, Settings
     from cli_agent.history.session_index import SessionEntry
-    from cli_agent.session import ProviderFactory, Session
+    from cli_agent.session.session import ProviderFactory, Session
 
 __all__ = ["Startup", "preload", "warm_up"]
 
@@ -90,7 +90,7 @@ class Startup:
         self._thread.start()
 
     def _open(self) -> Session:
-        from cli_agent.session import default_provider_factory, open_session
+        from cli_agent.session.session import default_provider_factory, open_session
 
         settings = self.settings
         assert settings is not None
@@ -102,7 +102,7 @@ class Startup:
         session = open_session(settings, interactive=True,
                                provider_factory=self.provider_factory or default_provider_factory, notes=self.notes)
         if resumed is not None:
-            from cli_agent.session import resume_into
+            from cli_agent.session.session import resume_into
 
             try:
                 resume_into(session, *resumed)

@@ -16,7 +16,7 @@ from cli_agent.ui.escape import escape_for_terminal as esc
 if TYPE_CHECKING:
     from prompt_toolkit.formatted_text import StyleAndTextTuples
 
-    from cli_agent.session import Session
+    from cli_agent.session.session import Session
 
 __all__ = ["context_share", "next_mode", "toolbar"]
 

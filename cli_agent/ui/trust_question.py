@@ -37,7 +37,7 @@ def ask_trust(load: Callable[[], Loaded], workspace_hint: str | None) -> None:
     changed. A config error is left for the REPL's own start-up to report."""
     from cli_agent.contracts import errors
     from cli_agent.fs import paths
-    from cli_agent.session import is_interactive
+    from cli_agent.session.session import is_interactive
 
     if not is_interactive() or not paths.project_config_file(Path(workspace_hint or ".")).is_file():
         return

@@ -38,7 +38,7 @@ from cli_agent.serve.acp.wire import LINE_LIMIT, StdioWire, log_to_stderr
 if TYPE_CHECKING:
     from cli_agent.cli_state import AppState
     from cli_agent.contracts.events import EventStream
-    from cli_agent.session import Session
+    from cli_agent.session.session import Session
 
 __all__ = ["AcpAgent", "serve"]
 
@@ -126,7 +126,7 @@ class AcpAgent:
         """A cli-agent session for the client's working directory, with the client's MCP servers besides the
         config's (in a worker thread: it starts MCP servers)."""
         from cli_agent.cli_state import load_for, provider_factory
-        from cli_agent.session import open_session
+        from cli_agent.session.session import open_session
 
         if not os.path.isabs(cwd):
             raise RequestError(-32602, f"cwd must be an absolute path, got {cwd!r}")
@@ -181,7 +181,7 @@ class AcpAgent:
 
     def _resumed(self, cwd: str, session_id: str, servers: list[Any] | None) -> Session:
         from cli_agent.history.session_index import load_resumable
-        from cli_agent.session import resume_into
+        from cli_agent.session.session import resume_into
 
         session = self._open(cwd, servers)
         try:
