@@ -10,12 +10,12 @@ import pytest
 from cli_agent.contracts.errors import WorkflowError
 from cli_agent.fs.workspace import Workspace
 from cli_agent.tools.registry import Registry
-from cli_agent.workflow_run import ask_missing, complete_arguments, parse_arguments, parse_tokens, render
-from cli_agent.workflows import (
+from cli_agent.workflows.files import (
     Param,
     load_workflow_file,
     load_workflows,
 )
+from cli_agent.workflows.run import ask_missing, complete_arguments, parse_arguments, parse_tokens, render
 
 BUILTINS = {"explain", "review", "add-tests", "refactor", "document", "init", "new-file"}
 GOOD = """

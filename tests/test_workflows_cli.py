@@ -305,8 +305,8 @@ def test_ctrl_c_in_a_front_end_finishes_the_step_and_ends_the_workflow(ws):
     from cli_agent.config.settings import Settings
     from cli_agent.contracts.events import ModelRequest, RunFinished, StopReason
     from cli_agent.session.session import drive, open_session
-    from cli_agent.workflow_run import run_workflow
-    from cli_agent.workflows import load_workflows
+    from cli_agent.workflows.files import load_workflows
+    from cli_agent.workflows.run import run_workflow
 
     factory = Factory({"text": "never seen"})
     session = open_session(Settings(model="scripted", workspace=str(ws), trace=str(ws.parent / "t.jsonl")),

@@ -145,8 +145,8 @@ def list_workflows(settings: Settings, *, check: bool, trusted: bool | None = No
     from cli_agent.contracts import errors
     from cli_agent.ui.escape import escape_for_terminal
     from cli_agent.ui.headless import warn
-    from cli_agent.workflow_run import render_catalog
-    from cli_agent.workflows import load_workflows
+    from cli_agent.workflows.files import load_workflows
+    from cli_agent.workflows.run import render_catalog
 
     catalog = load_workflows(settings.workspace, trusted=trusted)
     if catalog.workflows:

@@ -92,8 +92,8 @@ def run_workflow_command(settings: Settings, name: str, args: Sequence[str], *, 
     provider is even made. `trusted`: the folder's trust (None: as the environment and the trust store say)."""
     from cli_agent.fs.workspace import Workspace
     from cli_agent.ui.headless import JsonReport
-    from cli_agent.workflow_run import missing_message, parse_tokens, run_workflow
-    from cli_agent.workflows import load_workflows
+    from cli_agent.workflows.files import load_workflows
+    from cli_agent.workflows.run import missing_message, parse_tokens, run_workflow
 
     workspace = Workspace(settings.workspace, locks=tuple(settings.locks))
     catalog = load_workflows(workspace, trusted=trusted)

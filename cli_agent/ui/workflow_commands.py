@@ -24,7 +24,7 @@ from cli_agent.ui.escape import escape_for_terminal as esc
 
 if TYPE_CHECKING:
     from cli_agent.ui.commands import CommandContext, CommandRegistry, Handler
-    from cli_agent.workflows import Catalog, Param, Workflow
+    from cli_agent.workflows.files import Catalog, Param, Workflow
 
 __all__ = ["PREFIX", "register_commands"]
 
@@ -32,7 +32,7 @@ PREFIX = "wf:"  # `/wf:NAME` always reaches the workflow NAME
 
 
 def register_commands(registry: CommandRegistry, ctx: CommandContext) -> list[str]:
-    from cli_agent.workflows import load_workflows
+    from cli_agent.workflows.files import load_workflows
 
     catalog = load_workflows(ctx.settings.workspace)
     renamed: list[str] = []  # filled in below; the listing shows it
@@ -48,7 +48,7 @@ def register_commands(registry: CommandRegistry, ctx: CommandContext) -> list[st
 
 
 def _command(workflow: Workflow, name: str, aliases: tuple[str, ...]) -> Command:
-    from cli_agent.workflow_run import complete_arguments
+    from cli_agent.workflows.run import complete_arguments
 
     params = [f"  {p.describe()}" for p in workflow.params] or ["  (none)"]
     help_text = "\n".join([workflow.description, "", "parameters (positional in this order, or name=value):",
@@ -61,7 +61,7 @@ def _command(workflow: Workflow, name: str, aliases: tuple[str, ...]) -> Command
 
 def _runner(workflow: Workflow, name: str) -> Handler:
     def run(ctx: CommandContext, args: str) -> None:
-        from cli_agent.workflow_run import ask_missing, parse_arguments, run_workflow
+        from cli_agent.workflows.run import ask_missing, parse_arguments, run_workflow
 
         workspace = ctx.session.workspace
         values, missing = parse_arguments(workflow, args, workspace)  # a bad value: WorkflowError, one line
@@ -93,7 +93,7 @@ def _listing(catalog: Catalog, renamed: list[str]) -> Handler:
     """`/workflows`: the workflows as loaded when the REPL started (those it can run)."""
 
     def show(ctx: CommandContext, args: str) -> None:
-        from cli_agent.workflow_run import render_catalog
+        from cli_agent.workflows.run import render_catalog
 
         lines = [render_catalog(catalog, ctx.console.width) if catalog.workflows else "no workflows",
                  *(f"broken workflow file: {e}" for e in catalog.errors), "",

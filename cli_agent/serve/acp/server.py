@@ -212,7 +212,7 @@ class AcpAgent:
             _log.warning("could not greet session %s: %s", session_id, exc)
 
     def _commands(self, opened: _Open) -> list[schema.AvailableCommand]:
-        from cli_agent.workflows import load_workflows
+        from cli_agent.workflows.files import load_workflows
 
         catalog = load_workflows(opened.session.workspace, trusted=self._trusted())
         return [schema.AvailableCommand(name=wf.name, description=wf.description or wf.title,
@@ -283,8 +283,8 @@ class AcpAgent:
         """The turn's events and how many runs they hold (0: a workflow's, as many as its steps that run)."""
         name, _, rest = text.removeprefix("/").partition(" ")
         if text.startswith("/") and name:
-            from cli_agent.workflow_run import missing_message, parse_arguments, run_workflow
-            from cli_agent.workflows import load_workflows
+            from cli_agent.workflows.files import load_workflows
+            from cli_agent.workflows.run import missing_message, parse_arguments, run_workflow
 
             workflow = load_workflows(opened.session.workspace, trusted=self._trusted()).get(name)
             if workflow is not None:

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from cli_agent.contracts import errors
 from cli_agent.contracts.events import EventStream, RunFinished, StopReason
 from cli_agent.contracts.messages import ToolCall
-from cli_agent.workflows import PLACEHOLDER, Catalog, Param, PromptStep, Value, Workflow
+from cli_agent.workflows.files import PLACEHOLDER, Catalog, Param, PromptStep, Value, Workflow
 
 if TYPE_CHECKING:
     from cli_agent.agent.loop import Approver

@@ -9,7 +9,7 @@ a broken file is skipped and reported as one line, `path: field: reason`.
 Sources, nearest last (a nearer one shadows a farther one with the same name): the built-ins in
 `cli_agent/builtin_workflows/`, the user's `<config dir>/workflows/`, the project's `.cli-agent/workflows/`.
 
-The API the REPL and the CLI use (invoking them lives in `cli_agent.workflow_run`):
+The API the REPL and the CLI use (invoking them lives in `cli_agent.workflows.run`):
 
     catalog = load_workflows(workspace)        # Catalog: .get(name), .require(name), .by_category(), .errors
     workflow.usage, workflow.params            # "refactor PATH GOAL"; Param: .name .type .help .choices .describe()
