@@ -30,9 +30,9 @@ def pending(key: str, what: str, target: str) -> Row | None:
     except ImportError:
         return Row(key, what, "pending: pexpect is not installed (pip install -e '.[dev]')", target, None)
     try:
-        import cli_agent.ui.repl  # noqa: F401
+        import cli_agent.ui.repl.repl  # noqa: F401
     except ImportError:
-        return Row(key, what, "pending: the REPL (cli_agent/ui/repl.py) is not there yet", target, None)
+        return Row(key, what, "pending: the REPL (cli_agent/ui/repl/repl.py) is not there yet", target, None)
     return None
 
 

@@ -124,7 +124,7 @@ def tools_list(ctx: typer.Context, as_json: AsJson = False,
     """List the tools the model can use, by category: one line each."""
     if ctx.invoked_subcommand is not None:
         return 0
-    from cli_agent.ui.listing import print_tools
+    from cli_agent.ui.headless.listing import print_tools
 
     _load(ctx, announce=False)  # a broken config exits 2 here as everywhere
     print_tools(as_json=as_json, verbose=verbose)
@@ -134,7 +134,7 @@ def tools_list(ctx: typer.Context, as_json: AsJson = False,
 @tools_app.command("show", hidden=True)
 def tools_show(name: str, as_json: AsJson = False) -> int:
     """One tool in full: its description, when to use it, its parameters."""
-    from cli_agent.ui.listing import print_tools
+    from cli_agent.ui.headless.listing import print_tools
 
     print_tools(as_json=as_json, name=name)
     return 0
@@ -145,7 +145,7 @@ def tools_run(ctx: typer.Context, name: str, json_args: Annotated[str, typer.Arg
                                                                                          "object.")] = "{}",
               workspace: Workspace = None, yes: Yes = None, config: ConfigFile = None) -> int:
     """Run one tool call through the dispatcher and the approval policy; print its envelope as JSON."""
-    from cli_agent.ui.oneshot import run_tool
+    from cli_agent.ui.headless.oneshot import run_tool
 
     loaded = _load(ctx, workspace=workspace, yes=yes, config=config)
     return run_tool(loaded.settings, name, json_args)
@@ -158,7 +158,7 @@ def prompt_cmd(ctx: typer.Context,
                                                                             "selects optional tools.")] = "",
                workspace: Workspace = None, model: Model = None, config: ConfigFile = None) -> int:
     """Print the enhanced system prompt built from the tool specs."""
-    from cli_agent.ui.listing import print_prompt
+    from cli_agent.ui.headless.listing import print_prompt
 
     loaded = _load(ctx, protocol=protocol, workspace=workspace, model=model, config=config)
     print_prompt(loaded.settings, task=task, as_json=as_json)
@@ -169,7 +169,7 @@ def prompt_cmd(ctx: typer.Context,
 def config_show(ctx: typer.Context, workspace: Workspace = None, config: ConfigFile = None) -> int:
     """The effective configuration, each value with where it came from."""
     from cli_agent.config.settings import render_show
-    from cli_agent.ui.escape import escape_for_terminal
+    from cli_agent.ui.view.escape import escape_for_terminal
 
     typer.echo(escape_for_terminal(render_show(_load(ctx, workspace=workspace, config=config))))
     return 0
@@ -179,7 +179,7 @@ def config_show(ctx: typer.Context, workspace: Workspace = None, config: ConfigF
 def config_path(ctx: typer.Context, workspace: Workspace = None, config: ConfigFile = None) -> int:
     """The config files read, in the order they are layered."""
     from cli_agent.config.settings import render_paths
-    from cli_agent.ui.escape import escape_for_terminal
+    from cli_agent.ui.view.escape import escape_for_terminal
 
     typer.echo(escape_for_terminal(render_paths(_load(ctx, workspace=workspace, config=config))))
     return 0
@@ -197,7 +197,7 @@ def workflows_list(ctx: typer.Context,
                                                                         "any is broken.")] = False,
                    workspace: Workspace = None, config: ConfigFile = None) -> int:
     """List the workflows by category: parameters, the file each comes from, and what it shadows."""
-    from cli_agent.ui.listing import list_workflows
+    from cli_agent.ui.headless.listing import list_workflows
 
     return list_workflows(_load(ctx, workspace=workspace, config=config).settings, check=check,
                           trusted=_trust_flag(ctx))
@@ -210,7 +210,7 @@ def workflow_run(ctx: typer.Context, name: str,
                  yes: Yes = None, output: Output = None, workspace: Workspace = None, model: Model = None,
                  config: ConfigFile = None) -> int:
     """Run the workflow NAME with its parameters; a missing or bad one exits 2 before anything runs."""
-    from cli_agent.ui.oneshot import run_workflow_command
+    from cli_agent.ui.headless.oneshot import run_workflow_command
 
     loaded = _load(ctx, yes=yes, output=output, workspace=workspace, model=model, config=config)
     return run_workflow_command(loaded.settings, name, args or [], provider_factory=_factory(ctx),
@@ -232,7 +232,7 @@ def _fact_store(ctx: typer.Context, workspace: str | None, config: Path | None) 
 
 def _print_facts(store: Any, as_json: bool) -> None:
     from cli_agent.facts.store import render_list
-    from cli_agent.ui.escape import escape_for_terminal, json_for_output
+    from cli_agent.ui.view.escape import escape_for_terminal, json_for_output
 
     if as_json:
         out = {"committed": [dataclasses.asdict(f) for f in store.committed()],
@@ -269,7 +269,7 @@ def facts_commit(ctx: typer.Context, fact_id: Annotated[str, typer.Argument(meta
                                                                              "your user name).")] = None,
                  workspace: Workspace = None, config: ConfigFile = None) -> int:
     """Make a pending proposal a project fact: the model sees it as authoritative from the next run on."""
-    from cli_agent.ui.escape import escape_for_terminal
+    from cli_agent.ui.view.escape import escape_for_terminal
 
     fact = _fact_store(ctx, workspace, config).commit(fact_id, author)
     typer.echo(escape_for_terminal(f"committed {fact.id}: {fact.text}"))
@@ -281,7 +281,7 @@ def facts_reject(ctx: typer.Context, fact_id: Annotated[str, typer.Argument(meta
                                                                                              "proposal's ID.")],
                  workspace: Workspace = None, config: ConfigFile = None) -> int:
     """Drop a pending proposal."""
-    from cli_agent.ui.escape import escape_for_terminal
+    from cli_agent.ui.view.escape import escape_for_terminal
 
     proposal = _fact_store(ctx, workspace, config).reject(fact_id)
     typer.echo(escape_for_terminal(f"rejected {proposal.id}: {proposal.text}"))
@@ -297,7 +297,7 @@ def trust_cmd(ctx: typer.Context,
               workspace: Workspace = None) -> int:
     """Trust the folder's project config (.cli-agent/config.toml) as it is now: it may then set every key."""
     from cli_agent.config import trusted_folders
-    from cli_agent.ui.escape import escape_for_terminal as esc
+    from cli_agent.ui.view.escape import escape_for_terminal as esc
 
     if list_all:
         for entry in trusted_folders.entries():
@@ -325,8 +325,8 @@ def trust_cmd(ctx: typer.Context,
 def sandbox_cmd(ctx: typer.Context, workspace: Workspace = None, config: ConfigFile = None) -> int:
     """What the command sandbox (run_command, !COMMAND) can do here, or why there is none and what would enable
     it. Exit 1 when commands can't run."""
-    from cli_agent.ui.escape import escape_for_terminal
-    from cli_agent.ui.sandbox_status import sandbox_report
+    from cli_agent.ui.view.escape import escape_for_terminal
+    from cli_agent.ui.view.sandbox_status import sandbox_report
 
     text, code = sandbox_report(_load(ctx, workspace=workspace, config=config).settings)
     typer.echo(escape_for_terminal(text))
@@ -393,7 +393,7 @@ def eval_cmd(ctx: typer.Context,
 def sessions_cmd(ctx: typer.Context, workspace: Workspace = None, config: ConfigFile = None,
                  as_json: AsJson = False) -> int:
     """This workspace's sessions, last used first; continue one with -c or --resume ID."""
-    from cli_agent.ui.session_commands import print_sessions
+    from cli_agent.ui.repl.commands.session_commands import print_sessions
 
     return print_sessions(_load(ctx, workspace=workspace, config=config).settings.workspace, as_json=as_json)
 
@@ -411,8 +411,8 @@ def undo_cmd(ctx: typer.Context,
     """Revert the agent's changes of the newest turn (or --turn N) byte for byte, from the undo journal."""
     from cli_agent.history.journal import Journal
     from cli_agent.history.undo import undo
-    from cli_agent.ui.escape import escape_for_terminal, json_for_output
-    from cli_agent.ui.undo_commands import render_turns, turns_json
+    from cli_agent.ui.repl.commands.undo_commands import render_turns, turns_json
+    from cli_agent.ui.view.escape import escape_for_terminal, json_for_output
 
     journal = Journal(_load(ctx, workspace=workspace, config=config).settings.workspace)
     if list_turns:
@@ -443,7 +443,7 @@ def local_status(ctx: typer.Context,
 
     loaded = _load(ctx, local_model=local_model, config=config)
     status = model_status(resolve_model(loaded.settings.local.model), rehash=rehash)
-    from cli_agent.ui.escape import escape_for_terminal
+    from cli_agent.ui.view.escape import escape_for_terminal
 
     typer.echo(escape_for_terminal("\n".join(status.lines())))
     if not status.ok:
@@ -461,7 +461,7 @@ app.add_typer(mcp_app, name="mcp")
 def mcp_list(ctx: typer.Context, as_json: AsJson = False, workspace: Workspace = None,
              config: ConfigFile = None) -> int:
     """Start the configured MCP servers and show each one's state and tools."""
-    from cli_agent.ui.mcp_commands import list_servers
+    from cli_agent.ui.repl.commands.mcp_commands import list_servers
 
     return list_servers(_load(ctx, workspace=workspace, config=config), as_json=as_json)
 
@@ -470,7 +470,7 @@ def mcp_list(ctx: typer.Context, as_json: AsJson = False, workspace: Workspace =
 def mcp_test(ctx: typer.Context, name: Annotated[str, typer.Argument(help="A server of [mcp_servers].")],
              workspace: Workspace = None, config: ConfigFile = None) -> int:
     """Start one MCP server (even a disabled one) and list its tools; exit 1 with the reason if it does not start."""
-    from cli_agent.ui.mcp_commands import test_server
+    from cli_agent.ui.repl.commands.mcp_commands import test_server
 
     return test_server(_load(ctx, workspace=workspace, config=config), name)
 

@@ -41,7 +41,7 @@ def load_for(state: AppState, *, announce: bool = True, **sub_flags: Any) -> Any
     loaded = load_settings(flags, config_file=config_file, trust=None if trust is None else bool(trust))
     state.output = loaded.settings.output
     if announce and loaded.notes:
-        from cli_agent.ui.escape import escape_for_terminal
+        from cli_agent.ui.view.escape import escape_for_terminal
 
         for note in loaded.notes:
             sys.stderr.write(f"cli-agent: {escape_for_terminal(note)}\n")
@@ -74,8 +74,8 @@ def resume_from(continue_: bool, resume: str | None) -> str | None:
 def run_interactive(state: AppState, resume: str | None, *, onboard: bool) -> int:
     """No `-p`: the trust question for a new folder, then the REPL, which loads the settings behind its prompt.
     `onboard`: no model, server or key was given on the command line (the REPL may offer to set one up)."""
-    from cli_agent.ui.repl import run_repl
-    from cli_agent.ui.trust_question import ask_trust
+    from cli_agent.ui.repl.repl import run_repl
+    from cli_agent.ui.repl.trust_question import ask_trust
 
     def load() -> Any:
         return load_for(state, announce=False)
@@ -87,7 +87,7 @@ def run_interactive(state: AppState, resume: str | None, *, onboard: bool) -> in
 
 def run_prompt(state: AppState, prompt: str, resume: str | None) -> int:
     """`-p TEXT`: one task, then exit with its code. `state.flags` holds the root's flags."""
-    from cli_agent.ui.oneshot import run_one_shot
+    from cli_agent.ui.headless.oneshot import run_one_shot
 
     loaded = load_for(state)
     return run_one_shot(loaded.settings, prompt, provider_factory=provider_factory(state), resume=resume,

@@ -154,7 +154,7 @@ def test_a_one_shot_process_imports_no_typer_click_rich_h2_or_pydantic(tmp_path:
     assert "hello from the fake" in result.stdout
     modules = {line.rsplit("|", 1)[1].strip() for line in result.stderr.splitlines()
                if line.startswith("import time:") and "|" in line}
-    assert "cli_agent.ui.oneshot" in modules  # the run really went through importtime
+    assert "cli_agent.ui.headless.oneshot" in modules  # the run really went through importtime
     heavy = sorted(m for m in modules if m.split(".")[0] in ("typer", "click", "rich", "h2", "hpack", "pydantic",
                                                               "pydantic_core", "jsonschema")
                    or m in ("cli_agent.cli_app", "cli_agent.providers.local"))

@@ -153,7 +153,7 @@ def test_the_dropped_variables_are_named_once_per_session_and_by_cli_agent_sandb
     assert setup is not None
     note = next(n for n in setup.notes if "environment variable" in n)
     assert "GITHUB_PAT" in note and "DATABASE_URL" in note and "LEAK" not in note and "\n" not in note
-    from cli_agent.ui.sandbox_status import sandbox_report
+    from cli_agent.ui.view.sandbox_status import sandbox_report
     text, code = sandbox_report(settings)
     assert code == 0 and "GITHUB_PAT" in text and "LEAK" not in text
 
@@ -222,7 +222,7 @@ def test_every_row_of_the_reach_table_is_in_the_docs_and_has_its_test() -> None:
 
 def test_cli_agent_sandbox_prints_the_table(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from cli_agent.sandbox.reach import ROWS
-    from cli_agent.ui.sandbox_status import sandbox_report
+    from cli_agent.ui.view.sandbox_status import sandbox_report
 
     text, code = sandbox_report(Settings(workspace=str(ws)))
     assert code == 0 and all(row.what.replace("`", "") in text for row in ROWS)

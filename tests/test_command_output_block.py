@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from rich.console import Console
 
-from cli_agent.ui.command_panel import output_block, output_lines
+from cli_agent.ui.view.command_panel import output_block, output_lines
 
 
 def drawn(text: str, width: int, lines: int | None = 12) -> list[str]:

@@ -16,7 +16,7 @@ from cli_agent.history.session_index import LATEST, load_resumable
 from cli_agent.providers.scripted import ScriptedProvider
 from cli_agent.replay import replay
 from cli_agent.session.session import open_session, resume_into
-from cli_agent.ui.repl import Repl
+from cli_agent.ui.repl.repl import Repl
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from cli_agent.history import journal
 from cli_agent.history.journal import Journal, collect_blobs
 from cli_agent.history.undo import undo
 from cli_agent.tools.handlers import ToolContext, files
-from cli_agent.ui.undo_commands import render_turns
+from cli_agent.ui.repl.commands.undo_commands import render_turns
 
 
 class Agentish:

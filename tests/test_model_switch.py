@@ -15,7 +15,7 @@ from cli_agent.contracts.messages import Message, ToolCall
 from cli_agent.providers import make_provider
 from cli_agent.providers.scripted import ScriptedProvider
 from cli_agent.session.session import open_session
-from cli_agent.ui.repl import Repl
+from cli_agent.ui.repl.repl import Repl
 
 
 @pytest.fixture

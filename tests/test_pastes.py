@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cli_agent.ui.pastes import FOLD_LINES, Pastes
+from cli_agent.ui.repl.pastes import FOLD_LINES, Pastes
 
 
 def test_a_short_paste_stays_and_a_long_one_is_folded_and_expanded_back():

@@ -12,9 +12,9 @@ from cli_agent.config.settings import Settings
 from cli_agent.contracts.messages import Message
 from cli_agent.providers.scripted import ScriptedProvider
 from cli_agent.session.session import open_session
-from cli_agent.ui.builtin_commands import builtin_commands
-from cli_agent.ui.commands import Command, CommandRegistry, Outcome
-from cli_agent.ui.repl import Repl
+from cli_agent.ui.repl.commands.builtin_commands import builtin_commands
+from cli_agent.ui.repl.commands.commands import Command, CommandRegistry, Outcome
+from cli_agent.ui.repl.repl import Repl
 
 BUILTINS = {"help", "exit", "clear", "model", "approval", "tools", "prompt", "trace", "cost", "compact", "expand",
             "diff"}
@@ -172,7 +172,7 @@ def test_workflows_and_facts_are_listed(repl):
 
 
 def test_command_modules_register_commands_and_a_broken_one_is_a_note(repl):
-    from cli_agent.ui.command_set import add_commands
+    from cli_agent.ui.repl.commands.command_set import add_commands
 
     def good(registry, ctx):
         registry.register(Command("demo", "a demo command", lambda c, a: None))

@@ -23,8 +23,8 @@ from cli_agent.fs.workspace import Workspace
 from cli_agent.providers.litellm_provider import LiteLLMProvider
 from cli_agent.providers.scripted import ScriptedProvider
 from cli_agent.session.session import open_session
-from cli_agent.ui.approve import TerminalApprover, choices, parse_answer, prompt_for, read_key
-from cli_agent.ui.completion import (
+from cli_agent.ui.repl.approve import TerminalApprover, choices, parse_answer, prompt_for, read_key
+from cli_agent.ui.repl.completion import (
     ATTACH_MAX,
     PathIndex,
     ReplCompleter,
@@ -33,9 +33,9 @@ from cli_agent.ui.completion import (
     bindings,
     match_paths,
 )
-from cli_agent.ui.repl import Repl
-from cli_agent.ui.startup import Startup, warm_up
-from cli_agent.ui.toolbar import toolbar
+from cli_agent.ui.repl.repl import Repl
+from cli_agent.ui.repl.startup import Startup, warm_up
+from cli_agent.ui.repl.toolbar import toolbar
 
 
 @pytest.fixture
@@ -379,7 +379,7 @@ def test_loop_runs_a_turn_with_an_approval_records_history_and_exits_0_on_ctrl_d
 
 def test_a_failing_or_interrupted_command_returns_to_the_prompt(tmp_path, monkeypatch, ws, pipe):
     from cli_agent.contracts.errors import UsageError
-    from cli_agent.ui.commands import Command
+    from cli_agent.ui.repl.commands.commands import Command
 
     repl, _ = make_repl(tmp_path, monkeypatch, ws, [], pipe)
 

@@ -17,8 +17,8 @@ from cli_agent.contracts.messages import Message, Usage
 from cli_agent.providers.scripted import ScriptedProvider
 from cli_agent.session.session import open_session
 from cli_agent.tools.registry import Registry
-from cli_agent.ui.listing import print_tools
-from cli_agent.ui.toolbar import next_mode, toolbar
+from cli_agent.ui.headless.listing import print_tools
+from cli_agent.ui.repl.toolbar import next_mode, toolbar
 
 pexpect = pytest.importorskip("pexpect")
 WIDTHS = (60, 80, 120)

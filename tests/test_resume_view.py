@@ -123,7 +123,7 @@ def test_a_resumed_workflow_turn_shows_what_was_typed_not_the_workflow_s_prompt(
 
 def test_a_file_undone_in_one_turn_but_kept_from_another_is_still_listed():
     from cli_agent.history.journal import Entry, Turn
-    from cli_agent.ui.resume_view import _undone
+    from cli_agent.ui.view.resume_view import _undone
 
     def turn(number: int, session: str, paths: list[str], undone: bool) -> Turn:
         entries = tuple(Entry(number, session, seq, 0.0, "edit_file", "edit", p, None, None, None)

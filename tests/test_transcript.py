@@ -28,9 +28,9 @@ from cli_agent.contracts.events import (
     Warning,
 )
 from cli_agent.contracts.messages import ToolCall
-from cli_agent.ui.approve import TerminalApprover, choices, decided_line
-from cli_agent.ui.render import Renderer
-from cli_agent.ui.transcript import compact_line, mcp_summary, received_lines, result_line
+from cli_agent.ui.repl.approve import TerminalApprover, choices, decided_line
+from cli_agent.ui.view.render import Renderer
+from cli_agent.ui.view.transcript import compact_line, mcp_summary, received_lines, result_line
 
 WIDTHS = (60, 80, 120)
 

@@ -17,7 +17,7 @@ from cli_agent.config.settings import Settings
 from cli_agent.contracts.events import Decision
 from cli_agent.providers.scripted import ScriptedProvider
 from cli_agent.session.session import open_session
-from cli_agent.ui.repl import Repl
+from cli_agent.ui.repl.repl import Repl
 
 pytestmark = pytest.mark.usefixtures("isolated_home")
 

@@ -37,7 +37,7 @@ def options_text() -> str:
 def choose_model(settings: Settings, *, env: dict[str, str] | None = None, say: Callable[[str], None] = print,
                  ask: Callable[[str], str] = input, runtime: Callable[[], str | None] | None = None) -> str | None:
     """`runtime`: the local model's runtime version, None when it is not installed (default: ask the install)."""
-    from cli_agent.ui.model_commands import KEY_MODELS
+    from cli_agent.ui.repl.commands.model_commands import KEY_MODELS
 
     if runtime is None:
         from cli_agent.providers.local_model import runtime_version

@@ -9,7 +9,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from cli_agent.ui.escape import escape_for_terminal as esc
+from cli_agent.ui.view.escape import escape_for_terminal as esc
 
 __all__ = ["Working"]
 
@@ -40,7 +40,7 @@ class Working:
         queued = self.typed()
         room = max(1, (options.height or console.height) - 2 - len(queued))
         if self.command:
-            from cli_agent.ui.command_panel import LIVE_LINES, output_block
+            from cli_agent.ui.view.command_panel import LIVE_LINES, output_block
 
             block = output_block(self.text, min(room, LIVE_LINES), more="")
             if block is not None:

@@ -13,12 +13,12 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from cli_agent.contracts import errors
-from cli_agent.ui.escape import escape_for_terminal as esc
+from cli_agent.ui.view.escape import escape_for_terminal as esc
 
 if TYPE_CHECKING:
     from cli_agent.config.settings import Loaded
     from cli_agent.mcp.hub import ServerStatus
-    from cli_agent.ui.commands import CommandContext, CommandRegistry
+    from cli_agent.ui.repl.commands.commands import CommandContext, CommandRegistry
 
 __all__ = ["list_servers", "register_commands", "render_statuses", "status_json", "test_server"]
 
@@ -109,7 +109,7 @@ def render_statuses(statuses: list[ServerStatus]) -> str:
 # -- /mcp in the REPL ---------------------------------------------------------------------------------------------
 
 def register_commands(registry: CommandRegistry, ctx: CommandContext) -> None:
-    from cli_agent.ui.commands import Command
+    from cli_agent.ui.repl.commands.commands import Command
 
     registry.register(Command("mcp", "the MCP servers of this session: state and tools", _repl_mcp,
                               help="/mcp shows each configured MCP server (from [mcp_servers] in your config), "

@@ -21,10 +21,10 @@ from rich.text import Text
 from cli_agent.contracts import events as ev
 from cli_agent.contracts.change import Change
 from cli_agent.contracts.messages import ToolCall
-from cli_agent.ui.change_view import FOLD_LINES, arguments_text, call_title, change_body
-from cli_agent.ui.escape import escape_for_terminal as esc
-from cli_agent.ui.transcript import VERBS, compact_line, result_line
-from cli_agent.ui.working import Working
+from cli_agent.ui.repl.working import Working
+from cli_agent.ui.view.change_view import FOLD_LINES, arguments_text, call_title, change_body
+from cli_agent.ui.view.escape import escape_for_terminal as esc
+from cli_agent.ui.view.transcript import VERBS, compact_line, result_line
 
 __all__ = ["FOLD_LINES", "Renderer", "call_panel", "finish_line", "markdown", "result_line"]
 
@@ -41,7 +41,7 @@ def call_panel(call: ToolCall, change: Change | None = None, *, index: int = 0, 
     each file's, otherwise its arguments (and `about`, what the tool's spec says to weigh before approving it)."""
     body: RenderableType
     if changes:
-        from cli_agent.ui.command_panel import changes_panel
+        from cli_agent.ui.view.command_panel import changes_panel
 
         return changes_panel(call, changes, index=index, total=total)
     if change is None and about:
@@ -203,7 +203,7 @@ class Renderer:
     def _on_command_output(self, event: ev.CommandOutput) -> None:
         """The first (empty) says the command started: `$ COMMAND`, then its output's tail under a spinner."""
         if self._command != event.call_id:
-            from cli_agent.ui.command_panel import command_line
+            from cli_agent.ui.view.command_panel import command_line
 
             self._end_command()
             self.close()
@@ -219,7 +219,7 @@ class Renderer:
         """The ended command's output, drawn once: `output` (its result's) or else the tail the live region had."""
         if self._command is None:
             return
-        from cli_agent.ui.command_panel import output_block
+        from cli_agent.ui.view.command_panel import output_block
 
         live = self._working.text if self._working is not None and self._working.command else ""
         self._command = None
@@ -232,7 +232,7 @@ class Renderer:
         call = self._calls.get(event.call_id)
         data = event.envelope.data
         if isinstance(data, dict) and "exit_code" in data:
-            from cli_agent.ui.command_panel import changes_panel, command_result
+            from cli_agent.ui.view.command_panel import changes_panel, command_result
 
             if self._command == event.call_id:
                 self._end_command(str(data.get("output", "")))
@@ -243,7 +243,7 @@ class Renderer:
             return
         self._end_command()
         if event.changes and event.call_id not in self._asked_changes and call is not None:
-            from cli_agent.ui.command_panel import changes_panel
+            from cli_agent.ui.view.command_panel import changes_panel
 
             self._shown.add(event.call_id)
             self.print(changes_panel(call, event.changes))
@@ -270,7 +270,7 @@ class Renderer:
         self.print(Text(esc(event.line), style=style))
 
     def _on_retry(self, event: ev.Retry) -> None:
-        from cli_agent.ui.command_panel import hanging
+        from cli_agent.ui.view.command_panel import hanging
 
         self.print(hanging(Text(f"retrying in {event.delay_s:.1f}s ", style="dim"),
                            Text(f"(attempt {event.attempt}): {esc(event.reason)}", style="dim")))

@@ -1,14 +1,14 @@
 """The interactive REPL: `cli-agent` with no arguments.
 
 A prompt_toolkit prompt (history in the user state dir, Ctrl-R search, Meta+Enter / Ctrl-J for a new line, tab
-completion, a bottom toolbar) reads a message or a slash command (`cli_agent.ui.commands`); a message runs one
+completion, a bottom toolbar) reads a message or a slash command (`ui.repl.commands.commands`); a message runs one
 turn of the session's agent, drawn by `Renderer` and asked about by `TerminalApprover`. Ctrl-C during a turn
 cancels it (the loop finishes the run cleanly) and returns to the prompt; Ctrl-C at an empty prompt says how to
 quit, and a second one within two seconds quits; Ctrl-D quits. SIGTERM closes the session (so the trace is
 complete) and leaves with 143 through `cli.py`.
 
 The prompt comes first: the config, the session and the workflow commands are made behind it by `Startup`
-(`cli_agent.ui.startup`), which also warms up what the first turn needs (LiteLLM, httpx, Rich's Markdown); the
+(`cli_agent.ui.repl.startup`), which also warms up what the first turn needs (LiteLLM, httpx, Rich's Markdown); the
 first line sent waits for them. The banner names the model and the workspace once they are known, above the first
 answer; the toolbar shows them as soon as they are.
 """
@@ -22,8 +22,8 @@ from collections.abc import Callable, Collection, Iterable
 from typing import TYPE_CHECKING, Any
 
 from cli_agent.contracts import errors
-from cli_agent.ui.start_model import onboarded, with_its_model
-from cli_agent.ui.startup import Startup, warm_up
+from cli_agent.ui.repl.start_model import onboarded, with_its_model
+from cli_agent.ui.repl.startup import Startup, warm_up
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -72,8 +72,8 @@ class Repl:
                  approver: Any = None, prompt_input: Any = None, prompt_output: Any = None) -> None:
         """`session`: an open one, or the `Startup` that opens it behind the first prompt. `console`: None for a
         Rich console on stdout, made at first use (behind the prompt: Rich takes a while to import)."""
-        from cli_agent.ui.builtin_commands import builtin_commands
-        from cli_agent.ui.command_set import add_commands
+        from cli_agent.ui.repl.commands.builtin_commands import builtin_commands
+        from cli_agent.ui.repl.commands.command_set import add_commands
 
         self.startup = session if isinstance(session, Startup) else Startup(session=session)
         self._announced = self.startup.session is not None  # an open session is announced by the banner
@@ -120,7 +120,7 @@ class Repl:
     @property
     def approver(self) -> Any:
         if self._approver is None:
-            from cli_agent.ui.approve import TerminalApprover
+            from cli_agent.ui.repl.approve import TerminalApprover
 
             self._approver = TerminalApprover(self.console)
         return self._ask_paused
@@ -128,7 +128,7 @@ class Repl:
     @property
     def own_approver(self) -> Any:
         """The question about the changes of the user's own command (!COMMAND), worded for them."""
-        from cli_agent.ui.approve import TerminalApprover
+        from cli_agent.ui.repl.approve import TerminalApprover
 
         if self._approver is not None and not isinstance(self._approver, TerminalApprover):  # injected (tests)
             return self._ask_paused
@@ -147,7 +147,7 @@ class Repl:
     def _extend(self) -> None:
         """Behind the prompt: the command modules' commands (the workflows), registered into a copy of the registry
         that replaces it whole, so the completer never sees it half-made."""
-        from cli_agent.ui.command_set import add_commands
+        from cli_agent.ui.repl.commands.command_set import add_commands
 
         commands = self.commands.copy()
         self.notes = add_commands(commands, self)
@@ -156,7 +156,7 @@ class Repl:
     def _notes(self, notes: Iterable[str]) -> None:
         from rich.text import Text
 
-        from cli_agent.ui.escape import escape_for_terminal as esc
+        from cli_agent.ui.view.escape import escape_for_terminal as esc
 
         for note in notes:
             self.console.print(Text(esc(note), style="dim"))
@@ -168,7 +168,7 @@ class Repl:
         REPL (ui.keys.no_echo): the prompt and the questions draw what is typed themselves, and keys typed while
         output is drawn (the start-up, a command, the wait before a turn) are kept for the next reader instead of
         landing inside it."""
-        from cli_agent.ui.keys import no_echo
+        from cli_agent.ui.repl.keys import no_echo
 
         with no_echo(self._io["input"]):
             return self._loop()
@@ -204,7 +204,7 @@ class Repl:
         """The next line typed ahead, echoed as if it had been typed at the prompt (its answer comes under it)."""
         from rich.text import Text
 
-        from cli_agent.ui.escape import escape_for_terminal as esc
+        from cli_agent.ui.view.escape import escape_for_terminal as esc
 
         text = self.queued.pop(0)
         self.console.print(Text.assemble(("> ", "bold cyan"), esc(text)))
@@ -232,8 +232,8 @@ class Repl:
         returns to the prompt; a session that could not be opened ends the REPL with its error."""
         from rich.text import Text
 
-        from cli_agent.ui.commands import Outcome
-        from cli_agent.ui.escape import escape_for_terminal as esc
+        from cli_agent.ui.repl.commands.commands import Outcome
+        from cli_agent.ui.view.escape import escape_for_terminal as esc
 
         line = text.lstrip()
         try:
@@ -241,7 +241,7 @@ class Repl:
             if line.startswith("/") and not line.startswith("//"):
                 return self.commands.dispatch(self, text.strip()) is Outcome.EXIT
             if line.startswith("!") and line[1:].strip():
-                from cli_agent.ui.bang import run_bang
+                from cli_agent.ui.repl.bang import run_bang
 
                 run_bang(self, line[1:].strip())
                 return False
@@ -271,8 +271,8 @@ class Repl:
         from prompt_toolkit.key_binding import merge_key_bindings
         from prompt_toolkit.styles import Style
 
-        from cli_agent.ui.completion import PathIndex, ReplCompleter, bindings, history
-        from cli_agent.ui.pastes import Pastes
+        from cli_agent.ui.repl.completion import PathIndex, ReplCompleter, bindings, history
+        from cli_agent.ui.repl.pastes import Pastes
 
         self._pastes = Pastes()
         self._paths = PathIndex(self._workspace)
@@ -313,8 +313,8 @@ class Repl:
             return
         from rich.text import Text
 
-        from cli_agent.ui.escape import escape_for_terminal as esc
-        from cli_agent.ui.mcp_startup import watch_failures
+        from cli_agent.ui.repl.mcp_startup import watch_failures
+        from cli_agent.ui.view.escape import escape_for_terminal as esc
 
         def say(notes: list[str]) -> None:
             for note in notes:
@@ -324,7 +324,7 @@ class Repl:
 
     def workspace_paths(self, fragment: str) -> list[str]:
         """The workspace paths that match `fragment`, for completing a workflow's path parameter."""
-        from cli_agent.ui.completion import match_paths
+        from cli_agent.ui.repl.completion import match_paths
 
         return match_paths(self._paths.paths(), fragment) if self._paths is not None else []
 
@@ -334,7 +334,7 @@ class Repl:
         return session.workspace if session is not None and self.startup.ready else None
 
     def _toolbar(self) -> Any:
-        from cli_agent.ui.toolbar import toolbar
+        from cli_agent.ui.repl.toolbar import toolbar
 
         ready = self.startup.ready and self.startup.error is None
         return toolbar(self.startup.settings, self.startup.session if ready else None, self.steps,
@@ -347,7 +347,7 @@ class Repl:
 
     def _cycle_mode(self) -> None:
         """Shift+Tab: the next approval mode (ask → edits → all → ask); the toolbar shows it."""
-        from cli_agent.ui.toolbar import next_mode
+        from cli_agent.ui.repl.toolbar import next_mode
 
         session = self.startup.session if self.startup.ready and self.startup.error is None else None
         if session is not None:
@@ -380,7 +380,7 @@ class Repl:
     def show_resumed(self, session: Session, trace_path: Any) -> None:
         """A resumed session's transcript on screen, and its totals in the toolbar."""
         from cli_agent.history.trace import read_trace
-        from cli_agent.ui.resume_view import show_transcript
+        from cli_agent.ui.view.resume_view import show_transcript
 
         try:
             summary = show_transcript(self.console, read_trace(trace_path), compact=self._compact)
@@ -401,9 +401,9 @@ class Repl:
         """model · workspace [· resumed session ID: its first message]"""
         from rich.text import Text
 
-        from cli_agent.ui.completion import short_path
-        from cli_agent.ui.escape import clip
-        from cli_agent.ui.escape import escape_for_terminal as esc
+        from cli_agent.ui.repl.completion import short_path
+        from cli_agent.ui.view.escape import clip
+        from cli_agent.ui.view.escape import escape_for_terminal as esc
 
         line = Text.assemble((esc(session.settings.model or "no model"), "cyan"), " · ",
                              esc(short_path(str(session.workspace.root))))
@@ -415,9 +415,9 @@ class Repl:
     def turn(self, text: str) -> RunFinished:
         from rich.text import Text
 
-        from cli_agent.ui.completion import attach_files
-        from cli_agent.ui.context_commands import compact_if_full
-        from cli_agent.ui.escape import escape_for_terminal as esc
+        from cli_agent.ui.repl.commands.context_commands import compact_if_full
+        from cli_agent.ui.repl.completion import attach_files
+        from cli_agent.ui.view.escape import escape_for_terminal as esc
 
         message, notes = attach_files(text, self.session.workspace)
         for note in notes:
@@ -430,8 +430,8 @@ class Repl:
     def drive(self, events: EventStream) -> RunFinished:
         from cli_agent.contracts.events import RunFinished, StopReason
         from cli_agent.session.session import drive
-        from cli_agent.ui.keys import TurnKeys
-        from cli_agent.ui.render import Renderer
+        from cli_agent.ui.repl.keys import TurnKeys
+        from cli_agent.ui.view.render import Renderer
 
         renderer = Renderer(self.console, compact=self._compact, typed=lambda: keys.shown() if keys else [],
                             mode=self._mode)
@@ -458,7 +458,7 @@ class Repl:
         """Whether a call of `tool` takes one line in the transcript: a tool that changes nothing."""
         registry = self.session.registry
         if tool not in registry.names():  # an MCP or unknown tool: only the known read-only ones are folded
-            from cli_agent.ui.transcript import VERBS
+            from cli_agent.ui.view.transcript import VERBS
 
             return tool in VERBS
         spec = registry.get(tool)
@@ -477,7 +477,7 @@ class Repl:
         from prompt_toolkit import PromptSession
         from prompt_toolkit.completion import WordCompleter
 
-        from cli_agent.ui.escape import escape_for_terminal as esc
+        from cli_agent.ui.view.escape import escape_for_terminal as esc
 
         words = list(choices)
         session: PromptSession[str] = PromptSession(**{k: v for k, v in self._io.items() if v})
@@ -495,7 +495,7 @@ class Repl:
 
     def choose(self, title: str, options: list[str], preview: Callable[[int], str] | None = None,
                selected: int = 0) -> int | None:
-        from cli_agent.ui.picker import pick
+        from cli_agent.ui.repl.picker import pick
 
         if self._io["input"] is None and not sys.stdin.isatty():
             return None

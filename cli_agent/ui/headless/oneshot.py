@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING, Any
 
 from cli_agent.contracts import errors
 from cli_agent.contracts.events import EventStream
-from cli_agent.ui.headless import warn
+from cli_agent.ui.headless.printers import warn
 
 if TYPE_CHECKING:
     from cli_agent.agent.loop import Approver
     from cli_agent.config.settings import Settings
     from cli_agent.session.session import Session
-    from cli_agent.ui.headless import JsonReport
+    from cli_agent.ui.headless.printers import JsonReport
 
 __all__ = ["approver_for", "read_task", "run_one_shot", "run_tool", "run_workflow_command"]
 
@@ -40,7 +40,7 @@ def approver_for(interactive: bool, console: Any = None) -> Any:
     question no one answers)."""
     if not interactive:
         return None
-    from cli_agent.ui.approve import TerminalApprover
+    from cli_agent.ui.repl.approve import TerminalApprover
 
     return TerminalApprover(console, session_scoped=False)
 
@@ -50,7 +50,7 @@ def _terminal_renderer(session: Any) -> Any:
     Markdown answer."""
     from rich.console import Console
 
-    from cli_agent.ui.render import Renderer
+    from cli_agent.ui.view.render import Renderer
 
     registry = session.registry
 
@@ -67,7 +67,7 @@ def run_one_shot(settings: Settings, prompt: str, *, provider_factory: Any, resu
                  notes: Sequence[str] = ()) -> int:
     """`cli-agent -p TEXT`; `resume`: continue that session (session_index.LATEST or an id) instead of a new one;
     `notes`: the loader's warnings (for `--output json`)."""
-    from cli_agent.ui.headless import JsonReport
+    from cli_agent.ui.headless.printers import JsonReport
 
     text = read_task(prompt)
     resumed = None
@@ -91,7 +91,7 @@ def run_workflow_command(settings: Settings, name: str, args: Sequence[str], *, 
     """`cli-agent workflow run NAME [ARGS...]`: a missing or bad argument is a WorkflowError (exit 2) before a
     provider is even made. `trusted`: the folder's trust (None: as the environment and the trust store say)."""
     from cli_agent.fs.workspace import Workspace
-    from cli_agent.ui.headless import JsonReport
+    from cli_agent.ui.headless.printers import JsonReport
     from cli_agent.workflows.files import load_workflows
     from cli_agent.workflows.run import missing_message, parse_tokens, run_workflow
 
@@ -116,7 +116,7 @@ def _run_session(settings: Settings, provider_factory: Any,
     """Open a session, drive the events `start` gives to the trace and the `--output` printer, close it; a run
     that did not finish "done" raises its error (the exit code)."""
     from cli_agent.session.session import drive, is_interactive, open_session
-    from cli_agent.ui.headless import output_sink
+    from cli_agent.ui.headless.printers import output_sink
 
     interactive = is_interactive()
     session = open_session(settings, interactive=interactive, provider_factory=provider_factory, notes=notes)
@@ -164,7 +164,7 @@ def run_tool(settings: Settings, name: str, json_args: str) -> int:
         _close(session)
     result = next((e for e in events if isinstance(e, ToolResult)), None)
     envelope = result.envelope if result is not None else Envelope.failure("denied: " + finished.message)
-    from cli_agent.ui.escape import json_for_output
+    from cli_agent.ui.view.escape import json_for_output
 
     sys.stdout.write(json_for_output(envelope.to_dict(), indent=2) + "\n")
     error_class = finished.stop_reason.error_class

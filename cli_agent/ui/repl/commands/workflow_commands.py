@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from cli_agent.ui.commands import Command
-from cli_agent.ui.escape import escape_for_terminal as esc
+from cli_agent.ui.repl.commands.commands import Command
+from cli_agent.ui.view.escape import escape_for_terminal as esc
 
 if TYPE_CHECKING:
-    from cli_agent.ui.commands import CommandContext, CommandRegistry, Handler
+    from cli_agent.ui.repl.commands.commands import CommandContext, CommandRegistry, Handler
     from cli_agent.workflows.files import Catalog, Param, Workflow
 
 __all__ = ["PREFIX", "register_commands"]

@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Any
 
 from cli_agent.contracts.errors import CliAgentError, UsageError
 from cli_agent.history.session_index import SessionEntry, SessionIndex, index_key, load_resumable
-from cli_agent.ui.commands import Command
-from cli_agent.ui.escape import clip, json_for_output
-from cli_agent.ui.escape import escape_for_terminal as esc
+from cli_agent.ui.repl.commands.commands import Command
+from cli_agent.ui.view.escape import clip, json_for_output
+from cli_agent.ui.view.escape import escape_for_terminal as esc
 
 if TYPE_CHECKING:
-    from cli_agent.ui.commands import CommandContext, CommandRegistry
+    from cli_agent.ui.repl.commands.commands import CommandContext, CommandRegistry
 
 __all__ = ["print_sessions", "register_commands"]
 
@@ -83,7 +83,7 @@ def _picked(ctx: CommandContext, rows: list[tuple[SessionEntry, str | None]]) ->
     """The arrow-key picker, with a preview of the highlighted session (when, turns, files changed, its first
     message); without a terminal to pick on, a numbered list and a number."""
     from cli_agent.history.trace import read_trace
-    from cli_agent.ui.resume_view import preview
+    from cli_agent.ui.view.resume_view import preview
 
     journals: dict[str, list[Any]] = {}  # each workspace's undo journal, read once for the picker
 

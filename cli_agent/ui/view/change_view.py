@@ -11,8 +11,8 @@ from rich.text import Text
 
 from cli_agent.contracts.change import Change
 from cli_agent.contracts.messages import ToolCall
-from cli_agent.ui.escape import escape_for_terminal as esc
-from cli_agent.ui.transcript import target_of
+from cli_agent.ui.view.escape import escape_for_terminal as esc
+from cli_agent.ui.view.transcript import target_of
 
 __all__ = ["FOLD_LINES", "arguments_text", "call_title", "change_body"]
 

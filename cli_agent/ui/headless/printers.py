@@ -24,7 +24,7 @@ from cli_agent.contracts.events import (
     Warning,
 )
 from cli_agent.contracts.messages import Usage
-from cli_agent.ui.escape import escape_for_terminal, json_for_output
+from cli_agent.ui.view.escape import escape_for_terminal, json_for_output
 
 __all__ = ["JsonReport", "StreamJsonPrinter", "TextPrinter", "output_sink", "warn"]
 

@@ -30,7 +30,7 @@ from cli_agent.contracts.events import (
 )
 from cli_agent.contracts.messages import Usage
 from cli_agent.history.trace import Trace
-from cli_agent.ui.escape import escape_for_terminal as esc
+from cli_agent.ui.view.escape import escape_for_terminal as esc
 
 if TYPE_CHECKING:
     from cli_agent.history.journal import Turn
@@ -131,8 +131,8 @@ def _one_line(text: str, width: int) -> str:
 def show_transcript(console: Console, trace: Trace, *, compact: object = None) -> Summary:
     """Draw the session on `console`: folded lines for the older turns (and for everything before the last reset),
     the newest `SHOWN_TURNS` as they were. Returns the totals for the toolbar."""
-    from cli_agent.ui.approve import decided_line, render_call
-    from cli_agent.ui.render import Renderer
+    from cli_agent.ui.repl.approve import decided_line, render_call
+    from cli_agent.ui.view.render import Renderer
 
     events = list(trace.events)
     cut = max((i for i, e in enumerate(events) if isinstance(e, ConversationReset)), default=-1)

@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 
 from cli_agent.contracts import errors
-from cli_agent.ui.escape import escape_for_terminal as esc
+from cli_agent.ui.view.escape import escape_for_terminal as esc
 
 if TYPE_CHECKING:
     from cli_agent.providers.base import Provider
     from cli_agent.session.session import Session
-    from cli_agent.ui.commands import CommandContext
+    from cli_agent.ui.repl.commands.commands import CommandContext
 
 __all__ = ["KEY_MODELS", "known_models", "model_command", "switch_model"]
 
@@ -95,7 +95,7 @@ def _checked_provider(ctx: CommandContext, name: str) -> tuple[Provider, str]:
 def switch_model(ctx: CommandContext, name: str) -> None:
     """Swap the provider in place, checked first; the session, its trace and (whenever it can) the conversation
     carry on."""
-    from cli_agent.ui.keys import TurnKeys
+    from cli_agent.ui.repl.keys import TurnKeys
 
     session = ctx.session
     keys = None
@@ -133,7 +133,7 @@ def _swap(ctx: CommandContext, session: Session, name: str, provider: Provider, 
     from cli_agent.agent.compaction import apply_reset
     from cli_agent.agent.wire import protocol_for
     from cli_agent.contracts.events import ConversationReset
-    from cli_agent.ui.startup import warm_up
+    from cli_agent.ui.repl.startup import warm_up
 
     settings = dataclasses.replace(session.settings, model=name)
     setup = session.agent.setup

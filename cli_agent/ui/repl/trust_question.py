@@ -22,7 +22,7 @@ def describe_withheld(withheld: dict[str, Any]) -> list[str]:
     """`key = value` lines for the keys a trusted config would set (an API key masked)."""
     from cli_agent.config.settings import mask_secret
     from cli_agent.contracts.checked import Secret
-    from cli_agent.ui.escape import escape_for_terminal
+    from cli_agent.ui.view.escape import escape_for_terminal
 
     lines = []
     for key, value in withheld.items():
@@ -48,7 +48,7 @@ def ask_trust(load: Callable[[], Loaded], workspace_hint: str | None) -> None:
     if not loaded.withheld:
         return
     from cli_agent.config.trusted_folders import earlier_entry, trust
-    from cli_agent.ui.approve import flush_typeahead, read_key
+    from cli_agent.ui.repl.approve import flush_typeahead, read_key
 
     ws = Path(loaded.settings.workspace)
     lines = describe_withheld(loaded.withheld)
@@ -72,7 +72,7 @@ def _question_text(config: Path, lines: list[str], earlier: TrustEntry | None) -
     """What to say before asking: whether the config is new or changed (and how), and what trusting it sets."""
     import datetime
 
-    from cli_agent.ui.escape import escape_for_terminal
+    from cli_agent.ui.view.escape import escape_for_terminal
 
     if earlier is None:
         head = [escape_for_terminal(f"This folder's project config ({config}) is not trusted. Trusting it would "

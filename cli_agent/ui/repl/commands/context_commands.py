@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 from cli_agent.agent.compaction import AUTO_COMPACT_AT, apply_reset, compact_prompt
 from cli_agent.contracts.events import ConversationReset, StopReason
-from cli_agent.ui.escape import escape_for_terminal as esc
+from cli_agent.ui.view.escape import escape_for_terminal as esc
 
 if TYPE_CHECKING:
-    from cli_agent.ui.commands import Command, CommandContext
+    from cli_agent.ui.repl.commands.commands import Command, CommandContext
 
 __all__ = ["compact", "compact_if_full", "context_commands"]
 
@@ -27,7 +27,7 @@ def _clear(ctx: CommandContext, args: str) -> None:
     from rich.text import Text
 
     from cli_agent.session.session import open_session
-    from cli_agent.ui.command_panel import hanging
+    from cli_agent.ui.view.command_panel import hanging
 
     session = ctx.session
     if not session.agent.history:
@@ -91,9 +91,9 @@ def _expand(ctx: CommandContext, args: str) -> None:
     notices."""
     from rich.text import Text
 
-    from cli_agent.ui.command_panel import command_expanded
-    from cli_agent.ui.render import call_panel
-    from cli_agent.ui.transcript import result_line
+    from cli_agent.ui.view.command_panel import command_expanded
+    from cli_agent.ui.view.render import call_panel
+    from cli_agent.ui.view.transcript import result_line
 
     folded: list[Any] = getattr(ctx, "last_folded", [])
     if not folded:
@@ -112,8 +112,8 @@ def _expand(ctx: CommandContext, args: str) -> None:
 
 
 def context_commands() -> list[Command]:
-    from cli_agent.ui.commands import Command
-    from cli_agent.ui.diff_command import diff_command
+    from cli_agent.ui.repl.commands.commands import Command
+    from cli_agent.ui.repl.commands.diff_command import diff_command
 
     return [
         Command("clear", "start a new session", _clear,

@@ -22,9 +22,9 @@ from rich.padding import Padding
 from rich.text import Text
 
 from cli_agent.contracts.events import Answer, ApprovalAsked, Decision
-from cli_agent.ui.change_view import change_body
-from cli_agent.ui.escape import escape_for_terminal as esc
-from cli_agent.ui.render import call_panel
+from cli_agent.ui.view.change_view import change_body
+from cli_agent.ui.view.escape import escape_for_terminal as esc
+from cli_agent.ui.view.render import call_panel
 
 __all__ = ["KEYS", "TerminalApprover", "changes_files", "choices", "decided_line", "flush_typeahead", "parse_answer",
            "prompt_for", "read_key", "render_call"]
@@ -248,6 +248,6 @@ class TerminalApprover:
         if not self.console.is_terminal:
             self.console.print(whole)
             return
-        from cli_agent.ui.pager import page
+        from cli_agent.ui.view.pager import page
 
         page(self.console, whole)

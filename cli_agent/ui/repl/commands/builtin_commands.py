@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import replace
 
-from cli_agent.ui.commands import Command, CommandContext, CommandRegistry, Outcome
-from cli_agent.ui.context_commands import context_commands
-from cli_agent.ui.escape import escape_for_terminal as esc
+from cli_agent.ui.repl.commands.commands import Command, CommandContext, CommandRegistry, Outcome
+from cli_agent.ui.repl.commands.context_commands import context_commands
+from cli_agent.ui.view.escape import escape_for_terminal as esc
 
 __all__ = ["KEYS_HELP", "builtin_commands"]
 
@@ -72,7 +72,7 @@ def _exit(ctx: CommandContext, args: str) -> Outcome:
 
 
 def _model(ctx: CommandContext, args: str) -> None:
-    from cli_agent.ui.model_commands import model_command  # Rich and the provider list: only when used
+    from cli_agent.ui.repl.commands.model_commands import model_command  # Rich and the provider list: only when used
 
     model_command(ctx, args)
 

@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Any
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
-from cli_agent.ui.escape import escape_for_terminal as esc
+from cli_agent.ui.view.escape import escape_for_terminal as esc
 
 if TYPE_CHECKING:
 
     from cli_agent.fs.workspace import Workspace
-    from cli_agent.ui.commands import CommandContext
+    from cli_agent.ui.repl.commands.commands import CommandContext
 
 __all__ = [
     "ATTACH_MAX",

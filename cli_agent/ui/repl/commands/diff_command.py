@@ -9,12 +9,12 @@ from __future__ import annotations
 import difflib
 from typing import TYPE_CHECKING
 
-from cli_agent.ui.escape import escape_for_terminal as esc
+from cli_agent.ui.view.escape import escape_for_terminal as esc
 
 if TYPE_CHECKING:
     from cli_agent.fs.workspace import Workspace
     from cli_agent.history.journal import Journal
-    from cli_agent.ui.commands import Command, CommandContext
+    from cli_agent.ui.repl.commands.commands import Command, CommandContext
 
 __all__ = ["diff_command", "session_diff"]
 
@@ -78,7 +78,7 @@ def _diff(ctx: CommandContext, args: str) -> None:
 
 
 def diff_command() -> Command:
-    from cli_agent.ui.commands import Command
+    from cli_agent.ui.repl.commands.commands import Command
 
     return Command("diff", "this session's changes as one diff", _diff,
                    help="Every file this session changed, from before its first change to now (from the undo "
