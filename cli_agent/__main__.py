@@ -1,5 +1,5 @@
 from __future__ import annotations
 
-from cli_agent.cli import main
+from cli_agent.cli.main import main
 
 main()

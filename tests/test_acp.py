@@ -511,7 +511,7 @@ def test_a_broken_config_exits_2_before_serving_and_other_commands_never_import_
     assert broken.stderr.count("\n") == 1 and "config.toml" in broken.stderr
     (ws / ".cli-agent" / "config.toml").unlink()
     model = write_script(tmp_path / "s.json", [{"text": "hi"}])
-    code = ("import sys\nfrom cli_agent.cli import run\ncode = run(sys.argv[1:])\n"
+    code = ("import sys\nfrom cli_agent.cli.main import run\ncode = run(sys.argv[1:])\n"
             "print(code, 'acp' in sys.modules, 'cli_agent.serve.acp' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code, "--model", model, "-C", str(ws), "-p", "hi"],
                           capture_output=True, text=True, timeout=120)

@@ -13,7 +13,7 @@ import pytest
 from agentkit import Answers, call, make_agent, run
 from rich.console import Console
 
-from cli_agent.cli import run as cli_run
+from cli_agent.cli.main import run as cli_run
 from cli_agent.config.settings import Settings
 from cli_agent.contracts.events import ApprovalAsked, Decision, StopReason, ToolResult
 from cli_agent.providers.scripted import ScriptedProvider

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_agent.cli import run
+from cli_agent.cli.main import run
 
 pytestmark = pytest.mark.usefixtures("isolated_home")
 

@@ -23,7 +23,7 @@ PEAK_RSS_MB = 400
 
 _CHILD = textwrap.dedent("""
     import json, resource, sys
-    from cli_agent.cli import run
+    from cli_agent.cli.main import run
     code = run(sys.argv[1:])
     print(json.dumps({"code": code, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}),
           file=sys.stderr)

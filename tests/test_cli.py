@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from cli_agent import __version__
-from cli_agent.cli import run
+from cli_agent.cli.main import run
 from cli_agent.history.trace import read_trace
 from cli_agent.providers.scripted import ScriptedProvider
 

@@ -18,7 +18,7 @@ def _python(code: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
 
 def test_the_code_the_output_and_the_atexit_functions_survive(tmp_path: Path):
     code = ("import atexit, sys, tempfile\n"
-            "from cli_agent.cli import exit_now\n"
+            "from cli_agent.cli.main import exit_now\n"
             "kept = tempfile.TemporaryDirectory(dir='.')\n"  # removed by its finalizer, which atexit runs
             "atexit.register(lambda: sys.stdout.write('bye'))\n"
             "sys.stdout.write(kept.name + ' ')\n"
@@ -33,7 +33,7 @@ def test_the_code_the_output_and_the_atexit_functions_survive(tmp_path: Path):
 
 def test_a_running_thread_that_is_not_a_daemon_is_waited_for(tmp_path: Path):
     code = ("import sys, threading, time\n"
-            "from cli_agent.cli import exit_now\n"
+            "from cli_agent.cli.main import exit_now\n"
             "threading.Thread(target=lambda: (time.sleep(0.3), sys.stdout.write('late'))).start()\n"
             "exit_now(4)\n")
     result = _python(code, tmp_path)
@@ -41,7 +41,7 @@ def test_a_running_thread_that_is_not_a_daemon_is_waited_for(tmp_path: Path):
 
 
 def test_a_profiler_still_gets_its_report(tmp_path: Path):
-    (tmp_path / "ends.py").write_text("from cli_agent.cli import exit_now\nexit_now(7)\n")
+    (tmp_path / "ends.py").write_text("from cli_agent.cli.main import exit_now\nexit_now(7)\n")
     result = subprocess.run([sys.executable, "-m", "cProfile", "-o", "out.prof", "ends.py"], capture_output=True,
                             text=True, timeout=60, cwd=tmp_path)
     assert (tmp_path / "out.prof").is_file(), result  # cProfile writes it after the script ends (and exits 0)
@@ -49,7 +49,7 @@ def test_a_profiler_still_gets_its_report(tmp_path: Path):
 
 def test_a_closed_stdout_costs_no_traceback(tmp_path: Path):
     code = ("import os, sys\n"
-            "from cli_agent.cli import exit_now\n"
+            "from cli_agent.cli.main import exit_now\n"
             "sys.stdout.write('x' * 100)\n"
             "os.close(1)\n"
             "exit_now(5)\n")

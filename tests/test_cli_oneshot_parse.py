@@ -16,9 +16,9 @@ import typer.main
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cli_agent import cli
-from cli_agent.cli import ROOT_OPTIONS, root_flags, run
-from cli_agent.cli_app import app
+from cli_agent.cli import main as cli
+from cli_agent.cli.app import app
+from cli_agent.cli.main import ROOT_OPTIONS, root_flags, run
 from cli_agent.providers.fake_openai import FakeOpenAIServer
 from cli_agent.providers.scripted import ScriptedProvider
 
@@ -157,7 +157,7 @@ def test_a_one_shot_process_imports_no_typer_click_rich_h2_or_pydantic(tmp_path:
     assert "cli_agent.ui.headless.oneshot" in modules  # the run really went through importtime
     heavy = sorted(m for m in modules if m.split(".")[0] in ("typer", "click", "rich", "h2", "hpack", "pydantic",
                                                               "pydantic_core", "jsonschema")
-                   or m in ("cli_agent.cli_app", "cli_agent.providers.local"))
+                   or m in ("cli_agent.cli.app", "cli_agent.providers.local"))
     assert heavy == []
     assert "httpcore" in modules  # it did go through the HTTP transport
 

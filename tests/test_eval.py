@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from cli_agent.cli import run
+from cli_agent.cli.main import run
 from cli_agent.eval.runner import run_scenario
 from cli_agent.eval.scenarios import load_live_tasks, load_scenarios
 from cli_agent.providers.fake_openai import FakeOpenAIServer

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from sandboxkit import sandboxed
 
-from cli_agent.cli import run as cli_run
+from cli_agent.cli.main import run as cli_run
 from cli_agent.contracts.errors import UsageError
 from cli_agent.eval import real
 from cli_agent.eval.real import apply_edits, grade, load_real_tasks, prepare, variant_settings

@@ -8,7 +8,7 @@ from itertools import count
 
 import pytest
 
-from cli_agent.cli import run
+from cli_agent.cli.main import run
 from cli_agent.contracts.errors import ConfigError, UsageError
 from cli_agent.contracts.messages import ToolCall
 from cli_agent.facts.store import FactStore

@@ -9,7 +9,7 @@ import pytest
 from agentkit import call, make_agent, run
 
 from cli_agent.agent.loop import REPEAT_NOTE
-from cli_agent.cli import run as cli_run
+from cli_agent.cli.main import run as cli_run
 from cli_agent.contracts.envelope import ToolError
 from cli_agent.contracts.events import StopReason, ToolResult
 from cli_agent.fs.workspace import Workspace

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_agent.cli import run
+from cli_agent.cli.main import run
 from cli_agent.config.settings import LocalSettings, Settings
 from cli_agent.contracts.errors import UsageError
 from cli_agent.fs.workspace import Workspace
@@ -211,7 +211,7 @@ def test_without_the_runtime_local_exits_2_with_the_install_command(tmp_path):
                "        if name.partition('.')[0] == 'xllamacpp':\n"
                "            raise ModuleNotFoundError(name)\n"
                "sys.meta_path.insert(0, Hide())\n"
-               "from cli_agent.cli import run\n"
+               "from cli_agent.cli.main import run\n"
                "sys.exit(run(sys.argv[1:]))\n")
     env = {k: v for k, v in os.environ.items() if k not in KEY_VARIABLES} | {"CLI_AGENT_HOME": str(tmp_path)}
     done = subprocess.run([sys.executable, "-c", blocker, "--model", "local", "-p", "hi", "-C", str(tmp_path)],

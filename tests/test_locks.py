@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from cli_agent.cli import run
+from cli_agent.cli.main import run
 from cli_agent.config.settings import Settings
 from cli_agent.contracts.envelope import ToolError
 from cli_agent.facts.store import workspace_for

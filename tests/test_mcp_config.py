@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cli_agent.cli import run
+from cli_agent.cli.main import run
 from cli_agent.config.mcp_settings import McpServer, merge_servers
 from cli_agent.config.settings import load_settings
 

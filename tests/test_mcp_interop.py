@@ -76,7 +76,7 @@ def test_mcp_server_time_end_to_end_through_the_loopback_model(tmp_path, env):
 
 NOT_IMPORTED = """
 import sys
-from cli_agent.cli import run
+from cli_agent.cli.main import run
 code = run(sys.argv[1:])
 print(code, sorted(m for m in sys.modules if m == "mcp" or m.startswith(("mcp.", "mcp_types"))))
 """

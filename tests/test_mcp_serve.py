@@ -92,7 +92,7 @@ def test_locks_and_protected_paths_hold_and_a_change_can_be_undone(ws, capsys):
     assert locked.is_error and (ws / "locked" / "x.txt").read_text() == "keep\n"
     assert protected.is_error and "yes = true" not in (ws / ".cli-agent" / "config.toml").read_text()
     assert not created.is_error and (ws / "new.txt").read_text() == "new\n"
-    from cli_agent.cli import run
+    from cli_agent.cli.main import run
 
     assert run(["undo", "-C", str(ws)]) == 0
     assert not (ws / "new.txt").exists()

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from cli_agent.cli import run
+from cli_agent.cli.main import run
 from cli_agent.facts.store import FactStore
 from cli_agent.history.trace import read_trace
 from cli_agent.prompt.builder import plan_fingerprint

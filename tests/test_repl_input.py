@@ -399,7 +399,7 @@ def test_a_failing_or_interrupted_command_returns_to_the_prompt(tmp_path, monkey
 
 
 def test_the_repl_needs_a_terminal(capsys, tmp_path, monkeypatch):
-    from cli_agent.cli import run
+    from cli_agent.cli.main import run
 
     monkeypatch.setenv("CLI_AGENT_HOME", str(tmp_path / "home"))
     monkeypatch.setattr(sys, "stdin", open(__file__))  # noqa: SIM115 - a file is never a terminal

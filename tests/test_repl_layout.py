@@ -11,7 +11,7 @@ import pytest
 from rich.console import Console
 
 from cli_agent.agent.approval import ApprovalMode, Policy
-from cli_agent.cli import run as cli_run
+from cli_agent.cli.main import run as cli_run
 from cli_agent.config.settings import Settings
 from cli_agent.contracts.messages import Message, Usage
 from cli_agent.providers.scripted import ScriptedProvider

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from cli_agent.cli import run
+from cli_agent.cli.main import run
 from cli_agent.history.session_index import SessionIndex
 from cli_agent.providers.scripted import ScriptedProvider
 

@@ -49,7 +49,7 @@ def test_version_imports_nothing_heavy(tmp_path, env):
     result, modules = imported(["-m", "cli_agent", "--version"], env, tmp_path)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.startswith("cli-agent ")
-    assert "cli_agent.cli" in modules  # the parse really went through importtime
+    assert "cli_agent.cli.main" in modules  # the parse really went through importtime
     assert loaded(modules, NEVER_ON_VERSION) == []
     assert loaded(modules, ("pydantic", "httpx", "jsonschema")) == []
 
@@ -78,7 +78,7 @@ def test_importing_the_package_creates_nothing_and_prints_nothing(tmp_path):
     cwd.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CLI_AGENT_", "XDG_"))}
     env |= {"HOME": str(home), "CLI_AGENT_HOME": str(tmp_path / "agent-home")}
-    result = subprocess.run([sys.executable, "-c", "import cli_agent, cli_agent.cli"], env=env, cwd=cwd,
+    result = subprocess.run([sys.executable, "-c", "import cli_agent, cli_agent.cli.main"], env=env, cwd=cwd,
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert (result.stdout, result.stderr) == ("", "")

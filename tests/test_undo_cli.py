@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from cli_agent.cli import run
+from cli_agent.cli.main import run
 from cli_agent.config.settings import Settings
 from cli_agent.contracts.events import Decision
 from cli_agent.providers.scripted import ScriptedProvider

@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from cli_agent.cli import run
+from cli_agent.cli.main import run
 from cli_agent.providers.scripted import ScriptedProvider
 
 READ_ONLY = {"list_files", "read_file", "search"}

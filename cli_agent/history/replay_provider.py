@@ -1,5 +1,5 @@
 """Playing a recording back: the settings it ran with (as far as the trace tells), the model's replies through the
-ScriptedProvider, and the recorded approvals. `cli_agent.replay` drives a session with these and compares.
+ScriptedProvider, and the recorded approvals. `cli_agent.cli.replay` drives a session with these and compares.
 """
 
 from __future__ import annotations

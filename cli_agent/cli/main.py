@@ -20,7 +20,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from cli_agent.cli_state import AppState, flags_given, resume_from, run_interactive, run_prompt
+from cli_agent.cli.state import AppState, flags_given, resume_from, run_interactive, run_prompt
 from cli_agent.contracts import errors
 
 __all__ = ["ROOT_OPTIONS", "exit_now", "main", "root_flags", "run"]
@@ -97,7 +97,7 @@ def _run_root(values: dict[str, Any], args: list[str], state: AppState) -> int:
 
 
 def _run_app(args: list[str], state: AppState) -> int:
-    from cli_agent.cli_app import app
+    from cli_agent.cli.app import app
 
     result = app(args=args, obj=state, standalone_mode=False, prog_name="cli-agent")
     return result if isinstance(result, int) else 0

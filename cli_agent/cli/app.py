@@ -16,7 +16,7 @@ import typer
 import typer.core
 
 from cli_agent import __version__
-from cli_agent.cli_state import (
+from cli_agent.cli.state import (
     AppState,
     flags_given,
     load_for,
@@ -342,7 +342,7 @@ def replay_cmd(ctx: typer.Context,
                                           "of playing their recorded results back.")] = False) -> int:
     """Re-run a recorded session in a copy of its workspace; exit 1 at the first divergence. The trace's commands
     are played back, not run, unless --run-commands."""
-    from cli_agent.replay import run_replay
+    from cli_agent.cli.replay import run_replay
 
     _load(ctx, announce=False)  # a broken config exits 2 here as everywhere
     return run_replay(trace_file, output or (ctx.find_root().obj.flags or {}).get("output") or "text",
