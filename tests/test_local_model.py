@@ -301,7 +301,7 @@ def test_a_tail_that_repeats_one_short_unit_runs_away_and_code_does_not():
     assert runs_away('{"tool": "edit", "parameters": {"old": "' + "\\t" * 600)
     assert runs_away("intro " + "This is a test. " * 40)
     assert not runs_away("\\t" * 100)  # short runs are fine
-    code = (ROOT / "cli_agent" / "local_model.py").read_text()
+    code = (ROOT / "cli_agent" / "providers" / "local_model.py").read_text()
     assert not any(runs_away(code[:end]) for end in range(RUNAWAY_CHARS, len(code), 97))
     assert not runs_away("=" * 80 + "\n" + "x = [0, 0, 0, 0, 0, 0, 0, 0]\n" * 3 + "def f(): pass\n" * 10)
 
