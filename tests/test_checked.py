@@ -10,7 +10,7 @@ from typing import Literal
 import pytest
 from pydantic import ValidationError
 
-from cli_agent.contracts.checked import Secret, check, field_names, field_type, plainly_valid, rule
+from cli_agent.validated.checked import Secret, check, field_names, field_type, plainly_valid, rule
 
 
 def _upper_ok(names: list[str]) -> list[str]:

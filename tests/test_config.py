@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from cli_agent.config.settings import KEYS, LocalSettings, Settings, env_var, load_settings, render_paths, render_show
-from cli_agent.contracts.checked import Secret, check
 from cli_agent.contracts.errors import ConfigError
+from cli_agent.validated.checked import Secret, check
 
 REPO = Path(__file__).resolve().parent.parent
 

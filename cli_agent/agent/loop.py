@@ -43,6 +43,7 @@ from cli_agent.contracts.events import (
     Warning,
 )
 from cli_agent.contracts.messages import Message, ToolCall, Usage
+from cli_agent.prompt.plan import Plan
 from cli_agent.providers.base import ProviderReply, ProviderRequest
 
 if TYPE_CHECKING:
@@ -52,28 +53,13 @@ if TYPE_CHECKING:
     from cli_agent.providers.base import Provider
     from cli_agent.tools.dispatch import Dispatcher, Prepared
 
-__all__ = ["Agent", "AgentSetup", "Approver", "Limits", "Plan", "Planner"]
+__all__ = ["Agent", "AgentSetup", "Approver", "Limits", "Planner"]
 
 Approver = Callable[[ApprovalAsked], "Decision | Answer"]
 MAX_STRIKES = 3  # consecutive unusable replies before the run ends (exit 6)
 MAX_REPEATS = 3  # the same call failing the same way this many times in a row ends the run (exit 7, or 6)
 REPEAT_NOTE = ("this exact call already failed the same way, and will again: change its arguments (copy the file's "
                "text exactly from the lines shown) or do something else")
-
-
-@dataclass(frozen=True)
-class Plan:
-    """What one model request carries besides the conversation: its prompt plan."""
-
-    system: str | None
-    schemas: tuple[dict[str, Any], ...] | None
-    options: dict[str, Any]  # model, protocol, temperature, tool_choice, ...: all fingerprinted
-    fingerprint: str
-
-    @property
-    def request_options(self) -> dict[str, Any]:
-        """The options sent with the request (the model and protocol are the provider's and the loop's own)."""
-        return {k: v for k, v in self.options.items() if k not in ("model", "protocol")}
 
 
 Planner = Callable[[str, "Collection[str] | None"], Plan]  # (task text, tool subset) -> plan

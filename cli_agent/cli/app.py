@@ -16,16 +16,9 @@ import typer
 import typer.core
 
 from cli_agent import __version__
-from cli_agent.cli.state import (
-    AppState,
-    flags_given,
-    load_for,
-    provider_factory,
-    resume_from,
-    run_interactive,
-    run_prompt,
-)
+from cli_agent.cli.state import resume_from, run_interactive, run_prompt
 from cli_agent.contracts import errors
+from cli_agent.session.launch import AppState, flags_given, load_for, provider_factory
 
 __all__ = ["app"]
 
@@ -169,7 +162,7 @@ def prompt_cmd(ctx: typer.Context,
 def config_show(ctx: typer.Context, workspace: Workspace = None, config: ConfigFile = None) -> int:
     """The effective configuration, each value with where it came from."""
     from cli_agent.config.settings import render_show
-    from cli_agent.ui.view.escape import escape_for_terminal
+    from cli_agent.contracts.escape import escape_for_terminal
 
     typer.echo(escape_for_terminal(render_show(_load(ctx, workspace=workspace, config=config))))
     return 0
@@ -179,7 +172,7 @@ def config_show(ctx: typer.Context, workspace: Workspace = None, config: ConfigF
 def config_path(ctx: typer.Context, workspace: Workspace = None, config: ConfigFile = None) -> int:
     """The config files read, in the order they are layered."""
     from cli_agent.config.settings import render_paths
-    from cli_agent.ui.view.escape import escape_for_terminal
+    from cli_agent.contracts.escape import escape_for_terminal
 
     typer.echo(escape_for_terminal(render_paths(_load(ctx, workspace=workspace, config=config))))
     return 0
@@ -231,8 +224,8 @@ def _fact_store(ctx: typer.Context, workspace: str | None, config: Path | None) 
 
 
 def _print_facts(store: Any, as_json: bool) -> None:
+    from cli_agent.contracts.escape import escape_for_terminal, json_for_output
     from cli_agent.facts.store import render_list
-    from cli_agent.ui.view.escape import escape_for_terminal, json_for_output
 
     if as_json:
         out = {"committed": [dataclasses.asdict(f) for f in store.committed()],
@@ -269,7 +262,7 @@ def facts_commit(ctx: typer.Context, fact_id: Annotated[str, typer.Argument(meta
                                                                              "your user name).")] = None,
                  workspace: Workspace = None, config: ConfigFile = None) -> int:
     """Make a pending proposal a project fact: the model sees it as authoritative from the next run on."""
-    from cli_agent.ui.view.escape import escape_for_terminal
+    from cli_agent.contracts.escape import escape_for_terminal
 
     fact = _fact_store(ctx, workspace, config).commit(fact_id, author)
     typer.echo(escape_for_terminal(f"committed {fact.id}: {fact.text}"))
@@ -281,7 +274,7 @@ def facts_reject(ctx: typer.Context, fact_id: Annotated[str, typer.Argument(meta
                                                                                              "proposal's ID.")],
                  workspace: Workspace = None, config: ConfigFile = None) -> int:
     """Drop a pending proposal."""
-    from cli_agent.ui.view.escape import escape_for_terminal
+    from cli_agent.contracts.escape import escape_for_terminal
 
     proposal = _fact_store(ctx, workspace, config).reject(fact_id)
     typer.echo(escape_for_terminal(f"rejected {proposal.id}: {proposal.text}"))
@@ -297,7 +290,7 @@ def trust_cmd(ctx: typer.Context,
               workspace: Workspace = None) -> int:
     """Trust the folder's project config (.cli-agent/config.toml) as it is now: it may then set every key."""
     from cli_agent.config import trusted_folders
-    from cli_agent.ui.view.escape import escape_for_terminal as esc
+    from cli_agent.contracts.escape import escape_for_terminal as esc
 
     if list_all:
         for entry in trusted_folders.entries():
@@ -325,7 +318,7 @@ def trust_cmd(ctx: typer.Context,
 def sandbox_cmd(ctx: typer.Context, workspace: Workspace = None, config: ConfigFile = None) -> int:
     """What the command sandbox (run_command, !COMMAND) can do here, or why there is none and what would enable
     it. Exit 1 when commands can't run."""
-    from cli_agent.ui.view.escape import escape_for_terminal
+    from cli_agent.contracts.escape import escape_for_terminal
     from cli_agent.ui.view.sandbox_status import sandbox_report
 
     text, code = sandbox_report(_load(ctx, workspace=workspace, config=config).settings)
@@ -409,10 +402,10 @@ def undo_cmd(ctx: typer.Context,
              as_json: Annotated[bool, typer.Option("--json", help="With --list: as JSON.")] = False,
              workspace: Workspace = None, config: ConfigFile = None) -> int:
     """Revert the agent's changes of the newest turn (or --turn N) byte for byte, from the undo journal."""
+    from cli_agent.contracts.escape import escape_for_terminal, json_for_output
     from cli_agent.history.journal import Journal
     from cli_agent.history.undo import undo
     from cli_agent.ui.repl.commands.undo_commands import render_turns, turns_json
-    from cli_agent.ui.view.escape import escape_for_terminal, json_for_output
 
     journal = Journal(_load(ctx, workspace=workspace, config=config).settings.workspace)
     if list_turns:
@@ -443,7 +436,7 @@ def local_status(ctx: typer.Context,
 
     loaded = _load(ctx, local_model=local_model, config=config)
     status = model_status(resolve_model(loaded.settings.local.model), rehash=rehash)
-    from cli_agent.ui.view.escape import escape_for_terminal
+    from cli_agent.contracts.escape import escape_for_terminal
 
     typer.echo(escape_for_terminal("\n".join(status.lines())))
     if not status.ok:

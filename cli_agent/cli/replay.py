@@ -216,7 +216,7 @@ def run_replay(path: Path, output: str = "text", *, run_commands: bool = False) 
     replay went as recorded; a divergence is a one-line CliAgentError (exit 1)."""
     import sys
 
-    from cli_agent.ui.view.escape import escape_for_terminal, json_for_output
+    from cli_agent.contracts.escape import escape_for_terminal, json_for_output
 
     if output not in ("text", "json"):
         raise errors.UsageError(f"--output must be text or json for replay, not {output!r}")
@@ -242,7 +242,7 @@ def run_replay(path: Path, output: str = "text", *, run_commands: bool = False) 
 def _print_event(event: Event) -> None:
     import sys
 
-    from cli_agent.ui.view.escape import escape_for_terminal
+    from cli_agent.contracts.escape import escape_for_terminal
 
     line = None
     if isinstance(event, RunStarted):

@@ -1,5 +1,5 @@
-"""What the command line's commands share, without Typer: the state the root injects, the settings loaded from the
-root's flags and a command's own, the provider factory, `-c`/`--resume`, the one-shot run and the REPL's start.
+"""What the command line's commands share, without Typer: `-c`/`--resume`, the one-shot run and the REPL's start
+(the state the root injects and the settings it loads are `session.launch`'s, which the servers share).
 
 Both the Typer app (`cli_app`) and the lean path for plain root flags (`cli`) stand on this module, so a run
 behaves the same whichever of the two parsed its arguments.
@@ -7,57 +7,12 @@ behaves the same whichever of the two parsed its arguments.
 
 from __future__ import annotations
 
-import sys
-from dataclasses import dataclass
 from typing import Any
 
 from cli_agent.contracts import errors
+from cli_agent.session.launch import AppState, load_for, provider_factory
 
-__all__ = ["AppState", "default_provider", "flags_given", "load_for", "provider_factory", "resume_from",
-           "run_interactive", "run_prompt"]
-
-
-@dataclass
-class AppState:
-    """What the composition root injects into every command."""
-
-    provider_factory: Any = None  # Callable[[Settings], Provider]; None: the default factory
-    flags: dict[str, Any] | None = None  # the root's flags, which subcommand flags override
-    output: str | None = None  # the loaded settings' --output, once known
-
-
-def flags_given(**values: Any) -> dict[str, Any]:
-    return {k: v for k, v in values.items() if v is not None}
-
-
-def load_for(state: AppState, *, announce: bool = True, **sub_flags: Any) -> Any:
-    """The settings, from the root's flags overridden by the subcommand's. `announce`: the loader's notes (a
-    project config's ignored keys) go to stderr here; the REPL shows them in its banner instead."""
-    from cli_agent.config.settings import load_settings
-
-    flags = dict(state.flags or {}) | flags_given(**sub_flags)
-    config_file = flags.pop("config", None)
-    trust = flags.pop("trust", None)
-    loaded = load_settings(flags, config_file=config_file, trust=None if trust is None else bool(trust))
-    state.output = loaded.settings.output
-    if announce and loaded.notes:
-        from cli_agent.ui.view.escape import escape_for_terminal
-
-        for note in loaded.notes:
-            sys.stderr.write(f"cli-agent: {escape_for_terminal(note)}\n")
-    return loaded
-
-
-def provider_factory(state: AppState) -> Any:
-    return state.provider_factory or default_provider
-
-
-def default_provider(settings: Any) -> Any:
-    from cli_agent.session.session import (
-        default_provider_factory,  # imported when needed: the REPL draws its prompt first
-    )
-
-    return default_provider_factory(settings)
+__all__ = ["resume_from", "run_interactive", "run_prompt"]
 
 
 def resume_from(continue_: bool, resume: str | None) -> str | None:

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, get_origin
 
-from cli_agent.contracts.checked import Secret, check, field_names, field_type, plainly_valid, rule
 from cli_agent.contracts.errors import ConfigError
 from cli_agent.fs import paths
+from cli_agent.validated.checked import Secret, check, field_names, field_type, plainly_valid, rule
 
 if TYPE_CHECKING:
     from pydantic import ValidationError

@@ -135,9 +135,9 @@ def grade(task: RealTask, ws: Path) -> str:
 def run_one(task: RealTask, *, model: str, protocol: str, variant: str, api_base: str | None = None,
             max_steps: int = 12, timeout: float = 600.0, keep: Path | None = None, attempts: int = 1) -> RealResult:
     from cli_agent.config.settings import Settings
-    from cli_agent.contracts.checked import check
     from cli_agent.contracts.events import RunFinished, StopReason, ToolCallsProposed
     from cli_agent.session.session import drive, open_session
+    from cli_agent.validated.checked import check
 
     result = RealResult(task.name, task.kind, protocol, variant)
     with tempfile.TemporaryDirectory(prefix="cli-agent-real-") as tmp:

@@ -89,9 +89,9 @@ def run_scenario(scenario: Scenario, base: Path | None = None) -> ScenarioResult
 
 def _run(scenario: Scenario, base: Path, result: ScenarioResult) -> None:
     from cli_agent.config.settings import Settings
-    from cli_agent.contracts.checked import check
     from cli_agent.providers.scripted import ScriptedProvider
     from cli_agent.session.session import drive, open_session
+    from cli_agent.validated.checked import check
 
     ws = prepare_workspace(base, scenario.files, scenario.symlinks)
     outside_before = snapshot(base / "outside")

@@ -20,8 +20,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cli_agent.contracts.checked import check
 from cli_agent.contracts.errors import ConfigError
+from cli_agent.validated.checked import check
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
@@ -51,7 +51,7 @@ def load(path: Path, model: type[Any]) -> Any:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        from cli_agent.tools.specs import toml_position
+        from cli_agent.validated.reader import toml_position
 
         raise ConfigError(f"{path}: invalid TOML: {toml_position(str(exc))}") from None
     from pydantic import ValidationError

@@ -28,10 +28,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cli_agent.contracts.checked import rule
 from cli_agent.contracts.errors import ConfigError, UsageError
 from cli_agent.facts import file as facts_file
 from cli_agent.fs.paths import PROJECT_DIR
+from cli_agent.validated.checked import rule
 
 if TYPE_CHECKING:
     from cli_agent.config.settings import Settings

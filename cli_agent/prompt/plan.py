@@ -4,9 +4,8 @@ and request options, fingerprinted."""
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
-from typing import TYPE_CHECKING
-
-from cli_agent.agent.loop import Plan
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from cli_agent.config.settings import Settings
@@ -15,10 +14,26 @@ if TYPE_CHECKING:
     from cli_agent.providers.base import Preferences
     from cli_agent.tools.registry import Registry
 
-__all__ = ["Planner", "planned_protocol", "preferences"]
+__all__ = ["Plan", "Planner", "planned_protocol", "preferences"]
 
 LISTING_LIMIT = 200  # workspace files named in the system prompt
 AGENTS_MD_LIMIT = 16_000  # bytes of AGENTS.md read; the prompt keeps prompting.MAX_AGENTS_MD_CHARS of them
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What one model request carries besides the conversation: its prompt plan."""
+
+    system: str | None
+    schemas: tuple[dict[str, Any], ...] | None
+    options: dict[str, Any]  # model, protocol, temperature, tool_choice, ...: all fingerprinted
+    fingerprint: str
+
+    @property
+    def request_options(self) -> dict[str, Any]:
+        """The options sent with the request (the model and protocol are the provider's and the loop's own)."""
+        return {k: v for k, v in self.options.items() if k not in ("model", "protocol")}
+
 
 
 def preferences(settings: Settings) -> Preferences:

@@ -21,9 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cli_agent.contracts import checked
-from cli_agent.contracts.checked import check, field_names, rule
 from cli_agent.contracts.errors import SpecError, UsageError
+from cli_agent.validated import checked
+from cli_agent.validated.checked import check, field_names, rule
+from cli_agent.validated.reader import toml_position
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
@@ -184,12 +185,6 @@ def read_toml(file: Any, where: str, error: type[UsageError]) -> dict[str, Any]:
         raise error(f"{where}: invalid TOML: {toml_position(str(exc))}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise error(f"{where}: cannot read: {exc}") from None
-
-
-def toml_position(message: str) -> str:
-    """`line 3, column 7: Expected '=' ...` from tomllib's `Expected '=' ... (at line 3, column 7)`."""
-    match = re.search(r"\s*\(at (line \d+, column \d+|end of document)\)$", message)
-    return f"{match.group(1)}: {message[: match.start()]}" if match else message
 
 
 def check_handler(spec: ToolSpec, handler: Callable[..., Any]) -> str | None:

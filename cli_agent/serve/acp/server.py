@@ -36,8 +36,8 @@ from cli_agent.serve.acp.turn import Outcome, Turn
 from cli_agent.serve.acp.wire import LINE_LIMIT, StdioWire, log_to_stderr
 
 if TYPE_CHECKING:
-    from cli_agent.cli.state import AppState
     from cli_agent.contracts.events import EventStream
+    from cli_agent.session.launch import AppState
     from cli_agent.session.session import Session
 
 __all__ = ["AcpAgent", "serve"]
@@ -125,7 +125,7 @@ class AcpAgent:
     def _open(self, cwd: str, servers: list[Any] | None) -> Session:
         """A cli-agent session for the client's working directory, with the client's MCP servers besides the
         config's (in a worker thread: it starts MCP servers)."""
-        from cli_agent.cli.state import load_for, provider_factory
+        from cli_agent.session.launch import load_for, provider_factory
         from cli_agent.session.session import open_session
 
         if not os.path.isabs(cwd):

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from cli_agent.ui.view.escape import escape_for_terminal, json_for_output
+from cli_agent.contracts.escape import escape_for_terminal, json_for_output
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
@@ -113,8 +113,8 @@ def _with_mcp_tools(settings: Settings, registry: Registry) -> Registry:
     that fails is named on stderr."""
     if not any(server.enabled for server in settings.mcp_servers.values()):
         return registry
+    from cli_agent.contracts.escape import escape_for_terminal
     from cli_agent.mcp.attach import McpAttachment
-    from cli_agent.ui.view.escape import escape_for_terminal
 
     attached = McpAttachment(settings.mcp_servers, registry)
     try:
@@ -143,8 +143,8 @@ def _supports_native_tools(settings: Settings) -> bool:
 def list_workflows(settings: Settings, *, check: bool, trusted: bool | None = None) -> int:
     """`cli-agent workflows`: the list on stdout, broken files on stderr; with `check`, exit 2 if any is broken."""
     from cli_agent.contracts import errors
+    from cli_agent.contracts.escape import escape_for_terminal
     from cli_agent.ui.headless.printers import warn
-    from cli_agent.ui.view.escape import escape_for_terminal
     from cli_agent.workflows.files import load_workflows
     from cli_agent.workflows.run import render_catalog
 

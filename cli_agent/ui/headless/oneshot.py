@@ -164,7 +164,7 @@ def run_tool(settings: Settings, name: str, json_args: str) -> int:
         _close(session)
     result = next((e for e in events if isinstance(e, ToolResult)), None)
     envelope = result.envelope if result is not None else Envelope.failure("denied: " + finished.message)
-    from cli_agent.ui.view.escape import json_for_output
+    from cli_agent.contracts.escape import json_for_output
 
     sys.stdout.write(json_for_output(envelope.to_dict(), indent=2) + "\n")
     error_class = finished.stop_reason.error_class

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from cli_agent.contracts.escape import escape_for_terminal, json_for_output
 from cli_agent.contracts.events import (
     ApprovalDecided,
     Event,
@@ -24,7 +25,6 @@ from cli_agent.contracts.events import (
     Warning,
 )
 from cli_agent.contracts.messages import Usage
-from cli_agent.ui.view.escape import escape_for_terminal, json_for_output
 
 __all__ = ["JsonReport", "StreamJsonPrinter", "TextPrinter", "output_sink", "warn"]
 

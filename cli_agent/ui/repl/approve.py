@@ -21,9 +21,9 @@ from rich.console import Group
 from rich.padding import Padding
 from rich.text import Text
 
+from cli_agent.contracts.escape import escape_for_terminal as esc
 from cli_agent.contracts.events import Answer, ApprovalAsked, Decision
 from cli_agent.ui.view.change_view import change_body
-from cli_agent.ui.view.escape import escape_for_terminal as esc
 from cli_agent.ui.view.render import call_panel
 
 __all__ = ["KEYS", "TerminalApprover", "changes_files", "choices", "decided_line", "flush_typeahead", "parse_answer",

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
-from cli_agent.ui.view.escape import escape_for_terminal as esc
+from cli_agent.contracts.escape import escape_for_terminal as esc
 
 if TYPE_CHECKING:
 

@@ -156,7 +156,7 @@ class Repl:
     def _notes(self, notes: Iterable[str]) -> None:
         from rich.text import Text
 
-        from cli_agent.ui.view.escape import escape_for_terminal as esc
+        from cli_agent.contracts.escape import escape_for_terminal as esc
 
         for note in notes:
             self.console.print(Text(esc(note), style="dim"))
@@ -204,7 +204,7 @@ class Repl:
         """The next line typed ahead, echoed as if it had been typed at the prompt (its answer comes under it)."""
         from rich.text import Text
 
-        from cli_agent.ui.view.escape import escape_for_terminal as esc
+        from cli_agent.contracts.escape import escape_for_terminal as esc
 
         text = self.queued.pop(0)
         self.console.print(Text.assemble(("> ", "bold cyan"), esc(text)))
@@ -232,8 +232,8 @@ class Repl:
         returns to the prompt; a session that could not be opened ends the REPL with its error."""
         from rich.text import Text
 
+        from cli_agent.contracts.escape import escape_for_terminal as esc
         from cli_agent.ui.repl.commands.commands import Outcome
-        from cli_agent.ui.view.escape import escape_for_terminal as esc
 
         line = text.lstrip()
         try:
@@ -313,8 +313,8 @@ class Repl:
             return
         from rich.text import Text
 
+        from cli_agent.contracts.escape import escape_for_terminal as esc
         from cli_agent.ui.repl.mcp_startup import watch_failures
-        from cli_agent.ui.view.escape import escape_for_terminal as esc
 
         def say(notes: list[str]) -> None:
             for note in notes:
@@ -401,9 +401,9 @@ class Repl:
         """model · workspace [· resumed session ID: its first message]"""
         from rich.text import Text
 
+        from cli_agent.contracts.escape import clip
+        from cli_agent.contracts.escape import escape_for_terminal as esc
         from cli_agent.ui.repl.completion import short_path
-        from cli_agent.ui.view.escape import clip
-        from cli_agent.ui.view.escape import escape_for_terminal as esc
 
         line = Text.assemble((esc(session.settings.model or "no model"), "cyan"), " · ",
                              esc(short_path(str(session.workspace.root))))
@@ -415,9 +415,9 @@ class Repl:
     def turn(self, text: str) -> RunFinished:
         from rich.text import Text
 
+        from cli_agent.contracts.escape import escape_for_terminal as esc
         from cli_agent.ui.repl.commands.context_commands import compact_if_full
         from cli_agent.ui.repl.completion import attach_files
-        from cli_agent.ui.view.escape import escape_for_terminal as esc
 
         message, notes = attach_files(text, self.session.workspace)
         for note in notes:
@@ -477,7 +477,7 @@ class Repl:
         from prompt_toolkit import PromptSession
         from prompt_toolkit.completion import WordCompleter
 
-        from cli_agent.ui.view.escape import escape_for_terminal as esc
+        from cli_agent.contracts.escape import escape_for_terminal as esc
 
         words = list(choices)
         session: PromptSession[str] = PromptSession(**{k: v for k, v in self._io.items() if v})

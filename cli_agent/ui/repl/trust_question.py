@@ -21,8 +21,8 @@ __all__ = ["ask_trust", "describe_withheld"]
 def describe_withheld(withheld: dict[str, Any]) -> list[str]:
     """`key = value` lines for the keys a trusted config would set (an API key masked)."""
     from cli_agent.config.settings import mask_secret
-    from cli_agent.contracts.checked import Secret
-    from cli_agent.ui.view.escape import escape_for_terminal
+    from cli_agent.contracts.escape import escape_for_terminal
+    from cli_agent.validated.checked import Secret
 
     lines = []
     for key, value in withheld.items():
@@ -72,7 +72,7 @@ def _question_text(config: Path, lines: list[str], earlier: TrustEntry | None) -
     """What to say before asking: whether the config is new or changed (and how), and what trusting it sets."""
     import datetime
 
-    from cli_agent.ui.view.escape import escape_for_terminal
+    from cli_agent.contracts.escape import escape_for_terminal
 
     if earlier is None:
         head = [escape_for_terminal(f"This folder's project config ({config}) is not trusted. Trusting it would "

@@ -19,8 +19,8 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from cli_agent.contracts.escape import escape_for_terminal as esc
 from cli_agent.ui.view.change_view import call_title, change_body
-from cli_agent.ui.view.escape import escape_for_terminal as esc
 
 if TYPE_CHECKING:
     from cli_agent.contracts.change import Change

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.text import Text
 
+from cli_agent.contracts.escape import escape_for_terminal as esc
 from cli_agent.contracts.events import (
     ApprovalAsked,
     ApprovalDecided,
@@ -30,7 +31,6 @@ from cli_agent.contracts.events import (
 )
 from cli_agent.contracts.messages import Usage
 from cli_agent.history.trace import Trace
-from cli_agent.ui.view.escape import escape_for_terminal as esc
 
 if TYPE_CHECKING:
     from cli_agent.history.journal import Turn

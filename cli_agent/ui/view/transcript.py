@@ -20,9 +20,9 @@ from typing import Any
 
 from rich.text import Text
 
+from cli_agent.contracts.escape import escape_for_terminal as esc
 from cli_agent.contracts.events import ToolResult
 from cli_agent.contracts.messages import ToolCall
-from cli_agent.ui.view.escape import escape_for_terminal as esc
 
 __all__ = ["VERBS", "call_label", "compact_line", "data_summary", "mcp_summary", "received_lines", "result_line",
            "target_of"]

@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import replace
 
+from cli_agent.contracts.escape import escape_for_terminal as esc
 from cli_agent.ui.repl.commands.commands import Command, CommandContext, CommandRegistry, Outcome
 from cli_agent.ui.repl.commands.context_commands import context_commands
-from cli_agent.ui.view.escape import escape_for_terminal as esc
 
 __all__ = ["KEYS_HELP", "builtin_commands"]
 

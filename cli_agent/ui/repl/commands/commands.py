@@ -15,7 +15,7 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from cli_agent.ui.view.escape import escape_for_terminal as esc
+from cli_agent.contracts.escape import escape_for_terminal as esc
 
 if TYPE_CHECKING:
     from rich.console import Console

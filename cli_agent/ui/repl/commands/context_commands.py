@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from cli_agent.agent.compaction import AUTO_COMPACT_AT, apply_reset, compact_prompt
+from cli_agent.contracts.escape import escape_for_terminal as esc
 from cli_agent.contracts.events import ConversationReset, StopReason
-from cli_agent.ui.view.escape import escape_for_terminal as esc
 
 if TYPE_CHECKING:
     from cli_agent.ui.repl.commands.commands import Command, CommandContext

@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 from typing import TYPE_CHECKING
 
-from cli_agent.ui.view.escape import escape_for_terminal as esc
+from cli_agent.contracts.escape import escape_for_terminal as esc
 
 if TYPE_CHECKING:
     from cli_agent.fs.workspace import Workspace

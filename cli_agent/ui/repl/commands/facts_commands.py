@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 
 from cli_agent.contracts.errors import UsageError
+from cli_agent.contracts.escape import clip
+from cli_agent.contracts.escape import escape_for_terminal as esc
 from cli_agent.facts.store import FactStore, render_list
 from cli_agent.ui.repl.commands.commands import Command
-from cli_agent.ui.view.escape import clip
-from cli_agent.ui.view.escape import escape_for_terminal as esc
 
 if TYPE_CHECKING:
     from cli_agent.ui.repl.commands.commands import CommandContext, CommandRegistry

@@ -13,7 +13,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from cli_agent.contracts import errors
-from cli_agent.ui.view.escape import escape_for_terminal as esc
+from cli_agent.contracts.escape import escape_for_terminal as esc
 
 if TYPE_CHECKING:
     from cli_agent.config.settings import Loaded

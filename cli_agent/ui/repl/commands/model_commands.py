@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 
 from cli_agent.contracts import errors
-from cli_agent.ui.view.escape import escape_for_terminal as esc
+from cli_agent.contracts.escape import escape_for_terminal as esc
 
 if TYPE_CHECKING:
     from cli_agent.providers.base import Provider

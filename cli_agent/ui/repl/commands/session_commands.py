@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cli_agent.contracts.errors import CliAgentError, UsageError
+from cli_agent.contracts.escape import clip, json_for_output
+from cli_agent.contracts.escape import escape_for_terminal as esc
 from cli_agent.history.session_index import SessionEntry, SessionIndex, index_key, load_resumable
 from cli_agent.ui.repl.commands.commands import Command
-from cli_agent.ui.view.escape import clip, json_for_output
-from cli_agent.ui.view.escape import escape_for_terminal as esc
 
 if TYPE_CHECKING:
     from cli_agent.ui.repl.commands.commands import CommandContext, CommandRegistry

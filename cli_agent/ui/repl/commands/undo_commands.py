@@ -6,11 +6,11 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from cli_agent.contracts import errors
+from cli_agent.contracts.escape import clip
+from cli_agent.contracts.escape import escape_for_terminal as esc
 from cli_agent.history.journal import Journal, Turn
 from cli_agent.history.undo import shown_path, undo
 from cli_agent.ui.repl.commands.commands import Command
-from cli_agent.ui.view.escape import clip
-from cli_agent.ui.view.escape import escape_for_terminal as esc
 
 if TYPE_CHECKING:
     from cli_agent.ui.repl.commands.commands import CommandContext, CommandRegistry

@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 __all__ = ["Secret", "check", "field_names", "field_type", "plainly_valid", "rule"]
 
 T = TypeVar("T")
-_CHECK = "cli_agent.contracts.checked"  # the key of a field's metadata that holds its constraints
+_CHECK = "cli_agent.validated.checked"  # the key of a field's metadata that holds its constraints
 
 
 class Secret:

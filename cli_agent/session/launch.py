@@ -1,0 +1,54 @@
+"""What every front end starts a session from: the root's flags and a command's own, the settings they load, and the
+provider factory. The command line (`cli/`), the ACP server and `mcp serve` all stand on it, so a session opens the
+same way whoever asked for it."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["AppState", "default_provider", "flags_given", "load_for", "provider_factory"]
+
+
+@dataclass
+class AppState:
+    """What the composition root injects into every command."""
+
+    provider_factory: Any = None  # Callable[[Settings], Provider]; None: the default factory
+    flags: dict[str, Any] | None = None  # the root's flags, which subcommand flags override
+    output: str | None = None  # the loaded settings' --output, once known
+
+
+def flags_given(**values: Any) -> dict[str, Any]:
+    return {k: v for k, v in values.items() if v is not None}
+
+
+def load_for(state: AppState, *, announce: bool = True, **sub_flags: Any) -> Any:
+    """The settings, from the root's flags overridden by the subcommand's. `announce`: the loader's notes (a
+    project config's ignored keys) go to stderr here; the REPL shows them in its banner instead."""
+    from cli_agent.config.settings import load_settings
+
+    flags = dict(state.flags or {}) | flags_given(**sub_flags)
+    config_file = flags.pop("config", None)
+    trust = flags.pop("trust", None)
+    loaded = load_settings(flags, config_file=config_file, trust=None if trust is None else bool(trust))
+    state.output = loaded.settings.output
+    if announce and loaded.notes:
+        from cli_agent.contracts.escape import escape_for_terminal
+
+        for note in loaded.notes:
+            sys.stderr.write(f"cli-agent: {escape_for_terminal(note)}\n")
+    return loaded
+
+
+def provider_factory(state: AppState) -> Any:
+    return state.provider_factory or default_provider
+
+
+def default_provider(settings: Any) -> Any:
+    from cli_agent.session.session import (
+        default_provider_factory,  # imported when needed: the REPL draws its prompt first
+    )
+
+    return default_provider_factory(settings)
