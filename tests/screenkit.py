@@ -41,7 +41,7 @@ class Terms:
         self.started: list = []
 
     def start(self, replies, cols: int, config: str | None = None, **kw):
-        from test_repl_terminal import PROMPT, Term
+        from termkit import PROMPT, Term
 
         if config is not None:
             (self.tmp_path / "home" / "config").mkdir(parents=True, exist_ok=True)

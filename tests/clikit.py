@@ -1,0 +1,16 @@
+"""cli-agent as a child process, as a user's shell starts it: its own home, CI set, no CLI_AGENT_* of the caller."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+
+def cli(args: list[str], *, home: Path, timeout: float = 120, env_extra: dict[str, str] | None = None
+        ) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CLI_AGENT_")}
+    env |= {"CLI_AGENT_HOME": str(home), "CI": "true", "LITELLM_LOCAL_MODEL_COST_MAP": "True"} | (env_extra or {})
+    return subprocess.run([sys.executable, "-m", "cli_agent", *args], env=env, capture_output=True, text=True,
+                          timeout=timeout)

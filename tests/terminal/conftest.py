@@ -1,0 +1,22 @@
+"""Fixtures of the pseudo-terminal tests."""
+
+from __future__ import annotations
+
+import pytest
+from termkit import PROMPT, Repl
+
+
+@pytest.fixture
+def repl(tmp_path):
+    """`repl(replies, *args)`: the REPL started at its prompt; every one started is ended with the test."""
+    started: list[Repl] = []
+
+    def start(replies: list[dict], *args: str, **kw) -> Repl:
+        started.append(Repl(tmp_path, replies, *args, **kw))
+        started[-1].expect(PROMPT)
+        return started[-1]
+
+    yield start
+    for r in started:
+        if r.child.isalive():
+            r.child.terminate(force=True)

@@ -1,0 +1,52 @@
+"""The layers contract (`.importlinter`): the tree keeps it, and an upward import breaks it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from places import REPO
+
+pytestmark = pytest.mark.slow  # each check starts lint-imports
+
+LINT = Path(sys.executable).with_name("lint-imports")
+
+
+def _lint(root: Path) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=str(root))
+    return subprocess.run([str(LINT), "--no-cache", "--config", str(REPO / ".importlinter")], cwd=root, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def _copy(tmp_path: Path) -> Path:
+    shutil.copytree(REPO / "cli_agent", tmp_path / "cli_agent",
+                    ignore=shutil.ignore_patterns("__pycache__", "real_projects", "*.gguf"))
+    return tmp_path
+
+
+def test_the_tree_keeps_the_layers_contract(tmp_path):
+    result = _lint(_copy(tmp_path))
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert "1 kept, 0 broken" in result.stdout
+
+
+@pytest.mark.parametrize(("low", "high"), [("contracts", "cli_agent.cli.main"), ("agent", "cli_agent.session.session"),
+                                           ("fs", "cli_agent.config.settings")])
+def test_an_upward_import_breaks_the_contract(tmp_path, low, high):
+    root = _copy(tmp_path)
+    (root / "cli_agent" / low / "planted.py").write_text(f"def late():\n    import {high}  # noqa: F401\n")
+    result = _lint(root)
+    assert result.returncode != 0
+    assert f"cli_agent.{low} is not allowed to import cli_agent.{high.split('.')[1]}" in result.stdout
+
+
+def test_every_package_has_a_layer():
+    text = (REPO / ".importlinter").read_text(encoding="utf-8")
+    layers = text.split("layers =", 1)[1].split("containers", 1)[0]
+    named = {name.strip() for line in layers.splitlines() for name in line.split("|") if name.strip()}
+    packages = {p.parent.name for p in (REPO / "cli_agent").glob("*/__init__.py")}
+    assert packages == named

@@ -1,0 +1,255 @@
+"""Tool specs: the packaged files, their validation (one-line SpecError naming file and field), BFCL definitions."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from dataclasses import FrozenInstanceError
+from pathlib import Path
+
+import pytest
+from places import REPO
+
+from cli_agent.contracts.errors import SpecError
+from cli_agent.tools.specs import (
+    ToolSpec,
+    builtin_spec_dir,
+    load_spec_file,
+    load_specs,
+)
+
+# The public contract: tool names and their parameters (required ones first-class, the rest optional).
+CONTRACT = {
+    "list_files": ([], ["path", "pattern", "depth"]),
+    "read_file": (["path"], ["start_line", "end_line"]),
+    "search": (["pattern"], ["path", "glob", "literal", "ignore_case", "output_mode", "context", "offset"]),
+    "create_file": (["path", "content"], []),
+    "edit_file": (["path", "old", "new"], ["replace_all"]),
+    "write_file": (["path", "content"], []),
+    "delete_file": (["path"], []),
+    "propose_fact": (["text", "reason"], []),
+    "insert_text": (["path", "text"], ["after_line"]),
+    "replace_lines": (["path", "start_line", "end_line", "new"], []),
+    "replace_definition": (["path", "name", "new"], []),
+    "rename_file": (["path", "new_path"], []),
+    "run_command": (["command"], ["timeout_s"]),
+}
+MUTATING = {"create_file", "edit_file", "write_file", "delete_file", "insert_text", "rename_file", "run_command",
+            "replace_lines", "replace_definition"}
+
+
+# Fakes with the signatures cli_agent/tools/handlers/files.py has (the real table is checked in its own test).
+def list_files(ctx, path=".", pattern=None, depth=None): ...
+def read_file(ctx, path, start_line=None, end_line=None): ...
+def search(ctx, pattern, path=None, glob=None, literal=False, ignore_case=False, output_mode="content", context=0,
+           offset=0): ...
+def create_file(ctx, path, content): ...
+def edit_file(ctx, path, old, new, replace_all=False): ...
+def write_file(ctx, path, content): ...
+def delete_file(ctx, path): ...
+def propose_fact(ctx, text, reason): ...
+def insert_text(ctx, path, text, after_line=None): ...
+def rename_file(ctx, path, new_path): ...
+def replace_lines(ctx, path, start_line, end_line, new): ...
+def replace_definition(ctx, path, name, new): ...
+def run_command(ctx, command, timeout_s=None): ...
+
+
+FAKES = {f.__name__: f for f in (list_files, read_file, search, create_file, edit_file, write_file, delete_file,
+                                 propose_fact, insert_text, rename_file, run_command, replace_lines,
+                                 replace_definition)}
+
+
+def test_builtin_specs_keep_the_public_contract():
+    specs = {s.name: s for s in load_specs([builtin_spec_dir()], FAKES)}
+    assert set(specs) == set(CONTRACT)
+    for name, (required, optional) in CONTRACT.items():
+        spec = specs[name]
+        assert list(spec.required_params()) == required, name
+        assert set(spec.parameters["properties"]) == {*required, *optional}, name
+        assert spec.mutates == spec.requires_approval == (name in MUTATING), name
+        assert spec.exposed_to_model and spec.examples and spec.when_to_use, name
+        assert all(p.get("description") for p in spec.parameters["properties"].values()), name
+    assert specs["list_files"].parameters["properties"]["path"]["default"] == "."
+    fact = specs["propose_fact"]
+    assert fact.optional and not fact.requires_approval and fact.category == "Project knowledge"
+    assert {"facts?", "conventions?", "remember", "decisions?"} <= set(fact.hints)
+    assert not any(s.optional for n, s in specs.items() if n != "propose_fact")
+
+
+def test_builtin_specs_match_the_real_handlers():
+    from cli_agent.tools.handlers import handlers
+
+    table = handlers()
+    specs = load_specs([builtin_spec_dir()], table)
+    assert {s.name for s in specs} == set(CONTRACT)
+    assert set(table) >= set(CONTRACT)
+
+
+GOOD = """\
+name = "greet"
+category = "Edit"
+description = "Say hello."
+when_to_use = "When greeting."
+requires_approval = true
+mutates = true
+hints = ["hello"]
+
+[parameters]
+type = "object"
+required = ["path"]
+additionalProperties = false
+
+[parameters.properties.path]
+type = "string"
+description = "Where."
+
+[parameters.properties.loud]
+type = "boolean"
+description = "Shout."
+default = false
+
+[[examples]]
+description = "Greet"
+input = { path = "a.txt" }
+"""
+
+
+def greet(ctx, path, loud=False): ...
+
+
+def _write(folder: Path, name: str, text: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_text(text, encoding="utf-8")
+    return folder
+
+
+def _error(folder: Path, handlers=None) -> str:
+    with pytest.raises(SpecError) as info:
+        load_specs([folder], {"greet": greet} if handlers is None else handlers)
+    message = str(info.value)
+    assert "\n" not in message
+    assert info.value.exit_code == 2
+    return message
+
+
+def test_a_good_spec_loads(tmp_path):
+    (spec,) = load_specs([_write(tmp_path, "greet.toml", GOOD)], {"greet": greet})
+    assert isinstance(spec, ToolSpec)
+    assert spec.name == "greet" and spec.hints == ("hello",) and spec.examples[0].input == {"path": "a.txt"}
+    with pytest.raises(FrozenInstanceError):
+        spec.name = "other"
+
+
+BROKEN = [
+    ("toml syntax", GOOD.replace('name = "greet"', 'name = "greet'),
+     r"^greet\.toml: invalid TOML: line 1, column \d+: "),
+    ("unknown key", GOOD.replace("mutates = true", "mutates = true\noptinal = true"),
+     r"^greet\.toml: optinal: unknown key \(expected one of: name, category, "),
+    ("wrong type", GOOD.replace("requires_approval = true", 'requires_approval = "yes"'),
+     r"^greet\.toml: requires_approval: input should be a valid boolean, got 'yes'$"),
+    ("wrong type in list", GOOD.replace('hints = ["hello"]', "hints = [1]"),
+     r"^greet\.toml: hints\[0\]: input should be a valid string, got 1$"),
+    ("missing key", GOOD.replace('description = "Say hello."', ""),
+     r"^greet\.toml: description: missing required key$"),
+    ("invalid schema", GOOD.replace('type = "string"', 'type = "strin"'),
+     r"^greet\.toml: parameters\.properties\.path\.type: 'strin' is not valid under any of the given schemas$"),
+    ("top not object", GOOD.replace('type = "object"', 'type = "array"'),
+     r"^greet\.toml: parameters\.type: expected 'object' at the top, got 'array'$"),
+    ("required not a property", GOOD.replace('required = ["path"]', 'required = ["path", "where"]'),
+     r"^greet\.toml: parameters\.required: 'where' is not one of the properties"),
+    ("bad example", GOOD.replace('input = { path = "a.txt" }', 'input = { path = "a.txt", colour = "red" }'),
+     r"^greet\.toml: examples\[0\]\.input: Additional properties are not allowed \('colour' was unexpected\)$"),
+    ("bad example value", GOOD.replace('input = { path = "a.txt" }', "input = { path = 3 }"),
+     r"^greet\.toml: examples\[0\]\.input\.path: 3 is not of type 'string'$"),
+    ("bad hint", GOOD.replace('hints = ["hello"]', 'hints = ["hel(lo"]'),
+     r"^greet\.toml: hints\[0\]: 'hel\(lo' is not a valid regular expression"),
+    ("unknown example key", GOOD.replace('input = { path = "a.txt" }', 'input = { path = "a.txt" }\nwhen = 1'),
+     r"^greet\.toml: examples\[0\]\.when: unknown key \(expected one of: input, description\)$"),
+    ("mutates without approval", GOOD.replace("requires_approval = true", "requires_approval = false"),
+     r"^greet\.toml: requires_approval: must be true for a tool that mutates files$"),
+    ("long wrong value", GOOD.replace('description = "Say hello."', f'description = {list(range(100))}'),
+     r"^greet\.toml: description: input should be a valid string, got \[0, 1, .{40,}\.\.\.$"),
+    ("bad name", GOOD.replace('name = "greet"', 'name = "greet me"'),
+     r"^greet\.toml: name: string should match pattern"),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), [(t, e) for _, t, e in BROKEN], ids=[i for i, _, _ in BROKEN])
+def test_a_broken_spec_names_file_and_field(tmp_path, monkeypatch, text, expected):
+    monkeypatch.chdir(tmp_path)
+    message = _error(_write(tmp_path, "greet.toml", text))
+    assert re.search(expected, message), message
+
+
+def test_packaged_spec_errors_say_tool_specs(tmp_path):
+    folder = tmp_path / "cli_agent" / "tool_specs"
+    text = (REPO / "cli_agent" / "tool_specs" / "read_file.toml").read_text(encoding="utf-8")
+    _write(folder, "read_file.toml", text.replace('type = "string"', 'type = "strin"', 1))
+    assert _error(folder, {"read_file": read_file}) == (
+        "tool_specs/read_file.toml: parameters.properties.path.type: 'strin' is not valid under any of the given "
+        "schemas")
+
+
+def test_missing_handler(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    message = _error(_write(tmp_path, "greet.toml", GOOD), {"other": greet})
+    assert message == "greet.toml: name: no handler for tool 'greet' (handlers: other)"
+
+
+def _no_loud(ctx, path): ...
+def _loud_required(ctx, path, loud): ...
+def _path_optional(ctx, path="x", loud=False): ...
+def _extra(ctx, path, loud=False, colour="red"): ...
+def _kwargs(ctx, path, loud=False, **more): ...
+def _no_ctx(*, path, loud=False): ...
+
+
+@pytest.mark.parametrize(("handler", "expected"), [
+    (_no_loud, r"^greet\.toml: parameters\.properties\.loud: handler .*_no_loud\(ctx, path\) has no parameter 'loud'$"),
+    (_loud_required, r"^greet\.toml: parameters\.required: 'loud' should be required \(no default\) to match"),
+    (_path_optional, r"^greet\.toml: parameters\.required: 'path' should be optional \(has a default\) to match"),
+    (_extra, r"^greet\.toml: parameters\.properties: missing 'colour', a parameter of handler .*_extra"),
+    (_kwargs, r"^greet\.toml: parameters: handler .* must take named parameters only, not \*\*more$"),
+    (_no_ctx, r"^greet\.toml: name: handler .* must take the tool context as its first positional parameter$"),
+])
+def test_handler_mismatch(tmp_path, monkeypatch, handler, expected):
+    monkeypatch.chdir(tmp_path)
+    message = _error(_write(tmp_path, "greet.toml", GOOD), {"greet": handler})
+    assert re.search(expected, message), message
+
+
+def test_duplicate_names_across_folders(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    first, second = _write(tmp_path / "a", "greet.toml", GOOD), _write(tmp_path / "b", "hello.toml", GOOD)
+    with pytest.raises(SpecError) as info:
+        load_specs([first, second], {"greet": greet})
+    assert str(info.value) == "b/hello.toml: name: duplicate tool 'greet', already defined in a/greet.toml"
+
+
+def test_load_spec_file_and_missing_folder(tmp_path):
+    assert load_spec_file(_write(tmp_path, "greet.toml", GOOD) / "greet.toml").name == "greet"
+    with pytest.raises(SpecError, match="not a folder of tool specs"):
+        load_specs([tmp_path / "nope"], {})
+
+
+@pytest.mark.slow
+def test_wheel_contains_every_spec(tmp_path):
+    source = tmp_path / "src"
+    shutil.copytree(REPO, source, ignore=shutil.ignore_patterns(
+        ".venv", ".git", "build", "dist", "*.egg-info", "__pycache__", ".*_cache", "tool_specs"))
+    shutil.copytree(REPO / "cli_agent" / "tool_specs", source / "cli_agent" / "tool_specs")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    result = subprocess.run([sys.executable, "-m", "build", "--wheel", "--outdir", str(tmp_path / "dist"),
+                             str(source)], capture_output=True, text=True, env=env, timeout=300)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    (wheel,) = (tmp_path / "dist").glob("*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+    specs = sorted(p.name for p in (REPO / "cli_agent" / "tool_specs").glob("*.toml"))
+    assert len(specs) >= len(CONTRACT)
+    assert {f"cli_agent/tool_specs/{name}" for name in specs} <= names

@@ -1,0 +1,66 @@
+"""Onboarding: with no model configured the REPL says what is possible before any prompt, and offers a provider key
+found in the environment."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from termkit import PROMPT, Term
+
+from cli_agent.config.settings import Settings
+from cli_agent.contracts import errors
+from cli_agent.ui.repl.onboarding import choose_model
+
+
+def test_nothing_configured_and_no_local_runtime_says_every_way_and_exits_2():
+    said: list[str] = []
+    with pytest.raises(errors.UsageError, match="no model configured") as raised:
+        choose_model(Settings(), env={}, say=said.append, runtime=lambda: None)
+    assert raised.value.exit_code == 2
+    text = "\n".join(said)
+    for way in ("OPENAI_API_KEY", "--model openai/gpt-4o-mini", "--api-base http://127.0.0.1:8080/v1",
+                "pip install 'cli-agent[local]'", "config.toml"):
+        assert way in text
+    assert len(said[0].splitlines()) <= 8
+
+
+def test_a_configured_model_or_an_installed_local_runtime_needs_nothing():
+    assert choose_model(Settings(model="openai/x"), env={}, ask=lambda q: pytest.fail("asked")) is None
+    assert choose_model(Settings(api_base="http://127.0.0.1:1/v1"), env={}) is None
+    assert choose_model(Settings(), env={}, runtime=lambda: "0.3.36") is None
+
+
+def test_a_key_in_the_environment_is_offered():
+    said: list[str] = []
+    asked: list[str] = []
+    model = choose_model(Settings(), env={"ANTHROPIC_API_KEY": "k", "XAI_API_KEY": "k"}, say=said.append,
+                         ask=lambda q: asked.append(q) or "")
+    assert model == "anthropic/claude-sonnet-4-20250514"
+    assert "ANTHROPIC_API_KEY is set (and XAI_API_KEY)" in said[0]
+    assert asked == ["Use anthropic/claude-sonnet-4-20250514? [Y/n] "]
+    with pytest.raises(errors.UsageError, match="no model chosen"):
+        choose_model(Settings(), env={"OPENAI_API_KEY": "k"}, say=said.append, ask=lambda q: "n")
+
+
+@pytest.mark.slow
+def test_in_a_terminal_the_key_is_offered_before_any_prompt(tmp_path):
+    t = Term(tmp_path, None, cols=80, env={"OPENAI_API_KEY": "sk-test"}, wait=r"\[Y/n\]")
+    assert "No model is configured, but OPENAI_API_KEY is set." in t.child.before
+    t.say("")
+    t.expect(PROMPT)
+    t.say("/model")
+    t.expect(r"model: openai/gpt-4o-mini \(")
+    t.child.send("\x1b")  # leave the picker
+    t.expect(PROMPT)
+    assert t.quit() == 0
+
+
+@pytest.mark.slow
+def test_in_a_terminal_saying_no_lists_the_ways_and_exits_2(tmp_path):
+    t = Term(tmp_path, None, cols=60, env={"OPENAI_API_KEY": "sk-test"}, wait=r"\[Y/n\]")
+    t.say("n")
+    rest = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]|\r", "", t.expect_raw(__import__("pexpect").EOF))
+    assert "--api-base http://127.0.0.1:8080/v1" in rest and "no model chosen" in rest.splitlines()[-1]
+    t.child.close()
+    assert t.child.exitstatus == 2
