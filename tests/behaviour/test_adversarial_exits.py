@@ -72,6 +72,7 @@ def test_every_usage_and_config_error_prints_one_json_object(ws: Path, tmp_path:
     assert from_env.returncode == 2 and one_object(from_env)["status"] == "usage"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("replies", "flags", "code", "status"), [
     ([{"text": "fine"}], [], 0, "done"),
     ([{"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "b"}}]}], [], 3, "denied"),
@@ -88,6 +89,7 @@ def test_every_run_outcome_prints_exactly_one_object(ws: Path, tmp_path: Path, r
     assert one_object(result)["status"] == status
 
 
+@pytest.mark.slow
 def test_names_that_are_not_utf8_c1_or_bidi_are_escaped_in_json(ws: Path, tmp_path: Path) -> None:
     os.close(os.open(os.path.join(os.fsencode(ws), b"bad\xff\x9b.txt"), os.O_CREAT | os.O_WRONLY, 0o644))
     (ws / "rtl\u202etxt.exe").write_text("x")
@@ -117,6 +119,7 @@ COMMANDS = [["tools"], ["tools", "--json"], ["prompt"], ["config", "show"], ["co
             ["tools", "run", "read_file", '{"path": "a.txt"}'], ["-p", "hi"], ["workflow", "run", "explain", "a.txt"]]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
 def test_a_broken_config_file_exits_2_in_every_command(ws: Path, tmp_path: Path, command: list[str]) -> None:
     broken = tmp_path / "broken.toml"

@@ -67,6 +67,7 @@ def test_a_linked_git_dir_and_a_gitdir_file_protect_their_targets(ws: Path) -> N
     refused(ws, "vcs/config")
 
 
+@pytest.mark.slow
 def test_a_real_separate_git_dir_and_a_worktree(ws: Path, tmp_path: Path) -> None:
     """What git itself makes: `git init --separate-git-dir` and `git worktree add`, both inside the workspace."""
     env = os.environ | {"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}

@@ -40,6 +40,7 @@ def scripted(tmp_path: Path, replies: list[dict]) -> str:
 SURROGATES = ["\ud800", "\udfff", "a\udc80b", "\ud83d"]  # lone highs and lows; "\ud83d\ude00" would be a pair
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lone", SURROGATES)
 @pytest.mark.parametrize("output", ["text", "json", "stream-json"])
 def test_a_lone_surrogate_in_an_answer_is_shown_escaped(ws: Path, tmp_path: Path, lone: str, output: str) -> None:
@@ -54,6 +55,7 @@ def test_a_lone_surrogate_in_an_answer_is_shown_escaped(ws: Path, tmp_path: Path
     assert all(json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines())  # whole and valid
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", ["content", "path", "key"])
 def test_a_lone_surrogate_in_arguments_goes_back_to_the_model(ws: Path, tmp_path: Path, where: str) -> None:
     arguments = {"path": "n.txt", "content": "x"}
@@ -71,6 +73,7 @@ def test_a_lone_surrogate_in_arguments_goes_back_to_the_model(ws: Path, tmp_path
     assert sorted(p.name for p in ws.iterdir()) == ["a.txt"]
 
 
+@pytest.mark.slow
 def test_lone_surrogates_in_the_json_protocol_count_as_malformed(ws: Path, tmp_path: Path) -> None:
     bad = '{"tool": "create_file", "parameters": {"path": "n.txt", "content": "\\ud800"}, "terminate": false}'
     model = scripted(tmp_path, [{"raw": bad}] * 3)
@@ -81,6 +84,7 @@ def test_lone_surrogates_in_the_json_protocol_count_as_malformed(ws: Path, tmp_p
 
 # -- {tool: x}: a failed call, not an answer ---------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("raw", ["{tool: read_file}", "{tool: read_file, parameters: {path: a.txt}}",
                                  "```json\n{'tool': 'read_file'}\n```", "  {\"tool\": read_file}",
                                  "Calling it now: {tool: \"read_file\", \"parameters\": {}}", "{"])
@@ -92,6 +96,7 @@ def test_a_broken_json_call_counts_toward_the_three_strikes(ws: Path, tmp_path: 
     assert report["answer"] == "" and len(report["warnings"]) >= 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("text", ["Done: the file has 3 lines.", "Use a dict like {a: 1} in Python.",
                                   'It prints "tool: x" and exits.'])
 def test_prose_with_braces_is_still_an_answer(ws: Path, tmp_path: Path, text: str) -> None:
@@ -148,6 +153,7 @@ def _delta(**delta: object) -> dict:
             "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("events", [
     [_delta(role="assistant", content="The answer is 4"), _delta(content="2 and the rest is")],
     [_delta(role="assistant", tool_calls=[{"index": 0, "id": "c1", "type": "function",

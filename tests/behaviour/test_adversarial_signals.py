@@ -48,6 +48,7 @@ def check_trace(trace: Path, stop_reason: str) -> None:
     assert read is not None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("signum", "code", "reason"), SIGNALS)
 def test_a_signal_during_the_model_wait(tmp_path: Path, signum: int, code: int, reason: str) -> None:
     ws, home, trace = tmp_path / "ws", tmp_path / "home", tmp_path / "trace.jsonl"

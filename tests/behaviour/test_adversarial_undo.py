@@ -65,6 +65,7 @@ def test_undo_while_a_turn_runs_is_refused_and_the_turn_stays_whole(ws: Path, tm
     assert (ws / "a.txt").read_text() == "a\n" and (ws / "b.txt").read_text() == "b\n"  # the whole turn
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spoil", ["hard link", "changed", "now a folder", "now a link"])
 def test_undo_checks_every_file_before_writing_any(ws: Path, tmp_path: Path, spoil: str) -> None:
     model = script(tmp_path, [{"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt",
@@ -91,6 +92,7 @@ def test_undo_checks_every_file_before_writing_any(ws: Path, tmp_path: Path, spo
     assert "(undone)" not in cli(["undo", "--list", "-C", str(ws)]).stdout
 
 
+@pytest.mark.slow
 def test_a_change_that_failed_leaves_no_journal_entry(ws: Path, tmp_path: Path) -> None:
     """A file size limit (EFBIG) makes the write fail after the journal recorded it; the entry must go. The edit is
     small (the trace stays small) and grows the file past the limit."""
@@ -116,6 +118,7 @@ def test_a_change_that_failed_leaves_no_journal_entry(ws: Path, tmp_path: Path) 
     assert nothing.returncode == 2 and "nothing to undo" in nothing.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bits", [stat.S_ISUID, stat.S_ISGID, stat.S_ISVTX, stat.S_ISUID | stat.S_ISGID])
 @pytest.mark.parametrize("tool", ["edit_file", "write_file", "delete_file"])
 def test_special_mode_bits_survive_an_edit_and_come_back_on_undo(ws: Path, tmp_path: Path, bits: int,

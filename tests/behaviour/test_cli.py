@@ -163,6 +163,7 @@ def test_prompt_command_prints_both_protocols(capsys):
     assert len(data["fingerprint"]) == 64 and data["tools"]
 
 
+@pytest.mark.slow
 def test_stdin_task(ws, tmp_path, isolated_home):
     script = write_script(tmp_path / "s.json", [{"text": "from stdin"}])
     result = cli_subprocess(["-C", str(ws), "--model", script, "-p", "-"], cwd=ws, home=isolated_home,
@@ -170,6 +171,7 @@ def test_stdin_task(ws, tmp_path, isolated_home):
     assert result.returncode == 0 and result.stdout == "from stdin\n"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_signals_exit_with_their_code_and_a_complete_trace(ws, tmp_path, isolated_home, sig, code):
     script = write_script(tmp_path / "s.json", [{"text": "slow", "delay": 30}])

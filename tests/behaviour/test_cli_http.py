@@ -45,6 +45,7 @@ def free_port():
         return s.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_native_multi_step_work_with_two_calls_in_one_turn(ws, env):
     replies = [
         {"tool_calls": [call("create_file", path="app.py", content="print('app')\n"),
@@ -64,6 +65,7 @@ def test_native_multi_step_work_with_two_calls_in_one_turn(ws, env):
         assert len(tool_messages) == 2 and server.requests[0]["tools"]
 
 
+@pytest.mark.slow
 def test_json_protocol_over_http(ws, env):
     (ws / "notes.txt").write_text("alpha\n")
     replies = [{"text": '{"tool": "edit_file", "parameters": {"path": "notes.txt", "old": "alpha", '
@@ -76,6 +78,7 @@ def test_json_protocol_over_http(ws, env):
         assert "tools" not in server.requests[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("status", [500, 429])
 def test_server_errors_are_retried_then_succeed(ws, env, status):
     replies = [{"status": status, "headers": {"Retry-After": "0"}}, {"text": "recovered"}]
@@ -86,6 +89,7 @@ def test_server_errors_are_retried_then_succeed(ws, env, status):
         assert result.stdout == "recovered\n" and len(server.requests) == 2
 
 
+@pytest.mark.slow
 def test_persistent_500_exits_1_after_the_retries(ws, env):
     with FakeOpenAIServer([{"status": 500}] * 5) as server:
         result = cli(["-C", str(ws), "--model", "openai/test", "--api-base", server.url, "-p", "hi",
@@ -94,6 +98,7 @@ def test_persistent_500_exits_1_after_the_retries(ws, env):
     assert "gave up" in result.stderr.strip().splitlines()[-1]
 
 
+@pytest.mark.slow
 def test_unreachable_api_base_exits_1_naming_the_url(ws, env):
     url = f"http://127.0.0.1:{free_port()}/v1"
     result = cli(["-C", str(ws), "--model", "openai/test", "--api-base", url, "-p", "hi",
@@ -112,6 +117,7 @@ def test_slow_reply_hits_the_timeout(ws, env):
     assert "timed out" in result.stderr.strip().splitlines()[-1]
 
 
+@pytest.mark.slow
 def test_streaming_text_reaches_stream_json(ws, env):
     with FakeOpenAIServer([{"text": "one two three", "chunks": ["one ", "two ", "three"]}]) as server:
         result = cli(["-C", str(ws), "--model", "openai/test", "--api-base", server.url, "-p", "hi",

@@ -44,6 +44,7 @@ def ws(tmp_path):
     return root
 
 
+@pytest.mark.slow
 def test_the_file_tools_are_listed_with_their_specs_and_read_only_ones_run(ws):
     async def body(client):
         listed = await client.list_tools()
@@ -76,6 +77,7 @@ def test_a_change_is_refused_headless_unless_started_with_yes(ws):
     assert not edited.is_error and (ws / "a.txt").read_text() == "bye\n"
 
 
+@pytest.mark.slow
 def test_locks_and_protected_paths_hold_and_a_change_can_be_undone(ws, capsys):
     (ws / ".cli-agent").mkdir()
     (ws / ".cli-agent" / "config.toml").write_text('locks = ["locked/**"]\n')

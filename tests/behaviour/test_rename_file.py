@@ -27,6 +27,7 @@ def ws(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_rename_is_approved_applied_and_undone_byte_for_byte(ws: Path, tmp_path: Path, snapshot) -> None:
     home = tmp_path / "home"
     before = snapshot(ws)
@@ -42,6 +43,7 @@ def test_rename_is_approved_applied_and_undone_byte_for_byte(ws: Path, tmp_path:
     assert snapshot(ws) == before
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("path", "new_path", "error"), [
     ("a.sh", "../outside.sh", "climbs out"),
     ("a.sh", "/etc/evil", "outside the workspace"),

@@ -64,6 +64,7 @@ def test_a_command_change_set_is_approved_applied_and_undone_byte_for_byte(ws: P
     assert snapshot(ws) == before
 
 
+@pytest.mark.slow
 def test_the_change_set_and_the_command_reach_the_trace_and_the_model(ws: Path, tmp_path: Path) -> None:
     home, trace = tmp_path / "home", tmp_path / "trace.jsonl"
     done = cli(["-p", "go", "--model", script(tmp_path, EDIT_ALL), "-C", str(ws), "--yes", "--trace", str(trace)],
@@ -82,6 +83,7 @@ def test_the_change_set_and_the_command_reach_the_trace_and_the_model(ws: Path, 
                                                       "new_name.txt", "run.sh"}
 
 
+@pytest.mark.slow
 def test_headless_without_yes_denies_the_change_set_and_leaves_the_workspace_byte_identical(
         ws: Path, tmp_path: Path, snapshot) -> None:
     before = snapshot(ws)
@@ -94,6 +96,7 @@ def test_headless_without_yes_denies_the_change_set_and_leaves_the_workspace_byt
     assert "--yes" in done.stderr.strip().splitlines()[-1]
 
 
+@pytest.mark.slow
 def test_a_command_that_writes_only_caches_asks_nothing(ws: Path, tmp_path: Path, snapshot) -> None:
     (ws / "test_x.py").write_text("def test_one():\n    assert 1 + 1 == 2\n")
     before = snapshot(ws)
@@ -105,6 +108,7 @@ def test_a_command_that_writes_only_caches_asks_nothing(ws: Path, tmp_path: Path
     assert report["files_changed"] == []
 
 
+@pytest.mark.slow
 def test_without_a_sandbox_run_command_is_not_offered(ws: Path, tmp_path: Path) -> None:
     home = tmp_path / "home"
     env = {"CLI_AGENT_BWRAP": ""}  # no bubblewrap at all: one missing capability
@@ -120,6 +124,7 @@ def test_without_a_sandbox_run_command_is_not_offered(ws: Path, tmp_path: Path) 
     assert status.returncode == 1 and "not available" in status.stdout and "bubblewrap" in status.stdout
 
 
+@pytest.mark.slow
 def test_a_lost_capability_is_found_by_the_probe_and_named(ws: Path, tmp_path: Path) -> None:
     """User namespaces switched off (in a user namespace of its own, as a container would have them)."""
     code = ("echo 0 > /proc/sys/user/max_user_namespaces && "
@@ -131,6 +136,7 @@ def test_a_lost_capability_is_found_by_the_probe_and_named(ws: Path, tmp_path: P
     assert "not available" in done.stdout and "namespace" in done.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("signum", "code"), [(2, 130), (15, 143)])
 def test_ctrl_c_or_sigterm_mid_command_applies_nothing_and_leaves_no_process(ws: Path, tmp_path: Path,
                                                                            snapshot, signum: int, code: int) -> None:
@@ -198,6 +204,7 @@ def test_fix_the_failing_test_then_undo_it_all(tmp_path: Path, snapshot, how: st
     assert snapshot(ws) == before
 
 
+@pytest.mark.slow
 def test_the_prompt_asks_for_the_tests_when_a_test_command_is_known(tmp_path: Path) -> None:
     ws, home = tmp_path / "ws", tmp_path / "home"
     (ws / "tests").mkdir(parents=True)

@@ -150,6 +150,7 @@ def test_new_file_creates_it_from_the_description(ws):
     assert "Create the new file src/sub.py: a sub function" in first_prompt(factory)
 
 
+@pytest.mark.slow
 def test_a_builtin_runs_in_a_subprocess_with_a_scripted_model(ws, tmp_path, isolated_home):
     script = tmp_path / "script.json"
     script.write_text(json.dumps([call("read_file", path="src/calc.py"), {"text": "It adds."}]))

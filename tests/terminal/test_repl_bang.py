@@ -12,6 +12,7 @@ from termkit import PROMPT
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the command sandbox is Linux-only")
 
 
+@pytest.mark.slow
 def test_bang_runs_in_the_sandbox_is_approved_attached_and_undone(repl, tmp_path) -> None:
     r = repl([{"text": "seen it"}])
     (r.ws / "keep.txt").write_text("old\n")
@@ -38,6 +39,7 @@ def test_bang_runs_in_the_sandbox_is_approved_attached_and_undone(repl, tmp_path
     assert sent  # the turns were recorded
 
 
+@pytest.mark.slow
 def test_bang_that_only_prints_asks_nothing(repl) -> None:
     r = repl([])
     r.say("!echo hi-$((1+1))")
@@ -49,6 +51,7 @@ def test_bang_that_only_prints_asks_nothing(repl) -> None:
     assert r.quit() == 0
 
 
+@pytest.mark.slow
 def test_ctrl_c_kills_a_running_command_and_applies_nothing(repl) -> None:
     import os
     import time
@@ -70,6 +73,7 @@ def test_ctrl_c_kills_a_running_command_and_applies_nothing(repl) -> None:
     assert r.quit() == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cols", [60, 100])
 def test_bang_questions_are_worded_as_the_users_own_command_and_a_stray_answer_asks_again(repl, cols) -> None:
     r = repl([], cols=cols)

@@ -56,6 +56,7 @@ def _run(tmp_path: Path, ws: Path, *extra: str, user_config: str = "") -> tuple[
     return done.returncode, json.loads(done.stdout)
 
 
+@pytest.mark.slow
 def test_commands_ask_stops_headless_before_the_command_runs(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -63,6 +64,7 @@ def test_commands_ask_stops_headless_before_the_command_runs(tmp_path: Path) -> 
     assert code == 3 and not (ws / "marker.txt").exists()
 
 
+@pytest.mark.slow
 def test_sandbox_off_asks_every_time_and_runs_unconfined(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()

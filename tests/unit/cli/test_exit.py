@@ -16,6 +16,7 @@ def _python(code: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=tmp_path)
 
 
+@pytest.mark.slow
 def test_the_code_the_output_and_the_atexit_functions_survive(tmp_path: Path):
     code = ("import atexit, sys, tempfile\n"
             "from cli_agent.cli.main import exit_now\n"
@@ -31,6 +32,7 @@ def test_the_code_the_output_and_the_atexit_functions_survive(tmp_path: Path):
     assert name and not (tmp_path / name).exists() and not list(tmp_path.iterdir())
 
 
+@pytest.mark.slow
 def test_a_running_thread_that_is_not_a_daemon_is_waited_for(tmp_path: Path):
     code = ("import sys, threading, time\n"
             "from cli_agent.cli.main import exit_now\n"
@@ -40,6 +42,7 @@ def test_a_running_thread_that_is_not_a_daemon_is_waited_for(tmp_path: Path):
     assert (result.returncode, result.stdout) == (4, "late")
 
 
+@pytest.mark.slow
 def test_a_profiler_still_gets_its_report(tmp_path: Path):
     (tmp_path / "ends.py").write_text("from cli_agent.cli.main import exit_now\nexit_now(7)\n")
     result = subprocess.run([sys.executable, "-m", "cProfile", "-o", "out.prof", "ends.py"], capture_output=True,
@@ -47,6 +50,7 @@ def test_a_profiler_still_gets_its_report(tmp_path: Path):
     assert (tmp_path / "out.prof").is_file(), result  # cProfile writes it after the script ends (and exits 0)
 
 
+@pytest.mark.slow
 def test_a_closed_stdout_costs_no_traceback(tmp_path: Path):
     code = ("import os, sys\n"
             "from cli_agent.cli.main import exit_now\n"
@@ -57,6 +61,7 @@ def test_a_closed_stdout_costs_no_traceback(tmp_path: Path):
     assert (result.returncode, result.stderr) == (5, "")
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("isolated_home")
 def test_a_one_shot_process_ends_with_its_reply_and_code(tmp_path: Path):
     with FakeOpenAIServer(instant="Pong4711") as server:

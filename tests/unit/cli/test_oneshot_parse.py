@@ -138,6 +138,7 @@ def test_a_run_ends_the_same_through_either_path(tmp_path, monkeypatch, capsys, 
         assert lean == app_path
 
 
+@pytest.mark.slow
 def test_a_one_shot_process_imports_no_typer_click_rich_h2_or_pydantic(tmp_path: Path):
     """pydantic and jsonschema: no config file, and the packaged specs were checked by the first start."""
     ws = tmp_path / "ws"
@@ -162,6 +163,7 @@ def test_a_one_shot_process_imports_no_typer_click_rich_h2_or_pydantic(tmp_path:
     assert "httpcore" in modules  # it did go through the HTTP transport
 
 
+@pytest.mark.slow
 def test_httpcore_still_imports_its_http2_connection_afterwards():
     code = ("import sys; from cli_agent.providers.openai_http import import_httpx; import_httpx(); "
             "assert 'h2' not in sys.modules; from httpcore._sync.http2 import HTTP2Connection; "

@@ -45,6 +45,7 @@ def loaded(modules: set[str], names: tuple[str, ...]) -> list[str]:
     return sorted(m for m in modules if any(m == name or m.startswith(name + ".") for name in names))
 
 
+@pytest.mark.slow
 def test_version_imports_nothing_heavy(tmp_path, env):
     result, modules = imported(["-m", "cli_agent", "--version"], env, tmp_path)
     assert result.returncode == 0, result.stderr[-2000:]
@@ -72,6 +73,7 @@ def test_one_shot_over_http_imports_no_litellm_and_checks_specs_once(tmp_path, e
     assert loaded(modules, ("jsonschema",)) == []  # the checked specs are not checked again
 
 
+@pytest.mark.slow
 def test_importing_the_package_creates_nothing_and_prints_nothing(tmp_path):
     home, cwd = tmp_path / "home", tmp_path / "cwd"
     home.mkdir()

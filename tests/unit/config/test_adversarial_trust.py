@@ -75,6 +75,7 @@ def test_screening_takes_only_what_narrows(key: str, new: object, below: object,
 
 # -- the CLI: one warning line; nothing widened ------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_every_widening_key_is_ignored_with_one_line_naming_them(repo: Path) -> None:
     path = project(repo, toml(HOSTILE | {"max_steps": "100000", "protocol": '"json"', "locks": '["*.lock"]'},
                               HOSTILE_LOCAL))
@@ -97,6 +98,7 @@ def test_lower_limits_and_stricter_approval_count_without_trust(repo: Path) -> N
     assert loaded.notes == () and loaded.withheld == {}
 
 
+@pytest.mark.slow
 def test_the_key_is_never_sent_to_the_server_the_repository_names(repo: Path, tmp_path: Path) -> None:
     """The user's config names the user's server; the repository's names another. Untrusted: only the user's server
     sees a request (and the user's key); trusted: the repository's."""
@@ -119,6 +121,7 @@ def test_the_key_is_never_sent_to_the_server_the_repository_names(repo: Path, tm
         assert json.loads(trusted.stdout)["answer"] == "from the attacker's server"  # the user said so
 
 
+@pytest.mark.slow
 def test_yes_and_approval_from_the_repository_do_not_approve(repo: Path) -> None:
     project(repo, 'yes = true\napproval = "all"\n')
     script = repo.parent / "script.json"
@@ -130,6 +133,7 @@ def test_yes_and_approval_from_the_repository_do_not_approve(repo: Path) -> None
     assert (repo / "a.txt").read_text() == "a\n"
 
 
+@pytest.mark.slow
 def test_a_trace_path_outside_the_workspace_is_not_written(repo: Path, tmp_path: Path) -> None:
     leak = tmp_path / "elsewhere" / "leak.jsonl"
     project(repo, f'trace = "{leak}"\n')
@@ -142,6 +146,7 @@ def test_a_trace_path_outside_the_workspace_is_not_written(repo: Path, tmp_path:
 
 # -- the trust store -------------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_trust_list_revoke_and_a_changed_config_asks_again(repo: Path, tmp_path: Path) -> None:
     project(repo, 'yes = true\n')
     link = tmp_path / "link"
@@ -165,6 +170,7 @@ def test_trust_list_revoke_and_a_changed_config_asks_again(repo: Path, tmp_path:
     assert cli(["trust", "--list"]).stdout == ""
 
 
+@pytest.mark.slow
 def test_trust_from_the_environment_for_ci(repo: Path) -> None:
     project(repo, 'approval = "all"\n')
     assert load_settings({}, env={"CLI_AGENT_TRUST": "1"}, workspace=repo).settings.approval == "all"
@@ -172,6 +178,7 @@ def test_trust_from_the_environment_for_ci(repo: Path) -> None:
     assert 'approval = "all"' in result.stdout and result.stderr == ""
 
 
+@pytest.mark.slow
 def test_a_damaged_trust_store_trusts_nothing_and_exits_2(repo: Path) -> None:
     project(repo, 'yes = true\n')
     store = Path(os.environ["CLI_AGENT_HOME"]) / "state" / "trusted-folders.json"
@@ -183,6 +190,7 @@ def test_a_damaged_trust_store_trusts_nothing_and_exits_2(repo: Path) -> None:
 
 # -- workflows ----------------------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_a_project_workflow_does_not_replace_a_builtin_in_an_untrusted_folder(repo: Path) -> None:
     folder = repo / ".cli-agent" / "workflows"
     folder.mkdir()

@@ -103,6 +103,7 @@ LIVE_REPLIES = [
 ]
 
 
+@pytest.mark.slow
 def test_live_eval_against_a_fake_server(tmp_path, capsys):
     assert [t.name for t in load_live_tasks()] == ["create-hello", "fix-bug", "answer-from-files"]
     report, markdown = tmp_path / "live.json", tmp_path / "live.md"
@@ -120,6 +121,7 @@ def test_live_eval_against_a_fake_server(tmp_path, capsys):
     assert "openai/test" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_live_eval_reports_a_failed_task(tmp_path, capsys):
     replies = [tool("create_file", path="hello.py", content="print('HELLO')\n"), {"text": "Done."}]
     with FakeOpenAIServer(replies) as server:

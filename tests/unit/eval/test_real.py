@@ -90,6 +90,7 @@ def test_each_reference_solution_keeps_the_project_s_own_tests_passing(task, tmp
     assert done.returncode == 0, done.stdout[-2000:]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task", TASKS, ids=[t.name for t in TASKS])
 def test_each_check_fails_before_and_passes_after(task, tmp_path):
     ws = prepare(task, tmp_path)
@@ -102,6 +103,7 @@ def test_each_check_fails_before_and_passes_after(task, tmp_path):
     assert grade(task, ws) == ""
 
 
+@pytest.mark.slow
 def test_the_model_cannot_pass_by_changing_the_tests(tmp_path):
     task = next(t for t in TASKS if t.name == "escape-amp")
     ws = prepare(task, tmp_path)
@@ -126,6 +128,7 @@ def test_variants():
         variant_settings("-nope")
 
 
+@pytest.mark.slow
 def test_a_scripted_model_fixes_a_real_task_through_the_cli(tmp_path, capsys):
     script = tmp_path / "amp.json"
     script.write_text(json.dumps([
@@ -144,6 +147,7 @@ def test_a_scripted_model_fixes_a_real_task_through_the_cli(tmp_path, capsys):
     assert row["passed"] and row["steps"] == 3 and row["tools"] == ["read_file", "edit_file"]
 
 
+@pytest.mark.slow
 def test_a_scripted_model_fixes_an_inflection_task_through_the_cli(tmp_path, capsys):
     script = tmp_path / "teens.json"
     script.write_text(json.dumps([
@@ -160,6 +164,7 @@ def test_a_scripted_model_fixes_an_inflection_task_through_the_cli(tmp_path, cap
     assert row["task"] == "ordinal-teens" and row["passed"] and row["tools"] == ["read_file", "edit_file"]
 
 
+@pytest.mark.slow
 def test_a_model_that_does_nothing_fails_the_task(tmp_path, capsys):
     script = tmp_path / "lazy.json"
     script.write_text(json.dumps([{"text": "Looks fine to me."}]))
@@ -168,6 +173,7 @@ def test_a_model_that_does_nothing_fails_the_task(tmp_path, capsys):
     assert code == 1 and "FAIL" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_keep_leaves_each_run_s_trace_to_read_afterwards(tmp_path, capsys):
     script = tmp_path / "lazy.json"
     script.write_text(json.dumps([{"text": "Looks fine to me."}]))

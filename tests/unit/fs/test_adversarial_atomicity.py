@@ -143,6 +143,7 @@ def test_kill_9_of_a_process_writing_8_mb_files_through_the_dispatcher(tmp_path:
           f"(a temp file left), {turns} journaled turns undone back to the original")
 
 
+@pytest.mark.slow
 def test_rlimit_fsize_mid_write_leaves_the_original(tmp_path: Path) -> None:
     """Python ignores SIGXFSZ, so the write fails with EFBIG and the process says so; the file is unchanged."""
     ws, home = tmp_path / "ws", tmp_path / "home"

@@ -87,6 +87,7 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_the_matcher_agrees_with_git_check_ignore(repo: Path) -> None:
     paths = sorted(set(PATHS_FILES) | set(PATHS_DIRS))
     disagreements = []
@@ -145,6 +146,7 @@ def ws(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_a_hostile_list_files_pattern_search_glob_gitignore_and_lock_return_at_once(ws: Path) -> None:
     """Each of these ran for minutes with a backtracking matcher; the subprocess timeout is the only clock."""
     pattern = "*a" * 12 + "*b"
@@ -163,6 +165,7 @@ def test_a_hostile_list_files_pattern_search_glob_gitignore_and_lock_return_at_o
 
 # -- what git skips, we skip; what can't be a lock is refused -------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("line", ["a[]]b", "[z-a]", "[", "foo\\", "[[:nope:]]", "[!", "*[", "a[b"])
 def test_an_odd_gitignore_line_never_ends_a_run(tmp_path: Path, line: str) -> None:
     ws = tmp_path / "ws"
@@ -180,6 +183,7 @@ def test_an_odd_gitignore_line_never_ends_a_run(tmp_path: Path, line: str) -> No
     assert paths == ["kept.txt"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lock", ["src/[a", "x\\", "[[:bogus:]]/*"])
 @pytest.mark.parametrize("where", ["config", "facts"])
 def test_an_invalid_lock_exits_2_naming_it(tmp_path: Path, lock: str, where: str) -> None:
@@ -196,6 +200,7 @@ def test_an_invalid_lock_exits_2_naming_it(tmp_path: Path, lock: str, where: str
     assert not (ws / "n.txt").exists()
 
 
+@pytest.mark.slow
 def test_an_invalid_pattern_from_the_model_is_a_clear_tool_error(tmp_path: Path) -> None:
     assert glob_problem("a[") == "a '[' is never closed"
     assert glob_problem("ok/*.py") is None

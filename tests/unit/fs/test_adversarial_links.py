@@ -127,6 +127,7 @@ def test_link_chains_and_loops(snapshot, parent: Path) -> None:
     assert inside.ok and inside.data["content"] == "inside\n"
 
 
+@pytest.mark.slow
 def test_a_hard_link_to_an_outside_file_is_never_changed(snapshot, parent: Path) -> None:
     ws = parent / "ws"
     os.link(parent / "sentinel.txt", ws / "hard.txt")

@@ -44,6 +44,7 @@ def every_tool(root: Path, path: str) -> dict[str, Envelope]:
     return out
 
 
+@pytest.mark.slow
 def test_a_fifo_never_hangs_and_is_never_opened(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "pipe")
     (tmp_path / "via").symlink_to("pipe")
@@ -117,6 +118,7 @@ def test_a_2gb_sparse_file_is_paged_with_bounded_memory(tmp_path: Path) -> None:
     print(f"FIGURE 2 GiB sparse file: peak RSS {out['peak_mb']:.0f} MB")
 
 
+@pytest.mark.slow
 def test_a_binary_file_is_summarised_refused_for_edits_and_deleted_whole(tmp_path: Path) -> None:
     png = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 64
     (tmp_path / "img.png").write_bytes(png)
@@ -133,6 +135,7 @@ def test_a_binary_file_is_summarised_refused_for_edits_and_deleted_whole(tmp_pat
     assert found.data["skipped"][0]["path"] == "img.png" and "binary" in found.data["skipped"][0]["reason"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size_mb", [40])
 def test_a_text_file_larger_than_the_tools_handle_is_refused_not_truncated(tmp_path: Path, size_mb: int) -> None:
     line = b"0123456789abcdef" * 4 + b"\n"
@@ -146,6 +149,7 @@ def test_a_text_file_larger_than_the_tools_handle_is_refused_not_truncated(tmp_p
     assert (tmp_path / "big.txt").stat().st_size == size
 
 
+@pytest.mark.slow
 def test_a_large_file_with_nul_bytes_after_its_text_is_binary(tmp_path: Path) -> None:
     with open(tmp_path / "sparse.log", "wb") as fh:
         fh.write(b"first line\n" * 10)

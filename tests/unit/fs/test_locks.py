@@ -110,6 +110,7 @@ def test_tools_run_refuses_a_locked_write_whatever_the_approval(ws, capsys, extr
     assert (ws / "poetry.lock").read_text() == "lock\n"
 
 
+@pytest.mark.slow
 def test_reading_a_locked_path_still_works(ws, capsys):
     lock_in_facts(ws, "docs/**", "*.lock")
     assert tool(ws, "read_file", {"path": "docs/guide.md"}) == 0

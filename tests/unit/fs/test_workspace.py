@@ -150,6 +150,7 @@ def test_backslash_is_a_literal_character(snapshot, ws: Workspace, ctx: ToolCont
 
 # -- symbolic links ------------------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_file_link_out_is_neither_read_nor_written(snapshot, ws: Workspace, ctx: ToolContext, parent: Path) -> None:
     (ws.root / "leak").symlink_to("../sentinel.txt")
     (ws.root / "leak_abs").symlink_to(parent / "sentinel.txt")
@@ -293,6 +294,7 @@ def test_hard_link_to_an_outside_file_is_not_changed(snapshot, ws: Workspace, ct
     assert outside(snapshot(parent)) == before
 
 
+@pytest.mark.slow
 def test_fifo_is_refused_without_hanging(ws: Workspace, ctx: ToolContext) -> None:
     os.mkfifo(ws.root / "pipe")
     (ws.root / "pipe_link").symlink_to("pipe")
@@ -448,6 +450,7 @@ _FSIZE_SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_file_size_limit_mid_write_leaves_the_original(ws: Workspace) -> None:
     original = b"original content\n" * 100
     (ws.root / "big.txt").write_bytes(original)

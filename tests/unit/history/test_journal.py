@@ -287,6 +287,7 @@ def test_user_locks_do_not_stop_the_users_undo(root: Path, tmp_path: Path) -> No
     assert (root / "conf.toml").read_text() == "a = 1\n"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 def test_git_index_refs_and_untracked_files_are_untouched(snapshot, root: Path, agent: Agentish) -> None:
     def git(*args: str) -> str:

@@ -59,6 +59,7 @@ def warnings(trace: Path) -> list[str]:
     return [e.message for e in read_trace(trace).events if e.type == "warning"]
 
 
+@pytest.mark.slow
 def test_a_stdio_server_s_tools_are_offered_called_and_traced(ws, tmp_path, isolated_home, capsys):
     user_config(isolated_home, stdio_server("demo", "demo.py", extra='approval = { add = "never" }'))
     trace = tmp_path / "t.jsonl"
@@ -103,6 +104,7 @@ def test_a_project_config_declares_servers_only_when_trusted_and_never_approves_
     assert any("approval from the project config" in note for note in trusted.notes)
 
 
+@pytest.mark.slow
 def test_a_tool_error_and_a_server_that_dies_mid_call_are_error_envelopes_and_the_run_goes_on(ws, tmp_path,
                                                                                               isolated_home):
     user_config(isolated_home, stdio_server("demo", "demo.py", extra='approval = "never"'))
@@ -150,6 +152,7 @@ def test_a_10_mb_result_is_cut_for_the_trace_and_for_the_model(ws, tmp_path, iso
     assert len(provider.requests[1].messages[-1].content) < 25_000  # what the model got: capped like any result
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("mode", "expected"), [
     ("garbage", "wrote to stdout what is not MCP"),
     ("missing", "could not start"),
@@ -190,6 +193,7 @@ def test_protocol_faults_after_start_are_error_envelopes_naming_the_server(ws, t
     assert any("'badschema': tool 'broken' skipped" in w for w in warnings(trace))
 
 
+@pytest.mark.slow
 def test_two_servers_with_the_same_tool_name_are_told_apart(ws, tmp_path, isolated_home):
     user_config(isolated_home, stdio_server("one", "raw.py", "noisy", extra='approval = "never"')
                 + stdio_server("two", "raw.py", "noisy", extra='approval = "never"'))
@@ -229,6 +233,7 @@ def http_server(tmp_path):
         log.close()
 
 
+@pytest.mark.slow
 def test_a_streamable_http_server_on_loopback(ws, tmp_path, isolated_home, http_server):
     user_config(isolated_home, f'[mcp_servers.web]\nurl = "{http_server}"\nheaders = {{ X-Test = "1" }}\n'
                                'approval = "never"\n')
@@ -238,6 +243,7 @@ def test_a_streamable_http_server_on_loopback(ws, tmp_path, isolated_home, http_
     assert results(trace)[0]["envelope"]["data"]["text"] == "OVER HTTP"
 
 
+@pytest.mark.slow
 def test_replay_plays_mcp_results_back_from_the_trace_without_the_server(ws, tmp_path, isolated_home, capsys):
     user_config(isolated_home, stdio_server("demo", "demo.py", extra='approval = { add = "never" }'))
     trace = tmp_path / "t.jsonl"
@@ -251,6 +257,7 @@ def test_replay_plays_mcp_results_back_from_the_trace_without_the_server(ws, tmp
     assert report["status"] == "identical" and report["tool_calls"] == 2, report
 
 
+@pytest.mark.slow
 def test_the_approval_question_shows_the_server_and_its_hints_as_claims(ws, tmp_path, isolated_home):
     from rich.console import Console
 
@@ -276,6 +283,7 @@ def test_the_approval_question_shows_the_server_and_its_hints_as_claims(ws, tmp_
     assert "the server says: read-only" in console.export_text()
 
 
+@pytest.mark.slow
 def test_the_json_protocol_calls_mcp_tools_too(ws, tmp_path, isolated_home):
     user_config(isolated_home, stdio_server("demo", "demo.py", extra='approval = "never"'))
     trace = tmp_path / "t.jsonl"
@@ -315,6 +323,7 @@ def test_many_mcp_tools_are_optional_and_offered_by_the_task_under_a_budget():
     assert sum(len(s.description) + len(json.dumps(s.parameters)) for s in everything) <= MANY_TOOLS_CHARS
 
 
+@pytest.mark.slow
 def test_slash_mcp_in_the_repl_shows_the_servers_state_and_tools(ws, tmp_path, isolated_home):
     from rich.console import Console
 
@@ -338,6 +347,7 @@ def test_slash_mcp_in_the_repl_shows_the_servers_state_and_tools(ws, tmp_path, i
     assert "gone  [failed]" in shown and "could not start '/nonexistent/x'" in shown
 
 
+@pytest.mark.slow
 def test_a_server_whose_tools_change_is_listed_again_for_the_next_run(ws, tmp_path, isolated_home):
     from cli_agent.config.settings import load_settings
     from cli_agent.contracts.events import Decision
@@ -362,6 +372,7 @@ def test_a_server_whose_tools_change_is_listed_again_for_the_next_run(ws, tmp_pa
     assert results(tmp_path / "t.jsonl")[-1]["envelope"]["data"]["text"] == "grown!"
 
 
+@pytest.mark.slow
 def test_tools_run_calls_an_mcp_tool_through_the_same_approval(ws, isolated_home, capsys):
     user_config(isolated_home, stdio_server("demo", "demo.py"))
     assert run(["tools", "run", "demo__add", '{"a": 20, "b": 22}', "-C", str(ws)]) == 3  # asks; no one to ask

@@ -94,6 +94,7 @@ startup.close()
 """
 
 
+@pytest.mark.slow
 def test_with_no_server_configured_nothing_of_the_sdk_is_imported(tmp_path, env):
     ws = tmp_path / "ws"
     ws.mkdir()

@@ -59,6 +59,7 @@ def test_routing() -> None:
     assert isinstance(ScriptedProvider([]), ScriptedProvider)
 
 
+@pytest.mark.slow
 def test_the_http_path_never_imports_litellm() -> None:
     code = ("import sys\nfrom cli_agent.providers import make_provider, ProviderRequest\n"
             "from cli_agent.providers.fake_openai import FakeOpenAIServer\n"

@@ -30,6 +30,7 @@ def ws(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_writes_outside_through_absolute_paths_dotdot_and_tmp_do_not_reach_the_host(ws: Path, tmp_path: Path) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
@@ -46,6 +47,7 @@ def test_writes_outside_through_absolute_paths_dotdot_and_tmp_do_not_reach_the_h
     assert run.changes.changes == ()  # and nothing for the workspace either
 
 
+@pytest.mark.slow
 def test_a_symlink_the_command_makes_leads_nowhere_and_is_never_applied(ws: Path, tmp_path: Path) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
@@ -58,6 +60,7 @@ def test_a_symlink_the_command_makes_leads_nowhere_and_is_never_applied(ws: Path
     assert run.changes.changes == ()
 
 
+@pytest.mark.slow
 def test_git_hooks_and_the_project_folder_are_read_only(ws: Path) -> None:
     (ws / ".cli-agent").mkdir()
     (ws / ".cli-agent" / "config.toml").write_text("max_steps = 3\n")
@@ -69,6 +72,7 @@ def test_git_hooks_and_the_project_folder_are_read_only(ws: Path) -> None:
     assert [c.path for c in run.changes.changes if c.path.startswith((".git", ".cli-agent"))] == []
 
 
+@pytest.mark.slow
 def test_secrets_in_home_and_the_user_config_are_unreachable(ws: Path, tmp_path: Path,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     home = tmp_path / "fakehome"
@@ -88,6 +92,7 @@ def test_secrets_in_home_and_the_user_config_are_unreachable(ws: Path, tmp_path:
     assert "cached" in run.outcome.output  # the tool caches are readable
 
 
+@pytest.mark.slow
 def test_secrets_stay_masked_when_the_workspace_is_the_home_folder(tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     home = tmp_path / "home"
@@ -101,6 +106,7 @@ def test_secrets_stay_masked_when_the_workspace_is_the_home_folder(tmp_path: Pat
     assert [c.path for c in run.changes.changes] == []
 
 
+@pytest.mark.slow
 def test_etc_shadow_is_masked(ws: Path) -> None:
     run = sandboxed(ws, "cat /etc/shadow /etc/gshadow 2>&1 | head -c 200; echo; cat /etc/passwd | head -1")
     assert "root:" in run.outcome.output  # /etc/passwd is there
@@ -135,6 +141,7 @@ class _Server:
         self.sock.close()
 
 
+@pytest.mark.slow
 def test_no_network_by_default_and_the_user_can_allow_it(ws: Path) -> None:
     server = _Server()
     try:
@@ -150,12 +157,14 @@ def test_no_network_by_default_and_the_user_can_allow_it(ws: Path) -> None:
         server.close()
 
 
+@pytest.mark.slow
 def test_own_loopback_works_inside(ws: Path) -> None:
     run = sandboxed(ws, f"{sys.executable} -c \"import socket; s = socket.create_server(('127.0.0.1', 0)); "
                         f"c = socket.create_connection(s.getsockname()); print('LOOPBACK OK')\"")
     assert "LOOPBACK OK" in run.outcome.output
 
 
+@pytest.mark.slow
 def test_background_jobs_setsid_nohup_and_double_forks_die_with_the_command(ws: Path) -> None:
     tag = str(7000 + os.getpid() % 1000)
     run = sandboxed(ws, f"sleep 1{tag} & setsid sleep 2{tag} & nohup sleep 3{tag} >/dev/null 2>&1 & "
@@ -167,6 +176,7 @@ def test_background_jobs_setsid_nohup_and_double_forks_die_with_the_command(ws: 
     assert [processes_matching(f"sleep {n}{tag}") for n in range(1, 5)] == [[], [], [], []]
 
 
+@pytest.mark.slow
 def test_a_timeout_kills_everything(ws: Path) -> None:
     tag = str(8000 + os.getpid() % 1000)
     run = sandboxed(ws, f"sleep 5{tag} & sleep 6{tag}", timeout_s=1.0)
@@ -195,6 +205,7 @@ def test_a_fork_bomb_is_bounded(ws: Path) -> None:
     assert processes_matching(f"bomb{tag}") == []
 
 
+@pytest.mark.slow
 def test_a_huge_write_is_bounded(ws: Path) -> None:
     limit = 32 << 20
     run = sandboxed(ws, "head -c 10G /dev/zero > big.bin; echo exit=$?; head -c 10G /dev/zero > /tmp/big; "

@@ -32,6 +32,7 @@ def ws(tmp_path: Path) -> Path:
 
 # -- what a repository names ----------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_repository_locks_never_bind_the_host_and_a_missing_one_breaks_nothing(tmp_path: Path, ws: Path,
                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     home = tmp_path / "home"
@@ -99,6 +100,7 @@ print("SYS", sorted(os.listdir("/sys")) if os.path.isdir("/sys") else "absent")
 """
 
 
+@pytest.mark.slow
 def test_no_kernel_interface_is_writable(ws: Path, tmp_path: Path) -> None:
     """As root, the sandbox's uid 0 is the host's: /proc/sys/kernel/* (core_pattern!) was writable. Now /proc/sys and
     the other kernel folders are read-only, /sys is absent, /dev holds only the harmless nodes. Run as root here and
@@ -125,6 +127,7 @@ LEAKY = {"GITHUB_PAT": "ghp", "DATABASE_URL": "postgres://u:pw@db/x", "PGPASSWOR
          "HARMLESS_LOOKING": "x"}
 
 
+@pytest.mark.slow
 def test_commands_get_an_allowlisted_environment(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for name, value in LEAKY.items():
         monkeypatch.setenv(name, f"LEAK-{value}")
@@ -161,6 +164,7 @@ def test_the_dropped_variables_are_named_once_per_session_and_by_cli_agent_sandb
 
 # -- secret files ----------------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_credential_files_in_the_tool_caches_are_hidden_by_name(ws: Path, tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     home = tmp_path / "home"
@@ -184,6 +188,7 @@ def test_credential_files_in_the_tool_caches_are_hidden_by_name(ws: Path, tmp_pa
     assert "fine .cache/pip/wheel.txt" in out and "fine .cache/huggingface/hub/tokenizer.json" in out
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(os.geteuid() != 0, reason="writes under /etc; as an ordinary user /etc's private files are "
                                               "unreadable anyway")
 def test_private_files_under_etc_are_hidden_by_rule(ws: Path) -> None:
@@ -216,7 +221,7 @@ def test_every_row_of_the_reach_table_is_in_the_docs_and_has_its_test() -> None:
 
     root = REPO
     assert markdown_table() in (root / "docs" / "sandbox.md").read_text(encoding="utf-8")
-    tests = "".join(p.read_text(encoding="utf-8") for p in (root / "tests").glob("test_*.py"))
+    tests = "".join(p.read_text(encoding="utf-8") for p in (root / "tests").rglob("test_*.py"))
     missing = [row.test for row in ROWS if f"def {row.test}(" not in tests]
     assert missing == [], missing
 
@@ -231,6 +236,7 @@ def test_cli_agent_sandbox_prints_the_table(ws: Path, monkeypatch: pytest.Monkey
 
 # -- host sockets -------------------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_no_host_socket_is_connectable(ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Listening Unix sockets wherever a bound tree shows the host: a tool cache, a folder on PATH (as the venv is),
     a read path, the workspace and its `.git/` (git's fsmonitor daemon). None is connectable; a socket the command

@@ -44,6 +44,7 @@ def open_tmp():
     shutil.rmtree(folder, ignore_errors=True)
 
 
+@pytest.mark.slow
 def test_an_unprivileged_user_gets_the_same_sandbox(open_tmp: Path) -> None:
     tmp_path = open_tmp
     ws, outside = tmp_path / "ws", tmp_path / "outside"

@@ -37,6 +37,7 @@ def test_a_file_of_nul_bytes_is_binary_at_any_size(tmp_path: Path, size: int) ->
     assert not edit["ok"]
 
 
+@pytest.mark.slow
 def test_a_text_file_with_one_giant_line_says_so(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()

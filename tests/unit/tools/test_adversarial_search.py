@@ -27,6 +27,7 @@ def ctx(tmp_path: Path) -> ToolContext:
     return ToolContext(Workspace(tmp_path / "ws"), ToolLimits(search_timeout_s=0.5))
 
 
+@pytest.mark.slow
 def test_a_pattern_is_data_never_a_flag(ctx: ToolContext, tmp_path: Path) -> None:
     passwd = Path("/etc/passwd").read_text(errors="replace").splitlines()[:1] if Path("/etc/passwd").exists() else []
     for flag in FLAGS:
@@ -47,6 +48,7 @@ def test_a_pattern_is_data_never_a_flag(ctx: ToolContext, tmp_path: Path) -> Non
         files.search(ctx, "root", path="/etc")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ["auto", "python"])
 @pytest.mark.parametrize("pattern", ["(a+)+$", "(a|aa)+$", "(a*)*b", "(x+x+)+y", "^(\\w+\\s?)*$"])
 def test_a_catastrophic_regex_is_cut_off_by_the_time_limit(ctx: ToolContext, pattern: str, engine: str) -> None:
@@ -63,6 +65,7 @@ def test_a_catastrophic_regex_is_cut_off_by_the_time_limit(ctx: ToolContext, pat
     assert time.monotonic() - started < 15
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ["auto", "python"])
 def test_binary_files_holding_the_pattern_are_listed_as_skipped(ctx: ToolContext, engine: str) -> None:
     ctx = ToolContext(ctx.workspace, ToolLimits(search_engine=engine))

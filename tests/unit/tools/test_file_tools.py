@@ -139,6 +139,7 @@ def test_read_file_missing_suggests_near_paths(ctx: ToolContext) -> None:
 
 # -- search --------------------------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_search_regex_literal_and_glob(ctx: ToolContext, ws: Workspace) -> None:
     result = files.search(ctx, r"hel+o")
     assert [(m["path"], m["line"]) for m in result["matches"]] == [("README.md", 2), ("src/main.py", 5)]
@@ -159,6 +160,7 @@ def test_search_invalid_regex_names_the_position(ctx: ToolContext) -> None:
     error(files.search, ctx, "")
 
 
+@pytest.mark.slow
 def test_search_caps_results(ws: Workspace) -> None:
     (ws.root / "many.txt").write_text("hit\n" * 50)
     ctx = ToolContext(ws, ToolLimits(search_max_results=10))
@@ -170,6 +172,7 @@ def test_search_caps_results(ws: Workspace) -> None:
         assert [m["line"] for m in result["matches"]] == list(range(1, 11))
 
 
+@pytest.mark.slow
 def test_a_walk_that_stops_at_its_entry_cap_says_so_in_listings_and_python_searches(
         ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
     from cli_agent.fs import walk
@@ -187,6 +190,7 @@ def test_a_walk_that_stops_at_its_entry_cap_says_so_in_listings_and_python_searc
     assert everything["engine"] == "ripgrep" and everything["total"] == 30 and not everything["truncated"]
 
 
+@pytest.mark.slow
 def test_catastrophic_regex_is_bounded_by_the_timeout(ws: Workspace) -> None:
     (ws.root / "evil.txt").write_text("a" * 40 + "!\n")
     ctx = ToolContext(ws, ToolLimits(search_timeout_s=0.5, search_engine="python"))

@@ -29,6 +29,7 @@ def ctx(root: Path, engine: str, cap: int = 200) -> ToolContext:
     return ToolContext(Workspace(root), ToolLimits(search_max_results=cap, search_engine=engine))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ENGINES)
 def test_ignore_case_matches_either_case_for_patterns_and_literals(tree: Path, engine: str) -> None:
     exact = files.search(ctx(tree, engine), "parse_config")
@@ -39,6 +40,7 @@ def test_ignore_case_matches_either_case_for_patterns_and_literals(tree: Path, e
                                                                        ("src/b.py", 2)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ENGINES)
 def test_files_and_count_modes_list_each_matching_file_once(tree: Path, engine: str) -> None:
     listed = files.search(ctx(tree, engine), "parse_config", ignore_case=True, output_mode="files")
@@ -47,6 +49,7 @@ def test_files_and_count_modes_list_each_matching_file_once(tree: Path, engine: 
     assert counted["files"] == [{"path": "src/a.py", "matches": 1}, {"path": "src/b.py", "matches": 2}]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ENGINES)
 def test_context_lines_come_with_each_match(tree: Path, engine: str) -> None:
     found = files.search(ctx(tree, engine), "Parse_Config", context=2)
@@ -54,6 +57,7 @@ def test_context_lines_come_with_each_match(tree: Path, engine: str) -> None:
     assert match["before"] == ["one"] and match["after"] == ["two", "three"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ENGINES)
 def test_a_cut_listing_says_how_many_and_offset_pages_through_it(tree: Path, engine: str) -> None:
     seen = []

@@ -72,6 +72,7 @@ def ours(root: Path, engine: str, pattern: str, **kw: object) -> dict:
     return files.search(ctx, pattern, **kw)  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("pattern", ["needle", "^needle", "needle$", r"\bneedles?\b", "(?i)needle", "e{2}d",
                                      "gamma delta"])
@@ -86,6 +87,7 @@ def test_both_engines_find_what_rg_finds(tree: Path, engine: str, pattern: str) 
     assert not any(p.startswith("out_dir/") or p.startswith("pkg1/mod1") for p in paths)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ENGINES)
 def test_glob_and_path_follow_the_tools_rules(tree: Path, engine: str) -> None:
     got = ours(tree, engine, "needle", glob="*.py")  # a filter: ignored files stay ignored (rg's -g would add them)
@@ -101,6 +103,7 @@ def test_glob_and_path_follow_the_tools_rules(tree: Path, engine: str) -> None:
     assert [(m["line"], m["text"]) for m in got["matches"]] == [(1, "one needle"), (3, "three needle")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ENGINES)
 def test_the_cap_counts_every_match_and_says_so(tree: Path, engine: str) -> None:
     want = rg_lines(tree, "needle")
@@ -112,6 +115,7 @@ def test_the_cap_counts_every_match_and_says_so(tree: Path, engine: str) -> None
     assert f"showing matching lines 1-20 of {len(want)}" in result["notice"] and "offset=20" in result["notice"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ENGINES)
 def test_skipped_files_are_listed_with_the_reason(tree: Path, engine: str) -> None:
     result = ours(tree, engine, "needle")
@@ -119,6 +123,7 @@ def test_skipped_files_are_listed_with_the_reason(tree: Path, engine: str) -> No
     assert "binary" in result["skipped"][0]["reason"]
 
 
+@pytest.mark.slow
 def test_python_only_patterns_use_the_python_engine(tree: Path) -> None:
     result = ours(tree, "auto", r"(?<=the last )needle")  # look-behind: rg (no PCRE2) can't
     assert result["engine"] == "python" and [m["path"] for m in result["matches"]] == ["big.txt"]
@@ -147,6 +152,7 @@ def test_a_file_larger_than_a_python_block_is_searched_streamed(tmp_path: Path, 
     assert [(m["line"], m["text"]) for m in result["matches"]] == [(1, "needle first"), (total, "needle last")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ENGINES)
 def test_names_and_lines_that_look_like_rgs_json_are_read_as_data(tmp_path: Path, engine: str) -> None:
     """rg's messages are partly read without decoding them (`ripgrep._read_messages`): names that JSON escapes or

@@ -81,6 +81,7 @@ def test_plainly_valid_is_only_the_obvious_cases():
     assert field_names(Inner) == ("size", "names") and field_type(Outer, "note") == (str | None)
 
 
+@pytest.mark.slow
 def test_the_classes_import_no_pydantic():
     code = ("import sys, cli_agent.config.settings, cli_agent.tools.specs, cli_agent.facts.store; "
             "print('pydantic' in sys.modules)")
