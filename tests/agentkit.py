@@ -41,7 +41,8 @@ def make_agent(root: Path, replies: list[dict[str, Any]], *, protocol: str = "na
     workspace = Workspace(root)
     seen = SeenFiles() if read_first else None
     registry = Registry.builtin()
-    settings = Settings(model="scripted", workspace=str(root), protocol=protocol if protocol != "plain" else "auto")
+    settings = Settings(model="scripted", workspace=str(root),
+                        protocol=protocol if protocol != "plain" else "auto")  # type: ignore[arg-type] # checked
     setup = AgentSetup(provider=provider, protocol=protocol_for(protocol),
                        dispatcher=Dispatcher(registry, ToolContext(workspace, seen=seen)),
                        planner=Planner(settings, registry, workspace, protocol),

@@ -35,7 +35,8 @@ class Term:
             script = tmp_path / "script.json"
             script.write_text(json.dumps(replies))
             model = ["--model", f"scripted:{script}"]
-        full = {k: v for k, v in os.environ.items() if not k.startswith("CLI_AGENT_") and k != "CI"}
+        full: dict[str, str | None] = {k: v for k, v in os.environ.items()
+                                       if not k.startswith("CLI_AGENT_") and k != "CI"}
         full |= {"CLI_AGENT_HOME": str(self.home), "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"} | (env or {})
         full = {k: v for k, v in full.items() if v is not None}  # env={"PROMPT_TOOLKIT_NO_CPR": None}: toolbar
         self.child = pexpect.spawn(sys.executable, ["-m", "cli_agent", *model, "-C", str(self.ws), *args],

@@ -77,10 +77,10 @@ def drive(ws: Path, model: str, body: Any, client: Recorder | None = None, *flag
     async def main() -> Any:
         with (ws.parent / "acp.log").open("a") as errlog:
             command, *args = agent_command(model, ws, *flags)
-            async with spawn_agent_process(client, command, *args, env=env,
+            async with spawn_agent_process(client, command, *args, env=env,  # type: ignore[arg-type] # a test client
                                            transport_kwargs={"stderr": errlog}) as (conn, process):
                 init = await asyncio.wait_for(conn.initialize(protocol_version=PROTOCOL_VERSION), 60)
-                assert init.agent_capabilities.load_session is True
+                assert init.agent_capabilities is not None and init.agent_capabilities.load_session is True
                 return await asyncio.wait_for(body(conn, client, process), 120)
 
     return asyncio.run(main())

@@ -7,6 +7,7 @@ import os
 import stat
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -32,7 +33,7 @@ def ws(tmp_path: Path) -> Path:
     return root
 
 
-def calls(*items: tuple[str, dict[str, object]]) -> dict[str, object]:
+def calls(*items: tuple[str, Mapping[str, object]]) -> dict[str, object]:
     return {"tool_calls": [{"name": n, "arguments": a} for n, a in items]}
 
 

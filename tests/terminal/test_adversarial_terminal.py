@@ -11,6 +11,7 @@ import select
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -52,7 +53,7 @@ def in_pty(args: list[str], cwd: Path | None = None, stdin: bytes | None = None)
 
 
 @pytest.fixture
-def planted(tmp_path: Path) -> dict[str, Path]:
+def planted(tmp_path: Path) -> dict[str, Any]:
     """A workspace whose repository and model wrote hostile text everywhere they can."""
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -73,7 +74,7 @@ def planted(tmp_path: Path) -> dict[str, Path]:
     code, out = in_pty(["-C", str(ws), "--model", f"scripted:{script}", "-y", "--trace", str(trace),
                         "-p", f"task {HOSTILE}"])
     assert code == 0, out
-    return {"ws": ws, "script": script, "trace": trace, "first_run": out}  # type: ignore[dict-item]
+    return {"ws": ws, "script": script, "trace": trace, "first_run": out}
 
 
 def commands(p: dict[str, Path]) -> list[list[str]]:
@@ -100,7 +101,7 @@ def commands(p: dict[str, Path]) -> list[list[str]]:
 
 
 @pytest.mark.slow
-def test_no_command_lets_hostile_text_act_on_the_terminal(planted: dict[str, Path]) -> None:
+def test_no_command_lets_hostile_text_act_on_the_terminal(planted: dict[str, Any]) -> None:
     assert not any(bad in planted["first_run"] for bad in FORBIDDEN)
     checked = shown = 0
     for args in commands(planted):

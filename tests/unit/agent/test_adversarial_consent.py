@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -35,7 +36,7 @@ def ws(tmp_path: Path) -> Path:
     return tmp_path / "ws"
 
 
-def results(events: list[object]) -> list[ToolResult]:
+def results(events: Sequence[object]) -> list[ToolResult]:
     return [e for e in events if isinstance(e, ToolResult)]
 
 

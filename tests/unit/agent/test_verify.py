@@ -44,7 +44,7 @@ def project(tmp_path: Path) -> tuple[Path, Path]:
     return ws, home
 
 
-def run_json(tmp_path: Path, ws: Path, home: Path, replies: list[dict[str, Any]], *extra: str,
+def run_json(tmp_path: Path, ws: Path, home: Path, replies: list[Any], *extra: str,
              env_extra: dict[str, str] | None = None) -> tuple[int, dict[str, Any], str]:
     script = tmp_path / "script.json"
     script.write_text(json.dumps(replies))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import unicodedata
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -39,14 +40,14 @@ def dispatcher(root: Path, **kw: object) -> Dispatcher:
     return Dispatcher(Registry.builtin(), ToolContext(Workspace(root, **kw)))  # type: ignore[arg-type]
 
 
-def arguments(tool: str, path: str) -> dict[str, object]:
+def arguments(tool: str, path: str) -> dict[str, Any]:
     return {"read_file": {"path": path}, "list_files": {"path": path}, "search": {"pattern": "SECRET", "path": path},
             "create_file": {"path": path, "content": "pwned"}, "edit_file": {"path": path, "old": "SECRET",
                                                                              "new": "pwned"},
             "write_file": {"path": path, "content": "pwned"}, "delete_file": {"path": path}}[tool]
 
 
-def attack(d: Dispatcher, paths: list[str], tools: tuple[str, ...] = TOOLS) -> list[dict[str, object]]:
+def attack(d: Dispatcher, paths: list[str], tools: tuple[str, ...] = TOOLS) -> list[dict[str, Any]]:
     """Every (tool, path) through prepare + execute; the envelopes, none of which may show the secret."""
     out = []
     for path in paths:
@@ -149,7 +150,7 @@ def test_case_variants_of_protected_names_are_refused(snapshot, parent: Path) ->
     results = attack(dispatcher(ws), paths, ("create_file", "write_file", "edit_file", "delete_file"))
     assert not any(r["ok"] for r in results), [r for r in results if r["ok"]]
     assert all("protected" in " ".join(r["errors"]) for r in results if "/" in str(r["path"])
-               and not str(r["path"]).endswith(("/.git", "/.GIT"))), results  # type: ignore[arg-type]
+               and not str(r["path"]).endswith(("/.git", "/.GIT"))), results
     assert snapshot(parent) == before
 
 

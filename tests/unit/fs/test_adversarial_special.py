@@ -21,8 +21,9 @@ from cli_agent.tools.dispatch import Dispatcher
 from cli_agent.tools.handlers import ToolContext
 from cli_agent.tools.registry import Registry
 
-ALL = (("read_file", {}), ("list_files", {}), ("search", {"pattern": "x"}), ("edit_file", {"old": "a", "new": "b"}),
-       ("write_file", {"content": "x"}), ("create_file", {"content": "x"}), ("delete_file", {}))
+ALL: tuple[tuple[str, dict[str, str]], ...] = (
+    ("read_file", {}), ("list_files", {}), ("search", {"pattern": "x"}), ("edit_file", {"old": "a", "new": "b"}),
+    ("write_file", {"content": "x"}), ("create_file", {"content": "x"}), ("delete_file", {}))
 
 
 def within(seconds: float, work: Any) -> Any:

@@ -508,7 +508,12 @@ def test_a_refusals_hints_are_made_only_when_read_and_once(tmp_path: Path, monke
     ws = Workspace(tmp_path)
     made: list[str] = []
     listing = Workspace._listing
-    monkeypatch.setattr(Workspace, "_listing", lambda self, folder: made.append(folder) or listing(self, folder))
+
+    def noted(self, folder):
+        made.append(folder)
+        return listing(self, folder)
+
+    monkeypatch.setattr(Workspace, "_listing", noted)
     errors = []
     for path in ("../etc/passwd", "/etc/passwd", "missing.txt"):
         with pytest.raises(ToolError) as info:

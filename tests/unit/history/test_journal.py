@@ -7,6 +7,7 @@ import os
 import shutil
 import stat
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -30,7 +31,7 @@ class Agentish:
         self.ws = Workspace(root, before_write=self.journal.record)
         self.ctx = ToolContext(self.ws)
 
-    def turn(self, *steps: tuple[str, dict[str, object]], session: str = "s1") -> None:
+    def turn(self, *steps: tuple[str, Mapping[str, object]], session: str = "s1") -> None:
         self.journal.begin_turn(session)
         for tool, args in steps:
             self.ws.apply(getattr(files, tool)(self.ctx, **args))

@@ -15,6 +15,7 @@ import pytest
 from places import MCP_SERVERS
 
 from cli_agent.cli.main import run
+from cli_agent.contracts.events import Warning as WarningEvent
 from cli_agent.history.trace import read_trace
 from cli_agent.providers.scripted import ScriptedProvider
 
@@ -56,7 +57,7 @@ def results(trace: Path) -> list[dict]:
 
 
 def warnings(trace: Path) -> list[str]:
-    return [e.message for e in read_trace(trace).events if e.type == "warning"]
+    return [e.message for e in read_trace(trace).events if isinstance(e, WarningEvent)]
 
 
 @pytest.mark.slow

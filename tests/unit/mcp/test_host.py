@@ -13,6 +13,7 @@ import pytest
 from places import MCP_SERVERS
 
 from cli_agent.cli.main import run
+from cli_agent.contracts.events import Warning as WarningEvent
 from cli_agent.history.trace import read_trace
 from cli_agent.providers.scripted import ScriptedProvider
 
@@ -53,11 +54,11 @@ def results(trace: Path) -> list[dict]:
 
 
 def warnings(trace: Path) -> list[str]:
-    return [e.message for e in read_trace(trace).events if e.type == "warning"]
+    return [e.message for e in read_trace(trace).events if isinstance(e, WarningEvent)]
 
 
 def offered(provider: ScriptedProvider) -> set[str]:
-    return {t["function"]["name"] for t in provider.requests[0].tools}
+    return {t["function"]["name"] for t in provider.requests[0].tools or ()}
 
 
 @pytest.mark.slow

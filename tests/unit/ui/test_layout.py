@@ -75,8 +75,8 @@ def session(tmp_path, monkeypatch):
 
 
 def bar(session, width: int, steps: int = 3) -> str:
-    ((_, text),) = toolbar(session.settings, session, steps, width=width)
-    return text
+    (part,) = toolbar(session.settings, session, steps, width=width)
+    return part[1]
 
 
 @pytest.mark.parametrize("width", WIDTHS)

@@ -50,7 +50,7 @@ def play(*events, width: int = 80, terminal: bool = False) -> str:
 
 def read_result(c: ToolCall, lines: int = 10, **extra) -> ToolResult:
     content = "".join(f"line {i}\n" for i in range(1, lines + 1))
-    data = {"path": c.arguments["path"], "content": content, "start_line": 1, "end_line": lines,
+    data = {"path": (c.arguments or {})["path"], "content": content, "start_line": 1, "end_line": lines,
             "total_lines": lines, "truncated": False}
     return ToolResult(c.id, "read_file", Envelope.success(data), **extra)
 
