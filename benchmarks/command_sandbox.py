@@ -24,7 +24,8 @@ from _common import REPO, Row, emit, load_note, median
 
 COST_TARGET_MS = 30.0
 RATIO_TARGET = 1.1
-PYTEST_SLICE = ("tests/test_config.py", "tests/test_registry.py", "tests/test_prompting.py")
+PYTEST_SLICE = ("tests/unit/config/test_settings.py", "tests/unit/tools/test_registry.py",
+                "tests/unit/prompt/test_builder.py")
 
 
 def _inside(command: str, workspace: Path) -> float:

@@ -36,8 +36,8 @@ def generated() -> list[str]:
 
 
 def payloads() -> list[str]:
-    """The shared corpus as tests/test_sandbox_corpus.py assembles it (both lists, the template for two targets)
-    when it sits beside the repository, else the `generated` set."""
+    """The shared corpus as tests/unit/fs/test_traversal_corpus.py assembles it (both lists, the template for two
+    targets) when it sits beside the repository, else the `generated` set."""
     corpus = corpus_dir("path_traversal")
     if not corpus.is_dir():
         return generated()

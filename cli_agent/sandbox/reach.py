@@ -1,5 +1,5 @@
 """What a sandboxed command can read, write and reach: one table, printed by `cli-agent sandbox` and kept in
-docs/sandbox.md, each row with the test that holds it (tests/test_cmdsandbox_*.py, test_run_command.py)."""
+docs/sandbox.md, each row with the test that holds it (tests/unit/sandbox/, tests/behaviour/test_run_command.py)."""
 
 from __future__ import annotations
 

@@ -104,7 +104,7 @@ print("SYS", sorted(os.listdir("/sys")) if os.path.isdir("/sys") else "absent")
 def test_no_kernel_interface_is_writable(ws: Path, tmp_path: Path) -> None:
     """As root, the sandbox's uid 0 is the host's: /proc/sys/kernel/* (core_pattern!) was writable. Now /proc/sys and
     the other kernel folders are read-only, /sys is absent, /dev holds only the harmless nodes. Run as root here and
-    as nobody in test_cmdsandbox_unprivileged."""
+    as nobody in test_unprivileged.py."""
     (tmp_path / "probe.py").write_text(KERNEL_PROBE)
     # the user config can't show them either: read_paths and write_paths naming a kernel tree are not bound
     run = sandboxed(ws, f"{PY} {tmp_path / 'probe.py'}", read_paths=(str(tmp_path / "probe.py"), "/sys", "/proc/sys"),
