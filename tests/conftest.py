@@ -58,11 +58,8 @@ def isolated_home(tmp_path, monkeypatch):
     CLI_AGENT_* settings. Test files that run the CLI use it for every test with
     `pytestmark = pytest.mark.usefixtures(...)`."""
     home = tmp_path / "home"
-    monkeypatch.setenv("CLI_AGENT_HOME", str(home))
+    monkeypatch.setenv("CLI_AGENT_HOME", str(home))  # the other CLI_AGENT_* are gone already (_not_the_real_home)
     monkeypatch.setenv("CI", "true")
-    for name in list(os.environ):
-        if name.startswith("CLI_AGENT_") and name != "CLI_AGENT_HOME":
-            monkeypatch.delenv(name)
     return home
 
 
@@ -85,8 +82,8 @@ def snapshot():
 
 
 # -- a test that starts a process is marked slow ---------------------------------------------------------------------
-# Every way a test can start a process (subprocess and asyncio's subprocesses, pexpect and pty, multiprocessing,
-# os.system) ends in one of these functions: each is wrapped to note the test running at the time, in its setup, call
+# Every way a test can start a process (subprocess and asyncio's subprocesses, pexpect and pty, os.fork, os.system)
+# ends in one of these functions: each is wrapped to note the test running at the time, in its setup, call
 # or teardown. A test that started one without the `slow` mark fails, naming the mark, so the quick loop
 # (`pytest -m "not slow"`) stays free of them.
 
