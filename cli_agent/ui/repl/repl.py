@@ -120,7 +120,7 @@ class Repl:
     @property
     def approver(self) -> Any:
         if self._approver is None:
-            from cli_agent.ui.repl.approve import TerminalApprover
+            from cli_agent.ui.view.approve import TerminalApprover
 
             self._approver = TerminalApprover(self.console)
         return self._ask_paused
@@ -128,7 +128,7 @@ class Repl:
     @property
     def own_approver(self) -> Any:
         """The question about the changes of the user's own command (!COMMAND), worded for them."""
-        from cli_agent.ui.repl.approve import TerminalApprover
+        from cli_agent.ui.view.approve import TerminalApprover
 
         if self._approver is not None and not isinstance(self._approver, TerminalApprover):  # injected (tests)
             return self._ask_paused
