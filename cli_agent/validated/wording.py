@@ -67,7 +67,7 @@ def problem_of(exc: ValidationError, cls: type, data: Any, *,
     located = [(_key_path(err, data), err) for err in exc.errors()]
     loc, first = located[0]
     message = _message(first, [err for where, err in located if where == loc], cls, loc, suggest)
-    others = len({where for where, _ in located} - {loc})
+    others = len({where for where, _ in located if where != loc[: len(where)]})  # a container's own: the same
     return Problem(loc, message + (f" (and {others} more)" if others else ""))
 
 
