@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from cli_agent.validated.checked import check, rule, unchecked
-from cli_agent.validated.wording import problem_of
 
 __all__ = ["ApprovalSetting", "McpServer", "check_names", "merge_servers", "server_of"]
 
@@ -104,6 +103,8 @@ def server_of(table: dict[str, Any], origin: str) -> McpServer:
     """A server described by someone other than a config file (an editor's session); a one-line ValueError
     (`url: ...`) if it is wrong."""
     from pydantic import ValidationError
+
+    from cli_agent.validated.wording import problem_of
 
     try:
         return dataclasses.replace(check(McpServer, table, strict=True), origin=origin)
