@@ -253,7 +253,7 @@ def test_warm_up_only_for_litellm():
 
 def loader(settings: Settings, calls: list[str] | None = None):
     def load():
-        from cli_agent.config.settings import Loaded
+        from cli_agent.config.loading import Loaded
 
         if calls is not None:
             calls.append("load")
@@ -310,7 +310,7 @@ def test_a_start_up_that_fails_hands_its_error_to_on_error_and_to_get(tmp_path, 
     settings = Settings(model="scripted:x", workspace=str(tmp_path / "gone" if broken == "workspace" else tmp_path))
 
     def load():
-        raise ConfigError("user config (x.toml): max_steps: expected an integer")
+        raise ConfigError("x.toml:1: max_steps: expected an integer")
 
     def factory(s):
         raise UsageError("no model configured")
@@ -351,7 +351,7 @@ def test_a_start_up_failure_ends_the_prompt_with_its_error(tmp_path, monkeypatch
     monkeypatch.setenv("CLI_AGENT_HOME", str(tmp_path / "home"))
 
     def load():
-        raise ConfigError("user config (x.toml): invalid TOML")
+        raise ConfigError("x.toml:1: invalid TOML")
 
     repl = Repl(Startup(load, lambda s: ScriptedProvider([])), Console(record=True), lambda s: ScriptedProvider([]),
                 prompt_input=pipe, prompt_output=DummyOutput())

@@ -161,7 +161,7 @@ def prompt_cmd(ctx: typer.Context,
 @config_app.command("show")
 def config_show(ctx: typer.Context, workspace: Workspace = None, config: ConfigFile = None) -> int:
     """The effective configuration, each value with where it came from."""
-    from cli_agent.config.settings import render_show
+    from cli_agent.config.show import render_show
     from cli_agent.contracts.escape import escape_for_terminal
 
     typer.echo(escape_for_terminal(render_show(_load(ctx, workspace=workspace, config=config))))
@@ -171,7 +171,7 @@ def config_show(ctx: typer.Context, workspace: Workspace = None, config: ConfigF
 @config_app.command("path")
 def config_path(ctx: typer.Context, workspace: Workspace = None, config: ConfigFile = None) -> int:
     """The config files read, in the order they are layered."""
-    from cli_agent.config.settings import render_paths
+    from cli_agent.config.show import render_paths
     from cli_agent.contracts.escape import escape_for_terminal
 
     typer.echo(escape_for_terminal(render_paths(_load(ctx, workspace=workspace, config=config))))

@@ -28,7 +28,8 @@ from cli_agent.ui.repl.startup import Startup, warm_up
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from cli_agent.config.settings import Loaded, Settings
+    from cli_agent.config.loading import Loaded
+    from cli_agent.config.settings import Settings
     from cli_agent.contracts.events import Event, EventStream, RunFinished
     from cli_agent.session.session import ProviderFactory, Session
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from cli_agent.contracts import errors
 
 if TYPE_CHECKING:
-    from cli_agent.config.settings import Loaded
+    from cli_agent.config.loading import Loaded
 
 __all__ = ["onboarded", "with_its_model"]
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from cli_agent.config.settings import Loaded
+    from cli_agent.config.loading import Loaded
     from cli_agent.config.trusted_folders import TrustEntry
 
 __all__ = ["ask_trust", "describe_withheld"]
