@@ -157,7 +157,8 @@ def test_a_one_shot_process_imports_no_typer_click_rich_h2_or_pydantic(tmp_path:
     assert "cli_agent.ui.headless.oneshot" in modules  # the run really went through importtime
     heavy = sorted(m for m in modules if m.split(".")[0] in ("typer", "click", "rich", "h2", "hpack", "pydantic",
                                                               "pydantic_core", "jsonschema")
-                   or m in ("cli_agent.cli.app", "cli_agent.providers.local"))
+                   or m in ("cli_agent.cli.app", "cli_agent.providers.local", "cli_agent.providers.local_server",
+                            "cli_agent.providers.local_reply"))
     assert heavy == []
     assert "httpcore" in modules  # it did go through the HTTP transport
 
