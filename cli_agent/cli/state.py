@@ -29,8 +29,8 @@ def resume_from(continue_: bool, resume: str | None) -> str | None:
 def run_interactive(state: AppState, resume: str | None, *, onboard: bool) -> int:
     """No `-p`: the trust question for a new folder, then the REPL, which loads the settings behind its prompt.
     `onboard`: no model, server or key was given on the command line (the REPL may offer to set one up)."""
-    from cli_agent.ui.repl.repl import run_repl
-    from cli_agent.ui.repl.trust_question import ask_trust
+    from cli_agent.ui.repl.start.run import run_repl
+    from cli_agent.ui.repl.start.trust_question import ask_trust
 
     def load() -> Any:
         return load_for(state, announce=False)
