@@ -4,6 +4,8 @@ approval mode, and the bottom toolbar.
 
 Its first drawing starts the session's start-up behind it (`Startup.start`); a start-up that fails ends the prompt
 with its error, which `read` raises. A broken MCP server is said above the prompt once its connection fails.
+
+Rich is imported where it draws, so the first prompt does not wait for it.
 """
 
 from __future__ import annotations
@@ -89,7 +91,7 @@ class PromptLine:
             return
 
         def say(notes: list[str]) -> None:
-            from rich.text import Text  # Rich loads behind the prompt: by now it is there
+            from rich.text import Text
 
             for note in notes:
                 self.repl.console.print(Text("! " + esc(note), style="yellow"))
