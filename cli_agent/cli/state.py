@@ -1,7 +1,7 @@
 """What the command line's commands share, without Typer: `-c`/`--resume`, the one-shot run and the REPL's start
 (the state the root injects and the settings it loads are `session.launch`'s, which the servers share).
 
-Both the Typer app (`cli_app`) and the lean path for plain root flags (`cli`) stand on this module, so a run
+Both the Typer app (`cli.app`) and the lean path for plain root flags (`cli.main`) stand on this module, so a run
 behaves the same whichever of the two parsed its arguments.
 """
 
