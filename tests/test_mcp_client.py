@@ -256,7 +256,7 @@ def test_the_approval_question_shows_the_server_and_its_hints_as_claims(ws, tmp_
     from cli_agent.config.settings import load_settings
     from cli_agent.contracts.events import Decision
     from cli_agent.session.session import drive, open_session
-    from cli_agent.ui.repl.approve import render_call
+    from cli_agent.ui.view.approve import render_call
 
     user_config(isolated_home, stdio_server("demo", "demo.py"))
     provider = ScriptedProvider([call("demo__add", a=1, b=1), {"text": "ok"}], native_tools=True)

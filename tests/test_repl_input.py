@@ -23,7 +23,6 @@ from cli_agent.fs.workspace import Workspace
 from cli_agent.providers.litellm_provider import LiteLLMProvider
 from cli_agent.providers.scripted import ScriptedProvider
 from cli_agent.session.session import open_session
-from cli_agent.ui.repl.approve import TerminalApprover, choices, parse_answer, prompt_for, read_key
 from cli_agent.ui.repl.completion import (
     ATTACH_MAX,
     PathIndex,
@@ -36,6 +35,7 @@ from cli_agent.ui.repl.completion import (
 from cli_agent.ui.repl.repl import Repl
 from cli_agent.ui.repl.start.startup import Startup, warm_up
 from cli_agent.ui.repl.toolbar import toolbar
+from cli_agent.ui.view.approve import TerminalApprover, choices, parse_answer, prompt_for, read_key
 
 
 @pytest.fixture

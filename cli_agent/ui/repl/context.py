@@ -6,7 +6,7 @@ The session may still be opening behind the first prompt (`Startup`): its first 
 what the banner could not (the model, the workspace, the notes).
 
 Imported where they are used, so that the first prompt does not wait for them (they load behind it):
-- Rich, and what draws with it (`ui.repl.approve`, `ui.view.*`): Rich takes a while to import;
+- Rich, and what draws with it (`ui.view.*`, the approval question among them): Rich takes a while to import;
 - the session's own modules (`session.session`, `history.trace`): `Startup` imports them in its thread.
 """
 
@@ -94,7 +94,7 @@ class ReplContext:
     @property
     def approver(self) -> Any:
         if self._approver is None:
-            from cli_agent.ui.repl.approve import TerminalApprover
+            from cli_agent.ui.view.approve import TerminalApprover
 
             self._approver = TerminalApprover(self.console)
         return self._ask_paused
@@ -102,7 +102,7 @@ class ReplContext:
     @property
     def own_approver(self) -> Any:
         """The question about the changes of the user's own command (!COMMAND), worded for them."""
-        from cli_agent.ui.repl.approve import TerminalApprover
+        from cli_agent.ui.view.approve import TerminalApprover
 
         if self._approver is not None and not isinstance(self._approver, TerminalApprover):  # injected (tests)
             return self._ask_paused

@@ -48,7 +48,7 @@ def ask_trust(load: Callable[[], Loaded], workspace_hint: str | None) -> None:
     if not loaded.withheld:
         return
     from cli_agent.config.trusted_folders import earlier_entry, trust
-    from cli_agent.ui.repl.approve import flush_typeahead, read_key
+    from cli_agent.ui.view.approve import flush_typeahead, read_key
 
     ws = Path(loaded.settings.workspace)
     lines = describe_withheld(loaded.withheld)
