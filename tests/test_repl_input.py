@@ -33,7 +33,7 @@ from cli_agent.ui.repl.completion import (
     match_paths,
 )
 from cli_agent.ui.repl.repl import Repl
-from cli_agent.ui.repl.startup import Startup, warm_up
+from cli_agent.ui.repl.start.startup import Startup, warm_up
 from cli_agent.ui.repl.toolbar import toolbar
 from cli_agent.ui.view.approve import TerminalApprover, choices, parse_answer, prompt_for, read_key
 
@@ -334,14 +334,14 @@ def test_the_repl_draws_its_prompt_before_the_start_up_and_says_what_it_made_at_
     console = Console(record=True, width=120, color_system=None)
     repl = Repl(Startup(loader(settings), lambda s: ScriptedProvider([{"text": "hello there"}])), console,
                 lambda s: ScriptedProvider([]), prompt_input=pipe, prompt_output=DummyOutput())
-    assert "starting…" in "".join(text for _, text in repl._toolbar())
+    assert "starting…" in "".join(text for _, text in repl.line.toolbar())
     assert repl.commands.get("explain") is None  # the workflows come with the start-up
     pipe.send_text("hi\r\x04")
     assert repl.loop() == 0
     out = console.export_text()
     assert "scripted:x · " in out and out.index("scripted:x · ") < out.index("hello there")
     assert repl.commands.get("explain") is not None
-    assert "scripted:x" in "".join(text for _, text in repl._toolbar())
+    assert "scripted:x" in "".join(text for _, text in repl.line.toolbar())
     repl.startup.close()
 
 

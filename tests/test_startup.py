@@ -158,7 +158,7 @@ def test_the_same_context_again_is_a_lookup_and_schemas_stay_copies():
 
 
 def test_the_repl_warms_up_the_http_transport():
-    from cli_agent.ui.repl.startup import warm_up
+    from cli_agent.ui.repl.start.startup import warm_up
 
     loaded_event = threading.Event()
     provider = OpenAIHTTPProvider("openai/x", api_base="http://127.0.0.1:9/v1")

@@ -133,7 +133,7 @@ def _swap(ctx: CommandContext, session: Session, name: str, provider: Provider, 
     from cli_agent.agent.compaction import apply_reset
     from cli_agent.agent.wire import protocol_for
     from cli_agent.contracts.events import ConversationReset
-    from cli_agent.ui.repl.startup import warm_up
+    from cli_agent.ui.repl.start.startup import warm_up
 
     settings = dataclasses.replace(session.settings, model=name)
     setup = session.agent.setup

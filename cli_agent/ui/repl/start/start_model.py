@@ -48,7 +48,7 @@ def onboarded(load: Callable[[], Loaded]) -> Callable[[], Loaded]:
     model onboarding chose."""
     import dataclasses
 
-    from cli_agent.ui.repl.onboarding import choose_model
+    from cli_agent.ui.repl.start.onboarding import choose_model
 
     loaded = load()
     if {"model", "api_base"} & set(loaded.withheld):  # the project config names one: the trust question decides
