@@ -34,9 +34,10 @@ class Answers:
 
 def make_agent(root: Path, replies: list[dict[str, Any]], *, protocol: str = "native", interactive: bool = False,
                yes: bool = False, mode: str = "ask", sleep: Any = None, clock: Any = None,
-               provider: Any = None, read_first: bool = False, **limits: Any) -> tuple[Agent, ScriptedProvider]:
+               provider: Any = None, read_first: bool = False, brief: Any = None,
+               **limits: Any) -> tuple[Agent, ScriptedProvider]:
     """`read_first`: edits need the file read in the conversation, as in a real session (off by default so a
-    scripted edit needs no read_file step first)."""
+    scripted edit needs no read_file step first). `brief(seen)`: the task's brief, made from the files read."""
     provider = provider or ScriptedProvider(replies, native_tools=protocol == "native")
     workspace = Workspace(root)
     seen = SeenFiles() if read_first else None
@@ -47,7 +48,7 @@ def make_agent(root: Path, replies: list[dict[str, Any]], *, protocol: str = "na
                        planner=Planner(settings, registry, workspace, protocol),
                        policy=Policy(mode=ApprovalMode(mode), interactive=interactive, yes=yes),
                        limits=Limits(**({"retry_base_delay": 0.0} | limits)), model="scripted",
-                       workspace=str(root))
+                       workspace=str(root), brief=brief(workspace, seen) if brief is not None else None)
     if sleep is not None:
         setup.sleep = sleep
     if clock is not None:

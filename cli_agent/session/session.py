@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from cli_agent.agent.approval import ApprovalMode, Policy
 from cli_agent.agent.loop import Agent, AgentSetup, Approver, Limits
 from cli_agent.contracts import errors
-from cli_agent.contracts.events import Event, EventStream, RunFinished, Warning
+from cli_agent.contracts.events import ConversationReset, Event, EventStream, RunFinished, Warning
 from cli_agent.history.trace import TraceWriter, default_trace_path
 
 if TYPE_CHECKING:
@@ -79,6 +79,7 @@ class Session:
     session_id: str = ""  # its row in the session index (cli_agent.history.session_index); "" when not recorded
     journal: Journal | None = None  # the undo journal; None for eval and replay sessions
     mcp: McpAttachment | None = None  # the MCP servers of the config, connecting in the background
+    commands: CommandSetup | None = None  # how run_command runs (its sandbox); None when it is off
 
     def run(self, prompt: str, approve: Approver | None, *,
             only_tools: Collection[str] | None = None, command: str = "") -> EventStream:
@@ -112,15 +113,32 @@ class Session:
 
     def use_registry(self, registry: Registry) -> None:
         """Offer and dispatch the tools of `registry` from the next run on (the built-ins grown by MCP tools)."""
-        from cli_agent.prompt.plan import Planner
-        from cli_agent.tools.dispatch import Dispatcher
-
         self.registry = registry
-        setup = self.agent.setup
-        exposed = [spec.name for spec in registry.specs() if spec.exposed_to_model]
-        setup.dispatcher = Dispatcher(registry, setup.dispatcher.ctx, allowed=exposed)
-        if isinstance(setup.planner, Planner):
-            setup.planner.use_registry(registry)
+        self.agent.use_registry(registry)
+
+    def switch_model(self, provider: Provider, settings: Settings, protocol: str, *, keep: bool) -> None:
+        """Send the next runs to `provider` (the model of `settings`, speaking `protocol`); `keep`: the
+        conversation carries over, else a new one starts (recorded in the trace as a reset). The old provider is
+        the caller's to close."""
+        self.agent.switch_model(provider, settings.model or "", protocol, settings)
+        if not keep:
+            self.reset(ConversationReset(kind="clear"))
+        self.provider, self.settings, self.protocol = provider, settings, protocol
+
+    def reset(self, reset: ConversationReset) -> None:
+        """Start the conversation again (`/compact`, a model that can't read it), recorded in the trace."""
+        from cli_agent.agent.compaction import apply_reset
+
+        apply_reset(self.agent, reset)
+        self.trace(reset)
+
+    def add_note(self, text: str) -> None:
+        """Between runs, a note from the user's side (an /undo) joins the conversation, recorded in the trace."""
+        self.trace(self.agent.add_note(text))
+
+    def set_mode(self, mode: ApprovalMode, *, keep_grants: bool = True) -> None:
+        """Another approval mode from the next call on; `keep_grants=False` forgets the tools approved so far."""
+        self.agent.set_mode(mode, keep_grants=keep_grants)
 
     def _noted(self, prompt: str, events: EventStream) -> EventStream:
         """The run's events, then the turn noted in the session index (the session added once the model has
@@ -138,13 +156,14 @@ class Session:
                       model=self.settings.model or "", trace_path=self.trace_path)
 
     def run_call(self, call: ToolCall, approve: Approver | None, *, by: str = "The workflow",
-                 command: str = "") -> EventStream:
+                 command: str = "", attach: Callable[[], bool] | None = None) -> EventStream:
         """`Agent.run_call` (a workflow's tool step, the user's !COMMAND) as a turn of its own in the undo
-        journal; `command`: what the user typed, as in `run`."""
+        journal; `command`: what the user typed, as in `run`; `attach`: asked whether the result joins the
+        conversation."""
         notes = self.attach_mcp_tools()
         if self.journal is not None:
             self.journal.begin_turn(self.session_id, command)
-        events = self._turn(self.agent.run_call(call, approve, by=by))
+        events = self._turn(self.agent.run_call(call, approve, by=by, attach=attach))
         events = _with_notes(events, notes) if notes else events
         return _typed(events, command) if command else events
 
@@ -268,7 +287,8 @@ def open_session(settings: Settings, *, interactive: bool, provider_factory: Pro
             mcp.close()
         raise errors.UsageError(f"cannot write the trace {trace_path}: {exc.strerror or exc}") from exc
     session = Session(settings, workspace, registry, provider, agent, trace_path, trace, protocol, interactive,
-                      notes=[*notes, *([local_note] if local_note else []), *command_notes], journal=journal, mcp=mcp)
+                      notes=[*notes, *([local_note] if local_note else []), *command_notes], journal=journal, mcp=mcp,
+                      commands=commands)
     if record:  # in the index once the model answers a run (Session._noted)
         from cli_agent.history.session_index import writable
 
@@ -357,7 +377,7 @@ def resume_into(session: Session, entry: SessionEntry, trace: Trace) -> None:
     from cli_agent.history.replay_provider import raw_records
     from cli_agent.history.session_index import adopt
 
-    session.agent.history[:] = trace.conversation()
+    session.agent.clear(trace.conversation())
     for record in raw_records(entry.trace_path):  # raw, so what the old trace kept about each change survives
         session.trace.write_record(record)
     new_id, session.session_id = session.session_id, entry.id

@@ -351,7 +351,7 @@ class Repl:
 
         session = self.startup.session if self.startup.ready and self.startup.error is None else None
         if session is not None:
-            session.agent.policy = session.agent.policy.with_mode(next_mode(session.agent.policy.mode))
+            session.set_mode(next_mode(session.agent.policy.mode))
 
     def _banner(self) -> None:
         """The version and the help hint; with an open session, its model and workspace (else `_announce` says
@@ -481,7 +481,10 @@ class Repl:
 
         words = list(choices)
         session: PromptSession[str] = PromptSession(**{k: v for k, v in self._io.items() if v})
-        return session.prompt(esc(question), completer=WordCompleter(words) if words else None, default=default)
+        if self._keys is None:
+            return session.prompt(esc(question), completer=WordCompleter(words) if words else None, default=default)
+        with self._keys.paused():  # asked during a run (!COMMAND's output): the question reads its own keys
+            return session.prompt(esc(question), completer=WordCompleter(words) if words else None, default=default)
 
     def replace_session(self, session: Session) -> None:
         """The REPL goes on with `session`; the old one is closed (its provider stays open if `session` uses it)."""
