@@ -18,10 +18,15 @@ if TYPE_CHECKING:
     from cli_agent.agent.run_state import Approver, RunState
     from cli_agent.tools.dispatch import Dispatcher, Prepared
 
-__all__ = ["Approvals"]
+__all__ = ["Approvals", "facts_of"]
 
 OUTPUT_EVERY_S = 0.2  # at most five CommandOutput events a second
 OUTPUT_TAIL = 4096  # each one the latest characters
+
+
+def facts_of(prepared: Prepared) -> CallFacts:
+    """What the policy weighs about a prepared call: its tool, whether it needs approval, what it would do."""
+    return CallFacts(prepared.call.name, prepared.needs_approval, prepared.approval_kind)
 
 
 class Approvals:
@@ -79,8 +84,7 @@ class Approvals:
         asked = ApprovalAsked(call=prepared.call, change=prepared.change, index=index, total=total,
                               about=spec.approval_note,
                               changes=prepared.staged.changes if prepared.staged is not None else ())
-        facts = CallFacts(prepared.call.name, prepared.needs_approval, prepared.approval_kind)
-        return (yield from self.ask(run, facts, asked, approve))
+        return (yield from self.ask(run, facts_of(prepared), asked, approve))
 
     def ask(self, run: RunState, facts: CallFacts, asked: ApprovalAsked,
             approve: Approver | None) -> Generator[Event, Decision | None, str | None]:

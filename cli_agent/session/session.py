@@ -1,4 +1,5 @@
-"""A session: the settings turned into a workspace, a registry, a provider, an agent and a trace.
+"""A session: the settings turned into a workspace, a registry, a provider, an agent and a trace (its parts made
+by `cli_agent.session.builder`).
 
 Every front end (one-shot, REPL, workflows, eval) opens a `Session` and drives its runs through `drive`, which
 feeds each event to the trace and to the front end, and turns a Ctrl-C or SIGTERM that lands in the front end into
@@ -16,14 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cli_agent.agent.approval import ApprovalMode, Policy
-from cli_agent.agent.loop import Agent, AgentSetup, Approver, Limits
+from cli_agent.agent.loop import Agent, Approver
 from cli_agent.contracts import errors
 from cli_agent.contracts.events import ConversationReset, Event, EventStream, RunFinished, Warning
 from cli_agent.history.trace import TraceWriter, default_trace_path
 
 if TYPE_CHECKING:
-    from cli_agent.agent.attempts import Attempts
+    from cli_agent.agent.approval import ApprovalMode
     from cli_agent.config.settings import Settings
     from cli_agent.contracts.messages import ToolCall
     from cli_agent.fs.workspace import Workspace
@@ -46,7 +46,6 @@ __all__ = [
 ]
 
 ProviderFactory = Callable[["Settings"], "Provider"]
-CANDIDATE_TEMPERATURE = 0.7  # candidates differ only when sampled (when no temperature is configured)
 
 
 def is_interactive() -> bool:
@@ -224,12 +223,9 @@ def open_session(settings: Settings, *, interactive: bool, provider_factory: Pro
                  record: bool = True, notes: Collection[str] = ()) -> Session:
     """`record`: add the session to the session index (eval and replay don't). `notes`: the loader's one-line
     warnings, shown with the session's own (the banner, `--output json`)."""
-    from cli_agent.agent.wire import protocol_for
     from cli_agent.facts.store import workspace_for
-    from cli_agent.prompt.plan import Planner, planned_protocol
-    from cli_agent.tools.dispatch import Dispatcher
-    from cli_agent.tools.handlers import ToolContext
-    from cli_agent.tools.handlers.seen import SeenFiles
+    from cli_agent.prompt.plan import planned_protocol
+    from cli_agent.session.builder import agent_for, command_set, dispatcher_for, start_mcp
     from cli_agent.tools.registry import Registry
 
     root = Path(settings.workspace)
@@ -248,35 +244,15 @@ def open_session(settings: Settings, *, interactive: bool, provider_factory: Pro
     # config locks + facts.toml locks; the user's config file protected
     workspace = workspace_for(settings, before_write=journal.record if journal is not None else None)
     registry = Registry.builtin()
-    commands, command_notes = _commands(settings, workspace)
+    commands, command_notes = command_set(settings, workspace)
     if commands is None:
         registry = registry.without({"run_command"})
     provider = provider_factory(settings)
     protocol = planned_protocol(settings, provider.supports_native_tools)
-    mcp = _start_mcp(settings, registry) if protocol != "plain" else None
+    mcp = start_mcp(settings, registry) if protocol != "plain" else None
     exposed = [spec.name for spec in registry.specs() if spec.exposed_to_model]
-    seen = SeenFiles() if settings.read_before_edit else None
-    dispatcher = Dispatcher(registry, ToolContext(workspace, seen=seen, loose_edits=settings.loose_edits,
-                                                  syntax_check=settings.syntax_check, commands=commands),
-                            allowed=exposed)
-    policy = Policy(mode=ApprovalMode(settings.approval), interactive=interactive, yes=settings.yes,
-                    ask_commands=settings.commands == "ask", unsandboxed=settings.sandbox.mode == "off")
-    limits = Limits(max_steps=settings.max_steps, timeout_s=settings.timeout,
-                    max_tokens_total=settings.max_tokens_total, max_cost_usd=settings.max_cost_usd,
-                    max_retries=settings.max_retries, retry_base_delay=settings.retry_base_delay,
-                    tool_result_max_chars=settings.tool_result_max_chars, context_window=settings.context_window)
-    planner = Planner(settings, registry, workspace, protocol)
-    from cli_agent.agent.verify import verifier_for
-    from cli_agent.prompt.brief import briefer
-
-    verifier = verifier_for(settings, commands, workspace.root)
-    agent = Agent(AgentSetup(provider=provider, protocol=protocol_for(protocol), dispatcher=dispatcher,
-                             planner=planner, policy=policy, limits=limits, model=settings.model or "",
-                             workspace=str(workspace.root),
-                             brief=briefer(workspace, seen, files=settings.task_files, repo_map=settings.repo_map)
-                             if settings.task_files or settings.repo_map else None,
-                             verifier=verifier,
-                             attempts=_attempts(settings, provider, workspace.root) if verifier else None))
+    dispatcher = dispatcher_for(settings, workspace, registry, commands=commands, allowed=exposed)
+    agent = agent_for(settings, workspace, provider, protocol, dispatcher, interactive=interactive)
     trace_path = Path(settings.trace).expanduser() if settings.trace else default_trace_path()
     try:
         trace = TraceWriter(trace_path, {"workspace": str(workspace.root), "model": settings.model,
@@ -296,18 +272,6 @@ def open_session(settings: Settings, *, interactive: bool, provider_factory: Pro
         session.session_id = "" if problem else uuid.uuid4().hex[:8]
         session.notes.extend([problem] if problem else [])
     return session
-
-
-def _start_mcp(settings: Settings, registry: Registry) -> McpAttachment | None:
-    """The configured MCP servers, connecting in the background; None (and nothing of the SDK imported) when no
-    server is enabled."""
-    if not any(server.enabled for server in settings.mcp_servers.values()):
-        return None
-    from cli_agent.mcp.attach import McpAttachment
-
-    attached = McpAttachment(settings.mcp_servers, registry)
-    attached.start()
-    return attached
 
 
 def _watched(events: EventStream, seen: Callable[[Event], bool]) -> Generator[Event, Any, tuple[Any, bool]]:
@@ -330,44 +294,6 @@ def _watched(events: EventStream, seen: Callable[[Event], bool]) -> Generator[Ev
             raise
         except BaseException as exc:
             throw = exc
-
-
-def _commands(settings: Settings, workspace: Workspace) -> tuple[CommandSetup | None, list[str]]:
-    """The session's command set-up and its notes for the user: commands off or unconfined, the network allowed,
-    locks not bound, variables dropped."""
-    from cli_agent.tools.handlers.commands import command_setup
-
-    setup = command_setup(settings, workspace)
-    if setup is None:
-        return None, ["run_command is off: no command sandbox can be set up here (see `cli-agent sandbox`)"]
-    notes = list(setup.notes)
-    if setup.capability is None:
-        notes.insert(0, 'commands run WITHOUT a sandbox (sandbox = "off" in the user config): each one is asked for')
-    elif setup.policy.network:
-        notes.insert(0, "commands may reach the network (sandbox.network = true)")
-    return setup, notes
-
-
-def _attempts(settings: Settings, provider: Provider, root: Path) -> Attempts | None:
-    """More candidates when a change still fails the tests (`attempts` > 1): each a session of its own on a copy of
-    the workspace, with the same provider, every change approved inside the copy, sampled at a temperature."""
-    if settings.attempts < 2:
-        return None
-    from dataclasses import replace
-
-    from cli_agent.agent.attempts import Attempts
-
-    def candidate(copy: Path, prompt: str, seconds: float) -> EventStream:
-        inner = replace(settings, workspace=str(copy), yes=True, attempts=1, mcp_servers={},
-                        timeout=max(seconds, 1.0), trace=str(copy.parent / "trace.jsonl"),
-                        temperature=settings.temperature or CANDIDATE_TEMPERATURE)
-        session = open_session(inner, interactive=False, provider_factory=lambda _settings: provider, record=False)
-        try:
-            return (yield from session.agent.run(prompt))
-        finally:
-            session.trace.close()
-
-    return Attempts(settings.attempts, candidate, root)
 
 
 def resume_into(session: Session, entry: SessionEntry, trace: Trace) -> None:
