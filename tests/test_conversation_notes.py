@@ -74,6 +74,30 @@ def test_a_resumed_session_keeps_the_note_of_an_undo(ws: Path, tmp_path: Path) -
         resumed.close()
 
 
+def test_a_replay_gives_the_model_the_undo_note_where_the_session_did(ws: Path, tmp_path: Path) -> None:
+    from cli_agent.cli.replay import replay
+    from cli_agent.contracts.events import ModelRequest
+
+    provider = ScriptedProvider([{"tool_calls": [{"name": "edit_file", "arguments": {
+        "path": "old.txt", "old": "old", "new": "new"}}]}, {"text": "edited"}, {"text": "noted"}])
+    repl = Repl(open_session(_settings(ws, tmp_path / "t.jsonl"), interactive=True,
+                             provider_factory=lambda s: provider),
+                Console(record=True, width=200, color_system=None), lambda s: provider,
+                approver=lambda asked: Decision.YES)
+    try:
+        repl.run_turn("edit old.txt")
+        repl.commands.dispatch(repl, "/undo")
+        repl.run_turn("what now?")
+    finally:
+        repl.session.close()
+    recorded = [e.messages for e in read_trace(tmp_path / "t.jsonl").events if isinstance(e, ModelRequest)]
+    events: list = []
+    result = replay(tmp_path / "t.jsonl", events.append)
+    replayed = [e.messages for e in events if isinstance(e, ModelRequest)]
+    assert result.divergence is None and result.runs == 2
+    assert replayed == recorded == [2, 4, 7]  # the last request carries the note: system, 4 messages, note, prompt
+
+
 class _Host:
     """What run_bang needs of a front end: the session, a console, the approver, drive and ask (answered)."""
 
