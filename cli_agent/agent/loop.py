@@ -24,6 +24,7 @@ from cli_agent.agent.conversation import Conversation
 from cli_agent.agent.model_call import complete
 from cli_agent.agent.repair import candidates, test_feedback, verify
 from cli_agent.agent.run_state import AgentSetup, Approver, Limits, Planner, RunState, over_budget, stop_for
+from cli_agent.agent.wire import protocol_for
 from cli_agent.contracts import errors
 from cli_agent.contracts.envelope import Envelope
 from cli_agent.contracts.events import (
@@ -36,10 +37,10 @@ from cli_agent.contracts.events import (
     RunStarted,
     StopReason,
     ToolCallsProposed,
-    ToolResult,
     Warning,
 )
 from cli_agent.contracts.messages import Message, ToolCall, Usage
+from cli_agent.prompt.plan import Planner as PromptPlanner
 
 if TYPE_CHECKING:
     from cli_agent.agent.approval import ApprovalMode, Policy
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
     from cli_agent.config.settings import Settings
     from cli_agent.prompt.plan import Plan
     from cli_agent.providers.base import Provider, ProviderReply
-    from cli_agent.tools.dispatch import Dispatcher, Prepared
+    from cli_agent.tools.dispatch import Dispatcher
     from cli_agent.tools.registry import Registry
 
 __all__ = ["Agent", "AgentSetup", "Approver", "Limits", "Planner"]
@@ -98,9 +99,6 @@ class Agent:
 
     def switch_model(self, provider: Provider, model: str, protocol: str, settings: Settings) -> None:
         """Send the next requests to `provider` (`model`, speaking `protocol`), planned with `settings`."""
-        from cli_agent.agent.wire import protocol_for
-        from cli_agent.prompt.plan import Planner as PromptPlanner
-
         s = self._setup
         s.provider, s.model, s.protocol = provider, model, protocol_for(protocol)
         self._talk.protocol = s.protocol
@@ -109,7 +107,6 @@ class Agent:
 
     def use_registry(self, registry: Registry) -> None:
         """Offer and dispatch the tools of `registry` from the next run on (the built-ins grown by MCP tools)."""
-        from cli_agent.prompt.plan import Planner as PromptPlanner
         from cli_agent.tools.dispatch import Dispatcher
 
         s = self._setup
@@ -153,12 +150,14 @@ class Agent:
             prepared, reason = yield from self._approvals.settle(run, dispatcher.prepare(call), 1, 1, approve,
                                                                  dispatcher)
             envelope = Envelope.failure("denied: " + reason) if reason else dispatcher.execute(prepared)
+            content = for_model(envelope, s.limits.tool_result_max_chars)[0]
+            note = Message("user", f"({by} ran {call.name} with {call.raw_arguments}; result: {content})")
+            if attach is None:  # in the conversation before its result is drawn, as a model's call is
+                self._talk.append(run, note)
             if not reason:
-                yield _result(call, prepared, envelope)
-            if attach is None or attach():
-                content = for_model(envelope, s.limits.tool_result_max_chars)[0]
-                self._talk.append(run, Message("user", f"({by} ran {call.name} with {call.raw_arguments}; "
-                                                  f"result: {content})"))
+                yield prepared.result(envelope)
+            if attach is not None and attach():
+                self._talk.append(run, note)
             if reason:
                 finished = self._talk.stop(run, StopReason.DENIED, reason)
             else:
@@ -282,7 +281,7 @@ class Agent:
                     "tool": call.name, "arguments": call.arguments, "errors": list(envelope.errors)}
             content, cut = for_model(envelope, limit)
             self._talk.record_result(run, call, content)
-            result = _result(call, prepared, envelope, model_chars=limit if cut else 0)
+            result = prepared.result(envelope, model_chars=limit if cut else 0)
             run.applied.extend(c for c in (result.change, *result.changes) if c is not None)
             run.changed.update((c.path, None) for c in (result.change, *result.changes) if c is not None)
             yield result
@@ -296,11 +295,3 @@ class Agent:
             return self._talk.done(run, "done (terminate: true)", parsed.text or "")
         return None
 
-
-def _result(call: ToolCall, prepared: Prepared, envelope: Envelope, model_chars: int = 0) -> ToolResult:
-    """The ToolResult of a call that ran, with what it wrote (a staged set's applied part)."""
-    applied = set((envelope.data or {}).get("applied", ())) if isinstance(envelope.data, dict) else set()
-    return ToolResult(call_id=call.id, tool=call.name, envelope=envelope,
-                      change=prepared.change if envelope.ok else None,
-                      changes=tuple(c for c in prepared.changes if prepared.staged is not None and c.path in applied),
-                      model_chars=model_chars)
