@@ -40,6 +40,16 @@ def _resumed(ws: Path, tmp_path: Path, session_id: str) -> Session:
     return new
 
 
+def _editing_repl(ws: Path, tmp_path: Path, *more: dict[str, Any]) -> Repl:
+    """A REPL whose model edits old.txt on its first turn (every change approved), then says `more`."""
+    provider = ScriptedProvider([{"tool_calls": [{"name": "edit_file", "arguments": {
+        "path": "old.txt", "old": "old", "new": "new"}}]}, {"text": "edited"}, *more])
+    return Repl(open_session(_settings(ws, tmp_path / "t.jsonl"), interactive=True,
+                             provider_factory=lambda s: provider),
+                Console(record=True, width=200, color_system=None), lambda s: provider,
+                approver=lambda asked: Decision.YES)
+
+
 @pytest.fixture
 def ws(tmp_path: Path) -> Path:
     root = tmp_path / "ws"
@@ -49,12 +59,7 @@ def ws(tmp_path: Path) -> Path:
 
 
 def test_a_resumed_session_keeps_the_note_of_an_undo(ws: Path, tmp_path: Path) -> None:
-    provider = ScriptedProvider([{"tool_calls": [{"name": "edit_file", "arguments": {
-        "path": "old.txt", "old": "old", "new": "new"}}]}, {"text": "edited"}])
-    repl = Repl(open_session(_settings(ws, tmp_path / "t.jsonl"), interactive=True,
-                             provider_factory=lambda s: provider),
-                Console(record=True, width=200, color_system=None), lambda s: provider,
-                approver=lambda asked: Decision.YES)
+    repl = _editing_repl(ws, tmp_path)
     try:
         repl.run_turn("edit old.txt")
         repl.commands.dispatch(repl, "/undo")
@@ -78,12 +83,7 @@ def test_a_replay_gives_the_model_the_undo_note_where_the_session_did(ws: Path, 
     from cli_agent.cli.replay import replay
     from cli_agent.contracts.events import ModelRequest
 
-    provider = ScriptedProvider([{"tool_calls": [{"name": "edit_file", "arguments": {
-        "path": "old.txt", "old": "old", "new": "new"}}]}, {"text": "edited"}, {"text": "noted"}])
-    repl = Repl(open_session(_settings(ws, tmp_path / "t.jsonl"), interactive=True,
-                             provider_factory=lambda s: provider),
-                Console(record=True, width=200, color_system=None), lambda s: provider,
-                approver=lambda asked: Decision.YES)
+    repl = _editing_repl(ws, tmp_path, {"text": "noted"})
     try:
         repl.run_turn("edit old.txt")
         repl.commands.dispatch(repl, "/undo")
