@@ -28,7 +28,7 @@ from cli_agent.contracts.events import (
     Warning,
 )
 from cli_agent.contracts.messages import ToolCall
-from cli_agent.ui.repl.approve import TerminalApprover, choices, decided_line
+from cli_agent.ui.view.approve import TerminalApprover, choices, decided_line
 from cli_agent.ui.view.render import Renderer
 from cli_agent.ui.view.transcript import compact_line, mcp_summary, received_lines, result_line
 

@@ -124,7 +124,7 @@ class Planner:
         return self._builder.build(context)
 
     def _test_command(self) -> str | None:
-        from cli_agent.prompt.test_command import detect_test_command
+        from cli_agent.prompt.project_tests import detect_test_command
 
         return self.settings.test_command or detect_test_command(self.workspace.root)
 

@@ -130,7 +130,7 @@ def _confirm_drop(ctx: CommandContext, name: str, protocol: str) -> bool:
 
 
 def _swap(ctx: CommandContext, session: Session, name: str, provider: Provider, protocol: str, kept: bool) -> None:
-    from cli_agent.ui.repl.startup import warm_up
+    from cli_agent.ui.repl.start.startup import warm_up
 
     old = session.provider
     session.switch_model(provider, dataclasses.replace(session.settings, model=name), protocol, keep=kept)
