@@ -10,7 +10,7 @@ import pytest
 from agentkit import call, make_agent, run
 from rich.console import Console
 
-from cli_agent.agent.loop import _for_model
+from cli_agent.agent.context_window import for_model as _for_model
 from cli_agent.contracts.change import Change
 from cli_agent.contracts.envelope import Envelope
 from cli_agent.contracts.events import (

@@ -76,6 +76,10 @@ class Planner:
         self.registry = registry
         self._builder = None
 
+    def switch_model(self, settings: Settings, protocol: str) -> None:
+        """Plan the next runs for another model (`/model`): its settings and the protocol it speaks."""
+        self.settings, self.protocol = settings, protocol
+
     def plan(self, task: str, only_tools: Collection[str] | None) -> tuple[Plan, BuiltPrompt | None]:
         """The plan, and the prompt it was built from (None for plain chat)."""
         from cli_agent.prompt.builder import plan_fingerprint

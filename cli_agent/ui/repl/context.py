@@ -146,7 +146,7 @@ class ReplContext:
         """Shift+Tab: the next approval mode (ask → edits → all → ask); the toolbar shows it."""
         session = self.startup.session if self.startup.ready and self.startup.error is None else None
         if session is not None:
-            session.agent.policy = session.agent.policy.with_mode(next_mode(session.agent.policy.mode))
+            session.set_mode(next_mode(session.agent.policy.mode))
 
     # -- running things -------------------------------------------------------------------------------------------
 
@@ -220,7 +220,10 @@ class ReplContext:
     def ask(self, question: str, *, choices: Iterable[str] = (), default: str = "") -> str:
         words = list(choices)
         session: PromptSession[str] = PromptSession(**{k: v for k, v in self.io.items() if v})
-        return session.prompt(esc(question), completer=WordCompleter(words) if words else None, default=default)
+        if self._keys is None:
+            return session.prompt(esc(question), completer=WordCompleter(words) if words else None, default=default)
+        with self._keys.paused():  # asked during a run (!COMMAND's output): the question reads its own keys
+            return session.prompt(esc(question), completer=WordCompleter(words) if words else None, default=default)
 
     def choose(self, title: str, options: list[str], preview: Callable[[int], str] | None = None,
                selected: int = 0) -> int | None:

@@ -27,8 +27,6 @@ def register_commands(registry: CommandRegistry, ctx: CommandContext) -> None:
 def _repl_undo(ctx: CommandContext, args: str) -> None:
     from rich.text import Text
 
-    from cli_agent.contracts.messages import Message
-
     journal = getattr(ctx.session, "journal", None) or Journal(ctx.session.workspace.root)
     word = args.strip()
     try:
@@ -44,6 +42,5 @@ def _repl_undo(ctx: CommandContext, args: str) -> None:
         return
     ctx.console.print(Text(esc(f"undid turn {undone.turn}: " + (", ".join(undone.done) or "nothing left to "
                                                                                              "revert")), style="green"))
-    ctx.session.agent.history.append(Message("user", f"(The user undid turn {undone.turn} of file changes: "
-                                                     f"{', '.join(undone.done) or 'nothing'}. Read files again "
-                                                     f"before changing them.)"))
+    ctx.session.add_note(f"(The user undid turn {undone.turn} of file changes: {', '.join(undone.done) or 'nothing'}. "
+                         "Read files again before changing them.)")
