@@ -24,8 +24,9 @@ from typing import Any
 
 import httpx
 
-from cli_agent.providers.local import LOCAL_MODEL, wire_options
+from cli_agent.providers.local import LOCAL_MODEL
 from cli_agent.providers.local_model import ensure_model, resolve_model
+from cli_agent.providers.local_reply import wire_options
 
 PROMPT = "\n".join(f"def f{i}(x):\n    return x * {i} + {i % 7}\n" for i in range(40))
 

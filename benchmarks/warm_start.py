@@ -33,8 +33,10 @@ import httpx
 from cli_agent.config.settings import LocalSettings, Settings
 from cli_agent.contracts.messages import Message
 from cli_agent.providers.base import ProviderRequest
-from cli_agent.providers.local import LOCAL_MODEL, default_batch_threads, default_threads, wire_options
+from cli_agent.providers.local import LOCAL_MODEL
 from cli_agent.providers.local_model import ensure_model, resolve_model
+from cli_agent.providers.local_reply import wire_options
+from cli_agent.providers.local_server import default_batch_threads, default_threads
 from cli_agent.providers.openai_http import OpenAIHTTPProvider
 
 TASK = "What does app.py print? Answer in one word."

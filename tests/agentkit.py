@@ -3,20 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from cli_agent.agent.approval import ApprovalMode, Policy
-from cli_agent.agent.loop import Agent, AgentSetup, Limits
-from cli_agent.agent.wire import protocol_for
+from cli_agent.agent.loop import Agent, Limits
 from cli_agent.config.settings import Settings
 from cli_agent.contracts.events import ApprovalAsked, Decision, Event, RunFinished
 from cli_agent.fs.workspace import Workspace
-from cli_agent.prompt.plan import Planner
 from cli_agent.providers.scripted import ScriptedProvider
+from cli_agent.session.builder import agent_for, dispatcher_for
 from cli_agent.session.session import drive
-from cli_agent.tools.dispatch import Dispatcher
-from cli_agent.tools.handlers import ToolContext
-from cli_agent.tools.handlers.seen import SeenFiles
 from cli_agent.tools.registry import Registry
 
 
@@ -33,27 +28,24 @@ class Answers:
 
 
 def make_agent(root: Path, replies: list[dict[str, Any]], *, protocol: str = "native", interactive: bool = False,
-               yes: bool = False, mode: str = "ask", sleep: Any = None, clock: Any = None,
-               provider: Any = None, read_first: bool = False, **limits: Any) -> tuple[Agent, ScriptedProvider]:
-    """`read_first`: edits need the file read in the conversation, as in a real session (off by default so a
-    scripted edit needs no read_file step first)."""
+               yes: bool = False, mode: Literal["ask", "edits", "all"] = "ask", sleep: Any = None, clock: Any = None,
+               provider: Any = None, read_first: bool = False, brief: Any = None,
+               **limits: Any) -> tuple[Agent, ScriptedProvider]:
+    """An agent built as a session builds it (`cli_agent.session.builder`), over a plain workspace with all the
+    built-in tools. `read_first`: edits need the file read in the conversation, as in a real session (off by
+    default so a scripted edit needs no read_file step first). `brief(workspace, seen)`: the task's brief."""
     provider = provider or ScriptedProvider(replies, native_tools=protocol == "native")
     workspace = Workspace(root)
-    seen = SeenFiles() if read_first else None
-    registry = Registry.builtin()
-    settings = Settings(model="scripted", workspace=str(root),
-                        protocol=protocol if protocol != "plain" else "auto")  # type: ignore[arg-type] # checked
-    setup = AgentSetup(provider=provider, protocol=protocol_for(protocol),
-                       dispatcher=Dispatcher(registry, ToolContext(workspace, seen=seen)),
-                       planner=Planner(settings, registry, workspace, protocol),
-                       policy=Policy(mode=ApprovalMode(mode), interactive=interactive, yes=yes),
-                       limits=Limits(**({"retry_base_delay": 0.0} | limits)), model="scripted",
-                       workspace=str(root))
-    if sleep is not None:
-        setup.sleep = sleep
-    if clock is not None:
-        setup.clock = clock
-    return Agent(setup), provider
+    wire: Any = protocol if protocol != "plain" else "auto"  # "native", "json" or "auto": Settings checks it
+    settings = Settings(model="scripted", workspace=str(root), protocol=wire, approval=mode, yes=yes,
+                        read_before_edit=read_first, task_files=False, repo_map=False)
+    dispatcher = dispatcher_for(settings, workspace, Registry.builtin())
+    overrides: dict[str, Any] = {"limits": Limits(**({"retry_base_delay": 0.0} | limits))}
+    overrides |= {"sleep": sleep} if sleep is not None else {}
+    overrides |= {"clock": clock} if clock is not None else {}
+    overrides |= {"brief": brief(workspace, dispatcher.ctx.seen)} if brief is not None else {}
+    return agent_for(settings, workspace, provider, protocol, dispatcher, interactive=interactive,
+                     **overrides), provider
 
 
 def run(agent: Agent, prompt: str, approve: Any = None) -> tuple[list[Event], RunFinished]:

@@ -1,0 +1,10 @@
+"""The agent loop and what it stands on. `loop` is the readable core: a generator of typed events that never prints.
+Around it, one module a job: what a run works with and how it stops (`run_state`), one model request with its
+retries (`model_call`), the wire protocols (`wire`: native tool calls or strict JSON), the approval round trip
+(`approval_flow`, over `approval`: approval as data), the conversation and the one place that changes it
+(`conversation`), fitting the context window (`context_window`), stuck-call detection (`repeats`), the project's
+tests as the judge of "done" (`verify`, `repair`) and several candidates (`attempts`), and starting the
+conversation again (`compaction`).
+
+May import: prompt, tools and everything below them.
+"""

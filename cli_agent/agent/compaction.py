@@ -43,5 +43,4 @@ def reset_messages(reset: ConversationReset) -> list[Message]:
 
 def apply_reset(agent: Agent, reset: ConversationReset) -> None:
     """The agent's conversation after `reset`."""
-    agent.clear()
-    agent.history.extend(reset_messages(reset))
+    agent.clear(reset_messages(reset))

@@ -212,6 +212,6 @@ def verifier_for(settings: Settings, commands: CommandSetup | None, root: Path) 
     command sandbox whose commands run without asking (else verification is off and `verified` stays null)."""
     if not settings.verify or commands is None or commands.capability is None or settings.commands == "ask":
         return None
-    from cli_agent.prompt.test_command import detect_test_command
+    from cli_agent.prompt.project_tests import detect_test_command
     command = settings.test_command or detect_test_command(root)
     return Verifier(command, commands, root, settings.verify_rounds) if command else None

@@ -1,0 +1,7 @@
+"""The command line: the entry point (`main`: a plain `-p` run parsed without Typer, errors to exit codes in one
+place), the Typer app (`app`: the root command and the table that registers every command), the commands by group
+(`tool_commands`, `config_commands`, `check_commands`, `session_commands`, `serve_commands`, with the options they
+share in `flags`), what both paths share (`state`) and the replay command (`replay`).
+
+The top floor: may import every package; nothing imports it.
+"""

@@ -3,8 +3,8 @@
 A plain one-shot run (`-p TEXT` with root flags, each given in full: `--model M`, `--model=M`, `-y`) and a plain
 interactive start (root flags only) are parsed here, without importing Typer and building its app (a seventh of a
 one-shot start, a tenth of the REPL's); everything else, including
-every malformed or unusual argument list, goes to the Typer app (`cli_app`), which parses and reports it as
-always. Both paths run the same code (`cli_state`). The provider factory is injectable (`run(argv,
+every malformed or unusual argument list, goes to the Typer app (`cli.app`), which parses and reports it as
+always. Both paths run the same code (`cli.state`). The provider factory is injectable (`run(argv,
 provider_factory=...)`), so tests drive the real CLI with the scripted provider without patching.
 """
 

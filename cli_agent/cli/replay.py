@@ -38,6 +38,7 @@ from cli_agent.contracts.events import (
     ConversationReset,
     Event,
     EventStream,
+    MessagesAppended,
     ModelRequest,
     RunFinished,
     RunStarted,
@@ -165,7 +166,7 @@ def _refuse_broad(path: Path, original: Path) -> None:
 
 def _require_sandbox(session: Any) -> None:
     """--run-commands: the commands of a trace run only where the command sandbox confines them."""
-    commands = session.agent.setup.dispatcher.ctx.commands
+    commands = session.commands
     if commands is None:
         raise errors.UsageError("replay runs a trace's commands only in the command sandbox, and there is none here "
                                 "(`cli-agent sandbox` says why); replay without --run-commands plays them back")
@@ -195,8 +196,8 @@ def _with_recorded_commands(base: Registry, trace: Trace) -> tuple[Registry, set
 
 
 def _follow_resets(agent: Any, events: list[Event]) -> None:
-    """Apply the /clear and /compact recorded in `events` up to a run's start: those before the first run, or,
-    given a run's events after its `run_finished`, those between it and the next run."""
+    """Apply the /clear and /compact, and the notes (an /undo), recorded in `events` up to a run's start: those
+    before the first run, or, given a run's events after its `run_finished`, those between it and the next run."""
     from cli_agent.agent.compaction import apply_reset
 
     for event in events:
@@ -204,6 +205,9 @@ def _follow_resets(agent: Any, events: list[Event]) -> None:
             return
         if isinstance(event, ConversationReset):
             apply_reset(agent, event)
+        elif isinstance(event, MessagesAppended):
+            for message in event.messages:
+                agent.add_note(message.content or "")
 
 
 def _after_run(run: list[Event]) -> list[Event]:

@@ -1,7 +1,7 @@
 """What the command line's commands share, without Typer: `-c`/`--resume`, the one-shot run and the REPL's start
 (the state the root injects and the settings it loads are `session.launch`'s, which the servers share).
 
-Both the Typer app (`cli_app`) and the lean path for plain root flags (`cli`) stand on this module, so a run
+Both the Typer app (`cli.app`) and the lean path for plain root flags (`cli.main`) stand on this module, so a run
 behaves the same whichever of the two parsed its arguments.
 """
 
@@ -29,8 +29,8 @@ def resume_from(continue_: bool, resume: str | None) -> str | None:
 def run_interactive(state: AppState, resume: str | None, *, onboard: bool) -> int:
     """No `-p`: the trust question for a new folder, then the REPL, which loads the settings behind its prompt.
     `onboard`: no model, server or key was given on the command line (the REPL may offer to set one up)."""
-    from cli_agent.ui.repl.repl import run_repl
-    from cli_agent.ui.repl.trust_question import ask_trust
+    from cli_agent.ui.repl.start.run import run_repl
+    from cli_agent.ui.repl.start.trust_question import ask_trust
 
     def load() -> Any:
         return load_for(state, announce=False)

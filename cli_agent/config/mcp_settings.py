@@ -20,46 +20,46 @@ name whole. A server is a command that runs, so a project's config declares one 
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
+from cli_agent.validated.checked import check, rule, unchecked
 
-__all__ = ["ApprovalSetting", "McpServer", "merge_servers", "parse_servers"]
+__all__ = ["ApprovalSetting", "McpServer", "check_names", "merge_servers", "server_of"]
 
 ApprovalSetting = Literal["ask", "never"]
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$")
 
 
-class McpServer(BaseModel):
-    """One server: `command` (stdio) or `url` (streamable HTTP), never both."""
+def _approval(value: Any) -> Any:
+    values = value.values() if isinstance(value, dict) else [value]
+    if any(v not in ("ask", "never") for v in values):
+        raise ValueError(f'approval must be "ask" or "never", or a table of tool = "ask" | "never"; got {value!r}'
+                         [:200])
+    return value
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
-    command: str | None = Field(default=None, min_length=1)
-    args: list[str] = Field(default_factory=list)
-    env: dict[str, str] = Field(default_factory=dict)
+@dataclass(frozen=True, kw_only=True)
+class McpServer:
+    """One server: `command` (stdio) or `url` (streamable HTTP), never both. Checked by `checked`, strictly (as TOML
+    gives it) from a config file; constructing one directly checks nothing (`server_of` does)."""
+
+    command: str | None = rule(None, min_length=1)
+    args: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
     cwd: str | None = None
-    url: str | None = Field(default=None, min_length=1)
-    headers: dict[str, str] = Field(default_factory=dict)
+    url: str | None = rule(None, min_length=1)
+    headers: dict[str, str] = field(default_factory=dict)
     enabled: bool = True
-    timeout_s: float = Field(default=60.0, gt=0, le=3600)
+    timeout_s: float = rule(60.0, gt=0, le=3600)
     tools: list[str] | None = None
-    approval: ApprovalSetting | dict[str, ApprovalSetting] = "ask"
-    _origin: str = PrivateAttr(default="user config")  # which config file declared it
+    approval: ApprovalSetting | dict[str, ApprovalSetting] = rule("ask", before=_approval)
+    origin: str = unchecked("user config")  # which config file declared it
 
-    @field_validator("approval", mode="before")
-    @classmethod
-    def _approval(cls, value: Any) -> Any:
-        values = value.values() if isinstance(value, dict) else [value]
-        if any(v not in ("ask", "never") for v in values):
-            raise ValueError(f'approval must be "ask" or "never", or a table of tool = "ask" | "never"; got {value!r}'
-                             [:200])
-        return value
-
-    @model_validator(mode="after")
-    def _one_transport(self) -> McpServer:
+    def check_whole(self) -> None:
         if (self.command is None) == (self.url is None):
             raise ValueError("give either command (a stdio server) or url (a streamable HTTP server), not "
                              + ("both" if self.command else "neither"))
@@ -69,11 +69,6 @@ class McpServer(BaseModel):
             raise ValueError("args, env and cwd are for a stdio server (with command), not a url")
         if self.url is None and self.headers:
             raise ValueError("headers are for a streamable HTTP server (with url), not a command")
-        return self
-
-    @property
-    def origin(self) -> str:
-        return self._origin
 
     @property
     def transport(self) -> str:
@@ -95,37 +90,26 @@ class McpServer(BaseModel):
         return self.url or ""
 
 
-def parse_servers(servers: dict[str, Any]) -> dict[str, McpServer]:
-    """Each `[mcp_servers.NAME]` table as an McpServer (strictly, as TOML gives it); a ValueError that names the
-    key (`mcp_servers.NAME.KEY: ...`) for the first problem."""
-    parsed: dict[str, McpServer] = {}
-    for name, table in servers.items():
+def check_names(servers: Any) -> Any:
+    """The `[mcp_servers]` table, its server names checked (they prefix tool names); a ValueError for a bad one."""
+    for name in servers if isinstance(servers, dict) else ():
         if not _NAME.match(name) or "__" in name:
-            raise ValueError(f"mcp_servers.{name[:40]}: a server name must be 1-32 letters, digits, '-' or '_' "
-                             "(not '__'), starting with a letter or digit")
-        if isinstance(table, McpServer):
-            parsed[name] = table
-            continue
-        if not isinstance(table, dict):
-            raise ValueError(f"mcp_servers.{name}: expected a table, found {type(table).__name__}")
-        try:
-            parsed[name] = McpServer.model_validate(table, strict=True)
-        except ValidationError as exc:
-            raise ValueError(_problem(f"mcp_servers.{name}", exc)) from None
-    return parsed
+            raise ValueError(f"{name[:40]!r} is not a server name: 1-32 letters, digits, '-' or '_' (not '__'), "
+                             "starting with a letter or digit")
+    return servers
 
 
-def _problem(prefix: str, exc: ValidationError) -> str:
-    err = exc.errors()[0]
-    where = ".".join([prefix, *(str(p) for p in err["loc"] if not str(p).startswith(("literal[", "dict[")))])
-    if err["type"] == "extra_forbidden":
-        return f"unknown key '{where}' (expected one of: {', '.join(McpServer.model_fields)})"
-    if err["type"] == "value_error":
-        return f"{where}: {err['ctx']['error']}"
-    message = str(err["msg"]).replace("Input should be a valid", "expected a").replace("Input should be", "expected")
-    if err["type"] == "missing":
-        return f"{where}: {message}"
-    return f"{where}: {message}, found {err['input']!r}"[:300]
+def server_of(table: dict[str, Any], origin: str) -> McpServer:
+    """A server described by someone other than a config file (an editor's session); a one-line ValueError
+    (`url: ...`) if it is wrong."""
+    from pydantic import ValidationError
+
+    from cli_agent.validated.wording import problem_of
+
+    try:
+        return dataclasses.replace(check(McpServer, table, strict=True), origin=origin)
+    except ValidationError as exc:
+        raise ValueError(str(problem_of(exc, McpServer, table))) from None
 
 
 def merge_servers(layers: Iterable[tuple[str, Any]], *, project_trusted: bool) -> tuple[dict[str, McpServer],
@@ -147,7 +131,6 @@ def merge_servers(layers: Iterable[tuple[str, Any]], *, project_trusted: bool) -
             if not label.startswith("user config") and server.approval != "ask":
                 notes.append(f"mcp server {name!r}: approval from the {label} is ignored (only your user config "
                              "sets it); its tools ask before each call")
-                server = server.model_copy(update={"approval": "ask"})
-            server._origin = label
-            merged[name] = server
+                server = dataclasses.replace(server, approval="ask")
+            merged[name] = dataclasses.replace(server, origin=label)
     return merged, notes

@@ -11,14 +11,15 @@ import hashlib
 import json
 import os
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from cli_agent.contracts.errors import ConfigError
 from cli_agent.fs import paths
 
-__all__ = ["TrustEntry", "config_digest", "earlier_entry", "entries", "folder_trusted", "is_trusted", "revoke",
-           "trust"]
+__all__ = ["TrustEntry", "config_digest", "earlier_entry", "entries", "folder_trusted", "is_trusted", "listing",
+           "revoke", "revoked_line", "trust", "trusted_line"]
 
 FILE = "trusted-folders.json"
 NO_CONFIG = "none"  # the digest of a folder without a project config
@@ -88,6 +89,26 @@ def revoke(folder: Path) -> bool:
         return False
     _save(kept)
     return True
+
+
+def listing() -> list[str]:
+    """`cli-agent trust --list`: each trusted folder with its config's digest; one whose config changed since it was
+    trusted is marked (it is not trusted until trusted again)."""
+    return [f"{e.folder}  config {e.digest[:12]}"
+            + ("" if e.current else "  (its config changed since: not trusted until trusted again)")
+            for e in entries()]
+
+
+def revoked_line(folder: Path, done: bool) -> str:
+    """What `cli-agent trust --revoke` says; `done`: `revoke` forgot the folder."""
+    return f"{'no longer trusted' if done else 'was not trusted'}: {folder.resolve()}"
+
+
+def trusted_line(entry: TrustEntry, withheld: Iterable[str]) -> str:
+    """What `cli-agent trust` says: the folder, its config's digest, and the keys it may now set."""
+    keys = list(withheld)
+    unlocked = f"; its config may now set {', '.join(keys)}" if keys else ""
+    return f"trusted {entry.folder} (config sha256 {entry.digest[:12]}){unlocked}"
 
 
 def entries() -> list[TrustEntry]:

@@ -4,6 +4,8 @@
     run_live(models, api_base=None) -> [ModelResult]     # cli_agent.eval.live, tasks in live.toml
 
 Nothing is imported until a function runs.
+
+A front end, beside ui/ and serve/: may import workflows, session and everything below them.
 """
 
 from __future__ import annotations

@@ -136,7 +136,7 @@ def _measure(outcome: TaskResult, events: list[Event], finished: RunFinished, na
 
 def check_task(task: LiveTask, ws: Path, before: dict[str, bytes | str], answer: str) -> str | None:
     """None if the task's checks pass, else one line saying what is wrong."""
-    check = task.check
+    check = task.check.given()
     if "run" in check:
         script = [str(part) for part in (check["run"] if isinstance(check["run"], list) else [check["run"]])]
         done = _python(ws, script)

@@ -23,13 +23,14 @@ import subprocess
 import sys
 import tempfile
 import time
-import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cli_agent.contracts import errors
+from cli_agent.validated.checked import rule
+from cli_agent.validated.reader import load_checked, read_toml
 
 if TYPE_CHECKING:
     from cli_agent.contracts.events import Event
@@ -76,13 +77,36 @@ def _root() -> Path:
     return Path(str(resources.files("cli_agent") / "eval"))
 
 
+@dataclass(frozen=True, kw_only=True)
+class _Edit:
+    file: str
+    old: str
+    new: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Task:
+    """A `[[task]]` of real.toml, as `checked` checks it."""
+
+    name: str
+    kind: str
+    project: str
+    prompt: str
+    check: str
+    breaks: tuple[_Edit, ...] = rule((), alias="break")  # `break` is no Python name
+    solve: tuple[_Edit, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Suite:
+    task: tuple[_Task, ...] = rule(min_length=1)
+
+
 def load_real_tasks(only: str | None = None) -> list[RealTask]:
-    data = tomllib.loads((_root() / "real.toml").read_text(encoding="utf-8"))
-    tasks = []
-    for raw in data.get("task", []):
-        breaks = tuple((b["file"], b["old"], b["new"]) for b in raw.get("break", []))
-        solve = tuple((b["file"], b["old"], b["new"]) for b in raw.get("solve", []))
-        tasks.append(RealTask(raw["name"], raw["kind"], raw["project"], raw["prompt"], raw["check"], breaks, solve))
+    toml = read_toml(_root() / "real.toml", "cli_agent/eval/real.toml", errors.UsageError)
+    tasks = [RealTask(t.name, t.kind, t.project, t.prompt, t.check, tuple((e.file, e.old, e.new) for e in t.breaks),
+                      tuple((e.file, e.old, e.new) for e in t.solve))
+             for t in load_checked(_Suite, toml, errors.UsageError).task]
     return [t for t in tasks if only is None or only in t.name]
 
 

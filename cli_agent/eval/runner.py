@@ -110,7 +110,7 @@ def _run(scenario: Scenario, base: Path, result: ScenarioResult) -> None:
     result.exit_code, result.stop_reason = finished.exit_code, finished.stop_reason.value
     result.requests = len(provider.requests)
     result.results = [f"{e.tool}:{'ok' if e.envelope.ok else 'error'}" for e in events if isinstance(e, ToolResult)]
-    result.failures += _check(scenario.expect, result, finished, provider, ws)
+    result.failures += _check(scenario.expect.given(), result, finished, provider, ws)
     if snapshot(base / "outside") != outside_before:
         result.failures.append("something outside the workspace changed")
 

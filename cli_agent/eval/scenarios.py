@@ -15,30 +15,47 @@ is then what it must print), python (code that must exit 0 in the workspace), an
 
 from __future__ import annotations
 
-import tomllib
+import dataclasses
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
 from cli_agent.contracts.errors import UsageError
+from cli_agent.validated.checked import rule
+from cli_agent.validated.reader import TomlFile, load_checked, read_toml
 
-__all__ = ["LiveTask", "Scenario", "load_live_tasks", "load_scenarios"]
-
-_SCENARIO_KEYS = {"name", "covers", "prompt", "protocol", "yes", "files", "symlinks", "locks", "max_steps",
-                  "timeout", "replies", "expect"}
-_EXPECT_KEYS = {"exit_code", "stop_reason", "requests", "replies_left", "results", "files", "absent", "told",
-                "answer_contains", "pending_facts", "committed_facts"}
-_TASK_KEYS = {"name", "prompt", "files", "check"}
-_CHECK_KEYS = {"run", "stdout", "python", "answer_contains", "unchanged"}
+__all__ = ["Check", "Expect", "LiveTask", "Scenario", "load_live_tasks", "load_scenarios"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
+class _Given:
+    def given(self) -> dict[str, Any]:
+        """The keys the file gives (the others are None), as a table."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if getattr(self, f.name) is not None}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Expect(_Given):
+    exit_code: int | None = None
+    stop_reason: str | None = None
+    requests: int | None = None
+    replies_left: int | None = None
+    results: list[str] | None = None
+    files: dict[str, str] | None = None
+    absent: list[str] | None = None
+    told: list[dict[str, Any]] | None = None
+    answer_contains: str | None = None
+    pending_facts: int | None = None
+    committed_facts: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
 class Scenario:
     name: str
     covers: str
     prompt: str
-    replies: list[dict[str, Any]]
-    expect: dict[str, Any]
+    replies: list[dict[str, Any]] = rule(min_length=1)
+    expect: Expect = field(default_factory=Expect)
     protocol: str = "native"
     yes: bool = False
     files: dict[str, str] = field(default_factory=dict)
@@ -48,56 +65,52 @@ class Scenario:
     timeout: float = 30.0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
+class Check(_Given):
+    run: str | list[str] | None = None
+    stdout: str | None = None
+    python: str | None = None
+    answer_contains: str | None = None
+    unchanged: bool | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
 class LiveTask:
     name: str
     prompt: str
-    check: dict[str, Any]
+    check: Check
     files: dict[str, str] = field(default_factory=dict)
 
 
-def _data(name: str) -> list[dict[str, Any]]:
-    text = resources.files("cli_agent.eval").joinpath(name).read_text(encoding="utf-8")
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"cli_agent/eval/{name}: invalid TOML: {exc}") from None
-    key = "scenario" if name == "offline.toml" else "task"
-    items = data.get(key)
-    if not isinstance(items, list) or not items:
-        raise UsageError(f"cli_agent/eval/{name}: no [[{key}]] tables")
-    return items
+@dataclass(frozen=True, kw_only=True)
+class _Offline:
+    scenario: tuple[Scenario, ...] = rule(min_length=1)
 
 
-def _unknown(where: str, given: dict[str, Any], known: set[str]) -> None:
-    extra = sorted(set(given) - known)
-    if extra:
-        raise UsageError(f"cli_agent/eval/{where}: unknown key(s) {', '.join(extra)}")
+@dataclass(frozen=True, kw_only=True)
+class _Live:
+    task: tuple[LiveTask, ...] = rule(min_length=1)
 
 
-def _entries(file: str, keys: set[str], nested: str, nested_keys: set[str]) -> list[dict[str, Any]]:
-    """The [[tables]] of one suite file, each checked for unknown keys (its own and its `nested` table's) and
-    their names unique."""
-    entries = _data(file)
-    for raw in entries:
-        name = str(raw.get("name", "?"))
-        _unknown(f"{file} [{name}]", raw, keys)
-        _unknown(f"{file} [{name}.{nested}]", raw.get(nested, {}), nested_keys)
-    names = [str(raw.get("name", "?")) for raw in entries]
-    if len(set(names)) != len(names):
-        raise UsageError(f"cli_agent/eval/{file}: names must be unique")
-    return entries
+def _suite(name: str) -> TomlFile:
+    return read_toml(resources.files("cli_agent.eval").joinpath(name), f"cli_agent/eval/{name}", UsageError)
+
+
+def _unique(toml: TomlFile, key: str, names: list[str]) -> None:
+    for i, name in enumerate(names):
+        if name in names[:i]:
+            raise UsageError(toml.at((key, i, "name"), f"{name!r} is used twice: names must be unique"))
 
 
 def load_scenarios(only: str | None = None) -> list[Scenario]:
-    out = []
-    for raw in _entries("offline.toml", _SCENARIO_KEYS, "expect", _EXPECT_KEYS):
-        if not raw.get("replies") or "prompt" not in raw:
-            raise UsageError(f"cli_agent/eval/offline.toml [{raw.get('name', '?')}]: needs prompt and replies")
-        out.append(Scenario(**raw))
-    return [s for s in out if not only or only in s.name]
+    toml = _suite("offline.toml")
+    scenarios = list(load_checked(_Offline, toml, UsageError).scenario)
+    _unique(toml, "scenario", [s.name for s in scenarios])
+    return [s for s in scenarios if not only or only in s.name]
 
 
 def load_live_tasks(only: str | None = None) -> list[LiveTask]:
-    tasks = [LiveTask(**raw) for raw in _entries("live.toml", _TASK_KEYS, "check", _CHECK_KEYS)]
+    toml = _suite("live.toml")
+    tasks = list(load_checked(_Live, toml, UsageError).task)
+    _unique(toml, "task", [t.name for t in tasks])
     return [t for t in tasks if not only or only in t.name]

@@ -14,18 +14,13 @@ file raises ConfigError naming the file and the line.
 from __future__ import annotations
 
 import dataclasses
-import re
-import tomllib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from cli_agent.contracts.errors import ConfigError
-from cli_agent.validated.checked import check
-
-if TYPE_CHECKING:
-    from pydantic import ValidationError
 from cli_agent.fs.paths import PROJECT_DIR
+from cli_agent.validated.reader import load_checked, parse_toml, read_toml
 
 __all__ = ["appended", "load", "render_draft", "render_facts", "tables", "write"]
 
@@ -39,53 +34,10 @@ _DRAFT_HEADER = ("# Facts proposed by the model, waiting for the user: `cli-agen
 # -- reading ---------------------------------------------------------------------------------------------------------
 
 def load(path: Path, model: type[Any]) -> Any:
-    """The file at `path` validated as `model`, or `model()` if there is none; ConfigError naming the line if broken."""
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
+    """The file at `path` checked as `model`, or `model()` if there is none; ConfigError naming the line if broken."""
+    if not path.exists():
         return model()
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        from cli_agent.validated.reader import toml_position
-
-        raise ConfigError(f"{path}: invalid TOML: {toml_position(str(exc))}") from None
-    from pydantic import ValidationError
-
-    try:
-        return check(model, data)
-    except ValidationError as exc:
-        raise ConfigError(f"{path}: {_problem(exc, text)}") from None
-
-
-def _problem(exc: ValidationError, text: str) -> str:
-    err = exc.errors()[0]
-    loc = err["loc"]
-    key = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".")
-    if err["type"] == "extra_forbidden":
-        problem = f"{key}: unknown key"
-    elif err["type"] == "missing":
-        problem = f"{key}: missing required key"
-    else:
-        problem = f"{key}: {err['msg'][0].lower()}{err['msg'][1:]}"
-    line = _line_of(text, loc)
-    return f"line {line}: {problem}" if line else problem
-
-
-def _line_of(text: str, loc: tuple[Any, ...]) -> int | None:
-    """Best effort: the line of the table (or top-level key) an error is in."""
-    lines = text.splitlines()
-    if len(loc) >= 2 and isinstance(loc[1], int):  # facts[3] / proposals[0]: the (n+1)-th [[name]] header
-        headers = [i for i, line in enumerate(lines) if re.match(rf"\s*\[\[\s*{re.escape(str(loc[0]))}\s*\]\]", line)]
-        return headers[loc[1]] + 1 if loc[1] < len(headers) else None
-    for i, line in enumerate(lines):
-        if re.match(rf"\s*\[?\s*{re.escape(str(loc[0]))}\s*[\]=.]", line):
-            return i + 1
-    return None
+    return load_checked(model, read_toml(path, str(path), ConfigError), ConfigError)
 
 
 # -- writing ---------------------------------------------------------------------------------------------------------
@@ -108,12 +60,10 @@ def appended(path: Path, model: type[Any], name: str, row: Any) -> str | None:
     except FileNotFoundError:
         return None
     text = old + ("" if old.endswith("\n") or not old else "\n") + tables(name, [row])
-    from pydantic import ValidationError
-
     try:
-        if getattr(check(model, tomllib.loads(text)), name)[-1:] != [row]:
+        if getattr(load_checked(model, parse_toml(text, str(path), ConfigError), ConfigError), name)[-1:] != [row]:
             return None
-    except (tomllib.TOMLDecodeError, ValidationError):
+    except ConfigError:
         return None
     return text
 

@@ -6,6 +6,7 @@
     store.commit(proposal.id, author="alice")                           # the user's, never a model tool
     store.reject("f4")
     render_list(store)                                                  # `cli-agent facts`, the built-in `/facts`
+    list_json(store)                                                    # `cli-agent facts --json`
 
 Every change is one read-modify-write under an advisory lock on the `.cli-agent` folder; a missing file is empty,
 a broken one raises ConfigError naming the file and the line. The files' TOML, and how they are read and written,
@@ -38,7 +39,8 @@ if TYPE_CHECKING:
     from cli_agent.contracts.change import Change
     from cli_agent.fs.workspace import Workspace
 
-__all__ = ["DRAFT_FILE", "FACTS_FILE", "Fact", "FactStore", "Proposal", "one_line", "render_list", "workspace_for"]
+__all__ = ["DRAFT_FILE", "FACTS_FILE", "Fact", "FactStore", "Proposal", "list_json", "one_line", "render_list",
+           "workspace_for"]
 
 FACTS_FILE = "facts.toml"
 DRAFT_FILE = "facts.draft.toml"
@@ -267,6 +269,14 @@ def render_list(store: FactStore, *, how: str = "cli-agent facts") -> str:
         lines += ["", f"  commit with: {how} commit ID   reject with: {how} reject ID"]
     lines += ["", "Locks (facts.toml [locks] paths): " + (", ".join(locks) if locks else "(none)")]
     return "\n".join(lines)
+
+
+def list_json(store: FactStore) -> dict[str, Any]:
+    """`cli-agent facts --json`: committed facts, pending proposals and locks."""
+    import dataclasses
+
+    return {"committed": [dataclasses.asdict(f) for f in store.committed()],
+            "pending": [dataclasses.asdict(p) for p in store.pending()], "locks": list(store.locks())}
 
 
 def one_line(text: str) -> str:

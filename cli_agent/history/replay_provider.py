@@ -42,7 +42,7 @@ def raw_records(path: Path) -> list[dict[str, Any]]:
 
 def replay_settings(trace: Trace, copy: Path, tmp: Path) -> Any:
     """The recording's settings as far as the trace has them: protocol, model, the limits that stopped a run."""
-    from cli_agent.config.settings import load_settings
+    from cli_agent.config.loading import load_settings
 
     protocol = str(trace.header.get("protocol") or "native")
     flags: dict[str, Any] = {"workspace": str(copy), "model": str(trace.header.get("model") or "replay"),

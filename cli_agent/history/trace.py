@@ -7,6 +7,8 @@ session gets back: the messages every run recorded.
 
 Formats, each still read: 1, the events; 2, each run also records the messages it added to the conversation
 (`messages_appended`). A run without them (format 1) gives back its prompt and its answer (`_format_1_messages`).
+Between runs come a `/clear` or `/compact` (`conversation_reset`) and a note the user's side added (an `/undo`: a
+`messages_appended` outside any run); both formats may hold them.
 """
 
 from __future__ import annotations
@@ -119,14 +121,37 @@ class Trace:
 
         messages: list[Message] = []
         for run in self.runs:
-            recorded = [e for e in run if isinstance(e, MessagesAppended)]
+            ended = _end_of_run(run)
+            recorded = [e for e in run[:ended] if isinstance(e, MessagesAppended)]
             if recorded:
                 messages.extend(m for e in recorded for m in e.messages)
             else:
-                messages.extend(_format_1_messages(run))
-            for reset in (e for e in run if isinstance(e, ConversationReset)):  # /clear, /compact: after the run
-                messages = reset_messages(reset)
+                messages.extend(_format_1_messages(run[:ended]))
+            for event in run[ended:]:  # between runs, in order: /clear and /compact, and notes (an /undo)
+                if isinstance(event, ConversationReset):
+                    messages = reset_messages(event)
+                elif isinstance(event, MessagesAppended):
+                    messages.extend(event.messages)
         return messages
+
+
+def _end_of_run(events: list[Event]) -> int:
+    """Where the events between runs start in `events` (a run's, or those before the first run): after the run's
+    `run_finished`, or at the start when no run has started."""
+    if not events or not isinstance(events[0], RunStarted):
+        return 0
+    return next((i + 1 for i, e in enumerate(events) if isinstance(e, RunFinished)), len(events))
+
+
+def _between_runs(events: tuple[Event, ...]) -> set[int]:
+    """The indexes of the events that come between runs: resets, and notes outside any run."""
+    between, running = set(), False
+    for index, event in enumerate(events):
+        if isinstance(event, RunStarted | RunFinished):
+            running = isinstance(event, RunStarted)
+        elif isinstance(event, ConversationReset) or (isinstance(event, MessagesAppended) and not running):
+            between.add(index)
+    return between
 
 
 def _format_1_messages(run: list[Event]) -> list[Message]:
@@ -167,7 +192,8 @@ def read_trace(path: Path, *, complete: bool = True) -> Trace:
             events.append(event_from_dict(record))
         except (KeyError, ValueError, TypeError) as exc:
             raise TraceError(f"{path}:{number}: damaged event ({type(exc).__name__}: {exc})") from exc
-    last = next((e for e in reversed(events) if e.type != "conversation_reset"), None)  # resets come between runs
+    between = _between_runs(tuple(events))
+    last = next((e for i, e in reversed(list(enumerate(events))) if i not in between), None)
     if complete and not isinstance(last, RunFinished):
         raise TraceError(f"{path}: the trace is truncated (it does not end with run_finished)")
     return Trace(header, tuple(events))

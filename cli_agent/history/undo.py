@@ -10,8 +10,9 @@ never touched. The folders the turn's changes created are removed again when the
 line is appended to the journal, all under the journal's lock.
 
 The engine (`current_bytes`, `reverting_change`, `remove_empty_dirs`) reverses one file's change through a
-`Workspace`; `rewind.py` uses it too, with the earlier bytes a trace holds instead of the journal's. The front ends
-(`cli-agent undo`, the REPL's `/undo`) live in `ui/undo_commands.py`.
+`Workspace`; `rewind.py` uses it too, with the earlier bytes a trace holds instead of the journal's. The journal's
+turns as text or JSON (`render_turns`, `turns_json`) are for both front ends: `cli-agent undo` (`cli/`) and the
+REPL's `/undo` (`ui/repl/commands/undo_commands.py`).
 """
 
 from __future__ import annotations
@@ -20,19 +21,23 @@ import contextlib
 import hashlib
 import os
 import stat
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cli_agent.contracts import errors
+from cli_agent.contracts.escape import clip
+from cli_agent.contracts.escape import escape_for_terminal as esc
 from cli_agent.history.journal import Journal, Turn
 
 if TYPE_CHECKING:
     from cli_agent.contracts.change import Change, ChangeKind
     from cli_agent.fs.workspace import Workspace
 
-__all__ = ["Undone", "current_bytes", "remove_empty_dirs", "reverting_change", "shown_path", "undo"]
+__all__ = ["Undone", "current_bytes", "remove_empty_dirs", "render_turns", "reverting_change", "shown_path",
+           "turns_json", "undo"]
 
 
 @dataclass(frozen=True)
@@ -168,3 +173,27 @@ def remove_empty_dirs(root: Path, dirs: Iterable[str]) -> None:
 def shown_path(path: str) -> str:
     """A path for the terminal: a name that is not UTF-8 (surrogate escapes) shows as \\udcXX, never crashes."""
     return path.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def render_turns(turns: list[Turn]) -> str:
+    """`cli-agent undo --list`, `/undo list`: each turn with the prompt that made it and its changes (time, tool,
+    kind, path), oldest first; the newest turn not undone yet, the one `/undo` reverts, is marked."""
+    if not turns:
+        return "the undo journal of this workspace is empty"
+    newest = next((t.number for t in reversed(turns) if not t.undone), None)
+    lines = []
+    for t in turns:
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t.time))
+        prompt = f"  {clip(t.prompt, 60)!r}" if t.prompt else ""
+        mark = "  (undone)" if t.undone else "  ← newest: /undo reverts it" if t.number == newest else ""
+        lines.append(esc(f"turn {t.number}  {stamp}  session {t.session or '-'}{prompt}{mark}"))
+        for e in t.changes:
+            lines.append(f"  {time.strftime('%H:%M:%S', time.localtime(e.time))}  {e.tool:<12} {e.kind:<6} "
+                         f"{esc(shown_path(e.path))}")
+    return "\n".join(lines)
+
+
+def turns_json(turns: list[Turn]) -> list[dict[str, Any]]:
+    return [{"turn": t.number, "session": t.session, "time": t.time, "undone": t.undone, "prompt": t.prompt,
+             "changes": [{"time": e.time, "tool": e.tool, "kind": e.kind, "path": e.path} for e in t.changes]}
+            for t in turns]

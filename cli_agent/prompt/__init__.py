@@ -1,0 +1,7 @@
+"""What the model is told: the system prompt and the native tool schemas (`builder`, `compact`, `context`), the
+prompt plan of a session's runs (`plan`: the wire protocol, each request's `Plan`), and what it sees with a task
+before its first step (`brief`: the task's files (`task_files`) and the repository map (`repo_map`)); the
+project's test command (`project_tests`).
+
+May import: tools and everything below it.
+"""

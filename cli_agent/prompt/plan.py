@@ -76,6 +76,10 @@ class Planner:
         self.registry = registry
         self._builder = None
 
+    def switch_model(self, settings: Settings, protocol: str) -> None:
+        """Plan the next runs for another model (`/model`): its settings and the protocol it speaks."""
+        self.settings, self.protocol = settings, protocol
+
     def plan(self, task: str, only_tools: Collection[str] | None) -> tuple[Plan, BuiltPrompt | None]:
         """The plan, and the prompt it was built from (None for plain chat)."""
         from cli_agent.prompt.builder import plan_fingerprint
@@ -120,7 +124,7 @@ class Planner:
         return self._builder.build(context)
 
     def _test_command(self) -> str | None:
-        from cli_agent.prompt.test_command import detect_test_command
+        from cli_agent.prompt.project_tests import detect_test_command
 
         return self.settings.test_command or detect_test_command(self.workspace.root)
 

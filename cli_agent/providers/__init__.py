@@ -6,6 +6,8 @@
     make_provider("local", local=settings.local)           -> LocalProvider (the bundled llama.cpp model)
 
 Nothing heavy is imported here: httpx and LiteLLM load when a provider first sends a request.
+
+May import: config, fs, validated, contracts.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
     python -m cli_agent.providers.local_engine --model M.gguf --port P --ctx N --threads T --batch-threads B \
         [--slot-save-path DIR]
 
-`LlamaServer` (providers/local.py) starts this as its child; it builds xllamacpp's `CommonParams`, starts
+`LlamaServer` (providers/local_server.py) starts this as its child; it builds xllamacpp's `CommonParams`, starts
 `xllamacpp.Server` (which serves `/v1/chat/completions`, `/v1/models`, `/health` and `/slots` from its own threads)
 and sleeps until a signal ends it. One slot with the prompt cache on: each request evaluates only the tokens after
 the prefix it shares with the slot's last one. A server that fails to start (a bad model file, a port taken)

@@ -16,6 +16,8 @@ back as a change set (`staging.collect`), which cli-agent applies only once it i
     process.py       running it: limits, timeout, capped output, every process killed
     staging.py       the staging layer read back as a `ChangeSet`
     runner.py        put together: `run_in_sandbox`
+
+May import: config, fs, validated, contracts.
 """
 
 from __future__ import annotations

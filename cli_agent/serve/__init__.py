@@ -1,0 +1,5 @@
+"""cli-agent served to other programs: `mcp` (`cli-agent mcp serve`: the sandboxed file tools over stdio) and `acp/`
+(`cli-agent acp`: the Agent Client Protocol, so editors drive the same agent).
+
+A front end, beside ui/ and eval/: may import workflows, session and everything below them; never ui/, eval/ or cli/.
+"""

@@ -17,7 +17,8 @@ import json
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from cli_agent.agent.approval import ApprovalMode, CallFacts, Policy, Verdict, assess
+from cli_agent.agent.approval import Verdict, assess
+from cli_agent.agent.approval_flow import facts_of
 from cli_agent.contracts.envelope import Envelope
 from cli_agent.contracts.messages import ToolCall
 
@@ -38,8 +39,7 @@ class FileToolServer:
     def __init__(self, settings: Settings) -> None:
         from cli_agent.facts.store import workspace_for
         from cli_agent.history.journal import Journal
-        from cli_agent.tools.dispatch import Dispatcher
-        from cli_agent.tools.handlers import ToolContext
+        from cli_agent.session.builder import dispatcher_for, policy_for
         from cli_agent.tools.registry import Registry
 
         self.journal: Journal = Journal(settings.workspace)
@@ -47,8 +47,10 @@ class FileToolServer:
         registry = Registry.builtin()
         self.specs: list[ToolSpec] = [s for s in registry.specs() if s.category in SERVED_CATEGORIES
                                       and s.exposed_to_model and registry.has_handler(s.name)]
-        self.dispatcher: Dispatcher = Dispatcher(registry, ToolContext(workspace), allowed=[s.name for s in self.specs])
-        self.policy = Policy(mode=ApprovalMode(settings.approval), interactive=False, yes=settings.yes)
+        # no conversation here, so no file counts as read: edits are not held to a read first
+        self.dispatcher: Dispatcher = dispatcher_for(settings, workspace, registry, track_reads=False,
+                                                     allowed=[s.name for s in self.specs])
+        self.policy = policy_for(settings, interactive=False)  # nobody can be asked over stdio
         self.root = workspace.root
 
     def call(self, name: str, arguments: dict[str, Any] | None) -> Envelope:
@@ -58,8 +60,7 @@ class FileToolServer:
         prepared = self.dispatcher.prepare(call)
         if prepared.error is not None or prepared.spec is None:
             return prepared.error or Envelope.failure(f"unknown tool {name!r}")
-        kind = prepared.change.kind if prepared.change is not None else None
-        verdict = assess(CallFacts(name, prepared.spec.requires_approval, kind), self.policy)
+        verdict = assess(facts_of(prepared), self.policy)
         if verdict.verdict is not Verdict.ALLOW:
             return Envelope.failure(f"denied: {name} needs approval and this server cannot ask anyone; start "
                                     f"`cli-agent mcp serve` with {verdict.rule} to allow it")

@@ -27,7 +27,7 @@ def flags_given(**values: Any) -> dict[str, Any]:
 def load_for(state: AppState, *, announce: bool = True, **sub_flags: Any) -> Any:
     """The settings, from the root's flags overridden by the subcommand's. `announce`: the loader's notes (a
     project config's ignored keys) go to stderr here; the REPL shows them in its banner instead."""
-    from cli_agent.config.settings import load_settings
+    from cli_agent.config.loading import load_settings
 
     flags = dict(state.flags or {}) | flags_given(**sub_flags)
     config_file = flags.pop("config", None)

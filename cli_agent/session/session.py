@@ -1,4 +1,5 @@
-"""A session: the settings turned into a workspace, a registry, a provider, an agent and a trace.
+"""A session: the settings turned into a workspace, a registry, a provider, an agent and a trace (its parts made
+by `cli_agent.session.builder`).
 
 Every front end (one-shot, REPL, workflows, eval) opens a `Session` and drives its runs through `drive`, which
 feeds each event to the trace and to the front end, and turns a Ctrl-C or SIGTERM that lands in the front end into
@@ -16,14 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cli_agent.agent.approval import ApprovalMode, Policy
-from cli_agent.agent.loop import Agent, AgentSetup, Approver, Limits
+from cli_agent.agent.loop import Agent, Approver
 from cli_agent.contracts import errors
-from cli_agent.contracts.events import Event, EventStream, RunFinished, Warning
+from cli_agent.contracts.events import ConversationReset, Event, EventStream, RunFinished, Warning
 from cli_agent.history.trace import TraceWriter, default_trace_path
 
 if TYPE_CHECKING:
-    from cli_agent.agent.attempts import Attempts
+    from cli_agent.agent.approval import ApprovalMode
     from cli_agent.config.settings import Settings
     from cli_agent.contracts.messages import ToolCall
     from cli_agent.fs.workspace import Workspace
@@ -46,7 +46,6 @@ __all__ = [
 ]
 
 ProviderFactory = Callable[["Settings"], "Provider"]
-CANDIDATE_TEMPERATURE = 0.7  # candidates differ only when sampled (when no temperature is configured)
 
 
 def is_interactive() -> bool:
@@ -79,6 +78,7 @@ class Session:
     session_id: str = ""  # its row in the session index (cli_agent.history.session_index); "" when not recorded
     journal: Journal | None = None  # the undo journal; None for eval and replay sessions
     mcp: McpAttachment | None = None  # the MCP servers of the config, connecting in the background
+    commands: CommandSetup | None = None  # how run_command runs (its sandbox); None when it is off
 
     def run(self, prompt: str, approve: Approver | None, *,
             only_tools: Collection[str] | None = None, command: str = "") -> EventStream:
@@ -112,15 +112,32 @@ class Session:
 
     def use_registry(self, registry: Registry) -> None:
         """Offer and dispatch the tools of `registry` from the next run on (the built-ins grown by MCP tools)."""
-        from cli_agent.prompt.plan import Planner
-        from cli_agent.tools.dispatch import Dispatcher
-
         self.registry = registry
-        setup = self.agent.setup
-        exposed = [spec.name for spec in registry.specs() if spec.exposed_to_model]
-        setup.dispatcher = Dispatcher(registry, setup.dispatcher.ctx, allowed=exposed)
-        if isinstance(setup.planner, Planner):
-            setup.planner.use_registry(registry)
+        self.agent.use_registry(registry)
+
+    def switch_model(self, provider: Provider, settings: Settings, protocol: str, *, keep: bool) -> None:
+        """Send the next runs to `provider` (the model of `settings`, speaking `protocol`); `keep`: the
+        conversation carries over, else a new one starts (recorded in the trace as a reset). The old provider is
+        the caller's to close."""
+        self.agent.switch_model(provider, settings.model or "", protocol, settings)
+        if not keep:
+            self.reset(ConversationReset(kind="clear"))
+        self.provider, self.settings, self.protocol = provider, settings, protocol
+
+    def reset(self, reset: ConversationReset) -> None:
+        """Start the conversation again (`/compact`, a model that can't read it), recorded in the trace."""
+        from cli_agent.agent.compaction import apply_reset
+
+        apply_reset(self.agent, reset)
+        self.trace(reset)
+
+    def add_note(self, text: str) -> None:
+        """Between runs, a note from the user's side (an /undo) joins the conversation, recorded in the trace."""
+        self.trace(self.agent.add_note(text))
+
+    def set_mode(self, mode: ApprovalMode, *, keep_grants: bool = True) -> None:
+        """Another approval mode from the next call on; `keep_grants=False` forgets the tools approved so far."""
+        self.agent.set_mode(mode, keep_grants=keep_grants)
 
     def _noted(self, prompt: str, events: EventStream) -> EventStream:
         """The run's events, then the turn noted in the session index (the session added once the model has
@@ -138,13 +155,14 @@ class Session:
                       model=self.settings.model or "", trace_path=self.trace_path)
 
     def run_call(self, call: ToolCall, approve: Approver | None, *, by: str = "The workflow",
-                 command: str = "") -> EventStream:
+                 command: str = "", attach: Callable[[], bool] | None = None) -> EventStream:
         """`Agent.run_call` (a workflow's tool step, the user's !COMMAND) as a turn of its own in the undo
-        journal; `command`: what the user typed, as in `run`."""
+        journal; `command`: what the user typed, as in `run`; `attach`: asked whether the result joins the
+        conversation."""
         notes = self.attach_mcp_tools()
         if self.journal is not None:
             self.journal.begin_turn(self.session_id, command)
-        events = self._turn(self.agent.run_call(call, approve, by=by))
+        events = self._turn(self.agent.run_call(call, approve, by=by, attach=attach))
         events = _with_notes(events, notes) if notes else events
         return _typed(events, command) if command else events
 
@@ -205,12 +223,9 @@ def open_session(settings: Settings, *, interactive: bool, provider_factory: Pro
                  record: bool = True, notes: Collection[str] = ()) -> Session:
     """`record`: add the session to the session index (eval and replay don't). `notes`: the loader's one-line
     warnings, shown with the session's own (the banner, `--output json`)."""
-    from cli_agent.agent.wire import protocol_for
     from cli_agent.facts.store import workspace_for
-    from cli_agent.prompt.plan import Planner, planned_protocol
-    from cli_agent.tools.dispatch import Dispatcher
-    from cli_agent.tools.handlers import ToolContext
-    from cli_agent.tools.handlers.seen import SeenFiles
+    from cli_agent.prompt.plan import planned_protocol
+    from cli_agent.session.builder import agent_for, command_set, dispatcher_for, start_mcp
     from cli_agent.tools.registry import Registry
 
     root = Path(settings.workspace)
@@ -229,35 +244,15 @@ def open_session(settings: Settings, *, interactive: bool, provider_factory: Pro
     # config locks + facts.toml locks; the user's config file protected
     workspace = workspace_for(settings, before_write=journal.record if journal is not None else None)
     registry = Registry.builtin()
-    commands, command_notes = _commands(settings, workspace)
+    commands, command_notes = command_set(settings, workspace)
     if commands is None:
         registry = registry.without({"run_command"})
     provider = provider_factory(settings)
     protocol = planned_protocol(settings, provider.supports_native_tools)
-    mcp = _start_mcp(settings, registry) if protocol != "plain" else None
+    mcp = start_mcp(settings, registry) if protocol != "plain" else None
     exposed = [spec.name for spec in registry.specs() if spec.exposed_to_model]
-    seen = SeenFiles() if settings.read_before_edit else None
-    dispatcher = Dispatcher(registry, ToolContext(workspace, seen=seen, loose_edits=settings.loose_edits,
-                                                  syntax_check=settings.syntax_check, commands=commands),
-                            allowed=exposed)
-    policy = Policy(mode=ApprovalMode(settings.approval), interactive=interactive, yes=settings.yes,
-                    ask_commands=settings.commands == "ask", unsandboxed=settings.sandbox.mode == "off")
-    limits = Limits(max_steps=settings.max_steps, timeout_s=settings.timeout,
-                    max_tokens_total=settings.max_tokens_total, max_cost_usd=settings.max_cost_usd,
-                    max_retries=settings.max_retries, retry_base_delay=settings.retry_base_delay,
-                    tool_result_max_chars=settings.tool_result_max_chars, context_window=settings.context_window)
-    planner = Planner(settings, registry, workspace, protocol)
-    from cli_agent.agent.verify import verifier_for
-    from cli_agent.prompt.brief import briefer
-
-    verifier = verifier_for(settings, commands, workspace.root)
-    agent = Agent(AgentSetup(provider=provider, protocol=protocol_for(protocol), dispatcher=dispatcher,
-                             planner=planner, policy=policy, limits=limits, model=settings.model or "",
-                             workspace=str(workspace.root),
-                             brief=briefer(workspace, seen, files=settings.task_files, repo_map=settings.repo_map)
-                             if settings.task_files or settings.repo_map else None,
-                             verifier=verifier,
-                             attempts=_attempts(settings, provider, workspace.root) if verifier else None))
+    dispatcher = dispatcher_for(settings, workspace, registry, commands=commands, allowed=exposed)
+    agent = agent_for(settings, workspace, provider, protocol, dispatcher, interactive=interactive)
     trace_path = Path(settings.trace).expanduser() if settings.trace else default_trace_path()
     try:
         trace = TraceWriter(trace_path, {"workspace": str(workspace.root), "model": settings.model,
@@ -268,7 +263,8 @@ def open_session(settings: Settings, *, interactive: bool, provider_factory: Pro
             mcp.close()
         raise errors.UsageError(f"cannot write the trace {trace_path}: {exc.strerror or exc}") from exc
     session = Session(settings, workspace, registry, provider, agent, trace_path, trace, protocol, interactive,
-                      notes=[*notes, *([local_note] if local_note else []), *command_notes], journal=journal, mcp=mcp)
+                      notes=[*notes, *([local_note] if local_note else []), *command_notes], journal=journal, mcp=mcp,
+                      commands=commands)
     if record:  # in the index once the model answers a run (Session._noted)
         from cli_agent.history.session_index import writable
 
@@ -276,18 +272,6 @@ def open_session(settings: Settings, *, interactive: bool, provider_factory: Pro
         session.session_id = "" if problem else uuid.uuid4().hex[:8]
         session.notes.extend([problem] if problem else [])
     return session
-
-
-def _start_mcp(settings: Settings, registry: Registry) -> McpAttachment | None:
-    """The configured MCP servers, connecting in the background; None (and nothing of the SDK imported) when no
-    server is enabled."""
-    if not any(server.enabled for server in settings.mcp_servers.values()):
-        return None
-    from cli_agent.mcp.attach import McpAttachment
-
-    attached = McpAttachment(settings.mcp_servers, registry)
-    attached.start()
-    return attached
 
 
 def _watched(events: EventStream, seen: Callable[[Event], bool]) -> Generator[Event, Any, tuple[Any, bool]]:
@@ -312,44 +296,6 @@ def _watched(events: EventStream, seen: Callable[[Event], bool]) -> Generator[Ev
             throw = exc
 
 
-def _commands(settings: Settings, workspace: Workspace) -> tuple[CommandSetup | None, list[str]]:
-    """The session's command set-up and its notes for the user: commands off or unconfined, the network allowed,
-    locks not bound, variables dropped."""
-    from cli_agent.tools.handlers.commands import command_setup
-
-    setup = command_setup(settings, workspace)
-    if setup is None:
-        return None, ["run_command is off: no command sandbox can be set up here (see `cli-agent sandbox`)"]
-    notes = list(setup.notes)
-    if setup.capability is None:
-        notes.insert(0, 'commands run WITHOUT a sandbox (sandbox = "off" in the user config): each one is asked for')
-    elif setup.policy.network:
-        notes.insert(0, "commands may reach the network (sandbox.network = true)")
-    return setup, notes
-
-
-def _attempts(settings: Settings, provider: Provider, root: Path) -> Attempts | None:
-    """More candidates when a change still fails the tests (`attempts` > 1): each a session of its own on a copy of
-    the workspace, with the same provider, every change approved inside the copy, sampled at a temperature."""
-    if settings.attempts < 2:
-        return None
-    from dataclasses import replace
-
-    from cli_agent.agent.attempts import Attempts
-
-    def candidate(copy: Path, prompt: str, seconds: float) -> EventStream:
-        inner = replace(settings, workspace=str(copy), yes=True, attempts=1, mcp_servers={},
-                        timeout=max(seconds, 1.0), trace=str(copy.parent / "trace.jsonl"),
-                        temperature=settings.temperature or CANDIDATE_TEMPERATURE)
-        session = open_session(inner, interactive=False, provider_factory=lambda _settings: provider, record=False)
-        try:
-            return (yield from session.agent.run(prompt))
-        finally:
-            session.trace.close()
-
-    return Attempts(settings.attempts, candidate, root)
-
-
 def resume_into(session: Session, entry: SessionEntry, trace: Trace) -> None:
     """Give a freshly opened session the conversation of `entry`: its history, its trace's events (copied to the
     head of the new trace), and its place in the session index. Call it before the session's first run (a REPL's
@@ -357,7 +303,7 @@ def resume_into(session: Session, entry: SessionEntry, trace: Trace) -> None:
     from cli_agent.history.replay_provider import raw_records
     from cli_agent.history.session_index import adopt
 
-    session.agent.history[:] = trace.conversation()
+    session.agent.clear(trace.conversation())
     for record in raw_records(entry.trace_path):  # raw, so what the old trace kept about each change survives
         session.trace.write_record(record)
     new_id, session.session_id = session.session_id, entry.id

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from cli_agent.contracts.change import Change, ChangeKind, Staged
 from cli_agent.contracts.envelope import Envelope, ToolError
+from cli_agent.contracts.events import ToolResult
 from cli_agent.contracts.messages import ToolCall
 
 if TYPE_CHECKING:
@@ -61,6 +62,15 @@ class Prepared:
         if self.staged is not None:
             return self.staged.kind
         return self.change.kind if self.change is not None else None
+
+    def result(self, envelope: Envelope, model_chars: int = 0) -> ToolResult:
+        """The ToolResult event of this call once it ran, with what it wrote (a staged set's applied part);
+        `model_chars`: where the result was cut for the model (0: it was not)."""
+        applied = set((envelope.data or {}).get("applied", ())) if isinstance(envelope.data, dict) else set()
+        return ToolResult(call_id=self.call.id, tool=self.call.name, envelope=envelope,
+                          change=self.change if envelope.ok else None,
+                          changes=tuple(c for c in self.changes if self.staged is not None and c.path in applied),
+                          model_chars=model_chars)
 
     @property
     def needs_approval(self) -> bool:

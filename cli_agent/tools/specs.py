@@ -5,8 +5,8 @@ TOML syntax, unknown keys and wrong types (`ToolSpec`, checked by pydantic throu
 is a valid JSON Schema (Draft 2020-12) with `type: object` at the top, that every example validates against it,
 that every hint is a valid regex, that a handler exists for the tool and its keyword parameters are exactly the
 schema's properties (required ones without a default, the first positional parameter being the ToolContext), and
-that no name is defined twice. A broken spec raises `SpecError` with one line: the file, the field and what was
-expected.
+that no name is defined twice. A broken spec raises `SpecError` with one line: the file, the line, the field and
+what was expected (`cli_agent.validated.reader`).
 """
 
 from __future__ import annotations
@@ -15,19 +15,16 @@ import hashlib
 import importlib.resources
 import inspect
 import re
-import tomllib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from cli_agent.contracts.errors import SpecError, UsageError
+from cli_agent.contracts.errors import SpecError
 from cli_agent.validated import checked
-from cli_agent.validated.checked import check, field_names, rule
-from cli_agent.validated.reader import toml_position
-
-if TYPE_CHECKING:
-    from pydantic import ValidationError
+from cli_agent.validated.checked import rule
+from cli_agent.validated.reader import load_checked, read_toml
+from cli_agent.validated.wording import Problem
 
 __all__ = [
     "Example",
@@ -87,66 +84,48 @@ def display_path(path: Any) -> str:
         return str(path)
 
 
-def _dotted(parts: Iterable[Any]) -> str:
-    out = ""
-    for part in parts:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
-
-
-def _pydantic_problem(error: ValidationError) -> str:
-    first = error.errors()[0]
-    field, kind = _dotted(first["loc"]), first["type"]
-    if kind == "extra_forbidden":
-        model = Example if first["loc"][0] == "examples" else ToolSpec
-        problem = f"{field}: unknown key (expected one of: {', '.join(field_names(model))})"
-    elif kind == "missing":
-        problem = f"{field}: missing required key"
-    else:
-        got = repr(first["input"])
-        got = got if len(got) <= 60 else f"{got[:57]}..."
-        problem = f"{field}: {first['msg'][0].lower()}{first['msg'][1:]}, got {got}"
-    more = error.error_count() - 1
-    return problem + (f" (and {more} more problem{'s' if more > 1 else ''})" if more else "")
-
-
 def validate_parameters(schema: Any) -> str | None:
     """The problem with a tool's parameter schema as `field: message`, or None if it is fine."""
+    problem = _parameters_problem(schema)
+    return str(problem) if problem else None
+
+
+def _parameters_problem(schema: Any) -> Problem | None:
     from jsonschema import Draft202012Validator, SchemaError
 
     if not isinstance(schema, dict):
-        return f"parameters: expected a table (a JSON Schema object), got {type(schema).__name__}"
+        return Problem(("parameters",), f"expected a table (a JSON Schema object), got {type(schema).__name__}")
     try:
         Draft202012Validator.check_schema(schema)
     except SchemaError as exc:
-        return f"{_dotted(['parameters', *exc.path])}: {exc.message}"
+        return Problem(("parameters", *exc.path), exc.message)
     if schema.get("type") != "object":
-        return f"parameters.type: expected 'object' at the top, got {schema.get('type')!r}"
+        return Problem(("parameters", "type"), f"expected 'object' at the top, got {schema.get('type')!r}")
     properties = schema.get("properties", {})
     for name in schema.get("required", []):
         if name not in properties:
-            return f"parameters.required: {name!r} is not one of the properties {sorted(properties)}"
+            return Problem(("parameters", "required"), f"{name!r} is not one of the properties {sorted(properties)}")
     return None
 
 
-def _check_content(spec: ToolSpec) -> str | None:
+def _check_content(spec: ToolSpec) -> Problem | None:
     from jsonschema import Draft202012Validator
 
-    problem = validate_parameters(spec.parameters)
+    problem = _parameters_problem(spec.parameters)
     if problem:
         return problem
     if spec.mutates and not spec.requires_approval:
-        return "requires_approval: must be true for a tool that mutates files"
+        return Problem(("requires_approval",), "must be true for a tool that mutates files")
     for i, hint in enumerate(spec.hints):
         try:
             re.compile(hint)
         except re.error as exc:
-            return f"hints[{i}]: {hint!r} is not a valid regular expression ({exc})"
+            return Problem(("hints", i), f"{hint!r} is not a valid regular expression ({exc})")
     validator = Draft202012Validator(spec.parameters)
     for i, example in enumerate(spec.examples):
         error = next(iter(validator.iter_errors(example.input)), None)
         if error is not None:
-            return f"{_dotted(['examples', i, 'input', *error.path])}: {error.message}"
+            return Problem(("examples", i, "input", *error.path), error.message)
     return None
 
 
@@ -154,19 +133,13 @@ def load_spec_file(path: Any, *, content_checked: bool = False) -> ToolSpec:
     """Parse and validate one spec file on its own (no handler check); raise SpecError naming file and field.
     `content_checked`: these exact bytes passed every check before (see `content_key`): build the spec unchecked."""
     path = Path(path) if isinstance(path, str) else path
-    where = display_path(path)
-    data = read_toml(path, where, SpecError)
+    toml = read_toml(path, display_path(path), SpecError)
     if content_checked:  # these bytes passed every check before: built as they are, pydantic not even imported
-        return _trusted(data)
-    from pydantic import ValidationError
-
-    try:
-        spec = check(ToolSpec, data)
-    except ValidationError as exc:
-        raise SpecError(f"{where}: {_pydantic_problem(exc)}") from exc
+        return _trusted(toml.data)
+    spec = load_checked(ToolSpec, toml, SpecError)
     problem = _check_content(spec)
     if problem:
-        raise SpecError(f"{where}: {problem}")
+        raise SpecError(toml.at(problem.loc, problem.message))
     return spec
 
 
@@ -174,17 +147,6 @@ def _trusted(data: dict[str, Any]) -> ToolSpec:
     examples = tuple(Example(**example) for example in data.pop("examples", ()))
     hints = tuple(data.pop("hints", ()))
     return ToolSpec(**data, hints=hints, examples=examples)
-
-
-def read_toml(file: Any, where: str, error: type[UsageError]) -> dict[str, Any]:
-    """A TOML file (a Path or an importlib Traversable) as a table; `error` naming `where` and the line if it can't
-    be read or parsed."""
-    try:
-        return tomllib.loads(file.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise error(f"{where}: invalid TOML: {toml_position(str(exc))}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise error(f"{where}: cannot read: {exc}") from None
 
 
 def check_handler(spec: ToolSpec, handler: Callable[..., Any]) -> str | None:

@@ -13,9 +13,12 @@ exists. So the classes are dataclasses, and each one's pydantic model is derived
 
     value = check(Example, {"name": "x"})    # an Example; pydantic.ValidationError if the data is wrong
 
-`rule(before=f)` and `rule(after=f)` add pydantic's BeforeValidator/AfterValidator. A field typed with another
-checked dataclass (or a tuple, list, dict or union of them) is checked as its own model; `Secret` is pydantic's
-SecretStr. A checked model forbids unknown keys.
+`rule(before=f)` and `rule(after=f)` add pydantic's BeforeValidator/AfterValidator; `rule(alias="break")` reads
+the field from a key that is no Python name. A class's `check_whole(self)`, if it has one, runs after its fields are
+checked and raises ValueError for a problem between them. A field typed with another checked dataclass (or a
+tuple, list, dict or union of them) is checked as its own model; `Secret` is pydantic's SecretStr. A checked model
+forbids unknown keys; an `unchecked(default)` field is not a key at all (files can't set it: where a value came
+from). `cli_agent.validated.reader` reads a file and words what is wrong with it.
 """
 
 from __future__ import annotations
@@ -27,10 +30,11 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-__all__ = ["Secret", "check", "field_names", "field_type", "plainly_valid", "rule"]
+__all__ = ["Secret", "check", "field_names", "field_type", "plainly_valid", "rule", "unchecked"]
 
 T = TypeVar("T")
 _CHECK = "cli_agent.validated.checked"  # the key of a field's metadata that holds its constraints
+_UNCHECKED = "cli_agent.validated.unchecked"  # a field's metadata key: not a key of the file
 
 
 class Secret:
@@ -65,8 +69,19 @@ def rule(default: Any = dataclasses.MISSING, *, factory: Callable[[], Any] | Non
     return dataclasses.field(default=default, metadata=metadata)
 
 
+def unchecked(default: Any) -> Any:
+    """A field that is not a key of the data (files can't set it); it keeps `default` when checked."""
+    return dataclasses.field(default=default, compare=False, metadata={_UNCHECKED: True})
+
+
 def field_names(cls: type) -> tuple[str, ...]:
-    return tuple(f.name for f in dataclasses.fields(cls))
+    """The keys of the data: the fields, `unchecked` ones aside."""
+    return tuple(f.name for f in _fields(cls))
+
+
+@functools.cache
+def _fields(cls: type) -> tuple[dataclasses.Field[Any], ...]:
+    return tuple(f for f in dataclasses.fields(cls) if not f.metadata.get(_UNCHECKED))
 
 
 def field_type(cls: type, name: str) -> Any:
@@ -103,10 +118,10 @@ def _hints(cls: type) -> dict[str, Any]:
 
 @functools.cache
 def _model(cls: type) -> Any:
-    from pydantic import AfterValidator, BeforeValidator, ConfigDict, Field, create_model
+    from pydantic import AfterValidator, BeforeValidator, ConfigDict, Field, create_model, model_validator
 
     fields: dict[str, Any] = {}
-    for field in dataclasses.fields(cls):
+    for field in _fields(cls):
         constraints = dict(field.metadata.get(_CHECK, {}))
         hint = _translate(field_type(cls, field.name))
         validators: list[Any] = [BeforeValidator(constraints.pop("before"))] if "before" in constraints else []
@@ -120,9 +135,21 @@ def _model(cls: type) -> Any:
         else:
             spec = Field(**constraints)
         fields[field.name] = (hint, spec)
-    model = create_model(cls.__name__, __config__=ConfigDict(extra="forbid", frozen=True), **fields)
+    whole = getattr(cls, "check_whole", None)
+    checks: dict[str, Any] | None = {"check_whole": model_validator(mode="after")(_whole_check(whole))} \
+        if whole else None
+    model = create_model(cls.__name__, __config__=ConfigDict(extra="forbid", frozen=True),
+                         __validators__=checks, **fields)
     _PLAIN_OF[model] = cls
     return model
+
+
+def _whole_check(check_whole: Callable[[Any], None]) -> Callable[[Any], Any]:
+    def checked(model: Any) -> Any:
+        check_whole(model)  # the model has the dataclass's fields, so its method reads them alike
+        return model
+
+    return checked
 
 
 _PLAIN_OF: dict[type, type] = {}  # a derived pydantic model -> its dataclass
@@ -140,11 +167,19 @@ def _translate(hint: Any) -> Any:
     if origin is None or origin is typing.Literal or origin is typing.Annotated or not args:
         return hint
     translated = tuple(_translate(arg) for arg in args)
+    if origin is tuple:  # a TOML array is a list: taken as the tuple even when checked strictly
+        from pydantic import BeforeValidator
+
+        return typing.Annotated[tuple[translated], BeforeValidator(_as_tuple)]  # type: ignore[valid-type]
     if translated == args:
         return hint
     if origin in (types.UnionType, typing.Union):
         return typing.Union[translated]  # noqa: UP007 - built from a tuple
     return origin[translated]
+
+
+def _as_tuple(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value
 
 
 def _plain(value: Any) -> Any:

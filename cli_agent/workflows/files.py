@@ -3,8 +3,9 @@
 A workflow file holds `name`, `title`, `description`, `category`, `[[params]]` (`name`, `type` =
 string|int|bool|path|choice, `required`, `default`, `choices`, `help`, and `must_exist` for a path) and `[[steps]]`,
 each either `prompt = "..."` (optional `tools = [...]` limits the loop to those tools) or `tool = "NAME"` with an
-`[steps.arguments]` table. `{{param}}` placeholders are the only template syntax. Everything is checked at load:
-a broken file is skipped and reported as one line, `path: field: reason`.
+`[steps.arguments]` table. `{{param}}` placeholders are the only template syntax. Everything is checked at load
+(`checked` dataclasses): a broken file is skipped and reported as one line, `path:LINE: field: reason`
+(`cli_agent.validated.reader`).
 
 Sources, nearest last (a nearer one shadows a farther one with the same name): the built-ins in
 `cli_agent/builtin_workflows/`, the user's `<config dir>/workflows/`, the project's `.cli-agent/workflows/`.
@@ -25,11 +26,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
-
 from cli_agent.contracts.envelope import ToolError
 from cli_agent.contracts.errors import WorkflowError
 from cli_agent.fs import paths
+from cli_agent.validated.checked import rule
+from cli_agent.validated.reader import TomlFile, load_checked, read_toml
+from cli_agent.validated.wording import Loc
 
 __all__ = [
     "CATEGORY_ORDER",
@@ -50,23 +52,30 @@ Value = str | int | bool | None
 _IDENT = r"^[A-Za-z_][A-Za-z0-9_]*$"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 PLACEHOLDER = re.compile(r"\{\{(.*?)\}\}", re.DOTALL)
-_TOP_KEYS = ("name", "title", "description", "category", "params", "steps")
 _TRUE, _FALSE = ("yes", "true", "1"), ("no", "false", "0")
-_UNION_TAGS = ("bool", "int", "str")  # pydantic names the member of a union in an error's location
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+def _identifier(name: str) -> str:
+    if not re.match(_IDENT, name):
+        raise ValueError(f"expected letters, digits and _, not starting with a digit, got {name!r}")
+    return name
 
 
-class Param(_Strict):
-    name: StrictStr = Field(pattern=_IDENT)
+def _filled(text: str | None) -> str | None:
+    if text is not None and not text.strip():
+        raise ValueError("expected a non-empty string")
+    return None if text is None else text.strip()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Param:
+    name: str = rule(after=_identifier)
     type: Literal["string", "int", "bool", "path", "choice"] = "string"
-    required: StrictBool = False
-    default: StrictBool | StrictInt | StrictStr | None = None
-    choices: tuple[StrictStr, ...] = ()
-    help: StrictStr = ""
-    must_exist: StrictBool = False  # a path that must name an existing file or folder
+    required: bool = False
+    default: bool | int | str | None = None
+    choices: tuple[str, ...] = ()
+    help: str = ""
+    must_exist: bool = False  # a path that must name an existing file or folder
 
     @property
     def usage(self) -> str:
@@ -110,14 +119,28 @@ class Param(_Strict):
         return rel
 
 
-class PromptStep(_Strict):
-    prompt: StrictStr = Field(min_length=1)
-    tools: tuple[StrictStr, ...] | None = None  # None: every tool the loop offers
+@dataclass(frozen=True, kw_only=True)
+class PromptStep:
+    prompt: str = rule(min_length=1)
+    tools: tuple[str, ...] | None = None  # None: every tool the loop offers
 
 
-class ToolStep(_Strict):
-    tool: StrictStr
-    arguments: dict[str, Any] = Field(default_factory=dict)
+@dataclass(frozen=True, kw_only=True)
+class ToolStep:
+    tool: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class _File:
+    """A workflow file's keys; its steps are checked one by one, as a PromptStep or a ToolStep."""
+
+    name: str | None = rule(None, after=_filled)  # default: the file's name
+    title: str | None = rule(None, after=_filled)  # default: the name
+    description: str = rule(after=_filled)
+    category: str = rule("General", after=_filled)
+    params: tuple[Param, ...] = ()
+    steps: tuple[dict[str, Any], ...] = ()
 
 
 Step = PromptStep | ToolStep
@@ -230,119 +253,78 @@ def _display(file: Any, source: str) -> str:
 
 
 def load_workflow_file(file: Any, tools: Collection[str], *, source: str = "project") -> Workflow:
-    """One workflow file, validated; WorkflowError `path: field: reason` if anything is wrong."""
-    from cli_agent.tools.specs import read_toml
-
-    where = _display(file, source)
-    data = read_toml(file, where, WorkflowError)
+    """One workflow file, validated; WorkflowError `path:LINE: field: reason` if anything is wrong."""
+    toml = read_toml(file, _display(file, source), WorkflowError)
     try:
-        wf = _build(data, Path(file.name).stem, set(tools))
+        wf = _build(toml, Path(file.name).stem, set(tools))
     except _Problem as exc:
-        raise WorkflowError(f"{where}: {exc}") from None
-    return replace(wf, source=source, path=where)
+        raise WorkflowError(toml.at(exc.loc, exc.message)) from None
+    return replace(wf, source=source, path=toml.where)
 
 
 class _Problem(Exception):
-    """`field: reason`, for load_workflow_file to put the file in front of."""
+    """What is wrong at `loc`, for load_workflow_file to put the file and the line in front of."""
+
+    def __init__(self, loc: Loc, message: str) -> None:
+        super().__init__(message)
+        self.loc, self.message = loc, message
 
 
-def _build(data: dict[str, Any], stem: str, tools: set[str]) -> Workflow:
-    unknown = sorted(set(data) - set(_TOP_KEYS))
-    if unknown:
-        raise _Problem(f"{unknown[0]}: unknown key (expected one of: {', '.join(_TOP_KEYS)})")
-    name = _text_key(data, "name", stem)
+def _build(toml: TomlFile, stem: str, tools: set[str]) -> Workflow:
+    data = load_checked(_File, toml, WorkflowError, strict=True)
+    name = data.name or stem
     if not _NAME.match(name):
-        raise _Problem(f"name: {name!r} is not a workflow name (letters, digits, - and _; at most 64)")
-    title, description = _text_key(data, "title", name), _text_key(data, "description", None)
-    category = _text_key(data, "category", "General")
-    params = tuple(_param(i, item) for i, item in enumerate(_tables(data, "params")))
+        raise _Problem(("name",), f"{name!r} is not a workflow name (letters, digits, - and _; at most 64)")
+    params = data.params
+    for i, p in enumerate(params):
+        _check_param(("params", i), p)
     names = [p.name for p in params]
     twice = next((n for n in names if names.count(n) > 1), None)
     if twice:
-        raise _Problem(f"params: {twice!r} is declared twice")
-    steps = tuple(_step(i, item, names, tools) for i, item in enumerate(_tables(data, "steps")))
+        raise _Problem(("params",), f"{twice!r} is declared twice")
+    steps = tuple(_step(toml, i, names, tools) for i in range(len(data.steps)))
     if not steps:
-        raise _Problem("steps: a workflow needs at least one [[steps]] table")
-    return Workflow(name, title, description, category, params, steps)
+        raise _Problem(("steps",), "a workflow needs at least one [[steps]] table")
+    return Workflow(name, data.title or name, data.description, data.category, params, steps)
 
 
-def _text_key(data: dict[str, Any], key: str, default: str | None) -> str:
-    value = data.get(key, default)
-    if value is None:
-        raise _Problem(f"{key}: missing required key")
-    if not isinstance(value, str) or not value.strip():
-        raise _Problem(f"{key}: expected a non-empty string, got {value!r}")
-    return value.strip()
-
-
-def _tables(data: dict[str, Any], key: str) -> list[Any]:
-    items = data.get(key, [])
-    if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
-        raise _Problem(f"{key}: expected [[{key}]] tables")
-    return items
-
-
-def _pydantic(where: str, exc: ValidationError) -> _Problem:
-    first = exc.errors()[0]
-    loc = ".".join(str(p) for p in first["loc"] if p not in _UNION_TAGS)
-    field_ = f"{where}.{loc}" if loc else where
-    if first["type"] == "extra_forbidden":
-        return _Problem(f"{field_}: unknown key")
-    if first["type"] == "missing":
-        return _Problem(f"{field_}: missing required key")
-    if first["loc"][0] == "default":
-        message = "expected a string, a whole number or true/false"
-    elif first["type"] == "string_pattern_mismatch":
-        message = "expected letters, digits and _, not starting with a digit"
-    else:
-        message = first["msg"][0].lower() + first["msg"][1:].replace("valid tuple", "list")
-    return _Problem(f"{field_}: {message}, got {first['input']!r}")
-
-
-def _param(i: int, item: dict[str, Any]) -> Param:
-    where = f"params[{i}]"
-    try:
-        p = Param.model_validate(item)
-    except ValidationError as exc:
-        raise _pydantic(where, exc) from None
+def _check_param(where: Loc, p: Param) -> None:
     if p.type == "choice" and not p.choices:
-        raise _Problem(f"{where}.choices: a choice parameter needs a non-empty choices list")
+        raise _Problem((*where, "choices"), "a choice parameter needs a non-empty choices list")
     if p.type != "choice" and p.choices:
-        raise _Problem(f"{where}.choices: only a choice parameter has choices (type is {p.type})")
+        raise _Problem((*where, "choices"), f"only a choice parameter has choices (type is {p.type})")
     if p.must_exist and p.type != "path":
-        raise _Problem(f"{where}.must_exist: only a path parameter can be required to exist")
+        raise _Problem((*where, "must_exist"), "only a path parameter can be required to exist")
     if p.required and p.default is not None:
-        raise _Problem(f"{where}.default: a required parameter has no default (drop one of them)")
+        raise _Problem((*where, "default"), "a required parameter has no default (drop one of them)")
     if p.default is not None:
         expected = {"int": int, "bool": bool}.get(p.type, str)
         if type(p.default) is not expected:
-            raise _Problem(f"{where}.default: expected a {p.type} value, got {p.default!r}")
+            raise _Problem((*where, "default"), f"expected a {p.type} value, got {p.default!r}")
         if p.type == "choice" and p.default not in p.choices:
-            raise _Problem(f"{where}.default: {p.default!r} is not one of the choices")
-    return p
+            raise _Problem((*where, "default"), f"{p.default!r} is not one of the choices")
 
 
-def _step(i: int, item: dict[str, Any], params: list[str], tools: set[str]) -> Step:
-    where = f"steps[{i}]"
+def _step(toml: TomlFile, i: int, params: list[str], tools: set[str]) -> Step:
+    where: Loc = ("steps", i)
+    item = toml.data["steps"][i]
     if ("prompt" in item) == ("tool" in item):
-        raise _Problem(f"{where}: a step has either prompt = \"...\" or tool = \"NAME\", not both nor neither")
-    try:
-        step: Step = PromptStep.model_validate(item) if "prompt" in item else ToolStep.model_validate(item)
-    except ValidationError as exc:
-        raise _pydantic(where, exc) from None
+        raise _Problem(where, "a step has either prompt = \"...\" or tool = \"NAME\", not both nor neither")
+    kind: type[PromptStep | ToolStep] = PromptStep if "prompt" in item else ToolStep
+    step = load_checked(kind, toml, WorkflowError, strict=True, part=where)
     if isinstance(step, PromptStep):
-        _check_template(f"{where}.prompt", step.prompt, params)
+        _check_template((*where, "prompt"), step.prompt, params)
         for name in step.tools or ():
             if name not in tools:
-                raise _Problem(f"{where}.tools: unknown tool {name!r} (tools: {', '.join(sorted(tools))})")
+                raise _Problem((*where, "tools"), f"unknown tool {name!r} (tools: {', '.join(sorted(tools))})")
         return step
     if step.tool not in tools:
-        raise _Problem(f"{where}.tool: unknown tool {step.tool!r} (tools: {', '.join(sorted(tools))})")
+        raise _Problem((*where, "tool"), f"unknown tool {step.tool!r} (tools: {', '.join(sorted(tools))})")
     _check_arguments(where, step, params)
     return step
 
 
-def _check_arguments(where: str, step: ToolStep, params: list[str]) -> None:
+def _check_arguments(where: Loc, step: ToolStep, params: list[str]) -> None:
     from cli_agent.tools.registry import Registry
 
     registry = Registry.builtin()
@@ -351,19 +333,19 @@ def _check_arguments(where: str, step: ToolStep, params: list[str]) -> None:
         known = schema.get("properties", {})
         for name in step.arguments:
             if name not in known:
-                raise _Problem(f"{where}.arguments.{name}: {step.tool} has no such argument "
+                raise _Problem((*where, "arguments", name), f"{step.tool} has no such argument "
                                f"(arguments: {', '.join(known)})")
         for name in schema.get("required", ()):
             if name not in step.arguments:
-                raise _Problem(f"{where}.arguments: {step.tool} needs the argument {name!r}")
+                raise _Problem((*where, "arguments"), f"{step.tool} needs the argument {name!r}")
         for name, value in step.arguments.items():
             if not any(PLACEHOLDER.search(text) for text in _strings(value)):
                 problem = _schema_problem(known[name], value)
                 if problem:
-                    raise _Problem(f"{where}.arguments.{name}: {problem}")
+                    raise _Problem((*where, "arguments", name), problem)
     for name, value in step.arguments.items():
         for text in _strings(value):
-            _check_template(f"{where}.arguments.{name}", text, params)
+            _check_template((*where, "arguments", name), text, params)
 
 
 def _schema_problem(schema: dict[str, Any], value: Any) -> str | None:
@@ -385,11 +367,11 @@ def _strings(value: Any) -> Iterable[str]:
             yield from _strings(item)
 
 
-def _check_template(where: str, text: str, params: list[str]) -> None:
+def _check_template(where: Loc, text: str, params: list[str]) -> None:
     for match in PLACEHOLDER.finditer(text):
         inner = match.group(1).strip()
         if not re.match(_IDENT, inner):
-            raise _Problem(f"{where}: {match.group(0)!r} is not a placeholder: only {{{{param}}}} is allowed")
+            raise _Problem(where, f"{match.group(0)!r} is not a placeholder: only {{{{param}}}} is allowed")
         if inner not in params:
             known = ", ".join(params) or "none"
-            raise _Problem(f"{where}: {{{{{inner}}}}} names no parameter (parameters: {known})")
+            raise _Problem(where, f"{{{{{inner}}}}} names no parameter (parameters: {known})")

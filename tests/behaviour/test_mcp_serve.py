@@ -98,3 +98,20 @@ def test_locks_and_protected_paths_hold_and_a_change_can_be_undone(ws, capsys):
 
     assert run(["undo", "-C", str(ws)]) == 0
     assert not (ws / "new.txt").exists()
+
+
+@pytest.mark.parametrize("syntax_check", [True, False])
+def test_the_server_builds_its_tools_as_a_session_does(ws, syntax_check):
+    """The same builder as the CLI's sessions (`session.builder`): the config's syntax_check holds (a change that
+    breaks a .py file is refused unless it is off), an edit needs no read first, and the policy weighs the call by
+    its kind of change (`--approval edits` allows an edit, not a delete)."""
+    from cli_agent.config.settings import Settings
+    from cli_agent.serve.mcp import FileToolServer
+
+    (ws / "m.py").write_text("x = 1\n")
+    server = FileToolServer(Settings(workspace=str(ws), approval="edits", syntax_check=syntax_check))
+    broken = server.call("edit_file", {"path": "m.py", "old": "x = 1", "new": "x = ("})
+    assert broken.ok is not syntax_check and (ws / "m.py").read_text() == ("x = 1\n" if syntax_check else "x = (\n")
+    assert server.call("edit_file", {"path": "a.txt", "old": "hello", "new": "bye"}).ok  # unread, allowed
+    deleted = server.call("delete_file", {"path": "a.txt"})
+    assert not deleted.ok and "needs approval" in deleted.errors[0] and (ws / "a.txt").read_text() == "bye\n"

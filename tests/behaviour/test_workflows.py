@@ -291,7 +291,7 @@ def test_workflows_check_exits_2_when_a_file_is_broken(ws, capsys):
     project_workflow(ws, "bad.toml", 'description = "Bad"\n[[steps]]\nprompt = "see {{file}}"\n')
     assert run(["workflows", "-C", str(ws)]) == 0
     captured = capsys.readouterr()
-    assert "  good\n" in captured.out and "bad.toml: steps[0].prompt: {{file}} names no parameter" in captured.err
+    assert "  good\n" in captured.out and "bad.toml:3: steps[0].prompt: {{file}} names no parameter" in captured.err
     assert run(["workflows", "--check", "-C", str(ws)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert "bad.toml" in err[0] and err[-1] == "cli-agent: 1 workflow file(s) are broken (listed above)"

@@ -64,22 +64,19 @@ def client_servers(servers: list[Any] | None) -> dict[str, Any]:
     """The client's MCP servers as `[mcp_servers]` entries, under the same approval rules as the config's (every
     tool asks). A stdio server is a command, an HTTP one a streamable HTTP URL; SSE servers are not taken (the
     capabilities say so)."""
-    from cli_agent.config.mcp_settings import McpServer
+    from cli_agent.config.mcp_settings import server_of
 
     out: dict[str, Any] = {}
     for server in servers or []:
         name = _NAME.sub("-", server.name).strip("-")[:32] or "client"
+        if isinstance(server, schema.McpServerStdio):
+            table = {"command": server.command, "args": list(server.args), "env": {v.name: v.value for v in server.env}}
+        elif isinstance(server, schema.HttpMcpServer):
+            table = {"url": server.url, "headers": {h.name: h.value for h in server.headers}}
+        else:
+            raise RequestError(-32602, f"MCP server {server.name!r}: only stdio and http servers are supported")
         try:
-            if isinstance(server, schema.McpServerStdio):
-                entry = McpServer(command=server.command, args=list(server.args),
-                                  env={v.name: v.value for v in server.env})
-            elif isinstance(server, schema.HttpMcpServer):
-                entry = McpServer(url=server.url, headers={h.name: h.value for h in server.headers})
-            else:
-                raise RequestError(-32602, f"MCP server {server.name!r}: only stdio and http "
-                                   "servers are supported")
+            out[name] = server_of(table, "the client (session/new)")
         except ValueError as exc:
             raise RequestError(-32602, f"MCP server {server.name!r}: {exc}") from None
-        entry._origin = "the client (session/new)"
-        out[name] = entry
     return out

@@ -229,8 +229,7 @@ class AcpAgent:
             mode = ApprovalMode(mode_id)
         except ValueError:
             raise RequestError(-32602, f"unknown mode {mode_id!r}: ask, edits or all") from None
-        agent = opened.session.agent
-        agent.policy = agent.policy.with_mode(mode)
+        opened.session.set_mode(mode)
         await self._client.session_update(session_id=session_id, update=schema.CurrentModeUpdate(
             session_update="current_mode_update", current_mode_id=mode.value))
         return schema.SetSessionModeResponse()

@@ -33,7 +33,7 @@ def handlers() -> dict[str, Callable[..., Any]]:
         "replace_definition": line_edits.replace_definition,
         "write_file": files.write_file,
         "delete_file": files.delete_file,
-        "rename_file": commands.rename_file,
+        "rename_file": files.rename_file,
         "run_command": commands.run_command,
         "propose_fact": facts.propose_fact,
     }

@@ -1,9 +1,8 @@
-"""run_command and rename_file: tools whose result is a `Staged` set of changes, approved and applied as one.
+"""run_command: a tool whose result is a `Staged` set of changes, approved and applied as one.
 
-`run_command` runs in the command sandbox (`cli_agent.sandbox`) set up by the session (`CommandSetup`); the
+It runs in the command sandbox (`cli_agent.sandbox`) set up by the session (`CommandSetup`); the
 command writes to a staging layer, and what it changed comes back as the change set. With `sandbox = "off"` it runs
-in the workspace itself, asked for every time, and nothing is staged. `rename_file` plans a delete and a create
-with the same bytes and mode, each side checked like any write.
+in the workspace itself, asked for every time, and nothing is staged.
 """
 
 from __future__ import annotations
@@ -11,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
-from cli_agent.contracts.change import Change, Staged
+from cli_agent.contracts.change import Staged
 from cli_agent.contracts.envelope import ToolError
 from cli_agent.tools.context import CommandSetup
 
@@ -21,7 +20,7 @@ if TYPE_CHECKING:
     from cli_agent.sandbox import CommandRun
     from cli_agent.tools.context import ToolContext
 
-__all__ = ["CommandSetup", "command_setup", "rename_file", "run_command", "run_data"]
+__all__ = ["CommandSetup", "command_setup", "run_command", "run_data"]
 
 
 def command_setup(settings: Settings, workspace: Workspace) -> CommandSetup | None:
@@ -120,20 +119,3 @@ def run_data(command: str, run: CommandRun) -> dict[str, Any]:
                                       "wrote to the workspace directly"}
     return data
 
-
-def rename_file(ctx: ToolContext, path: str, new_path: str) -> Staged:
-    ws = ctx.workspace
-    source = ws.check_writable(path)
-    target = ws.check_writable(new_path)
-    if source == target:
-        raise ToolError(f"{path} and {new_path} are the same file")
-    if ws.exists(target):
-        raise ToolError(f"{target} already exists; delete it first or choose another name",
-                        nearest=ws.nearest(target))
-    if not ws.exists(source):
-        raise ws.not_found(source)
-    data, st = ws.read(source)
-    mode = st.st_mode & 0o777
-    changes = (Change("rename_file", "create", target, None, data, mode=mode, summary=f"renamed from {source}"),
-               Change("rename_file", "delete", source, data, None, summary=f"renamed to {target}"))
-    return Staged({"path": source, "new_path": target, "bytes": len(data)}, changes)

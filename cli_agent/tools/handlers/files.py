@@ -1,4 +1,5 @@
-"""The file tools: three that read (`list_files`, `read_file`, `search`) and four that plan a `Change`.
+"""The file tools: three that read (`list_files`, `read_file`, `search`), four that plan a `Change`, and
+`rename_file`, which plans two as one `Staged` set.
 
 Every path goes through `ctx.workspace` (`cli_agent.fs.workspace`). A mutating tool reads what it needs, computes the
 exact bytes it would write and returns them as a `Change`; it writes nothing (the dispatcher calls
@@ -13,7 +14,7 @@ import os
 import stat
 from typing import Any
 
-from cli_agent.contracts.change import Change
+from cli_agent.contracts.change import Change, Staged
 from cli_agent.contracts.envelope import ToolError
 from cli_agent.fs import linestream, textfile
 from cli_agent.fs.textfile import TextFormat
@@ -23,7 +24,8 @@ from cli_agent.tools.handlers.edits import replace_text
 from cli_agent.tools.handlers.search import search
 from cli_agent.tools.handlers.seen import require_seen
 
-__all__ = ["create_file", "delete_file", "edit_file", "list_files", "read_file", "search", "write_file"]
+__all__ = ["create_file", "delete_file", "edit_file", "list_files", "read_file", "rename_file", "search",
+           "write_file"]
 
 FILE_MAX = 32 << 20  # the largest file the mutating tools load
 STREAM_FROM = 8 << 20  # read_file reads larger files in blocks, a page at a time
@@ -225,6 +227,26 @@ def delete_file(ctx: ToolContext, path: str) -> Change:
     what = f"delete {rel}" + ("" if fmt else f" ({textfile.guess_type(before)}, {len(before)} bytes)")
     return _planned(Change(tool="delete_file", kind="delete", path=rel, before=before, after=None,
                            mode=stat.S_IMODE(st.st_mode), encoding=fmt.display_encoding if fmt else "latin-1"), what)
+
+
+def rename_file(ctx: ToolContext, path: str, new_path: str) -> Staged:
+    """A delete and a create with the same bytes and mode, each side checked like any write, approved and applied
+    as one `Staged` set."""
+    ws = ctx.workspace
+    source = ws.check_writable(path)
+    target = ws.check_writable(new_path)
+    if source == target:
+        raise ToolError(f"{path} and {new_path} are the same file")
+    if ws.exists(target):
+        raise ToolError(f"{target} already exists; delete it first or choose another name",
+                        nearest=ws.nearest(target))
+    if not ws.exists(source):
+        raise ws.not_found(source)
+    data, st = ws.read(source)
+    mode = st.st_mode & 0o777
+    changes = (Change("rename_file", "create", target, None, data, mode=mode, summary=f"renamed from {source}"),
+               Change("rename_file", "delete", source, data, None, summary=f"renamed to {target}"))
+    return Staged({"path": source, "new_path": target, "bytes": len(data)}, changes)
 
 
 def _text(value: Any, name: str) -> str:

@@ -40,7 +40,7 @@ def approver_for(interactive: bool, console: Any = None) -> Any:
     question no one answers)."""
     if not interactive:
         return None
-    from cli_agent.ui.repl.approve import TerminalApprover
+    from cli_agent.ui.view.approve import TerminalApprover
 
     return TerminalApprover(console, session_scoped=False)
 

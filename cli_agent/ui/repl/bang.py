@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 __all__ = ["BangHost", "run_bang"]
 
 NOTE_BY = "The user (with !COMMAND)"
+QUESTION = "Attach your command's output to your next message to the model? [Y/n] "
 
 
 class BangHost(Protocol):
@@ -45,12 +46,16 @@ def run_bang(repl: BangHost, command: str) -> None:
         return
     arguments = {"command": command}
     call = ToolCall(f"user-{uuid.uuid4().hex[:8]}", "run_command", arguments, json.dumps(arguments))
+    asked: list[bool] = []  # the answer, once the result is in: the run adds the note only on a yes
+
+    def attach() -> bool:
+        asked.append(not session.interactive or _yes(repl, QUESTION))
+        return asked[-1]
+
     history = session.agent.history
     before = len(history)
-    repl.drive(session.run_call(call, repl.own_approver, by=NOTE_BY))
-    question = "Attach your command's output to your next message to the model? [Y/n] "
-    if len(history) == before + 1 and session.interactive and not _yes(repl, question):
-        del history[before]
+    repl.drive(session.run_call(call, repl.own_approver, by=NOTE_BY, attach=attach))
+    if asked and not asked[-1]:
         repl.console.print(Text("  not attached", style="dim"))
         return
     if len(history) > before:

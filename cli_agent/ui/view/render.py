@@ -22,9 +22,9 @@ from cli_agent.contracts import events as ev
 from cli_agent.contracts.change import Change
 from cli_agent.contracts.escape import escape_for_terminal as esc
 from cli_agent.contracts.messages import ToolCall
-from cli_agent.ui.repl.working import Working
 from cli_agent.ui.view.change_view import FOLD_LINES, arguments_text, call_title, change_body
 from cli_agent.ui.view.transcript import VERBS, compact_line, result_line
+from cli_agent.ui.view.working import Working
 
 __all__ = ["FOLD_LINES", "Renderer", "call_panel", "finish_line", "markdown", "result_line"]
 

@@ -131,7 +131,7 @@ def _one_line(text: str, width: int) -> str:
 def show_transcript(console: Console, trace: Trace, *, compact: object = None) -> Summary:
     """Draw the session on `console`: folded lines for the older turns (and for everything before the last reset),
     the newest `SHOWN_TURNS` as they were. Returns the totals for the toolbar."""
-    from cli_agent.ui.repl.approve import decided_line, render_call
+    from cli_agent.ui.view.approve import decided_line, render_call
     from cli_agent.ui.view.render import Renderer
 
     events = list(trace.events)

@@ -19,7 +19,7 @@ from cli_agent.config.settings import Settings
 from cli_agent.contracts.events import ApprovalAsked, Decision, StopReason, ToolResult
 from cli_agent.providers.scripted import ScriptedProvider
 from cli_agent.session.session import drive, open_session
-from cli_agent.ui.repl.approve import TerminalApprover, render_call
+from cli_agent.ui.view.approve import TerminalApprover, render_call
 
 MUTATING = [("create_file", {"path": "new.txt", "content": "x\n"}), ("edit_file", {"path": "a.txt", "old": "a",
                                                                                      "new": "b"}),

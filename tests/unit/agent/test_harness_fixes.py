@@ -8,7 +8,7 @@ import json
 import pytest
 from agentkit import call, make_agent, run
 
-from cli_agent.agent.loop import REPEAT_NOTE
+from cli_agent.agent.repeats import REPEAT_NOTE
 from cli_agent.cli.main import run as cli_run
 from cli_agent.contracts.envelope import ToolError
 from cli_agent.contracts.events import StopReason, ToolResult

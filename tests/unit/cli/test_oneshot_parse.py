@@ -37,6 +37,10 @@ def repl_flags(argv: list[str]) -> dict[str, Any] | None:
     """The lean path's values for a plain interactive start (no `-p`), else None."""
     values = root_flags(argv)
     return values if values is not None and "prompt" not in values else None
+# The Typer app's modules: a one-shot run parsed by the lean path imports none of them.
+TYPER_APP = ("cli_agent.cli.app", "cli_agent.cli.flags", "cli_agent.cli.check_commands",
+             "cli_agent.cli.config_commands", "cli_agent.cli.serve_commands", "cli_agent.cli.session_commands",
+             "cli_agent.cli.tool_commands")
 KINDS = {"str": "str", "int": "int", "float": "float", "boolean": "flag", "path": "path"}
 
 
@@ -158,7 +162,8 @@ def test_a_one_shot_process_imports_no_typer_click_rich_h2_or_pydantic(tmp_path:
     assert "cli_agent.ui.headless.oneshot" in modules  # the run really went through importtime
     heavy = sorted(m for m in modules if m.split(".")[0] in ("typer", "click", "rich", "h2", "hpack", "pydantic",
                                                               "pydantic_core", "jsonschema")
-                   or m in ("cli_agent.cli.app", "cli_agent.providers.local"))
+                   or m in TYPER_APP or m in ("cli_agent.providers.local", "cli_agent.providers.local_server",
+                                              "cli_agent.providers.local_reply"))
     assert heavy == []
     assert "httpcore" in modules  # it did go through the HTTP transport
 

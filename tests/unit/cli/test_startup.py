@@ -125,7 +125,7 @@ def test_a_changed_spec_is_checked_in_full_despite_the_marker(tmp_path):
     folder = spec_dir(tmp_path)
     load_remembered(folder, {"probe": probe}, cache)
     spec_dir(tmp_path, kind="objekt")  # not a JSON Schema type: the meta-schema check refuses it
-    with pytest.raises(SpecError, match=r"probe\.toml: parameters"):
+    with pytest.raises(SpecError, match=r"probe\.toml:5: parameters"):
         load_remembered(folder, {"probe": probe}, cache)
     assert len(list(cache.iterdir())) == 1  # nothing remembered for the broken content
 
@@ -160,7 +160,7 @@ def test_the_same_context_again_is_a_lookup_and_schemas_stay_copies():
 
 
 def test_the_repl_warms_up_the_http_transport():
-    from cli_agent.ui.repl.startup import warm_up
+    from cli_agent.ui.repl.start.startup import warm_up
 
     loaded_event = threading.Event()
     provider = OpenAIHTTPProvider("openai/x", api_base="http://127.0.0.1:9/v1")

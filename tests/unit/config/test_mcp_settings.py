@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from cli_agent.cli.main import run
+from cli_agent.config.loading import load_settings
 from cli_agent.config.mcp_settings import McpServer, merge_servers
-from cli_agent.config.settings import load_settings
 
 pytestmark = pytest.mark.usefixtures("isolated_home")
 
@@ -36,17 +36,18 @@ def test_stdio_and_http_servers_load_with_their_defaults(isolated_home, tmp_path
     ('url = "ftp://x"', "url must start with http:// or https://"),
     ('url = "http://x"\nargs = ["a"]', "args, env and cwd are for a stdio server"),
     ('command = "a"\nheaders = { A = "b" }', "headers are for a streamable HTTP server"),
-    ('command = "a"\ntimeout_s = 0', "mcp_servers.s.timeout_s: expected greater than 0"),
+    ('command = "a"\ntimeout_s = 0', ":3: mcp_servers.s.timeout_s: expected a value greater than 0, found integer 0"),
     ('command = "a"\napproval = "always"', 'approval must be "ask" or "never"'),
     ('command = "a"\napproval = { t = "yes" }', 'approval must be "ask" or "never"'),
-    ('command = "a"\ncolour = "red"', "unknown key 'mcp_servers.s.colour'"),
-    ('command = 3', "mcp_servers.s.command: expected a string"),
+    ('command = "a"\ncolour = "red"', ":3: mcp_servers.s.colour: unknown key (expected one of: command, args, "),
+    ('command = 3', ":2: mcp_servers.s.command: expected a string, found integer 3"),
 ])
 def test_a_bad_server_table_is_one_line_and_exit_2(table, message, isolated_home, capsys):
     user_config(isolated_home, f"[mcp_servers.s]\n{table}\n")
     assert run(["mcp", "list"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and message in err[0] and "user config" in err[0], err
+    config = isolated_home / "config" / "config.toml"
+    assert len(err) == 1 and message in err[0] and str(config) in err[0], err
 
 
 @pytest.mark.parametrize("name", ["a b", "a__b", "-x", "x" * 33])

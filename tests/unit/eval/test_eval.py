@@ -11,7 +11,7 @@ import pytest
 
 from cli_agent.cli.main import run
 from cli_agent.eval.runner import run_scenario
-from cli_agent.eval.scenarios import load_live_tasks, load_scenarios
+from cli_agent.eval.scenarios import Expect, load_live_tasks, load_scenarios
 from cli_agent.providers.fake_openai import FakeOpenAIServer
 
 
@@ -65,7 +65,7 @@ def scenario(name):
 ])
 def test_the_checks_bite(name, expect, failure):
     base = scenario(name)
-    result = run_scenario(dataclasses.replace(base, expect=base.expect | expect))
+    result = run_scenario(dataclasses.replace(base, expect=dataclasses.replace(base.expect, **expect)))
     assert not result.passed
     assert any(failure in f for f in result.failures), result.failures
 
@@ -73,7 +73,7 @@ def test_the_checks_bite(name, expect, failure):
 def test_a_failing_suite_exits_1(tmp_path, capsys, monkeypatch):
     import cli_agent.eval.scenarios as scenarios
 
-    broken = dataclasses.replace(scenario("text-answer"), expect={"answer_contains": "43"})
+    broken = dataclasses.replace(scenario("text-answer"), expect=Expect(answer_contains="43"))
     monkeypatch.setattr(scenarios, "load_scenarios", lambda only=None: [broken])
     report = tmp_path / "r.json"
     assert run(["eval", "--report", str(report)]) == 1

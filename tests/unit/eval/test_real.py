@@ -18,7 +18,7 @@ from cli_agent.cli.main import run as cli_run
 from cli_agent.contracts.errors import UsageError
 from cli_agent.eval import real
 from cli_agent.eval.real import apply_edits, grade, load_real_tasks, prepare, variant_settings
-from cli_agent.prompt.test_command import detect_test_command
+from cli_agent.prompt.project_tests import detect_test_command
 
 pytestmark = pytest.mark.usefixtures("isolated_home")
 TASKS = load_real_tasks()

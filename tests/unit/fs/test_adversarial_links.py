@@ -12,8 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from cli_agent.agent.loop import Agent, AgentSetup
-from cli_agent.agent.wire import protocol_for
 from cli_agent.contracts.envelope import ToolError
 from cli_agent.contracts.events import Decision, RunFinished, StopReason, ToolResult
 from cli_agent.contracts.messages import ToolCall
@@ -240,19 +238,9 @@ def test_a_link_left_by_an_earlier_step_is_never_written_through(snapshot, paren
             (parent / "outdir" / "out.txt").write_text("1\n")  # same content as the agent's file: still refused
         return Decision.YES
 
-    from cli_agent.agent.approval import ApprovalMode, Policy
-    from cli_agent.agent.loop import Limits
-    from cli_agent.config.settings import Settings
-    from cli_agent.prompt.plan import Planner
+    from agentkit import make_agent
 
-    workspace = Workspace(ws)
-    registry = Registry.builtin()
-    agent = Agent(AgentSetup(provider=provider, protocol=protocol_for("native"),
-                             dispatcher=Dispatcher(registry, ToolContext(workspace)),
-                             planner=Planner(Settings(model="scripted", workspace=str(ws)), registry, workspace,
-                                             "native"),
-                             policy=Policy(mode=ApprovalMode.ASK, interactive=True), limits=Limits(),
-                             model="scripted", workspace=str(ws)))
+    agent, _ = make_agent(ws, [], provider=provider, interactive=True, mode="ask")  # built as a session builds it
     events: list[object] = []
     finished = drive(agent.run("build", approve), events.append)
     # the model's last change failed and it answered anyway: not a success (exit 7)

@@ -71,7 +71,7 @@ def test_glob_forms(tmp_path, glob, path, locked):
 def test_locks_from_facts_and_config_both_hold(ws):
     lock_in_facts(ws, "docs/**")
     lock_in_config(ws, "*.lock")
-    from cli_agent.config.settings import load_settings
+    from cli_agent.config.loading import load_settings
 
     workspace = workspace_for(load_settings({"workspace": str(ws)}).settings)
     for path in ("docs/guide.md", "poetry.lock"):

@@ -18,9 +18,8 @@ from cli_agent.contracts.envelope import ToolError
 from cli_agent.fs.workspace import Workspace
 from cli_agent.history import journal
 from cli_agent.history.journal import Journal, collect_blobs
-from cli_agent.history.undo import undo
+from cli_agent.history.undo import render_turns, undo
 from cli_agent.tools.handlers import ToolContext, files
-from cli_agent.ui.repl.commands.undo_commands import render_turns
 
 
 class Agentish:

@@ -94,7 +94,7 @@ def test_an_mcp_tool_asks_by_default_so_a_headless_run_denies_it(ws, tmp_path, i
 def test_a_project_config_declares_servers_only_when_trusted_and_never_approves_them(ws, isolated_home):
     (ws / ".cli-agent").mkdir()
     (ws / ".cli-agent" / "config.toml").write_text(stdio_server("demo", "demo.py", extra='approval = "never"'))
-    from cli_agent.config.settings import load_settings
+    from cli_agent.config.loading import load_settings
 
     loaded = load_settings({}, workspace=ws)
     assert loaded.settings.mcp_servers == {}
@@ -262,10 +262,10 @@ def test_replay_plays_mcp_results_back_from_the_trace_without_the_server(ws, tmp
 def test_the_approval_question_shows_the_server_and_its_hints_as_claims(ws, tmp_path, isolated_home):
     from rich.console import Console
 
-    from cli_agent.config.settings import load_settings
+    from cli_agent.config.loading import load_settings
     from cli_agent.contracts.events import Decision
     from cli_agent.session.session import drive, open_session
-    from cli_agent.ui.repl.approve import render_call
+    from cli_agent.ui.view.approve import render_call
 
     user_config(isolated_home, stdio_server("demo", "demo.py"))
     provider = ScriptedProvider([call("demo__add", a=1, b=1), {"text": "ok"}], native_tools=True)
@@ -328,7 +328,7 @@ def test_many_mcp_tools_are_optional_and_offered_by_the_task_under_a_budget():
 def test_slash_mcp_in_the_repl_shows_the_servers_state_and_tools(ws, tmp_path, isolated_home):
     from rich.console import Console
 
-    from cli_agent.config.settings import load_settings
+    from cli_agent.config.loading import load_settings
     from cli_agent.session.session import open_session
     from cli_agent.ui.repl.repl import Repl
 
@@ -350,7 +350,7 @@ def test_slash_mcp_in_the_repl_shows_the_servers_state_and_tools(ws, tmp_path, i
 
 @pytest.mark.slow
 def test_a_server_whose_tools_change_is_listed_again_for_the_next_run(ws, tmp_path, isolated_home):
-    from cli_agent.config.settings import load_settings
+    from cli_agent.config.loading import load_settings
     from cli_agent.contracts.events import Decision
     from cli_agent.session.session import drive, open_session
 

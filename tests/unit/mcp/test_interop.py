@@ -83,9 +83,9 @@ print(code, sorted(m for m in sys.modules if m == "mcp" or m.startswith(("mcp.",
 
 REPL_STARTUP = """
 import sys
-from cli_agent.config.settings import load_settings
+from cli_agent.config.loading import load_settings
 from cli_agent.session.session import default_provider_factory
-from cli_agent.ui.repl.startup import Startup
+from cli_agent.ui.repl.start.startup import Startup
 startup = Startup(lambda: load_settings({"model": sys.argv[1]}), default_provider_factory)
 startup.start()
 session = startup.get()

@@ -71,10 +71,10 @@ def test_the_map_keeps_to_its_budget_and_reuses_unchanged_files(project: Path) -
 
 
 def test_the_map_reaches_the_model_with_the_task(project: Path) -> None:
-    agent, provider = make_agent(project, [{"text": "done"}])
     from cli_agent.prompt.brief import briefer
 
-    agent.setup.brief = briefer(agent.setup.dispatcher.ctx.workspace, None, files=False, repo_map=True)
+    agent, provider = make_agent(project, [{"text": "done"}],
+                                 brief=lambda ws, seen: briefer(ws, None, files=False, repo_map=True))
     run(agent, "apply_discount(100, 10) gives the wrong total")
     first = json.dumps([m.content for m in provider.requests[0].messages])
     assert "Where the task's words are defined" in first and "9-10  def apply_discount" in first
@@ -86,10 +86,15 @@ def test_line_numbers_shown_up_front_are_good_for_replace_lines_until_the_file_c
     fix = {"tool_calls": [{"name": "replace_lines", "arguments": {
         "path": "shop/cart.py", "start_line": 10, "end_line": 10,
         "new": "    return total - total * percent / 100.0\n"}}]}
-    agent, _ = make_agent(project, [fix, {"text": "done"}], yes=True, read_first=True)
-    seen = agent.setup.dispatcher.ctx.seen
+    made: list = []  # the files read, as the brief sees them
+
+    def brief(ws, seen):
+        made.append(seen)
+        return briefer(ws, seen, files=False, repo_map=True)
+
+    agent, _ = make_agent(project, [fix, {"text": "done"}], yes=True, read_first=True, brief=brief)
+    seen = made[0]
     assert seen is not None
-    agent.setup.brief = briefer(agent.setup.dispatcher.ctx.workspace, seen, files=False, repo_map=True)
     _, finished = run(agent, "apply_discount(100, 10) gives the wrong total")
     assert finished.exit_code == 0 and "percent / 100.0" in (project / "shop" / "cart.py").read_text()
     assert "shop/cart.py" not in seen  # the map gave line numbers, not the text: edit_file still needs a read

@@ -50,8 +50,7 @@ def test_the_model_sees_the_files_with_the_task_and_may_edit_at_once(tmp_path):
     (tmp_path / "lib.py").write_text(LIB)
     agent, provider = make_agent(tmp_path, [
         {"tool_calls": [call("edit_file", path="lib.py", old="    return 1\n", new="    return 2\n")]},
-        {"text": "done"}], yes=True, read_first=True)
-    agent.setup.brief = briefer(agent.setup.dispatcher.ctx.workspace, agent.setup.dispatcher.ctx.seen)
+        {"text": "done"}], yes=True, read_first=True, brief=briefer)
     _, finished = run(agent, "make helper() return 2")
     assert finished.exit_code == 0 and "return 2" in (tmp_path / "lib.py").read_text()
     first = provider.requests[0].messages[-1].content

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_agent.prompt.test_command import detect_test_command
+from cli_agent.prompt.project_tests import detect_test_command
 
 
 @pytest.mark.parametrize(("files", "expected"), [

@@ -286,7 +286,7 @@ def test_the_repl_leaves_the_local_models_set_up_to_the_foreground(chunked, monk
 
 
 def test_prompt_threads_follow_the_idle_cores():
-    from cli_agent.providers.local import _cores, default_batch_threads
+    from cli_agent.providers.local_server import _cores, default_batch_threads
 
     cores = _cores()
     assert default_batch_threads(lambda: (0.0, 0.0, 0.0)) == cores
@@ -297,7 +297,7 @@ def test_prompt_threads_follow_the_idle_cores():
 # ---- a reply that runs away -------------------------------------------------------------------------------------
 
 def test_a_tail_that_repeats_one_short_unit_runs_away_and_code_does_not():
-    from cli_agent.providers.local import RUNAWAY_CHARS, runs_away
+    from cli_agent.providers.local_reply import RUNAWAY_CHARS, runs_away
 
     assert runs_away('{"tool": "edit", "parameters": {"old": "' + "\\t" * 600)
     assert runs_away("intro " + "This is a test. " * 40)
@@ -310,7 +310,7 @@ def test_a_tail_that_repeats_one_short_unit_runs_away_and_code_does_not():
 def test_a_stream_that_runs_away_is_cut_as_a_reply_cut_off_with_its_usage_so_far():
     from cli_agent.contracts.errors import CliAgentError
     from cli_agent.providers.base import ProviderReply, relay
-    from cli_agent.providers.local import cut_runaway
+    from cli_agent.providers.local_reply import cut_runaway
 
     sent: list[int] = []
     closed: list[bool] = []

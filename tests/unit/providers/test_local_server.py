@@ -21,8 +21,10 @@ from cli_agent.contracts.errors import ProviderError
 from cli_agent.contracts.messages import Message
 from cli_agent.prompt.builder import json_protocol_schema
 from cli_agent.providers.base import ProviderReply, ProviderRequest
-from cli_agent.providers.local import KEY_VARIABLES, SAMPLING, LlamaServer, LocalProvider, runs_away
+from cli_agent.providers.local import KEY_VARIABLES, LocalProvider
 from cli_agent.providers.local_model import CATALOG, model_path, runtime_version
+from cli_agent.providers.local_reply import SAMPLING, runs_away
+from cli_agent.providers.local_server import LlamaServer
 from cli_agent.tools.registry import Registry
 
 
@@ -261,13 +263,13 @@ def test_a_server_whose_port_is_taken_says_so_in_one_line_and_exits_1():
 def test_a_port_taken_before_the_server_binds_it_is_chosen_again(monkeypatch):
     import socket
 
-    from cli_agent.providers import local
+    from cli_agent.providers import local_server
 
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
-        ports, free = iter([taken.getsockname()[1]]), local._free_port
-        monkeypatch.setattr(local, "_free_port", lambda: next(ports, None) or free())
+        ports, free = iter([taken.getsockname()[1]]), local_server._free_port
+        monkeypatch.setattr(local_server, "_free_port", lambda: next(ports, None) or free())
         server = LlamaServer(model_path(CATALOG["smollm2-135m"]), threads=1, context_size=512)
         server.start()
         try:
@@ -329,7 +331,7 @@ def test_a_slot_file_the_server_cannot_load_is_removed_and_the_run_goes_on(tmp_p
     try:
         request = ProviderRequest((Message("system", SYSTEM), Message("user", "x")), options={
             "response_format": {"type": "json_object", "schema": SCHEMA}})
-        from cli_agent.providers.local import plan_key
+        from cli_agent.providers.local_reply import plan_key
 
         damaged = provider.cache.folder / provider.cache.slot_file(plan_key(request))
         damaged.write_bytes(b"\x00garbage" * 100)

@@ -10,8 +10,8 @@ import sys
 import pytest
 
 from cli_agent.contracts.errors import UsageError
-from cli_agent.providers.local import LlamaServer
 from cli_agent.providers.local_model import CATALOG, model_path
+from cli_agent.providers.local_server import LlamaServer
 from cli_agent.providers.warm_cache import WarmCache
 
 pytestmark = pytest.mark.usefixtures("isolated_home")

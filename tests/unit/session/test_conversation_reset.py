@@ -101,7 +101,7 @@ def test_near_the_window_the_repl_compacts_before_the_turn_and_says_so(env):
     repl, provider = repl_with(env, [{"text": "the summary"}, {"text": "answered"}],
                                provider={"context_window": 8000})
     repl.session.agent.history[:] = [Message("user", "x" * 32_000), Message("assistant", "ok")]
-    repl.session.agent._window = 8000  # known after a first request
+    repl.session.agent._talk.window._window = 8000  # known after a first request
     repl.turn("next question")
     out = " ".join(repl.console.export_text().split())
     assert "the context is 100% full (8,002 of 8,000 tokens): compacting the conversation first" in out

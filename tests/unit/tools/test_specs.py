@@ -145,37 +145,39 @@ def test_a_good_spec_loads(tmp_path):
         spec.name = "other"
 
 
-BROKEN = [
+BROKEN = [  # `file:LINE: key: problem` (cli_agent.validated.reader), the line of the key at fault
     ("toml syntax", GOOD.replace('name = "greet"', 'name = "greet'),
-     r"^greet\.toml: invalid TOML: line 1, column \d+: "),
+     r"^greet\.toml:1: invalid TOML: .+ \(column \d+\)$"),
     ("unknown key", GOOD.replace("mutates = true", "mutates = true\noptinal = true"),
-     r"^greet\.toml: optinal: unknown key \(expected one of: name, category, "),
+     r"^greet\.toml:7: optinal: unknown key \(did you mean 'optional'\?\)$"),
     ("wrong type", GOOD.replace("requires_approval = true", 'requires_approval = "yes"'),
-     r"^greet\.toml: requires_approval: input should be a valid boolean, got 'yes'$"),
+     r"^greet\.toml:5: requires_approval: expected true or false, found string 'yes'$"),
     ("wrong type in list", GOOD.replace('hints = ["hello"]', "hints = [1]"),
-     r"^greet\.toml: hints\[0\]: input should be a valid string, got 1$"),
+     r"^greet\.toml:7: hints\[0\]: expected a string, found integer 1$"),
     ("missing key", GOOD.replace('description = "Say hello."', ""),
      r"^greet\.toml: description: missing required key$"),
     ("invalid schema", GOOD.replace('type = "string"', 'type = "strin"'),
-     r"^greet\.toml: parameters\.properties\.path\.type: 'strin' is not valid under any of the given schemas$"),
+     r"^greet\.toml:15: parameters\.properties\.path\.type: 'strin' is not valid under any of the given schemas$"),
     ("top not object", GOOD.replace('type = "object"', 'type = "array"'),
-     r"^greet\.toml: parameters\.type: expected 'object' at the top, got 'array'$"),
+     r"^greet\.toml:10: parameters\.type: expected 'object' at the top, got 'array'$"),
     ("required not a property", GOOD.replace('required = ["path"]', 'required = ["path", "where"]'),
-     r"^greet\.toml: parameters\.required: 'where' is not one of the properties"),
+     r"^greet\.toml:11: parameters\.required: 'where' is not one of the properties"),
     ("bad example", GOOD.replace('input = { path = "a.txt" }', 'input = { path = "a.txt", colour = "red" }'),
-     r"^greet\.toml: examples\[0\]\.input: Additional properties are not allowed \('colour' was unexpected\)$"),
+     r"^greet\.toml:25: examples\[0\]\.input: Additional properties are not allowed \('colour' was unexpected\)$"),
     ("bad example value", GOOD.replace('input = { path = "a.txt" }', "input = { path = 3 }"),
-     r"^greet\.toml: examples\[0\]\.input\.path: 3 is not of type 'string'$"),
+     r"^greet\.toml:25: examples\[0\]\.input\.path: 3 is not of type 'string'$"),
     ("bad hint", GOOD.replace('hints = ["hello"]', 'hints = ["hel(lo"]'),
-     r"^greet\.toml: hints\[0\]: 'hel\(lo' is not a valid regular expression"),
+     r"^greet\.toml:7: hints\[0\]: 'hel\(lo' is not a valid regular expression"),
     ("unknown example key", GOOD.replace('input = { path = "a.txt" }', 'input = { path = "a.txt" }\nwhen = 1'),
-     r"^greet\.toml: examples\[0\]\.when: unknown key \(expected one of: input, description\)$"),
+     r"^greet\.toml:26: examples\[0\]\.when: unknown key \(expected one of: input, description\)$"),
     ("mutates without approval", GOOD.replace("requires_approval = true", "requires_approval = false"),
-     r"^greet\.toml: requires_approval: must be true for a tool that mutates files$"),
-    ("long wrong value", GOOD.replace('description = "Say hello."', f'description = {list(range(100))}'),
-     r"^greet\.toml: description: input should be a valid string, got \[0, 1, .{40,}\.\.\.$"),
+     r"^greet\.toml:5: requires_approval: must be true for a tool that mutates files$"),
+    ("wrong type of a text", GOOD.replace('when_to_use = "When greeting."', "when_to_use = 1"),
+     r"^greet\.toml:4: when_to_use: expected a string, found integer 1$"),
+    ("long wrong string", GOOD.replace('name = "greet"', f'name = "{"x" * 100}"'),
+     r"^greet\.toml:1: name: string should match pattern .+, found string 'x{30,}\.\.\.$"),
     ("bad name", GOOD.replace('name = "greet"', 'name = "greet me"'),
-     r"^greet\.toml: name: string should match pattern"),
+     r"^greet\.toml:1: name: string should match pattern"),
 ]
 
 
@@ -186,13 +188,20 @@ def test_a_broken_spec_names_file_and_field(tmp_path, monkeypatch, text, expecte
     assert re.search(expected, message), message
 
 
+STRING_TYPE = 'type = "string"'
+
+
+def _line_of(text: str, fragment: str) -> int:
+    return text[: text.index(fragment)].count("\n") + 1
+
+
 def test_packaged_spec_errors_say_tool_specs(tmp_path):
     folder = tmp_path / "cli_agent" / "tool_specs"
     text = (REPO / "cli_agent" / "tool_specs" / "read_file.toml").read_text(encoding="utf-8")
-    _write(folder, "read_file.toml", text.replace('type = "string"', 'type = "strin"', 1))
+    _write(folder, "read_file.toml", text.replace(STRING_TYPE, 'type = "strin"', 1))
     assert _error(folder, {"read_file": read_file}) == (
-        "tool_specs/read_file.toml: parameters.properties.path.type: 'strin' is not valid under any of the given "
-        "schemas")
+        f"tool_specs/read_file.toml:{_line_of(text, STRING_TYPE)}: parameters.properties.path.type: 'strin' "
+        "is not valid under any of the given schemas")
 
 
 def test_missing_handler(tmp_path, monkeypatch):

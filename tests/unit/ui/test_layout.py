@@ -10,7 +10,7 @@ import sys
 import pytest
 from rich.console import Console
 
-from cli_agent.agent.approval import ApprovalMode, Policy
+from cli_agent.agent.approval import ApprovalMode
 from cli_agent.cli.main import run as cli_run
 from cli_agent.config.settings import Settings
 from cli_agent.contracts.messages import Message, Usage
@@ -82,7 +82,8 @@ def bar(session, width: int, steps: int = 3) -> str:
 @pytest.mark.parametrize("width", WIDTHS)
 def test_the_toolbar_fits_and_keeps_the_model_approval_and_tokens(session, width):
     session.agent.usage = Usage(12_000, 345, 0.0123)
-    session.agent.policy = Policy(mode=ApprovalMode.ASK).grant_tool("create_file")
+    session.set_mode(ApprovalMode.ASK, keep_grants=False)
+    session.agent.grant_tool("create_file")
     text = bar(session, width)
     assert len(text) <= width
     assert "gpt-4o-mini-2024-07-18" in text and "ask +create_file" in text
@@ -102,7 +103,7 @@ def test_the_toolbar_shows_the_prompt_tokens_served_from_cache_when_it_has_room(
 
 def test_the_context_meter_shows_from_70_percent(session):
     assert "context" not in bar(session, 120)  # the window is unknown before the first request
-    session.agent._window = 1000  # what the loop learns at the first request
+    session.agent._talk.window._window = 1000  # what the loop learns at the first request
     session.agent.history[:] = [Message("user", "x" * 2000)]  # ~500 tokens
     assert "context" not in bar(session, 120)
     session.agent.history[:] = [Message("user", "x" * 3000)]  # ~750 tokens

@@ -10,7 +10,7 @@ from termkit import PROMPT, Term
 
 from cli_agent.config.settings import Settings
 from cli_agent.contracts import errors
-from cli_agent.ui.repl.onboarding import choose_model
+from cli_agent.ui.repl.start.onboarding import choose_model
 
 
 def test_nothing_configured_and_no_local_runtime_says_every_way_and_exits_2():

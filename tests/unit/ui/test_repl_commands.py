@@ -105,7 +105,7 @@ def test_exit_ends_and_clear_forgets_the_conversation(repl):
 
 
 def test_approval_switches_the_mode_and_resets_session_grants(repl):
-    repl.session.agent.policy = repl.session.agent.policy.grant_tool("create_file")
+    repl.session.agent.grant_tool("create_file")
     _, out = run(repl, "/approval edits")
     assert repl.session.agent.policy.mode is ApprovalMode.EDITS
     assert repl.session.agent.policy.granted_tools == frozenset()
@@ -133,7 +133,7 @@ def test_model_local_resolves_its_protocol_and_options_like_a_fresh_session(tmp_
     try:
         repl.commands.dispatch(repl, "/model local")
         assert repl.session.protocol == "json"
-        plan = repl.session.agent.setup.planner("hi", None)
+        plan = repl.session.agent.plan("hi")
         assert plan.options["temperature"] == 0.0 and "response_format" in plan.options
     finally:
         repl.session.close()

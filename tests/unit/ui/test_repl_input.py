@@ -23,7 +23,6 @@ from cli_agent.fs.workspace import Workspace
 from cli_agent.providers.litellm_provider import LiteLLMProvider
 from cli_agent.providers.scripted import ScriptedProvider
 from cli_agent.session.session import open_session
-from cli_agent.ui.repl.approve import TerminalApprover, choices, parse_answer, prompt_for, read_key
 from cli_agent.ui.repl.completion import (
     ATTACH_MAX,
     PathIndex,
@@ -34,8 +33,9 @@ from cli_agent.ui.repl.completion import (
     match_paths,
 )
 from cli_agent.ui.repl.repl import Repl
-from cli_agent.ui.repl.startup import Startup, warm_up
+from cli_agent.ui.repl.start.startup import Startup, warm_up
 from cli_agent.ui.repl.toolbar import toolbar
+from cli_agent.ui.view.approve import TerminalApprover, choices, parse_answer, prompt_for, read_key
 
 
 @pytest.fixture
@@ -253,7 +253,7 @@ def test_warm_up_only_for_litellm():
 
 def loader(settings: Settings, calls: list[str] | None = None):
     def load():
-        from cli_agent.config.settings import Loaded
+        from cli_agent.config.loading import Loaded
 
         if calls is not None:
             calls.append("load")
@@ -310,7 +310,7 @@ def test_a_start_up_that_fails_hands_its_error_to_on_error_and_to_get(tmp_path, 
     settings = Settings(model="scripted:x", workspace=str(tmp_path / "gone" if broken == "workspace" else tmp_path))
 
     def load():
-        raise ConfigError("user config (x.toml): max_steps: expected an integer")
+        raise ConfigError("x.toml:1: max_steps: expected an integer")
 
     def factory(s):
         raise UsageError("no model configured")
@@ -334,14 +334,14 @@ def test_the_repl_draws_its_prompt_before_the_start_up_and_says_what_it_made_at_
     console = Console(record=True, width=120, color_system=None)
     repl = Repl(Startup(loader(settings), lambda s: ScriptedProvider([{"text": "hello there"}])), console,
                 lambda s: ScriptedProvider([]), prompt_input=pipe, prompt_output=DummyOutput())
-    assert "starting…" in "".join(text for _, text in repl._toolbar())
+    assert "starting…" in "".join(text for _, text in repl.line.toolbar())
     assert repl.commands.get("explain") is None  # the workflows come with the start-up
     pipe.send_text("hi\r\x04")
     assert repl.loop() == 0
     out = console.export_text()
     assert "scripted:x · " in out and out.index("scripted:x · ") < out.index("hello there")
     assert repl.commands.get("explain") is not None
-    assert "scripted:x" in "".join(text for _, text in repl._toolbar())
+    assert "scripted:x" in "".join(text for _, text in repl.line.toolbar())
     repl.startup.close()
 
 
@@ -351,7 +351,7 @@ def test_a_start_up_failure_ends_the_prompt_with_its_error(tmp_path, monkeypatch
     monkeypatch.setenv("CLI_AGENT_HOME", str(tmp_path / "home"))
 
     def load():
-        raise ConfigError("user config (x.toml): invalid TOML")
+        raise ConfigError("x.toml:1: invalid TOML")
 
     repl = Repl(Startup(load, lambda s: ScriptedProvider([])), Console(record=True), lambda s: ScriptedProvider([]),
                 prompt_input=pipe, prompt_output=DummyOutput())

@@ -10,7 +10,7 @@ import pytest
 from agentkit import call, make_agent, run
 from rich.console import Console
 
-from cli_agent.agent.loop import _for_model
+from cli_agent.agent.context_window import for_model as _for_model
 from cli_agent.contracts.change import Change
 from cli_agent.contracts.envelope import Envelope
 from cli_agent.contracts.events import (
@@ -28,7 +28,7 @@ from cli_agent.contracts.events import (
     Warning,
 )
 from cli_agent.contracts.messages import ToolCall
-from cli_agent.ui.repl.approve import TerminalApprover, choices, decided_line
+from cli_agent.ui.view.approve import TerminalApprover, choices, decided_line
 from cli_agent.ui.view.render import Renderer
 from cli_agent.ui.view.transcript import compact_line, mcp_summary, received_lines, result_line
 

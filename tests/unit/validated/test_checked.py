@@ -10,7 +10,7 @@ from typing import Literal
 import pytest
 from pydantic import ValidationError
 
-from cli_agent.validated.checked import Secret, check, field_names, field_type, plainly_valid, rule
+from cli_agent.validated.checked import Secret, check, field_names, field_type, plainly_valid, rule, unchecked
 
 
 def _upper_ok(names: list[str]) -> list[str]:
@@ -70,6 +70,41 @@ def test_strict_checking_takes_no_conversions_but_lax_does():
     assert check(Inner, {"size": "4"}).size == 4
     with pytest.raises(ValidationError):
         check(Inner, {"size": "4"}, strict=True)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Pair:
+    low: int = 0
+    high: int = 1
+    tags: tuple[str, ...] = ()
+    first: tuple[Inner, ...] = rule((), alias="break")  # a key that is no Python name
+    origin: str = unchecked("file")  # not a key: set by the code that read it
+
+    def check_whole(self) -> None:
+        if self.low > self.high:
+            raise ValueError("low must not be above high")
+
+
+def test_a_class_checks_its_fields_together_and_reads_an_alias():
+    assert check(Pair, {"low": 1, "high": 2, "break": [{"size": 2}]}).first == (Inner(size=2),)
+    with pytest.raises(ValidationError) as info:
+        check(Pair, {"low": 3, "high": 2})
+    assert info.value.errors()[0]["loc"] == () and "low must not be above high" in str(info.value)
+    with pytest.raises(ValidationError):
+        check(Pair, {"first": []})  # only by its key in the file
+
+
+def test_an_unchecked_field_is_no_key_and_keeps_its_default():
+    assert field_names(Pair) == ("low", "high", "tags", "first")
+    assert check(Pair, {}).origin == "file"
+    with pytest.raises(ValidationError):
+        check(Pair, {"origin": "elsewhere"})
+
+
+def test_a_toml_array_is_a_tuple_even_when_checked_strictly():
+    assert check(Pair, {"tags": ["a", "b"]}, strict=True).tags == ("a", "b")
+    with pytest.raises(ValidationError):
+        check(Pair, {"tags": "ab"}, strict=True)
 
 
 def test_plainly_valid_is_only_the_obvious_cases():

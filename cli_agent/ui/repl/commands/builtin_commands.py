@@ -5,7 +5,6 @@ context commands (/clear, /compact, /expand, /diff). The other command modules r
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import replace
 
 from cli_agent.contracts.escape import escape_for_terminal as esc
 from cli_agent.ui.repl.commands.commands import Command, CommandContext, CommandRegistry, Outcome
@@ -90,7 +89,7 @@ def _approval(ctx: CommandContext, args: str) -> None:
         if args not in _MODES:
             _say(ctx, f"unknown approval mode {args!r}: use ask, edits or all", "yellow")
             return
-        agent.policy = replace(agent.policy, mode=ApprovalMode(args), granted_tools=frozenset())
+        ctx.session.set_mode(ApprovalMode(args), keep_grants=False)
     policy = agent.policy
     _say(ctx, f"approval: {policy.mode.value}: {_MODES[policy.mode.value]}" + ("  (--yes: everything is approved)"
                                                                                if policy.yes else ""))
@@ -114,7 +113,7 @@ def _tools(ctx: CommandContext, args: str) -> None:
 
 
 def _prompt(ctx: CommandContext, args: str) -> None:
-    plan = ctx.session.agent.setup.planner(args, None)
+    plan = ctx.session.agent.plan(args)
     _say(ctx, plan.system or "(no system prompt: plain chat)")
     _say(ctx, f"fingerprint {plan.fingerprint}", "dim")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from cli_agent.agent.compaction import AUTO_COMPACT_AT, apply_reset, compact_prompt
+from cli_agent.agent.compaction import AUTO_COMPACT_AT, compact_prompt
 from cli_agent.contracts.escape import escape_for_terminal as esc
 from cli_agent.contracts.events import ConversationReset, StopReason
 
@@ -35,7 +35,7 @@ def _clear(ctx: CommandContext, args: str) -> None:
         return
     settings = dataclasses.replace(session.settings, trace=None)  # a --trace file holds the session it names
     new = open_session(settings, interactive=True, provider_factory=lambda s: session.provider)
-    new.agent.policy = new.agent.policy.with_mode(session.agent.policy.mode)  # keep what /approval set
+    new.set_mode(session.agent.policy.mode)  # keep what /approval set
     old = session.session_id
     ctx.replace_session(new)
     ctx.console.print(Text("started a new session: the model forgets the conversation; files stay as they are"))
@@ -62,9 +62,7 @@ def compact(ctx: CommandContext, focus: str = "", *, auto: bool = False) -> bool
         ctx.console.print(Text(f"not compacted: {esc(finished.message or 'the model gave no summary')}; the "
                                "conversation goes on whole", style="yellow"))
         return False
-    reset = ConversationReset(kind="compact", summary=summary, auto=auto)
-    apply_reset(agent, reset)
-    session.trace(reset)
+    session.reset(ConversationReset(kind="compact", summary=summary, auto=auto))
     ctx.console.print(Text(f"compacted: the summary above replaces the conversation (about {used:,} → "
                            f"{agent.context_use()[0]:,} tokens)", style="green"))
     return True

@@ -8,6 +8,7 @@ own servers as they are now, without waiting.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from typing import TYPE_CHECKING, Any
@@ -16,7 +17,7 @@ from cli_agent.contracts import errors
 from cli_agent.contracts.escape import escape_for_terminal as esc
 
 if TYPE_CHECKING:
-    from cli_agent.config.settings import Loaded
+    from cli_agent.config.loading import Loaded
     from cli_agent.mcp.hub import ServerStatus
     from cli_agent.ui.repl.commands.commands import CommandContext, CommandRegistry
 
@@ -56,7 +57,7 @@ def test_server(loaded: Loaded, name: str) -> int:
     if name not in servers:
         known = ", ".join(servers) or "none configured"
         raise errors.UsageError(f"no MCP server named {name!r} (servers: {known})")
-    [status] = _discover({name: servers[name].model_copy(update={"enabled": True})})
+    [status] = _discover({name: dataclasses.replace(servers[name], enabled=True)})
     sys.stdout.write(render_statuses([status]) + "\n")
     if status.state != "ready":
         raise errors.CliAgentError(f"mcp server {name!r} did not start: {status.error}")

@@ -130,24 +130,10 @@ def _confirm_drop(ctx: CommandContext, name: str, protocol: str) -> bool:
 
 
 def _swap(ctx: CommandContext, session: Session, name: str, provider: Provider, protocol: str, kept: bool) -> None:
-    from cli_agent.agent.compaction import apply_reset
-    from cli_agent.agent.wire import protocol_for
-    from cli_agent.contracts.events import ConversationReset
-    from cli_agent.ui.repl.startup import warm_up
+    from cli_agent.ui.repl.start.startup import warm_up
 
-    settings = dataclasses.replace(session.settings, model=name)
-    setup = session.agent.setup
     old = session.provider
-    setup.provider, setup.model = provider, name
-    if hasattr(setup.planner, "settings"):
-        setup.planner.settings = settings
-    setup.protocol = protocol_for(protocol)
-    setup.planner.protocol = protocol  # type: ignore[attr-defined]
-    if not kept:
-        reset = ConversationReset(kind="clear")
-        apply_reset(session.agent, reset)
-        session.trace(reset)
-    session.provider, session.settings, session.protocol = provider, settings, protocol
+    session.switch_model(provider, dataclasses.replace(session.settings, model=name), protocol, keep=kept)
     old.close()
     ctx.console.print(Text(f"model: {esc(name)} ({protocol} protocol); " + (
         "the conversation carries over" if kept else "a new conversation (the protocol changed)")))

@@ -71,7 +71,7 @@ def _repl_resume(ctx: CommandContext, args: str) -> None:
     except BaseException:
         new.trace.close()  # the provider is still the current session's
         raise
-    new.agent.policy = new.agent.policy.with_mode(current.agent.policy.mode)  # keep what /approval set
+    new.set_mode(current.agent.policy.mode)  # keep what /approval set
     ctx.replace_session(new)
     say(f"resumed session {entry.id} ({len(new.agent.history)} messages): {clip(entry.first_message)}", "green")
     show = getattr(ctx, "show_resumed", None)

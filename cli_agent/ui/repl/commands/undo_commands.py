@@ -1,47 +1,19 @@
-"""Undo in the front ends: `cli-agent undo --list [--json]` and the REPL's `/undo [N|list]`, on top of `undo.py`."""
+"""The REPL's `/undo [N|list]`, on top of `history/undo.py` (which also shows the journal's turns)."""
 
 from __future__ import annotations
 
-import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from cli_agent.contracts import errors
-from cli_agent.contracts.escape import clip
 from cli_agent.contracts.escape import escape_for_terminal as esc
-from cli_agent.history.journal import Journal, Turn
-from cli_agent.history.undo import shown_path, undo
+from cli_agent.history.journal import Journal
+from cli_agent.history.undo import render_turns, undo
 from cli_agent.ui.repl.commands.commands import Command
 
 if TYPE_CHECKING:
     from cli_agent.ui.repl.commands.commands import CommandContext, CommandRegistry
 
-__all__ = ["register_commands", "render_turns", "turns_json"]
-
-
-# -- showing the journal -----------------------------------------------------------------------------------------------
-
-def render_turns(turns: list[Turn]) -> str:
-    """`cli-agent undo --list`, `/undo list`: each turn with the prompt that made it and its changes (time, tool,
-    kind, path), oldest first; the newest turn not undone yet, the one `/undo` reverts, is marked."""
-    if not turns:
-        return "the undo journal of this workspace is empty"
-    newest = next((t.number for t in reversed(turns) if not t.undone), None)
-    lines = []
-    for t in turns:
-        stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t.time))
-        prompt = f"  {clip(t.prompt, 60)!r}" if t.prompt else ""
-        mark = "  (undone)" if t.undone else "  ← newest: /undo reverts it" if t.number == newest else ""
-        lines.append(esc(f"turn {t.number}  {stamp}  session {t.session or '-'}{prompt}{mark}"))
-        for e in t.changes:
-            lines.append(f"  {time.strftime('%H:%M:%S', time.localtime(e.time))}  {e.tool:<12} {e.kind:<6} "
-                         f"{esc(shown_path(e.path))}")
-    return "\n".join(lines)
-
-
-def turns_json(turns: list[Turn]) -> list[dict[str, Any]]:
-    return [{"turn": t.number, "session": t.session, "time": t.time, "undone": t.undone, "prompt": t.prompt,
-             "changes": [{"time": e.time, "tool": e.tool, "kind": e.kind, "path": e.path} for e in t.changes]}
-            for t in turns]
+__all__ = ["register_commands"]
 
 
 def register_commands(registry: CommandRegistry, ctx: CommandContext) -> None:
@@ -54,8 +26,6 @@ def register_commands(registry: CommandRegistry, ctx: CommandContext) -> None:
 
 def _repl_undo(ctx: CommandContext, args: str) -> None:
     from rich.text import Text
-
-    from cli_agent.contracts.messages import Message
 
     journal = getattr(ctx.session, "journal", None) or Journal(ctx.session.workspace.root)
     word = args.strip()
@@ -72,6 +42,5 @@ def _repl_undo(ctx: CommandContext, args: str) -> None:
         return
     ctx.console.print(Text(esc(f"undid turn {undone.turn}: " + (", ".join(undone.done) or "nothing left to "
                                                                                              "revert")), style="green"))
-    ctx.session.agent.history.append(Message("user", f"(The user undid turn {undone.turn} of file changes: "
-                                                     f"{', '.join(undone.done) or 'nothing'}. Read files again "
-                                                     f"before changing them.)"))
+    ctx.session.add_note(f"(The user undid turn {undone.turn} of file changes: {', '.join(undone.done) or 'nothing'}. "
+                         "Read files again before changing them.)")

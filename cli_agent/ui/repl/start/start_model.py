@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from cli_agent.contracts import errors
 
 if TYPE_CHECKING:
-    from cli_agent.config.settings import Loaded
+    from cli_agent.config.loading import Loaded
 
 __all__ = ["onboarded", "with_its_model"]
 
@@ -48,7 +48,7 @@ def onboarded(load: Callable[[], Loaded]) -> Callable[[], Loaded]:
     model onboarding chose."""
     import dataclasses
 
-    from cli_agent.ui.repl.onboarding import choose_model
+    from cli_agent.ui.repl.start.onboarding import choose_model
 
     loaded = load()
     if {"model", "api_base"} & set(loaded.withheld):  # the project config names one: the trust question decides

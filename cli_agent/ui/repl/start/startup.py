@@ -21,7 +21,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from cli_agent.config.settings import Loaded, Settings
+    from cli_agent.config.loading import Loaded
+    from cli_agent.config.settings import Settings
     from cli_agent.history.session_index import SessionEntry
     from cli_agent.session.session import ProviderFactory, Session
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from cli_agent.config.settings import Loaded
+    from cli_agent.config.loading import Loaded
     from cli_agent.config.trusted_folders import TrustEntry
 
 __all__ = ["ask_trust", "describe_withheld"]
@@ -48,7 +48,7 @@ def ask_trust(load: Callable[[], Loaded], workspace_hint: str | None) -> None:
     if not loaded.withheld:
         return
     from cli_agent.config.trusted_folders import earlier_entry, trust
-    from cli_agent.ui.repl.approve import flush_typeahead, read_key
+    from cli_agent.ui.view.approve import flush_typeahead, read_key
 
     ws = Path(loaded.settings.workspace)
     lines = describe_withheld(loaded.withheld)

@@ -1,0 +1,118 @@
+"""The approval round trip of one call: the policy settles it (`approval.assess`), or the question goes to the
+front end (the `ApprovalAsked` event, answered by a sent `Decision` or the injected approver). A command is asked
+about first, then run in the sandbox (its output streamed as `CommandOutput`), then its change set is asked about.
+"Yes to all" and "yes to this tool" widen the policy for the rest of the session."""
+
+from __future__ import annotations
+
+import codecs
+from collections.abc import Generator
+from typing import TYPE_CHECKING
+
+from cli_agent.agent.approval import CallFacts, Policy, Verdict, assess
+from cli_agent.contracts.events import Answer, ApprovalAsked, ApprovalDecided, CommandOutput, Decision, Event
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from cli_agent.agent.run_state import Approver, RunState
+    from cli_agent.tools.dispatch import Dispatcher, Prepared
+
+__all__ = ["Approvals", "facts_of"]
+
+OUTPUT_EVERY_S = 0.2  # at most five CommandOutput events a second
+OUTPUT_TAIL = 4096  # each one the latest characters
+
+
+def facts_of(prepared: Prepared) -> CallFacts:
+    """What the policy weighs about a prepared call: its tool, whether it needs approval, what it would do."""
+    return CallFacts(prepared.call.name, prepared.needs_approval, prepared.approval_kind)
+
+
+class Approvals:
+    """The session's approval policy, and the round trip that applies it to a call."""
+
+    def __init__(self, policy: Policy, clock: Callable[[], float]) -> None:
+        self.policy = policy
+        self._clock = clock
+
+    def settle(self, run: RunState, prepared: Prepared, index: int, total: int, approve: Approver | None,
+               dispatcher: Dispatcher) -> Generator[Event, Decision | None, tuple[Prepared, str | None]]:
+        """Approval for one call: the call (for a command, whether it may run; then it runs, in the sandbox) and
+        then its changes. Returns the call as prepared and None, or the one-line reason it was denied."""
+        if prepared.error is not None or prepared.spec is None:
+            return prepared, None
+        if prepared.deferred:
+            reason = yield from self._decide(run, prepared, index, total, approve)
+            if reason is not None:
+                return prepared, reason
+            prepared = yield from self._stage(prepared, dispatcher.at(run.deadline))
+            if prepared.error is not None:
+                return prepared, None
+        reason = yield from self._decide(run, prepared, index, total, approve)
+        return prepared, None if reason is None else reason + prepared.denial_note()
+
+    def _stage(self, prepared: Prepared, dispatcher: Dispatcher) -> Generator[Event, Decision | None, Prepared]:
+        """Run a command; its output becomes CommandOutput events, at most five a second (the latest 4 KiB), after
+        an empty one that says it has started."""
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        yield CommandOutput(call_id=prepared.call.id, text="")
+        running = dispatcher.stage(prepared)
+        pending, last = "", self._clock()
+        try:
+            while True:
+                try:
+                    chunk = next(running)
+                except StopIteration as done:
+                    staged: Prepared = done.value
+                    break
+                pending = (pending + decoder.decode(chunk))[-OUTPUT_TAIL:]
+                if pending and self._clock() - last >= OUTPUT_EVERY_S:
+                    yield CommandOutput(call_id=prepared.call.id, text=pending)
+                    pending, last = "", self._clock()
+        finally:
+            running.close()  # an interrupt thrown in at a yield still kills the command
+        if pending:
+            yield CommandOutput(call_id=prepared.call.id, text=pending)
+        return staged
+
+    def _decide(self, run: RunState, prepared: Prepared, index: int, total: int,
+                approve: Approver | None) -> Generator[Event, Decision | None, str | None]:
+        """Settle approval for one call; returns None when it may run, else the one-line reason it may not."""
+        spec = prepared.spec
+        assert spec is not None
+        asked = ApprovalAsked(call=prepared.call, change=prepared.change, index=index, total=total,
+                              about=spec.approval_note,
+                              changes=prepared.staged.changes if prepared.staged is not None else ())
+        return (yield from self.ask(run, facts_of(prepared), asked, approve))
+
+    def ask(self, run: RunState, facts: CallFacts, asked: ApprovalAsked,
+            approve: Approver | None) -> Generator[Event, Decision | None, str | None]:
+        """The policy's answer for a call, else the user's (`asked`); None when it may go ahead, else why not."""
+        call = asked.call
+        assessment = assess(facts, self.policy)
+        if assessment.verdict is Verdict.ALLOW:
+            if facts.requires_approval:
+                yield ApprovalDecided(call_id=call.id, decision=Decision.YES, by="policy", rule=assessment.rule)
+            return None
+        if assessment.verdict is Verdict.DENY:
+            yield ApprovalDecided(call_id=call.id, decision=Decision.NO, by="non-interactive", rule=assessment.rule)
+            return (f"{call.name} needs approval and no one can be asked (not a terminal); "
+                    f"re-run with {assessment.rule} to allow it")
+        waited_from = self._clock()
+        sent = yield asked
+        answer = sent if isinstance(sent, Decision | Answer) else approve(asked) if approve is not None else Decision.NO
+        run.deadline += self._clock() - waited_from  # the time a person takes to answer is not the run's
+        decision, feedback = (answer.decision, answer.feedback) if isinstance(answer, Answer) else (answer, "")
+        if decision is Decision.FEEDBACK and not feedback.strip():
+            decision = Decision.NO  # no words for the model: a plain no
+        yield ApprovalDecided(call_id=call.id, decision=decision, by="user", feedback=feedback.strip())
+        if decision is Decision.FEEDBACK:
+            run.feedback = feedback.strip()
+        if decision is Decision.ALL:
+            self.policy = self.policy.grant_all()
+        elif decision is Decision.TOOL:
+            self.policy = self.policy.grant_tool(call.name)
+        if decision.approves:
+            return None
+        return f"{call.name} was denied by the user" + (" (turn aborted)" if decision is Decision.QUIT else "")

@@ -1,0 +1,81 @@
+"""The session's conversation, and the one place that changes it. During a run, every message the loop adds is
+recorded for the run's `MessagesAppended` (what a resumed session gets back, exactly as the model saw it);
+between runs, a note (`note`) comes back as a `MessagesAppended` of its own for the trace to keep. A new
+conversation (`start`) is what `/clear`, `/compact`, a model switch and a resume make. How a run ends (`stop`,
+`done`) is here too: an end leaves a valid conversation (every call answered)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from cli_agent.agent.context_window import ContextWindow
+from cli_agent.contracts.envelope import Envelope
+from cli_agent.contracts.events import MessagesAppended, RunFinished, StopReason
+from cli_agent.contracts.messages import Message, ToolCall
+
+if TYPE_CHECKING:
+    from cli_agent.agent.run_state import RunState
+    from cli_agent.agent.wire import WireProtocol
+
+__all__ = ["Conversation"]
+
+_NOT_RUN = "not run: an earlier call in this turn was denied"
+_CUT_SHORT = (StopReason.INTERRUPTED, StopReason.TERMINATED, StopReason.TIMEOUT, StopReason.ERROR)
+
+
+class Conversation:
+    def __init__(self, protocol: WireProtocol) -> None:
+        self.messages: list[Message] = []
+        self.window = ContextWindow()
+        self.protocol = protocol  # how a tool result is sent back to the model
+
+    def append(self, run: RunState, message: Message) -> None:
+        """Add a message during `run`, and record it for the run's `MessagesAppended`."""
+        self.messages.append(message)
+        run.appended.append(message)
+
+    def record_result(self, run: RunState, call: ToolCall, content: str) -> None:
+        """The result of `call` (no longer pending), as the protocol sends it back to the model."""
+        self.window.note_result(len(self.messages), call.name)
+        self.append(run, self.protocol.result_message(call, content))
+        run.pending.pop(call.id, None)
+
+    def answer_rest(self, run: RunState, denied: ToolCall, reason: str) -> None:
+        """Answer the denied call and every call after it, so no tool call is left without a result."""
+        self.record_result(run, denied, Envelope.failure(reason).to_json())
+        for call in list(run.pending.values()):
+            self.record_result(run, call, Envelope.failure(_NOT_RUN).to_json())
+
+    def done(self, run: RunState, message: str, answer: str) -> RunFinished:
+        """The model says it is done: a success, unless the last change it attempted failed and none came after."""
+        failed = run.failed_change
+        if failed is None:
+            return self.stop(run, StopReason.DONE, message, answer=answer)
+        path = failed["arguments"].get("path", "") if isinstance(failed["arguments"], dict) else ""
+        why = "; ".join(failed["errors"])[:300]
+        return replace(self.stop(run, StopReason.CHANGE_FAILED, f"the model stopped after a failed change "
+                                                                f"({failed['tool']} {path}: {why}); nothing was "
+                                                                f"changed after it", answer=answer),
+                       failed_change=failed)
+
+    def stop(self, run: RunState, reason: StopReason, message: str, answer: str = "") -> RunFinished:
+        """The end of `run`, leaving a valid conversation: every pending call answered, and a turn cut short said
+        so."""
+        for call in list(run.pending.values()):
+            self.record_result(run, call, Envelope.failure(f"not run: {message}").to_json())
+        if reason in _CUT_SHORT and self.messages and self.messages[-1].role != "assistant":
+            self.append(run, Message("assistant", f"(this turn was cut short: {message})"))
+        return RunFinished(stop_reason=reason, message=message, answer=answer, steps=run.steps)
+
+    def note(self, text: str) -> MessagesAppended:
+        """Between runs: a note from the user's side (an /undo) joins the conversation; the event records it."""
+        message = Message("user", text)
+        self.messages.append(message)
+        return MessagesAppended(messages=(message,))
+
+    def start(self, messages: Iterable[Message] = ()) -> None:
+        """A new conversation, from `messages` (a compaction's summary, a resumed session's conversation)."""
+        self.messages[:] = list(messages)
+        self.window.clear()

@@ -1,0 +1,60 @@
+"""One model request: the plan's system prompt and the conversation sent to the provider, its text streamed as
+`TextDelta` events, retried with exponential backoff and jitter while the provider's error is retryable, within
+the run's deadline."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Generator
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from cli_agent.contracts import errors
+from cli_agent.contracts.events import Decision, Event, Retry, TextDelta
+from cli_agent.contracts.messages import Message
+from cli_agent.providers.base import ProviderReply, ProviderRequest
+
+if TYPE_CHECKING:
+    from cli_agent.agent.run_state import AgentSetup, RunState
+    from cli_agent.prompt.plan import Plan
+
+__all__ = ["backoff", "complete"]
+
+
+def complete(setup: AgentSetup, run: RunState, plan: Plan,
+             history: list[Message]) -> Generator[Event, Decision | None, ProviderReply]:
+    """The provider's reply to the conversation; raises RunTimeoutError when the run has no time left, and
+    ProviderError when the provider fails for good (or gave up after `max_retries` retries)."""
+    s = setup
+    messages = tuple(([Message("system", plan.system)] if plan.system else []) + history)
+    request = ProviderRequest(messages=messages, tools=plan.schemas if s.protocol.sends_tools else None,
+                              options=plan.request_options)
+    stream_text = s.protocol.name != "json"
+    attempt = 0
+    while True:
+        remaining = run.deadline - s.clock()
+        if remaining <= 0:
+            raise errors.RunTimeoutError("no time left for another model request")
+        try:
+            reply: ProviderReply | None = None
+            for item in s.provider.stream(replace(request, timeout_s=remaining)):
+                if isinstance(item, str):
+                    if stream_text and item:
+                        yield TextDelta(text=item)
+                else:
+                    reply = item
+            if reply is None:
+                raise errors.ProviderError("the provider ended its reply without a result")
+            return reply
+        except errors.RetryableProviderError as exc:
+            attempt += 1
+            if attempt > s.limits.max_retries:
+                raise errors.ProviderError(f"{exc} (gave up after {attempt} tries)") from exc
+            delay = max(0.0, min(backoff(s.limits.retry_base_delay, attempt), run.deadline - s.clock()))
+            yield Retry(attempt=attempt, delay_s=round(delay, 3), reason=str(exc))
+            s.sleep(delay)
+
+
+def backoff(base: float, attempt: int) -> float:
+    """The delay before retry `attempt` (1, 2, ...): `base` doubled each time, with jitter (half to all of it)."""
+    return base * 2 ** (attempt - 1) * (0.5 + random.random() / 2)

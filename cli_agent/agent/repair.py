@@ -1,0 +1,98 @@
+"""The verification step after a run that changed files: the project's tests run on what it changed
+(`verify.Verifier`, in the command sandbox); while they fail, the model gets their failures back
+(`test_feedback`) for a repair round; when the rounds are spent, more candidates (`attempts.Attempts`) may be
+sampled, and the first that passes is offered as one change set (`candidates`)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Generator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from cli_agent.agent.approval import CallFacts
+from cli_agent.contracts.change import Staged
+from cli_agent.contracts.events import (
+    ApprovalAsked,
+    Decision,
+    Event,
+    ToolCallsProposed,
+    ToolResult,
+    Verification,
+)
+from cli_agent.contracts.messages import ToolCall
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from cli_agent.agent.approval_flow import Approvals
+    from cli_agent.agent.attempts import Attempts
+    from cli_agent.agent.run_state import Approver, RunState
+    from cli_agent.agent.verify import TestRun, Verifier
+    from cli_agent.tools.dispatch import Dispatcher
+
+__all__ = ["Applied", "candidates", "test_feedback", "verify"]
+
+
+@dataclass(frozen=True)
+class Applied:
+    """A candidate that passed its tests and was applied in place of the run's change."""
+
+    note: str  # what the model is told
+    message: str  # the run's stop message
+    tests: str  # its tests' summary line
+    attempt: int  # its number
+
+
+def verify(run: RunState, verifier: Verifier) -> Generator[Event, Decision | None, TestRun]:
+    """Run the project's tests on what this run changed (in the command sandbox; nothing they write is kept)."""
+    run.verify_round += 1
+    yield Verification(command=verifier.command, round=run.verify_round, phase="running")
+    testing = verifier.check(tuple(run.changed), run.deadline)
+    try:
+        while True:
+            next(testing)
+    except StopIteration as done:
+        verdict: TestRun = done.value
+    finally:
+        testing.close()
+    phase = "none" if not verdict.ran else "passed" if verdict.passed else "failed"
+    yield Verification(command=verdict.command, round=run.verify_round, phase=phase, summary=verdict.summary)
+    return verdict
+
+
+def test_feedback(verdict: TestRun) -> str:
+    """What the model is told when the tests fail after its change."""
+    return (f"The project's tests fail after your change (`{verdict.command}`: {verdict.summary}).\n"
+            f"{verdict.failures}\n\nFix the code so that these tests pass (change a test only if the task asks "
+            "for it), then say that you are done.")
+
+
+def candidates(run: RunState, prompt: str, attempts: Attempts, approvals: Approvals, approve: Approver | None,
+               dispatcher: Dispatcher, clock: Callable[[], float],
+               why: str) -> Generator[Event, Decision | None, tuple[Applied | None, str]]:
+    """Sample more candidates; offer the first that passes its tests as one change set. Returns what was applied
+    (None when nothing was) and, when nothing was, why the tests still fail."""
+    winner = yield from attempts.sample(prompt, tuple(run.applied), lambda: run.deadline - clock())
+    if winner is None:
+        return None, f"{why}, nor did {attempts.count - 1} more candidate(s)"
+    call = ToolCall(id=f"attempt-{uuid.uuid4().hex[:8]}", name="attempts",
+                    arguments={"candidate": winner.number, "of": attempts.count, "tests": winner.summary})
+    staged = Staged({"candidate": winner.number, "tests": winner.summary}, winner.changes)
+    yield ToolCallsProposed(calls=(call,), terminate=False)  # every front end knows the call it is asked about
+    asked = ApprovalAsked(call=call, change=None, index=1, total=1, changes=winner.changes,
+                          about=f"candidate {winner.number} of {attempts.count} passes the tests "
+                                f"({winner.summary}); these changes replace this run's")
+    reason = yield from approvals.ask(run, CallFacts(call.name, True, staged.kind), asked, approve)
+    if reason is not None:
+        return None, f"{why}; candidate {winner.number}, which passes them, was not applied ({reason})"
+    envelope = dispatcher.apply_set(staged)
+    applied = set((envelope.data or {}).get("applied", ())) if isinstance(envelope.data, dict) else set()
+    yield ToolResult(call_id=call.id, tool=call.name, envelope=envelope,
+                     changes=tuple(c for c in staged.changes if c.path in applied))
+    if not envelope.ok:
+        return None, f"{why}; candidate {winner.number} passes them but could not be applied"
+    note = (f"(Candidate {winner.number} of {attempts.count}, a fresh attempt at this task, passed the tests "
+            f"({winner.summary}) and was applied in place of your change: {', '.join(staged.paths())}.)")
+    return Applied(note, f"done: candidate {winner.number} of {attempts.count} passes the tests", winner.summary,
+                   winner.number), ""

@@ -1,0 +1,44 @@
+"""Stuck-call detection: the model sends the same failing call again and again. The second failure in a row gets
+a note for the model (`REPEAT_NOTE`); at `MAX_REPEATS` the run ends, as a failed change (exit 7) when the call was
+a change, else as unusable output (exit 6)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+from cli_agent.agent.run_state import RunState
+from cli_agent.contracts.envelope import Envelope
+from cli_agent.contracts.events import StopReason
+from cli_agent.contracts.messages import ToolCall
+
+__all__ = ["MAX_REPEATS", "REPEAT_NOTE", "count_repeats", "noted", "stuck"]
+
+MAX_REPEATS = 3  # the same call failing the same way this many times in a row ends the run (exit 7, or 6)
+REPEAT_NOTE = ("this exact call already failed the same way, and will again: change its arguments (copy the file's "
+               "text exactly from the lines shown) or do something else")
+
+
+def count_repeats(run: RunState, call: ToolCall, envelope: Envelope, mutates: bool) -> int:
+    """How many times in a row this call has now failed this way (0: it did not fail). A read that succeeds in
+    between does not break the row (a stuck model reads the file again and sends the same failing edit)."""
+    if envelope.ok:
+        if mutates or run.repeats[0].split("\0", 1)[0] == call.name:
+            run.repeats = ("", 0)
+        return 0
+    arguments = json.dumps(call.arguments, sort_keys=True, default=str)
+    key = "\0".join((call.name, arguments, *envelope.errors))
+    run.repeats = (key, run.repeats[1] + 1 if run.repeats[0] == key else 1)
+    return run.repeats[1]
+
+
+def noted(envelope: Envelope, repeats: int) -> Envelope:
+    """The envelope, with `REPEAT_NOTE` among its warnings when the next failure in a row would end the run."""
+    return replace(envelope, warnings=(*envelope.warnings, REPEAT_NOTE)) if repeats == MAX_REPEATS - 1 else envelope
+
+
+def stuck(run: RunState, call: ToolCall, envelope: Envelope) -> tuple[StopReason, str]:
+    """How a run whose model is stuck on `call` ends: a failed change (exit 7), anything else unusable (exit 6)."""
+    why = "; ".join(envelope.errors)[:300]
+    message = f"the model sent the same failing call {MAX_REPEATS} times in a row ({call.name}: {why})"
+    return (StopReason.UNUSABLE if run.failed_change is None else StopReason.CHANGE_FAILED), message

@@ -1,0 +1,111 @@
+"""What a run works with: the agent's set-up (`AgentSetup`, its `Limits`), the state of one run (`RunState`), and
+the two ways a run ends without the model's say: a limit (`over_budget`) or an exception (`stop_for`, the one table
+from exception to stop reason)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Collection, Generator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from cli_agent.contracts import errors
+from cli_agent.contracts.events import Answer, ApprovalAsked, Decision, StopReason, Warning
+from cli_agent.contracts.messages import Message, ToolCall, Usage
+from cli_agent.prompt.plan import Plan
+
+if TYPE_CHECKING:
+    from cli_agent.agent.approval import Policy
+    from cli_agent.agent.attempts import Attempts
+    from cli_agent.agent.verify import Verifier
+    from cli_agent.agent.wire import WireProtocol
+    from cli_agent.contracts.change import Change
+    from cli_agent.providers.base import Provider
+    from cli_agent.tools.dispatch import Dispatcher
+
+__all__ = ["AgentSetup", "Approver", "Limits", "Planner", "RunState", "over_budget", "stop_for"]
+
+Approver = Callable[[ApprovalAsked], "Decision | Answer"]
+Planner = Callable[[str, "Collection[str] | None"], Plan]  # (task text, tool subset) -> plan
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_steps: int = 20
+    timeout_s: float = 300.0
+    max_tokens_total: int | None = None
+    max_cost_usd: float | None = None
+    max_retries: int = 4
+    retry_base_delay: float = 1.0
+    tool_result_max_chars: int = 20_000
+    context_window: int | None = None
+
+
+@dataclass
+class AgentSetup:
+    provider: Provider
+    protocol: WireProtocol
+    dispatcher: Dispatcher
+    planner: Planner
+    policy: Policy
+    limits: Limits = field(default_factory=Limits)
+    model: str = ""
+    workspace: str = ""
+    sleep: Callable[[float], None] = time.sleep
+    clock: Callable[[], float] = time.monotonic
+    brief: Callable[[str], str | None] | None = None  # the task's files, shown with the task (prompt.task_files)
+    verifier: Verifier | None = None  # the project's tests, run after a run's changes (cli_agent.agent.verify)
+    attempts: Attempts | None = None  # more candidates when the tests still fail (cli_agent.agent.attempts)
+
+
+@dataclass
+class RunState:
+    """The state of one run."""
+
+    deadline: float
+    steps: int = 0
+    strikes: int = 0
+    usage: Usage = field(default_factory=Usage)
+    warned_budget: bool = False
+    pending: dict[str, ToolCall] = field(default_factory=dict)  # calls in the history still without a result
+    appended: list[Message] = field(default_factory=list)  # what this run added to the conversation
+    feedback: str | None = None  # the user's words with the last denial: the turn goes on with them
+    failed_change: dict[str, Any] | None = None  # the last change attempted, while it failed and none succeeded since
+    repeats: tuple[str, int] = ("", 0)  # the last failed call (name, arguments, errors) and how often in a row
+    changed: dict[str, None] = field(default_factory=dict)  # the paths this run changed, in order
+    applied: list[Change] = field(default_factory=list)  # the changes this run applied, in order
+    verify_round: int = 0  # test runs so far
+
+
+def stop_for(exc: BaseException, limits: Limits) -> tuple[StopReason, str]:
+    """How an exception that reached the loop ends the run: its stop reason and one line. An internal error (any
+    other exception) still ends the run with a message and a complete trace."""
+    if isinstance(exc, KeyboardInterrupt):
+        return StopReason.INTERRUPTED, "interrupted by the user (Ctrl-C)"
+    if isinstance(exc, errors.TerminateSignal):
+        return StopReason.TERMINATED, "terminated (SIGTERM)"
+    if isinstance(exc, errors.RunTimeoutError):
+        return StopReason.TIMEOUT, f"timed out after {limits.timeout_s:g} s ({exc})"
+    if isinstance(exc, errors.UsageError):
+        return StopReason.USAGE, str(exc)
+    if isinstance(exc, errors.CliAgentError):
+        return StopReason.ERROR, str(exc)
+    return StopReason.ERROR, f"internal error: {type(exc).__name__}: {exc}"
+
+
+def over_budget(run: RunState, limits: Limits) -> Generator[Warning, None, str | None]:
+    """Warn once a run at 80 % of a token or cost budget; when one is reached, warn and return the message the run
+    stops with (STEP_LIMIT), else None."""
+    checks = [("tokens", run.usage.total_tokens, limits.max_tokens_total),
+              ("cost (USD)", run.usage.cost_usd, limits.max_cost_usd)]
+    for what, used, cap in checks:
+        if cap is None:
+            continue
+        if used >= cap:
+            message = f"budget reached: {what} used {used:g} of {cap:g}"
+            yield Warning(code="budget", message=message)
+            return message
+        if used >= 0.8 * cap and not run.warned_budget:
+            run.warned_budget = True
+            yield Warning(code="budget", message=f"80 % of the budget used: {what} {used:g} of {cap:g}")
+    return None

@@ -1,0 +1,235 @@
+"""The layered loader of the settings (`config.settings`): flags > env > --config > project > user > defaults.
+
+Each layer is validated on its own, so an error names the file (with the line and the key:
+`.cli-agent/config.toml:3: max_steps: expected an integer, found string 'x'`), the variable or the flag it came
+from, and `Loaded.sources` says where every effective value came from. The workspace (whose
+`.cli-agent/config.toml` is the project layer) comes from the layers above and below it, never from the project
+config itself.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, get_origin
+
+from cli_agent.config.settings import (
+    KEYS,
+    TABLES,
+    USER_ONLY_TABLES,
+    Settings,
+    env_var,
+    flag_name,
+    key_type,
+    nest,
+    owner,
+    value_of,
+)
+from cli_agent.contracts.errors import ConfigError
+from cli_agent.fs import paths
+from cli_agent.validated.checked import check, plainly_valid
+from cli_agent.validated.reader import TomlFile, load_checked, read_toml
+from cli_agent.validated.wording import problem_of
+
+__all__ = ["Loaded", "load_settings"]
+
+
+@dataclass(frozen=True)
+class Loaded:
+    settings: Settings
+    sources: dict[str, str]  # key (e.g. "max_steps", "local.model") -> where its value came from
+    files: list[tuple[str, Path, bool]]  # (label, path, exists), in the order they are layered
+    notes: tuple[str, ...] = ()  # one-line warnings for the user (a project config's ignored keys)
+    withheld: dict[str, Any] = field(default_factory=dict)  # project keys ignored until the folder is trusted
+
+
+_Layer = dict[str, tuple[Any, str]]  # key -> (validated value, source label)
+
+
+def load_settings(flags: Mapping[str, Any], *, env: Mapping[str, str] | None = None,
+                  config_file: Path | None = None, workspace: Path | None = None,
+                  trust: bool | None = None) -> Loaded:
+    """Layer defaults, user, project, --config, env and flags. A flag whose value is None was not given.
+
+    `workspace` stands for the current directory: the workspace when no layer sets one, and the base of a
+    relative one. `CLI_AGENT_CONFIG` in `env` stands for `config_file` when that is not given. The project config
+    counts whole only in a trusted folder (`trust`, else `CLI_AGENT_TRUST` in `env`, else the trust store);
+    elsewhere it may only narrow (`cli_agent.config.trust`).
+    """
+    env = os.environ if env is None else env
+    flag_layer = _flag_layer(flags)
+    env_layer = _env_layer(env)
+    if config_file is None and env.get("CLI_AGENT_CONFIG", "").strip():
+        config_file = Path(env["CLI_AGENT_CONFIG"].strip())
+    explicit: _Layer = {}
+    files: dict[str, TomlFile] = {}  # source label -> the file read
+    if config_file is not None:
+        config_file = Path(config_file).expanduser()
+        if not config_file.is_file():
+            raise ConfigError(f"--config file not found: {config_file}")
+        explicit = _file_layer(config_file, f"--config ({config_file})", files)
+    user_path = paths.user_config_file()
+    user = _file_layer(user_path, f"user config ({user_path})", files) if user_path.exists() else {}
+
+    chosen = next((layer["workspace"] for layer in (flag_layer, env_layer, explicit, user) if "workspace" in layer),
+                  None)
+    base = (workspace or Path.cwd()).expanduser()
+    ws = (base / Path(chosen[0]).expanduser()).resolve() if chosen else base.resolve()
+    project_path = paths.project_config_file(ws)
+    project: _Layer = {}
+    notes: tuple[str, ...] = ()
+    withheld: dict[str, Any] = {}
+    if project_path.exists():
+        project = _file_layer(project_path, f"project config ({project_path})", files)
+        project, withheld, notes = _screened(project, user, project_path, ws, trust, env)
+
+    for layer in (project, explicit):
+        user_only = sorted({key for key in layer if key.partition(".")[0] in USER_ONLY_TABLES})
+        if user_only:
+            toml = files[layer[user_only[0]][1]]
+            raise ConfigError(toml.at(tuple(user_only[0].split(".")), f"can be set only in the user config "
+                                      f"({user_path})"))
+    values: dict[str, Any] = {}
+    sources = dict.fromkeys(KEYS, "default")
+    for layer in (user, project, explicit, env_layer, flag_layer):
+        for key, (value, source) in layer.items():
+            if key != "mcp_servers":  # merged by server name below
+                values[key], sources[key] = value, source
+    values["mcp_servers"], mcp_notes = _mcp_servers(user, project, explicit)
+    notes = (*notes, *mcp_notes)
+    values["workspace"] = str(ws)
+    values["config_files"] = tuple(str(p) for p in (user_path, project_path, config_file) if p is not None)
+    read = [("user config", user_path, user_path.exists()), ("project config", project_path, project_path.exists())]
+    if config_file is not None:
+        read.append(("--config", config_file, True))
+    return Loaded(_built(values), sources, read, notes, withheld)
+
+
+def _built(values: Mapping[str, Any]) -> Settings:
+    """Settings of values that were checked layer by layer (`_Layer`): nothing is checked again."""
+    nested = nest(values)
+    tables = {table: model(**nested.pop(table, {})) for table, model in TABLES.items()}
+    return Settings(**nested, **tables)
+
+
+def _mcp_servers(user: _Layer, project: _Layer, explicit: _Layer) -> tuple[dict[str, Any], list[str]]:
+    """The MCP servers of the config files, merged by name. A project's servers are in `project` only when the
+    folder is trusted (`_screened` took them out otherwise, and said so)."""
+    layers = [(layer["mcp_servers"][1], layer["mcp_servers"][0]) for layer in (user, project, explicit)
+              if layer.get("mcp_servers", ({}, ""))[0]]
+    if not layers:
+        return {}, []
+    from cli_agent.config.mcp_settings import merge_servers
+
+    return merge_servers(layers, project_trusted=True)
+
+
+def _screened(project: _Layer, user: _Layer, path: Path, ws: Path, trust: bool | None,
+              env: Mapping[str, str]) -> tuple[_Layer, dict[str, Any], tuple[str, ...]]:
+    """The project layer as the folder's trust allows: (kept layer, withheld key -> value, notes)."""
+    from cli_agent.config.trust import screen_project, untrusted_note
+
+    defaults = Settings()
+    below = {key: user[key][0] if key in user else value_of(defaults, key) for key in project}
+    given = {key: value for key, (value, _) in project.items()}
+    screened = screen_project(given, below, trusted=bool(trust))
+    if screened.needs_trust and trust is None:
+        from cli_agent.config.trusted_folders import TRUE, is_trusted
+
+        trusted = env.get("CLI_AGENT_TRUST", "").strip().lower() in TRUE or is_trusted(ws)
+        if trusted:
+            screened = screen_project(given, below, trusted=True)
+    note = untrusted_note(str(path), screened)
+    return ({key: project[key] for key in screened.kept}, {key: given[key] for key in screened.needs_trust},
+            (note,) if note else ())
+
+
+def _flag_layer(flags: Mapping[str, Any]) -> _Layer:
+    layer: _Layer = {}
+    for name, value in flags.items():
+        if value is None:
+            continue
+        key = _key_for_flag(name)
+        where = f"flag {flag_name(key)}"
+        if isinstance(value, str):
+            value = _parse_string(key, value, where)
+        layer[key] = (_validate_one(key, value, where), where)
+    return layer
+
+
+def _key_for_flag(name: str) -> str:
+    key = name.lstrip("-").replace("-", "_")
+    if key.startswith("local_") and "local." + key[6:] in KEYS:
+        key = "local." + key[6:]
+    if key not in KEYS:
+        raise ConfigError(f"unknown setting {name!r}{_did_you_mean(key)}")
+    return key
+
+
+def _env_layer(env: Mapping[str, str]) -> _Layer:
+    layer: _Layer = {}
+    for key in KEYS:
+        if key.partition(".")[0] in USER_ONLY_TABLES and "." in key:
+            continue
+        var = env_var(key)
+        raw = env.get(var, "").strip()
+        if raw:  # unset and empty are the same: not given
+            where = f"env {var}"
+            layer[key] = (_validate_one(key, _parse_string(key, raw, where), where), where)
+    return layer
+
+
+def _parse_string(key: str, raw: str, where: str) -> Any:
+    """A string from the environment or the command line, as the field wants it; pydantic does the scalars."""
+    if get_origin(key_type(key)) is not list:
+        return raw
+    raw = raw.strip()
+    if not raw.startswith("["):
+        return [item.strip() for item in raw.split(",") if item.strip()]
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{where}: expected a comma-separated list or a JSON array, found invalid JSON "
+                          f"({exc.msg} at column {exc.colno})") from None
+
+
+def _file_layer(path: Path, label: str, files: dict[str, TomlFile]) -> _Layer:
+    """The keys a config file sets, checked, each with `label` as its source; the file kept in `files`."""
+    toml = files[label] = read_toml(path, str(path), ConfigError)
+    data = toml.data
+    if "config_files" in data:
+        raise ConfigError(toml.at(("config_files",), "unknown key"))
+    if isinstance(data.get("sandbox"), str):  # sandbox = "off" is [sandbox] mode = "off"
+        data["sandbox"] = {"mode": data["sandbox"]}
+    model = load_checked(Settings, toml, ConfigError, strict=True, suggest=_in_a_table)
+    keys = [k for k in data if k not in TABLES]  # mcp_servers: whole
+    keys += [f"{t}.{k}" for t in TABLES if isinstance(data.get(t), dict) for k in data[t]]
+    return {key: (value_of(model, key), label) for key in keys}
+
+
+def _validate_one(key: str, value: Any, where: str) -> Any:
+    if plainly_valid(*owner(key), value):  # most flags: pydantic is not imported
+        return value
+    from pydantic import ValidationError
+
+    data = nest({key: value})
+    try:
+        return value_of(check(Settings, data), key)
+    except ValidationError as exc:
+        raise ConfigError(f"{where}: {problem_of(exc, Settings, data).message}") from None
+
+
+def _in_a_table(key: str) -> str | None:
+    """The hint for a table's key written at the top (`threads` for `local.threads`)."""
+    table = next((t for t in TABLES if f"{t}.{key}" in KEYS), None)
+    return f" (did you mean '{table}.{key}', in the [{table}] table?)" if table else None
+
+
+def _did_you_mean(key: str) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(key, KEYS, n=1)
+    return _in_a_table(key) or (f" (did you mean '{close[0]}'?)" if close else "")

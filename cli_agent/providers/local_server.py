@@ -1,0 +1,220 @@
+"""The local model's server child: `LlamaServer` starts `python -m cli_agent.providers.local_engine` on 127.0.0.1
+at a free port, waits until it answers, saves and restores its slot, and stops its whole process group.
+
+The child gets its own process group (so a Ctrl-C at the terminal reaches only us, and `stop` can end everything it
+spawned), `PR_SET_PDEATHSIG` on Linux so the kernel kills it if we die without cleaning up (kill -9, a crash), and
+an `atexit` hook for an exit that skips `close`. The thread counts llama.cpp is given are chosen here too.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from typing import IO, TYPE_CHECKING
+
+from cli_agent.contracts.errors import ProviderError
+from cli_agent.providers.local_model import install_command, runtime_unfit
+from cli_agent.providers.openai_http import import_httpx
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from cli_agent.providers.warm_cache import WarmCache
+
+__all__ = ["LlamaServer", "default_batch_threads", "default_threads"]
+
+_SAVE_TIMEOUT_S = 15.0  # a state of a full 8k context is ~230 MB: written in about a second
+_PR_SET_PDEATHSIG = 1
+_RUNTIME_FAILED = 3  # local_engine's exit code when xllamacpp does not import
+_ERROR_LINE = re.compile(r"^\S+ E (.*)$")  # llama.cpp's log: `0.00.003.923 E llama_model_load: error ...`
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _cores() -> int:
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0)) or 1
+    return os.cpu_count() or 1
+
+
+def default_threads() -> int:
+    """Half the cores, as llama.cpp does: its threads spin at each step, and on a busy machine two of them on two
+    cores ran 10-15 times slower than one (measured with SmolLM2 while tests ran alongside)."""
+    return max(1, _cores() // 2)
+
+
+def default_batch_threads(load: Callable[[], tuple[float, float, float]] | None = None) -> int:
+    """Threads for evaluating a prompt (compute-bound, so it scales with cores): the cores this process may use
+    that the machine's one-minute load leaves idle, at least one."""
+    cores = _cores()
+    try:
+        busy = (load or os.getloadavg)()[0]
+    except OSError:
+        busy = 0.0
+    return max(1, min(cores, cores - int(busy)))
+
+
+def _die_with_parent() -> Callable[[], None] | None:
+    """A preexec_fn asking the kernel to SIGKILL the child when this thread's process dies (Linux only).
+    The death signal follows the thread that forked: start the server from the main thread."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        prctl = libc.prctl
+    except (OSError, AttributeError):
+        return None
+    parent = os.getpid()
+
+    def preexec() -> None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != parent:  # we died between fork and prctl
+            os._exit(1)
+
+    return preexec
+
+
+class LlamaServer:
+    """One llama.cpp server child (`local_engine`) on 127.0.0.1 at a free port."""
+
+    def __init__(self, model_path: Path, *, threads: int, context_size: int, batch_threads: int | None = None,
+                 cache: WarmCache | None = None) -> None:
+        self.model_path = model_path
+        self.cache = cache
+        self.threads = threads
+        self.batch_threads = batch_threads or threads
+        self.context_size = context_size
+        self.port = 0
+        self.process: subprocess.Popen[bytes] | None = None
+        self._log: IO[bytes] | None = None
+        self._ready = False
+
+    @property
+    def api_base(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def ready(self) -> bool:
+        """It answered, and has not been stopped since."""
+        return self._ready and self.process is not None
+
+    @property
+    def pid(self) -> int | None:
+        return self.process.pid if self.process else None
+
+    def command(self) -> list[str]:
+        return [sys.executable, "-m", "cli_agent.providers.local_engine", "--model", str(self.model_path),
+                "--port", str(self.port), "--ctx", str(self.context_size), "--threads", str(self.threads),
+                "--batch-threads", str(self.batch_threads)] + (
+                ["--slot-save-path", str(self.cache.folder)] if self.cache else [])
+
+    def start(self) -> None:
+        """Start the child and return at once; `wait_ready` waits for it to answer."""
+        if self.process is not None:
+            return
+        self.port = _free_port()
+        self._log = tempfile.TemporaryFile(prefix="cli-agent-llama-")  # noqa: SIM115 (closed in stop)
+        self.process = subprocess.Popen(self.command(), stdin=subprocess.DEVNULL, stdout=self._log,
+                                        stderr=subprocess.STDOUT, start_new_session=True,
+                                        preexec_fn=_die_with_parent(), env=os.environ | {"PYTHONUNBUFFERED": "1"})
+        atexit.register(self.stop)
+
+    def wait_ready(self, timeout_s: float) -> None:
+        """Poll `/health` until it answers; a child that exits, or no answer in time, is an error. A port taken
+        between choosing it and binding it (another program was quicker) is chosen again, twice at most."""
+        if self._ready:
+            return
+        httpx = import_httpx()  # without httpx's command-line client (click, rich, pygments)
+        if self.process is None:
+            self.start()
+        assert self.process is not None
+        deadline = time.monotonic() + timeout_s
+        rebinds = 2
+        with httpx.Client(trust_env=False, timeout=2.0) as client:
+            while True:
+                if self.process.poll() is not None and rebinds and "couldn't bind" in self.log_tail(20):
+                    rebinds -= 1
+                    self.stop()
+                    self.start()
+                    assert self.process is not None
+                    continue
+                if self.process.poll() is not None:
+                    fix = ""
+                    if self.process.returncode == _RUNTIME_FAILED:
+                        fix = "; " + (runtime_unfit() or f"reinstall the runtime: {install_command()}")
+                    raise ProviderError(f"the local model server exited with code {self.process.returncode} "
+                                        f"while loading {self.model_path.name}: {self.log_tail()}{fix}")
+                with contextlib.suppress(httpx.HTTPError):
+                    if client.get(f"{self.base}/health").status_code == 200:
+                        self._ready = True
+                        return
+                if time.monotonic() >= deadline:
+                    raise ProviderError(f"the local model server did not answer within {timeout_s:.0f}s: "
+                                        f"{self.log_tail()}")
+                time.sleep(0.05)
+
+    def check_alive(self) -> None:
+        if self.process is not None and self.process.poll() is not None:
+            raise ProviderError(f"the local model server stopped (exit code {self.process.returncode}): "
+                                f"{self.log_tail()}")
+
+    def log_tail(self, lines: int = 6) -> str:
+        """The server's last words on one line: llama.cpp's error lines (`... E message`) and the child's own
+        `local_engine:` line when there are any, else its last lines."""
+        if self._log is None:
+            return "no log"
+        with contextlib.suppress(OSError, ValueError):
+            self._log.seek(0)
+            text = self._log.read()[-16000:].decode("utf-8", errors="replace")
+            all_lines = [line.strip() for line in text.splitlines() if line.strip()]
+            errors = [match.group(1) for line in all_lines if (match := _ERROR_LINE.match(line))]
+            errors += [line for line in all_lines if line.startswith("local_engine:")]
+            tail = list(dict.fromkeys(errors))[-lines:] or all_lines[-lines:]
+            return " | ".join(tail) or "no output"
+        return "no log"
+
+    def slot(self, action: str, filename: str) -> bool:
+        """`POST /slots/0?action=save|restore` with a file name under the server's slot_save_path; True if done."""
+        httpx = import_httpx()
+        try:
+            with httpx.Client(trust_env=False, timeout=_SAVE_TIMEOUT_S) as client:
+                answer = client.post(f"{self.base}/slots/0", params={"action": action}, json={"filename": filename})
+        except httpx.HTTPError:
+            return False
+        return answer.status_code == 200
+
+    def stop(self, grace_s: float = 1.0) -> None:
+        """SIGTERM the child's process group, SIGKILL it after `grace_s`; safe to call more than once."""
+        atexit.unregister(self.stop)
+        process, self.process, self._ready = self.process, None, False
+        if process is not None and process.poll() is None:  # still ours: its group id cannot have been reused
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGTERM)
+            try:
+                process.wait(grace_s)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+        if self._log is not None:
+            self._log.close()
+            self._log = None

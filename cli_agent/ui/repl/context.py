@@ -1,0 +1,232 @@
+"""What the REPL's commands use (the `CommandContext` of `ui.repl.commands.commands`, and `BangHost`): the live
+session, the console, the command registry, the approval question, and the REPL's ways to run a turn (`drive`,
+`run_turn`) and to ask the user (`ask`, `choose`). `Repl` (`ui.repl.repl`) is this plus the loop that reads lines.
+
+The session may still be opening behind the first prompt (`Startup`): its first use waits for it, and then says
+what the banner could not (the model, the workspace, the notes).
+
+Imported where they are used, so that the first prompt does not wait for them (they load behind it):
+- Rich, and what draws with it (`ui.view.*`, the approval question among them): Rich takes a while to import;
+- the session's own modules (`session.session`, `history.trace`): `Startup` imports them in its thread.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Collection, Iterable
+from typing import TYPE_CHECKING, Any
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.completion import WordCompleter
+
+from cli_agent.contracts import errors
+from cli_agent.contracts.escape import escape_for_terminal as esc
+from cli_agent.contracts.events import RunFinished, StopReason
+from cli_agent.ui.repl.commands.builtin_commands import builtin_commands
+from cli_agent.ui.repl.commands.command_set import add_commands
+from cli_agent.ui.repl.keys import TurnKeys
+from cli_agent.ui.repl.picker import pick
+from cli_agent.ui.repl.start.banner import announce
+from cli_agent.ui.repl.start.startup import Startup
+from cli_agent.ui.repl.toolbar import next_mode
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from cli_agent.config.settings import Settings
+    from cli_agent.contracts.events import Event, EventStream
+    from cli_agent.session.session import ProviderFactory, Session
+
+__all__ = ["ReplContext"]
+
+
+class ReplContext:
+    """The REPL's state and the `CommandContext` its commands use."""
+
+    def __init__(self, session: Session | Startup, console: Console | None, provider_factory: ProviderFactory, *,
+                 approver: Any = None, prompt_input: Any = None, prompt_output: Any = None) -> None:
+        """`session`: an open one, or the `Startup` that opens it behind the first prompt. `console`: None for a
+        Rich console on stdout, made at first use (behind the prompt: Rich takes a while to import)."""
+        self.startup = session if isinstance(session, Startup) else Startup(session=session)
+        self.announced = self.startup.session is not None  # an open session is announced by the banner
+        self._console = console
+        self.provider_factory = provider_factory
+        self._approver = approver
+        self.steps = 0
+        self.commands = builtin_commands()
+        self.notes = add_commands(self.commands, self) if self.startup.session is not None else []
+        self.io = {"input": prompt_input, "output": prompt_output}  # the prompt's own terminal (tests: a pipe)
+        self._keys: Any = None  # the keyboard while a turn runs (ui.keys.TurnKeys)
+        self.queued: list[str] = []  # lines typed during a turn, sent next
+        self.draft = ""  # a line typed during a turn but not finished: the next prompt starts with it
+        self.last_folded: list[Any] = []  # the last turn's one-line calls, for /expand
+
+    @property
+    def session(self) -> Session:
+        """The session; the first use waits for it if it is still being made behind the prompt, and then says
+        what the banner could not (the model, the workspace, the notes)."""
+        if not self.startup.ready:
+            self.console.print("(starting…)", style="dim", markup=False)
+        session = self.startup.get()
+        if not self.announced:
+            self.announced = True
+            announce(self, session)
+        return session
+
+    @property
+    def settings(self) -> Settings:
+        """The settings (None only until the start-up has loaded them)."""
+        return self.startup.settings  # type: ignore[return-value]
+
+    @property
+    def console(self) -> Console:
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(highlight=False)
+        return self._console
+
+    @property
+    def console_made(self) -> bool:
+        """The Rich console exists already (else a line printed before the prompt is printed without it)."""
+        return self._console is not None
+
+    @property
+    def approver(self) -> Any:
+        if self._approver is None:
+            from cli_agent.ui.view.approve import TerminalApprover
+
+            self._approver = TerminalApprover(self.console)
+        return self._ask_paused
+
+    @property
+    def own_approver(self) -> Any:
+        """The question about the changes of the user's own command (!COMMAND), worded for them."""
+        from cli_agent.ui.view.approve import TerminalApprover
+
+        if self._approver is not None and not isinstance(self._approver, TerminalApprover):  # injected (tests)
+            return self._ask_paused
+        own = TerminalApprover(self.console, own=True)
+        return lambda asked: self._ask_paused(asked, own)
+
+    def _ask_paused(self, asked: Any, approver: Any = None) -> Any:
+        """The approval question, with the turn's key reader paused (the question reads its own key)."""
+        approver = approver or self._approver
+        keys = self._keys
+        if keys is None:
+            return approver(asked)
+        with keys.paused():
+            return approver(asked)
+
+    def extend_commands(self) -> None:
+        """Behind the prompt: the command modules' commands (the workflows), registered into a copy of the registry
+        that replaces it whole, so the completer never sees it half-made."""
+        commands = self.commands.copy()
+        self.notes = add_commands(commands, self)
+        self.commands = commands
+
+    def keep_typed(self, keys: Any) -> None:
+        """What was typed while the keyboard was held (a turn, a /model check): each finished line is sent next,
+        the unfinished one starts the next prompt."""
+        if keys is not None:
+            self.queued += keys.queued
+            self.draft = keys.partial
+
+    def say_dim(self, text: str) -> None:
+        self.console.print(text, style="dim", markup=False)
+
+    # -- the approval mode (Shift+Tab, the toolbar, the spinner's line) ------------------------------------------
+
+    def mode(self) -> str:
+        """The approval mode, for the spinner's line (read from the live region's thread)."""
+        session = self.startup.session
+        return session.agent.policy.mode.value if session is not None else ""
+
+    def cycle_mode(self) -> None:
+        """Shift+Tab: the next approval mode (ask → edits → all → ask); the toolbar shows it."""
+        session = self.startup.session if self.startup.ready and self.startup.error is None else None
+        if session is not None:
+            session.set_mode(next_mode(session.agent.policy.mode))
+
+    # -- running things -------------------------------------------------------------------------------------------
+
+    def drive(self, events: EventStream) -> RunFinished:
+        from cli_agent.session.session import drive
+        from cli_agent.ui.view.render import Renderer
+
+        renderer = Renderer(self.console, compact=self.compact_call, typed=lambda: keys.shown() if keys else [],
+                            mode=self.mode)
+        keys = None
+        draft, self.draft = self.draft, ""  # a line left unfinished before this turn goes on being typed
+        try:
+            with TurnKeys.open(on_change=renderer.refresh, on_shift_tab=self.cycle_mode, partial=draft) as keys:
+                self._keys = keys
+                finished = drive(events, self.session.trace, self._count, renderer)
+        except KeyboardInterrupt:  # landed after the run had finished: the run is complete already
+            finished = RunFinished(stop_reason=StopReason.CANCELLED, message="cancelled (Ctrl-C)")
+        finally:
+            self._keys = None
+            renderer.close()
+            self.keep_typed(keys)
+            if keys is None:  # no keyboard was read: the unfinished line waits for the next prompt
+                self.draft = draft
+        self.last_folded = renderer.folded
+        if finished.stop_reason is StopReason.TERMINATED:
+            raise errors.TerminateSignal()
+        return finished
+
+    def compact_call(self, tool: str) -> bool:
+        """Whether a call of `tool` takes one line in the transcript: a tool that changes nothing."""
+        registry = self.session.registry
+        if tool not in registry.names():  # an MCP or unknown tool: only the known read-only ones are folded
+            from cli_agent.ui.view.transcript import VERBS
+
+            return tool in VERBS
+        spec = registry.get(tool)
+        return not spec.mutates and not spec.requires_approval
+
+    def _count(self, event: Event) -> None:
+        if isinstance(event, RunFinished):
+            self.steps += event.steps
+
+    def run_turn(self, prompt: str, *, only_tools: Collection[str] | None = None) -> RunFinished:
+        return self.drive(self.session.run(prompt, self.approver, only_tools=only_tools))
+
+    def show_resumed(self, session: Session, trace_path: Any) -> None:
+        """A resumed session's transcript on screen, and its totals in the toolbar."""
+        from cli_agent.history.trace import read_trace
+        from cli_agent.ui.view.resume_view import show_transcript
+
+        try:
+            summary = show_transcript(self.console, read_trace(trace_path), compact=self.compact_call)
+        except errors.CliAgentError as exc:  # the conversation is back; only its picture is missing
+            self.console.print(f"(the transcript cannot be shown: {exc})", style="dim", markup=False)
+            return
+        session.agent.usage = summary.usage
+        self.steps = summary.steps
+
+    def replace_session(self, session: Session) -> None:
+        """The REPL goes on with `session`; the old one is closed (its provider stays open if `session` uses it)."""
+        old, self.startup.session = self.startup.session, session
+        if old is None or old is session:
+            return
+        if old.provider is session.provider:
+            old.trace.close()
+        else:
+            old.close()
+
+    # -- asking the user ------------------------------------------------------------------------------------------
+
+    def ask(self, question: str, *, choices: Iterable[str] = (), default: str = "") -> str:
+        words = list(choices)
+        session: PromptSession[str] = PromptSession(**{k: v for k, v in self.io.items() if v})
+        if self._keys is None:
+            return session.prompt(esc(question), completer=WordCompleter(words) if words else None, default=default)
+        with self._keys.paused():  # asked during a run (!COMMAND's output): the question reads its own keys
+            return session.prompt(esc(question), completer=WordCompleter(words) if words else None, default=default)
+
+    def choose(self, title: str, options: list[str], preview: Callable[[int], str] | None = None,
+               selected: int = 0) -> int | None:
+        if self.io["input"] is None and not sys.stdin.isatty():
+            return None
+        return pick(title, options, preview=preview, selected=selected, **{k: v for k, v in self.io.items() if v})

@@ -1,0 +1,81 @@
+"""What the REPL says of itself at the start and at the end: the banner (the version and the help hint; the model and
+the workspace once the session is open), the announcement of a session opened behind the prompt, and the goodbye
+line with the session's id.
+
+Rich is imported where it draws, so the first prompt does not wait for it: a banner printed before the session is
+open goes through prompt_toolkit instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from prompt_toolkit import print_formatted_text
+from prompt_toolkit.formatted_text import FormattedText
+
+from cli_agent import __version__
+from cli_agent.contracts.escape import clip
+from cli_agent.contracts.escape import escape_for_terminal as esc
+from cli_agent.ui.repl.completion import short_path
+
+if TYPE_CHECKING:
+    from cli_agent.session.session import Session
+    from cli_agent.ui.repl.context import ReplContext
+
+__all__ = ["announce", "banner", "goodbye", "say_notes"]
+
+
+def banner(repl: ReplContext) -> None:
+    """The version and the help hint; with an open session, its model and workspace (else `announce` says them
+    once the start-up is done, and the line is printed by prompt_toolkit: Rich loads behind the prompt)."""
+    session = repl.startup.session
+    if session is None and not repl.console_made:
+        print_formatted_text(FormattedText([("bold", f"cli-agent {__version__}"), ("", " · /help for help")]),
+                             output=repl.io["output"])
+        return
+    from rich.text import Text
+
+    line = Text(f"cli-agent {__version__}", style="bold")
+    if session is not None:
+        line.append(" · ").append_text(_where(repl, session))
+    line.append(" · /help for help", style="dim")
+    repl.console.print(line)
+    if session is not None:
+        say_notes(repl, [*session.notes, *repl.notes])
+
+
+def announce(repl: ReplContext, session: Session) -> None:
+    """The model and the workspace of a session opened behind the prompt, and its notes."""
+    repl.console.print(_where(repl, session))
+    say_notes(repl, [*session.notes, *repl.notes])
+
+
+def say_notes(repl: ReplContext, notes: Iterable[str]) -> None:
+    from rich.text import Text
+
+    for note in notes:
+        repl.console.print(Text(esc(note), style="dim"))
+
+
+def goodbye(repl: ReplContext) -> None:
+    """On the way out: the session's id and how to go on with it."""
+    from rich.text import Text
+
+    session = repl.startup.session if repl.startup.ready else None
+    if session is None or not session.session_id or not session.agent.history:
+        return
+    repl.console.print(Text.assemble(("session ", "dim"), (session.session_id, "bold"),
+                                     (" · resume it with: ", "dim"), f"cli-agent --resume {session.session_id}"))
+
+
+def _where(repl: ReplContext, session: Session) -> Any:
+    """model · workspace [· resumed session ID: its first message]"""
+    from rich.text import Text
+
+    line = Text.assemble((esc(session.settings.model or "no model"), "cyan"), " · ",
+                         esc(short_path(str(session.workspace.root))))
+    entry = repl.startup.resumed
+    if entry is not None:
+        line.append(f" · resumed session {esc(entry.id)}: {esc(clip(entry.first_message))}", style="green")
+    return line
