@@ -14,3 +14,9 @@ def cli(args: list[str], *, home: Path, timeout: float = 120, env_extra: dict[st
     env |= {"CLI_AGENT_HOME": str(home), "CI": "true", "LITELLM_LOCAL_MODEL_COST_MAP": "True"} | (env_extra or {})
     return subprocess.run([sys.executable, "-m", "cli_agent", *args], env=env, capture_output=True, text=True,
                           timeout=timeout)
+
+
+def user_config(home: Path, text: str) -> None:
+    """Write the user config of the cli-agent home `home`."""
+    (home / "config").mkdir(parents=True, exist_ok=True)
+    (home / "config" / "config.toml").write_text(text)

@@ -63,6 +63,14 @@ def isolated_home(tmp_path, monkeypatch):
     return home
 
 
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    """An empty workspace folder (a test file that needs a prepared one defines its own `ws`)."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    return root
+
+
 def _snapshot(root: Path) -> dict[str, object]:
     out: dict[str, object] = {}
     for folder, dirs, names in os.walk(root):

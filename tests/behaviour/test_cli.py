@@ -20,12 +20,6 @@ from cli_agent.providers.scripted import ScriptedProvider
 pytestmark = pytest.mark.usefixtures("isolated_home")
 
 
-@pytest.fixture
-def ws(tmp_path):
-    root = tmp_path / "ws"
-    root.mkdir()
-    return root
-
 
 def scripted(*replies, native=True):
     provider = ScriptedProvider(list(replies), native_tools=native)

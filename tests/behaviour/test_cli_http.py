@@ -23,12 +23,6 @@ def env(tmp_path):
     return out | {"CLI_AGENT_HOME": str(tmp_path / "home"), "CI": "true", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
 
 
-@pytest.fixture
-def ws(tmp_path):
-    root = tmp_path / "ws"
-    root.mkdir()
-    return root
-
 
 def cli(args, env, timeout=120):
     return subprocess.run([sys.executable, "-m", "cli_agent", *args], env=env, capture_output=True, text=True,

@@ -35,12 +35,6 @@ def traces(tmp_path: Path) -> list[dict]:
     return records
 
 
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    return root
-
 
 def test_a_non_utf8_name_is_refused_alone_and_the_rest_applies(tmp_path: Path, ws: Path) -> None:
     done, out = run(tmp_path, ws, "printf a > \"$(printf 'bad\\377name')\"; printf 'b\\033[31m' > "

@@ -22,12 +22,6 @@ from cli_agent.tools.registry import Registry
 pytestmark = pytest.mark.usefixtures("isolated_home")
 
 
-@pytest.fixture
-def ws(tmp_path):
-    root = tmp_path / "ws"
-    root.mkdir()
-    return root
-
 
 def store_at(root):
     ticks = count(1)

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
+from clikit import user_config
 
 from cli_agent.cli.main import run
 from cli_agent.cli.replay import replay
@@ -206,10 +207,6 @@ def test_every_offline_eval_scenario_replays_exactly(name, tmp_path):
 
 
 # -- a trace from someone else is code: replay runs no command unless told to --------------------------------------
-
-def user_config(home: Path, text: str) -> None:
-    (home / "config").mkdir(parents=True, exist_ok=True)
-    (home / "config" / "config.toml").write_text(text)
 
 
 def command_session(ws: Path, tmp_path: Path, marker: Path) -> Path:

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from clikit import user_config
 from places import MCP_SERVERS
 
 from cli_agent.cli.main import run
@@ -22,16 +23,6 @@ pytestmark = pytest.mark.usefixtures("isolated_home")
 SERVERS = MCP_SERVERS
 
 
-@pytest.fixture
-def ws(tmp_path):
-    root = tmp_path / "ws"
-    root.mkdir()
-    return root
-
-
-def user_config(home: Path, text: str) -> None:
-    (home / "config").mkdir(parents=True, exist_ok=True)
-    (home / "config" / "config.toml").write_text(text)
 
 
 def server_table(name: str, args: list[str], extra: str = "") -> str:
