@@ -154,12 +154,17 @@ def test_ctrl_c_or_sigterm_mid_command_applies_nothing_and_leaves_no_process(ws:
                              "-C", str(ws), "--yes", "--trace", str(trace)], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
-    while "command_output" not in (trace.read_text() if trace.exists() else ""):
-        assert time.monotonic() < deadline and proc.poll() is None, "the command never started"
-        time.sleep(0.05)
-    assert processes_matching(f"sleep 4{tag}")
-    proc.send_signal(signum)
-    _, err = proc.communicate(timeout=60)
+    try:  # the output comes before its `sleep` starts: wait for both (a busy machine widens the gap)
+        while ("command_output" not in (trace.read_text() if trace.exists() else "")
+               or not processes_matching(f"sleep 4{tag}")):
+            assert time.monotonic() < deadline and proc.poll() is None, "the command never started"
+            time.sleep(0.05)
+        proc.send_signal(signum)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
     assert proc.returncode == code, err
     assert snapshot(ws) == before
     time.sleep(0.3)

@@ -77,6 +77,7 @@ def _smollm2() -> bool:
         return False
 
 
+@pytest.mark.slow  # runs cli-agent
 @pytest.mark.skipif(not _smollm2(), reason="the SmolLM2 weight package is not installed")
 def test_a_damaged_cache_ends_a_local_run_with_exit_2_before_loading(tmp_path, isolated_home):
     spec = CATALOG["smollm2-135m"]
