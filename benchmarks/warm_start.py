@@ -36,7 +36,7 @@ from cli_agent.providers.base import ProviderRequest
 from cli_agent.providers.local import LOCAL_MODEL
 from cli_agent.providers.local_model import ensure_model, resolve_model
 from cli_agent.providers.local_reply import wire_options
-from cli_agent.providers.local_server import default_batch_threads, default_threads
+from cli_agent.providers.local_server import default_threads
 from cli_agent.providers.openai_http import OpenAIHTTPProvider
 
 TASK = "What does app.py print? Answer in one word."
@@ -72,8 +72,8 @@ def direct(path: Path, body: dict[str, object]) -> tuple[float, float]:
     port = 18000 + os.getpid() % 1000
     started = time.monotonic()
     server = subprocess.Popen([sys.executable, "-m", "cli_agent.providers.local_engine", "--model", str(path),
-                               "--port", str(port), "--ctx", "8192", "--threads", str(default_threads()),
-                               "--batch-threads", str(default_batch_threads())], stdout=subprocess.DEVNULL,
+                               "--port", str(port), "--ctx", "8192", "--threads", str(threads := default_threads()),
+                               "--batch-threads", str(threads)], stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)
     try:
         with httpx.Client(timeout=900, trust_env=False) as client:

@@ -39,7 +39,7 @@ from cli_agent.providers.local_model import (
     runtime_version,
 )
 from cli_agent.providers.local_reply import cut_runaway, plan_key, wire_options
-from cli_agent.providers.local_server import LlamaServer, default_batch_threads, default_threads
+from cli_agent.providers.local_server import LlamaServer, default_threads
 from cli_agent.providers.openai_http import OpenAIHTTPProvider, import_httpx
 from cli_agent.providers.warm_cache import WarmCache
 
@@ -120,9 +120,9 @@ class LocalProvider:
         # The last request got its whole reply: the slot is idle. A request interrupted (Ctrl-C, SIGTERM, a time
         # budget) may still be generating, and a save would wait for it: its state is not saved.
         self._settled = False
-        self.server = LlamaServer(self.model_path, threads=local.threads or default_threads(),
-                                  context_size=local.context_size,
-                                  batch_threads=local.threads or default_batch_threads(), cache=self.cache)
+        threads = local.threads or default_threads()  # chosen once, by the load when the server starts
+        self.server = LlamaServer(self.model_path, threads=threads, context_size=local.context_size,
+                                  batch_threads=threads, cache=self.cache)
         self.server.start()
         httpx = import_httpx()
         # A new connection for each request: the server closes an idle one after 5 s, and a request sent on a

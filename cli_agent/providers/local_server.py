@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
     from cli_agent.providers.warm_cache import WarmCache
 
-__all__ = ["LlamaServer", "default_batch_threads", "default_threads"]
+__all__ = ["LlamaServer", "default_threads"]
 
 _SAVE_TIMEOUT_S = 15.0  # a state of a full 8k context is ~230 MB: written in about a second
 _PR_SET_PDEATHSIG = 1
@@ -50,15 +50,11 @@ def _cores() -> int:
     return os.cpu_count() or 1
 
 
-def default_threads() -> int:
-    """Half the cores, as llama.cpp does: its threads spin at each step, and on a busy machine two of them on two
-    cores ran 10-15 times slower than one (measured with SmolLM2 while tests ran alongside)."""
-    return max(1, _cores() // 2)
-
-
-def default_batch_threads(load: Callable[[], tuple[float, float, float]] | None = None) -> int:
-    """Threads for evaluating a prompt (compute-bound, so it scales with cores): the cores this process may use
-    that the machine's one-minute load leaves idle, at least one."""
+def default_threads(load: Callable[[], tuple[float, float, float]] | None = None) -> int:
+    """Threads for generating and for evaluating prompts: the cores this process may use that the machine's
+    one-minute load leaves idle, at least one. Measured on 2 cores with Qwen (`benchmarks/local_threads.py`): idle,
+    2 threads generate 1.6 times and evaluate 1.9 times as fast as 1; beside other work (load 2-3), 2 threads
+    generate 2 times slower than 1 (llama.cpp's threads spin at each step and wait for each other)."""
     cores = _cores()
     try:
         busy = (load or os.getloadavg)()[0]

@@ -285,13 +285,14 @@ def test_the_repl_leaves_the_local_models_set_up_to_the_foreground(chunked, monk
     assert not local.setup_pending(Settings(model="local"))
 
 
-def test_prompt_threads_follow_the_idle_cores():
-    from cli_agent.providers.local_server import _cores, default_batch_threads
+def test_threads_follow_the_idle_cores():
+    from cli_agent.providers.local_server import _cores, default_threads
 
     cores = _cores()
-    assert default_batch_threads(lambda: (0.0, 0.0, 0.0)) == cores
-    assert default_batch_threads(lambda: (cores + 5.0, 0.0, 0.0)) == 1
-    assert 1 <= default_batch_threads() <= cores
+    assert default_threads(lambda: (0.0, 0.0, 0.0)) == cores  # idle: every core (2 threads ran 1.6-1.9x faster)
+    assert default_threads(lambda: (cores - 0.8, 0.0, 0.0)) == 1  # one core's work short of busy: still 1 free
+    assert default_threads(lambda: (cores + 5.0, 0.0, 0.0)) == 1  # busy: one thread (2 ran 2x slower)
+    assert 1 <= default_threads() <= cores
 
 
 # ---- a reply that runs away -------------------------------------------------------------------------------------
