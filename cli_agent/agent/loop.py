@@ -22,7 +22,7 @@ from cli_agent.agent.approval_flow import Approvals
 from cli_agent.agent.context_window import for_model
 from cli_agent.agent.conversation import Conversation
 from cli_agent.agent.model_call import complete
-from cli_agent.agent.repair import candidates, test_feedback, verify
+from cli_agent.agent.repair import candidates, test_feedback, tests_kept, verify
 from cli_agent.agent.run_state import AgentSetup, Approver, Limits, Planner, RunState, over_budget, stop_for
 from cli_agent.agent.wire import protocol_for
 from cli_agent.contracts import errors
@@ -172,7 +172,7 @@ class Agent:
         s = self._setup
         yield RunStarted(run_id=uuid.uuid4().hex[:12], prompt=prompt, model=s.model, protocol=s.protocol.name,
                          workspace=s.workspace)
-        return RunState(deadline=s.clock() + s.limits.timeout_s)
+        return RunState(deadline=s.clock() + s.limits.timeout_s, task=prompt)
 
     def _finished(self, run: RunState, finished: RunFinished) -> Events:
         yield MessagesAppended(messages=tuple(run.appended))
@@ -260,6 +260,7 @@ class Agent:
                     prepared = replace(prepared, change=None, error=Envelope.failure(
                         "Your reply was cut off (finish_reason=length), so this change was not made. "
                         "Make a smaller change: edit_file with a short old/new, or split the file."))
+                prepared = tests_kept(run, prepared)
                 prepared, decision = yield from self._approvals.settle(run, prepared, index, len(calls), approve,
                                                                        dispatcher)
                 if decision is not None and run.feedback is not None:  # denied with words: the model goes on

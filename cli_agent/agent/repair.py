@@ -1,17 +1,19 @@
 """The verification step after a run that changed files: the project's tests run on what it changed
 (`verify.Verifier`, in the command sandbox); while they fail, the model gets their failures back
-(`test_feedback`) for a repair round; when the rounds are spent, more candidates (`attempts.Attempts`) may be
-sampled, and the first that passes is offered as one change set (`candidates`)."""
+(`test_feedback`) for a repair round, in which the tests are the judge and stay as they are (`tests_kept`); when
+the rounds are spent, more candidates (`attempts.Attempts`) may be sampled, and the first that passes is offered as
+one change set (`candidates`)."""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Generator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from cli_agent.agent.approval import CallFacts
 from cli_agent.contracts.change import Staged
+from cli_agent.contracts.envelope import Envelope
 from cli_agent.contracts.events import (
     ApprovalAsked,
     Decision,
@@ -21,6 +23,7 @@ from cli_agent.contracts.events import (
     Verification,
 )
 from cli_agent.contracts.messages import ToolCall
+from cli_agent.prompt.project_tests import is_test_path
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -29,9 +32,9 @@ if TYPE_CHECKING:
     from cli_agent.agent.attempts import Attempts
     from cli_agent.agent.run_state import Approver, RunState
     from cli_agent.agent.verify import TestRun, Verifier
-    from cli_agent.tools.dispatch import Dispatcher
+    from cli_agent.tools.dispatch import Dispatcher, Prepared
 
-__all__ = ["Applied", "candidates", "test_feedback", "verify"]
+__all__ = ["Applied", "candidates", "test_feedback", "tests_kept", "verify"]
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,24 @@ def test_feedback(verdict: TestRun) -> str:
     return (f"The project's tests fail after your change (`{verdict.command}`: {verdict.summary}).\n"
             f"{verdict.failures}\n\nFix the code so that these tests pass (change a test only if the task asks "
             "for it), then say that you are done.")
+
+
+def tests_kept(run: RunState, prepared: Prepared) -> Prepared:
+    """Once the tests have failed in this run, a change to a test file the task does not name is refused: the tests
+    judge the repair, and a repair that rewrote them would pass by their word alone."""
+    if not run.verify_round:
+        return prepared
+    touched = [c.path for c in prepared.changes if is_test_path(c.path) and not _named(c.path, run.task)]
+    if not touched:
+        return prepared
+    return replace(prepared, change=None, staged=None, error=Envelope.failure(
+        f"{', '.join(touched)}: a test file, and the project's tests judge this repair, so they stay as they are "
+        "(the task does not name it): change the code under test instead"))
+
+
+def _named(path: str, task: str) -> bool:
+    """Whether the task names the file, by its path or its name (`tests/test_calc.py`, `test_calc.py`)."""
+    return path in task or path.rsplit("/", 1)[-1] in task
 
 
 def candidates(run: RunState, prompt: str, attempts: Attempts, approvals: Approvals, approve: Approver | None,

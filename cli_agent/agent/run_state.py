@@ -63,6 +63,7 @@ class RunState:
     """The state of one run."""
 
     deadline: float
+    task: str = ""  # the prompt of the run
     steps: int = 0
     strikes: int = 0
     usage: Usage = field(default_factory=Usage)

@@ -1,4 +1,5 @@
-"""The project's test command: `test_command` from the config, else found from the files at the workspace root.
+"""The project's tests: their command (`test_command` from the config, else found from the files at the workspace
+root), and which files are tests (`is_test_path`).
 
 `detect_test_command(root)` looks only at a few files at the root (cheap enough for every prompt): a Python project
 with pytest configuration, a `conftest.py` or a `tests/` folder → pytest; a `package.json` with a real `test`
@@ -12,7 +13,7 @@ import os
 import shutil
 from pathlib import Path
 
-__all__ = ["detect_test_command"]
+__all__ = ["detect_test_command", "is_test_path"]
 
 _NPM_PLACEHOLDER = "no test specified"
 
@@ -53,3 +54,11 @@ def detect_test_command(root: Path) -> str | None:
     if (root / "go.mod").is_file():
         return "go test ./..."
     return None
+
+
+def is_test_path(path: str) -> bool:
+    """Whether a workspace-relative path is a test file, by the conventions of pytest, Jest, Go and a `tests/` or
+    `test/` folder."""
+    name = path.rsplit("/", 1)[-1]
+    return name.startswith("test_") or name.endswith(("_test.py", ".test.js", ".test.ts", ".spec.ts", "_test.go")) \
+        or "/tests/" in f"/{path}" or path.startswith("test/")

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from cli_agent.contracts.envelope import ToolError
+from cli_agent.prompt.project_tests import is_test_path
 
 if TYPE_CHECKING:
     from cli_agent.fs.workspace import Workspace
@@ -116,7 +117,7 @@ def repo_map(task: str, outline: Outline, *, budget_tokens: int = 400) -> RepoMa
         return None
     wants_tests = bool(re.search(r"\btests?\b|\btest_", task, re.I))
     scored = []
-    symbols = [s for s in outline.symbols() if wants_tests or not _is_test(s.path)]
+    symbols = [s for s in outline.symbols() if wants_tests or not is_test_path(s.path)]
     seen: dict[str, int] = {}
     for symbol in symbols:
         own = symbol.name.rsplit(".", 1)[-1].lower()
@@ -149,12 +150,6 @@ def repo_map(task: str, outline: Outline, *, budget_tokens: int = 400) -> RepoMa
 def _entry(symbol: Symbol) -> str:
     owner = symbol.name.rpartition(".")[0]
     return f"  {symbol.line}-{symbol.end}  {symbol.signature}" + (f"  (in {owner})" if owner else "")
-
-
-def _is_test(path: str) -> bool:
-    name = path.rsplit("/", 1)[-1]
-    return name.startswith("test_") or name.endswith(("_test.py", ".test.js", ".test.ts", ".spec.ts", "_test.go")) \
-        or "/tests/" in f"/{path}" or path.startswith("test/")
 
 
 def _parts(name: str) -> list[str]:

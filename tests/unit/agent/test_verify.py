@@ -232,3 +232,42 @@ def test_a_candidate_needs_approval_like_any_change_set(tmp_path: Path, project)
                 "--output", "json"], home=home, env_extra={"CLI_AGENT_VERIFY_ROUNDS": "0"})
     assert done.returncode == 3  # nobody to ask: the first change is denied, no candidate is tried
     assert (ws / "calc.py").read_text() == "def add(a, b):\n    return a - b\n"
+
+
+# -- the tests stay the judge ------------------------------------------------------------------------------------
+
+READ_TEST = {"tool_calls": [{"name": "read_file", "arguments": {"path": "tests/test_calc.py"}}]}
+EDIT_TEST = {"tool_calls": [{"name": "edit_file", "arguments": {"path": "tests/test_calc.py", "old": "== 5",
+                                                                "new": "== 6"}}]}
+
+
+def test_a_repair_may_not_rewrite_a_test_the_task_does_not_name() -> None:
+    from cli_agent.agent.repair import tests_kept
+    from cli_agent.agent.run_state import RunState
+    from cli_agent.contracts.change import Change
+    from cli_agent.contracts.messages import ToolCall
+    from cli_agent.tools.dispatch import Prepared
+
+    def prepared(path: str) -> Prepared:
+        change = Change(tool="edit_file", kind="edit", path=path, before=b"a", after=b"b")
+        return Prepared(call=ToolCall(id="c1", name="edit_file", arguments={}), change=change)
+
+    fresh, repairing = RunState(deadline=0, task="fix add()"), RunState(deadline=0, task="fix add()", verify_round=1)
+    assert tests_kept(fresh, prepared("tests/test_calc.py")).error is None  # before the tests have judged
+    assert tests_kept(repairing, prepared("calc.py")).error is None  # the code under test
+    refused = tests_kept(repairing, prepared("tests/test_calc.py"))
+    assert refused.change is None and refused.error is not None and "tests/test_calc.py" in refused.error.errors[0]
+    named = RunState(deadline=0, task="update test_calc.py for the new rule", verify_round=1)
+    assert tests_kept(named, prepared("tests/test_calc.py")).error is None  # the task asks for it
+
+
+@pytest.mark.slow
+def test_a_repair_round_that_edits_the_test_is_refused_and_the_code_fix_passes(tmp_path: Path, project) -> None:
+    ws, home = project
+    test_before = (ws / "tests" / "test_calc.py").read_text()
+    code, report, trace = run_json(tmp_path, ws, home, [READ, WRONG, DONE, READ_TEST, EDIT_TEST, RIGHT, DONE])
+    assert code == 0 and report["verified"] is True, report
+    assert (ws / "tests" / "test_calc.py").read_text() == test_before
+    results = [json.loads(line) for line in trace.splitlines() if '"tool_result"' in line]
+    refused = [r for r in results if r["tool"] == "edit_file" and not r["envelope"]["ok"]]
+    assert len(refused) == 1 and "the project's tests judge this repair" in refused[0]["envelope"]["errors"][0]
