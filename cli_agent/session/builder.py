@@ -5,16 +5,14 @@ are all built here, so a tool call takes the same path whoever makes it."""
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cli_agent.agent.approval import ApprovalMode, Policy
 from cli_agent.agent.loop import Agent, AgentSetup, Limits
 
 if TYPE_CHECKING:
-    from cli_agent.agent.attempts import Attempts
+    from cli_agent.agent.attempts import CandidateRun
     from cli_agent.config.settings import Settings
-    from cli_agent.contracts.events import EventStream
     from cli_agent.fs.workspace import Workspace
     from cli_agent.mcp.attach import McpAttachment
     from cli_agent.providers.base import Provider
@@ -24,7 +22,6 @@ if TYPE_CHECKING:
 
 __all__ = ["agent_for", "command_set", "dispatcher_for", "limits_for", "policy_for", "start_mcp"]
 
-CANDIDATE_TEMPERATURE = 0.7  # candidates differ only when sampled (when no temperature is configured)
 
 
 def policy_for(settings: Settings, *, interactive: bool) -> Policy:
@@ -56,10 +53,12 @@ def dispatcher_for(settings: Settings, workspace: Workspace, registry: Registry,
 
 
 def agent_for(settings: Settings, workspace: Workspace, provider: Provider, protocol: str, dispatcher: Dispatcher, *,
-              interactive: bool, **overrides: Any) -> Agent:
+              interactive: bool, candidate: CandidateRun | None = None, **overrides: Any) -> Agent:
     """The agent of a session: its prompt planned from the settings (`protocol`: the wire protocol it speaks), the
-    task's files shown with the task, and the project's tests judging its changes when they can run. `overrides`:
-    fields of its `AgentSetup` given outright (a test's clock)."""
+    task's files shown with the task, and the project's tests judging its changes when they can run. `candidate`:
+    how one more candidate runs (a session of its own, `session.open_session`'s), for `attempts` > 1.
+    `overrides`: fields of its `AgentSetup` given outright (a test's clock)."""
+    from cli_agent.agent.attempts import Attempts
     from cli_agent.agent.verify import verifier_for
     from cli_agent.agent.wire import protocol_for
     from cli_agent.prompt.brief import briefer
@@ -74,7 +73,8 @@ def agent_for(settings: Settings, workspace: Workspace, provider: Provider, prot
                        brief=briefer(workspace, seen, files=settings.task_files, repo_map=settings.repo_map)
                        if settings.task_files or settings.repo_map else None,
                        verifier=verifier,
-                       attempts=_attempts(settings, provider, workspace.root) if verifier else None)
+                       attempts=Attempts(settings.attempts, candidate, workspace.root)
+                       if verifier and candidate is not None and settings.attempts > 1 else None)
     return Agent(replace(setup, **overrides))
 
 
@@ -104,25 +104,3 @@ def start_mcp(settings: Settings, registry: Registry) -> McpAttachment | None:
     attached = McpAttachment(settings.mcp_servers, registry)
     attached.start()
     return attached
-
-
-def _attempts(settings: Settings, provider: Provider, root: Path) -> Attempts | None:
-    """More candidates when a change still fails the tests (`attempts` > 1): each a session of its own on a copy of
-    the workspace, with the same provider, every change approved inside the copy, sampled at a temperature."""
-    if settings.attempts < 2:
-        return None
-    from cli_agent.agent.attempts import Attempts
-
-    def candidate(copy: Path, prompt: str, seconds: float) -> EventStream:
-        from cli_agent.session.session import open_session
-
-        inner = replace(settings, workspace=str(copy), yes=True, attempts=1, mcp_servers={},
-                        timeout=max(seconds, 1.0), trace=str(copy.parent / "trace.jsonl"),
-                        temperature=settings.temperature or CANDIDATE_TEMPERATURE)
-        session = open_session(inner, interactive=False, provider_factory=lambda _settings: provider, record=False)
-        try:
-            return (yield from session.agent.run(prompt))
-        finally:
-            session.trace.close()
-
-    return Attempts(settings.attempts, candidate, root)

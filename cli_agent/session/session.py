@@ -13,7 +13,7 @@ import os
 import sys
 import uuid
 from collections.abc import Callable, Collection, Generator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +24,7 @@ from cli_agent.history.trace import TraceWriter, default_trace_path
 
 if TYPE_CHECKING:
     from cli_agent.agent.approval import ApprovalMode
+    from cli_agent.agent.attempts import CandidateRun
     from cli_agent.config.settings import Settings
     from cli_agent.contracts.messages import ToolCall
     from cli_agent.fs.workspace import Workspace
@@ -252,7 +253,8 @@ def open_session(settings: Settings, *, interactive: bool, provider_factory: Pro
     mcp = start_mcp(settings, registry) if protocol != "plain" else None
     exposed = [spec.name for spec in registry.specs() if spec.exposed_to_model]
     dispatcher = dispatcher_for(settings, workspace, registry, commands=commands, allowed=exposed)
-    agent = agent_for(settings, workspace, provider, protocol, dispatcher, interactive=interactive)
+    agent = agent_for(settings, workspace, provider, protocol, dispatcher, interactive=interactive,
+                      candidate=_candidate(settings, provider))
     trace_path = Path(settings.trace).expanduser() if settings.trace else default_trace_path()
     try:
         trace = TraceWriter(trace_path, {"workspace": str(workspace.root), "model": settings.model,
@@ -308,3 +310,23 @@ def resume_into(session: Session, entry: SessionEntry, trace: Trace) -> None:
         session.trace.write_record(record)
     new_id, session.session_id = session.session_id, entry.id
     adopt(entry.id, new_id, session.trace_path, session.settings.model or "")
+
+
+CANDIDATE_TEMPERATURE = 0.7  # candidates differ only when sampled (when no temperature is configured)
+
+
+def _candidate(settings: Settings, provider: Provider) -> CandidateRun:
+    """How one more candidate runs when a change still fails the tests (`attempts` > 1): a session of its own on a
+    copy of the workspace, with the same provider, every change approved inside the copy, sampled at a temperature."""
+
+    def candidate(copy: Path, prompt: str, seconds: float) -> EventStream:
+        inner = replace(settings, workspace=str(copy), yes=True, attempts=1, mcp_servers={},
+                        timeout=max(seconds, 1.0), trace=str(copy.parent / "trace.jsonl"),
+                        temperature=settings.temperature or CANDIDATE_TEMPERATURE)
+        session = open_session(inner, interactive=False, provider_factory=lambda _settings: provider, record=False)
+        try:
+            return (yield from session.agent.run(prompt))
+        finally:
+            session.trace.close()
+
+    return candidate

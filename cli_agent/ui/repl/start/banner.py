@@ -9,7 +9,7 @@ open goes through prompt_toolkit instead.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from prompt_toolkit import print_formatted_text
 from prompt_toolkit.formatted_text import FormattedText
@@ -20,13 +20,29 @@ from cli_agent.contracts.escape import escape_for_terminal as esc
 from cli_agent.ui.repl.completion import short_path
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from cli_agent.session.session import Session
-    from cli_agent.ui.repl.context import ReplContext
+    from cli_agent.ui.repl.start.startup import Startup
 
-__all__ = ["announce", "banner", "goodbye", "say_notes"]
+__all__ = ["Shown", "announce", "banner", "goodbye", "say_notes"]
 
 
-def banner(repl: ReplContext) -> None:
+class Shown(Protocol):
+    """What the banner draws from: the REPL's start-up, its console and its prompt's terminal (`ReplContext`)."""
+
+    startup: Startup
+    notes: list[str]
+    io: dict[str, Any]
+
+    @property
+    def console(self) -> Console: ...
+
+    @property
+    def console_made(self) -> bool: ...
+
+
+def banner(repl: Shown) -> None:
     """The version and the help hint; with an open session, its model and workspace (else `announce` says them
     once the start-up is done, and the line is printed by prompt_toolkit: Rich loads behind the prompt)."""
     session = repl.startup.session
@@ -45,20 +61,20 @@ def banner(repl: ReplContext) -> None:
         say_notes(repl, [*session.notes, *repl.notes])
 
 
-def announce(repl: ReplContext, session: Session) -> None:
+def announce(repl: Shown, session: Session) -> None:
     """The model and the workspace of a session opened behind the prompt, and its notes."""
     repl.console.print(_where(repl, session))
     say_notes(repl, [*session.notes, *repl.notes])
 
 
-def say_notes(repl: ReplContext, notes: Iterable[str]) -> None:
+def say_notes(repl: Shown, notes: Iterable[str]) -> None:
     from rich.text import Text
 
     for note in notes:
         repl.console.print(Text(esc(note), style="dim"))
 
 
-def goodbye(repl: ReplContext) -> None:
+def goodbye(repl: Shown) -> None:
     """On the way out: the session's id and how to go on with it."""
     from rich.text import Text
 
@@ -69,7 +85,7 @@ def goodbye(repl: ReplContext) -> None:
                                      (" · resume it with: ", "dim"), f"cli-agent --resume {session.session_id}"))
 
 
-def _where(repl: ReplContext, session: Session) -> Any:
+def _where(repl: Shown, session: Session) -> Any:
     """model · workspace [· resumed session ID: its first message]"""
     from rich.text import Text
 
