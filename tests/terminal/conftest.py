@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from termkit import PROMPT, Repl
+from termkit import PROMPT, Repl, Term
 
 
 @pytest.fixture
@@ -20,3 +20,19 @@ def repl(tmp_path):
     for r in started:
         if r.child.isalive():
             r.child.terminate(force=True)
+
+
+@pytest.fixture
+def term(tmp_path):
+    """`term(replies, **kw)`: a REPL in a pty (`termkit.Term`); every one started is ended with the test. The
+    modules that read a drawn screen (`screenkit.Terms`) define a `term` of their own."""
+    terms: list[Term] = []
+
+    def start(replies, **kw) -> Term:
+        terms.append(Term(tmp_path, replies, **kw))
+        return terms[-1]
+
+    yield start
+    for t in terms:
+        if t.child.isalive():
+            t.child.terminate(force=True)

@@ -12,19 +12,6 @@ from termkit import PROMPT, QUESTION, Term, create
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture
-def term(tmp_path):
-    terms: list[Term] = []
-
-    def start(replies, **kw) -> Term:
-        terms.append(Term(tmp_path, replies, **kw))
-        return terms[-1]
-
-    yield start
-    for t in terms:
-        if t.child.isalive():
-            t.child.terminate(force=True)
-
 
 def read(path: str) -> dict:
     return {"name": "read_file", "arguments": {"path": path}}

@@ -10,23 +10,10 @@ import sys
 import time
 
 import pytest
-from termkit import CONTROL, PROMPT, QUESTION, Term, create
+from termkit import CONTROL, PROMPT, QUESTION, create
 
 pexpect = pytest.importorskip("pexpect")
 pytestmark = pytest.mark.slow  # a real REPL in a pty: seconds a test
-
-@pytest.fixture
-def term(tmp_path):
-    terms: list[Term] = []
-
-    def start(replies, **kw) -> Term:
-        terms.append(Term(tmp_path, replies, **kw))
-        return terms[-1]
-
-    yield start
-    for t in terms:
-        if t.child.isalive():
-            t.child.terminate(force=True)
 
 
 def test_chat_answer_renders_as_markdown_with_markup_left_alone_and_at_path_attached(term):

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 from clikit import user_config
+from mcpkit import call, one_shot, warnings
 from places import MCP_SERVERS
 
 from cli_agent.cli.main import run
-from cli_agent.contracts.events import Warning as WarningEvent
 from cli_agent.history.trace import read_trace
 from cli_agent.providers.scripted import ScriptedProvider
 
@@ -29,23 +29,8 @@ def server_table(name: str, args: list[str], extra: str = "") -> str:
     return f'[mcp_servers.{name}]\ncommand = {json.dumps(sys.executable)}\nargs = {json.dumps(args)}\n{extra}\n'
 
 
-def one_shot(ws: Path, trace: Path, *replies, flags=()):
-    provider = ScriptedProvider(list(replies), native_tools=True)
-    code = run(["-C", str(ws), "-p", "go", "--model", "x", "--trace", str(trace), "--output", "json", *flags],
-               provider_factory=lambda settings: provider)
-    return code, provider
-
-
-def call(name, **arguments):
-    return {"tool_calls": [{"name": name, "arguments": arguments}]}
-
-
 def results(trace: Path) -> list[dict]:
     return [e.to_dict()["envelope"] for e in read_trace(trace).events if e.type == "tool_result"]
-
-
-def warnings(trace: Path) -> list[str]:
-    return [e.message for e in read_trace(trace).events if isinstance(e, WarningEvent)]
 
 
 def offered(provider: ScriptedProvider) -> set[str]:
