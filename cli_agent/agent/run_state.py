@@ -72,7 +72,9 @@ class RunState:
     appended: list[Message] = field(default_factory=list)  # what this run added to the conversation
     feedback: str | None = None  # the user's words with the last denial: the turn goes on with them
     failed_change: dict[str, Any] | None = None  # the last change attempted, while it failed and none succeeded since
-    repeats: tuple[str, int] = ("", 0)  # the last failed call (name, arguments, errors) and how often in a row
+    repeats: dict[str, int] = field(default_factory=dict)  # each failed call's failures since the last change
+    last_failure: str = ""  # the last failed call (name, arguments, errors)
+    in_a_row: int = 0  # how often the last failed call failed in a row
     changed: dict[str, None] = field(default_factory=dict)  # the paths this run changed, in order
     applied: list[Change] = field(default_factory=list)  # the changes this run applied, in order
     verify_round: int = 0  # test runs so far

@@ -50,6 +50,7 @@ _TS_DEFINITIONS = {"function_declaration", "generator_function_declaration", "cl
                    "type_spec", "function_item", "struct_item", "enum_item", "trait_item", "impl_item", "mod_item",
                    "abstract_class_declaration"}
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_OPENER = re.compile(r"(?:^|[.!?:;]\s+|\n)\s*([A-Z][a-z]+)\b(?![_(`.])")
 _STOP = frozenset(re.split(r"\s+", """the and for with that this from into when then than not are was were has
 have had does did but should would could must can will return returns returned instead should make makes fix bug
 add file code function method class test tests value values string list dict none true false use using get set new
@@ -162,17 +163,21 @@ def _parts(name: str) -> list[str]:
 
 def _task_words(task: str) -> dict[str, int]:
     """The task's words, lowercased: an identifier (snake_case, camelCase, `name(`, `` `name` ``) weighs 3, a plain
-    word 1, a part of an identifier 1; stop words left out."""
+    word 1, a part of an identifier 0 (it counts only towards parts of names); stop words left out, and so is a plain word that opens a sentence: the verb
+    of a request ("Create hello.py ...") says what to do, not where (it would rank a `create` method anywhere)."""
     words: dict[str, int] = {}
     marked = {m.group(1) for m in re.finditer(r"([A-Za-z_][A-Za-z0-9_]*)(?:\(|`)", task)}
+    openers = {m.group(1) for m in _OPENER.finditer(task)} - marked
     for token in _WORD.findall(task):
         lowered = token.lower()
+        if token in openers:
+            continue
         if len(lowered) >= 3 and lowered not in _STOP:
             named = "_" in token.strip("_") or token[1:] != token[1:].lower() or token in marked
             words[lowered] = max(words.get(lowered, 0), 3 if named else 1)
         for part in _parts(token):
             if part not in _STOP:
-                words.setdefault(part, 1)
+                words.setdefault(part, 0)  # a part alone: it matches parts of names, never a whole name
     return words
 
 
@@ -183,7 +188,7 @@ def _score(symbol: Symbol, words: dict[str, int], task: str, seen: dict[str, int
     score = 0.0
     if own.lower() in words and len(own) >= 3:
         score += 10 * words[own.lower()] / math.log2(1 + seen.get(own.lower(), 1))
-    score += sum(2 for part in set(_parts(own)) if part in words)
+    score += sum(2 if words[part] else 1 for part in set(_parts(own)) if part in words)
     if score and symbol.path in task:
         score += 5
     score += 0.5 * sum(1 for part in set(_parts(symbol.path.rsplit(".", 1)[0])) if part in words) if score else 0

@@ -6,8 +6,10 @@
 
 A task names a file by its path (`src/app.py`, `app.py`), an `@file` mention, a dotted module name that resolves
 to a file (`pkg.mod` -> `pkg/mod.py`), or a function or class name (`slugify()`, `` `Parser` ``) defined in a
-file of the workspace. For a named function or class the region is its definition; otherwise the start of the
-file. Every region carries line numbers (`NUMBER| text`) so an edit can point at them, and the whole brief stays
+file of the workspace. In a file the task names, a word of the task that looks like code (`escape_silent`,
+`is_compatible(...)`, `Version`) and is defined there names that definition too ("Fix is_compatible in
+semver/version.py"): words with an underscore or a call first, then the rest, functions before classes. For a
+named function or class the region is its definition; otherwise the start of the file. Every region carries line numbers (`NUMBER| text`) so an edit can point at them, and the whole brief stays
 within a token budget (about four characters a token). The search is bounded: at most `_MAX_FILES` files of at
 most `_MAX_BYTES` each are looked into for definitions, in the workspace listing's order (ignored files skipped).
 """
@@ -33,6 +35,8 @@ _PATHISH = re.compile(r"@?([A-Za-z0-9_.\-/]+\.[A-Za-z0-9]{1,5})\b")
 _MENTION = re.compile(r"@([A-Za-z0-9_.\-/]+)")
 _NAME = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*)(?:\(\))?`|\b([A-Za-z_][A-Za-z0-9_]*)\(\)")
 _DOTTED = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+)\b")
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\()?")
+_HEAD = re.compile(r"^[ \t]*(?:async\s+def|def|class|function|func|fn)\s+([A-Za-z_][A-Za-z0-9_]*)", re.M)
 
 
 @dataclass(frozen=True)
@@ -44,7 +48,7 @@ class TaskBrief:
 def task_brief(task: str, workspace: Workspace, *, budget_tokens: int = 1500) -> TaskBrief | None:
     named = _named_files(task, workspace)
     names = [a or b for a, b in _NAME.findall(task)]
-    wanted: dict[str, list[str]] = {path: [] for path in named}
+    wanted: dict[str, list[str]] = {path: _defined_in(workspace, path, task) for path in named}
     if names:
         for path, found in _definitions(workspace, names).items():
             wanted.setdefault(path, []).extend(found)
@@ -53,7 +57,7 @@ def task_brief(task: str, workspace: Workspace, *, budget_tokens: int = 1500) ->
     budget = budget_tokens * 4
     parts, shown = [], []
     for path, defs in list(wanted.items())[:6]:
-        block = _region(workspace, path, defs, budget // max(1, len(wanted)))
+        block = _region(workspace, path, list(dict.fromkeys(defs)), budget // max(1, len(wanted)))
         if block:
             parts.append(block)
             shown.append(path)
@@ -95,6 +99,31 @@ def _listing(workspace: Workspace) -> list[str]:
         return []
 
 
+def _defined_in(workspace: Workspace, path: str, task: str) -> list[str]:
+    """The definitions in `path` that words of the task name, from the first of these groups that has any: functions
+    named by a strong word (one with an underscore, or followed by `(`), classes named by one, functions named by
+    any other word of at least 3 characters, classes named by one. At most 3: each costs prompt tokens."""
+    strong: dict[str, None] = {}
+    weak: dict[str, None] = {}
+    for match in _WORD.finditer(task):
+        word = match.group(0).rstrip("(")
+        if match.group(1) or "_" in word.strip("_"):
+            strong[word] = None
+        elif len(word) >= 3:
+            weak[word] = None
+    try:
+        text = workspace.read_bytes(path, limit=_MAX_BYTES).decode("utf-8", errors="replace")
+    except ToolError:
+        return []
+    is_class = {m.group(1): m.group(0).lstrip().startswith("class") for m in _HEAD.finditer(text)}
+    for words in (strong, weak):
+        for classes in (False, True):
+            group = [w for w in words if is_class.get(w) is classes]
+            if group:
+                return group[:3]
+    return []
+
+
 def _definitions(workspace: Workspace, names: list[str]) -> dict[str, list[str]]:
     """{path: [names defined there]} for `def NAME`/`class NAME`/`function NAME` in source files."""
     pattern = re.compile(r"^\s*(?:async\s+def|def|class|function|func|fn)\s+(" + "|".join(map(re.escape, names))
@@ -124,8 +153,11 @@ def _region(workspace: Workspace, path: str, defs: list[str], budget: int) -> st
     if lines and not lines[-1]:
         lines.pop()
     spans = [_definition_span(lines, name) for name in defs] or [(1, len(lines))]
-    out, used = [], 0
+    out: list[str] = []
+    used = 0
     for first, last in spans:
+        if out:
+            out.append("...")
         width = len(str(last))
         for n in range(first, last + 1):
             line = f"{n:>{width}}| {lines[n - 1]}"

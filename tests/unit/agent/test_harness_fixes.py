@@ -68,15 +68,28 @@ def test_the_same_failing_change_three_times_ends_the_run_as_a_failed_change(tmp
     assert (tmp_path / "a.py").read_text() == "x = 1\n"
 
 
-def test_a_repeated_failing_read_ends_as_unusable_and_other_calls_between_reset_the_count(tmp_path):
+def test_a_repeated_failing_read_ends_as_unusable_and_only_a_change_that_lands_resets_the_count(tmp_path):
     (tmp_path / "a.py").write_text("x = 1\n")
     missing = json_call("read_file", path="b.py")
-    other = json_call("read_file", path="c.py")
-    agent, _ = make_agent(tmp_path, [missing, missing, other, missing, missing, json_call("read_file", path="a.py"),
-                                     missing, missing, missing], protocol="json", yes=True, max_steps=12)
+    edit = json_call("edit_file", path="a.py", old="x = 1\n", new="x = 2\n")
+    agent, _ = make_agent(tmp_path, [missing, missing, json_call("read_file", path="a.py"), edit,
+                                     missing, missing, json_call("read_file", path="c.py"), missing],
+                          protocol="json", yes=True, max_steps=12)
     events, finished = run(agent, "read b")
-    assert finished.stop_reason is StopReason.UNUSABLE and finished.exit_code == 6 and finished.steps == 9
-    assert [ok for _, ok in results(events)] == [False, False, False, False, False, True, False, False, False]
+    assert finished.stop_reason is StopReason.UNUSABLE and finished.exit_code == 6 and finished.steps == 8
+    assert [ok for _, ok in results(events)] == [False, False, True, True, False, False, False, False]
+    assert "3 times since the last change that landed" in finished.message
+
+
+def test_two_failing_changes_in_turn_end_the_run_as_surely_as_one(tmp_path):
+    (tmp_path / "a.py").write_text("x = 1\n")
+    same = json_call("edit_file", path="a.py", old="x = 1\n", new="x = 1\n")
+    missing = json_call("edit_file", path="a.py", old="x = 9\n", new="x = 3\n")
+    agent, _ = make_agent(tmp_path, [same, missing] * 10, protocol="json", yes=True, max_steps=20)
+    events, finished = run(agent, "set x to 3")
+    assert finished.stop_reason is StopReason.CHANGE_FAILED and finished.exit_code == 7 and finished.steps == 5
+    assert "same failing call 3 times since the last change that landed" in finished.message
+    assert (tmp_path / "a.py").read_text() == "x = 1\n"
 
 
 def test_reads_between_the_same_failing_edit_do_not_hide_that_it_is_stuck(tmp_path):

@@ -98,3 +98,11 @@ def test_line_numbers_shown_up_front_are_good_for_replace_lines_until_the_file_c
     _, finished = run(agent, "apply_discount(100, 10) gives the wrong total")
     assert finished.exit_code == 0 and "percent / 100.0" in (project / "shop" / "cart.py").read_text()
     assert "shop/cart.py" not in seen  # the map gave line numbers, not the text: edit_file still needs a read
+
+
+def test_the_verb_that_opens_a_request_does_not_rank_its_namesake(tmp_path: Path) -> None:
+    (tmp_path / "cgroup.py").write_text("class PidCgroup:\n    def create(self):\n        pass\n")
+    (tmp_path / "table.py").write_text("def create_table():\n    pass\n")
+    assert repo_map("Create hello.py that prints hello", Outline(Workspace(tmp_path))) is None
+    found = repo_map("Add logging. Create a table with create_table() first", Outline(Workspace(tmp_path)))
+    assert found is not None and "create_table" in found.text and "PidCgroup" not in found.text

@@ -61,3 +61,25 @@ def test_seen_files_are_noted(tmp_path):
     (tmp_path / "lib.py").write_text(LIB)
     seen = SeenFiles()
     assert briefer(Workspace(tmp_path), seen)("fix lib.py") is not None and "lib.py" in seen
+
+
+VERSION = ("import re\n" + "".join(f"X{i} = {i}\n" for i in range(60)) + "\n\nclass Version:\n"
+           "    @property\n    def minor(self):\n        return self._minor\n\n"
+           "    def is_compatible(self, other):\n        return other.minor >= self.minor\n")
+
+
+def test_a_bare_name_in_a_named_file_shows_its_definition_not_the_start_of_the_file(tmp_path):
+    (tmp_path / "version.py").write_text(VERSION)
+    brief = task_brief("Version(1, 1, 0).is_compatible(Version(1, 1, 5)) returns False for a later minor. "
+                       "Fix is_compatible in version.py.", Workspace(tmp_path))
+    assert brief is not None and brief.paths == ("version.py",)
+    assert "| def is_compatible(self, other):" in brief.text.replace("    def", "def")
+    assert "X0 = 0" not in brief.text  # not the file's start
+    assert "def minor" not in brief.text  # a plain word ("minor") does not pull in its namesake beside a strong one
+    assert "class Version" not in brief.text  # a function named by the task goes before a class
+
+
+def test_a_plain_word_names_a_class_when_nothing_stronger_is_defined(tmp_path):
+    (tmp_path / "version.py").write_text(VERSION)
+    brief = task_brief("Add a method bump(self) to the Version class in version.py", Workspace(tmp_path))
+    assert brief is not None and "| class Version:" in brief.text and "X0 = 0" not in brief.text
