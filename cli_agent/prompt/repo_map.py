@@ -163,8 +163,9 @@ def _parts(name: str) -> list[str]:
 
 def _task_words(task: str) -> dict[str, int]:
     """The task's words, lowercased: an identifier (snake_case, camelCase, `name(`, `` `name` ``) weighs 3, a plain
-    word 1, a part of an identifier 0 (it counts only towards parts of names); stop words left out, and so is a plain word that opens a sentence: the verb
-    of a request ("Create hello.py ...") says what to do, not where (it would rank a `create` method anywhere)."""
+    word 1, a part of an identifier 0 (it counts only towards parts of names). Stop words are left out, and so is a
+    plain word that opens a sentence: the verb of a request ("Create hello.py ...") says what to do, not where (it
+    would rank a `create` method anywhere)."""
     words: dict[str, int] = {}
     marked = {m.group(1) for m in re.finditer(r"([A-Za-z_][A-Za-z0-9_]*)(?:\(|`)", task)}
     openers = {m.group(1) for m in _OPENER.finditer(task)} - marked

@@ -6,11 +6,11 @@
 
 A task names a file by its path (`src/app.py`, `app.py`), an `@file` mention, a dotted module name that resolves
 to a file (`pkg.mod` -> `pkg/mod.py`), or a function or class name (`slugify()`, `` `Parser` ``) defined in a
-file of the workspace. In a file the task names, a word of the task that looks like code (`escape_silent`,
-`is_compatible(...)`, `Version`) and is defined there names that definition too ("Fix is_compatible in
-semver/version.py"): words with an underscore or a call first, then the rest, functions before classes. For a
-named function or class the region is its definition; otherwise the start of the file. Every region carries line numbers (`NUMBER| text`) so an edit can point at them, and the whole brief stays
-within a token budget (about four characters a token). The search is bounded: at most `_MAX_FILES` files of at
+file of the workspace. In a file the task names, a word of the task that is defined there names that definition
+too ("Fix is_compatible in semver/version.py"): words with an underscore or a call first, then the rest,
+functions before classes. For a named function or class the region is its definition; otherwise the start of
+the file. Every region carries line numbers (`NUMBER| text`) so an edit can point at them, and the whole brief
+stays within a token budget (about four characters a token). The search is bounded: at most `_MAX_FILES` files of at
 most `_MAX_BYTES` each are looked into for definitions, in the workspace listing's order (ignored files skipped).
 """
 

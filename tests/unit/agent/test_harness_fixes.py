@@ -86,7 +86,7 @@ def test_two_failing_changes_in_turn_end_the_run_as_surely_as_one(tmp_path):
     same = json_call("edit_file", path="a.py", old="x = 1\n", new="x = 1\n")
     missing = json_call("edit_file", path="a.py", old="x = 9\n", new="x = 3\n")
     agent, _ = make_agent(tmp_path, [same, missing] * 10, protocol="json", yes=True, max_steps=20)
-    events, finished = run(agent, "set x to 3")
+    _, finished = run(agent, "set x to 3")
     assert finished.stop_reason is StopReason.CHANGE_FAILED and finished.exit_code == 7 and finished.steps == 5
     assert "same failing call 3 times since the last change that landed" in finished.message
     assert (tmp_path / "a.py").read_text() == "x = 1\n"
