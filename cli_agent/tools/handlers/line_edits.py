@@ -5,7 +5,10 @@ A small model copies `old` badly; line numbers and names it reads off what it wa
 the way it can go wrong:
 - `replace_lines` needs the file shown in this conversation exactly as it is now (`SeenFiles.shown_as`): a file
   changed since it was read (by an edit, a command, the user) is refused with the requested lines as they are now,
-  numbered, and then counts as shown, so the next try can use those numbers;
+  numbered, and then counts as shown, so the next try can use those numbers. Two slips of a model that copies
+  from numbered lines are mended: the `NUMBER| ` prefixes copied into `new` are dropped, and in a Python file,
+  `new` written at another indentation than the lines it replaces is moved to theirs when only that makes the file
+  parse;
 - `replace_definition` finds the definition with `ast` (decorators included), re-indents the new text to the
   definition's column, and refuses a result that does not parse (as every `.py` change is checked before approval).
 """
@@ -13,6 +16,7 @@ the way it can go wrong:
 from __future__ import annotations
 
 import ast
+import re
 import textwrap
 
 from cli_agent.contracts.change import Change
@@ -26,6 +30,7 @@ from cli_agent.tools.handlers.seen import digest, require_seen
 __all__ = ["replace_definition", "replace_lines"]
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_NUMBERED = re.compile(r"^ *\d+\| ?")
 
 
 def replace_lines(ctx: ToolContext, path: str, start_line: int, end_line: int, new: str) -> Change:
@@ -50,6 +55,7 @@ def replace_lines(ctx: ToolContext, path: str, start_line: int, end_line: int, n
                         f"not made. Lines {start_line}-{end_line} as they are now are below (as NUMBER| text; the "
                         f"numbers are not part of the file): check the numbers and send the change again.",
                         region=numbered(lf, start_line, end_line), total_lines=total)
+    body = _unnumbered(body, lines[start_line - 1:end_line])
     if body and not body.endswith("\n"):
         body += "\n"
     head = "".join(line + "\n" for line in lines[:start_line - 1])
@@ -59,6 +65,8 @@ def replace_lines(ctx: ToolContext, path: str, start_line: int, end_line: int, n
         tail = tail[:-1]
     elif not rest and not lf.endswith("\n") and body:
         body = body[:-1]  # the file had no final newline: the new last line keeps it that way
+    if rel.endswith((".py", ".pyi")):
+        body = _reindented(head, body, tail, lines[start_line - 1:end_line])
     after = _encoded(head + body + tail, fmt)
     if after == before:
         raise ToolError(f"lines {start_line}-{end_line} of {rel} already read exactly so; nothing would change")
@@ -106,6 +114,45 @@ def replace_definition(ctx: ToolContext, path: str, name: str, new: str) -> Chan
         raise ToolError(f"{name} in {rel} already reads exactly so; nothing would change")
     return _planned(Change(tool="replace_definition", kind="edit", path=rel, before=before, after=after, mode=mode,
                            encoding=fmt.display_encoding), f"replace {name} (lines {first}-{last}) of {rel}")
+
+
+def _unnumbered(body: str, old: list[str]) -> str:
+    """`new` without the `NUMBER| ` prefixes a model copied from numbered lines, when lines after its first carry
+    them and the lines replaced do not (a file whose own lines look so keeps them)."""
+    rows = body.split("\n")
+    if not any(_NUMBERED.match(row) for row in rows[1:]) or any(_NUMBERED.match(row) for row in old):
+        return body
+    return "\n".join(_NUMBERED.sub("", row, count=1) for row in rows)
+
+
+def _reindented(head: str, body: str, tail: str, old: list[str]) -> str:
+    """`body` moved to the indentation of the first line it replaces, when the file parses only so."""
+    have = _indent(body.split("\n"))
+    want = _indent(old)
+    if have is None or want is None or have == want or _parses(head + body + tail):
+        return body
+    rows = body.split("\n")
+    if want > have:
+        moved = [" " * (want - have) + row if row.strip() else row for row in rows]
+    elif all(not row.strip() or row[:have - want].isspace() for row in rows):
+        moved = [row[have - want:] if row.strip() else row for row in rows]
+    else:
+        return body
+    candidate = "\n".join(moved)
+    return candidate if _parses(head + candidate + tail) else body
+
+
+def _indent(rows: list[str]) -> int | None:
+    first = next((row for row in rows if row.strip()), None)
+    return None if first is None else len(first) - len(first.lstrip(" "))
+
+
+def _parses(text: str) -> bool:
+    try:
+        ast.parse(text)
+    except (SyntaxError, ValueError):
+        return False
+    return True
 
 
 def _encoded(view: str, fmt: textfile.TextFormat) -> bytes:

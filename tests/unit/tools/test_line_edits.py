@@ -95,3 +95,26 @@ def test_replace_definition_refuses_what_it_cannot_place_or_what_would_not_parse
     twice = call(d, "replace_definition", path="twice.py", name="f", new="def f():\n    return 1\n")
     assert twice.error is not None and "2 times" in twice.error.errors[0]
     assert (ws / "app.py").read_text() == APP
+
+
+def test_replace_lines_drops_copied_line_numbers_and_moves_new_to_the_indentation_that_parses(ws: Path) -> None:
+    d = dispatcher(ws)
+    d.run(ToolCall(id="r", name="read_file", arguments={"path": "app.py"}))
+    apply(d, call(d, "replace_lines", path="app.py", start_line=4, end_line=5,
+                  new="def add(a, b):\n5|     return a + b"))
+    assert (ws / "app.py").read_text() == APP.replace("a - b", "a + b")
+    d.run(ToolCall(id="r", name="read_file", arguments={"path": "app.py"}))
+    apply(d, call(d, "replace_lines", path="app.py", start_line=10, end_line=11,
+                  new="def total(self):\n    return 1"))  # written at column 0 inside the class
+    assert "    @property\n    def total(self):\n        return 1\n\n    def empty" in (ws / "app.py").read_text()
+
+
+def test_text_that_only_looks_numbered_or_indented_is_left_as_written(ws: Path) -> None:
+    (ws / "table.txt").write_text("1| one\n2| two\n")
+    d = dispatcher(ws)
+    d.run(ToolCall(id="r", name="read_file", arguments={"path": "table.txt"}))
+    apply(d, call(d, "replace_lines", path="table.txt", start_line=2, end_line=2, new="2| TWO\n3| three"))
+    assert (ws / "table.txt").read_text() == "1| one\n2| TWO\n3| three\n"
+    d.run(ToolCall(id="r", name="read_file", arguments={"path": "app.py"}))
+    refused = call(d, "replace_lines", path="app.py", start_line=5, end_line=5, new="  return (a +\n")
+    assert refused.error is not None and "unable to run" in refused.error.errors[0]  # no indentation mends this
