@@ -22,7 +22,7 @@ from cli_agent.agent.approval_flow import Approvals
 from cli_agent.agent.context_window import for_model
 from cli_agent.agent.conversation import Conversation
 from cli_agent.agent.model_call import complete
-from cli_agent.agent.repair import candidates, test_feedback, tests_kept, verify
+from cli_agent.agent.repair import candidates, changed_lines, test_feedback, tests_kept, verify
 from cli_agent.agent.run_state import AgentSetup, Approver, Limits, Planner, RunState, over_budget, stop_for
 from cli_agent.agent.wire import protocol_for
 from cli_agent.contracts import errors
@@ -239,7 +239,7 @@ class Agent:
                                      f"the project's tests fail after the change ({verdict.summary}); {why}",
                                      answer=finished.answer)
                 return replace(stopped, verified=False, tests=verdict.summary)
-            self._talk.append(run, Message("user", test_feedback(verdict)))
+            self._talk.append(run, Message("user", test_feedback(verdict, changed_lines(run, s.dispatcher))))
 
     def _run_calls(self, run: RunState, reply: ProviderReply, parsed: Parsed, approve: Approver | None,
                    dispatcher: Dispatcher) -> Generator[Event, Decision | None, RunFinished | None]:

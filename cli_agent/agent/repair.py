@@ -6,6 +6,7 @@ one change set (`candidates`)."""
 
 from __future__ import annotations
 
+import difflib
 import uuid
 from collections.abc import Generator
 from dataclasses import dataclass, replace
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from cli_agent.agent.approval import CallFacts
 from cli_agent.contracts.change import Staged
-from cli_agent.contracts.envelope import Envelope
+from cli_agent.contracts.envelope import Envelope, ToolError
 from cli_agent.contracts.events import (
     ApprovalAsked,
     Decision,
@@ -24,6 +25,7 @@ from cli_agent.contracts.events import (
 )
 from cli_agent.contracts.messages import ToolCall
 from cli_agent.prompt.project_tests import is_test_path
+from cli_agent.tools.handlers.loose_match import numbered
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -34,7 +36,7 @@ if TYPE_CHECKING:
     from cli_agent.agent.verify import TestRun, Verifier
     from cli_agent.tools.dispatch import Dispatcher, Prepared
 
-__all__ = ["Applied", "candidates", "test_feedback", "tests_kept", "verify"]
+__all__ = ["Applied", "candidates", "changed_lines", "test_feedback", "tests_kept", "verify"]
 
 
 @dataclass(frozen=True)
@@ -64,11 +66,37 @@ def verify(run: RunState, verifier: Verifier) -> Generator[Event, Decision | Non
     return verdict
 
 
-def test_feedback(verdict: TestRun) -> str:
-    """What the model is told when the tests fail after its change."""
+def test_feedback(verdict: TestRun, changed: str = "") -> str:
+    """What the model is told when the tests fail after its change; `changed`: the lines it changed, as they are now
+    (`changed_lines`)."""
+    now = f"\n\nThe lines you changed, as they are now (NUMBER| text):\n{changed}" if changed else ""
     return (f"The project's tests fail after your change (`{verdict.command}`: {verdict.summary}).\n"
-            f"{verdict.failures}\n\nFix the code so that these tests pass (change a test only if the task asks "
-            "for it), then say that you are done.")
+            f"{verdict.failures}{now}\n\nFix the code so that these tests pass (change a test only if the task "
+            "asks for it), then say that you are done.")
+
+
+def changed_lines(run: RunState, dispatcher: Dispatcher, *, files: int = 2, around: int = 3) -> str:
+    """The lines this run changed in its first `files` files, as they are now, numbered with `around` lines either
+    side; each file shown so counts as shown with line numbers, so `replace_lines` can use them at once."""
+    blocks = []
+    for rel in list(run.changed)[:files]:
+        first = next((c.before for c in run.applied if c.path == rel), None)
+        try:
+            now = dispatcher.ctx.workspace.read_bytes(rel, limit=1 << 20)
+        except ToolError:
+            continue
+        old = (first or b"").decode("utf-8", "replace").splitlines()
+        new = now.decode("utf-8", "replace").replace("\r\n", "\n")
+        spans = [(j1, j2) for tag, _, _, j1, j2 in difflib.SequenceMatcher(None, old, new.splitlines(),
+                                                                          autojunk=False).get_opcodes()
+                 if tag != "equal"]
+        if not spans:
+            continue
+        top, bottom = spans[0][0] + 1, max(spans[-1][1], spans[-1][0] + 1)
+        blocks.append(f"--- {rel}\n{numbered(new, top, bottom, around=around)}")
+        if dispatcher.ctx.seen is not None:
+            dispatcher.ctx.seen.note(rel, now)
+    return "\n".join(blocks)
 
 
 def tests_kept(run: RunState, prepared: Prepared) -> Prepared:

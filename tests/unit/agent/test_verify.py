@@ -126,6 +126,18 @@ def test_a_wrong_fix_gets_the_failures_back_and_the_second_round_passes(tmp_path
 
 
 @pytest.mark.slow
+def test_the_feedback_shows_the_changed_lines_numbered_so_a_line_repair_needs_no_read(tmp_path: Path, project) -> None:
+    ws, home = project
+    by_line = {"tool_calls": [{"name": "replace_lines",
+                               "arguments": {"path": "calc.py", "start_line": 2, "end_line": 2, "new": "return a + b"}}]}
+    code, report, trace = run_json(tmp_path, ws, home, [READ, WRONG, DONE, by_line, DONE])
+    assert code == 0 and report["verified"] is True, report
+    feedback = next(t for t in user_messages(trace) if "tests fail after your change" in t)
+    assert "--- calc.py\n1| def add(a, b):\n2|     return a * b" in feedback
+    assert (ws / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"  # and re-indented to its place
+
+
+@pytest.mark.slow
 def test_tests_still_failing_after_the_rounds_end_the_run_with_exit_8(tmp_path: Path, project) -> None:
     ws, home = project
     code, report, _ = run_json(tmp_path, ws, home, [READ, WRONG, DONE, DONE],
