@@ -31,8 +31,10 @@ def broken_by(change: Change) -> str | None:
     first, last = max(1, line - _AROUND), min(len(lines), line + _AROUND)
     shown = "\n".join(f"{n}| {lines[n - 1]}" for n in range(first, last + 1))
     what = f"{type(error).__name__}: {error.msg} (line {line})"
+    quotes = (" A string that ends early often means a double quote inside a JSON string that was not written as "
+              '\\" (or use single quotes in the code).' if "unterminated string" in error.msg else "")
     return (f"this change would leave {change.path} unable to run: {what}; nothing was changed. The lines as they "
-            f"would be:\n{shown}\nFix the call (keep the indentation of the code around it) and try again.")
+            f"would be:\n{shown}\nFix the call (keep the indentation of the code around it) and try again.{quotes}")
 
 
 def still_parses(before: str, after: str) -> bool:

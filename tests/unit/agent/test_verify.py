@@ -128,8 +128,8 @@ def test_a_wrong_fix_gets_the_failures_back_and_the_second_round_passes(tmp_path
 @pytest.mark.slow
 def test_the_feedback_shows_the_changed_lines_numbered_so_a_line_repair_needs_no_read(tmp_path: Path, project) -> None:
     ws, home = project
-    by_line = {"tool_calls": [{"name": "replace_lines",
-                               "arguments": {"path": "calc.py", "start_line": 2, "end_line": 2, "new": "return a + b"}}]}
+    line_2 = {"path": "calc.py", "start_line": 2, "end_line": 2, "new": "return a + b"}
+    by_line = {"tool_calls": [{"name": "replace_lines", "arguments": line_2}]}
     code, report, trace = run_json(tmp_path, ws, home, [READ, WRONG, DONE, by_line, DONE])
     assert code == 0 and report["verified"] is True, report
     feedback = next(t for t in user_messages(trace) if "tests fail after your change" in t)

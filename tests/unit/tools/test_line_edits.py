@@ -118,3 +118,13 @@ def test_text_that_only_looks_numbered_or_indented_is_left_as_written(ws: Path) 
     d.run(ToolCall(id="r", name="read_file", arguments={"path": "app.py"}))
     refused = call(d, "replace_lines", path="app.py", start_line=5, end_line=5, new="  return (a +\n")
     assert refused.error is not None and "unable to run" in refused.error.errors[0]  # no indentation mends this
+
+
+def test_a_string_cut_short_at_a_double_quote_is_explained(ws: Path) -> None:
+    d = dispatcher(ws)
+    d.run(ToolCall(id="r", name="read_file", arguments={"path": "app.py"}))
+    refused = call(d, "replace_lines", path="app.py", start_line=5, end_line=5, new="    return a.replace('")
+    assert refused.error is not None and "unterminated string" in refused.error.errors[0]
+    assert 'not written as \\"' in refused.error.errors[0]
+    wrong = call(d, "replace_lines", path="app.py", start_line=5, end_line=5, new="    return (a +")
+    assert wrong.error is not None and "JSON string" not in wrong.error.errors[0]  # said only where it fits
