@@ -22,7 +22,7 @@ from cli_agent.agent.approval_flow import Approvals
 from cli_agent.agent.context_window import for_model
 from cli_agent.agent.conversation import Conversation
 from cli_agent.agent.model_call import complete
-from cli_agent.agent.repair import candidates, changed_lines, test_feedback, tests_kept, verify
+from cli_agent.agent.repair import judged, tests_kept
 from cli_agent.agent.run_state import AgentSetup, Approver, Limits, Planner, RunState, over_budget, stop_for
 from cli_agent.agent.wire import protocol_for
 from cli_agent.contracts import errors
@@ -221,25 +221,9 @@ class Agent:
                 if found is None:
                     continue
                 finished = found
-            if finished.stop_reason is not StopReason.DONE or s.verifier is None or not run.changed:
-                return finished
-            verdict = yield from verify(run, s.verifier)
-            if verdict.passed or not verdict.ran:
-                return replace(finished, verified=True if verdict.ran else None, tests=verdict.summary)
-            if run.verify_round > s.verifier.rounds:
-                why = f"{s.verifier.rounds} repair round(s) did not fix them"
-                if s.attempts is not None:
-                    won, why = yield from candidates(run, prompt, s.attempts, self._approvals, approve,
-                                                     s.dispatcher, s.clock, why)
-                    if won is not None:
-                        self._talk.append(run, Message("user", won.note))
-                        return replace(self._talk.stop(run, StopReason.DONE, won.message), verified=True,
-                                       tests=won.tests, attempt=won.attempt, answer=finished.answer)
-                stopped = self._talk.stop(run, StopReason.TESTS_FAILED,
-                                     f"the project's tests fail after the change ({verdict.summary}); {why}",
-                                     answer=finished.answer)
-                return replace(stopped, verified=False, tests=verdict.summary)
-            self._talk.append(run, Message("user", test_feedback(verdict, changed_lines(run, s.dispatcher))))
+            ended = yield from judged(run, prompt, finished, s, self._talk, self._approvals, approve)
+            if ended is not None:
+                return ended
 
     def _run_calls(self, run: RunState, reply: ProviderReply, parsed: Parsed, approve: Approver | None,
                    dispatcher: Dispatcher) -> Generator[Event, Decision | None, RunFinished | None]:

@@ -1,8 +1,8 @@
-"""The verification step after a run that changed files: the project's tests run on what it changed
+"""The verification step after a run that changed files (`judged`): the project's tests run on what it changed
 (`verify.Verifier`, in the command sandbox); while they fail, the model gets their failures back
 (`test_feedback`) for a repair round, in which the tests are the judge and stay as they are (`tests_kept`); when
-the rounds are spent, more candidates (`attempts.Attempts`) may be sampled, and the first that passes is offered as
-one change set (`candidates`)."""
+the rounds are spent, or when the run ended on a change that failed, more candidates (`attempts.Attempts`) may be
+sampled, and the first that passes is offered as one change set (`candidates`)."""
 
 from __future__ import annotations
 
@@ -19,11 +19,13 @@ from cli_agent.contracts.events import (
     ApprovalAsked,
     Decision,
     Event,
+    RunFinished,
+    StopReason,
     ToolCallsProposed,
     ToolResult,
     Verification,
 )
-from cli_agent.contracts.messages import ToolCall
+from cli_agent.contracts.messages import Message, ToolCall
 from cli_agent.prompt.project_tests import is_test_path
 from cli_agent.tools.handlers.loose_match import numbered
 
@@ -32,11 +34,12 @@ if TYPE_CHECKING:
 
     from cli_agent.agent.approval_flow import Approvals
     from cli_agent.agent.attempts import Attempts
-    from cli_agent.agent.run_state import Approver, RunState
+    from cli_agent.agent.conversation import Conversation
+    from cli_agent.agent.run_state import AgentSetup, Approver, RunState
     from cli_agent.agent.verify import TestRun, Verifier
     from cli_agent.tools.dispatch import Dispatcher, Prepared
 
-__all__ = ["Applied", "candidates", "changed_lines", "test_feedback", "tests_kept", "verify"]
+__all__ = ["Applied", "candidates", "changed_lines", "judged", "test_feedback", "tests_kept", "verify"]
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,45 @@ class Applied:
     message: str  # the run's stop message
     tests: str  # its tests' summary line
     attempt: int  # its number
+
+
+def judged(run: RunState, prompt: str, finished: RunFinished, s: AgentSetup, talk: Conversation,
+           approvals: Approvals, approve: Approver | None) -> Generator[Event, Decision | None, RunFinished | None]:
+    """How a run that reached an end goes on: as it is (no tests to judge, nothing changed, or they pass), with a
+    repair round (None: the failures went back to the model), or with more candidates (`s.attempts`) once the
+    rounds are spent or when its last change failed. A run ends "done" only with its tests passing."""
+    if s.verifier is None:
+        return finished
+    if finished.stop_reason is StopReason.CHANGE_FAILED:
+        return (yield from _other_candidates(run, prompt, finished, s, talk, approvals, approve,
+                                             "its change did not land"))
+    if finished.stop_reason is not StopReason.DONE or not run.changed:
+        return finished
+    verdict = yield from verify(run, s.verifier)
+    if verdict.passed or not verdict.ran:
+        return replace(finished, verified=True if verdict.ran else None, tests=verdict.summary)
+    if run.verify_round <= s.verifier.rounds:
+        talk.append(run, Message("user", test_feedback(verdict, changed_lines(run, s.dispatcher))))
+        return None
+    stopped = replace(talk.stop(run, StopReason.TESTS_FAILED, f"the project's tests fail after the change "
+                                                              f"({verdict.summary})", answer=finished.answer),
+                      verified=False, tests=verdict.summary)
+    return (yield from _other_candidates(run, prompt, stopped, s, talk, approvals, approve,
+                                         f"{s.verifier.rounds} repair round(s) did not fix them"))
+
+
+def _other_candidates(run: RunState, prompt: str, failed: RunFinished, s: AgentSetup, talk: Conversation,
+                      approvals: Approvals, approve: Approver | None,
+                      why: str) -> Generator[Event, Decision | None, RunFinished]:
+    """`failed`, unless one of the other candidates passes its tests and is applied: then done."""
+    if s.attempts is None:
+        return replace(failed, message=f"{failed.message}; {why}") if failed.verified is False else failed
+    won, why = yield from candidates(run, prompt, s.attempts, approvals, approve, s.dispatcher, s.clock, why)
+    if won is None:
+        return replace(failed, message=f"{failed.message}; {why}")
+    talk.append(run, Message("user", won.note))
+    return replace(talk.stop(run, StopReason.DONE, won.message), verified=True, tests=won.tests,
+                   attempt=won.attempt, answer=failed.answer)
 
 
 def verify(run: RunState, verifier: Verifier) -> Generator[Event, Decision | None, TestRun]:

@@ -218,6 +218,19 @@ def test_the_third_candidate_passes_and_is_applied_as_one_change_set(tmp_path: P
 
 
 @pytest.mark.slow
+def test_a_run_stuck_on_a_failing_edit_gets_other_candidates_too(tmp_path: Path, project) -> None:
+    ws, home = project
+    stuck = edit("a -- b", "a + b")  # never in the file: the same failure three times ends the run (exit 7)
+    replies = [READ, stuck, stuck, stuck,
+               READ, edit("a - b", "a + b"), DONE]  # candidate 2: passes
+    code, report, _ = run_json(tmp_path, ws, home, replies, "--attempts", "2")
+    assert code == 0 and report["verified"] is True and report["attempt"] == 2, report
+    assert (ws / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
+    code, report, _ = run_json(tmp_path, ws, home, [READ, stuck, stuck, stuck])  # no attempts: as before
+    assert code == 7 and report["verified"] is None
+
+
+@pytest.mark.slow
 def test_no_candidate_passing_ends_with_exit_8_and_the_first_change_kept(tmp_path: Path, project) -> None:
     ws, home = project
     replies = [READ, WRONG, DONE, READ, edit("a - b", "b - a"), DONE]
