@@ -39,6 +39,7 @@ __all__ = ["SWITCHES", "RealResult", "RealTask", "load_real_tasks", "run_real", 
 
 SWITCHES = ("read_before_edit", "loose_edits", "task_files", "repo_map", "syntax_check", "verify")
 CHECK_TIMEOUT_S = 60
+TASK_TIMEOUT_S = 180.0  # each task's run, candidates included: a real task is worth 3 minutes of a 2-core machine
 
 
 @dataclass(frozen=True)
@@ -157,7 +158,7 @@ def grade(task: RealTask, ws: Path) -> str:
 
 
 def run_one(task: RealTask, *, model: str, protocol: str, variant: str, api_base: str | None = None,
-            max_steps: int = 12, timeout: float = 600.0, keep: Path | None = None, attempts: int = 1) -> RealResult:
+            max_steps: int = 12, timeout: float = TASK_TIMEOUT_S, keep: Path | None = None, attempts: int = 1) -> RealResult:
     from cli_agent.config.settings import Settings
     from cli_agent.contracts.events import RunFinished, StopReason, ToolCallsProposed
     from cli_agent.session.session import drive, open_session
