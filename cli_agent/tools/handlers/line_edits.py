@@ -26,6 +26,7 @@ from cli_agent.tools.context import ToolContext
 from cli_agent.tools.handlers.files import _load, _planned, _text
 from cli_agent.tools.handlers.loose_match import numbered
 from cli_agent.tools.handlers.seen import digest, require_seen
+from cli_agent.tools.handlers.syntax_guard import MAX_BYTES
 
 __all__ = ["replace_definition", "replace_lines"]
 
@@ -126,10 +127,11 @@ def _unnumbered(body: str, old: list[str]) -> str:
 
 
 def _reindented(head: str, body: str, tail: str, old: list[str]) -> str:
-    """`body` moved to the indentation of the first line it replaces, when the file parses only so."""
+    """`body` moved to the indentation of the first line it replaces, when the file parses only so (a file too
+    large for the syntax guard is left as it is)."""
     have = _indent(body.split("\n"))
     want = _indent(old)
-    if have is None or want is None or have == want or _parses(head + body + tail):
+    if have is None or want is None or have == want or len(head) + len(tail) > MAX_BYTES or _parses(head + body + tail):
         return body
     rows = body.split("\n")
     if want > have:
