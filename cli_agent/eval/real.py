@@ -158,7 +158,8 @@ def grade(task: RealTask, ws: Path) -> str:
 
 
 def run_one(task: RealTask, *, model: str, protocol: str, variant: str, api_base: str | None = None,
-            max_steps: int = 12, timeout: float = TASK_TIMEOUT_S, keep: Path | None = None, attempts: int = 1) -> RealResult:
+            max_steps: int = 12, timeout: float = TASK_TIMEOUT_S, keep: Path | None = None,
+            attempts: int = 1) -> RealResult:
     from cli_agent.config.settings import Settings
     from cli_agent.contracts.events import RunFinished, StopReason, ToolCallsProposed
     from cli_agent.session.session import drive, open_session
