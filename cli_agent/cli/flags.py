@@ -32,7 +32,7 @@ TracePath = Annotated[str | None, typer.Option("--trace", help="Write the trace 
 NoTools = Annotated[bool | None, typer.Option("--no-tools", help="Plain chat: no tools, no enhanced prompt.")]
 ConfigFile = Annotated[Path | None, typer.Option("--config", help="A config file layered over project and user.")]
 Attempts = Annotated[int | None, typer.Option("--attempts", help="Candidates judged by the tests when a change "
-                                                                "still fails them (default 1).")]
+                                                                "still fails them or never lands (default 1).")]
 Trust = Annotated[bool | None, typer.Option("--trust", help="Trust this folder's project config for this run "
                                                              "(also CLI_AGENT_TRUST=1); see cli-agent trust.")]
 AsJson = Annotated[bool, typer.Option("--json", help="As JSON.")]

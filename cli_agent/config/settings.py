@@ -76,7 +76,7 @@ class Settings:
     test_command: str | None = None  # how to run the tests (else detected: pytest, npm test, cargo test, go test)
     verify: bool = True  # after a run's changes, the harness runs the tests in the command sandbox (agent.verify)
     verify_rounds: int = rule(2, ge=0)  # failing tests go back to the model this many times before the run ends
-    attempts: int = rule(1, ge=1, le=10)  # candidates judged by the tests when a change still fails them
+    attempts: int = rule(1, ge=1, le=10)  # candidates judged by the tests: a change fails them, or never lands
     command_timeout: float = rule(120.0, gt=0)  # a command's timeout when the call names none
     command_timeout_max: float = rule(600.0, gt=0)  # the most a call may ask for
     local: LocalSettings = field(default_factory=LocalSettings)
