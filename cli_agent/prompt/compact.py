@@ -35,8 +35,7 @@ say in one or two lines what you changed."""
 COMPACT_JSON = """\
 Reply with ONE JSON object and nothing else: {"tool": "<name>", "parameters": {...}, "terminate": false}
 For example: {"tool": "read_file", "parameters": {"path": "README.md"}, "terminate": false}
-In a JSON string, write a double quote as \\" and a line break as \\n: {"tool": "edit_file", "parameters": \
-{"path": "app.py", "old": "name = \\"x\\"", "new": "name = \\"y\\"\\nsize = 2"}, "terminate": false}
+In a JSON string, write a double quote as \\" and a line break as \\n, as in "new": "name = \\"y\\"\\nsize = 2".
 "terminate": true ends the run after that call succeeds. When no tool is needed, reply in plain text: that is \
 your final answer."""
 
