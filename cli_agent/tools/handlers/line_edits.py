@@ -26,7 +26,7 @@ from cli_agent.tools.context import ToolContext
 from cli_agent.tools.handlers.files import _load, _planned, _text
 from cli_agent.tools.handlers.loose_match import numbered
 from cli_agent.tools.handlers.seen import digest, require_seen
-from cli_agent.tools.handlers.syntax_guard import MAX_BYTES
+from cli_agent.tools.handlers.syntax_guard import still_parses
 
 __all__ = ["replace_definition", "replace_lines"]
 
@@ -67,7 +67,7 @@ def replace_lines(ctx: ToolContext, path: str, start_line: int, end_line: int, n
     elif not rest and not lf.endswith("\n") and body:
         body = body[:-1]  # the file had no final newline: the new last line keeps it that way
     if rel.endswith((".py", ".pyi")):
-        body = _reindented(head, body, tail, lines[start_line - 1:end_line])
+        body = _reindented(lf, head, body, tail, lines[start_line - 1:end_line])
     after = _encoded(head + body + tail, fmt)
     if after == before:
         raise ToolError(f"lines {start_line}-{end_line} of {rel} already read exactly so; nothing would change")
@@ -126,12 +126,12 @@ def _unnumbered(body: str, old: list[str]) -> str:
     return "\n".join(_NUMBERED.sub("", row, count=1) for row in rows)
 
 
-def _reindented(head: str, body: str, tail: str, old: list[str]) -> str:
-    """`body` moved to the indentation of the first line it replaces, when the file parses only so (a file too
-    large for the syntax guard is left as it is)."""
+def _reindented(before: str, head: str, body: str, tail: str, old: list[str]) -> str:
+    """`body` moved to the indentation of the first line it replaces, when the file parses only so (judged as the
+    syntax guard judges a change: a file too large, or one that did not parse before, is left as it is)."""
     have = _indent(body.split("\n"))
     want = _indent(old)
-    if have is None or want is None or have == want or len(head) + len(tail) > MAX_BYTES or _parses(head + body + tail):
+    if have is None or want is None or have == want or still_parses(before, head + body + tail):
         return body
     rows = body.split("\n")
     if want > have:
@@ -141,20 +141,12 @@ def _reindented(head: str, body: str, tail: str, old: list[str]) -> str:
     else:
         return body
     candidate = "\n".join(moved)
-    return candidate if _parses(head + candidate + tail) else body
+    return candidate if still_parses(before, head + candidate + tail) else body
 
 
 def _indent(rows: list[str]) -> int | None:
     first = next((row for row in rows if row.strip()), None)
     return None if first is None else len(first) - len(first.lstrip(" "))
-
-
-def _parses(text: str) -> bool:
-    try:
-        ast.parse(text)
-    except (SyntaxError, ValueError):
-        return False
-    return True
 
 
 def _encoded(view: str, fmt: textfile.TextFormat) -> bytes:
