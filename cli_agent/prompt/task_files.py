@@ -48,7 +48,8 @@ class TaskBrief:
 def task_brief(task: str, workspace: Workspace, *, budget_tokens: int = 1500) -> TaskBrief | None:
     named = _named_files(task, workspace)
     names = [a or b for a, b in _NAME.findall(task)]
-    wanted: dict[str, list[str]] = {path: _defined_in(workspace, path, task) for path in named}
+    texts = {path: _read(workspace, path) for path in named}  # each file read once, for its names and its region
+    wanted: dict[str, list[str]] = {path: _defined_in(text, task) for path, text in texts.items()}
     if names:
         for path, found in _definitions(workspace, names).items():
             wanted.setdefault(path, []).extend(found)
@@ -57,7 +58,8 @@ def task_brief(task: str, workspace: Workspace, *, budget_tokens: int = 1500) ->
     budget = budget_tokens * 4
     parts, shown = [], []
     for path, defs in list(wanted.items())[:6]:
-        block = _region(workspace, path, list(dict.fromkeys(defs)), budget // max(1, len(wanted)))
+        text = texts[path] if path in texts else _read(workspace, path)
+        block = _region(path, text, list(dict.fromkeys(defs)), budget // max(1, len(wanted)))
         if block:
             parts.append(block)
             shown.append(path)
@@ -99,10 +101,10 @@ def _listing(workspace: Workspace) -> list[str]:
         return []
 
 
-def _defined_in(workspace: Workspace, path: str, task: str) -> list[str]:
-    """The definitions in `path` that words of the task name, from the first of these groups that has any: functions
-    named by a strong word (one with an underscore, or followed by `(`), classes named by one, functions named by
-    any other word of at least 3 characters, classes named by one. At most 3: each costs prompt tokens."""
+def _defined_in(text: str | None, task: str) -> list[str]:
+    """The definitions in a file's `text` that words of the task name, from the first of these groups that has any:
+    functions named by a strong word (one with an underscore, or followed by `(`), classes named by one, functions
+    named by any other word of at least 3 characters, classes named by one. At most 3: each costs prompt tokens."""
     strong: dict[str, None] = {}
     weak: dict[str, None] = {}
     for match in _WORD.finditer(task):
@@ -111,9 +113,7 @@ def _defined_in(workspace: Workspace, path: str, task: str) -> list[str]:
             strong[word] = None
         elif len(word) >= 3:
             weak[word] = None
-    try:
-        text = workspace.read_bytes(path, limit=_MAX_BYTES).decode("utf-8", errors="replace")
-    except ToolError:
+    if text is None:
         return []
     is_class = {m.group(1): m.group(0).lstrip().startswith("class") for m in _HEAD.finditer(text)}
     for words in (strong, weak):
@@ -142,14 +142,19 @@ def _definitions(workspace: Workspace, names: list[str]) -> dict[str, list[str]]
     return found
 
 
-def _region(workspace: Workspace, path: str, defs: list[str], budget: int) -> str:
+def _read(workspace: Workspace, path: str) -> str | None:
+    """A file's text (its first `_MAX_BYTES`); None when it cannot be read or is binary."""
     try:
         data = workspace.read_bytes(path, limit=_MAX_BYTES)
     except ToolError:
+        return None
+    return None if b"\0" in data[:8192] else data.decode("utf-8", errors="replace").replace("\r\n", "\n")
+
+
+def _region(path: str, text: str | None, defs: list[str], budget: int) -> str:
+    if text is None:
         return ""
-    if b"\0" in data[:8192]:
-        return ""
-    lines = data.decode("utf-8", errors="replace").replace("\r\n", "\n").split("\n")
+    lines = text.split("\n")
     if lines and not lines[-1]:
         lines.pop()
     spans = [_definition_span(lines, name) for name in defs] or [(1, len(lines))]
