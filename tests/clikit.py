@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 
 def cli(args: list[str], *, home: Path, timeout: float = 120, env_extra: dict[str, str] | None = None
@@ -20,3 +23,15 @@ def user_config(home: Path, text: str) -> None:
     """Write the user config of the cli-agent home `home`."""
     (home / "config").mkdir(parents=True, exist_ok=True)
     (home / "config" / "config.toml").write_text(text)
+
+
+@contextlib.contextmanager
+def reaped(proc: subprocess.Popen[Any]) -> Iterator[subprocess.Popen[Any]]:
+    """`proc`, killed and waited for on the way out if it still runs: a test that fails midway (a signal sent
+    too late, an answer that never came) leaves no cli-agent behind."""
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()

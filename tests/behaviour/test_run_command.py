@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from clikit import cli
+from clikit import cli, reaped
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the command sandbox is Linux-only")
 
@@ -154,17 +154,13 @@ def test_ctrl_c_or_sigterm_mid_command_applies_nothing_and_leaves_no_process(ws:
                              "-C", str(ws), "--yes", "--trace", str(trace)], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
-    try:  # the output comes before its `sleep` starts: wait for both (a busy machine widens the gap)
+    with reaped(proc):  # the output comes before its `sleep` starts: wait for both (a busy machine widens the gap)
         while ("command_output" not in (trace.read_text() if trace.exists() else "")
                or not processes_matching(f"sleep 4{tag}")):
             assert time.monotonic() < deadline and proc.poll() is None, "the command never started"
             time.sleep(0.05)
         proc.send_signal(signum)
         _, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
     assert proc.returncode == code, err
     assert snapshot(ws) == before
     time.sleep(0.3)

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from clikit import reaped
 from places import REPO
 from sandboxkit import sandboxed
 
@@ -211,12 +212,9 @@ def test_sigterm_ends_the_whole_suite_not_just_the_task_under_way(tmp_path):
                              "--model", f"scripted:{script}", "--report", str(tmp_path / "r.json")],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     started = time.monotonic()
-    try:
+    with reaped(proc):
         time.sleep(4)  # the first of the four escape tasks is running its command
         proc.send_signal(signal.SIGTERM)
         out, _ = proc.communicate(timeout=30)  # the other three tasks (30 s each) never start
-    finally:
-        proc.kill()
-        proc.wait()
     assert proc.returncode == 143, out
     assert time.monotonic() - started < 30

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from clikit import reaped
 
 from cli_agent.agent.wire import JsonProtocol
 from cli_agent.config.settings import LocalSettings
@@ -206,15 +207,11 @@ def test_no_orphan_server_when_cli_agent_is_stopped(tmp_path, sig, code):
     (tmp_path / "notes.txt").write_text("a\nb\n")
     proc = cli(["--model", "local", "-p", "Read notes.txt and explain it at length.", "--timeout", "120"],
                tmp_path, tmp_path / "home")
-    try:
+    with reaped(proc):
         child = server_child(proc.pid)
         time.sleep(0.5)
         proc.send_signal(sig)
         _, err = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     assert proc.returncode == code, err
     wait_for(lambda: not alive(child), 10)  # SIGKILL: the kernel's parent-death signal ends it
 
