@@ -316,8 +316,9 @@ CANDIDATE_TEMPERATURE = 0.7  # candidates differ only when sampled (when no temp
 
 
 def _candidate(settings: Settings, provider: Provider) -> CandidateRun:
-    """How one more candidate runs when a change still fails the tests (`attempts` > 1): a session of its own on a
-    copy of the workspace, with the same provider, every change approved inside the copy, sampled at a temperature."""
+    """How one more candidate runs when a change still fails the tests or never lands (`attempts` > 1): a session of
+    its own on a copy of the workspace, with the same provider, every change approved inside the copy, sampled at a
+    temperature."""
 
     def candidate(copy: Path, prompt: str, seconds: float) -> EventStream:
         inner = replace(settings, workspace=str(copy), yes=True, attempts=1, mcp_servers={},
