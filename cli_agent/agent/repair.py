@@ -108,7 +108,7 @@ def verify(run: RunState, verifier: Verifier) -> Generator[Event, Decision | Non
     return verdict
 
 
-def test_feedback(verdict: TestRun, changed: str = "") -> str:
+def test_feedback(verdict: TestRun, changed: str) -> str:
     """What the model is told when the tests fail after its change; `changed`: the lines it changed, as they are now
     (`changed_lines`)."""
     now = f"\n\nThe lines you changed, as they are now (NUMBER| text):\n{changed}" if changed else ""
