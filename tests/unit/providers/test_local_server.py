@@ -223,7 +223,9 @@ def test_the_step_limit_ends_a_local_run(tmp_path):
     out, err = proc.communicate(timeout=120)
     report = json.loads(out)
     assert report["steps"] == 1
-    if report["tool_calls"]:  # the model chose a tool: a second request was needed and refused
+    # A second request was needed and refused: the model chose a tool, or its reply did not parse (on a busy machine
+    # the server runs one thread, and SmolLM2's greedy reply there is a string cut off unterminated).
+    if report["tool_calls"] or any(w.startswith("unusable reply") for w in report["warnings"]):
         assert proc.returncode == 4 and report["status"] == "step_limit", err
     else:  # it answered at once
         assert proc.returncode == 0 and report["answer"], err
