@@ -6,6 +6,10 @@ the line ending of the text it replaces (CRLF if that had one, LF if that had on
 A text without CRLF is replaced in one `str.replace` pass. The edit names the lines it changed (`regions`), so the
 diff never compares whole files.
 
+An `old` not found exactly is looked for with `'` and `"` read alike (one place only), then by whole lines with
+looser eyes (tools.handlers.loose_match); a Python `new` that would not parse is mended where only that makes it
+parse (tools.handlers.python_mend). The summary says which rule matched and what was mended.
+
 The hint for an `old` that is not found (`closest_lines`) looks up `old`'s first line, pieces and words of it with
 `str.find` and scores only the lines holding the most of them, within a time budget: milliseconds on any file.
 """
@@ -13,6 +17,7 @@ The hint for an `old` that is not found (`closest_lines`) looks up `old`'s first
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import difflib
 import re
 import time
@@ -24,6 +29,7 @@ from typing import Any
 from cli_agent.contracts.envelope import ToolError
 from cli_agent.contracts.hunks import Region
 from cli_agent.tools.handlers.loose_match import Ambiguous, loose_match
+from cli_agent.tools.handlers.python_mend import mended
 
 __all__ = ["Replaced", "closest_lines", "replace_text"]
 
@@ -34,6 +40,7 @@ _WORDS = 6  # words of old's first line looked up
 _PER_WORD = 2000  # occurrences of one word looked at
 _SCORED = 50  # candidate lines compared with difflib
 _COMPARED_CHARS = 200  # of each line and of old's first line
+_QUOTES = str.maketrans("'", '"')
 
 
 @dataclass(frozen=True)
@@ -49,7 +56,21 @@ def replace_text(text: str, old: str, new: str, *, newline: str, replace_all: bo
                  deadline: float | None = None, loose: bool = True,
                  accept: Callable[[str, str], bool] | None = None) -> Replaced:
     """`accept(before, after)`: a check of an edit (a Python file still parses); of the indentation rule's two
-    readings of `new` (`LooseMatch.anchored`), the other is taken when only it passes."""
+    readings of `new` (`LooseMatch.anchored`), the other is taken when only it passes. With `loose` and `accept`,
+    a `new` that fails the check is mended where only that passes it (tools.handlers.python_mend)."""
+    done = _replace(text, old, new, newline, replace_all, path, deadline, loose, accept)
+    if not loose or accept is None or accept(text, done.text):
+        return done
+    fixed, what = mended(text, lambda body: _replace(text, old, body, newline, replace_all, path, deadline, loose,
+                                                     accept).text, new)
+    if not what:
+        return done
+    again = _replace(text, old, fixed, newline, replace_all, path, deadline, loose, accept)
+    return dataclasses.replace(again, rule=", ".join(filter(None, (again.rule, what))))
+
+
+def _replace(text: str, old: str, new: str, newline: str, replace_all: bool, path: str, deadline: float | None,
+             loose: bool, accept: Callable[[str, str], bool] | None) -> Replaced:
     view = text.replace("\r\n", "\n")  # the same object when there is no CRLF: no copy
     old_v, new_v = old.replace("\r\n", "\n"), new.replace("\r\n", "\n")
     starts = _find_all(view, old_v)
@@ -63,11 +84,14 @@ def replace_text(text: str, old: str, new: str, *, newline: str, replace_all: bo
         if tail and view.endswith(tail) and len(_find_all(view, tail)) == 1:
             old_v, new_v = tail, new_v[:-1] if new_v.endswith("\n") else new_v
             starts = [len(view) - len(tail)]
+    rule = "line endings ignored" if "\r" in old and "\r\n" not in text else ""  # CRLF in old, LF in the file
+    if not starts and loose:
+        starts = _quote_blind(view, old_v, multiline="\n" in new_v.rstrip("\n"))
+        rule = "quotes ignored" if starts else rule
     if not starts and loose:
         return _loosely(text, view, old_v, new_v, newline, path, deadline, accept)
     if not starts:
         raise _not_found(view, old_v, path, deadline)
-    rule = "line endings ignored" if "\r" in old and "\r\n" not in text else ""  # CRLF in old, LF in the file
     lines = _line_numbers(view, starts)
     if len(starts) > 1 and not replace_all:
         shown = ", ".join(map(str, lines[:20])) + (", ..." if len(lines) > 20 else "")
@@ -116,6 +140,18 @@ def _loosely(text: str, view: str, old: str, new: str, newline: str, path: str,
         if accept(text, other):
             return Replaced(other, 1, (found.line,), regions, found.rule + ", the lines of old kept where they are")
     return Replaced(edited, 1, (found.line,), regions, found.rule)
+
+
+def _quote_blind(view: str, old: str, *, multiline: bool) -> list[int]:
+    """Where `old` is in `view` when `'` and `"` read alike (a model that writes code inside a JSON string often
+    turns one into the other): the one place, or none when there are several. Both readings have the lengths of
+    the originals, so a place found is the place to replace."""
+    if "'" not in old and '"' not in old:
+        return []
+    starts = _find_all(view.translate(_QUOTES), old.translate(_QUOTES))
+    if multiline:
+        starts = [s for s in starts if not _inside_indentation(view, s)]
+    return starts if len(starts) == 1 else []
 
 
 def _spliced(text: str, starts: list[int], length: int, new: str) -> str:

@@ -8,7 +8,7 @@ the way it can go wrong:
   numbered, and then counts as shown, so the next try can use those numbers. Two slips of a model that copies
   from numbered lines are mended: the `NUMBER| ` prefixes copied into `new` are dropped, and in a Python file,
   `new` written at another indentation than the lines it replaces is moved to theirs when only that makes the file
-  parse;
+  parse (then quotes and colons, as tools.handlers.python_mend mends them);
 - `replace_definition` finds the definition with `ast` (decorators included), re-indents the new text to the
   definition's column, and refuses a result that does not parse (as every `.py` change is checked before approval).
 """
@@ -25,6 +25,7 @@ from cli_agent.fs import textfile
 from cli_agent.tools.context import ToolContext
 from cli_agent.tools.handlers.files import _load, _planned, _text
 from cli_agent.tools.handlers.loose_match import numbered
+from cli_agent.tools.handlers.python_mend import mended
 from cli_agent.tools.handlers.seen import digest, require_seen
 from cli_agent.tools.handlers.syntax_guard import still_parses
 
@@ -66,8 +67,10 @@ def replace_lines(ctx: ToolContext, path: str, start_line: int, end_line: int, n
         tail = tail[:-1]
     elif not rest and not lf.endswith("\n") and body:
         body = body[:-1]  # the file had no final newline: the new last line keeps it that way
+    what = ""
     if rel.endswith((".py", ".pyi")):
         body = _reindented(lf, head, body, tail, lines[start_line - 1:end_line])
+        body, what = mended(lf, lambda b: head + b + tail, body)
     after = _encoded(head + body + tail, fmt)
     if after == before:
         raise ToolError(f"lines {start_line}-{end_line} of {rel} already read exactly so; nothing would change")
@@ -75,7 +78,7 @@ def replace_lines(ctx: ToolContext, path: str, start_line: int, end_line: int, n
     return _planned(Change(tool="replace_lines", kind="edit", path=rel, before=before, after=after, mode=mode,
                            encoding=fmt.display_encoding),
                     f"replace line{'s' if count > 1 else ''} {start_line}" +
-                    (f"-{end_line}" if count > 1 else "") + f" of {rel}")
+                    (f"-{end_line}" if count > 1 else "") + f" of {rel}" + (f" ({what})" if what else ""))
 
 
 def replace_definition(ctx: ToolContext, path: str, name: str, new: str) -> Change:
@@ -110,11 +113,13 @@ def replace_definition(ctx: ToolContext, path: str, name: str, new: str) -> Chan
     replacement = textwrap.indent(body, indent, lambda line: bool(line.strip())) + "\n"
     head = "".join(line + "\n" for line in lines[:first - 1])
     tail = "\n".join(lines[last:])
+    replacement, what = mended(lf, lambda b: head + b + tail, replacement)
     after = _encoded(head + replacement + tail, fmt)
     if after == before:
         raise ToolError(f"{name} in {rel} already reads exactly so; nothing would change")
     return _planned(Change(tool="replace_definition", kind="edit", path=rel, before=before, after=after, mode=mode,
-                           encoding=fmt.display_encoding), f"replace {name} (lines {first}-{last}) of {rel}")
+                           encoding=fmt.display_encoding),
+                    f"replace {name} (lines {first}-{last}) of {rel}" + (f" ({what})" if what else ""))
 
 
 def _unnumbered(body: str, old: list[str]) -> str:

@@ -4,7 +4,8 @@ eyes, and say which rule matched.
     found = loose_match(view, old, new)   # None: no rule found exactly one place
     found.start, found.end                # the span of `view` to replace (whole lines, without the last newline)
     found.new                             # `new` as it will be written (re-indented by the indentation rule)
-    found.rule                            # "trailing whitespace ignored" | "indentation ignored"
+    found.rule                            # "trailing whitespace ignored" | "indentation ignored" | "indentation and
+                                          # quotes ignored" (' and " read alike)
     found.anchored                        # the indentation rule's other reading of `new`, or None (see below)
 
 A model that re-indents `new` often mixes two frames: the lines it adds are indented as its `old` was written, the
@@ -54,6 +55,13 @@ def _strip(line: str) -> str:
     return line.strip()
 
 
+_QUOTES = str.maketrans("'", '"')
+
+
+def _strip_quotes(line: str) -> str:
+    return line.strip().translate(_QUOTES)
+
+
 def loose_match(view: str, old: str, new: str) -> LooseMatch | None:
     """The one place `old` matches under the first rule that finds any, or None; raises `Ambiguous`."""
     old_lines = old[:-1].split("\n") if old.endswith("\n") else old.split("\n")
@@ -62,7 +70,8 @@ def loose_match(view: str, old: str, new: str) -> LooseMatch | None:
     new_body = new[:-1] if old.endswith("\n") and new.endswith("\n") else new
     lines = view.split("\n")
     rules: tuple[tuple[str, Callable[[str], str]], ...] = (
-        ("trailing whitespace ignored", _rstrip), ("indentation ignored", _strip))
+        ("trailing whitespace ignored", _rstrip), ("indentation ignored", _strip),
+        ("indentation and quotes ignored", _strip_quotes))
     for rule, key in rules:
         starts = _find_lines(lines, [key(line) for line in old_lines], key)
         if len(starts) > 1:
@@ -71,7 +80,7 @@ def loose_match(view: str, old: str, new: str) -> LooseMatch | None:
             first = starts[0]
             offset = sum(len(line) + 1 for line in lines[:first])
             span = lines[first:first + len(old_lines)]
-            if key is _strip and not _shifted(old_lines, span):
+            if key is not _rstrip and not _shifted(old_lines, span):
                 return None  # the same words, but nested differently: not the same code
             body = new_body if key is _rstrip else _reindent(new_body, old_lines, span)
             anchored = None if key is _rstrip else _anchored(new_body, old_lines, span)
@@ -120,8 +129,8 @@ def _common_indent(lines: list[str]) -> str:
 def _shifted(old_lines: list[str], span: list[str]) -> bool:
     """Whether `span` is `old_lines` with one indentation added to or removed from every line."""
     had, has = _common_indent(old_lines), _common_indent(span)
-    return all(a[len(had):].rstrip() == b[len(has):].rstrip() for a, b in zip(old_lines, span, strict=True)
-               if a.strip())
+    return all(a[len(had):].rstrip().translate(_QUOTES) == b[len(has):].rstrip().translate(_QUOTES)
+               for a, b in zip(old_lines, span, strict=True) if a.strip())
 
 
 def _reindent(new: str, old_lines: list[str], span: list[str]) -> str:

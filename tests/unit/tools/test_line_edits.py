@@ -128,3 +128,59 @@ def test_a_string_cut_short_at_a_double_quote_is_explained(ws: Path) -> None:
     assert 'not written as \\"' in refused.error.errors[0]
     wrong = call(d, "replace_lines", path="app.py", start_line=5, end_line=5, new="    return (a +")
     assert wrong.error is not None and "JSON string" not in wrong.error.errors[0]  # said only where it fits
+
+
+ORDINAL = 'def ordinalize(number):\n    """Doc with "quotes"."""\n    return "{}{}".format(number, ordinal(number))\n'
+
+
+def test_edit_file_finds_old_written_with_the_other_quotes_and_mends_half_quoted_strings(tmp_path: Path) -> None:
+    (tmp_path / "inflect.py").write_text(ORDINAL)
+    d = dispatcher(tmp_path)
+    d.run(ToolCall(id="r", name="read_file", arguments={"path": "inflect.py"}))
+    # old as a model writes it inside JSON: ' for ", and new with one end of a string each way
+    done = call(d, "edit_file", path="inflect.py", old="return '{}{}'.format(number, ordinal(number))",
+                new="return '{}{}\".format(number, ordinal(number).upper())")
+    assert done.error is None and done.change is not None
+    assert "quotes ignored" in done.change.summary and 'quotes written as "' in done.change.summary
+    apply(d, done)
+    assert (tmp_path / "inflect.py").read_text() == ORDINAL.replace("ordinal(number))", "ordinal(number).upper())")
+
+
+def test_quotes_are_read_alike_only_where_that_finds_one_place(tmp_path: Path) -> None:
+    (tmp_path / "two.py").write_text("a = \"x\"\nb = 'x'\n")
+    d = dispatcher(tmp_path)
+    d.run(ToolCall(id="r", name="read_file", arguments={"path": "two.py"}))
+    refused = call(d, "edit_file", path="two.py", old="= 'x'\n", new="= 'y'\n")
+    assert refused.error is None  # exact: only b's line
+    ambiguous = call(d, "edit_file", path="two.py", old="= `x`", new="= 'y'")
+    assert ambiguous.error is not None
+    both = call(d, "edit_file", path="two.py", old="'x'\nb", new="'z'\nb")
+    assert both.error is None  # "x"\nb is the one place with quotes read alike
+
+
+def test_missing_colons_are_added_only_where_that_makes_the_file_parse(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text("class M:\n    def strip(self):\n        return ''\n")
+    d = dispatcher(tmp_path)
+    d.run(ToolCall(id="r", name="read_file", arguments={"path": "m.py"}))
+    body = "    def is_empty(self)\n        if self.strip() == ''\n            return True\n        else\n" \
+           "            return False\n"
+    done = call(d, "replace_lines", path="m.py", start_line=3, end_line=3, new="        return ''\n\n" + body)
+    assert done.error is None and done.change is not None and "missing colons added" in done.change.summary
+    apply(d, done)
+    text = (tmp_path / "m.py").read_text()
+    assert "    def is_empty(self):\n        if self.strip() == '':\n" in text and "        else:\n" in text
+    # a line that is broken otherwise is refused as before, nothing mended
+    d.run(ToolCall(id="r2", name="read_file", arguments={"path": "m.py"}))
+    broken = call(d, "replace_lines", path="m.py", start_line=3, end_line=3, new="        return (\n")
+    assert broken.error is not None and "unable to run" in broken.error.errors[0]
+
+
+def test_replace_definition_mends_quotes(tmp_path: Path) -> None:
+    (tmp_path / "inflect.py").write_text(ORDINAL)
+    d = dispatcher(tmp_path)
+    d.run(ToolCall(id="r", name="read_file", arguments={"path": "inflect.py"}))
+    done = call(d, "replace_definition", path="inflect.py", name="ordinalize",
+                new="def ordinalize(number):\n    return '{}{}\".format(number, 'th')\n")
+    assert done.error is None and done.change is not None and 'quotes written as "' in done.change.summary
+    apply(d, done)
+    assert 'return "{}{}".format(number, "th")' in (tmp_path / "inflect.py").read_text()
