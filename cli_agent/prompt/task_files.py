@@ -4,19 +4,24 @@
     brief.text                                                # a user message: each file's relevant region
     brief.paths                                               # the files shown (they count as read)
 
-A task names a file by its path (`src/app.py`, `app.py`), an `@file` mention, a dotted module name that resolves
-to a file (`pkg.mod` -> `pkg/mod.py`), or a function or class name (`slugify()`, `` `Parser` ``) defined in a
-file of the workspace. In a file the task names, a word of the task that is defined there names that definition
-too ("Fix is_compatible in semver/version.py"): words with an underscore or a call first, then the rest,
-functions before classes. For a named function or class the region is its definition; otherwise the start of
-the file. Every region carries line numbers (`NUMBER| text`) so an edit can point at them, and the whole brief
-stays within a token budget (about four characters a token). The search is bounded: at most `_MAX_FILES` files of at
-most `_MAX_BYTES` each are looked into for definitions, in the workspace listing's order (ignored files skipped).
+A task names a file by its path (`src/app.py`, `app.py`), an `@file` mention, a dotted module name that resolves to
+a file (`pkg.mod` -> `pkg/mod.py`), or a function or class name (`slugify()`, `` `Parser` ``) defined in a file of
+the workspace. In a file the task names, a word of the task that is defined there names that definition too ("Fix
+is_compatible in semver/version.py"): a word after "Fix", words with an underscore, calls, then the rest, functions
+before classes; then the functions of that file those call (the bug the task shows in `ordinalize(13)` is in the
+`ordinal` it calls). For a named function the region is its definition, for a long class its head and its methods'
+`def` lines; otherwise the start of the file. Every region carries line numbers (`NUMBER| text`) so an edit can
+point at them, and the whole brief stays within a token budget (about four characters a token). The search is
+bounded: at most `_MAX_FILES` files of at most `_MAX_BYTES` each are looked into for definitions, in the workspace
+listing's order (ignored files skipped).
 """
 
 from __future__ import annotations
 
+import ast
+import functools
 import re
+import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -29,6 +34,9 @@ __all__ = ["TaskBrief", "task_brief"]
 
 _MAX_FILES = 400
 _MAX_BYTES = 256 * 1024
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_CALLEE_LINES = 30  # a longer function called is left to read_file
+_WHOLE_CLASS = 40  # a longer class is shown as its head and its methods' def lines
 _SOURCE = (".py", ".js", ".ts", ".tsx", ".jsx", ".go", ".rs", ".rb", ".java", ".c", ".h", ".cpp", ".md", ".toml",
            ".json", ".yaml", ".yml", ".txt", ".cfg", ".ini", ".sh", ".html", ".css")
 _PATHISH = re.compile(r"@?([A-Za-z0-9_.\-/]+\.[A-Za-z0-9]{1,5})\b")
@@ -36,6 +44,9 @@ _MENTION = re.compile(r"@([A-Za-z0-9_.\-/]+)")
 _NAME = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*)(?:\(\))?`|\b([A-Za-z_][A-Za-z0-9_]*)\(\)")
 _DOTTED = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+)\b")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\()?")
+_TARGET = re.compile(r"\b(?:[Ff]ix|[Cc]hange|[Cc]orrect|[Uu]pdate|[Rr]epair)\s+`?([A-Za-z_][A-Za-z0-9_]*)"
+                     r"|\bthe\s+`?([A-Za-z_][A-Za-z0-9_]*)`?\s+class\b")
+_CALL = re.compile(r"(?<![A-Za-z0-9_])([A-Za-z_][A-Za-z0-9_]*)\(")
 _HEAD = re.compile(r"^[ \t]*(?:async\s+def|def|class|function|func|fn)\s+([A-Za-z_][A-Za-z0-9_]*)", re.M)
 
 
@@ -49,7 +60,12 @@ def task_brief(task: str, workspace: Workspace, *, budget_tokens: int = 1500) ->
     named = _named_files(task, workspace)
     names = [a or b for a, b in _NAME.findall(task)]
     texts = {path: _read(workspace, path) for path in named}  # each file read once, for its names and its region
-    wanted: dict[str, list[str]] = {path: _defined_in(text, task) for path, text in texts.items()}
+    wanted: dict[str, list[str]] = {}
+    for path, text in texts.items():
+        defs = _defined_in(text, task)
+        wanted[path] = defs + _callees(text, defs) if text is not None else defs
+    known = {m.group(1) for text in texts.values() if text is not None for m in _HEAD.finditer(text)}
+    names = [name for name in names if name not in known]  # defined in a named file: not looked for elsewhere
     if names:
         for path, found in _definitions(workspace, names).items():
             wanted.setdefault(path, []).extend(found)
@@ -102,26 +118,60 @@ def _listing(workspace: Workspace) -> list[str]:
 
 
 def _defined_in(text: str | None, task: str) -> list[str]:
-    """The definitions in a file's `text` that words of the task name, from the first of these groups that has any:
-    functions named by a strong word (one with an underscore, or followed by `(`), classes named by one, functions
-    named by any other word of at least 3 characters, classes named by one. At most 3: each costs prompt tokens."""
-    strong: dict[str, None] = {}
+    """The definitions in a file's `text` that words of the task name, at most 2 (each costs prompt tokens, and the
+    functions they call come next, `_callees`), best first:
+    - a word the task asks to fix or change ("Fix match in"), or a class it adds to ("to the Markup class");
+    - a word with an underscore (`is_compatible`, `__getitem__`);
+    - a word followed by `(` (`parse(`), only when nothing above is defined here: an example's `parse(` is seldom
+      the place;
+    - when none of these is defined here, any other word of at least 3 characters, or that word without its last
+      one or two letters ("pluralized" names `pluralize`).
+    Within each, functions before classes."""
+    strong: dict[str, int] = {}
     weak: dict[str, None] = {}
-    for match in _WORD.finditer(task):
+    targets = {a or b for a, b in _TARGET.findall(task)}
+    for match in _WORD.finditer(_PATHISH.sub(" ", task)):  # `__init__` of a path names no definition
         word = match.group(0).rstrip("(")
-        if match.group(1) or "_" in word.strip("_"):
-            strong[word] = None
+        if word in targets:
+            strong[word] = 0
+        elif "_" in word and word.strip("_"):
+            strong.setdefault(word, 1)
+        elif match.group(1):
+            strong.setdefault(word, 2)
         elif len(word) >= 3:
             weak[word] = None
     if text is None:
         return []
     is_class = {m.group(1): m.group(0).lstrip().startswith("class") for m in _HEAD.finditer(text)}
-    for words in (strong, weak):
-        for classes in (False, True):
-            group = [w for w in words if is_class.get(w) is classes]
-            if group:
-                return group[:3]
-    return []
+    stems = {w[:-cut]: None for w in weak for cut in (1, 2) if len(w) - cut >= 4 and w[:-cut] not in weak}
+    found: list[str] = []
+    for words in ([w for w in strong if strong[w] < 2], [w for w in strong if strong[w] == 2], [*weak, *stems]):
+        if found:
+            break
+        ranked = sorted(words, key=lambda w: strong.get(w, 3))  # stable: the task's order within a rank
+        found = [w for w in ranked if is_class.get(w) is False] + [w for w in ranked if is_class.get(w)]
+    return found[:2]
+
+
+def _callees(text: str, defs: list[str]) -> list[str]:
+    """Functions of the same file that the functions `defs` call (`name(`, `self.name(`), shorter than `_CALLEE_LINES`
+    lines, private ones (`_name`) first, then in the order called; at most 3 definitions in all: a bug the task
+    shows in `ordinalize(13)` is often in the `ordinal` it calls."""
+    lines = text.split("\n")
+    functions = {m.group(1) for m in _HEAD.finditer(text) if not m.group(0).lstrip().startswith("class")}
+    out: list[str] = []
+    for name in defs:
+        if name not in functions:
+            continue
+        first, last = _definition_span(lines, name, text)
+        for call in _CALL.finditer("\n".join(lines[first:last])):  # the body, without the def line
+            callee = call.group(1)
+            if callee in functions and callee not in defs and callee not in out and not callee.startswith("__"):
+                top, bottom = _definition_span(lines, callee, text)
+                if bottom - top < _CALLEE_LINES:
+                    out.append(callee)
+    out.sort(key=lambda name: not name.startswith("_"))
+    return out[:max(0, 3 - len(defs))]
 
 
 def _definitions(workspace: Workspace, names: list[str]) -> dict[str, list[str]]:
@@ -157,14 +207,14 @@ def _region(path: str, text: str | None, defs: list[str], budget: int) -> str:
     lines = text.split("\n")
     if lines and not lines[-1]:
         lines.pop()
-    spans = [_definition_span(lines, name) for name in defs] or [(1, len(lines))]
+    spans = [_definition_span(lines, name, text) for name in defs] or [(1, len(lines))]
     out: list[str] = []
     used = 0
     for first, last in spans:
         if out:
             out.append("...")
         width = len(str(last))
-        for n in range(first, last + 1):
+        for n in _outline(lines, first, last, text):
             line = f"{n:>{width}}| {lines[n - 1]}"
             if used + len(line) + 1 > budget:
                 out.append(f"... (cut at line {n - 1}; read_file {path} start_line={n} for more)")
@@ -179,8 +229,47 @@ def _region(path: str, text: str | None, defs: list[str], budget: int) -> str:
     return f"--- {path} ({len(lines)} lines)\n" + "\n".join(out)
 
 
-def _definition_span(lines: list[str], name: str) -> tuple[int, int]:
-    """1-based (first, last) line of `name`'s definition: its line to the next line indented no deeper."""
+def _outline(lines: list[str], first: int, last: int, text: str) -> list[int]:
+    """The 1-based line numbers to show of lines `first`..`last`: all of them, or for a Python class longer than
+    `_WHOLE_CLASS` lines its head (to the first line of its body) and the `def` line of each method."""
+    methods = _python_index(text)[1].get(first) if last - first >= _WHOLE_CLASS else None
+    if not methods:
+        return list(range(first, last + 1))
+    head = first
+    while head < last and not lines[head - 1].rstrip().endswith(":"):
+        head += 1
+    body = next((n for n in range(head + 1, last + 1) if lines[n - 1].strip()), head)
+    return [*range(first, body + 1), *(n for n in methods if n > body)]
+
+
+@functools.lru_cache(maxsize=8)
+def _python_index(text: str) -> tuple[dict[str, tuple[int, int]], dict[int, list[int]]]:
+    """For Python source: {name: (first, last)} of each function and class (the first of a name, outer before
+    inner; decorators included), and {a class's first line: its methods' `def` lines}. Empty when it does not
+    parse."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}, {}
+    spans: dict[str, tuple[int, int]] = {}
+    methods: dict[int, list[int]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, _DEFINITIONS):
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            spans.setdefault(node.name, (first, node.end_lineno or node.lineno))
+            if isinstance(node, ast.ClassDef):
+                methods[first] = [n.lineno for n in node.body if isinstance(n, _DEFINITIONS[:2])]
+    return spans, methods
+
+
+def _definition_span(lines: list[str], name: str, text: str) -> tuple[int, int]:
+    """1-based (first, last) line of `name`'s definition: in Python as `ast` has it, otherwise its line to the next
+    line indented no deeper."""
+    span = _python_index(text)[0].get(name)
+    if span is not None:
+        return span
     head = re.compile(r"^(\s*)(?:async\s+def|def|class|function|func|fn)\s+" + re.escape(name) + r"\b")
     for i, line in enumerate(lines):
         match = head.match(line)

@@ -83,3 +83,42 @@ def test_a_plain_word_names_a_class_when_nothing_stronger_is_defined(tmp_path):
     (tmp_path / "version.py").write_text(VERSION)
     brief = task_brief("Add a method bump(self) to the Version class in version.py", Workspace(tmp_path))
     assert brief is not None and "| class Version:" in brief.text and "X0 = 0" not in brief.text
+
+
+INFLECT = ('def ordinal(number):\n    n = abs(int(number))\n    if n % 100 in range(11, 13):\n        return "th"\n'
+           '    return {1: "st", 2: "nd"}.get(n % 10, "th")\n\n\n'
+           'def ordinalize(number):\n    """Examples:\n\n>>> ordinalize(1)\n    """\n'
+           '    return "{}{}".format(number, ordinal(number))\n\n\n'
+           'def parse(text):\n    return int(text)\n')
+
+
+def test_the_functions_a_named_function_calls_are_shown_after_it(tmp_path):
+    (tmp_path / "inflect").mkdir()
+    (tmp_path / "inflect/__init__.py").write_text(INFLECT)
+    brief = task_brief("ordinalize(13) returns '13rd' but it should be '13th'. Fix the bug in inflect/__init__.py.",
+                       Workspace(tmp_path))
+    assert brief is not None
+    # the one the task shows first, then the one it calls, where the bug is; `__init__` of the path names nothing
+    assert brief.text.index("def ordinalize") < brief.text.index("def ordinal(number)")
+    assert "3|     if n % 100 in range(11, 13):" in brief.text and "def parse" not in brief.text
+
+
+def test_a_word_after_fix_and_an_underscored_name_outrank_a_call_in_an_example(tmp_path):
+    (tmp_path / "v.py").write_text("class V:\n    def parse(cls, s):\n        return V()\n\n"
+                                   "    def __getitem__(self, i):\n        return i\n\n"
+                                   "    def match(self, e):\n        return e\n")
+    ws = Workspace(tmp_path)
+    dunder = task_brief("V.parse('3.4.5')[0] returns (3, 4). Fix __getitem__ in v.py.", ws)
+    assert dunder is not None and "def __getitem__" in dunder.text and "def parse" not in dunder.text
+    fixed = task_brief("V.parse('2.0.0').match('>=1') raises KeyError. Fix match in v.py.", ws)
+    assert fixed is not None and "def match" in fixed.text and "def parse" not in fixed.text
+
+
+def test_a_long_class_a_method_is_added_to_is_shown_as_its_methods(tmp_path):
+    methods = "".join(f"    def m{i}(self):\n        x = {i}\n        return x\n\n" for i in range(20))
+    (tmp_path / "big.py").write_text('class Big:\n    """Doc.\n\nmore"""\n\n' + methods)
+    brief = task_brief("Add a method is_small(self) to the Big class in big.py: True when m0() is 0.",
+                       Workspace(tmp_path))
+    assert brief is not None
+    assert " 1| class Big:" in brief.text and " 6|     def m0(self):" in brief.text
+    assert "82|     def m19(self):" in brief.text and "x = 0" not in brief.text  # def lines, no bodies
