@@ -28,14 +28,14 @@ from cli_agent.contracts.events import Event, RunFinished, ToolResult, Verificat
 if TYPE_CHECKING:
     from cli_agent.contracts.events import EventStream
 
-__all__ = ["Attempts", "Candidate", "CandidateRun"]
+__all__ = ["Attempts", "Candidate", "CandidateRun", "revert"]
 
 COPY_MAX_FILES = 20_000
 COPY_MAX_BYTES = 512 << 20
 SKIPPED = (".git",)
 
-# (copy root, the task, seconds left) -> the candidate's run: its events, ending in its RunFinished
-CandidateRun = Callable[[Path, str, float], "EventStream"]
+# (copy root, the task, seconds left, its number) -> the candidate's run: its events, ending in its RunFinished
+CandidateRun = Callable[[Path, str, float, int], "EventStream"]
 
 
 @dataclass(frozen=True)
@@ -66,10 +66,10 @@ class Attempts:
                 if problem:
                     yield Warning(code="attempt", message=f"no more candidates: {problem}")
                     return None
-                _revert(copy, applied)
+                revert(copy, applied)
                 yield Warning(code="attempt", message=f"candidate {number} of {self.count}: starting from the "
                                                       f"files as they were before this run")
-                finished, paths = yield from self._drive(copy, prompt, seconds_left())
+                finished, paths = yield from self._drive(copy, prompt, seconds_left(), number)
                 if finished.verified:
                     changes = _difference(self.root, copy, {c.path for c in applied} | paths)
                     return Candidate(number, finished.tests, changes)
@@ -79,10 +79,10 @@ class Attempts:
                 shutil.rmtree(folder, ignore_errors=True)
         return None
 
-    def _drive(self, copy: Path, prompt: str, seconds: float
+    def _drive(self, copy: Path, prompt: str, seconds: float, number: int
                ) -> Generator[Event, None, tuple[RunFinished, set[str]]]:
         """Run one candidate; only its test runs are passed on (as progress), the rest stays inside."""
-        events = self.run(copy, prompt, seconds)
+        events = self.run(copy, prompt, seconds, number)
         paths: set[str] = set()
         finished: RunFinished | None = None
         try:
@@ -130,7 +130,7 @@ class _TooBig(Exception):
     pass
 
 
-def _revert(copy: Path, applied: Sequence[Change]) -> None:
+def revert(copy: Path, applied: Sequence[Change]) -> None:
     """Undo the run's applied changes in the copy, newest first."""
     for change in reversed(applied):
         target = copy / change.path

@@ -17,12 +17,12 @@ from collections.abc import Callable, Collection, Generator, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from cli_agent.agent import repeats
+from cli_agent.agent import repeats, rewrite
 from cli_agent.agent.approval_flow import Approvals
 from cli_agent.agent.context_window import for_model
 from cli_agent.agent.conversation import Conversation
 from cli_agent.agent.model_call import complete
-from cli_agent.agent.repair import judged, tests_kept
+from cli_agent.agent.repair import FIRST_SHARE, gave_way, judged, tests_kept
 from cli_agent.agent.run_state import AgentSetup, Approver, Limits, Planner, RunState, over_budget, stop_for
 from cli_agent.agent.wire import protocol_for
 from cli_agent.contracts import errors
@@ -126,6 +126,8 @@ class Agent:
         (`events.send(decision)`), else by `approve(asked)`; with neither, the call is denied."""
         s = self._setup
         run = yield from self._started(prompt)
+        if s.attempts is not None and s.attempts.count > 1:
+            run.share_deadline = s.clock() + s.limits.timeout_s * FIRST_SHARE
         brief = s.brief(prompt) if s.brief is not None else None
         self._talk.append(run, Message("user", prompt + ("\n\n" + brief if brief else "")))
         dispatcher = s.dispatcher if only_tools is None else s.dispatcher.only(only_tools)
@@ -168,6 +170,20 @@ class Agent:
             finished = self._talk.stop(run, *stop_for(exc, s.limits))
         return (yield from self._finished(run, finished))
 
+    def rewrite(self, prompt: str, temperature: float) -> Events:
+        """A whole-definition candidate for `prompt` (cli_agent.agent.rewrite), as a run of its own; a run of the
+        loop when the task shows no definition to rewrite."""
+        s = self._setup
+        places = rewrite.places_for(prompt, s.dispatcher.ctx.workspace)
+        if not places:
+            return (yield from self.run(prompt))
+        run = yield from self._started(prompt)
+        try:
+            finished = yield from rewrite.candidate(s, run, prompt, places, self._talk, self._approvals, temperature)
+        except (KeyboardInterrupt, errors.TerminateSignal) as exc:
+            finished = self._talk.stop(run, *stop_for(exc, s.limits))
+        return (yield from self._finished(run, finished))
+
     def _started(self, prompt: str) -> Generator[Event, Decision | None, RunState]:
         s = self._setup
         yield RunStarted(run_id=uuid.uuid4().hex[:12], prompt=prompt, model=s.model, protocol=s.protocol.name,
@@ -190,6 +206,8 @@ class Agent:
                 message = f"step limit reached ({s.limits.max_steps} model requests); raise --max-steps to go on"
                 yield Warning(code="step_limit", message=message)
                 return self._talk.stop(run, StopReason.STEP_LIMIT, message)
+            if run.share_deadline is not None and s.clock() >= run.share_deadline:
+                return (yield from gave_way(run, prompt, s, self._talk, self._approvals, approve))
             run.steps += 1
             yield from self._talk.window.fit(self.history, plan, s.limits.context_window or s.provider.context_window())
             yield ModelRequest(step=run.steps, fingerprint=plan.fingerprint, messages=len(self.history) + 1)

@@ -39,8 +39,11 @@ if TYPE_CHECKING:
     from cli_agent.agent.verify import TestRun, Verifier
     from cli_agent.tools.dispatch import Dispatcher, Prepared
 
-__all__ = ["Applied", "candidates", "changed_lines", "judged", "test_feedback", "tests_kept", "verify"]
+__all__ = ["FIRST_SHARE", "Applied", "candidates", "changed_lines", "gave_way", "judged", "test_feedback", "tests_kept",
+           "verify"]
 
+
+FIRST_SHARE = 0.5  # with more candidates (`attempts`), the part of the run's time the first attempt may take
 
 @dataclass(frozen=True)
 class Applied:
@@ -75,6 +78,15 @@ def judged(run: RunState, prompt: str, finished: RunFinished, s: AgentSetup, tal
                       verified=False, tests=verdict.summary)
     return (yield from _other_candidates(run, prompt, stopped, s, talk, approvals, approve,
                                          f"{s.verifier.rounds} repair round(s) did not fix them"))
+
+
+def gave_way(run: RunState, prompt: str, s: AgentSetup, talk: Conversation, approvals: Approvals,
+             approve: Approver | None) -> Generator[Event, Decision | None, RunFinished]:
+    """The first attempt used its share of the run's time (`RunState.share_deadline`) without ending: the other
+    candidates get the rest."""
+    used = f"the first attempt used its share of the time ({run.steps} model requests)"
+    stopped = talk.stop(run, StopReason.TIMEOUT, used)
+    return (yield from _other_candidates(run, prompt, stopped, s, talk, approvals, approve, "it gave way"))
 
 
 def _other_candidates(run: RunState, prompt: str, failed: RunFinished, s: AgentSetup, talk: Conversation,

@@ -78,6 +78,7 @@ class RunState:
     changed: dict[str, None] = field(default_factory=dict)  # the paths this run changed, in order
     applied: list[Change] = field(default_factory=list)  # the changes this run applied, in order
     verify_round: int = 0  # test runs so far
+    share_deadline: float | None = None  # with more candidates: when the first attempt gives way to them
 
 
 def stop_for(exc: BaseException, limits: Limits) -> tuple[StopReason, str]:

@@ -30,7 +30,7 @@ from cli_agent.contracts.envelope import ToolError
 if TYPE_CHECKING:
     from cli_agent.fs.workspace import Workspace
 
-__all__ = ["TaskBrief", "task_brief"]
+__all__ = ["Place", "TaskBrief", "task_brief"]
 
 _MAX_FILES = 400
 _MAX_BYTES = 256 * 1024
@@ -54,6 +54,18 @@ _HEAD = re.compile(r"^[ \t]*(?:async\s+def|def|class|function|func|fn)\s+([A-Za-
 class TaskBrief:
     text: str
     paths: tuple[str, ...]
+    places: tuple[Place, ...] = ()  # the definitions shown, in the order shown
+
+
+@dataclass(frozen=True)
+class Place:
+    """A definition the brief shows: `whole` when all its lines are shown (else its head and methods, or cut)."""
+
+    path: str
+    name: str
+    first: int  # 1-based, decorators included
+    last: int
+    whole: bool
 
 
 def task_brief(task: str, workspace: Workspace, *, budget_tokens: int = 1500) -> TaskBrief | None:
@@ -72,18 +84,19 @@ def task_brief(task: str, workspace: Workspace, *, budget_tokens: int = 1500) ->
     if not wanted:
         return None
     budget = budget_tokens * 4
-    parts, shown = [], []
+    parts, shown, places = [], [], []
     for path, defs in list(wanted.items())[:6]:
         text = texts[path] if path in texts else _read(workspace, path)
-        block = _region(path, text, list(dict.fromkeys(defs)), budget // max(1, len(wanted)))
+        block, where = _region(path, text, list(dict.fromkeys(defs)), budget // max(1, len(wanted)))
         if block:
             parts.append(block)
             shown.append(path)
+            places += where
     if not parts:
         return None
     text = ("The task names these files. Their relevant lines, as NUMBER| text (the numbers are not part of the "
             "file; read_file shows more):\n\n" + "\n\n".join(parts))
-    return TaskBrief(text[:budget + 400], tuple(shown))
+    return TaskBrief(text[:budget + 400], tuple(shown), tuple(places))
 
 
 def _is_file(workspace: Workspace, path: str) -> bool:
@@ -163,12 +176,14 @@ def _callees(text: str, defs: list[str]) -> list[str]:
     for name in defs:
         if name not in functions:
             continue
-        first, last = _definition_span(lines, name, text)
-        for call in _CALL.finditer("\n".join(lines[first:last])):  # the body, without the def line
+        span = _definition_span(lines, name, text)
+        if span is None:
+            continue
+        for call in _CALL.finditer("\n".join(lines[span[0]:span[1]])):  # the body, without the def line
             callee = call.group(1)
             if callee in functions and callee not in defs and callee not in out and not callee.startswith("__"):
-                top, bottom = _definition_span(lines, callee, text)
-                if bottom - top < _CALLEE_LINES:
+                called = _definition_span(lines, callee, text)
+                if called is not None and called[1] - called[0] < _CALLEE_LINES:
                     out.append(callee)
     out.sort(key=lambda name: not name.startswith("_"))
     return out[:max(0, 3 - len(defs))]
@@ -201,20 +216,24 @@ def _read(workspace: Workspace, path: str) -> str | None:
     return None if b"\0" in data[:8192] else data.decode("utf-8", errors="replace").replace("\r\n", "\n")
 
 
-def _region(path: str, text: str | None, defs: list[str], budget: int) -> str:
+def _region(path: str, text: str | None, defs: list[str], budget: int) -> tuple[str, list[Place]]:
+    """The numbered lines shown of a file (its definitions `defs`, else its start) and the definitions shown."""
     if text is None:
-        return ""
+        return "", []
     lines = text.split("\n")
     if lines and not lines[-1]:
         lines.pop()
-    spans = [_definition_span(lines, name, text) for name in defs] or [(1, len(lines))]
+    found = [(name, span) for name in defs if (span := _definition_span(lines, name, text)) is not None]
+    spans = [span for _, span in found] or [(1, len(lines))]
     out: list[str] = []
+    places: list[Place] = []
     used = 0
-    for first, last in spans:
+    for i, (first, last) in enumerate(spans):
         if out:
             out.append("...")
         width = len(str(last))
-        for n in _outline(lines, first, last, text):
+        rows = _outline(lines, first, last, text)
+        for n in rows:
             line = f"{n:>{width}}| {lines[n - 1]}"
             if used + len(line) + 1 > budget:
                 out.append(f"... (cut at line {n - 1}; read_file {path} start_line={n} for more)")
@@ -222,11 +241,13 @@ def _region(path: str, text: str | None, defs: list[str], budget: int) -> str:
             out.append(line)
             used += len(line) + 1
         else:
+            if found:
+                places.append(Place(path, found[i][0], first, last, whole=len(rows) == last - first + 1))
             continue
         break
     if not out:
-        return ""
-    return f"--- {path} ({len(lines)} lines)\n" + "\n".join(out)
+        return "", []
+    return f"--- {path} ({len(lines)} lines)\n" + "\n".join(out), places
 
 
 def _outline(lines: list[str], first: int, last: int, text: str) -> list[int]:
@@ -264,9 +285,9 @@ def _python_index(text: str) -> tuple[dict[str, tuple[int, int]], dict[int, list
     return spans, methods
 
 
-def _definition_span(lines: list[str], name: str, text: str) -> tuple[int, int]:
+def _definition_span(lines: list[str], name: str, text: str) -> tuple[int, int] | None:
     """1-based (first, last) line of `name`'s definition: in Python as `ast` has it, otherwise its line to the next
-    line indented no deeper."""
+    line indented no deeper; None when it is not defined there."""
     span = _python_index(text)[0].get(name)
     if span is not None:
         return span
@@ -286,4 +307,4 @@ def _definition_span(lines: list[str], name: str, text: str) -> tuple[int, int]:
         while top > 0 and lines[top - 1].lstrip().startswith("@"):
             top -= 1
         return top + 1, end
-    return 1, len(lines)
+    return None

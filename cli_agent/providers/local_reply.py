@@ -14,7 +14,7 @@ from typing import Any
 
 from cli_agent.providers.base import END_OF_REPLY, ProviderRequest
 
-__all__ = ["MAX_TOKENS", "RUNAWAY_CHARS", "SAMPLING", "cut_runaway", "plan_key", "runs_away", "wire_options"]
+__all__ = ["MAX_TOKENS", "RUNAWAY_CHARS", "SAMPLED", "SAMPLING", "cut_runaway", "plan_key", "runs_away", "wire_options"]
 
 MAX_TOKENS = 2048  # a constrained reply that never closes its JSON still ends
 _PLAN_ONLY = ("model", "protocol")  # plan options that describe the request, not wire parameters
@@ -22,14 +22,19 @@ _PLAN_ONLY = ("model", "protocol")  # plan options that describe the request, no
 # the samplers that could reorder a greedy choice turned off. A request's own options (temperature ...) win.
 SAMPLING: dict[str, Any] = {"temperature": 0.0, "top_k": 1, "top_p": 1.0, "min_p": 0.0, "repeat_penalty": 1.0,
                             "presence_penalty": 0.0, "frequency_penalty": 0.0, "dry_multiplier": 0.0, "seed": 0}
+# A temperature above 0 with top_k 1 would still be greedy: candidates (`attempts`) would all be the same reply.
+SAMPLED: dict[str, Any] = {"top_k": 40, "top_p": 0.95, "min_p": 0.05, "seed": -1}
 RUNAWAY_CHARS = 512  # a reply whose last RUNAWAY_CHARS characters repeat one unit of at most RUNAWAY_PERIOD ...
 RUNAWAY_PERIOD = 32  # ... characters (16 times or more) has run away: it is cut there
 
 
 def wire_options(options: Mapping[str, Any]) -> dict[str, Any]:
-    """A plan's options as the server takes them: sampling explicit (SAMPLING, under the plan's own), the length
+    """A plan's options as the server takes them: sampling explicit (SAMPLING, under the plan's own; a temperature
+    above 0 samples from the likeliest tokens, SAMPLED, with a fresh seed unless one is given), the length
     bounded, pinned to slot 0 with its prompt cache, and llama.cpp's timings in every chunk."""
-    wire = SAMPLING | {k: v for k, v in options.items() if k not in _PLAN_ONLY}
+    own = {k: v for k, v in options.items() if k not in _PLAN_ONLY}
+    sampled = SAMPLED if float(own.get("temperature") or 0) > 0 else {}
+    wire = SAMPLING | sampled | own
     wire.setdefault("max_tokens", MAX_TOKENS)
     return wire | {"id_slot": 0, "cache_prompt": True, "timings_per_token": True}
 

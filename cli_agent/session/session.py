@@ -318,14 +318,17 @@ CANDIDATE_TEMPERATURE = 0.7  # candidates differ only when sampled (when no temp
 def _candidate(settings: Settings, provider: Provider) -> CandidateRun:
     """How one more candidate runs when a change still fails the tests or never lands (`attempts` > 1): a session of
     its own on a copy of the workspace, with the same provider, every change approved inside the copy, sampled at a
-    temperature."""
+    temperature. Candidates take turns: the first extra one (number 2), and every other one after it, rewrites the
+    task's definitions as plain code (cli_agent.agent.rewrite); the others run the agent loop again."""
 
-    def candidate(copy: Path, prompt: str, seconds: float) -> EventStream:
+    def candidate(copy: Path, prompt: str, seconds: float, number: int) -> EventStream:
+        temperature = settings.temperature or CANDIDATE_TEMPERATURE
         inner = replace(settings, workspace=str(copy), yes=True, attempts=1, mcp_servers={},
-                        timeout=max(seconds, 1.0), trace=str(copy.parent / "trace.jsonl"),
-                        temperature=settings.temperature or CANDIDATE_TEMPERATURE)
+                        timeout=max(seconds, 1.0), trace=str(copy.parent / "trace.jsonl"), temperature=temperature)
         session = open_session(inner, interactive=False, provider_factory=lambda _settings: provider, record=False)
         try:
+            if number % 2 == 0:
+                return (yield from session.agent.rewrite(prompt, temperature))
             return (yield from session.agent.run(prompt))
         finally:
             session.trace.close()

@@ -1,0 +1,288 @@
+"""Whole-definition candidates: the model rewrites the functions a task is about, as plain code, and the tests judge.
+
+A small model fails an agent loop less on what to change than on how: code inside a JSON string (quotes, escapes),
+an `old` to copy exactly, line numbers to keep. This candidate asks for none of that. It shows the model the
+definitions the task brief found (`prompt.task_files`, the same ones the agent saw), as plain source, and asks for
+one fenced Python block with the new version of each function or class it changes or adds. Then the harness:
+- replaces each definition the reply names by name (`replace_definition`, which re-indents and checks the parse);
+- puts a new method (its first parameter `self` or `cls`) at the end of the class the brief outlined, and a new
+  function after the last module-level definition shown;
+- runs the project's tests (`repair.verify`), as after any run.
+A rewrite that places nothing, changes nothing or fails the tests is undone, and the model is asked again (sampled,
+so the next differs), up to `SAMPLES` times while the candidate's time lasts.
+
+Every change goes through the same dispatcher and approval as a model's call (in a candidate's copy, all are
+approved). A reply with no usable block, or no definition that lands, ends the candidate as a change that failed.
+A task whose brief shows no Python definition has nothing to rewrite: that candidate runs the agent loop instead.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import textwrap
+import uuid
+from collections.abc import Generator, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from cli_agent.agent.attempts import revert
+from cli_agent.agent.repair import verify
+from cli_agent.contracts import errors
+from cli_agent.contracts.envelope import Envelope
+from cli_agent.contracts.events import Decision, Event, RunFinished, StopReason
+from cli_agent.contracts.messages import Message, ToolCall
+from cli_agent.prompt.task_files import Place, task_brief
+from cli_agent.providers.base import ProviderReply, ProviderRequest
+
+if TYPE_CHECKING:
+    from cli_agent.agent.approval_flow import Approvals
+    from cli_agent.agent.conversation import Conversation
+    from cli_agent.agent.run_state import AgentSetup, RunState
+    from cli_agent.fs.workspace import Workspace
+
+__all__ = ["SYSTEM", "candidate", "places_for", "planned_calls", "reply_code"]
+
+SYSTEM = ("You fix Python code. You get a task and the code it is about; the code does not do what the task asks "
+          "yet. Think about which line is wrong, then reply with one ```python block that holds the complete new "
+          "version of each function or class you change or add. Keep their names; leave out the ones you do not "
+          "change.")
+MAX_REPLY_TOKENS = 640  # a whole function without its docstring; a reply running on is cut here
+SAMPLES = 4  # rewrites one candidate asks for, while its time lasts, until one lands and passes
+_FENCE = re.compile(r"```[ \t]*(?:python|py)?[ \t]*\n(.*?)(?:```|\Z)", re.S)
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def places_for(prompt: str, workspace: Workspace) -> list[Place]:
+    """The Python definitions the task brief shows for `prompt` (none: there is nothing to rewrite)."""
+    brief = task_brief(prompt, workspace)
+    return [p for p in brief.places if p.path.endswith((".py", ".pyi"))] if brief is not None else []
+
+
+def candidate(s: AgentSetup, run: RunState, prompt: str, places: Sequence[Place], talk: Conversation,
+              approvals: Approvals, temperature: float) -> Generator[Event, Decision | None, RunFinished]:
+    """One whole-definition candidate for `prompt` in the session's workspace (a candidate's copy)."""
+    workspace = s.dispatcher.ctx.workspace
+    data = {p.path: workspace.read_bytes(p.path) for p in places}
+    sources = {path: raw.decode("utf-8", errors="replace") for path, raw in data.items()}
+    seen = s.dispatcher.ctx.seen
+    if seen is not None:
+        for path, raw in data.items():
+            seen.note(path, raw)  # shown to the model as it is now: its definitions may be replaced
+    ask = Message("user", _request(prompt, places, sources))
+    talk.append(run, ask)
+    why = "no time left for a rewrite"
+    for sample in range(1, SAMPLES + 1):
+        remaining = run.deadline - s.clock()
+        if remaining <= 1:
+            break
+        request = ProviderRequest(messages=(Message("system", SYSTEM), ask), timeout_s=remaining,
+                                  options={"temperature": temperature, "max_tokens": MAX_REPLY_TOKENS})
+        try:
+            reply: ProviderReply | None = None
+            for item in s.provider.stream(request):
+                if isinstance(item, ProviderReply):
+                    reply = item
+        except errors.CliAgentError as exc:
+            return talk.stop(run, StopReason.ERROR, f"the rewrite request failed: {exc}")
+        run.steps += 1
+        text = reply.text if reply is not None else ""
+        if reply is not None:
+            run.usage = run.usage + reply.usage
+        talk.append(run, Message("assistant", text))
+        code = reply_code(text)
+        calls = planned_calls(code, places, sources) if code is not None else []
+        if not calls:
+            why = f"rewrite {sample} held no definition that could be placed"
+            continue
+        failures = yield from _applied(s, run, calls, approvals)
+        if not run.changed:
+            why = f"no definition of rewrite {sample} landed: " + "; ".join(failures)
+            continue
+        if s.verifier is None:
+            return talk.done(run, "done: the rewrite landed (no tests to judge it)", "")
+        verdict = yield from verify(run, s.verifier)
+        if verdict.passed or not verdict.ran:
+            return _judged(talk.done(run, f"done: rewrite {sample} passes the tests", ""),
+                           True if verdict.ran else None, verdict.summary)
+        why = f"rewrite {sample} fails the tests: {verdict.summary}"
+        revert(Path(workspace.root), run.applied)  # the next sample starts from the files as they were
+        run.applied.clear()
+        run.changed.clear()
+    return talk.stop(run, StopReason.CHANGE_FAILED, why)
+
+
+def _applied(s: AgentSetup, run: RunState, calls: Sequence[ToolCall], approvals: Approvals
+             ) -> Generator[Event, Decision | None, list[str]]:
+    """Make the calls (through approval, as a model's calls), noting what they changed; the failures."""
+    failures = []
+    for index, call in enumerate(calls, 1):
+        dispatcher = s.dispatcher.unchecked_reads().at(run.deadline)
+        prepared, reason = yield from approvals.settle(run, dispatcher.prepare(call), index, len(calls), None,
+                                                       dispatcher)
+        envelope = Envelope.failure("denied: " + reason) if reason else dispatcher.execute(prepared)
+        result = prepared.result(envelope)
+        yield result
+        if not envelope.ok:
+            failures.append(f"{call.name} {(call.arguments or {}).get('name', '')}: {'; '.join(envelope.errors)}")
+        run.applied.extend(c for c in (result.change, *result.changes) if c is not None)
+        run.changed.update((c.path, None) for c in (result.change, *result.changes) if c is not None)
+    return failures
+
+
+def _judged(finished: RunFinished, verified: bool | None, tests: str) -> RunFinished:
+    return replace(finished, verified=verified, tests=tests,
+                   stop_reason=StopReason.DONE if verified is not False else StopReason.TESTS_FAILED)
+
+
+def _request(prompt: str, places: Sequence[Place], sources: dict[str, str]) -> str:
+    """The task, then each definition shown as plain source, dedented, its docstring left out (it is kept as it is
+    when the new version has none: a small model copying it spends most of its reply there)."""
+    parts = [prompt, "", "The code it is about (docstrings left out):"]
+    for place in places:
+        node = _node(sources[place.path], place)
+        if node is None:
+            continue
+        lines = sources[place.path].split("\n")
+        if place.whole:
+            doc = _docstring_lines(node)
+            shown = [row for n, row in enumerate(lines[place.first - 1:place.last], place.first) if n not in doc]
+        else:  # a long class: its head and its methods' def lines
+            shown = [lines[node.lineno - 1]] + [f"{lines[n.lineno - 1]} ..." for n in node.body
+                                                if isinstance(n, _DEFINITIONS[:2])]
+        parts.append(f"```python\n# {place.path}\n{textwrap.dedent(chr(10).join(shown))}\n```")
+    return "\n".join(parts)
+
+
+def _node(source: str, place: Place) -> ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | None:
+    """The definition `place` names in `source`."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, _DEFINITIONS) and node.name == place.name and (
+                min([node.lineno, *(d.lineno for d in node.decorator_list)]) == place.first):
+            return node
+    return None
+
+
+def _docstring_lines(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> range:
+    """The 1-based lines of the definition's docstring (an empty range when it has none)."""
+    first = node.body[0] if node.body else None
+    if (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+            and isinstance(first.value.value, str)):
+        return range(first.lineno, (first.end_lineno or first.lineno) + 1)
+    return range(0)
+
+
+def reply_code(text: str) -> str | None:
+    """The Python a reply holds: its first fenced block that parses, else the whole reply if it parses."""
+    for block in [m.group(1) for m in _FENCE.finditer(text)] + [text]:
+        code = textwrap.dedent(block).strip("\n")
+        try:
+            ast.parse(code)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        if code:
+            return code
+    return None
+
+
+def planned_calls(code: str, places: Sequence[Place], sources: dict[str, str]) -> list[ToolCall]:
+    """The tool calls that put each definition of `code` where it belongs (see the module's docstring). A class in
+    the reply that is not itself shown stands for its methods (a model often wraps the method it was shown)."""
+    tree = ast.parse(code)
+    lines = code.split("\n")
+    calls: list[ToolCall] = []
+    for node in tree.body:
+        if not isinstance(node, _DEFINITIONS):
+            continue
+        inner = node.body if isinstance(node, ast.ClassDef) and not _is_shown(node, places) else [node]
+        for each in inner:
+            if isinstance(each, _DEFINITIONS):
+                call = _placed(each, _segment(each, lines), places, sources)
+                if call is not None:
+                    calls.append(call)
+    return calls
+
+
+def _is_shown(node: ast.ClassDef, places: Sequence[Place]) -> bool:
+    """Whether the class itself is to be placed: it was shown whole, or it is new (it holds no method to place
+    on its own). A class shown as an outline stands for the methods the reply gives it."""
+    if any(p.name == node.name for p in places):
+        return any(p.name == node.name and p.whole for p in places)
+    return not any(isinstance(n, _DEFINITIONS) for n in node.body)
+
+
+def _segment(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, lines: list[str]) -> str:
+    first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+    return textwrap.dedent("\n".join(lines[first - 1:node.end_lineno or node.lineno]))
+
+
+def _placed(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, segment: str, places: Sequence[Place],
+            sources: dict[str, str]) -> ToolCall | None:
+    same = [p for p in places if p.name == node.name]
+    if same:
+        return _call("replace_definition", path=same[0].path, name=node.name,
+                     new=_documented(segment, sources[same[0].path], same[0]))
+    classes = [p for p in places if not p.whole]
+    if classes and _is_method(node):
+        into = classes[0]
+        indent = _indent_of_body(sources[into.path], into)
+        text = "\n" + textwrap.indent(segment, indent, lambda line: bool(line.strip()))
+        return _call("insert_text", path=into.path, text=text, after_line=into.last)
+    module_level = [p for p in places if p.whole and _column(sources[p.path], p) == 0]
+    if module_level and not _is_method(node):
+        after = module_level[-1]
+        return _call("insert_text", path=after.path, text="\n\n" + segment, after_line=after.last)
+    return None
+
+
+def _documented(segment: str, source: str, place: Place) -> str:
+    """`segment` (a new version of the definition at `place`) with the original's docstring, when it has none."""
+    original = _node(source, place)
+    try:
+        new = ast.parse(segment).body[0]
+    except (SyntaxError, ValueError, RecursionError, MemoryError, IndexError):
+        return segment
+    if original is None or not isinstance(new, _DEFINITIONS) or not new.body or _docstring_lines(new):
+        return segment
+    doc = _docstring_lines(original)
+    if not doc:
+        return segment
+    lines = source.split("\n")
+    body_indent = lines[doc.start - 1][:len(lines[doc.start - 1]) - len(lines[doc.start - 1].lstrip())]
+    column = len(lines[place.first - 1]) - len(lines[place.first - 1].lstrip())
+    docstring = [row[column:] if row[:column].isspace() else row for row in lines[doc.start - 1:doc.stop - 1]]
+    rows = segment.split("\n")
+    at = new.body[0].lineno - 1  # the first statement of the new body
+    first = rows[at]
+    indent = first[:len(first) - len(first.lstrip())]
+    if len(indent) != len(body_indent) - column:
+        docstring = [indent + row.lstrip() if n == 0 else row for n, row in enumerate(docstring)]
+    return "\n".join(rows[:at] + docstring + rows[at:])
+
+
+def _is_method(node: ast.AST) -> bool:
+    if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        return False
+    params = node.args.posonlyargs + node.args.args
+    return bool(params) and params[0].arg in ("self", "cls")
+
+
+def _column(source: str, place: Place) -> int:
+    line = source.split("\n")[place.first - 1]
+    return len(line) - len(line.lstrip())
+
+
+def _indent_of_body(source: str, place: Place) -> str:
+    for line in source.split("\n")[place.first:place.last]:
+        if line.strip() and not line.lstrip().startswith(("#", '"""', "'''")):
+            return line[:len(line) - len(line.lstrip())]
+    return " " * (_column(source, place) + 4)
+
+
+def _call(tool: str, **arguments: object) -> ToolCall:
+    return ToolCall(id=f"rewrite-{uuid.uuid4().hex[:8]}", name=tool, arguments=dict(arguments))
