@@ -49,7 +49,7 @@ SYSTEM = ("You fix Python code. You get a task and the code it is about; the cod
           "version of each function or class you change or add. Keep their names; leave out the ones you do not "
           "change.")
 MAX_REPLY_TOKENS = 640  # a whole function without its docstring; a reply running on is cut here
-SAMPLES = 4  # rewrites one candidate asks for, while its time lasts, until one lands and passes
+SAMPLES = 6  # rewrites one candidate asks for, while its time lasts, until one lands and passes
 _FENCE = re.compile(r"```[ \t]*(?:python|py)?[ \t]*\n(.*?)(?:```|\Z)", re.S)
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 

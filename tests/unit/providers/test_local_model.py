@@ -377,3 +377,13 @@ def test_a_runtime_that_does_not_load_here_ends_the_server_in_one_line_with_exit
     assert done.stdout.strip().splitlines() == [
         "local_engine: the xllamacpp runtime does not load here (OSError: /lib/x86_64-linux-gnu/libc.so.6: version "
         "`GLIBC_2.29` not found)"]
+
+
+def test_a_temperature_above_zero_samples_and_zero_stays_greedy() -> None:
+    from cli_agent.providers.local_reply import wire_options
+
+    greedy = wire_options({"temperature": 0.0})
+    assert greedy["top_k"] == 1 and greedy["seed"] == 0  # the same reply every time
+    sampled = wire_options({"temperature": 0.7})
+    assert sampled["top_k"] > 1 and sampled["seed"] == -1 and sampled["temperature"] == 0.7  # candidates differ
+    assert wire_options({"temperature": 0.7, "seed": 5, "top_k": 3})["seed"] == 5  # a request's own options win
