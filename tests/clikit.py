@@ -25,6 +25,18 @@ def user_config(home: Path, text: str) -> None:
     (home / "config" / "config.toml").write_text(text)
 
 
+def calc_project(tmp_path: Path, config: str) -> tuple[Path, Path]:
+    """A workspace whose `add` subtracts, with the pytest test that catches it, and a home whose user config is
+    `config`: (workspace, home)."""
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    (ws / "tests").mkdir(parents=True)
+    (ws / "conftest.py").write_text("")
+    (ws / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    (ws / "tests" / "test_calc.py").write_text("from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n")
+    user_config(home, config)
+    return ws, home
+
+
 @contextlib.contextmanager
 def reaped(proc: subprocess.Popen[Any]) -> Iterator[subprocess.Popen[Any]]:
     """`proc`, killed and waited for on the way out if it still runs: a test that fails midway (a signal sent

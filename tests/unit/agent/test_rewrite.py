@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from clikit import cli, user_config
+from clikit import calc_project, cli
 
-from cli_agent.agent.rewrite import planned_calls, reply_code
+from cli_agent.agent.rewrite import SAMPLES, planned_calls, reply_code
 from cli_agent.prompt.task_files import Place
 
 PYTEST = f"{sys.executable} -m pytest -q -p no:cacheprovider"
@@ -51,13 +51,7 @@ def test_a_method_with_no_class_outlined_is_not_placed_and_a_new_class_is() -> N
 
 @pytest.fixture
 def calc(tmp_path: Path) -> tuple[Path, Path]:
-    ws, home = tmp_path / "ws", tmp_path / "home"
-    (ws / "tests").mkdir(parents=True)
-    (ws / "conftest.py").write_text("")
-    (ws / "calc.py").write_text("def add(a, b):\n    return a - b\n")
-    (ws / "tests" / "test_calc.py").write_text("from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n")
-    user_config(home, f"test_command = {json.dumps(PYTEST)}\nverify_rounds = 0\n")
-    return ws, home
+    return calc_project(tmp_path, f"test_command = {json.dumps(PYTEST)}\nverify_rounds = 0\n")
 
 
 REWRITE = {"text": "The subtraction should be an addition:\n```python\ndef add(a, b):\n    return a + b\n```\n"}
@@ -94,9 +88,9 @@ def test_a_failing_rewrite_is_undone_and_the_next_sample_tried(tmp_path: Path, c
 def test_no_rewrite_passing_keeps_the_first_attempts_change(tmp_path: Path, calc) -> None:
     ws, home = calc
     wrong = {"text": "```python\ndef add(a, b):\n    return b - a\n```"}
-    code, report, _ = run(tmp_path, ws, home, [READ, WRONG, DONE, *[wrong] * 4], "--attempts", "2")
+    code, report, _ = run(tmp_path, ws, home, [READ, WRONG, DONE, *[wrong] * SAMPLES], "--attempts", "2")
     assert code == 8 and report["verified"] is False and "nor did 1 more candidate" in report["message"]
-    assert "rewrite 4 fails the tests" in " ".join(report["warnings"]), report
+    assert f"rewrite {SAMPLES} fails the tests" in " ".join(report["warnings"]), report
     assert (ws / "calc.py").read_text() == "def add(a, b):\n    return a * b\n"  # the first attempt's change
 
 

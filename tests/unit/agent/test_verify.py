@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from clikit import calc_project
 
 from cli_agent.agent.verify import nearest_tests, summary_line, trimmed_failures
 
@@ -32,15 +33,8 @@ def cli(args: list[str], *, home: Path, env_extra: dict[str, str] | None = None,
 
 @pytest.fixture
 def project(tmp_path: Path) -> tuple[Path, Path]:
-    ws, home = tmp_path / "ws", tmp_path / "home"
-    (ws / "tests").mkdir(parents=True)
-    (ws / "conftest.py").write_text("")
-    (ws / "calc.py").write_text("def add(a, b):\n    return a - b\n")
-    (ws / "tests" / "test_calc.py").write_text(
-        "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n")
+    ws, home = calc_project(tmp_path, f"test_command = {json.dumps(PYTEST)}\n")
     (ws / "tests" / "test_other.py").write_text("def test_other():\n    assert True\n")
-    (home / "config").mkdir(parents=True)
-    (home / "config" / "config.toml").write_text(f"test_command = {json.dumps(PYTEST)}\n")
     return ws, home
 
 

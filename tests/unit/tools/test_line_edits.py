@@ -133,10 +133,16 @@ def test_a_string_cut_short_at_a_double_quote_is_explained(ws: Path) -> None:
 ORDINAL = 'def ordinalize(number):\n    """Doc with "quotes"."""\n    return "{}{}".format(number, ordinal(number))\n'
 
 
+def shown(root: Path, name: str, text: str) -> Dispatcher:
+    """A dispatcher of a conversation that has read `name`, a file holding `text`."""
+    (root / name).write_text(text)
+    d = dispatcher(root)
+    d.run(ToolCall(id="r", name="read_file", arguments={"path": name}))
+    return d
+
+
 def test_edit_file_finds_old_written_with_the_other_quotes_and_mends_half_quoted_strings(tmp_path: Path) -> None:
-    (tmp_path / "inflect.py").write_text(ORDINAL)
-    d = dispatcher(tmp_path)
-    d.run(ToolCall(id="r", name="read_file", arguments={"path": "inflect.py"}))
+    d = shown(tmp_path, "inflect.py", ORDINAL)
     # old as a model writes it inside JSON: ' for ", and new with one end of a string each way
     done = call(d, "edit_file", path="inflect.py", old="return '{}{}'.format(number, ordinal(number))",
                 new="return '{}{}\".format(number, ordinal(number).upper())")
@@ -147,9 +153,7 @@ def test_edit_file_finds_old_written_with_the_other_quotes_and_mends_half_quoted
 
 
 def test_quotes_are_read_alike_only_where_that_finds_one_place(tmp_path: Path) -> None:
-    (tmp_path / "two.py").write_text("a = \"x\"\nb = 'x'\n")
-    d = dispatcher(tmp_path)
-    d.run(ToolCall(id="r", name="read_file", arguments={"path": "two.py"}))
+    d = shown(tmp_path, "two.py", "a = \"x\"\nb = 'x'\n")
     refused = call(d, "edit_file", path="two.py", old="= 'x'\n", new="= 'y'\n")
     assert refused.error is None  # exact: only b's line
     ambiguous = call(d, "edit_file", path="two.py", old="= `x`", new="= 'y'")
@@ -159,9 +163,7 @@ def test_quotes_are_read_alike_only_where_that_finds_one_place(tmp_path: Path) -
 
 
 def test_missing_colons_are_added_only_where_that_makes_the_file_parse(tmp_path: Path) -> None:
-    (tmp_path / "m.py").write_text("class M:\n    def strip(self):\n        return ''\n")
-    d = dispatcher(tmp_path)
-    d.run(ToolCall(id="r", name="read_file", arguments={"path": "m.py"}))
+    d = shown(tmp_path, "m.py", "class M:\n    def strip(self):\n        return ''\n")
     body = "    def is_empty(self)\n        if self.strip() == ''\n            return True\n        else\n" \
            "            return False\n"
     done = call(d, "replace_lines", path="m.py", start_line=3, end_line=3, new="        return ''\n\n" + body)
@@ -176,9 +178,7 @@ def test_missing_colons_are_added_only_where_that_makes_the_file_parse(tmp_path:
 
 
 def test_replace_definition_mends_quotes(tmp_path: Path) -> None:
-    (tmp_path / "inflect.py").write_text(ORDINAL)
-    d = dispatcher(tmp_path)
-    d.run(ToolCall(id="r", name="read_file", arguments={"path": "inflect.py"}))
+    d = shown(tmp_path, "inflect.py", ORDINAL)
     done = call(d, "replace_definition", path="inflect.py", name="ordinalize",
                 new="def ordinalize(number):\n    return '{}{}\".format(number, 'th')\n")
     assert done.error is None and done.change is not None and 'quotes written as "' in done.change.summary
