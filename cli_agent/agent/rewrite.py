@@ -192,11 +192,18 @@ def reply_code(text: str) -> str | None:
 
 def planned_calls(code: str, places: Sequence[Place], sources: dict[str, str]) -> list[ToolCall]:
     """The tool calls that put each definition of `code` where it belongs (see the module's docstring). A class in
-    the reply that is not itself shown stands for its methods (a model often wraps the method it was shown)."""
+    the reply that is not itself shown stands for its methods (a model often wraps the method it was shown), and
+    `name = other` for a function shown replaces it (the alias a rename leaves). Insertions come first, the lowest
+    in the file first, so that the line numbers they were planned with still hold."""
     tree = ast.parse(code)
     lines = code.split("\n")
     calls: list[ToolCall] = []
+    shown = {p.name: p for p in places if p.whole}
     for node in tree.body:
+        alias = _alias_of(node)
+        if alias is not None and alias in shown:
+            place = shown[alias]
+            calls.append(_call("replace_definition", path=place.path, name=place.name, new=ast.unparse(node)))
         if not isinstance(node, _DEFINITIONS):
             continue
         inner = node.body if isinstance(node, ast.ClassDef) and not _is_shown(node, places) else [node]
@@ -205,7 +212,17 @@ def planned_calls(code: str, places: Sequence[Place], sources: dict[str, str]) -
                 call = _placed(each, _segment(each, lines), places, sources)
                 if call is not None:
                     calls.append(call)
-    return calls
+    inserts = sorted((c for c in calls if c.name == "insert_text"),
+                     key=lambda c: -int((c.arguments or {}).get("after_line") or 0))
+    return inserts + [c for c in calls if c.name != "insert_text"]
+
+
+def _alias_of(node: ast.stmt) -> str | None:
+    """The name `node` makes an alias of another (`name = other`), or None."""
+    if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Name)):
+        return node.targets[0].id
+    return None
 
 
 def _is_shown(node: ast.ClassDef, places: Sequence[Place]) -> bool:

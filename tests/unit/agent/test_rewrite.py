@@ -35,12 +35,12 @@ def test_each_definition_goes_where_it_belongs() -> None:
             "def is_empty(self):\n    return not self.get()\n\n\nCONSTANT = 1\n")
     calls = planned_calls(code, places, {"m.py": SOURCE})
     assert [(c.name, (c.arguments or {}).get("name")) for c in calls] == [
-        ("replace_definition", "helper"), ("insert_text", None), ("insert_text", None)]
+        ("insert_text", None), ("insert_text", None), ("replace_definition", "helper")]
     arguments = [c.arguments or {} for c in calls]
+    assert arguments[0]["after_line"] == 13  # a new method: at the end of the class outlined, indented
+    assert arguments[0]["text"] == "\n    def is_empty(self):\n        return not self.get()"
     assert arguments[1] == {"path": "m.py", "text": "\n\ndef shout(x):\n    return x.upper()",
-                                  "after_line": 5}  # a new function: after the last module-level one shown
-    assert arguments[2]["after_line"] == 13  # a new method: at the end of the class outlined, indented
-    assert arguments[2]["text"] == "\n    def is_empty(self):\n        return not self.get()"
+                            "after_line": 5}  # a new function: after the last module-level one shown
 
 
 def test_a_method_with_no_class_outlined_is_not_placed_and_a_new_class_is() -> None:
@@ -126,3 +126,12 @@ def test_a_class_shown_as_an_outline_stands_for_the_methods_the_reply_gives_it()
     calls = planned_calls("class Box:\n    def is_empty(self) -> bool:\n        return not self.get()\n", places,
                           {"m.py": SOURCE})
     assert [(c.name, (c.arguments or {}).get("after_line")) for c in calls] == [("insert_text", 13)]
+
+
+def test_a_rename_leaves_an_alias_and_insertions_go_first_from_the_bottom() -> None:
+    places = [Place("m.py", "helper", 4, 5, whole=True), Place("m.py", "Box", 8, 13, whole=False)]
+    code = ("def assist(x):\n    return x\n\n\nhelper = assist\n\n\n"
+            "def is_empty(self):\n    return not self.get()\n")
+    calls = planned_calls(code, places, {"m.py": SOURCE})
+    assert [(c.name, (c.arguments or {}).get("after_line"), (c.arguments or {}).get("new")) for c in calls] == [
+        ("insert_text", 13, None), ("insert_text", 5, None), ("replace_definition", None, "helper = assist")]
