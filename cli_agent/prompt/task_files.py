@@ -247,6 +247,10 @@ def _region(path: str, text: str | None, defs: list[str], budget: int) -> tuple[
         break
     if not out:
         return "", []
+    if not found:  # the file's start: the top-level definitions it shows whole
+        shown = len([row for row in out if not row.startswith("...")])
+        places = [Place(path, name, a, b, whole=True) for name, (a, b) in _python_index(text)[0].items()
+                  if b <= shown and not lines[a - 1][:1].isspace()]
     return f"--- {path} ({len(lines)} lines)\n" + "\n".join(out), places
 
 

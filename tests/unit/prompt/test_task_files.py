@@ -122,3 +122,9 @@ def test_a_long_class_a_method_is_added_to_is_shown_as_its_methods(tmp_path):
     assert brief is not None
     assert " 1| class Big:" in brief.text and " 6|     def m0(self):" in brief.text
     assert "82|     def m19(self):" in brief.text and "x = 0" not in brief.text  # def lines, no bodies
+
+
+def test_a_small_file_shown_from_its_start_names_the_definitions_it_shows_whole(tmp_path):
+    (tmp_path / "native.py").write_text("def _inner(s):\n    return s.replace('<', '&lt;')\n")
+    brief = task_brief("escape('a & b') is wrong. Fix the bug in native.py.", Workspace(tmp_path))
+    assert brief is not None and [(p.name, p.first, p.last, p.whole) for p in brief.places] == [("_inner", 1, 2, True)]
