@@ -126,7 +126,7 @@ class Agent:
         (`events.send(decision)`), else by `approve(asked)`; with neither, the call is denied."""
         s = self._setup
         run = yield from self._started(prompt)
-        if s.attempts is not None and s.attempts.count > 1:
+        if s.attempts is not None and s.attempts.count > 1 and s.verifier is not None:  # candidates can be judged
             run.share_deadline = s.clock() + s.limits.timeout_s * FIRST_SHARE
         brief = s.brief(prompt) if s.brief is not None else None
         self._talk.append(run, Message("user", prompt + ("\n\n" + brief if brief else "")))

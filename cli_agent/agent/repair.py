@@ -45,6 +45,7 @@ __all__ = ["FIRST_SHARE", "Applied", "candidates", "changed_lines", "gave_way", 
 
 FIRST_SHARE = 0.5  # with more candidates (`attempts`), the part of the run's time the first attempt may take
 
+
 @dataclass(frozen=True)
 class Applied:
     """A candidate that passed its tests and was applied in place of the run's change."""
