@@ -174,7 +174,7 @@ class Agent:
         """A whole-definition candidate for `prompt` (cli_agent.agent.rewrite), as a run of its own; a run of the
         loop when the task shows no definition to rewrite."""
         s = self._setup
-        places = rewrite.places_for(prompt, s.dispatcher.ctx.workspace)
+        places = rewrite.places_for(prompt, s.dispatcher.ctx.workspace) if s.task_files else []
         if not places:
             return (yield from self.run(prompt))
         run = yield from self._started(prompt)

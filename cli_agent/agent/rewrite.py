@@ -13,7 +13,8 @@ so the next differs), up to `SAMPLES` times while the candidate's time lasts.
 
 Every change goes through the same dispatcher and approval as a model's call (in a candidate's copy, all are
 approved). A reply with no usable block, or no definition that lands, ends the candidate as a change that failed.
-A task whose brief shows no Python definition has nothing to rewrite: that candidate runs the agent loop instead.
+A task whose brief shows no Python definition (or with `task_files = false`) has nothing to rewrite: that
+candidate runs the agent loop instead.
 """
 
 from __future__ import annotations

@@ -54,6 +54,7 @@ class AgentSetup:
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], float] = time.monotonic
     brief: Callable[[str], str | None] | None = None  # the task's files, shown with the task (prompt.task_files)
+    task_files: bool = True  # the task's definitions found first (off: no rewrite candidates, cli_agent.agent.rewrite)
     verifier: Verifier | None = None  # the project's tests, run after a run's changes (cli_agent.agent.verify)
     attempts: Attempts | None = None  # more candidates when the tests still fail (cli_agent.agent.attempts)
 

@@ -72,7 +72,7 @@ def agent_for(settings: Settings, workspace: Workspace, provider: Provider, prot
                        model=settings.model or "", workspace=str(workspace.root),
                        brief=briefer(workspace, seen, files=settings.task_files, repo_map=settings.repo_map)
                        if settings.task_files or settings.repo_map else None,
-                       verifier=verifier,
+                       task_files=settings.task_files, verifier=verifier,
                        attempts=Attempts(settings.attempts, candidate, workspace.root)
                        if verifier and candidate is not None and settings.attempts > 1 else None)
     return Agent(replace(setup, **overrides))

@@ -135,3 +135,13 @@ def test_a_rename_leaves_an_alias_and_insertions_go_first_from_the_bottom() -> N
     calls = planned_calls(code, places, {"m.py": SOURCE})
     assert [(c.name, (c.arguments or {}).get("after_line"), (c.arguments or {}).get("new")) for c in calls] == [
         ("insert_text", 13, None), ("insert_text", 5, None), ("replace_definition", None, "helper = assist")]
+
+
+@pytest.mark.slow
+def test_with_task_files_off_the_candidates_run_the_agent_loop(tmp_path: Path, calc) -> None:
+    ws, home = calc
+    fix = {"tool_calls": [{"name": "edit_file", "arguments": {"path": "calc.py", "old": "a - b", "new": "a + b"}}]}
+    config = home / "config" / "config.toml"
+    config.write_text(config.read_text() + "task_files = false\n")
+    code, report, _ = run(tmp_path, ws, home, [READ, WRONG, DONE, READ, fix, DONE], "--attempts", "2")
+    assert code == 0 and report["attempt"] == 2, report
