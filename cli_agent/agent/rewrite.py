@@ -73,7 +73,7 @@ def candidate(s: AgentSetup, run: RunState, prompt: str, places: Sequence[Place]
             seen.note(path, raw)  # shown to the model as it is now: its definitions may be replaced
     ask = Message("user", _request(prompt, places, sources))
     talk.append(run, ask)
-    why = "no time left for a rewrite"
+    why = "no rewrite yet"
     for sample in range(1, SAMPLES + 1):
         remaining = run.deadline - s.clock()
         if remaining <= 1:
@@ -85,6 +85,8 @@ def candidate(s: AgentSetup, run: RunState, prompt: str, places: Sequence[Place]
             for item in s.provider.stream(request):
                 if isinstance(item, ProviderReply):
                     reply = item
+        except errors.RunTimeoutError:
+            return talk.stop(run, StopReason.TIMEOUT, f"{why}; the time ran out during rewrite {sample}")
         except errors.CliAgentError as exc:
             return talk.stop(run, StopReason.ERROR, f"the rewrite request failed: {exc}")
         run.steps += 1
@@ -111,7 +113,8 @@ def candidate(s: AgentSetup, run: RunState, prompt: str, places: Sequence[Place]
         revert(Path(workspace.root), run.applied)  # the next sample starts from the files as they were
         run.applied.clear()
         run.changed.clear()
-    return talk.stop(run, StopReason.CHANGE_FAILED, why)
+    return talk.stop(run, StopReason.CHANGE_FAILED if run.steps else StopReason.TIMEOUT,
+                     why if run.steps else "no time left for a rewrite")
 
 
 def _applied(s: AgentSetup, run: RunState, calls: Sequence[ToolCall], approvals: Approvals
