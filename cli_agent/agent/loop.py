@@ -180,7 +180,7 @@ class Agent:
         run = yield from self._started(prompt)
         try:
             finished = yield from rewrite.candidate(s, run, prompt, places, self._talk, self._approvals, temperature)
-        except (KeyboardInterrupt, errors.TerminateSignal) as exc:
+        except (KeyboardInterrupt, errors.TerminateSignal, Exception) as exc:  # ends with a message, as a run does
             finished = self._talk.stop(run, *stop_for(exc, s.limits))
         return (yield from self._finished(run, finished))
 
