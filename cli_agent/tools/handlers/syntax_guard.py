@@ -38,7 +38,10 @@ def broken_by(change: Change) -> str | None:
 
 
 def still_parses(before: str, after: str) -> bool:
-    """Whether an edit of Python source leaves it parseable, as `broken_by` judges it."""
+    """Whether an edit of Python source leaves it parseable, as `broken_by` judges it (a text over `MAX_BYTES`
+    characters is over `MAX_BYTES` bytes too: not judged, and not copied to find that out)."""
+    if len(before) > MAX_BYTES or len(after) > MAX_BYTES:
+        return True
     return _new_error(before.encode("utf-8", "surrogateescape"), after.encode("utf-8", "surrogateescape")) is None
 
 
