@@ -285,8 +285,7 @@ class Agent:
             content, cut = for_model(envelope, limit)
             self._talk.record_result(run, call, content)
             result = prepared.result(envelope, model_chars=limit if cut else 0)
-            run.applied.extend(c for c in (result.change, *result.changes) if c is not None)
-            run.changed.update((c.path, None) for c in (result.change, *result.changes) if c is not None)
+            run.record(result)
             yield result
             if cut:
                 yield Warning(code="truncated", message=f"the result of {call.name} was {cut:,} characters too long "

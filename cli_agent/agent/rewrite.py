@@ -130,8 +130,7 @@ def _applied(s: AgentSetup, run: RunState, calls: Sequence[ToolCall], approvals:
         yield result
         if not envelope.ok:
             failures.append(f"{call.name} {(call.arguments or {}).get('name', '')}: {'; '.join(envelope.errors)}")
-        run.applied.extend(c for c in (result.change, *result.changes) if c is not None)
-        run.changed.update((c.path, None) for c in (result.change, *result.changes) if c is not None)
+        run.record(result)
     return failures
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from cli_agent.contracts import errors
-from cli_agent.contracts.events import Answer, ApprovalAsked, Decision, StopReason, Warning
+from cli_agent.contracts.events import Answer, ApprovalAsked, Decision, StopReason, ToolResult, Warning
 from cli_agent.contracts.messages import Message, ToolCall, Usage
 from cli_agent.prompt.plan import Plan
 
@@ -80,6 +80,12 @@ class RunState:
     applied: list[Change] = field(default_factory=list)  # the changes this run applied, in order
     verify_round: int = 0  # test runs so far
     share_deadline: float | None = None  # with more candidates: when the first attempt gives way to them
+
+    def record(self, result: ToolResult) -> None:
+        """Note what a tool's result wrote (`applied`, `changed`)."""
+        written = [c for c in (result.change, *result.changes) if c is not None]
+        self.applied.extend(written)
+        self.changed.update((c.path, None) for c in written)
 
 
 def stop_for(exc: BaseException, limits: Limits) -> tuple[StopReason, str]:
