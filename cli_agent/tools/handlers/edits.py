@@ -58,15 +58,17 @@ def replace_text(text: str, old: str, new: str, *, newline: str, replace_all: bo
     """`accept(before, after)`: a check of an edit (a Python file still parses); of the indentation rule's two
     readings of `new` (`LooseMatch.anchored`), the other is taken when only it passes. With `loose` and `accept`,
     a `new` that fails the check is mended where only that passes it (tools.handlers.python_mend)."""
-    done = _replace(text, old, new, newline, replace_all, path, deadline, loose, accept)
-    if not loose or accept is None or accept(text, done.text):
-        return done
-    fixed, what = mended(text, lambda body: _replace(text, old, body, newline, replace_all, path, deadline, loose,
-                                                     accept).text, new)
-    if not what:
-        return done
-    again = _replace(text, old, fixed, newline, replace_all, path, deadline, loose, accept)
-    return dataclasses.replace(again, rule=", ".join(filter(None, (again.rule, what))))
+    if not loose or accept is None:
+        return _replace(text, old, new, newline, replace_all, path, deadline, loose, accept)
+    tried: dict[str, Replaced] = {}  # each reading of new, replaced once
+
+    def replaced(body: str) -> str:
+        tried[body] = _replace(text, old, body, newline, replace_all, path, deadline, loose, accept)
+        return tried[body].text
+
+    fixed, what = mended(text, replaced, new)
+    done = tried[fixed]
+    return dataclasses.replace(done, rule=", ".join(filter(None, (done.rule, what)))) if what else done
 
 
 def _replace(text: str, old: str, new: str, newline: str, replace_all: bool, path: str, deadline: float | None,

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from cli_agent.tools.handlers.syntax_guard import still_parses
+from cli_agent.tools.handlers.syntax_guard import parses, still_parses
 
 __all__ = ["mended"]
 
@@ -28,10 +28,10 @@ _OPENER = re.compile(r"^[ \t]*(?:if|elif|else|for|while|def|class|try|except|fin
 def mended(before: str, build: Callable[[str], str], body: str) -> tuple[str, str]:
     """`body`, or the first mended reading of it that makes `build(body)` parse where `body` does not, with what was
     mended ("" when nothing was)."""
-    if still_parses(before, build(body)):
+    if still_parses(before, build(body)):  # also when `before` did not parse, or is too large: never mended
         return body, ""
-    for fixed, what in _tries(body):
-        if fixed != body and still_parses(before, build(fixed)):
+    for fixed, what in _tries(body):  # `before` parses: only each try's result needs parsing
+        if fixed != body and parses(build(fixed)):
             return fixed, what
     return body, ""
 

@@ -13,7 +13,7 @@ import warnings
 
 from cli_agent.contracts.change import Change
 
-__all__ = ["MAX_BYTES", "broken_by", "still_parses"]
+__all__ = ["MAX_BYTES", "broken_by", "parses", "still_parses"]
 
 MAX_BYTES = 2 << 20  # larger files are not parsed (bounded cost: ~10 ms a 100 KB file)
 _AROUND = 2  # lines shown each side of the error
@@ -43,6 +43,11 @@ def still_parses(before: str, after: str) -> bool:
     if len(before) > MAX_BYTES or len(after) > MAX_BYTES:
         return True
     return _new_error(before.encode("utf-8", "surrogateescape"), after.encode("utf-8", "surrogateescape")) is None
+
+
+def parses(source: str) -> bool:
+    """Whether Python source parses (a text over `MAX_BYTES` is not judged: True)."""
+    return len(source) > MAX_BYTES or _error(source.encode("utf-8", "surrogateescape")) is None
 
 
 def _new_error(before: bytes | None, after: bytes) -> SyntaxError | None:
