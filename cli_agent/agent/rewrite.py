@@ -20,6 +20,7 @@ candidate runs the agent loop instead.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import textwrap
 import uuid
@@ -158,13 +159,19 @@ def _request(prompt: str, places: Sequence[Place], sources: dict[str, str]) -> s
     return "\n".join(parts)
 
 
-def _node(source: str, place: Place) -> ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | None:
-    """The definition `place` names in `source`."""
+@functools.lru_cache(maxsize=8)
+def _tree(source: str) -> ast.Module | None:
+    """`source` parsed, once for all the places in it (None when it does not parse)."""
     try:
-        tree = ast.parse(source)
+        return ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    for node in ast.walk(tree):
+
+
+def _node(source: str, place: Place) -> ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | None:
+    """The definition `place` names in `source`."""
+    tree = _tree(source)
+    for node in ast.walk(tree) if tree is not None else ():
         if isinstance(node, _DEFINITIONS) and node.name == place.name and (
                 min([node.lineno, *(d.lineno for d in node.decorator_list)]) == place.first):
             return node
@@ -272,16 +279,12 @@ def _documented(segment: str, source: str, place: Place) -> str:
     doc = _docstring_lines(original)
     if not doc:
         return segment
-    lines = source.split("\n")
-    body_indent = lines[doc.start - 1][:len(lines[doc.start - 1]) - len(lines[doc.start - 1].lstrip())]
-    column = len(lines[place.first - 1]) - len(lines[place.first - 1].lstrip())
-    docstring = [row[column:] if row[:column].isspace() else row for row in lines[doc.start - 1:doc.stop - 1]]
+    original_rows = source.split("\n")[doc.start - 1:doc.stop - 1]
+    had = _indent(original_rows[0])  # the original body's indentation, moved to the new body's
     rows = segment.split("\n")
     at = new.body[0].lineno - 1  # the first statement of the new body
-    first = rows[at]
-    indent = first[:len(first) - len(first.lstrip())]
-    if len(indent) != len(body_indent) - column:
-        docstring = [indent + row.lstrip() if n == 0 else row for n, row in enumerate(docstring)]
+    has = _indent(rows[at])
+    docstring = [has + row[len(had):] if row.startswith(had) else row for row in original_rows]
     return "\n".join(rows[:at] + docstring + rows[at:])
 
 
@@ -292,15 +295,18 @@ def _is_method(node: ast.AST) -> bool:
     return bool(params) and params[0].arg in ("self", "cls")
 
 
+def _indent(row: str) -> str:
+    return row[:len(row) - len(row.lstrip())]
+
+
 def _column(source: str, place: Place) -> int:
-    line = source.split("\n")[place.first - 1]
-    return len(line) - len(line.lstrip())
+    return len(_indent(source.split("\n")[place.first - 1]))
 
 
 def _indent_of_body(source: str, place: Place) -> str:
     for line in source.split("\n")[place.first:place.last]:
         if line.strip() and not line.lstrip().startswith(("#", '"""', "'''")):
-            return line[:len(line) - len(line.lstrip())]
+            return _indent(line)
     return " " * (_column(source, place) + 4)
 
 
