@@ -74,7 +74,7 @@ def judged(run: RunState, prompt: str, finished: RunFinished, s: AgentSetup, tal
     if run.verify_round <= s.verifier.rounds:
         talk.append(run, Message("user", test_feedback(verdict, changed_lines(run, s.dispatcher))))
         return None
-    stopped = replace(talk.stop(run, StopReason.TESTS_FAILED, f"the project's tests fail after the change "
+    stopped = replace(talk.stop(run, StopReason.TESTS_FAILED, f"{_subject(verdict).lower()} fail after the change "
                                                               f"({verdict.summary})", answer=finished.answer),
                       verified=False, tests=verdict.summary)
     return (yield from _other_candidates(run, prompt, stopped, s, talk, approvals, approve,
@@ -108,7 +108,7 @@ def verify(run: RunState, verifier: Verifier) -> Generator[Event, Decision | Non
     """Run the project's tests on what this run changed (in the command sandbox; nothing they write is kept)."""
     run.verify_round += 1
     yield Verification(command=verifier.command, round=run.verify_round, phase="running")
-    testing = verifier.check(tuple(run.changed), run.deadline)
+    testing = verifier.check(tuple(run.changed), run.deadline, run.task)
     try:
         while True:
             next(testing)
@@ -125,9 +125,15 @@ def test_feedback(verdict: TestRun, changed: str) -> str:
     """What the model is told when the tests fail after its change; `changed`: the lines it changed, as they are now
     (`changed_lines`)."""
     now = f"\n\nThe lines you changed, as they are now (NUMBER| text):\n{changed}" if changed else ""
-    return (f"The project's tests fail after your change (`{verdict.command}`: {verdict.summary}).\n"
-            f"{verdict.failures}{now}\n\nFix the code so that these tests pass (change a test only if the task "
-            "asks for it), then say that you are done.")
+    ran, goal = (verdict.summary, "examples hold") if verdict.examples else \
+        (f"`{verdict.command}`: {verdict.summary}", "tests pass")
+    return (f"{_subject(verdict)} fail after your change ({ran}).\n{verdict.failures}{now}\n\n"
+            f"Fix the code so that these {goal} (change a test only if the task asks for it), then say that you "
+            "are done.")
+
+
+def _subject(verdict: TestRun) -> str:
+    return "The examples your task states" if verdict.examples else "The project's tests"
 
 
 def changed_lines(run: RunState, dispatcher: Dispatcher, *, files: int = 2, around: int = 3) -> str:

@@ -51,6 +51,7 @@ SYSTEM = ("You fix Python code. You get a task and the code it is about; the cod
           "version of each function or class you change or add. Keep their names; leave out the ones you do not "
           "change.")
 MAX_REPLY_TOKENS = 640  # a whole function without its docstring; a reply running on is cut here
+FAILING_CHARS = 1500  # the most of the checks failing before any change that a rewrite request shows
 SAMPLES = 6  # rewrites one candidate asks for, while its time lasts, until one lands and passes
 _FENCE = re.compile(r"```[ \t]*(?:python|py)?[ \t]*\n(.*?)(?:```|\Z)", re.S)
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -72,7 +73,11 @@ def candidate(s: AgentSetup, run: RunState, prompt: str, places: Sequence[Place]
     if seen is not None:
         for path, raw in data.items():
             seen.note(path, raw)  # shown to the model as it is now: its definitions may be replaced
-    ask = Message("user", _request(prompt, places, sources))
+    failing = ""
+    if s.verifier is not None:  # what fails now, before any change: the model is shown it with the code
+        before = yield from verify(run, s.verifier)
+        failing = "" if before.passed else before.failures
+    ask = Message("user", _request(prompt, places, sources, failing))
     talk.append(run, ask)
     why = "no rewrite yet"
     for sample in range(1, SAMPLES + 1):
@@ -140,9 +145,10 @@ def _judged(finished: RunFinished, verified: bool | None, tests: str) -> RunFini
                    stop_reason=StopReason.DONE if verified is not False else StopReason.TESTS_FAILED)
 
 
-def _request(prompt: str, places: Sequence[Place], sources: dict[str, str]) -> str:
+def _request(prompt: str, places: Sequence[Place], sources: dict[str, str], failing: str = "") -> str:
     """The task, then each definition shown as plain source, dedented, its docstring left out (it is kept as it is
-    when the new version has none: a small model copying it spends most of its reply there)."""
+    when the new version has none: a small model copying it spends most of its reply there), then what fails now
+    (its first `FAILING_CHARS`)."""
     parts = [prompt, "", "The code it is about (docstrings left out):"]
     for place in places:
         node = _node(sources[place.path], place)
@@ -156,6 +162,8 @@ def _request(prompt: str, places: Sequence[Place], sources: dict[str, str]) -> s
             shown = [lines[node.lineno - 1]] + [f"{lines[n.lineno - 1]} ..." for n in node.body
                                                 if isinstance(n, _DEFINITIONS[:2])]
         parts.append(f"```python\n# {place.path}\n{textwrap.dedent(chr(10).join(shown))}\n```")
+    if failing.strip():
+        parts += ["", "What fails with this code now:", f"```\n{failing.strip()[:FAILING_CHARS]}\n```"]
     return "\n".join(parts)
 
 

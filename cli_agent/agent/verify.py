@@ -19,12 +19,16 @@ import re
 import shlex
 import time
 from collections.abc import Generator, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from cli_agent.agent import task_examples
+from cli_agent.prompt.project_tests import is_test_path
+
 if TYPE_CHECKING:
     from cli_agent.config.settings import Settings
+    from cli_agent.sandbox.process import Outcome
     from cli_agent.tools.context import CommandSetup
 
 __all__ = ["TestRun", "Verifier", "nearest_tests", "summary_line", "trimmed_failures", "verifier_for"]
@@ -47,6 +51,7 @@ class TestRun:
     failures: str  # what the model is shown of a failing run ("" when it passed)
     timed_out: bool = False
     ran: bool = True  # False: the runner found no test to run (pytest's exit code 5): nothing was verified
+    examples: bool = False  # the verdict of the task's own examples (`task_examples`), not of the project's tests
 
     __test__ = False  # not a pytest test class
 
@@ -173,29 +178,67 @@ class Verifier:
         commands.append(self.command)
         return commands
 
-    def check(self, changed: Iterable[str], deadline: float) -> Generator[bytes, None, TestRun]:
-        """Runs the plan until a command fails; yields the output as it comes; returns the verdict."""
-        run = TestRun(self.command, False, "not run: no time left before the run's deadline", "", timed_out=True)
+    def check(self, changed: Iterable[str], deadline: float, task: str = "") -> Generator[bytes, None, TestRun]:
+        """Checks the examples the task states (`task_examples`), then runs the plan until a command fails; yields
+        the output as it comes; returns the verdict."""
+        changed = tuple(changed)
+        stated = self._stated(task, changed)
+        held = 0
+        if stated is not None:
+            found, program = stated
+            out = yield from self._sandboxed(program, deadline)
+            if out is None:
+                return _no_time(program)
+            verdicts = task_examples.verdicts(found, out.output)
+            failed = [v for v in verdicts if v.ok is False]
+            if failed:
+                return _examples_failed(program, failed, len(found))
+            held = sum(v.ok is True for v in verdicts)
+        run = _no_time(self.command)
         for command in self.plan(changed):
             run = yield from self._run(command, deadline)
             if not run.passed:  # a nearest file that collected nothing goes on to the whole command
                 break
+        if held and run.passed and run.ran:
+            run = replace(run, summary=f"{run.summary}; the task's {held} example(s) hold")
         return run
 
-    def _run(self, command: str, deadline: float) -> Generator[bytes, None, TestRun]:
+    def _stated(self, task: str, changed: tuple[str, ...]) -> tuple[tuple[task_examples.Example, ...], str] | None:
+        """The task's examples and the program that checks them, for a Python project whose files it names or
+        changed; None when there is nothing to check."""
+        found = task_examples.examples(task)
+        python = re.match(r"^\s*(\S*python[\d.]*)\s+-m\s+pytest\b", self.command)
+        if not found or not (python or "pytest" in self.command):
+            return None
+        named = task_examples.named_files(task, self.root)
+        paths = [p for p in dict.fromkeys((*named, *changed)) if p.endswith(".py") and not is_test_path(p)]
+        names, folders = task_examples.modules(self.root, paths)
+        if not names:
+            return None
+        program = task_examples.script(found, names, folders, task_examples.added_names(task))
+        return found, f"{python.group(1) if python else 'python3'} -c {shlex.quote(program)}"
+
+    def _sandboxed(self, command: str, deadline: float) -> Generator[bytes, None, Outcome | None]:
+        """Runs `command` in the command sandbox until the deadline (None: no time left); nothing it writes is
+        kept."""
         from cli_agent.sandbox import run_in_sandbox
         from cli_agent.sandbox.process import Limits
 
         left = deadline - time.monotonic()
         if left <= 1:
-            return TestRun(command, False, "not run: no time left before the run's deadline", "", timed_out=True)
+            return None
         setup = self.setup
         assert setup.capability is not None  # the session builds a Verifier only with a sandbox
         limits = Limits(timeout_s=min(setup.max_timeout_s, left), max_processes=setup.policy.max_processes,
                         max_file_bytes=setup.policy.max_file_bytes, head_bytes=4 * 1024, tail_bytes=48 * 1024)
         done = yield from run_in_sandbox(command, setup.capability, setup.policy, limits, lambda _rel, _planned: None,
                                          setup.env_allow)
-        out = done.outcome
+        return done.outcome
+
+    def _run(self, command: str, deadline: float) -> Generator[bytes, None, TestRun]:
+        out = yield from self._sandboxed(command, deadline)
+        if out is None:
+            return _no_time(command)
         summary = summary_line(out.output, out.exit_code, out.timed_out)
         if out.exit_code == _PYTEST_NO_TESTS and "pytest" in command:
             return TestRun(command, True, summary, "", ran=False)
@@ -205,6 +248,17 @@ class Verifier:
             summary = f"timed out after {out.duration_s:.0f} s ({summary})" if summary != "timed out" else \
                 f"timed out after {out.duration_s:.0f} s"
         return TestRun(command, passed, summary, failures, timed_out=out.timed_out)
+
+
+def _no_time(command: str) -> TestRun:
+    return TestRun(command, False, "not run: no time left before the run's deadline", "", timed_out=True)
+
+
+def _examples_failed(program: str, failed: list[task_examples.Verdict], count: int) -> TestRun:
+    """The verdict when some of the task's own examples do not hold: each with what it gave."""
+    lines = [f"{v.example.expr} should give {v.example.expected}: {v.detail}" for v in failed]
+    return TestRun(program, False, f"{len(failed)} of the task's {count} example(s) fail", "\n".join(lines),
+                   examples=True)
 
 
 def verifier_for(settings: Settings, commands: CommandSetup | None, root: Path) -> Verifier | None:

@@ -69,9 +69,13 @@ def run(tmp_path: Path, ws: Path, home: Path, replies: list[object], *extra: str
 @pytest.mark.slow
 def test_the_second_candidate_rewrites_the_function_and_passes(tmp_path: Path, calc) -> None:
     ws, home = calc
-    code, report, _ = run(tmp_path, ws, home, [READ, WRONG, DONE, REWRITE], "--attempts", "2")
+    code, report, trace = run(tmp_path, ws, home, [READ, WRONG, DONE, REWRITE], "--attempts", "2")
     assert code == 0 and report["verified"] is True and report["attempt"] == 2, report
     assert (ws / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
+    # the first attempt's change fails; the candidate checks the code as it was (what fails is shown with it,
+    # `_request`), then its rewrite passes
+    phases = [json.loads(line)["phase"] for line in trace.splitlines() if '"verification"' in line]
+    assert phases == ["running", "failed", "running", "failed", "running", "passed"]
 
 
 @pytest.mark.slow
@@ -114,6 +118,11 @@ def test_the_model_sees_no_docstring_and_a_new_version_without_one_keeps_the_ori
     place = Place("m.py", "get", 2, 8, whole=True)
     shown = _request("get() should give 2", [place], {"m.py": DOCUMENTED})
     assert "def get(self):\n    return 1\n```" in shown and "Give the one" not in shown
+    assert "What fails" not in shown
+    failing = "E   assert 1 == 2\n" + "x" * 3000
+    with_failures = _request("get() should give 2", [place], {"m.py": DOCUMENTED}, failing)
+    assert "What fails with this code now:\n```\nE   assert 1 == 2\n" in with_failures
+    assert with_failures.endswith("x" * (1500 - 18) + "\n```")  # its first 1,500 characters
     # wrapped in its class by the model, and without the docstring: placed by name, the docstring put back
     calls = planned_calls("class Box:\n    def get(self):\n        return 2\n", [place], {"m.py": DOCUMENTED})
     assert [(c.name, (c.arguments or {})["new"]) for c in calls] == [

@@ -5,30 +5,14 @@ to the model for up to `verify_rounds` repairs; a run ends "done" only with the 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from clikit import calc_project
+from clikit import calc_project, cli
+from verifykit import DONE, PYTEST, READ, RIGHT, WRONG, run_json, user_messages
 
 from cli_agent.agent.verify import nearest_tests, summary_line, trimmed_failures
-
-PYTEST = f"{sys.executable} -m pytest -q -p no:cacheprovider"
-WRONG = {"tool_calls": [{"name": "edit_file", "arguments": {"path": "calc.py", "old": "a - b", "new": "a * b"}}]}
-RIGHT = {"tool_calls": [{"name": "edit_file", "arguments": {"path": "calc.py", "old": "a * b", "new": "a + b"}}]}
-READ = {"tool_calls": [{"name": "read_file", "arguments": {"path": "calc.py"}}]}
-DONE = {"text": "Fixed add()."}
-
-
-def cli(args: list[str], *, home: Path, env_extra: dict[str, str] | None = None, timeout: float = 180
-        ) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CLI_AGENT_")}
-    env |= {"CLI_AGENT_HOME": str(home), "CI": "true", "LITELLM_LOCAL_MODEL_COST_MAP": "True"} | (env_extra or {})
-    return subprocess.run([sys.executable, "-m", "cli_agent", *args], env=env, capture_output=True, text=True,
-                          timeout=timeout)
 
 
 @pytest.fixture
@@ -36,27 +20,6 @@ def project(tmp_path: Path) -> tuple[Path, Path]:
     ws, home = calc_project(tmp_path, f"test_command = {json.dumps(PYTEST)}\n")
     (ws / "tests" / "test_other.py").write_text("def test_other():\n    assert True\n")
     return ws, home
-
-
-def run_json(tmp_path: Path, ws: Path, home: Path, replies: list[Any], *extra: str,
-             env_extra: dict[str, str] | None = None) -> tuple[int, dict[str, Any], str]:
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps(replies))
-    trace = tmp_path / "trace.jsonl"
-    done = cli(["-p", "add(2, 3) returns -1, it should be 5", "--model", f"scripted:{script}", "-C", str(ws),
-                "--yes", "--output", "json", "--trace", str(trace), *extra], home=home, env_extra=env_extra)
-    assert done.stdout.strip(), done.stderr
-    return done.returncode, json.loads(done.stdout), trace.read_text()
-
-
-def user_messages(trace: str) -> list[str]:
-    texts = []
-    for line in trace.splitlines():
-        record = json.loads(line)
-        if record.get("type") == "messages_appended":
-            texts += [m.get("content") or "" for m in record["messages"] if m.get("role") == "user"]
-    return texts
-
 
 # -- the pieces ---------------------------------------------------------------------------------------------------
 

@@ -1,0 +1,153 @@
+"""The task's own examples: found in its text, checked in the command sandbox beside the project's tests, and a
+change that breaks one is not "done". The parsing on its own; the program on the real suite's projects, broken and
+fixed; then through the CLI with the scripted model and real pytest runs in the sandbox."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from clikit import calc_project
+from verifykit import DONE, PYTEST, READ, RIGHT, WRONG, run_json, user_messages
+
+from cli_agent.agent.task_examples import Example, added_names, examples, modules, named_files, script, verdicts
+from cli_agent.eval import real
+
+
+def test_an_equality_gives_one_example_each():
+    task = "quantify(1, 'post') == '1 post', quantify(3, 'octopus') == '3 octopi'."
+    assert examples(task) == (Example("quantify(1, 'post')", "'1 post'"), Example("quantify(3, 'octopus')",
+                                                                                  "'3 octopi'"))
+
+
+def test_what_it_returns_now_is_not_the_example_what_it_should_return_is():
+    assert examples("escape('a & b') returns 'a & b' instead of 'a &amp; b': fix it") == (
+        Example("escape('a & b')", "'a &amp; b'"),)
+    assert examples("ordinalize(13) returns '13rd' but it should be '13th' (and ordinalize(113) should be "
+                    "'113th').") == (Example("ordinalize(13)", "'13th'"), Example("ordinalize(113)", "'113th'"))
+    # the value it gives now is itself a call: it is not taken for an example of its own
+    assert examples("escape_silent(None) returns Markup('None') but it should return an empty Markup('').") == (
+        Example("escape_silent(None)", "Markup('')"),)
+    assert examples("v.match('>=1.0.0') raises KeyError: '>=' but it should return True.") == (
+        Example("v.match('>=1.0.0')", "True"),)
+
+
+def test_a_sentence_about_what_the_code_does_now_states_nothing():
+    assert examples("pluralize('sheep') returns 'sheeps'. Fix it.") == ()
+    assert examples("Add a function quantify(count, word) to inflection/__init__.py.") == ()
+    assert examples("bump_build() on 1.2.3+build.7 should give 1.2.3+build.8") == ()  # no claim right after
+
+
+def test_constants_a_shared_claim_and_bare_words():
+    task = "a.ok() is True; b.ok() and c.ok() are False. v.bump() returns 1.2.3-rc.0 but it should be 1.2.3-rc.2."
+    assert examples(task) == (Example("a.ok()", "True"), Example("b.ok()", "False"), Example("c.ok()", "False"),
+                              Example("v.bump()", "1.2.3-rc.2", literal=False))
+    assert examples("`f(2)` should return `4`") == (Example("f(2)", "4"),)
+
+
+def test_the_names_a_task_adds():
+    assert added_names("Add a function quantify(count, word) and a method is_stable(self) to the Version "
+                       "class in semver/version.py") == ("quantify", "is_stable")
+    assert added_names("rename the function soft_str to soft_text") == ()
+
+
+def test_hostile_text_costs_milliseconds():
+    for task in ("f(" * 50_000, "f(1) == " + "(" * 50_000, "'" * 100_000, "a.b" * 30_000 + "()", "x[" * 40_000):
+        started = time.perf_counter()
+        examples(task)
+        assert time.perf_counter() - started < 0.5, task[:20]
+
+
+def test_the_modules_are_the_package_then_the_file(tmp_path):
+    (tmp_path / "src" / "pkg").mkdir(parents=True)
+    (tmp_path / "src" / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "src" / "pkg" / "mod.py").write_text("")
+    (tmp_path / "calc.py").write_text("")
+    assert modules(tmp_path, ["src/pkg/mod.py", "calc.py", "README.md"]) == (["pkg", "pkg.mod", "calc"],
+                                                                             ["src", "."])
+
+
+def test_a_program_that_died_leaves_its_examples_failed_and_stray_lines_count_for_nothing():
+    found = (Example("f(1)", "2"), Example("f(2)", "3"))
+    output = 'cli-agent-example {"i": 0, "ok": true, "detail": "gave 2"}\ncli-agent-example {bad\nSegmentation fault'
+    first, second = verdicts(found, output)
+    assert first.ok is True and second.ok is False and "Segmentation fault" in second.detail
+
+
+def _checked(ws: Path, task: real.RealTask) -> list[bool | None]:
+    found = examples(task.prompt)
+    names, folders = modules(ws, named_files(task.prompt, ws))
+    program = script(found, names, folders, added_names(task.prompt))
+    done = subprocess.run([sys.executable, "-c", program], cwd=ws, capture_output=True, text=True, timeout=60,
+                          env={"PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1"})
+    return [v.ok for v in verdicts(found, done.stdout + done.stderr)]
+
+
+STATED = [t for t in real.load_real_tasks() if examples(t.prompt)]
+
+
+def test_most_of_the_real_suite_states_examples():
+    assert len(STATED) >= 10
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task", STATED, ids=[t.name for t in STATED])
+def test_each_real_task_s_examples_fail_before_and_hold_after(task, tmp_path):
+    ws = real.prepare(task, tmp_path)
+    assert False in _checked(ws, task)
+    if task.solve:
+        real.apply_edits(task, ws, task.solve)
+    else:
+        shutil.rmtree(ws)
+        shutil.copytree(real._root() / "real_projects" / task.project, ws)
+    after = _checked(ws, task)
+    assert True in after and False not in after
+
+
+# -- through the CLI ---------------------------------------------------------------------------------------------
+
+STATES = "add(2, 3) returns -1, it should be 5"
+FIX = {"tool_calls": [{"name": "edit_file", "arguments": {"path": "calc.py", "old": "a - b", "new": "a + b"}}]}
+
+
+@pytest.fixture
+def untested(tmp_path: Path) -> tuple[Path, Path]:
+    """A project whose own tests do not see the bug."""
+    ws, home = calc_project(tmp_path, f"test_command = {json.dumps(PYTEST)}\n")
+    (ws / "tests" / "test_calc.py").write_text("def test_other():\n    assert True\n")
+    return ws, home
+
+
+@pytest.mark.slow
+def test_a_change_the_tests_pass_but_the_task_s_example_refutes_goes_back_to_the_model(tmp_path, untested):
+    ws, home = untested
+    code, report, trace = run_json(tmp_path, ws, home, [READ, WRONG, DONE, RIGHT, DONE],
+                                   task=STATES)
+    assert code == 0 and report["verified"] is True, report
+    assert "the task's 1 example(s) hold" in report["tests"]
+    feedback = [t for t in user_messages(trace) if "fail after your change" in t]
+    assert len(feedback) == 1 and "The examples your task states" in feedback[0]
+    assert "add(2, 3) should give 5: gave 6" in feedback[0]
+    assert not (ws / "__pycache__").exists()  # the check ran in the sandbox: it left nothing
+
+
+@pytest.mark.slow
+def test_an_example_still_refuted_after_the_rounds_ends_with_exit_8(tmp_path, untested):
+    ws, home = untested
+    code, report, _ = run_json(tmp_path, ws, home, [READ, WRONG, DONE, DONE, DONE], task=STATES)
+    assert code == 8 and report["verified"] is False, report
+    assert "example" in report["tests"] and "the examples your task states fail" in report["message"]
+
+
+@pytest.mark.slow
+def test_an_example_naming_something_undefined_is_skipped(tmp_path, untested):
+    ws, home = untested
+    code, report, _ = run_json(tmp_path, ws, home, [READ, FIX, DONE],
+                               task="add(2, 3) returns -1, it should be 5, as sub(5, 3) should be 2")
+    assert code == 0 and report["verified"] is True, report
+    assert "the task's 1 example(s) hold" in report["tests"]
