@@ -43,7 +43,7 @@ __all__ = ["FIRST_SHARE", "Applied", "candidates", "changed_lines", "gave_way", 
            "verify"]
 
 
-FIRST_SHARE = 0.5  # with more candidates (`attempts`), the part of the run's time the first attempt may take
+FIRST_SHARE = 1 / 3  # with more candidates (`attempts`), the part of the run's time the first attempt may take
 
 
 @dataclass(frozen=True)

@@ -52,9 +52,11 @@ SYSTEM = ("You fix Python code. You get a task and the code it is about; the cod
           "change.")
 MAX_REPLY_TOKENS = 640  # a whole function without its docstring; a reply running on is cut here
 FAILING_CHARS = 1500  # the most of the checks failing before any change that a rewrite request shows
+OUTLINE_METHODS = 12  # of a long class's methods, the most a rewrite request names
 SAMPLES = 6  # rewrites one candidate asks for, while its time lasts, until one lands and passes
 _FENCE = re.compile(r"```[ \t]*(?:python|py)?[ \t]*\n(.*?)(?:```|\Z)", re.S)
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_DEFINITION_START = re.compile(r"^\s*(?:async\s+def|def|class)\s|^\s*@")
 
 
 def places_for(prompt: str, workspace: Workspace) -> list[Place]:
@@ -158,9 +160,8 @@ def _request(prompt: str, places: Sequence[Place], sources: dict[str, str], fail
         if place.whole:
             doc = _docstring_lines(node)
             shown = [row for n, row in enumerate(lines[place.first - 1:place.last], place.first) if n not in doc]
-        else:  # a long class: its head and its methods' def lines
-            shown = [lines[node.lineno - 1]] + [f"{lines[n.lineno - 1]} ..." for n in node.body
-                                                if isinstance(n, _DEFINITIONS[:2])]
+        else:  # a long class: its head and some of its methods' def lines
+            shown = [lines[node.lineno - 1]] + [f"{lines[n.lineno - 1]} ..." for n in _outlined(node, prompt)]
         parts.append(f"```python\n# {place.path}\n{textwrap.dedent(chr(10).join(shown))}\n```")
     if failing.strip():
         parts += ["", "What fails with this code now:", f"```\n{failing.strip()[:FAILING_CHARS]}\n```"]
@@ -174,6 +175,17 @@ def _tree(source: str) -> ast.Module | None:
         return ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
+
+
+def _outlined(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, prompt: str
+              ) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """The methods of a long class a rewrite request names, at most `OUTLINE_METHODS`, in the class's order:
+    `__init__`, those the task's words name, then the first others. A small model shown all of them copies them."""
+    methods = [n for n in node.body if isinstance(n, _DEFINITIONS[:2])]
+    words = set(re.findall(r"[a-z_][a-z0-9_]*", prompt.lower()))
+    rank = sorted(range(len(methods)), key=lambda i: (methods[i].name != "__init__",
+                                                      not (set(methods[i].name.strip("_").split("_")) & words), i))
+    return [methods[i] for i in sorted(rank[:OUTLINE_METHODS])]
 
 
 def _node(source: str, place: Place) -> ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | None:
@@ -196,16 +208,30 @@ def _docstring_lines(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 
 
 def reply_code(text: str) -> str | None:
-    """The Python a reply holds: its first fenced block that parses, else the whole reply if it parses."""
-    for block in [m.group(1) for m in _FENCE.finditer(text)] + [text]:
+    """The Python a reply holds: its first fenced block that parses, else the whole reply if it parses, else the
+    complete definitions before the one a reply cut short (at `MAX_REPLY_TOKENS`) was writing."""
+    blocks = [m.group(1) for m in _FENCE.finditer(text)]
+    for block in [*blocks, text, *(_complete_part(b) for b in blocks[:1])]:
         code = textwrap.dedent(block).strip("\n")
-        try:
-            ast.parse(code)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            continue
-        if code:
+        if code and _parses(code):
             return code
     return None
+
+
+def _complete_part(block: str) -> str:
+    """A block without its last definition (the one being written when the reply was cut), "" when that leaves
+    none: everything before the last line that starts a `def`, `class` or decorator."""
+    lines = block.rstrip().split("\n")
+    starts = [i for i, line in enumerate(lines) if _DEFINITION_START.match(line)]
+    return "\n".join(lines[:starts[-1]]) if len(starts) > 1 else ""
+
+
+def _parses(code: str) -> bool:
+    try:
+        ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
 
 
 def planned_calls(code: str, places: Sequence[Place], sources: dict[str, str]) -> list[ToolCall]:
@@ -226,7 +252,7 @@ def planned_calls(code: str, places: Sequence[Place], sources: dict[str, str]) -
             continue
         inner = node.body if isinstance(node, ast.ClassDef) and not _is_shown(node, places) else [node]
         for each in inner:
-            if isinstance(each, _DEFINITIONS):
+            if isinstance(each, _DEFINITIONS) and not _stub(each):
                 call = _placed(each, _segment(each, lines), places, sources)
                 if call is not None:
                     calls.append(call)
@@ -265,6 +291,8 @@ def _placed(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, segment
     classes = [p for p in places if not p.whole]
     if classes and _is_method(node):
         into = classes[0]
+        if node.name in _method_names(sources[into.path], into):
+            return None  # a method of the outline, not shown whole: a copy of its def line, not a change
         indent = _indent_of_body(sources[into.path], into)
         text = "\n" + textwrap.indent(segment, indent, lambda line: bool(line.strip()))
         return _call("insert_text", path=into.path, text=text, after_line=into.last)
@@ -294,6 +322,17 @@ def _documented(segment: str, source: str, place: Place) -> str:
     has = _indent(rows[at])
     docstring = [has + row[len(had):] if row.startswith(had) else row for row in original_rows]
     return "\n".join(rows[:at] + docstring + rows[at:])
+
+
+def _stub(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> bool:
+    """A function whose body is only `...`, `pass` or a docstring: an outline line copied, nothing to place."""
+    return not isinstance(node, ast.ClassDef) and all(
+        isinstance(n, ast.Pass) or (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)) for n in node.body)
+
+
+def _method_names(source: str, place: Place) -> set[str]:
+    node = _node(source, place)
+    return {n.name for n in node.body if isinstance(n, _DEFINITIONS[:2])} if isinstance(node, ast.ClassDef) else set()
 
 
 def _is_method(node: ast.AST) -> bool:

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = ["TestRun", "Verifier", "nearest_tests", "summary_line", "trimmed_failures", "verifier_for"]
 
+EXAMPLES = "the task's examples"  # what checked them, as a verdict's command says
 FEEDBACK_CHARS = 4000  # the most of a failing run the model is shown
 _SKIP_DIRS = frozenset({".git", ".hg", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".mypy_cache",
                         ".pytest_cache", "build", "dist", ".cli-agent"})
@@ -188,11 +189,11 @@ class Verifier:
             found, program = stated
             out = yield from self._sandboxed(program, deadline)
             if out is None:
-                return _no_time(program)
+                return _no_time(EXAMPLES)
             verdicts = task_examples.verdicts(found, out.output)
             failed = [v for v in verdicts if v.ok is False]
             if failed:
-                return _examples_failed(program, failed, len(found))
+                return _examples_failed(failed, len(found))
             held = sum(v.ok is True for v in verdicts)
         run = _no_time(self.command)
         for command in self.plan(changed):
@@ -254,10 +255,10 @@ def _no_time(command: str) -> TestRun:
     return TestRun(command, False, "not run: no time left before the run's deadline", "", timed_out=True)
 
 
-def _examples_failed(program: str, failed: list[task_examples.Verdict], count: int) -> TestRun:
+def _examples_failed(failed: list[task_examples.Verdict], count: int) -> TestRun:
     """The verdict when some of the task's own examples do not hold: each with what it gave."""
     lines = [f"{v.example.expr} should give {v.example.expected}: {v.detail}" for v in failed]
-    return TestRun(program, False, f"{len(failed)} of the task's {count} example(s) fail", "\n".join(lines),
+    return TestRun(EXAMPLES, False, f"{len(failed)} of the task's {count} example(s) fail", "\n".join(lines),
                    examples=True)
 
 

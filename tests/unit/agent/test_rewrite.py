@@ -1,5 +1,5 @@
 """Whole-definition candidates: the model's plain-code rewrite of the task's definitions is put in place by name
-and judged by the project's tests; with more candidates, the first attempt gives way at half the run's time."""
+and judged by the project's tests; with more candidates, the first attempt gives way at a third of the run's time."""
 
 from __future__ import annotations
 
@@ -27,6 +27,33 @@ def test_the_code_is_the_first_fenced_block_that_parses() -> None:
     assert reply_code("def f():\n    return 3\n") == "def f():\n    return 3"
     assert reply_code("I would change the condition.") is None
     assert reply_code("```python\ndef f():\n    return (\n") is None  # cut off: nothing to place
+
+
+def test_a_reply_cut_short_keeps_the_definitions_it_finished() -> None:
+    cut = "```python\nclass Box:\n    def is_empty(self):\n        return not self.get()\n\n    def put(self, x):\n  "
+    assert reply_code(cut) == "class Box:\n    def is_empty(self):\n        return not self.get()"
+    assert reply_code("```python\ndef f(x):\n    return (x +\n") is None  # nothing finished: nothing to place
+
+
+def test_an_outline_copied_back_places_only_the_new_method() -> None:
+    places = [Place("m.py", "Box", 8, 13, whole=False)]
+    code = ("class Box:\n    def get(self):\n        return 2\n\n    def put(self, x): ...\n\n"
+            "    def is_empty(self):\n        return not self.get()\n")
+    calls = planned_calls(code, places, {"m.py": SOURCE})
+    # `get` is a method of the outline, not shown whole; `put` a stub: only the new `is_empty` goes in
+    assert [(c.name, "is_empty" in (c.arguments or {})["text"]) for c in calls] == [("insert_text", True)]
+
+
+def test_a_long_class_is_named_by_init_and_the_methods_the_task_names() -> None:
+    from cli_agent.agent.rewrite import OUTLINE_METHODS, _request
+
+    methods = "".join(f"    def m{i}(self):\n        return {i}\n\n" for i in range(30))
+    source = (f"class Big:\n    def __init__(self):\n        pass\n\n{methods}"
+              "    def is_major(self):\n        return 0\n")
+    shown = _request("Add is_stable: the major version at least 1", [Place("m.py", "Big", 1, 96, whole=False)],
+                     {"m.py": source})
+    assert shown.count(" ...\n") == OUTLINE_METHODS and "def __init__(self): ..." in shown
+    assert "def is_major(self): ..." in shown and "def m0(self)" in shown and "def m29(self)" not in shown
 
 
 def test_each_definition_goes_where_it_belongs() -> None:
@@ -99,9 +126,9 @@ def test_no_rewrite_passing_keeps_the_first_attempts_change(tmp_path: Path, calc
 
 
 @pytest.mark.slow
-def test_the_first_attempt_gives_way_at_half_the_time(tmp_path: Path, calc) -> None:
+def test_the_first_attempt_gives_way_at_a_third_of_the_time(tmp_path: Path, calc) -> None:
     ws, home = calc
-    slow_read = dict(READ, delay=5.5)  # the first attempt's first step takes past half of the 10 s
+    slow_read = dict(READ, delay=5.5)  # the first attempt's first step takes past a third of the 10 s
     code, report, trace = run(tmp_path, ws, home, [slow_read, REWRITE], "--attempts", "2", "--timeout", "10")
     assert code == 0 and report["attempt"] == 2, report
     assert "the first attempt used its share of the time" in trace
