@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 
 from cli_agent.agent.attempts import revert
 from cli_agent.agent.repair import verify
+from cli_agent.agent.task_examples import added_names
 from cli_agent.contracts import errors
 from cli_agent.contracts.envelope import Envelope
 from cli_agent.contracts.events import Decision, Event, RunFinished, StopReason
@@ -53,7 +54,7 @@ SYSTEM = ("You fix Python code. You get a task and the code it is about; the cod
 MAX_REPLY_TOKENS = 640  # a whole function without its docstring; a reply running on is cut here
 FAILING_CHARS = 1500  # the most of the checks failing before any change that a rewrite request shows
 OUTLINE_METHODS = 12  # of a long class's methods, the most a rewrite request names
-SAMPLES = 6  # rewrites one candidate asks for, while its time lasts, until one lands and passes
+SAMPLES = 10  # rewrites one candidate asks for, while its time lasts, until one lands and passes
 _FENCE = re.compile(r"```[ \t]*(?:python|py)?[ \t]*\n(.*?)(?:```|\Z)", re.S)
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _DEFINITION_START = re.compile(r"^\s*(?:async\s+def|def|class)\s|^\s*@")
@@ -76,8 +77,8 @@ def candidate(s: AgentSetup, run: RunState, prompt: str, places: Sequence[Place]
         for path, raw in data.items():
             seen.note(path, raw)  # shown to the model as it is now: its definitions may be replaced
     failing = ""
-    if s.verifier is not None:  # what fails now, before any change: the model is shown it with the code
-        before = yield from verify(run, s.verifier)
+    if s.verifier is not None and not added_names(prompt):  # what fails before any change, shown with the code
+        before = yield from verify(run, s.verifier)  # (not for a task that adds a name: "not defined" misleads)
         failing = "" if before.passed else before.failures
     ask = Message("user", _request(prompt, places, sources, failing))
     talk.append(run, ask)
@@ -165,6 +166,10 @@ def _request(prompt: str, places: Sequence[Place], sources: dict[str, str], fail
         parts.append(f"```python\n# {place.path}\n{textwrap.dedent(chr(10).join(shown))}\n```")
     if failing.strip():
         parts += ["", "What fails with this code now:", f"```\n{failing.strip()[:FAILING_CHARS]}\n```"]
+    added = added_names(prompt)
+    if added:  # a small model shown an outline writes the whole class again: say what to write
+        parts += ["", f"Reply with the complete new {' and '.join(f'`{n}`' for n in added)} only, in one ```python "
+                      "block; do not repeat the code above."]
     return "\n".join(parts)
 
 

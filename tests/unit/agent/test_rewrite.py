@@ -50,9 +50,11 @@ def test_a_long_class_is_named_by_init_and_the_methods_the_task_names() -> None:
     methods = "".join(f"    def m{i}(self):\n        return {i}\n\n" for i in range(30))
     source = (f"class Big:\n    def __init__(self):\n        pass\n\n{methods}"
               "    def is_major(self):\n        return 0\n")
-    shown = _request("Add is_stable: the major version at least 1", [Place("m.py", "Big", 1, 96, whole=False)],
-                     {"m.py": source})
+    task = "Add a method is_stable(self): the major version at least 1"
+    shown = _request(task, [Place("m.py", "Big", 1, 96, whole=False)], {"m.py": source})
     assert shown.count(" ...\n") == OUTLINE_METHODS and "def __init__(self): ..." in shown
+    assert shown.endswith("Reply with the complete new `is_stable` only, in one ```python block; do not repeat the "
+                          "code above.")
     assert "def is_major(self): ..." in shown and "def m0(self)" in shown and "def m29(self)" not in shown
 
 
