@@ -208,8 +208,7 @@ class Verifier:
         """The task's examples and the program that checks them, for a Python project whose files it names or
         changed; None when there is nothing to check."""
         found = task_examples.examples(task)
-        python = re.match(r"^\s*(\S*python[\d.]*)\s+-m\s+pytest\b", self.command)
-        if not found or not (python or "pytest" in self.command):
+        if not found or "pytest" not in self.command:
             return None
         named = task_examples.named_files(task, self.root)
         paths = [p for p in dict.fromkeys((*named, *changed)) if p.endswith(".py") and not is_test_path(p)]
@@ -217,7 +216,21 @@ class Verifier:
         if not names:
             return None
         program = task_examples.script(found, names, folders, task_examples.added_names(task))
-        return found, f"{python.group(1) if python else 'python3'} -c {shlex.quote(program)}"
+        return found, f"{self._python()} -c {shlex.quote(program)}"
+
+    def _python(self) -> str:
+        """The interpreter the tests run with: `X -m pytest`'s X, a `DIR/pytest`'s `DIR/python`, else python3."""
+        try:
+            words = shlex.split(self.command)
+        except ValueError:  # unbalanced quotes: the shell will say so when the tests run
+            words = self.command.split()
+        if len(words) > 2 and words[1:3] == ["-m", "pytest"]:
+            return shlex.quote(words[0])
+        if words and words[0].endswith("/pytest"):
+            beside = words[0][:-len("pytest")] + "python"
+            if (self.root / beside).is_file():
+                return shlex.quote(beside)
+        return "python3"
 
     def _sandboxed(self, command: str, deadline: float) -> Generator[bytes, None, Outcome | None]:
         """Runs `command` in the command sandbox until the deadline (None: no time left); nothing it writes is

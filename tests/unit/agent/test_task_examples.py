@@ -151,3 +151,26 @@ def test_an_example_naming_something_undefined_is_skipped(tmp_path, untested):
                                task="add(2, 3) returns -1, it should be 5, as sub(5, 3) should be 2")
     assert code == 0 and report["verified"] is True, report
     assert "the task's 1 example(s) hold" in report["tests"]
+
+
+def test_the_examples_run_with_the_tests_interpreter(tmp_path):
+    from cli_agent.agent.verify import Verifier
+
+    (tmp_path / ".venv" / "bin").mkdir(parents=True)
+    (tmp_path / ".venv" / "bin" / "python").write_text("")
+    python = {command: Verifier(command, None, tmp_path)._python()  # type: ignore[arg-type]
+              for command in ("/opt/py/bin/python3.12 -m pytest -q", ".venv/bin/pytest -x", "pytest -q",
+                              "bin/pytest -q", "pytest -k 'unbalanced")}
+    assert python == {"/opt/py/bin/python3.12 -m pytest -q": "/opt/py/bin/python3.12",
+                      ".venv/bin/pytest -x": ".venv/bin/python", "pytest -q": "python3", "bin/pytest -q": "python3",
+                      "pytest -k 'unbalanced": "python3"}
+
+
+@pytest.mark.slow
+def test_a_module_that_does_not_import_leaves_the_judging_to_the_tests(tmp_path):
+    (tmp_path / "calc.py").write_text("import not_installed_anywhere\n")
+    found = examples("add(2, 3) should be 5")
+    program = script(found, ["calc"], ["."], ())
+    done = subprocess.run([sys.executable, "-c", program], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    (verdict,) = verdicts(found, done.stdout)
+    assert verdict.ok is None and "ModuleNotFoundError" in verdict.detail
