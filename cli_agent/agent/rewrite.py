@@ -54,7 +54,9 @@ SYSTEM = ("You fix Python code. You get a task and the code it is about; the cod
 MAX_REPLY_TOKENS = 640  # a whole function without its docstring; a reply running on is cut here
 FAILING_CHARS = 1500  # the most of the checks failing before any change that a rewrite request shows
 OUTLINE_METHODS = 12  # of a long class's methods, the most a rewrite request names
-SAMPLES = 10  # rewrites one candidate asks for, while its time lasts, until one lands and passes
+UNCHANGED = ("(A version the same as the code above changes nothing, and the code above does not do what the task "
+             "asks: yours must differ from it.)")  # added to the request once a rewrite changed nothing
+SAMPLES = 20  # rewrites one candidate asks for, while its time lasts, until one lands and passes
 _FENCE = re.compile(r"```[ \t]*(?:python|py)?[ \t]*\n(.*?)(?:```|\Z)", re.S)
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _DEFINITION_START = re.compile(r"^\s*(?:async\s+def|def|class)\s|^\s*@")
@@ -83,11 +85,12 @@ def candidate(s: AgentSetup, run: RunState, prompt: str, places: Sequence[Place]
     ask = Message("user", _request(prompt, places, sources, failing))
     talk.append(run, ask)
     why = "no rewrite yet"
+    asking = ask
     for sample in range(1, SAMPLES + 1):
         remaining = run.deadline - s.clock()
         if remaining <= 1:
             break
-        request = ProviderRequest(messages=(Message("system", SYSTEM), ask), timeout_s=remaining,
+        request = ProviderRequest(messages=(Message("system", SYSTEM), asking), timeout_s=remaining,
                                   options={"temperature": temperature, "max_tokens": MAX_REPLY_TOKENS})
         try:
             reply: ProviderReply | None = None
@@ -111,6 +114,7 @@ def candidate(s: AgentSetup, run: RunState, prompt: str, places: Sequence[Place]
         failures = yield from _applied(s, run, calls, approvals)
         if not run.changed:
             why = f"no definition of rewrite {sample} landed: " + "; ".join(failures)
+            asking = Message("user", f"{ask.content}\n\n{UNCHANGED}")
             continue
         if s.verifier is None:
             return talk.done(run, "done: the rewrite landed (no tests to judge it)", "")
