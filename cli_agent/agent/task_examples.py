@@ -28,6 +28,7 @@ __all__ = ["Example", "Verdict", "added_names", "examples", "modules", "named_fi
 
 MAX_EXAMPLES = 8
 MAX_EXPR_CHARS = 300
+SENTENCE_CHARS = 240  # how far after "returns X" a correction ("instead of Y") is looked for
 MAX_TASK_CHARS = 20_000  # of the task's text looked at
 SCAN_BUDGET = 30_000  # characters scanned for expressions that do not close, before the search gives up
 EXAMPLE_TIMEOUT_S = 10  # an example still running after this fails (the script's own alarm)
@@ -42,6 +43,7 @@ _CONSTANT = re.compile(_GAP + r"(?:is|are|should\s+be)\s+(?=(?:True|False|None)\
 _NOW = re.compile(_GAP + r"(?:returns|gives|raises|is|evaluates\s+to)\b")
 _LATER = re.compile(r"\binstead\s+of\s+|\b" + _SAYS)
 _SENTENCE_END = re.compile(r"[.;](?=\s|$)")
+_BARE_CONSTANT = re.compile(r"\s+(True|False|None)\b")
 _AND = re.compile(r"[`\s]*and\s+")
 _ADDED = re.compile(r"\b(?:function|method|def)\s+`?([A-Za-z_]\w*)`?\s*\(|\bclass\s+`?([A-Z]\w*)")
 
@@ -103,12 +105,11 @@ def _claim(task: str, at: int) -> tuple[tuple[str, bool] | None, int]:
     now = _NOW.match(task, at)
     if now is None:
         return None, at
-    stop = _SENTENCE_END.search(task, now.end())
-    window = task[: stop.start() if stop else min(len(task), now.end() + 240)]
-    later = _LATER.search(window, now.end())
+    stop = _SENTENCE_END.search(task, now.end(), now.end() + SENTENCE_CHARS)
+    later = _LATER.search(task, now.end(), stop.start() if stop else now.end() + SENTENCE_CHARS)
     if later is None:
-        constant = re.match(r"\s+(True|False|None)\b", task[now.end():])
-        return ((constant.group(1), True), now.end() + constant.end()) if constant and now.group().strip() == "is" \
+        constant = _BARE_CONSTANT.match(task, now.end())
+        return ((constant.group(1), True), constant.end()) if constant and now.group().strip() == "is" \
             else (None, at)
     return _value(task, later.end())
 

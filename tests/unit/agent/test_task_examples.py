@@ -57,7 +57,8 @@ def test_the_names_a_task_adds():
 
 
 def test_hostile_text_costs_milliseconds():
-    for task in ("f(" * 50_000, "f(1) == " + "(" * 50_000, "'" * 100_000, "a.b" * 30_000 + "()", "x[" * 40_000):
+    for task in ("f(" * 50_000, "f(1) == " + "(" * 50_000, "'" * 100_000, "a.b" * 30_000 + "()", "x[" * 40_000,
+                 "f(1) returns " * 2_000, "f(1) == ) " * 2_000):
         started = time.perf_counter()
         examples(task)
         assert time.perf_counter() - started < 0.5, task[:20]
