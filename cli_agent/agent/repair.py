@@ -105,7 +105,8 @@ def _other_candidates(run: RunState, prompt: str, failed: RunFinished, s: AgentS
 
 
 def verify(run: RunState, verifier: Verifier) -> Generator[Event, Decision | None, TestRun]:
-    """Run the project's tests on what this run changed (in the command sandbox; nothing they write is kept)."""
+    """Check what this run changed: the task's examples, then the project's tests (in the command sandbox; nothing
+    they write is kept)."""
     run.verify_round += 1
     yield Verification(command=verifier.command, round=run.verify_round, phase="running")
     testing = verifier.check(tuple(run.changed), run.deadline, run.task)

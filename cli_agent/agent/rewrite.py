@@ -177,9 +177,10 @@ def _request(prompt: str, places: Sequence[Place], sources: dict[str, str], fail
     return "\n".join(parts)
 
 
-@functools.lru_cache(maxsize=8)
+@functools.lru_cache(maxsize=16)
 def _tree(source: str) -> ast.Module | None:
-    """`source` parsed, once for all the places in it (None when it does not parse)."""
+    """`source` parsed, once for all the places in it, and a reply's code once for finding and placing it (None
+    when it does not parse)."""
     try:
         return ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -222,7 +223,7 @@ def reply_code(text: str) -> str | None:
     blocks = [m.group(1) for m in _FENCE.finditer(text)]
     for block in [*blocks, text, *(_complete_part(b) for b in blocks[:1])]:
         code = textwrap.dedent(block).strip("\n")
-        if code and _parses(code):
+        if code and _tree(code) is not None:
             return code
     return None
 
@@ -235,20 +236,14 @@ def _complete_part(block: str) -> str:
     return "\n".join(lines[:starts[-1]]) if len(starts) > 1 else ""
 
 
-def _parses(code: str) -> bool:
-    try:
-        ast.parse(code)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    return True
-
-
 def planned_calls(code: str, places: Sequence[Place], sources: dict[str, str]) -> list[ToolCall]:
     """The tool calls that put each definition of `code` where it belongs (see the module's docstring). A class in
     the reply that is not itself shown stands for its methods (a model often wraps the method it was shown), and
     `name = other` for a function shown replaces it (the alias a rename leaves). Insertions come first, the lowest
     in the file first, so that the line numbers they were planned with still hold."""
-    tree = ast.parse(code)
+    tree = _tree(code)  # parsed once with `reply_code`
+    if tree is None:
+        return []
     lines = code.split("\n")
     calls: list[ToolCall] = []
     shown = {p.name: p for p in places if p.whole}

@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Example", "Verdict", "added_names", "examples", "modules", "named_files", "script", "verdicts"]
+__all__ = ["Example", "Verdict", "added_names", "examples", "modules", "script", "verdicts"]
 
 MAX_EXAMPLES = 8
 MAX_EXPR_CHARS = 300
@@ -43,7 +43,6 @@ _CONSTANT = re.compile(_GAP + r"(?:is|are|should\s+be)\s+(?=(?:True|False|None)\
 _NOW = re.compile(_GAP + r"(?:returns|gives|raises|is|evaluates\s+to)\b")
 _LATER = re.compile(r"\binstead\s+of\s+|\b" + _SAYS)
 _SENTENCE_END = re.compile(r"[.;](?=\s|$)")
-_BARE_CONSTANT = re.compile(r"\s+(True|False|None)\b")
 _AND = re.compile(r"[`\s]*and\s+")
 _ADDED = re.compile(r"\b(?:function|method|def)\s+`?([A-Za-z_]\w*)`?\s*\(|\bclass\s+`?([A-Z]\w*)")
 
@@ -107,16 +106,13 @@ def _claim(task: str, at: int) -> tuple[tuple[str, bool] | None, int]:
         return None, at
     stop = _SENTENCE_END.search(task, now.end(), now.end() + SENTENCE_CHARS)
     later = _LATER.search(task, now.end(), stop.start() if stop else now.end() + SENTENCE_CHARS)
-    if later is None:
-        constant = _BARE_CONSTANT.match(task, now.end())
-        return ((constant.group(1), True), constant.end()) if constant and now.group().strip() == "is" \
-            else (None, at)
-    return _value(task, later.end())
+    return _value(task, later.end()) if later is not None else (None, at)
 
 
 def _value(task: str, at: int) -> tuple[tuple[str, bool] | None, int]:
     """The value written at `at`: a string, a bracketed or called expression, or a bare word (its text)."""
-    at += len(task[at:]) - len(task[at:].lstrip("`"))
+    while at < len(task) and task[at] == "`":
+        at += 1
     if at >= len(task):
         return None, at
     if task[at] in "'\"":
@@ -205,12 +201,6 @@ def _parses(source: str) -> bool:
     return True
 
 
-def named_files(task: str, root: Path) -> list[str]:
-    """The `.py` files of the workspace the task names (`semver/version.py`), in order."""
-    return [p for p in dict.fromkeys(re.findall(r"[\w./-]+\.py\b", task[:MAX_TASK_CHARS]))
-            if not p.startswith(("/", "../")) and (root / p).is_file()]
-
-
 def modules(root: Path, paths: list[str]) -> tuple[list[str], list[str]]:
     """The modules to import for `paths` (workspace-relative `.py` files) and the folders to put on `sys.path`
     first: each file's package chain is followed up through `__init__.py` files; the top package comes before
@@ -219,7 +209,7 @@ def modules(root: Path, paths: list[str]) -> tuple[list[str], list[str]]:
     folders: list[str] = []
     for rel in paths:
         parts = list(Path(rel).with_suffix("").parts)
-        if not parts or not rel.endswith(".py") or any(not p.isidentifier() for p in parts[-1:]):
+        if not parts or not rel.endswith(".py"):
             continue
         if parts[-1] == "__init__":
             parts.pop()

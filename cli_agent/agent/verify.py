@@ -1,9 +1,10 @@
 """Verification: after a run changed files and the model says it is done, the project's own tests judge the work.
 
-The harness, not the prompt, runs them: `Verifier.check(changed, deadline)` runs the tests nearest the change first
-(the test files that import a changed module, or a changed test file itself), then the whole test command, in the
-command sandbox. Whatever the tests write (caches, `.pyc`, reports) is thrown away with the staging layer: a test
-run changes nothing in the workspace and needs no approval. Its verdict is a `TestRun`: passed or not, the runner's
+The harness, not the prompt, runs them: `Verifier.check(changed, deadline, task)` first checks the examples the task
+states (`task_examples`, for a pytest project), then runs the tests nearest the change (the test files that import
+a changed module, or a changed test file itself), then the whole test command, all in the command sandbox.
+Whatever the tests write (caches, `.pyc`, reports) is thrown away with the staging layer: a test run changes
+nothing in the workspace and needs no approval. Its verdict is a `TestRun`: passed or not, the runner's
 summary line, and the failures trimmed to what a model needs (the assertion lines, the last frames in the
 workspace, the short summary), bounded in size.
 
@@ -14,6 +15,7 @@ null.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shlex
@@ -25,9 +27,11 @@ from typing import TYPE_CHECKING
 
 from cli_agent.agent import task_examples
 from cli_agent.prompt.project_tests import is_test_path
+from cli_agent.prompt.task_files import named_files
 
 if TYPE_CHECKING:
     from cli_agent.config.settings import Settings
+    from cli_agent.fs.workspace import Workspace
     from cli_agent.sandbox.process import Outcome
     from cli_agent.tools.context import CommandSetup
 
@@ -210,13 +214,18 @@ class Verifier:
         found = task_examples.examples(task)
         if not found or "pytest" not in self.command:
             return None
-        named = task_examples.named_files(task, self.root)
+        named = named_files(task, self._workspace)
         paths = [p for p in dict.fromkeys((*named, *changed)) if p.endswith(".py") and not is_test_path(p)]
         names, folders = task_examples.modules(self.root, paths)
         if not names:
             return None
         program = task_examples.script(found, names, folders, task_examples.added_names(task))
         return found, f"{self._python()} -c {shlex.quote(program)}"
+
+    @functools.cached_property
+    def _workspace(self) -> Workspace:
+        from cli_agent.fs.workspace import Workspace
+        return Workspace(self.root)
 
     def _python(self) -> str:
         """The interpreter the tests run with: `X -m pytest`'s X, a `DIR/pytest`'s `DIR/python`, else python3."""

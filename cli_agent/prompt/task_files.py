@@ -30,7 +30,7 @@ from cli_agent.contracts.envelope import ToolError
 if TYPE_CHECKING:
     from cli_agent.fs.workspace import Workspace
 
-__all__ = ["Place", "TaskBrief", "task_brief"]
+__all__ = ["Place", "TaskBrief", "named_files", "task_brief"]
 
 _MAX_FILES = 400
 _MAX_BYTES = 256 * 1024
@@ -69,7 +69,7 @@ class Place:
 
 
 def task_brief(task: str, workspace: Workspace, *, budget_tokens: int = 1500) -> TaskBrief | None:
-    named = _named_files(task, workspace)
+    named = named_files(task, workspace)
     names = [a or b for a, b in _NAME.findall(task)]
     texts = {path: _read(workspace, path) for path in named}  # each file read once, for its names and its region
     wanted: dict[str, list[str]] = {}
@@ -106,7 +106,9 @@ def _is_file(workspace: Workspace, path: str) -> bool:
         return False
 
 
-def _named_files(task: str, workspace: Workspace) -> list[str]:
+def named_files(task: str, workspace: Workspace) -> list[str]:
+    """The workspace's files the task names (a path, `@path`, a dotted module, a file name found once), at most
+    6, workspace-relative, in order."""
     out: list[str] = []
     candidates = [m for m in _MENTION.findall(task)] + _PATHISH.findall(task)
     candidates += [d.replace(".", "/") + ".py" for d in _DOTTED.findall(task) if not d.endswith(_SOURCE)]

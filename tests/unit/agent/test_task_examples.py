@@ -15,8 +15,10 @@ import pytest
 from clikit import calc_project
 from verifykit import DONE, PYTEST, READ, RIGHT, WRONG, run_json, user_messages
 
-from cli_agent.agent.task_examples import Example, added_names, examples, modules, named_files, script, verdicts
+from cli_agent.agent.task_examples import Example, added_names, examples, modules, script, verdicts
 from cli_agent.eval import real
+from cli_agent.fs.workspace import Workspace
+from cli_agent.prompt.task_files import named_files
 
 
 def test_an_equality_gives_one_example_each():
@@ -82,7 +84,7 @@ def test_a_program_that_died_leaves_its_examples_failed_and_stray_lines_count_fo
 
 def _checked(ws: Path, task: real.RealTask) -> list[bool | None]:
     found = examples(task.prompt)
-    names, folders = modules(ws, named_files(task.prompt, ws))
+    names, folders = modules(ws, named_files(task.prompt, Workspace(ws)))
     program = script(found, names, folders, added_names(task.prompt))
     done = subprocess.run([sys.executable, "-c", program], cwd=ws, capture_output=True, text=True, timeout=60,
                           env={"PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1"})
