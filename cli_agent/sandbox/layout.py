@@ -1,19 +1,20 @@
 """What a sandboxed command sees: the bwrap arguments for a `Policy`.
 
 The new root is an empty tmpfs. Into it, read-only: the system folders, /etc, the interpreters and their packages
-(this Python's prefixes and path, the folders on PATH) and the user's tool caches, each through a read-only overlay
-(so no host socket in them can be connected to). Its own /proc with the kernel's folders read-only, bubblewrap's
-minimal /dev, no /sys. Writable: a private /tmp (a size-limited tmpfs), a private HOME (empty but for those caches),
-and the workspace as an overlay whose writes land in the staging folder `upper`. `.git/`, `.cli-agent/` and the
-locks `confine` keeps are shown read-only over it. Last, over everything bound, the host's deny list: the secret
-files of `secret_paths` (fixed lists and the rules of `secret_files`) are masked wherever a bound tree would show
-them. `read_paths` and `write_paths` (user config) widen this, never into /proc, /sys, /dev or /run; a write path is
-written directly, not staged.
+(this Python's prefixes and path, the folders on PATH and the whole environments they belong to, with the
+interpreters those were made from: `toolchains`) and HOME's allowlisted tool folders (`home_tools`), each through a
+read-only overlay (so no host socket in them can be connected to), and the links on the way to them, made again.
+Its own /proc with the kernel's folders read-only, bubblewrap's minimal /dev, no /sys. Writable: a private /tmp (a
+size-limited tmpfs), a private HOME (empty but for those tool folders), and the workspace as an overlay whose
+writes land in the staging folder `upper`. `.git/`, `.cli-agent/` and the locks `confine` keeps are shown read-only
+over it. Last, over everything bound, the host's deny list: the secret files of `secret_paths` (the lists of
+`fs.credentials` and the rules of `secret_files`) are masked wherever a bound tree would show them, and the
+credential files at the workspace's root. `read_paths` and `write_paths` (user config) widen this, never into
+/proc, /sys, /dev or /run; a write path is written directly, not staged.
 """
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 import sys
@@ -21,15 +22,15 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cli_agent.fs.credentials import CREDENTIALS, ETC_SECRETS, HOME_PRIVATE, KEY_NAMES, home_folder
 from cli_agent.sandbox.confine import confine
+from cli_agent.sandbox.home_tools import home_tool_paths
 from cli_agent.sandbox.secret_files import secret_files
+from cli_agent.sandbox.toolchains import Toolchain, toolchains
 
-__all__ = ["HOME_CACHES", "HOME_SECRETS", "Policy", "bwrap_argv", "read_only_paths", "secret_paths"]
+__all__ = ["HOME_SECRETS", "Policy", "Shown", "bwrap_argv", "read_only_paths", "secret_paths", "shown_trees"]
 
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/nix/store")
-ETC_SECRETS = ("shadow", "shadow-", "gshadow", "gshadow-", "ssh", "sudoers", "sudoers.d", "security/opasswd",
-               "ssl/private", "credstore", "credstore.encrypted", "libvirt", "NetworkManager/system-connections",
-               "wpa_supplicant")
 # Kernel interfaces in the sandbox's own /proc: bound read-only from the host's (the sandbox's uid 0 is the host's
 # root when cli-agent runs as root, and the kernel checks /proc/sys by uid alone), or hidden. /sys is never mounted;
 # /dev holds only bubblewrap's null, zero, full, random, urandom, tty and a private pts and shm.
@@ -38,14 +39,12 @@ PROC_READ_ONLY = ("sys", "sysrq-trigger", "irq", "bus", "fs", "acpi", "scsi", "d
                   "pressure", "mtrr")
 PROC_HIDDEN = ("kcore", "kmsg", "keys", "key-users", "timer_list", "sched_debug", "kpagecount", "kpageflags",
                "kpagecgroup", "latency_stats", "timer_stats")
-HOME_SECRETS = (".ssh", ".aws", ".azure", ".config", ".gnupg", ".netrc", ".pki", ".docker", ".kube", ".password-store",
-                ".local/share/keyrings", ".mozilla", ".thunderbird", ".git-credentials", ".npmrc", ".pypirc",
-                ".cargo/credentials", ".cargo/credentials.toml", "snap", ".var/app", "Library/Keychains")
-# Installed interpreters and binaries under HOME: code, where no tool saves a credential; not scanned by name (their
-# test suites ship sample keys, and every file masked costs the sandbox's start a mount)
-HOME_TOOLCHAINS = (".pyenv", ".rustup", ".nvm", ".cargo/bin", ".bun/bin", ".local/bin")
-HOME_CACHES = (".cache", ".cargo/bin", ".cargo/registry", ".cargo/git", ".rustup", "go/pkg/mod", ".npm",
-               ".m2/repository", ".gradle/caches", ".local/lib", ".local/bin", ".pyenv", ".nvm", ".bun/bin")
+HOME_SECRETS = (*HOME_PRIVATE, *CREDENTIALS)  # never shown from HOME, whatever shows HOME's folders
+# Files beside the workspace's ancestors that pick a toolchain's version (pyenv, asdf, nvm, rustup): read, as the
+# user's shell reads them, from the workspace up
+VERSION_FILES = (".python-version", ".tool-versions", ".nvmrc", ".node-version", "rust-toolchain",
+                 "rust-toolchain.toml")
+_LINK_HOPS = 40
 
 
 @dataclass(frozen=True)
@@ -69,9 +68,7 @@ def _exists(path: str) -> bool:
 
 
 def _home() -> Path | None:
-    home = os.environ.get("HOME") or os.path.expanduser("~")
-    real = Path(os.path.realpath(home)) if home else None
-    return None if real is None or real == Path("/") else real
+    return home_folder()
 
 
 def _covers(outer: Path, inner: Path) -> bool:
@@ -80,37 +77,95 @@ def _covers(outer: Path, inner: Path) -> bool:
     return b == a or b.startswith(a if a.endswith("/") else a + "/")
 
 
+@dataclass(frozen=True)
+class Shown:
+    """What a command is shown of the host besides the system folders and the workspace."""
+    trees: tuple[Path, ...]  # real trees, read-only
+    links: tuple[tuple[str, str], ...]  # (a link on the way to one of them, as the shell spells it; its target)
+    chains: tuple[Toolchain, ...]  # the environments at least one of whose trees is shown
+    home_tools: tuple[Path, ...]  # the allowlisted tool folders of HOME shown
+
+
 def read_only_paths(policy: Policy) -> list[Path]:
-    """The trees bound read-only besides the system folders: interpreters and their packages, PATH, the user's tool
-    caches, then `read_paths`. Never the home folder itself, a folder holding it or a secret, nor the workspace.
-    Worked out once per workspace, HOME, PATH and sys.path (a session runs many commands)."""
-    return list(_read_only_paths(str(policy.workspace), policy.read_paths, os.environ.get("HOME", ""),
-                                 os.environ.get("PATH", ""), tuple(sys.path)))
+    """The trees bound read-only besides the system folders: interpreters and their packages, PATH and the
+    environments its folders belong to, the allowlisted tool folders of HOME, then `read_paths`. Never the home
+    folder itself, a folder holding it or a secret, nor the workspace."""
+    return list(shown_trees(policy).trees)
 
 
-@functools.lru_cache(maxsize=16)
-def _read_only_paths(workspace: str, read_paths: tuple[str, ...], _home_env: str, _path_env: str,
-                     _sys_path: tuple[str, ...]) -> tuple[Path, ...]:
-    home, ws = _home(), Path(os.path.realpath(workspace))
-    wanted: list[str] = [sys.prefix, sys.base_prefix, sys.exec_prefix,
-                         os.path.dirname(os.path.realpath(sys.executable))]
-    wanted += [p for p in sys.path if p and os.path.isdir(p)]
-    wanted += [p for p in os.environ.get("PATH", "").split(os.pathsep) if p and os.path.isdir(p)]
-    if home is not None:
-        wanted += [str(home / c) for c in HOME_CACHES]
+def shown_trees(policy: Policy) -> Shown:
+    """`read_only_paths`, with the links on the way to them and the environments they come from. Worked out for
+    each command (a venv made between two commands is shown to the second)."""
+    home, ws = _home(), Path(os.path.realpath(policy.workspace))
+    chains = toolchains(os.environ.get("PATH", ""), os.environ, home)
+    tools = home_tool_paths(home) if home is not None else []
+    spelt: list[str] = [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable))]
+    spelt += [p for p in sys.path if p and os.path.isdir(p)]
+    spelt += [p for p in os.environ.get("PATH", "").split(os.pathsep) if p and os.path.isabs(p) and os.path.isdir(p)]
+    spelt += [t for chain in chains for t in chain.trees] + [str(t) for t in tools] + _version_files(ws, home)
     secrets = [home / s for s in HOME_SECRETS] if home is not None else []
+    system = [Path(s) for s in SYSTEM if os.path.isdir(s) and not os.path.islink(s)]
     picked: list[Path] = []
-    for raw in wanted:
+    for raw in dict.fromkeys(spelt):
         real = Path(os.path.realpath(raw))
-        if _kernel_tree(real) or not os.path.exists(real) or _covers(real, ws) or _covers(ws, real):
-            continue  # the workspace comes as the overlay, and nothing around it
-        if (home is not None and _covers(real, home)) or any(_covers(s, real) or _covers(real, s) for s in secrets):
-            continue
-        if any(_covers(p, real) for p in picked):
+        if not _showable(real, ws, home, secrets, system) or any(_covers(p, real) for p in picked):
             continue
         picked = [p for p in picked if not _covers(real, p)] + [real]
-    asked = (Path(os.path.realpath(os.path.expanduser(p))) for p in read_paths if _exists(os.path.expanduser(p)))
-    return (*picked, *(p for p in asked if not _kernel_tree(p)))
+    asked = [Path(os.path.realpath(os.path.expanduser(p))) for p in policy.read_paths if _exists(os.path.expanduser(p))]
+    trees = (*picked, *(p for p in asked if not _kernel_tree(p)))
+    links = _links([*spelt, os.environ.get("HOME", "")], trees, ws, home)
+    shown = [c for c in chains if any(any(_covers(t, Path(os.path.realpath(x))) for t in trees) for x in c.trees)]
+    home_shown = tuple(t for t in tools if any(_covers(p, Path(os.path.realpath(t))) for p in picked))
+    return Shown(trees, links, tuple(shown), home_shown)
+
+
+def _showable(real: Path, ws: Path, home: Path | None, secrets: list[Path], system: list[Path]) -> bool:
+    """Whether a tree may be shown read-only: it exists, is no kernel tree, is not in a system folder (shown
+    already), does not hold or lie in the workspace (shown as the overlay), HOME or a secret of HOME."""
+    if _kernel_tree(real) or not os.path.exists(real) or _covers(real, ws) or _covers(ws, real):
+        return False
+    if any(_covers(s, real) for s in system) or (home is not None and _covers(real, home)):
+        return False
+    return not any(_covers(s, real) or _covers(real, s) for s in secrets)
+
+
+def _version_files(ws: Path, home: Path | None) -> list[str]:
+    """The toolchain version files in the workspace's ancestors (the workspace's own are in its view)."""
+    out: list[str] = []
+    for folder in ws.parents:
+        out += [str(folder / n) for n in VERSION_FILES if os.path.isfile(folder / n)]
+    return out
+
+
+def _links(spelt: list[str], trees: tuple[Path, ...], ws: Path, home: Path | None) -> tuple[tuple[str, str], ...]:
+    """The symbolic links on the way to each spelt path that the sandbox would not show by itself: each is made
+    again where it lies (really), with its target, so that a venv or a PATH folder reached through a link is found
+    where the user's shell finds it."""
+    out: dict[str, str] = {}
+    for raw in spelt:
+        if not raw or not os.path.isabs(raw):
+            continue
+        here = "/"
+        for hop, part in enumerate(Path(os.path.normpath(raw)).parts[1:]):
+            candidate = os.path.join(here, part)
+            if hop > _LINK_HOPS or not os.path.islink(candidate):
+                here = candidate
+                continue
+            try:
+                out.setdefault(candidate, os.readlink(candidate))
+            except OSError:
+                break
+            here = os.path.realpath(candidate)
+    kept = []
+    for path, target in out.items():
+        parent = Path(path).parent
+        if any(_covers(t, parent) for t in trees) or _covers(ws, Path(path)) or _covers(Path(path), ws) or \
+                _kernel_tree(Path(path)) or path in SYSTEM or any(_covers(Path(s), parent) for s in SYSTEM):
+            continue  # shown as it is, or never made
+        if home is not None and any(_covers(home / s, Path(path)) for s in HOME_SECRETS):
+            continue
+        kept.append((path, target))
+    return tuple(kept)
 
 
 def _kernel_tree(path: Path) -> bool:
@@ -138,9 +193,12 @@ def bwrap_argv(bwrap: str, policy: Policy, upper: Path, work: Path, command: Seq
     argv += _kernel_interfaces()
     if home is not None:
         argv += ["--dir", str(home)]
-    extra = read_only_paths(policy)
+    shown = shown_trees(policy)
+    extra = list(shown.trees)
     for tree in extra:
         argv += _shown(tree, empty, mounts)
+    for path, target in shown.links:
+        argv += ["--symlink", target, path]
     argv += ["--overlay-src", str(ws), "--overlay", str(upper), str(work), str(ws)]
     for rel in confine(ws, policy.read_only).paths:  # a repository's names stay inside the workspace
         argv += _shown(ws / rel, empty, mounts)
@@ -148,7 +206,8 @@ def bwrap_argv(bwrap: str, policy: Policy, upper: Path, work: Path, command: Seq
     for tree in writable:
         argv += ["--bind", str(tree), str(tree)]
     # The host's deny list comes last, over everything bound above, so nothing bound can uncover it.
-    argv += _masks(secret_paths([Path("/etc"), ws, *extra, *writable], home, policy.hidden))
+    argv += _masks([*secret_paths([Path("/etc"), ws, *extra, *writable], home, policy.hidden),
+                    *_workspace_credentials(ws)])
     argv += ["--chdir", str(ws), "--", *command]
     return argv
 
@@ -195,21 +254,22 @@ def _write_paths(policy: Policy, ws: Path) -> list[Path]:
 
 def secret_paths(bound: Sequence[Path], home: Path | None, hidden: Sequence[str] = ()) -> list[Path]:
     """Every path to hide in the trees `bound` (real, absolute): the fixed lists (/etc's, HOME's, `hidden`) where a
-    tree shows them, and what the rules of `secret_files` find in the trees under /etc or HOME."""
+    tree shows them, and what the rules of `secret_files` find in the trees under /etc. HOME's tool folders are
+    not scanned: only the allowlisted ones are shown (`home_tools`), and those hold no credentials."""
     fixed = [Path("/etc") / name for name in ETC_SECRETS]
     fixed += [home / s for s in HOME_SECRETS] if home is not None else []
     fixed += [Path(p) for p in hidden]
     out = [r for r in (Path(os.path.realpath(p)) for p in fixed) if any(_covers(b, r) for b in bound)]
-    scanned = [home / c for c in HOME_CACHES if c not in HOME_TOOLCHAINS] if home is not None else []
     for tree in bound:
         if _covers(Path("/etc"), tree):
-            out += secret_files(tree, "etc")
-        elif home is not None and _covers(home, tree) and tree != home:
-            if not any(_covers(home / t, tree) for t in HOME_TOOLCHAINS):
-                out += secret_files(tree, "home")
-        elif home is not None and _covers(tree, home):  # the workspace is HOME or holds it: HOME's own trees
-            out += [f for cache in scanned if os.path.isdir(cache) for f in secret_files(cache, "home")]
+            out += secret_files(tree)
     return list(dict.fromkeys(out))
+
+
+def _workspace_credentials(ws: Path) -> list[Path]:
+    """The credential files and folders at the workspace's root (`.ssh`, `.aws`, `.pgpass`, `id_ed25519`, ...):
+    masked as they are under HOME, as the file tools refuse them at any depth."""
+    return [ws / name for name in (*CREDENTIALS, *sorted(KEY_NAMES)) if _exists(str(ws / name))]
 
 
 def _kernel_interfaces() -> list[str]:

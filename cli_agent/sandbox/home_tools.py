@@ -1,0 +1,55 @@
+"""HOME's tool folders a command may read: an allowlist, by name.
+
+Toolchains keep their caches, installed interpreters and environments in known places under HOME. Only those are
+shown, each read-only; HOME is otherwise empty in the sandbox. Whatever is not named is absent, so no credential
+file in a cache can be read, at whatever depth, under whatever name, created whenever. A last name may be a glob
+(`python3*`). `[sandbox] read_paths` in the user config shows more.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from pathlib import Path
+
+__all__ = ["HOME_TOOLS", "home_tool_paths"]
+
+HOME_TOOLS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("pip", (".cache/pip",)),
+    ("uv", (".cache/uv", ".local/share/uv/python", ".local/share/uv/tools")),
+    ("poetry", (".cache/pypoetry", ".local/share/pypoetry")),
+    ("pipenv", (".cache/pipenv", ".local/share/virtualenvs")),
+    ("hatch", (".cache/hatch", ".local/share/hatch")),
+    ("pipx", (".local/share/pipx/venvs", ".local/pipx/venvs")),
+    ("virtualenvwrapper", (".virtualenvs",)),
+    ("pyenv", (".pyenv/bin", ".pyenv/libexec", ".pyenv/plugins", ".pyenv/shims", ".pyenv/versions",
+               ".pyenv/pyenv.d", ".pyenv/version")),
+    ("conda", (".conda/envs", ".conda/pkgs")),
+    ("python user site", (".local/lib/python3*", ".local/bin")),
+    ("pre-commit", (".cache/pre-commit",)),
+    ("npm", (".npm/_cacache", ".npm/_npx")),
+    ("yarn", (".cache/yarn", ".yarn/berry/cache")),
+    ("pnpm", (".cache/pnpm", ".local/share/pnpm")),
+    ("nvm", (".nvm/versions", ".nvm/alias", ".nvm/nvm.sh")),
+    ("bun", (".bun/bin", ".bun/install/cache")),
+    ("cargo", (".cargo/bin", ".cargo/registry", ".cargo/git")),
+    ("rustup", (".rustup/toolchains", ".rustup/settings.toml", ".rustup/update-hashes")),
+    ("go", ("go/pkg/mod", "go/bin")),
+    ("maven", (".m2/repository",)),
+    ("gradle", (".gradle/caches", ".gradle/wrapper/dists")),
+    ("rbenv", (".rbenv/versions", ".rbenv/shims")),
+    ("huggingface models", (".cache/huggingface/hub",)),
+    ("playwright", (".cache/ms-playwright",)),
+)
+
+
+def home_tool_paths(home: Path) -> list[Path]:
+    """The allowlisted places that exist under `home` (not yet resolved), in the order of `HOME_TOOLS`."""
+    out: list[Path] = []
+    for _tool, names in HOME_TOOLS:
+        for name in names:
+            if any(c in name for c in "*?["):
+                out += [Path(p) for p in sorted(glob.glob(os.path.join(glob.escape(str(home)), name)))]
+            elif os.path.lexists(home / name):
+                out.append(home / name)
+    return out
