@@ -20,8 +20,8 @@ import stat
 from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["CREDENTIALS", "ETC_SECRETS", "HOME_PRIVATE", "KEY_NAMES", "credential_in", "etc_private",
-           "etc_secret_name", "home_folder", "secret_place"]
+__all__ = ["CREDENTIALS", "ETC_SECRETS", "HOME_PRIVATE", "KEY_NAMES", "credential_globs", "credential_in",
+           "etc_private", "etc_secret_name", "home_folder", "places_secrets", "secret_place"]
 
 CREDENTIALS = (
     # keys, clouds and package registries
@@ -75,6 +75,11 @@ def credential_in(parts: Sequence[str]) -> str | None:
     return None
 
 
+def credential_globs() -> list[str]:
+    """`CREDENTIALS` and `KEY_NAMES` as `.gitignore` lines matching at any depth (for ripgrep's `--ignore-file`)."""
+    return [f"**/{entry}" for entry in CREDENTIALS] + sorted(KEY_NAMES)
+
+
 def home_folder() -> Path | None:
     """HOME, real; None when unset or `/`."""
     home = os.environ.get("HOME") or os.path.expanduser("~")
@@ -88,6 +93,14 @@ def _below(outer: str, inner: str) -> tuple[str, ...] | None:
         return ()
     prefix = outer.rstrip("/") + "/"
     return tuple(inner[len(prefix):].split("/")) if inner.startswith(prefix) else None
+
+
+def places_secrets(root: str) -> bool:
+    """Whether where a file lies under the workspace `root` (real, absolute) can make it secret: the root lies in
+    HOME or /etc, or holds one of them."""
+    home = home_folder()
+    anchors = ["/etc", *([str(home)] if home is not None else [])]
+    return any(_below(a, root) is not None or _below(root, a) is not None for a in anchors)
 
 
 def secret_place(real: str, root: str, st: os.stat_result | None = None) -> str | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import stat
 from collections import deque
+from collections.abc import Callable
 
 from cli_agent.fs.pathmatch import IgnoreRules, compile_glob, fold
 from cli_agent.fs.resolve_beneath import open_dir
@@ -33,8 +34,9 @@ def _listing(paths: list[str], unfinished: str | None = None) -> Listing:
 
 
 def walk_tree(root_fd: int, start_fd: int, base: tuple[str, ...], *, depth: int | None, pattern: str | None,
-              limit: int) -> Listing:
-    """Paths (workspace-relative; folders end with "/" unless `pattern` is given) below `start_fd` = `base`."""
+              limit: int, hide: Callable[[tuple[str, ...]], bool] | None = None) -> Listing:
+    """Paths (workspace-relative; folders end with "/" unless `pattern` is given) below `start_fd` = `base`;
+    `hide(names)` leaves a path (and what a folder holds) out, unlisted and unvisited."""
     rules = _rules_above(root_fd, base)
     match = compile_glob(pattern) if pattern else None
     queue: deque[tuple[tuple[str, ...], IgnoreRules]] = deque([((), rules)])
@@ -63,7 +65,7 @@ def walk_tree(root_fd: int, start_fd: int, base: tuple[str, ...], *, depth: int 
             if fold(name) == ".git":
                 continue
             path = "/".join((*base, *sub, name))
-            if rules.ignored(path, is_dir):
+            if rules.ignored(path, is_dir) or (hide is not None and hide((*base, *sub, name))):
                 continue
             if match is None:
                 out.append(path + "/" if is_dir else path)

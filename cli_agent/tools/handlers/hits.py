@@ -68,6 +68,13 @@ class Hits:
         self._kept = [k for k in self._kept if k.key[0] not in paths]
         heapq.heapify(self._kept)
 
+    def forget(self, paths: set[str]) -> None:
+        """Forget `paths` wholly: their lines are neither kept nor counted (files no tool may return)."""
+        if not paths:
+            return
+        self.total -= sum(self.files.pop(p, 0) for p in paths)
+        self.drop(paths)
+
     def shown(self) -> list[dict[str, Any]]:
         return [{"path": k.key[0], "line": k.key[1], "text": k.text} for k in sorted(self._kept, key=lambda k: k.key)]
 

@@ -3,8 +3,9 @@
 The pattern must be a valid Python `re` pattern (an invalid one is reported with `re`'s message and position).
 ripgrep runs it when it can (`tools.handlers.ripgrep`); a pattern rg reads differently or not at all (look-around,
 back-references, `[a&&b]`...) and a machine without rg use the Python scan (`tools.handlers.textscan`). Both walk
-the same files (`.gitignore` honoured, `.git` skipped, no link followed, every size), count every matching line,
-show the first `search_max_results` by path and line, and list the files they did not search with the reason.
+the same files (`.gitignore` honoured, `.git` and credential files skipped, no link followed, every size), count
+every matching line, show the first `search_max_results` by path and line, and list the files they did not search
+with the reason.
 The search stops at `search_timeout_s` or the run's deadline, whichever comes first, and then says so.
 """
 
@@ -16,6 +17,7 @@ import warnings
 from typing import TYPE_CHECKING, Any
 
 from cli_agent.contracts.envelope import ToolError
+from cli_agent.fs.credentials import credential_globs
 from cli_agent.fs.pathmatch import glob_problem
 from cli_agent.tools.context import ToolContext
 from cli_agent.tools.handlers import ripgrep, textscan
@@ -50,6 +52,10 @@ def search(ctx: ToolContext, pattern: str, path: str | None = None, glob: str | 
     python_only = False if literal else _python_only(pattern)
     ws, limits = ctx.workspace, ctx.limits
     scope, is_dir = ws.resolve(path or ".")
+    why = ws.secret(ws.relative(path or ".")) or ws.secret(scope)
+    if why is not None:
+        raise ToolError(f"{scope} is a credential {'folder' if is_dir else 'file'} ({why}); cli-agent's file tools "
+                        "never search credentials")
     if not is_dir and not ws.holds_file(scope):
         raise ToolError(f"{scope} is not a regular file or a folder; nothing to search")
     deadline = ctx.deadline_within(limits.search_timeout_s)
@@ -60,7 +66,7 @@ def search(ctx: ToolContext, pattern: str, path: str | None = None, glob: str | 
         return hits.result(pattern, "none", "the search was not started: the run's time limit has passed")
     stopped = None
     if limits.search_engine != "python" and not python_only:
-        rules = ripgrep.ignore_rules(_gitignores_above(ws, scope)) if is_dir else []
+        rules = [*ripgrep.ignore_rules(_gitignores_above(ws, scope)), *credential_globs()] if is_dir else []
         stopped = ripgrep.run(ws.root, scope, is_dir, pattern, literal=literal, glob=glob, ignore_rules=rules,
                               hits=hits, deadline=deadline, ignore_case=ignore_case)
         engine = "ripgrep"
@@ -75,6 +81,7 @@ def search(ctx: ToolContext, pattern: str, path: str | None = None, glob: str | 
         if unfinished and not stopped:
             stopped = f"only part of the tree was searched: {unfinished}; narrow it with path= or glob="
         engine = "python"
+    hits.forget({p for p in hits.files if ws.secret(p) is not None})  # credentials: neither shown nor counted
     outside = {m["path"] for m in hits.shown() if not ws.holds_file(m["path"])}
     if outside:  # a link put in place of a folder while rg ran: those lines are not shown
         hits.drop(outside)
