@@ -53,3 +53,36 @@ def processes_matching(needle: str) -> list[int]:
         if needle in cmdline:
             found.append(int(entry))
     return found
+
+
+def make_venv(prefix: Path, *, packages: dict[str, str] | None = None, copy_dists: tuple[str, ...] = (),
+              pth: tuple[str, ...] = ()) -> Path:
+    """A real venv at `prefix` (made by this Python's `venv`, without pip: offline and fast) holding `packages`
+    ({module name: its source}), copies of the installed distributions `copy_dists` (with their console scripts),
+    and a `.pth` file naming the folders `pth`. Returns its site-packages."""
+    import importlib.metadata
+    import shutil
+    import subprocess
+    import sys
+
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(prefix)], check=True, timeout=120)
+    site = next((prefix / "lib").glob("python3*/site-packages"))
+    for name, source in (packages or {}).items():
+        (site / name).mkdir()
+        (site / name / "__init__.py").write_text(source)
+    for dist_name in copy_dists:
+        dist = importlib.metadata.distribution(dist_name)
+        for file in dist.files or ():
+            src = Path(str(dist.locate_file(file)))
+            if file.parts[0] != ".." and src.is_file():
+                (site / file).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(src, site / file)
+        for entry in dist.entry_points.select(group="console_scripts"):
+            module, _, attr = entry.value.partition(":")
+            script = prefix / "bin" / entry.name
+            script.write_text(f"#!{prefix}/bin/python\nimport sys\nfrom {module} import {attr}\n"
+                              f"sys.exit({attr}())\n")
+            script.chmod(0o755)
+    if pth:
+        (site / "_extra_paths.pth").write_text("".join(f"{p}\n" for p in pth))
+    return site

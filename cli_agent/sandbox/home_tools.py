@@ -43,13 +43,13 @@ HOME_TOOLS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 
 
-def home_tool_paths(home: Path) -> list[Path]:
-    """The allowlisted places that exist under `home` (not yet resolved), in the order of `HOME_TOOLS`."""
-    out: list[Path] = []
-    for _tool, names in HOME_TOOLS:
+def home_tool_paths(home: Path) -> list[tuple[str, Path]]:
+    """(tool, place) for the allowlisted places that exist under `home` (not yet resolved), in `HOME_TOOLS`' order."""
+    out: list[tuple[str, Path]] = []
+    for tool, names in HOME_TOOLS:
         for name in names:
             if any(c in name for c in "*?["):
-                out += [Path(p) for p in sorted(glob.glob(os.path.join(glob.escape(str(home)), name)))]
+                out += [(tool, Path(p)) for p in sorted(glob.glob(os.path.join(glob.escape(str(home)), name)))]
             elif os.path.lexists(home / name):
-                out.append(home / name)
+                out.append((tool, home / name))
     return out

@@ -83,7 +83,7 @@ class Shown:
     trees: tuple[Path, ...]  # real trees, read-only
     links: tuple[tuple[str, str], ...]  # (a link on the way to one of them, as the shell spells it; its target)
     chains: tuple[Toolchain, ...]  # the environments at least one of whose trees is shown
-    home_tools: tuple[Path, ...]  # the allowlisted tool folders of HOME shown
+    home_tools: tuple[tuple[str, Path], ...]  # (tool, place): the allowlisted tool folders of HOME shown
 
 
 def read_only_paths(policy: Policy) -> list[Path]:
@@ -102,7 +102,7 @@ def shown_trees(policy: Policy) -> Shown:
     spelt: list[str] = [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable))]
     spelt += [p for p in sys.path if p and os.path.isdir(p)]
     spelt += [p for p in os.environ.get("PATH", "").split(os.pathsep) if p and os.path.isabs(p) and os.path.isdir(p)]
-    spelt += [t for chain in chains for t in chain.trees] + [str(t) for t in tools] + _version_files(ws, home)
+    spelt += [t for chain in chains for t in chain.trees] + [str(t) for _, t in tools] + _version_files(ws, home)
     secrets = [home / s for s in HOME_SECRETS] if home is not None else []
     system = [Path(s) for s in SYSTEM if os.path.isdir(s) and not os.path.islink(s)]
     picked: list[Path] = []
@@ -115,7 +115,7 @@ def shown_trees(policy: Policy) -> Shown:
     trees = (*picked, *(p for p in asked if not _kernel_tree(p)))
     links = _links([*spelt, os.environ.get("HOME", "")], trees, ws, home)
     shown = [c for c in chains if any(any(_covers(t, Path(os.path.realpath(x))) for t in trees) for x in c.trees)]
-    home_shown = tuple(t for t in tools if any(_covers(p, Path(os.path.realpath(t))) for p in picked))
+    home_shown = tuple((tool, t) for tool, t in tools if any(_covers(p, Path(os.path.realpath(t))) for p in picked))
     return Shown(trees, links, tuple(shown), home_shown)
 
 

@@ -80,7 +80,7 @@ def agent_for(settings: Settings, workspace: Workspace, provider: Provider, prot
 
 def command_set(settings: Settings, workspace: Workspace) -> tuple[CommandSetup | None, list[str]]:
     """The session's command set-up and its notes for the user: commands off or unconfined, the network allowed,
-    locks not bound, variables dropped."""
+    locks not bound."""
     from cli_agent.tools.handlers.commands import command_setup
 
     setup = command_setup(settings, workspace)

@@ -25,7 +25,7 @@ class CommandSetup:
     default_timeout_s: float = 120.0
     max_timeout_s: float = 600.0
     env_allow: tuple[str, ...] = ()
-    notes: tuple[str, ...] = ()  # one line each, shown once per session (a refused lock, dropped variables)
+    notes: tuple[str, ...] = ()  # one line each, shown once per session (a refused lock)
 
 
 @dataclass(frozen=True)

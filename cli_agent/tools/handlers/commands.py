@@ -40,20 +40,7 @@ def command_setup(settings: Settings, workspace: Workspace) -> CommandSetup | No
         if not capability.available:
             return None
     return CommandSetup(capability, policy, settings.command_timeout, settings.command_timeout_max,
-                        tuple(box.env_allow), notes=(*locks.notes, *_env_note(tuple(box.env_allow))))
-
-
-def _env_note(allow: tuple[str, ...]) -> tuple[str, ...]:
-    import os
-
-    from cli_agent.sandbox.environment import dropped
-
-    names = [n if n.isprintable() else repr(n) for n in dropped(os.environ, allow)]
-    if not names:
-        return ()
-    shown = ", ".join(names[:12]) + (f" and {len(names) - 12} more" if len(names) > 12 else "")
-    return (f"{len(names)} environment variable(s) not passed to commands: {shown} "
-            "([sandbox] env_allow in the user config passes more)",)
+                        tuple(box.env_allow), notes=locks.notes)
 
 
 def _why_not(workspace: Workspace, rel: str, planned: bool = False) -> str | None:
@@ -100,6 +87,13 @@ def run_command(ctx: ToolContext, command: str, timeout_s: float | None = None
                                         lambda rel, planned: _why_not(ctx.workspace, rel, planned),
                                         setup.env_allow)
     data = run_data(command, run)
+    import os
+
+    from cli_agent.sandbox.environment import wanting
+
+    missing = wanting(run.outcome.output, run.outcome.exit_code, os.environ, setup.env_allow)
+    if missing is not None:
+        data["environment"] = missing  # the dropped variables, said only where a command failed for want of one
     if run_cut:
         data["note"] = f"cut at the run's deadline ({timeout:.1f} s left of the run when it started)"
     elif wanted > timeout:

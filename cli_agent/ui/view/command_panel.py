@@ -165,6 +165,8 @@ def command_result(result: ToolResult, approved_by: str = "") -> RenderableType:
                     (" …" if len(data["applied"]) > 10 else ""), style="green")
     for reason in result.envelope.errors:
         body.append("\n" + esc(reason), style="red")
+    if data.get("environment"):
+        body.append("\n" + esc(str(data["environment"])), style="dim")
     if approved_by:
         body.append(f"  (approved by {esc(approved_by)})", style="dim")
     return hanging(Text("  ✓ " if ok else "  ✗ ", style="bold green" if ok else "bold red"), body)

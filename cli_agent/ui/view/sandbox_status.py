@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from cli_agent.config.settings import Settings
+    from cli_agent.sandbox.layout import Shown
 
 __all__ = ["sandbox_report"]
 
@@ -17,7 +18,7 @@ def sandbox_report(settings: Settings) -> tuple[str, int]:
     """The report and the exit code: 0 when commands can run (sandboxed, or explicitly unsandboxed), 1 when not."""
     from cli_agent.sandbox import probe
     from cli_agent.sandbox.environment import BASE, dropped
-    from cli_agent.sandbox.layout import Policy, read_only_paths
+    from cli_agent.sandbox.layout import Policy, shown_trees
 
     box = settings.sandbox
     if box.mode == "off":
@@ -42,12 +43,14 @@ def sandbox_report(settings: Settings) -> tuple[str, int]:
         lock_notes = confine(Path(settings.workspace), workspace_for(settings).locks).notes
     except Exception as exc:  # a broken facts.toml: said by `cli-agent facts`; the sandbox report still stands
         lock_notes = (f"locks not read: {exc}",)
+    shown = shown_trees(policy)
     lines = [
         f"command sandbox: {capability.describe()}",
         "what a command can read, write and reach:",
         text_table(),
+        *_environments(shown),
         "read-only trees here (besides /usr, /bin, /lib*, /etc, /opt):",
-        *(f"  {p}" for p in read_only_paths(policy)),
+        *(f"  {p}" for p in shown.trees),
         "network:   " + ("ALLOWED (sandbox.network = true)" if box.network else "none (own loopback only)"),
         f"env:       only {', '.join(BASE)}"
         + (f", and (sandbox.env_allow) {', '.join(box.env_allow)}" if box.env_allow else ""),
@@ -57,3 +60,21 @@ def sandbox_report(settings: Settings) -> tuple[str, int]:
     if box.write_paths:
         lines.append(f"  writable directly (not staged): {', '.join(box.write_paths)}")
     return "\n".join(lines), 0
+
+
+def _environments(shown: Shown) -> list[str]:
+    """The environments PATH's folders belong to, and HOME's tool folders, as shown to commands."""
+    from cli_agent.fs.credentials import home_folder
+
+    home = home_folder()
+
+    def tilde(path: Path | str) -> str:
+        text = str(path)
+        return "~" + text[len(str(home)):] if home is not None and (text + "/").startswith(f"{home}/") else text
+
+    lines = ["environments shown whole, read-only (from PATH, VIRTUAL_ENV, CONDA_PREFIX and the toolchain "
+             "variables):"]
+    lines += [f"  {chain.kind:<11} {chain.where}" for chain in shown.chains] or ["  (none)"]
+    lines.append("HOME's tool folders shown, read-only (the rest of HOME is empty; [sandbox] read_paths shows more):")
+    lines += [f"  {tilde(place)} ({tool})" for tool, place in shown.home_tools] or ["  (none here)"]
+    return lines
