@@ -7,7 +7,6 @@ real commands in the real sandbox; test_unprivileged.py runs this file again as 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -149,7 +148,8 @@ def test_verifications_pytest_comes_from_the_users_venv(tmp_path: Path) -> None:
     ws, home = calc_project(tmp_path, 'test_command = "pytest -q -p no:cacheprovider"\n')
     (ws / "tests" / "test_calc.py").write_text(
         "import sys\n\nimport onlyvenv\nfrom calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\n"
-        f"def test_runs_in_the_users_venv():\n    assert sys.prefix == {str(venv)!r} and onlyvenv.WHERE == 'the venv'\n")
+        f"def test_runs_in_the_users_venv():\n    assert sys.prefix == {str(venv)!r}\n"
+        "    assert onlyvenv.WHERE == 'the venv'\n")
     path = f"{venv}/bin:/usr/local/bin:/usr/bin:/bin"
     code, report, _trace = run_json(tmp_path, ws, home, [READ, WRONG, DONE, RIGHT, DONE],
                                     env_extra={"PATH": path, "VIRTUAL_ENV": str(venv)})
