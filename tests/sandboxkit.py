@@ -57,15 +57,17 @@ def processes_matching(needle: str) -> list[int]:
 
 def make_venv(prefix: Path, *, packages: dict[str, str] | None = None, copy_dists: tuple[str, ...] = (),
               pth: tuple[str, ...] = ()) -> Path:
-    """A real venv at `prefix` (made by this Python's `venv`, without pip: offline and fast) holding `packages`
-    ({module name: its source}), copies of the installed distributions `copy_dists` (with their console scripts),
-    and a `.pth` file naming the folders `pth`. Returns its site-packages."""
+    """A real venv at `prefix` (made by this Python, without pip: offline and fast; by the system's as an ordinary
+    user, who may not be able to run this one) holding `packages` ({module name: its source}), copies of the
+    installed distributions `copy_dists` (with their console scripts), and a `.pth` file naming the folders `pth`.
+    Returns its site-packages."""
     import importlib.metadata
     import shutil
     import subprocess
     import sys
 
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(prefix)], check=True, timeout=120)
+    python = sys.executable if os.geteuid() == 0 or not os.path.exists("/usr/bin/python3") else "/usr/bin/python3"
+    subprocess.run([python, "-m", "venv", "--without-pip", str(prefix)], check=True, timeout=120)
     site = next((prefix / "lib").glob("python3*/site-packages"))
     for name, source in (packages or {}).items():
         (site / name).mkdir()

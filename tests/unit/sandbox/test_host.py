@@ -148,18 +148,40 @@ def test_commands_get_an_allowlisted_environment(ws: Path, monkeypatch: pytest.M
                                                          "_", "OLDPWD")) for n in names), names
 
 
-def test_the_dropped_variables_are_named_once_per_session_and_by_cli_agent_sandbox(
+@pytest.mark.slow
+def test_the_dropped_variables_are_said_by_cli_agent_sandbox_and_where_a_command_wants_one(
         ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from cli_agent.tools.handlers import ToolContext
+    from cli_agent.tools.handlers.commands import run_command
+
     monkeypatch.setenv("GITHUB_PAT", "LEAK-ghp")
     monkeypatch.setenv("DATABASE_URL", "LEAK-db")
+    monkeypatch.setenv("OLDPWD", "/somewhere")
     settings = Settings(workspace=str(ws))
-    setup = command_setup(settings, workspace_for(settings))
+    workspace = workspace_for(settings)
+    setup = command_setup(settings, workspace)
     assert setup is not None
-    note = next(n for n in setup.notes if "environment variable" in n)
-    assert "GITHUB_PAT" in note and "DATABASE_URL" in note and "LEAK" not in note and "\n" not in note
+    assert not [n for n in setup.notes if "environment variable" in n]  # not at every session's start
+
+    def run(command: str) -> dict[str, object]:
+        running = run_command(ToolContext(workspace, commands=setup), command)
+        while True:
+            try:
+                next(running)
+            except StopIteration as done:
+                return done.value.data  # type: ignore[no-any-return]
+
+    wants = run('test -n "$DATABASE_URL" || { echo "DATABASE_URL is not set" >&2; exit 1; }')
+    missing = run("no-such-tool --version")
+    fine, failed_otherwise = run("echo ok"), run("echo 'assert 1 == 2'; exit 1")
+    assert "DATABASE_URL is not passed to commands" in str(wants["environment"])
+    assert "GITHUB_PAT" not in str(wants["environment"]) and "LEAK" not in str(wants) + str(missing)
+    assert missing["exit_code"] == 127 and "exit 127 (command not found)" in str(missing["environment"])
+    assert "environment" not in fine and "environment" not in failed_otherwise
     from cli_agent.ui.view.sandbox_status import sandbox_report
     text, code = sandbox_report(settings)
     assert code == 0 and "GITHUB_PAT" in text and "LEAK" not in text
+    assert "OLDPWD" not in text  # the shell's own: set again by the command's shell, never missed
 
 
 # -- secret files ----------------------------------------------------------------------------------------------
