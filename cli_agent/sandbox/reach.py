@@ -24,12 +24,22 @@ ROWS = (
         "test_repository_locks_never_bind_the_host_and_a_missing_one_breaks_nothing"),
     Row("`/tmp`", "a private 1 GiB tmpfs, gone after the command",
         "test_writes_outside_through_absolute_paths_dotdot_and_tmp_do_not_reach_the_host"),
-    Row("system folders, interpreters, `PATH`, tool caches under HOME", "read only",
+    Row("system folders, interpreters, `PATH`", "read only",
         "test_secrets_in_home_and_the_user_config_are_unreachable"),
+    Row("the environments `PATH`'s folders belong to, whole: a venv (and `VIRTUAL_ENV`) with the interpreter it was "
+        "made from and its `.pth` folders, a conda env (and `CONDA_PREFIX`), pyenv, `node_modules/.bin`, nvm, cargo, "
+        "rustup, Go; the links on the way", "read only, the same `sys.path` as in your shell",
+        "test_a_venv_outside_the_workspace_is_shown_whole"),
+    Row("HOME's tool folders, by name (pip, uv, poetry, pipenv, hatch, pre-commit, npm, yarn, pnpm, cargo's "
+        "registry, Go's module cache, Maven, Gradle, ...) and `sandbox.read_paths`", "read only",
+        "test_homes_tool_folders_are_shown_by_name_and_nothing_else"),
+    Row("anything else under HOME (a token in `~/.cache/app/` at any depth, under any name, made at any time)",
+        "absent", "test_homes_tool_folders_are_shown_by_name_and_nothing_else"),
     Row("the rest of HOME (`~/.ssh`, `~/.aws`, `~/.config`, `~/.docker`, `~/.kube`, `~/.gnupg`, `~/.netrc`, ...)",
         "never", "test_secrets_in_home_and_the_user_config_are_unreachable"),
-    Row("credential files in the tool caches (`token`, `*credentials*`, `auth.json`, `*.pem`, `*.key`, `id_*`)",
-        "never", "test_credential_files_in_the_tool_caches_are_hidden_by_name"),
+    Row("credential files (`~/.pgpass`, `~/.vault-token`, `~/.my.cnf`, shell histories, other agents' logins, "
+        "...) wherever HOME is shown, and at the workspace's root; the file tools never return them anywhere",
+        "never", "test_the_credential_files_of_home_are_masked_even_where_home_is_shown"),
     Row("cli-agent's own config, state and cache (also the default ones when `CLI_AGENT_HOME` moves them)",
         "never", "test_credential_files_in_the_tool_caches_are_hidden_by_name"),
     Row("files under `/etc` others may not read (shadow, ssh, ssl/private, wireguard, letsencrypt, keytabs), "

@@ -239,3 +239,14 @@ def test_cli_agent_sandbox_lists_the_environments_and_homes_tool_folders(ws: Pat
     assert f"venv        {venv}" in text, text
     assert "~/.cache/pip (pip)" in text and "~/.cache/deep" not in text
     assert "[sandbox] read_paths" in text
+
+
+def test_the_docs_list_homes_tool_folders_as_the_code_does() -> None:
+    from places import REPO
+
+    from cli_agent.sandbox.home_tools import HOME_TOOLS
+
+    docs = (REPO / "docs" / "sandbox.md").read_text(encoding="utf-8")
+    table = docs.split("<!-- home-tools:")[1].split("<!-- /home-tools -->")[0]
+    rows = [line for line in table.splitlines() if line.startswith("| ") and not line.startswith("| tool ")]
+    assert rows == [f"| {tool} | " + ", ".join(f"`~/{n}`" for n in names) + " |" for tool, names in HOME_TOOLS]
