@@ -20,8 +20,8 @@ import stat
 from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["CREDENTIALS", "ETC_SECRETS", "HOME_PRIVATE", "KEY_NAMES", "credential_globs", "credential_in",
-           "etc_private", "etc_secret_name", "home_folder", "places_secrets", "secret_place"]
+__all__ = ["CREDENTIALS", "ETC_SECRETS", "HOME_PRIVATE", "KEY_NAMES", "credential_at", "credential_globs",
+           "credential_in", "etc_private", "etc_secret_name", "home_folder", "places_secrets", "secret_place"]
 
 CREDENTIALS = (
     # keys, clouds and package registries
@@ -78,6 +78,16 @@ def credential_in(parts: Sequence[str]) -> str | None:
 def credential_globs() -> list[str]:
     """`CREDENTIALS` and `KEY_NAMES` as `.gitignore` lines matching at any depth (for ripgrep's `--ignore-file`)."""
     return [f"**/{entry}" for entry in CREDENTIALS] + sorted(KEY_NAMES)
+
+
+def credential_at(root: str, placed: bool, rel: str, st: os.stat_result | None = None) -> str | None:
+    """Why the workspace path `rel` (below the real root `root`) is a credential file: by its names at any depth,
+    or, when `placed` (`places_secrets(root)`), by where it really lies (`secret_place`); None when it is not."""
+    parts = tuple(p for p in rel.split("/") if p not in ("", "."))
+    found = credential_in(parts)
+    if found is None and placed and parts:
+        found = secret_place(os.path.join(root, *parts), root, st)
+    return found
 
 
 def home_folder() -> Path | None:

@@ -30,7 +30,7 @@ from cli_agent.contracts.change import Change
 from cli_agent.contracts.envelope import Later, ToolError
 from cli_agent.contracts.errors import UsageError
 from cli_agent.fs import atomic
-from cli_agent.fs.credentials import credential_in, places_secrets, secret_place
+from cli_agent.fs.credentials import credential_at, places_secrets
 from cli_agent.fs.pathmatch import GlobSet, glob_problem
 from cli_agent.fs.protected import DEFAULT_PROTECTED
 from cli_agent.fs.resolve_beneath import Located, locate, open_dir, open_regular
@@ -151,20 +151,18 @@ class Workspace:
             if not loc.tail or stat.S_ISDIR(loc.stat.st_mode):
                 raise ToolError(f"{rel} is a folder; use list_files to see what it holds",
                                 files=Later(lambda: self._listing(rel)))
-            why = self.secret(rel) or self.secret(loc.relative, loc.stat)
-            if why is not None:
-                raise ToolError(f"{rel} is a credential file ({why}); cli-agent's file tools never read "
-                                "credentials")
+            self._refuse_credential(rel, loc)
             return open_regular(loc)
 
     def secret(self, rel: str, st: os.stat_result | None = None) -> str | None:
-        """Why the workspace path `rel` (normalised) is a credential file that no tool returns (`fs.credentials`:
-        by its names at any depth, or by where it really lies), or None."""
-        parts = tuple(p for p in rel.split("/") if p not in ("", "."))
-        found = credential_in(parts)
-        if found is None and self._placed and parts:
-            found = secret_place(os.path.join(str(self.root), *parts), str(self.root), st)
-        return found
+        """Why the workspace path `rel` is a credential file no tool returns (`fs.credentials`), or None."""
+        return credential_at(str(self.root), self._placed, rel, st)
+
+    def _refuse_credential(self, rel: str, loc: Located) -> None:
+        why = self.secret(rel) or self.secret(loc.relative, loc.stat)
+        if why is not None and loc.stat is not None:
+            kind = "folder" if stat.S_ISDIR(loc.stat.st_mode) else "file"
+            raise ToolError(f"{rel} is a credential {kind} ({why}); cli-agent's file tools never read credentials")
 
     def exists(self, path: str) -> bool:
         """Whether the path exists (a link leading outside or in a loop counts as missing); bad paths raise."""
@@ -187,10 +185,10 @@ class Workspace:
              limit: int = 1000) -> Listing:
         """Workspace-relative paths below `path`, sorted; folders end with "/" (only listed without `pattern`).
 
-        Skips `.git`, what `.gitignore` files ignore and credential files (`secret`); never descends into a linked
-        folder. `depth=1` lists
-        the folder's own entries. `pattern` is a glob matched against the path relative to `path`. At most `limit`
-        entries (shallower ones first); a walk that stops short for another reason says so in `unfinished`.
+        Skips `.git`, what `.gitignore` files ignore and credential files; never descends into a linked folder.
+        `depth=1` lists the folder's own entries. `pattern` is a glob matched against the path relative to `path`.
+        At most `limit` entries (shallower ones first); a walk that stops short for another reason says so in
+        `unfinished`.
         """
         parts = self._parts(path)
         rel = "/".join(parts) or "."
@@ -202,11 +200,7 @@ class Workspace:
         with self._locate(parts) as loc:
             if loc.stat is None:
                 raise self.not_found(rel)
-            why = self.secret(rel) or self.secret(loc.relative, loc.stat)
-            if why is not None:
-                kind = "folder" if stat.S_ISDIR(loc.stat.st_mode) else "file"
-                raise ToolError(f"{rel} is a credential {kind} ({why}); cli-agent's file tools never list or read "
-                                "credentials")
+            self._refuse_credential(rel, loc)
             if loc.tail and not stat.S_ISDIR(loc.stat.st_mode):
                 return Listing([loc.relative])
             try:
