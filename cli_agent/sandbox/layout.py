@@ -97,7 +97,7 @@ def shown_trees(policy: Policy) -> Shown:
     """`read_only_paths`, with the links on the way to them and the environments they come from. Worked out for
     each command (a venv made between two commands is shown to the second)."""
     home, ws = _home(), Path(os.path.realpath(policy.workspace))
-    chains = toolchains(os.environ.get("PATH", ""), os.environ, home)
+    chains = toolchains(os.environ.get("PATH", ""), os.environ, home, str(ws))
     tools = home_tool_paths(home) if home is not None else []
     spelt: list[str] = [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable))]
     spelt += [p for p in sys.path if p and os.path.isdir(p)]

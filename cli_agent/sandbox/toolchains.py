@@ -42,8 +42,11 @@ class Toolchain:
     trees: tuple[str, ...]  # the folders and files to show, as spelt
 
 
-def toolchains(path_env: str, env: Mapping[str, str], home: Path | None) -> tuple[Toolchain, ...]:
-    """The environments that PATH's folders and the toolchain variables of `env` belong to, each once."""
+def toolchains(path_env: str, env: Mapping[str, str], home: Path | None, workspace: str | None = None
+               ) -> tuple[Toolchain, ...]:
+    """The environments that PATH's folders and the toolchain variables of `env` belong to, each once. One inside
+    the `workspace` (real) is shown as part of it; of what its files name, which the repository may have written,
+    only the Python it was made from is taken (a folder that holds a Python's standard library)."""
     found: dict[tuple[str, str], Toolchain] = {}
     for folder in path_env.split(os.pathsep):
         if folder and os.path.isabs(folder) and os.path.isdir(folder):
@@ -51,7 +54,10 @@ def toolchains(path_env: str, env: Mapping[str, str], home: Path | None) -> tupl
                 found.setdefault((chain.kind, chain.where), chain)
     for chain in _of_variables(env, home):
         found.setdefault((chain.kind, chain.where), chain)
-    return tuple(found.values())
+    if workspace is None:
+        return tuple(found.values())
+    return tuple(Toolchain(c.kind, c.where, tuple(t for t in c.trees if _python_prefix(t)))
+                 if _within(os.path.realpath(c.where), workspace) else c for c in found.values())
 
 
 def _of_folder(folder: str, env: Mapping[str, str], home: Path | None) -> Iterator[Toolchain]:
@@ -136,9 +142,14 @@ def _python_env(prefix: str) -> Toolchain | None:
         return Toolchain("venv", prefix, tuple(dict.fromkeys(trees)))
     if os.path.isdir(os.path.join(prefix, "conda-meta")):
         return Toolchain("conda env", prefix, (prefix, *_pth_folders(prefix)))
-    if glob.glob(os.path.join(glob.escape(prefix), "lib", "python3*", "os.py")):
+    if _python_prefix(prefix):
         return Toolchain("python", prefix, (prefix, *_pth_folders(prefix)))
     return None
+
+
+def _python_prefix(prefix: str) -> bool:
+    """Whether `prefix` holds a Python's standard library (`lib/python3.*/os.py`)."""
+    return bool(glob.glob(os.path.join(glob.escape(prefix), "lib", "python3*", "os.py")))
 
 
 def _cfg(path: str) -> dict[str, str]:
@@ -166,7 +177,7 @@ def _bases(prefix: str, values: Mapping[str, str]) -> list[str]:
         real = os.path.realpath(python)
         if not _within(real, os.path.realpath(prefix)):
             out.append(os.path.dirname(os.path.dirname(real)))
-    return [p for p in dict.fromkeys(out) if os.path.isdir(p) and p != "/"]
+    return [p for p in dict.fromkeys(out) if p != "/" and _python_prefix(p)]
 
 
 def _pth_folders(prefix: str) -> list[str]:

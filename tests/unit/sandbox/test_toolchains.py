@@ -135,6 +135,29 @@ def test_a_venv_brings_the_interpreter_it_was_made_from(tmp_path: Path) -> None:
     assert ("python", str(base)) in kinds  # a pyenv version or uv Python on PATH is a prefix too
 
 
+def test_an_environment_inside_the_workspace_takes_only_its_python_from_outside(
+        ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A repository may hold a `.venv` whose files it wrote: its `.pth` lines and a `home` that is no Python never
+    show a host folder."""
+    from cli_agent.sandbox.layout import shown_trees
+
+    base, private = tmp_path / "python", tmp_path / "private"
+    (base / "lib" / "python3.99").mkdir(parents=True)
+    (base / "lib" / "python3.99" / "os.py").write_text("")
+    (private / "bin").mkdir(parents=True)
+    site = ws / ".venv" / "lib" / "python3.99" / "site-packages"
+    site.mkdir(parents=True)
+    (ws / ".venv" / "bin").mkdir()
+    (site / "evil.pth").write_text(f"{private}\n")
+    for cfg, expected in ((f"home = {private}/bin\n", False), (f"home = {base}/bin\n", True)):
+        (ws / ".venv" / "pyvenv.cfg").write_text(cfg)
+        monkeypatch.setenv("PATH", f"{ws}/.venv/bin:/usr/bin:/bin")
+        monkeypatch.setenv("VIRTUAL_ENV", str(ws / ".venv"))
+        trees = shown_trees(Policy(workspace=ws)).trees
+        assert not [t for t in trees if str(t).startswith(str(private))], trees
+        assert (base in trees) is expected
+
+
 # -- verification's pytest comes from the user's venv ---------------------------------------------------------------
 
 @pytest.mark.slow
