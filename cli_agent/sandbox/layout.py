@@ -45,6 +45,8 @@ HOME_SECRETS = (*HOME_PRIVATE, *CREDENTIALS)  # never shown from HOME, whatever 
 VERSION_FILES = (".python-version", ".tool-versions", ".nvmrc", ".node-version", "rust-toolchain",
                  "rust-toolchain.toml")
 _LINK_HOPS = 40
+_KERNEL_PATHS = tuple(Path(k) for k in KERNEL_TREES)
+_HOME_SECRET_PARTS = tuple(tuple(s.split("/")) for s in HOME_SECRETS)
 
 
 @dataclass(frozen=True)
@@ -103,30 +105,39 @@ def shown_trees(policy: Policy) -> Shown:
     spelt += [p for p in sys.path if p and os.path.isdir(p)]
     spelt += [p for p in os.environ.get("PATH", "").split(os.pathsep) if p and os.path.isabs(p) and os.path.isdir(p)]
     spelt += [t for chain in chains for t in chain.trees] + [str(t) for _, t in tools] + _version_files(ws, home)
-    secrets = [home / s for s in HOME_SECRETS] if home is not None else []
     system = [Path(s) for s in SYSTEM if os.path.isdir(s) and not os.path.islink(s)]
     picked: list[Path] = []
-    for raw in dict.fromkeys(spelt):
-        real = Path(os.path.realpath(raw))
-        if not _showable(real, ws, home, secrets, system) or any(_covers(p, real) for p in picked):
+    reals = {raw: Path(os.path.realpath(raw)) for raw in spelt}
+    for real in dict.fromkeys(reals.values()):
+        if not _showable(real, ws, home, system) or any(_covers(p, real) for p in picked):
             continue
         picked = [p for p in picked if not _covers(real, p)] + [real]
     asked = [Path(os.path.realpath(os.path.expanduser(p))) for p in policy.read_paths if _exists(os.path.expanduser(p))]
     trees = (*picked, *(p for p in asked if not _kernel_tree(p)))
     links = _links([*spelt, os.environ.get("HOME", "")], trees, ws, home)
-    shown = [c for c in chains if any(any(_covers(t, Path(os.path.realpath(x))) for t in trees) for x in c.trees)]
-    home_shown = tuple((tool, t) for tool, t in tools if any(_covers(p, Path(os.path.realpath(t))) for p in picked))
+    seen = {raw for raw, real in reals.items() if any(_covers(p, real) for p in picked)}
+    shown = [c for c in chains if any(x in seen for x in c.trees)]
+    home_shown = tuple((tool, t) for tool, t in tools if str(t) in seen)
     return Shown(trees, links, tuple(shown), home_shown)
 
 
-def _showable(real: Path, ws: Path, home: Path | None, secrets: list[Path], system: list[Path]) -> bool:
+def _showable(real: Path, ws: Path, home: Path | None, system: list[Path]) -> bool:
     """Whether a tree may be shown read-only: it exists, is no kernel tree, is not in a system folder (shown
     already), does not hold or lie in the workspace (shown as the overlay), HOME or a secret of HOME."""
     if _kernel_tree(real) or not os.path.exists(real) or _covers(real, ws) or _covers(ws, real):
         return False
     if any(_covers(s, real) for s in system) or (home is not None and _covers(real, home)):
         return False
-    return not any(_covers(s, real) or _covers(real, s) for s in secrets)
+    return home is None or not _covers(home, real) or not _near_secret(real.relative_to(home).parts)
+
+
+def _near_secret(parts: tuple[str, ...]) -> bool:
+    """Whether the place `parts` below HOME is a secret of HOME, lies in one or holds one."""
+    for secret in _HOME_SECRET_PARTS:
+        n = min(len(secret), len(parts))
+        if parts[:n] == secret[:n]:
+            return True
+    return False
 
 
 def _version_files(ws: Path, home: Path | None) -> list[str]:
@@ -170,7 +181,7 @@ def _links(spelt: list[str], trees: tuple[Path, ...], ws: Path, home: Path | Non
 
 def _kernel_tree(path: Path) -> bool:
     """/proc, /sys, /dev or below: never shown from the host, whoever asks (the sandbox has its own /proc and /dev)."""
-    return path == Path("/") or any(_covers(Path(k), path) for k in KERNEL_TREES)
+    return str(path) == "/" or any(_covers(k, path) for k in _KERNEL_PATHS)
 
 
 def bwrap_argv(bwrap: str, policy: Policy, upper: Path, work: Path, command: Sequence[str]) -> list[str]:
