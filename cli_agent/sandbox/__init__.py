@@ -9,8 +9,10 @@ back as a change set (`staging.collect`), which cli-agent applies only once it i
 
     probe.py         can a sandbox be set up here, and if not, why not and what would enable it
     layout.py        what the command sees: the bwrap arguments for a `Policy`
+    toolchains.py    the environments PATH's folders belong to (venv, conda, pyenv, node, cargo, go), shown whole
+    home_tools.py    HOME's tool folders a command may read: an allowlist, by name
     confine.py       a repository's locks, kept inside the workspace before anything is bound
-    secret_files.py  the secret files under /etc and in HOME's tool caches, found by rule, to be masked
+    secret_files.py  the secret files under /etc, found by rule, to be masked (the lists are `fs.credentials`)
     environment.py   the environment the command gets (an allowlist)
     reach.py         the table of what a command can read, write and reach (`cli-agent sandbox`, docs)
     process.py       running it: limits, timeout, capped output, every process killed
