@@ -10,6 +10,7 @@
   workspace holds them (a workspace inside one is the user's choice, and the sandbox shows it too).
 - `/etc`: `ETC_SECRETS` by name, key material by name (`etc_secret_name`), and whatever others may not read
   (`etc_private`), since a command may run as root, who could read it anyway.
+- cli-agent's own config (which may hold keys), state and cache (`own_folders`): never shown, never returned.
 """
 
 from __future__ import annotations
@@ -18,10 +19,11 @@ import os
 import re
 import stat
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["CREDENTIALS", "ETC_SECRETS", "HOME_PRIVATE", "KEY_NAMES", "credential_at", "credential_globs",
-           "credential_in", "etc_private", "etc_secret_name", "home_folder", "places_secrets", "secret_place"]
+__all__ = ["CREDENTIALS", "ETC_SECRETS", "HOME_PRIVATE", "KEY_NAMES", "Places", "credential_at", "credential_globs",
+           "credential_in", "etc_private", "etc_secret_name", "home_folder", "own_folders", "places", "secret_place"]
 
 CREDENTIALS = (
     # keys, clouds and package registries
@@ -60,6 +62,11 @@ def _split(entries: Sequence[str]) -> dict[str, list[tuple[str, ...]]]:
 
 
 _ANYWHERE = _split(CREDENTIALS)
+_BY_LAST: dict[str, list[tuple[str, ...]]] = {}
+for _entry in (e for entries in _ANYWHERE.values() for e in entries):
+    _BY_LAST.setdefault(_entry[-1], []).append(_entry)
+_PRIVATE = _split(HOME_PRIVATE)
+_ETC = _split(ETC_SECRETS)
 _FOLDED_KEYS = frozenset(k.casefold() for k in KEY_NAMES)
 
 
@@ -68,9 +75,9 @@ def credential_in(parts: Sequence[str]) -> str | None:
     folded = [p.casefold() for p in parts]
     if folded and folded[-1] in _FOLDED_KEYS:
         return parts[-1]
-    for i, name in enumerate(folded):
-        for entry in _ANYWHERE.get(name, ()):
-            if tuple(folded[i:i + len(entry)]) == entry:
+    for end, name in enumerate(folded, 1):
+        for entry in _BY_LAST.get(name, ()):
+            if end >= len(entry) and tuple(folded[end - len(entry):end]) == entry:
                 return "/".join(entry)
     return None
 
@@ -80,13 +87,12 @@ def credential_globs() -> list[str]:
     return [f"**/{entry}" for entry in CREDENTIALS] + sorted(KEY_NAMES)
 
 
-def credential_at(root: str, placed: bool, rel: str, st: os.stat_result | None = None) -> str | None:
-    """Why the workspace path `rel` (below the real root `root`) is a credential file: by its names at any depth,
-    or, when `placed` (`places_secrets(root)`), by where it really lies (`secret_place`); None when it is not."""
-    parts = tuple(p for p in rel.split("/") if p not in ("", "."))
+def credential_at(parts: tuple[str, ...], places: Places | None, st: os.stat_result | None = None) -> str | None:
+    """Why the workspace path of names `parts` is a credential file: by its names at any depth, or, given the
+    `places` around the workspace, by where it really lies (`secret_place`); None when it is not."""
     found = credential_in(parts)
-    if found is None and placed and parts:
-        found = secret_place(os.path.join(root, *parts), root, st)
+    if found is None and places is not None and parts:
+        found = secret_place(os.path.join(places.root, *parts), places, st)
     return found
 
 
@@ -97,6 +103,19 @@ def home_folder() -> Path | None:
     return None if real is None or real == Path("/") else real
 
 
+def own_folders() -> list[str]:
+    """cli-agent's config (keys), state (traces, undo journal) and cache folders: where CLI_AGENT_HOME puts them
+    and the platform's own ones (an earlier session's stay there when CLI_AGENT_HOME points elsewhere)."""
+    import platformdirs
+
+    from cli_agent.fs import paths
+
+    ours = [paths.user_config_dir(), paths.user_state_dir(), paths.user_cache_dir()]
+    ours += [Path(f(paths.APP, appauthor=False)) for f in (platformdirs.user_config_dir, platformdirs.user_state_dir,
+                                                          platformdirs.user_cache_dir, platformdirs.user_data_dir)]
+    return [str(p) for p in dict.fromkeys(ours)]
+
+
 def _below(outer: str, inner: str) -> tuple[str, ...] | None:
     """`inner`'s names below `outer` (both real, absolute), () when equal, None when not below."""
     if inner == outer:
@@ -105,42 +124,64 @@ def _below(outer: str, inner: str) -> tuple[str, ...] | None:
     return tuple(inner[len(prefix):].split("/")) if inner.startswith(prefix) else None
 
 
-def places_secrets(root: str) -> bool:
-    """Whether where a file lies under the workspace `root` (real, absolute) can make it secret: the root lies in
-    HOME or /etc, or holds one of them."""
-    home = home_folder()
-    anchors = ["/etc", *([str(home)] if home is not None else [])]
-    return any(_below(a, root) is not None or _below(root, a) is not None for a in anchors)
+@dataclass(frozen=True)
+class Places:
+    """What lies around a workspace root (all real, absolute) such that where a file lies can make it secret."""
+    root: str
+    home: str | None  # HOME, when it holds the root or the root holds it
+    etc: bool  # /etc holds the root or the root holds it
+    own: tuple[str, ...]  # cli-agent's own folders that hold the root or lie in it
 
 
-def secret_place(real: str, root: str, st: os.stat_result | None = None) -> str | None:
-    """Why the file at `real` (a real absolute path inside the workspace `root`) is a secret by where it lies, or
-    None: a credential entry under HOME (even when the workspace lies inside it), a private place of HOME that lies
-    inside the workspace, or a secret of /etc (by name, or, given its stat, not readable by others)."""
+def places(root: str) -> Places | None:
+    """The `Places` around the workspace `root` (real, absolute) that can make a file below it secret; None when
+    there are none (HOME counts only when the root holds it or may lie in one of HOME's secret places)."""
+    def nest(anchor: str) -> bool:
+        return _below(anchor, root) is not None or _below(root, anchor) is not None
+
     home = home_folder()
-    under_home = _below(str(home), real) if home is not None else None
+    below_home = _below(str(home), root) if home is not None else None
+    if below_home:  # the root lies in HOME: it matters only under a name that starts a secret place
+        first = below_home[0].casefold()
+        matters = first in _ANYWHERE or first in _PRIVATE
+    else:
+        matters = home is not None and nest(str(home))
+    own = tuple(real for real in (os.path.realpath(p) for p in own_folders()) if nest(real))
+    found = Places(root, str(home) if matters else None, nest("/etc"), own)
+    return found if found.home or found.etc or own else None
+
+
+def secret_place(real: str, around: Places, st: os.stat_result | None = None) -> str | None:
+    """Why the file at `real` (a real absolute path inside the workspace `around.root`) is a secret by where it
+    lies, or None: a credential entry under HOME (even when the workspace lies inside it), a private place of HOME
+    that lies inside the workspace, cli-agent's own config, state or cache, or a secret of /etc (by name, or, given
+    its stat, not readable by others)."""
+    under_home = _below(around.home, real) if around.home is not None else None
     if under_home:
-        entry = _anchored(under_home, CREDENTIALS)
+        entry = _anchored(under_home, _ANYWHERE)
         if entry is not None:
             return f"~/{entry}"
-        private = _anchored(under_home, HOME_PRIVATE)
-        root_in_home = _below(str(home), root)  # None: the workspace holds HOME
+        private = _anchored(under_home, _PRIVATE)
+        root_in_home = _below(around.home or "", around.root)  # None: the workspace holds HOME
         if private is not None and (root_in_home is None or len(root_in_home) < len(private.split("/"))):
             return f"~/{private}"
-    under_etc = _below("/etc", real)
+    if any(_below(own, real) is not None for own in around.own):
+        return "cli-agent's own config, state or cache"
+    under_etc = _below("/etc", real) if around.etc else None
     if under_etc:
-        entry = _anchored(under_etc, ETC_SECRETS)
+        entry = _anchored(under_etc, _ETC)
         if entry is not None or etc_secret_name(under_etc[-1]) or (st is not None and etc_private(st)):
             return f"/etc/{entry or '/'.join(under_etc)}"
     return None
 
 
-def _anchored(parts: tuple[str, ...], entries: Sequence[str]) -> str | None:
-    """The entry of `entries` that `parts` (names below an anchor) is or lies inside, or None."""
-    for entry in entries:
-        names = entry.split("/")
-        if list(parts[:len(names)]) == names:
-            return entry
+def _anchored(parts: tuple[str, ...], table: dict[str, list[tuple[str, ...]]]) -> str | None:
+    """The entry of `table` (`_split`) that `parts` (names below an anchor) is or lies inside, or None."""
+    if not parts:
+        return None
+    for entry in table.get(parts[0].casefold(), ()):
+        if tuple(p.casefold() for p in parts[:len(entry)]) == entry:
+            return "/".join(entry)
     return None
 
 

@@ -30,7 +30,7 @@ from cli_agent.contracts.change import Change
 from cli_agent.contracts.envelope import Later, ToolError
 from cli_agent.contracts.errors import UsageError
 from cli_agent.fs import atomic
-from cli_agent.fs.credentials import credential_at, places_secrets
+from cli_agent.fs.credentials import credential_at, places
 from cli_agent.fs.pathmatch import GlobSet, glob_problem
 from cli_agent.fs.protected import DEFAULT_PROTECTED
 from cli_agent.fs.resolve_beneath import Located, locate, open_dir, open_regular
@@ -64,7 +64,7 @@ class Workspace:
         self._locks = GlobSet(locks, folded=True)
         self.locks = tuple(locks)
         self._before_write = before_write
-        self._placed = places_secrets(real)  # the root nests with HOME or /etc: where a file lies can make it secret
+        self._places = places(real)  # HOME, /etc or cli-agent's own folders around the root: where a file lies counts
 
     # -- paths -------------------------------------------------------------------------------------------------
 
@@ -156,7 +156,7 @@ class Workspace:
 
     def secret(self, rel: str, st: os.stat_result | None = None) -> str | None:
         """Why the workspace path `rel` is a credential file no tool returns (`fs.credentials`), or None."""
-        return credential_at(str(self.root), self._placed, rel, st)
+        return credential_at(tuple(p for p in rel.split("/") if p not in ("", ".")), self._places, st)
 
     def _refuse_credential(self, rel: str, loc: Located) -> None:
         why = self.secret(rel) or self.secret(loc.relative, loc.stat)
@@ -212,7 +212,7 @@ class Workspace:
             root_fd = self._root_fd()
             try:
                 return walk_tree(root_fd, start, base, depth=depth, pattern=pattern, limit=limit,
-                                 hide=lambda parts: self.secret("/".join(parts)) is not None)
+                                 hide=lambda names: credential_at(names, self._places) is not None)
             finally:
                 os.close(root_fd)
         finally:

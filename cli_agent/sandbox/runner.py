@@ -17,6 +17,7 @@ from collections.abc import Generator, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from cli_agent.fs.credentials import own_folders
 from cli_agent.sandbox import process
 from cli_agent.sandbox.environment import command_env
 from cli_agent.sandbox.layout import Policy, bwrap_argv
@@ -44,19 +45,6 @@ def shell_argv(command: str, limits: process.Limits | None = None) -> list[str]:
     return [shell, "-c", f'{setup}; exec {shell} -c "$1"', "cli-agent", command]
 
 
-def _own_dirs() -> list[str]:
-    """cli-agent's config, state and cache folders: where CLI_AGENT_HOME puts them and the platform's own ones
-    (an earlier session's cache and state stay there when CLI_AGENT_HOME points elsewhere)."""
-    import platformdirs
-
-    from cli_agent.fs import paths
-
-    ours = [paths.user_config_dir(), paths.user_state_dir(), paths.user_cache_dir()]
-    ours += [Path(f(paths.APP, appauthor=False)) for f in (platformdirs.user_config_dir, platformdirs.user_state_dir,
-                                                          platformdirs.user_cache_dir, platformdirs.user_data_dir)]
-    return [str(p) for p in dict.fromkeys(ours)]
-
-
 def run_in_sandbox(command: str, capability: Capability, policy: Policy, limits: process.Limits,
                    check: Check, env_allow: Iterable[str] = ()
                    ) -> Generator[bytes, None, CommandRun]:
@@ -69,7 +57,7 @@ def run_in_sandbox(command: str, capability: Capability, policy: Policy, limits:
         upper, work = staging / "upper", staging / "work"
         upper.mkdir()
         work.mkdir()
-        hidden = (*policy.hidden, *_own_dirs(), str(staging))
+        hidden = (*policy.hidden, *own_folders(), str(staging))
         argv = bwrap_argv(capability.bwrap, Policy(**{**policy.__dict__, "hidden": hidden}), upper, work,
                           shell_argv(command, limits))
         env = command_env(os.environ, env_allow, policy.extra_env)

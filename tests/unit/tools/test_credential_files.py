@@ -119,3 +119,18 @@ def test_the_list_names_the_credential_files_it_promises() -> None:
                  ".bash_history", ".zsh_history", ".claude/.credentials.json", ".codex/auth.json",
                  ".gemini/oauth_creds.json"):
         assert name in CREDENTIALS
+
+
+def test_cli_agents_own_config_state_and_cache_are_never_returned(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    agent_home = tmp_path / "ws" / "agent-home"
+    for rel in ("config/config.toml", "state/traces/t.jsonl", "cache/x.json"):
+        (agent_home / rel).parent.mkdir(parents=True, exist_ok=True)
+        (agent_home / rel).write_text('api_key = "SECRET"\n')
+    (tmp_path / "ws" / "main.py").write_text("print(1)\n")
+    monkeypatch.setenv("CLI_AGENT_HOME", str(agent_home))  # the command sandbox hides these folders too
+    ctx = ToolContext(Workspace(tmp_path / "ws"))
+    for rel in ("agent-home/config/config.toml", "agent-home/state/traces/t.jsonl", "agent-home/cache/x.json"):
+        with pytest.raises(ToolError, match="cli-agent's own"):
+            files.read_file(ctx, rel)
+    assert {e.rstrip("/") for e in files.list_files(ctx, ".")["entries"]} == {"agent-home", "main.py"}
