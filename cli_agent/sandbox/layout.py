@@ -44,7 +44,7 @@ HOME_SECRETS = (*HOME_PRIVATE, *CREDENTIALS)  # never shown from HOME, whatever 
 # user's shell reads them, from the workspace up
 VERSION_FILES = (".python-version", ".tool-versions", ".nvmrc", ".node-version", "rust-toolchain",
                  "rust-toolchain.toml")
-_LINK_HOPS = 40
+_LINK_HOPS = 64  # links made again at most
 _KERNEL_PATHS = tuple(Path(k) for k in KERNEL_TREES)
 _HOME_SECRET_PARTS = tuple(tuple(s.split("/")) for s in HOME_SECRETS)
 
@@ -104,7 +104,7 @@ def shown_trees(policy: Policy) -> Shown:
     spelt: list[str] = [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable))]
     spelt += [p for p in sys.path if p and os.path.isdir(p)]
     spelt += [p for p in os.environ.get("PATH", "").split(os.pathsep) if p and os.path.isabs(p) and os.path.isdir(p)]
-    spelt += [t for chain in chains for t in chain.trees] + [str(t) for _, t in tools] + _version_files(ws, home)
+    spelt += [t for chain in chains for t in chain.trees] + [str(t) for _, t in tools] + _version_files(ws)
     system = [Path(s) for s in SYSTEM if os.path.isdir(s) and not os.path.islink(s)]
     picked: list[Path] = []
     reals = {raw: Path(os.path.realpath(raw)) for raw in spelt}
@@ -140,7 +140,7 @@ def _near_secret(parts: tuple[str, ...]) -> bool:
     return False
 
 
-def _version_files(ws: Path, home: Path | None) -> list[str]:
+def _version_files(ws: Path) -> list[str]:
     """The toolchain version files in the workspace's ancestors (the workspace's own are in its view)."""
     out: list[str] = []
     for folder in ws.parents:
@@ -153,19 +153,20 @@ def _links(spelt: list[str], trees: tuple[Path, ...], ws: Path, home: Path | Non
     again where it lies (really), with its target, so that a venv or a PATH folder reached through a link is found
     where the user's shell finds it."""
     out: dict[str, str] = {}
-    for raw in spelt:
-        if not raw or not os.path.isabs(raw):
-            continue
+    todo = [raw for raw in spelt if raw and os.path.isabs(raw)]
+    while todo and len(out) < _LINK_HOPS:
         here = "/"
-        for hop, part in enumerate(Path(os.path.normpath(raw)).parts[1:]):
+        for part in Path(os.path.normpath(todo.pop())).parts[1:]:
             candidate = os.path.join(here, part)
-            if hop > _LINK_HOPS or not os.path.islink(candidate):
+            if not os.path.islink(candidate):
                 here = candidate
                 continue
-            try:
-                out.setdefault(candidate, os.readlink(candidate))
-            except OSError:
-                break
+            if candidate not in out:
+                try:
+                    out[candidate] = os.readlink(candidate)
+                except OSError:
+                    break
+                todo.append(os.path.join(here, out[candidate]))  # a link in the target is made again too
             here = os.path.realpath(candidate)
     kept = []
     for path, target in out.items():

@@ -72,8 +72,10 @@ def test_a_venv_outside_the_workspace_is_shown_whole(ws: Path, venv: Path, monke
 def test_a_venv_reached_through_a_link_keeps_its_spelling(ws: Path, venv: Path, tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "links").mkdir()
+    (tmp_path / "chain").mkdir()
+    (tmp_path / "chain" / "step").symlink_to(venv)  # a link to a link: both are made again
     link = tmp_path / "links" / "current"
-    link.symlink_to(venv)
+    link.symlink_to("../chain/step")
     _on_path(monkeypatch, link)
     run = sandboxed(ws, f"command -v python; python -c {SHOW_PATH!r}")
     assert run.outcome.exit_code == 0, run.outcome.output
