@@ -137,6 +137,35 @@ def test_a_venv_brings_the_interpreter_it_was_made_from(tmp_path: Path) -> None:
     assert ("python", str(base)) in kinds  # a pyenv version or uv Python on PATH is a prefix too
 
 
+def test_node_cargo_rustup_go_and_pyenv_are_found_from_path_and_their_variables(tmp_path: Path) -> None:
+    def tool(folder: Path, *names: str) -> Path:
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in names:
+            (folder / name).write_text("#!/bin/sh\n")
+        return folder
+
+    home = tmp_path / "home"
+    nvm_node = tool(home / ".nvm" / "versions" / "node" / "v22.1.0" / "bin", "node", "npm")
+    (nvm_node.parent / "lib" / "node_modules").mkdir(parents=True)
+    cargo = tool(tmp_path / "cargo" / "bin", "cargo", "rustup")
+    tool(tmp_path / "rustup" / "toolchains")
+    goroot = tool(tmp_path / "go" / "bin", "go")
+    (goroot.parent / "src" / "runtime").mkdir(parents=True)
+    gopath_bin = tool(tmp_path / "gopath" / "bin", "gopls")
+    shims = tool(home / ".pyenv" / "shims", "python")
+    path = ":".join(str(p) for p in (nvm_node, cargo, goroot, gopath_bin, shims))
+    env = {"RUSTUP_HOME": str(tmp_path / "rustup"), "GOPATH": str(tmp_path / "gopath"),
+           "NVM_DIR": str(home / ".nvm")}
+    found = {c.kind: c for c in toolchains(path, env, home)}
+    assert found["node"].trees == (str(nvm_node.parent),)
+    assert found["cargo"].trees == tuple(str(tmp_path / "cargo" / n) for n in ("bin", "registry", "git"))
+    assert str(tmp_path / "rustup" / "toolchains") in found["rustup"].trees
+    assert found["go"].trees == (str(goroot.parent),)
+    assert found["go path"].trees == (str(gopath_bin), str(tmp_path / "gopath" / "pkg" / "mod"))
+    assert str(home / ".pyenv" / "versions") in found["pyenv"].trees
+    assert str(home / ".nvm" / "versions") in found["nvm"].trees
+
+
 def test_an_environment_inside_the_workspace_takes_only_its_python_from_outside(
         ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A repository may hold a `.venv` whose files it wrote: its `.pth` lines and a `home` that is no Python never
