@@ -41,7 +41,7 @@ ROWS = (
         "...) wherever HOME is shown, and at the workspace's root; the file tools never return them anywhere",
         "never", "test_the_credential_files_of_home_are_masked_even_where_home_is_shown"),
     Row("cli-agent's own config, state and cache (also the default ones when `CLI_AGENT_HOME` moves them)",
-        "never", "test_credential_files_in_the_tool_caches_are_hidden_by_name"),
+        "never", "test_credential_files_in_homes_folders_and_cli_agents_own_are_unreachable"),
     Row("files under `/etc` others may not read (shadow, ssh, ssl/private, wireguard, letsencrypt, keytabs), "
         "and key files by name", "never", "test_private_files_under_etc_are_hidden_by_rule"),
     Row("`/proc/sys`, `/proc/sysrq-trigger` and the other kernel folders of `/proc`; `/sys`; `/dev`",

@@ -187,8 +187,8 @@ def test_the_dropped_variables_are_said_by_cli_agent_sandbox_and_where_a_command
 # -- secret files ----------------------------------------------------------------------------------------------
 
 @pytest.mark.slow
-def test_credential_files_in_the_tool_caches_are_hidden_by_name(ws: Path, tmp_path: Path,
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_credential_files_in_homes_folders_and_cli_agents_own_are_unreachable(
+        ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     home = tmp_path / "home"
     secrets = (".cache/huggingface/token", ".cache/huggingface/stored_tokens", ".cache/tool/a/b/auth.json",
                ".cache/gh/hosts.yml", ".local/lib/app/credentials.json", ".cache/x/id_ed25519", ".cache/x/tls.key",
