@@ -30,6 +30,7 @@ from cli_agent.config.settings import (
 )
 from cli_agent.contracts.errors import ConfigError
 from cli_agent.fs import paths
+from cli_agent.fs.hostfile import RegularFile
 from cli_agent.validated.checked import check, plainly_valid
 from cli_agent.validated.reader import TomlFile, load_checked, read_toml
 from cli_agent.validated.wording import problem_of
@@ -198,7 +199,7 @@ def _parse_string(key: str, raw: str, where: str) -> Any:
 
 def _file_layer(path: Path, label: str, files: dict[str, TomlFile]) -> _Layer:
     """The keys a config file sets, checked, each with `label` as its source; the file kept in `files`."""
-    toml = files[label] = read_toml(path, str(path), ConfigError)
+    toml = files[label] = read_toml(RegularFile(path), str(path), ConfigError)
     data = toml.data
     if "config_files" in data:
         raise ConfigError(toml.at(("config_files",), "unknown key"))
