@@ -196,7 +196,7 @@ def _string_end(text: str, at: int) -> int:
 def _parses(source: str) -> bool:
     try:
         ast.parse(source, mode="eval")
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # a claim nested past the parser's depth: skipped
         return False
     return True
 
