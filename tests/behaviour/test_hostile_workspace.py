@@ -116,7 +116,7 @@ def test_a_pyproject_or_workflow_that_is_no_regular_file_is_skipped(rel, target,
         assert "review.toml: cannot read: it is" in listed.stderr
 
 
-def test_acp_with_a_workflow_that_is_a_fifo_answers_and_exits_when_stdin_closes(fifo, tmp_path):
+def test_acp_with_a_fifo_workflow_answers_a_300000_letter_prompt_and_exits_when_stdin_closes(fifo, tmp_path):
     ws = tmp_path / "ws"
     (ws / ".cli-agent" / "workflows").mkdir(parents=True)
     (ws / ".cli-agent" / "workflows" / "review.toml").symlink_to(fifo)
@@ -136,7 +136,7 @@ def test_acp_with_a_workflow_that_is_a_fifo_answers_and_exits_when_stdin_closes(
             reply = json.loads(proc.stdout.readline())
             if reply.get("id") == 2:
                 session = reply["result"]["sessionId"]
-        prompt = {"sessionId": session, "prompt": [{"type": "text", "text": "hello"}]}
+        prompt = {"sessionId": session, "prompt": [{"type": "text", "text": "a" * 300_000}]}  # one long word
         proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": prompt}) + "\n")
         proc.stdin.flush()
         while True:
