@@ -14,6 +14,7 @@ file: a FIFO, a socket, a device (`/dev/zero`) or a folder is refused with one l
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
@@ -71,6 +72,11 @@ def open_regular(path: str | os.PathLike[str], *, follow: bool = True) -> int:
     except OSError as exc:
         if exc.errno == errno.ELOOP and not follow:
             raise HostFileError(path, "it is a symbolic link; refused", errno.ELOOP) from None
+        mode = 0
+        with contextlib.suppress(OSError):  # a socket can't be opened (ENXIO): say what it is
+            mode = os.stat(path, follow_symlinks=follow).st_mode
+        if mode and not stat.S_ISREG(mode):
+            raise HostFileError(path, f"it is {kind_of(mode)}, not a regular file; refused") from None
         raise HostFileError(path, exc.strerror or str(exc), exc.errno or errno.EIO) from None
     mode = os.fstat(fd).st_mode
     if not stat.S_ISREG(mode):
