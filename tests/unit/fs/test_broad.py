@@ -28,8 +28,8 @@ def test_root_home_and_above_are_refused_and_a_project_is_not(tmp_path: Path, mo
 
 
 def test_the_account_s_own_home_counts_when_home_points_elsewhere(tmp_path: Path, monkeypatch) -> None:
-    import pwd
     import os
+    import pwd
 
     monkeypatch.setenv("HOME", str(tmp_path))
     account = pwd.getpwuid(os.getuid()).pw_dir
