@@ -55,3 +55,20 @@ def test_a_task_of_100000_letters_ends_within_its_timeout(tmp_path: Path) -> Non
                            "-C", str(ws), "-p", "-"], input="a" * 100_000, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "done" in done.stdout and "Traceback" not in done.stderr and "internal error" not in done.stderr
+
+
+@pytest.mark.parametrize("error", [MemoryError, RecursionError])
+def test_a_brief_that_runs_out_of_memory_or_depth_costs_the_brief_not_the_run(tmp_path: Path, error) -> None:
+    from agentkit import make_agent, run
+
+    from cli_agent.contracts.events import Warning
+
+    def briefer(workspace, seen):
+        def brief(task: str) -> str | None:
+            raise error("too deep")
+        return brief
+
+    agent, _ = make_agent(tmp_path, [{"text": "answered"}], brief=briefer)
+    events, finished = run(agent, "a task")
+    assert finished.stop_reason.value == "done" and finished.answer == "answered"
+    assert any(isinstance(e, Warning) and e.code == "brief" and error.__name__ in e.message for e in events)
