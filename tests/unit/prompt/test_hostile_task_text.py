@@ -72,3 +72,14 @@ def test_a_brief_that_runs_out_of_memory_or_depth_costs_the_brief_not_the_run(tm
     events, finished = run(agent, "a task")
     assert finished.stop_reason.value == "done" and finished.answer == "answered"
     assert any(isinstance(e, Warning) and e.code == "brief" and error.__name__ in e.message for e in events)
+
+
+@pytest.mark.slow
+def test_an_example_too_big_or_too_deep_to_evaluate_is_skipped_with_a_note(tmp_path: Path) -> None:
+    found = (task_examples.Example("len([0] * (10**10))", "1"), task_examples.Example("eval('-' * 100000 + '1')", "1"),
+             task_examples.Example("1 + 1", "2"))
+    (tmp_path / "check.py").write_text(task_examples.script(found, [], [], ()))
+    done = subprocess.run([sys.executable, "check.py"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    verdicts = task_examples.verdicts(found, done.stdout)
+    assert [v.ok for v in verdicts] == [None, None, True]
+    assert all("not checked" in v.detail for v in verdicts[:2])
