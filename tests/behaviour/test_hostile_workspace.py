@@ -12,8 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from tests.clikit import cli
+from clikit import cli
 
 pytestmark = [pytest.mark.usefixtures("isolated_home"), pytest.mark.slow]
 

@@ -19,8 +19,8 @@ def test_root_home_and_above_are_refused_and_a_project_is_not(tmp_path: Path, mo
     assert broad_reason("/") == "the filesystem's root"
     assert broad_reason(home) == "your home folder"
     assert broad_reason(tmp_path / "link-to-home") == "your home folder"
-    assert broad_reason(home.parent).startswith("a folder that holds your home folder")
-    assert broad_reason(tmp_path).startswith("a folder that holds your home folder")
+    assert str(broad_reason(home.parent)).startswith("a folder that holds your home folder")
+    assert str(broad_reason(tmp_path)).startswith("a folder that holds your home folder")
     assert broad_reason(home / "project") is None
     with pytest.raises(UsageError) as caught:
         refuse_broad(home)
