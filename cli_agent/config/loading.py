@@ -69,7 +69,7 @@ def load_settings(flags: Mapping[str, Any], *, env: Mapping[str, str] | None = N
     files: dict[str, TomlFile] = {}  # source label -> the file read
     if config_file is not None:
         config_file = Path(config_file).expanduser()
-        if not config_file.is_file():
+        if not config_file.exists():  # a FIFO or a device is there: the reader names what it is
             raise ConfigError(f"--config file not found: {config_file}")
         explicit = _file_layer(config_file, f"--config ({config_file})", files)
     user_path = paths.user_config_file()

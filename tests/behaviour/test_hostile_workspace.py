@@ -153,3 +153,13 @@ def test_acp_with_a_fifo_workflow_answers_a_300000_letter_prompt_and_exits_when_
         for stream in (proc.stdin, proc.stdout, proc.stderr):
             if stream is not None:
                 stream.close()
+
+
+@pytest.mark.parametrize("target", ["fifo", "/dev/zero"])
+def test_a_config_flag_naming_a_fifo_or_a_device_is_refused(target, fifo, tmp_path, isolated_home):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    done = cli(["--config", str(fifo) if target == "fifo" else target, "-C", str(ws), "-p", "hi"],
+               home=isolated_home, timeout=60)
+    assert done.returncode == 2, done
+    assert "not a regular file; refused" in _one_line(done.stderr)
