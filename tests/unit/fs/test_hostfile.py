@@ -62,3 +62,19 @@ def test_a_toml_file_read_through_the_opener_names_the_problem(specials: dict[st
     for path in (specials["link FIFO"], specials["link character device"]):
         with pytest.raises(Broken, match=r"config\.toml: cannot read: it is a (FIFO|character device)"):
             read_toml(RegularFile(path), "config.toml", Broken)
+
+
+def test_verification_s_scan_and_test_detection_skip_a_fifo_and_a_device(tmp_path: Path) -> None:
+    from cli_agent.agent.verify import nearest_tests
+    from cli_agent.prompt.project_tests import detect_test_command
+
+    os.mkfifo(tmp_path / "pipe")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    (tmp_path / "tests" / "test_pipe.py").symlink_to(tmp_path / "pipe")
+    (tmp_path / "tests" / "test_zero.py").symlink_to("/dev/zero")
+    (tmp_path / "tests" / "test_calc.py").write_text("from calc import add\n")
+    assert nearest_tests(tmp_path, ["calc.py"]) == ["tests/test_calc.py"]
+    (tmp_path / "pyproject.toml").symlink_to(tmp_path / "pipe")
+    (tmp_path / "package.json").symlink_to("/dev/zero")
+    assert detect_test_command(tmp_path) in ("pytest -q", "python3 -m pytest -q")  # from tests/, not the FIFO
