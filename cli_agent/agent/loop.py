@@ -23,7 +23,7 @@ from cli_agent.agent.context_window import for_model
 from cli_agent.agent.conversation import Conversation
 from cli_agent.agent.model_call import complete
 from cli_agent.agent.repair import FIRST_SHARE, gave_way, judged, tests_kept
-from cli_agent.agent.run_state import AgentSetup, Approver, Limits, Planner, RunState, over_budget, stop_for
+from cli_agent.agent.run_state import AgentSetup, Approver, Limits, Planner, RunState, briefed, over_budget, stop_for
 from cli_agent.agent.wire import protocol_for
 from cli_agent.contracts import errors
 from cli_agent.contracts.envelope import Envelope
@@ -128,9 +128,7 @@ class Agent:
         run = yield from self._started(prompt)
         if s.attempts is not None and s.attempts.count > 1 and s.verifier is not None:  # candidates can be judged
             run.share_deadline = s.clock() + s.limits.timeout_s * FIRST_SHARE
-        brief, problem = _briefed(s.brief, prompt)
-        if problem:
-            yield Warning(code="brief", message=problem)
+        brief = yield from briefed(s.brief, prompt)
         self._talk.append(run, Message("user", prompt + ("\n\n" + brief if brief else "")))
         dispatcher = s.dispatcher if only_tools is None else s.dispatcher.only(only_tools)
         try:
@@ -299,13 +297,3 @@ class Agent:
             return self._talk.done(run, "done (terminate: true)", parsed.text or "")
         return None
 
-
-def _briefed(brief: Callable[[str], str | None] | None, prompt: str) -> tuple[str | None, str]:
-    """The task's brief, or none and why: a task text or a file too big or too deep to work through (a
-    MemoryError or RecursionError there) costs the brief, never the run."""
-    if brief is None:
-        return None, ""
-    try:
-        return brief(prompt), ""
-    except (MemoryError, RecursionError) as exc:
-        return None, f"the task's files and map were left out ({type(exc).__name__} while working through them)"
