@@ -163,3 +163,19 @@ def test_a_config_flag_naming_a_fifo_or_a_device_is_refused(target, fifo, tmp_pa
                home=isolated_home, timeout=60)
     assert done.returncode == 2, done
     assert "not a regular file; refused" in _one_line(done.stderr)
+
+
+def test_acp_answers_a_55_mb_line_with_one_error_and_keeps_serving(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    huge = json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                       "params": {"protocolVersion": 1, "pad": "a" * (55 << 20)}})
+    init = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}})
+    env = {k: v for k, v in os.environ.items() if k.startswith(("CLI_AGENT_", "PYTHON", "CI", "PATH", "HOME"))}
+    done = subprocess.run([sys.executable, "-m", "cli_agent", "--model", _script(tmp_path, [{"text": "hi"}]), "acp",
+                           "-C", str(ws)], input=f"{huge}\n{init}\n", capture_output=True, text=True, timeout=120,
+                          env=env)
+    assert done.returncode == 0 and "Traceback" not in done.stderr
+    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [r.get("error", {}).get("code") for r in replies] == [-32600, None]  # one error for the one line
+    assert replies[1]["id"] == 1 and replies[1]["result"]["agentCapabilities"]
