@@ -12,7 +12,8 @@ The best ones are listed by file, as `FIRST-LAST  def name(args)`, within the to
 a token). Test files are left out unless the task speaks of tests.
 
 Bounded: at most `MAX_FILES` files of at most `MAX_BYTES` each (the workspace listing's order, ignored files
-skipped), and at most `TIME_S` seconds of parsing; a file that does not parse is skipped. An `Outline` keeps each
+skipped), and at most `TIME_S` seconds of parsing; a file that does not parse, or is nested past the parser's
+depth (a `MemoryError` or `RecursionError` in `ast`), is skipped and the others are mapped. An `Outline` keeps each
 file's definitions by (path, size, mtime), so a session re-parses only what changed.
 """
 
