@@ -179,3 +179,12 @@ def test_acp_answers_a_55_mb_line_with_one_error_and_keeps_serving(tmp_path):
     replies = [json.loads(line) for line in done.stdout.splitlines()]
     assert [r.get("error", {}).get("code") for r in replies] == [-32600, None]  # one error for the one line
     assert replies[1]["id"] == 1 and replies[1]["result"]["agentCapabilities"]
+
+
+@pytest.mark.parametrize("target", ["fifo", "/dev/zero"])
+def test_replay_of_a_trace_that_is_a_fifo_or_a_device_is_refused(target, fifo, tmp_path, isolated_home):
+    link = tmp_path / "trace.jsonl"
+    link.symlink_to(fifo if target == "fifo" else target)
+    done = cli(["replay", str(link)], home=isolated_home, timeout=60)
+    assert done.returncode == 2, done
+    assert "cannot read the trace: it is a" in _one_line(done.stderr)
