@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING
 
 from cli_agent.contracts.change import Change, ChangeKind
 from cli_agent.contracts.events import Event, RunFinished, ToolResult, Verification, Warning
+from cli_agent.fs.copy import CopyLimits, CopyTooBig, copy_tree
+from cli_agent.fs.hostfile import read_regular
 
 if TYPE_CHECKING:
     from cli_agent.contracts.events import EventStream
@@ -100,34 +102,15 @@ class Attempts:
 
 
 def _copy(root: Path, into: Path) -> str:
-    """Copy the workspace (links as links, `.git` left out); "" or why it was not copied."""
-    files = size = 0
-
-    def ignore(folder: str, names: list[str]) -> list[str]:
-        nonlocal files, size
-        skipped = [n for n in names if n in SKIPPED]
-        for name in names:
-            files += 1
-            try:
-                st = os.lstat(os.path.join(folder, name))
-                size += st.st_size
-            except OSError:
-                continue
-        if files > COPY_MAX_FILES or size > COPY_MAX_BYTES:
-            raise _TooBig(f"the workspace is over {COPY_MAX_FILES:,} files or {COPY_MAX_BYTES >> 20} MB")
-        return skipped
-
+    """Copy the workspace (`fs.copy`: links as links, `.git` left out, bounded, never into itself); "" or why it
+    was not copied."""
     try:
-        shutil.copytree(root, into, symlinks=True, ignore=ignore)
-    except _TooBig as exc:
-        return str(exc)
-    except (OSError, shutil.Error) as exc:
+        copy_tree(root, into, limits=CopyLimits(COPY_MAX_FILES, COPY_MAX_BYTES), skip=SKIPPED)
+    except CopyTooBig as exc:
+        return f"the workspace is too big to copy ({exc})"
+    except OSError as exc:
         return f"the workspace could not be copied ({exc})"
     return ""
-
-
-class _TooBig(Exception):
-    pass
 
 
 def revert(copy: Path, applied: Sequence[Change]) -> None:
@@ -159,7 +142,7 @@ def _difference(root: Path, copy: Path, paths: set[str]) -> tuple[Change, ...]:
 
 def _bytes(path: Path) -> bytes | None:
     try:
-        return path.read_bytes() if path.is_file() and not path.is_symlink() else None
+        return read_regular(path, COPY_MAX_BYTES, follow=False) if path.is_file() and not path.is_symlink() else None
     except OSError:
         return None
 

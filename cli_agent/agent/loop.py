@@ -23,7 +23,7 @@ from cli_agent.agent.context_window import for_model
 from cli_agent.agent.conversation import Conversation
 from cli_agent.agent.model_call import complete
 from cli_agent.agent.repair import FIRST_SHARE, gave_way, judged, tests_kept
-from cli_agent.agent.run_state import AgentSetup, Approver, Limits, Planner, RunState, over_budget, stop_for
+from cli_agent.agent.run_state import AgentSetup, Approver, Limits, Planner, RunState, briefed, over_budget, stop_for
 from cli_agent.agent.wire import protocol_for
 from cli_agent.contracts import errors
 from cli_agent.contracts.envelope import Envelope
@@ -128,7 +128,7 @@ class Agent:
         run = yield from self._started(prompt)
         if s.attempts is not None and s.attempts.count > 1 and s.verifier is not None:  # candidates can be judged
             run.share_deadline = s.clock() + s.limits.timeout_s * FIRST_SHARE
-        brief = s.brief(prompt) if s.brief is not None else None
+        brief = yield from briefed(s.brief, prompt)
         self._talk.append(run, Message("user", prompt + ("\n\n" + brief if brief else "")))
         dispatcher = s.dispatcher if only_tools is None else s.dispatcher.only(only_tools)
         try:

@@ -1,6 +1,6 @@
 """What a run works with: the agent's set-up (`AgentSetup`, its `Limits`), the state of one run (`RunState`), and
 the two ways a run ends without the model's say: a limit (`over_budget`) or an exception (`stop_for`, the one table
-from exception to stop reason)."""
+from exception to stop reason), and the task's brief that a run of memory or depth leaves out (`briefed`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from cli_agent.contracts import errors
-from cli_agent.contracts.events import Answer, ApprovalAsked, Decision, StopReason, ToolResult, Warning
+from cli_agent.contracts.events import Answer, ApprovalAsked, Decision, Event, StopReason, ToolResult, Warning
 from cli_agent.contracts.messages import Message, ToolCall, Usage
 from cli_agent.prompt.plan import Plan
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from cli_agent.providers.base import Provider
     from cli_agent.tools.dispatch import Dispatcher
 
-__all__ = ["AgentSetup", "Approver", "Limits", "Planner", "RunState", "over_budget", "stop_for"]
+__all__ = ["AgentSetup", "Approver", "Limits", "Planner", "RunState", "briefed", "over_budget", "stop_for"]
 
 Approver = Callable[[ApprovalAsked], "Decision | Answer"]
 Planner = Callable[[str, "Collection[str] | None"], Plan]  # (task text, tool subset) -> plan
@@ -120,3 +120,16 @@ def over_budget(run: RunState, limits: Limits) -> Generator[Warning, None, str |
             run.warned_budget = True
             yield Warning(code="budget", message=f"80 % of the budget used: {what} {used:g} of {cap:g}")
     return None
+
+
+def briefed(brief: Callable[[str], str | None] | None, prompt: str) -> Generator[Event, Any, str | None]:
+    """The task's brief; none, and a warning saying why, when working through the task's text or files ran out of
+    memory or depth (a MemoryError or RecursionError there costs the brief, never the run)."""
+    if brief is None:
+        return None
+    try:
+        return brief(prompt)
+    except (MemoryError, RecursionError) as exc:
+        yield Warning(code="brief", message=f"the task's files and map were left out ({type(exc).__name__} while "
+                                            "working through them)")
+        return None

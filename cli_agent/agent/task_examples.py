@@ -32,6 +32,7 @@ SENTENCE_CHARS = 240  # how far after "returns X" a correction ("instead of Y") 
 MAX_TASK_CHARS = 20_000  # of the task's text looked at
 SCAN_BUDGET = 30_000  # characters scanned for expressions that do not close, before the search gives up
 EXAMPLE_TIMEOUT_S = 10  # an example still running after this fails (the script's own alarm)
+EXAMPLE_MEMORY = 2 << 30  # bytes of address space the examples may grow to past what the imports took
 MARK = "cli-agent-example "
 
 _START = re.compile(r"(?<![\w.'\"])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*(?=[(\[])")
@@ -196,7 +197,7 @@ def _string_end(text: str, at: int) -> int:
 def _parses(source: str) -> bool:
     try:
         ast.parse(source, mode="eval")
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # a claim nested past the parser's depth: skipped
         return False
     return True
 
@@ -231,7 +232,8 @@ def modules(root: Path, paths: list[str]) -> tuple[list[str], list[str]]:
 def script(found: tuple[Example, ...], names: list[str], folders: list[str], added: tuple[str, ...]) -> str:
     """A Python program that checks `found` with the names of `names` imported, printing a marked JSON line each."""
     data = json.dumps({"examples": [[e.expr, e.expected, e.literal] for e in found], "modules": names,
-                       "folders": folders, "added": list(added), "mark": MARK, "timeout": EXAMPLE_TIMEOUT_S})
+                       "folders": folders, "added": list(added), "mark": MARK, "timeout": EXAMPLE_TIMEOUT_S,
+                       "memory": EXAMPLE_MEMORY})
     return _PROGRAM.replace("DATA", repr(data))
 
 
@@ -266,6 +268,17 @@ for name in D["modules"]:
         break
     ns.setdefault(name.split(".")[0], sys.modules[name.split(".")[0]])
     ns.update({k: v for k, v in vars(m).items() if not k.startswith("__")})
+def bound_memory():  # what an example may allocate, past what the imports took (RLIMIT_AS)
+    try:
+        import resource
+        with open("/proc/self/statm") as f:
+            used = int(f.read().split()[0]) * resource.getpagesize()
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        want = used + D["memory"]
+        resource.setrlimit(resource.RLIMIT_AS, (want if hard == resource.RLIM_INFINITY else min(want, hard), hard))
+    except Exception:
+        pass
+bound_memory()
 def alarm(*_):
     raise TimeoutError("still running after %d s" % D["timeout"])
 signal.signal(signal.SIGALRM, alarm)
@@ -290,6 +303,8 @@ for i, (expr, expected, literal) in enumerate(D["examples"]):
     except NameError as e:
         missing = getattr(e, "name", None)
         say(i, False if missing in D["added"] else None, "NameError: %s" % e)
+    except (MemoryError, RecursionError) as e:  # too big or too deep to check here: skipped, the tests judge
+        say(i, None, "not checked: %s" % type(e).__name__)
     except BaseException as e:
         say(i, False, "raised %s: %s" % (type(e).__name__, str(e)[:300]))
     finally:

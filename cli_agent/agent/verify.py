@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cli_agent.agent import task_examples
+from cli_agent.fs.hostfile import read_regular_or_none
 from cli_agent.prompt.project_tests import is_test_path
 from cli_agent.prompt.task_files import named_files
 
@@ -146,11 +147,10 @@ def _test_files(root: Path) -> Iterable[str]:
 
 
 def _imports_any(path: Path, targets: dict[str, tuple[str, str]]) -> bool:
-    try:
-        with open(path, "rb") as fh:
-            text = fh.read(256 * 1024).decode("utf-8", errors="replace")
-    except OSError:
+    data = read_regular_or_none(path, 256 * 1024)  # a FIFO or a device is skipped, never waited on
+    if data is None:
         return False
+    text = data.decode("utf-8", errors="replace")
     for stem, (dotted, parent) in targets.items():
         if stem not in text:
             continue

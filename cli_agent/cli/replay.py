@@ -157,11 +157,12 @@ def replay(path: Path, *sinks: Callable[[Event], None], run_commands: bool = Fal
 def _refuse_broad(path: Path, original: Path) -> None:
     """The trace names the folder that is copied: never the filesystem's root, your home folder or a folder above
     it (a copy of everything you have, for an edited trace to read)."""
-    real = original.resolve()
-    home = Path.home().resolve()
-    if real == Path(real.anchor) or real == home or real in home.parents:
-        raise errors.TraceError(f"{path}: the trace's workspace {str(original)!r} is your home folder, the root or "
-                                "a folder above your home; replay copies a project's folder, not that")
+    from cli_agent.fs.broad import broad_reason
+
+    reason = broad_reason(original)
+    if reason is not None:
+        raise errors.TraceError(f"{path}: the trace's workspace {str(original)!r} is {reason}, not a project; "
+                                "replay copies a project's folder: open a project folder instead")
 
 
 def _require_sandbox(session: Any) -> None:

@@ -7,9 +7,11 @@ behaves the same whichever of the two parsed its arguments.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from cli_agent.contracts import errors
+from cli_agent.fs.broad import refuse_broad
 from cli_agent.session.launch import AppState, load_for, provider_factory
 
 __all__ = ["resume_from", "run_interactive", "run_prompt"]
@@ -36,6 +38,7 @@ def run_interactive(state: AppState, resume: str | None, *, onboard: bool) -> in
         return load_for(state, announce=False)
 
     hint = (state.flags or {}).get("workspace")
+    refuse_broad(Path(hint or ".").expanduser().absolute())  # before the REPL draws anything
     return run_repl(load, provider_factory=provider_factory(state), resume=resume, onboard=onboard,
                     ask_trust=lambda settled: ask_trust(settled, hint))  # once per folder+config
 

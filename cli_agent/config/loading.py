@@ -30,6 +30,7 @@ from cli_agent.config.settings import (
 )
 from cli_agent.contracts.errors import ConfigError
 from cli_agent.fs import paths
+from cli_agent.fs.hostfile import RegularFile
 from cli_agent.validated.checked import check, plainly_valid
 from cli_agent.validated.reader import TomlFile, load_checked, read_toml
 from cli_agent.validated.wording import problem_of
@@ -68,7 +69,7 @@ def load_settings(flags: Mapping[str, Any], *, env: Mapping[str, str] | None = N
     files: dict[str, TomlFile] = {}  # source label -> the file read
     if config_file is not None:
         config_file = Path(config_file).expanduser()
-        if not config_file.is_file():
+        if not config_file.exists():  # a FIFO or a device is there: the reader names what it is
             raise ConfigError(f"--config file not found: {config_file}")
         explicit = _file_layer(config_file, f"--config ({config_file})", files)
     user_path = paths.user_config_file()
@@ -198,7 +199,7 @@ def _parse_string(key: str, raw: str, where: str) -> Any:
 
 def _file_layer(path: Path, label: str, files: dict[str, TomlFile]) -> _Layer:
     """The keys a config file sets, checked, each with `label` as its source; the file kept in `files`."""
-    toml = files[label] = read_toml(path, str(path), ConfigError)
+    toml = files[label] = read_toml(RegularFile(path), str(path), ConfigError)
     data = toml.data
     if "config_files" in data:
         raise ConfigError(toml.at(("config_files",), "unknown key"))

@@ -7,6 +7,7 @@ writes this file (`cli-agent trust`, the REPL's question); the model's tools nev
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -17,6 +18,7 @@ from pathlib import Path
 
 from cli_agent.contracts.errors import ConfigError
 from cli_agent.fs import paths
+from cli_agent.fs.hostfile import CONFIG_LIMIT, read_regular
 
 __all__ = ["TrustEntry", "config_digest", "earlier_entry", "entries", "folder_trusted", "is_trusted", "listing",
            "revoke", "revoked_line", "trust", "trusted_line"]
@@ -41,10 +43,10 @@ class TrustEntry:
 
 def config_digest(folder: Path) -> str:
     try:
-        return hashlib.sha256(paths.project_config_file(folder).read_bytes()).hexdigest()
-    except FileNotFoundError:
-        return NO_CONFIG
+        return hashlib.sha256(read_regular(paths.project_config_file(folder), CONFIG_LIMIT)).hexdigest()
     except OSError as exc:
+        if exc.errno == errno.ENOENT:
+            return NO_CONFIG
         return f"unreadable ({exc.strerror or exc})"
 
 
@@ -114,12 +116,15 @@ def trusted_line(entry: TrustEntry, withheld: Iterable[str]) -> str:
 def entries() -> list[TrustEntry]:
     path = paths.user_state_dir() / FILE
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_regular(path, CONFIG_LIMIT).decode("utf-8"))
         return [TrustEntry(str(e["folder"]), str(e["digest"]), float(e["trusted_at"]),
                            tuple(str(line) for line in e.get("settings", ()))) for e in data["folders"]]
-    except FileNotFoundError:
+    except OSError as exc:
+        if exc.errno != errno.ENOENT:
+            raise ConfigError(f"the trust store {path} can't be read ({exc.strerror}); remove it and trust the "
+                              f"folders again") from None
         return []
-    except (OSError, ValueError, KeyError, TypeError) as exc:  # a damaged store trusts nothing, and says so
+    except (ValueError, KeyError, TypeError) as exc:  # a damaged store trusts nothing, and says so
         raise ConfigError(f"the trust store {path} is damaged ({type(exc).__name__}); remove it and trust the "
                           f"folders again") from None
 

@@ -14,11 +14,13 @@ file raises ConfigError naming the file and the line.
 from __future__ import annotations
 
 import dataclasses
+import errno
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from cli_agent.contracts.errors import ConfigError
+from cli_agent.fs.hostfile import CONFIG_LIMIT, RegularFile, read_regular
 from cli_agent.fs.paths import PROJECT_DIR
 from cli_agent.validated.reader import load_checked, parse_toml, read_toml
 
@@ -37,7 +39,7 @@ def load(path: Path, model: type[Any]) -> Any:
     """The file at `path` checked as `model`, or `model()` if there is none; ConfigError naming the line if broken."""
     if not path.exists():
         return model()
-    return load_checked(model, read_toml(path, str(path), ConfigError), ConfigError)
+    return load_checked(model, read_toml(RegularFile(path), str(path), ConfigError), ConfigError)
 
 
 # -- writing ---------------------------------------------------------------------------------------------------------
@@ -56,9 +58,11 @@ def appended(path: Path, model: type[Any], name: str, row: Any) -> str | None:
     """The file at `path` with a `[[name]]` table for `row` added at its end, so its comments and layout survive;
     None if there is no file, or if the result would not read back as `model` with `row` last."""
     try:
-        old = path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        return None
+        old = read_regular(path, CONFIG_LIMIT).decode("utf-8")
+    except OSError as exc:
+        if exc.errno == errno.ENOENT:
+            return None
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
     text = old + ("" if old.endswith("\n") or not old else "\n") + tables(name, [row])
     try:
         if getattr(load_checked(model, parse_toml(text, str(path), ConfigError), ConfigError), name)[-1:] != [row]:

@@ -26,6 +26,7 @@ from cli_agent.contracts.events import (
     ToolResult,
 )
 from cli_agent.contracts.messages import ToolCall
+from cli_agent.fs.hostfile import TRACE_LIMIT, read_regular
 from cli_agent.history.trace import Trace
 from cli_agent.providers.base import NoModel
 
@@ -37,7 +38,7 @@ _RAISED: dict[StopReason, type[errors.CliAgentError]] = {
 
 
 def raw_records(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()[1:]]
+    return [json.loads(line) for line in read_regular(path, TRACE_LIMIT).decode("utf-8").splitlines()[1:]]
 
 
 def replay_settings(trace: Trace, copy: Path, tmp: Path) -> Any:

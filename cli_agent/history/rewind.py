@@ -1,21 +1,19 @@
 """Rewinding a copy of a workspace to how it was before a recorded session, for replay.
 
 A trace records the workspace's path, not its content, and by the time a session is replayed the folder holds what
-the runs left. `copy_workspace` copies it (links kept as links, FIFOs and devices left out, absolute links into
-the original pointed into the copy); `rewind` undoes the recorded changes in the copy, newest first. Each change in
-the trace carries the sha256 of the file before and after it, so a file is put back only when it is exactly as the
-change left it and its earlier bytes can be rebuilt and verified: a created file is removed (with the folders it
-leaves empty), an edit is reversed (`new` back to `old`), and a rewritten or deleted file gets back content the
-trace holds (an earlier create or write, or a whole read). The files are read and written through a `Workspace` on
-the copy, by the reversal engine undo uses (`undo.reverting_change`). Fact proposals the runs made are withdrawn.
-Every file left as it is gets a note.
+the runs left. `copy_workspace` copies it (`fs.copy`: bounded, never into itself; links kept as links, FIFOs and
+devices left out, absolute links into the original pointed into the copy); `rewind` undoes the recorded changes in
+the copy, newest first. Each change in the trace carries the sha256 of the file before and after it, so a file is
+put back only when it is exactly as the change left it and its earlier bytes can be rebuilt and verified: a created
+file is removed (with the folders it leaves empty), an edit is reversed (`new` back to `old`), and a rewritten or
+deleted file gets back content the trace holds (an earlier create or write, or a whole read). The files are read and
+written through a `Workspace` on the copy, by the reversal engine undo uses (`undo.reverting_change`). Fact
+proposals the runs made are withdrawn. Every file left as it is gets a note.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
-import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +21,7 @@ from cli_agent.contracts import errors
 from cli_agent.contracts.change import sha_of
 from cli_agent.contracts.events import RunStarted, ToolCallsProposed, ToolResult
 from cli_agent.contracts.messages import ToolCall
+from cli_agent.fs.copy import CopyLimits, CopyTooBig, copy_tree
 from cli_agent.history.trace import Trace
 
 if TYPE_CHECKING:
@@ -30,14 +29,18 @@ if TYPE_CHECKING:
 
 __all__ = ["copy_workspace", "rewind"]
 
+COPY_LIMITS = CopyLimits(max_files=100_000, max_bytes=2 << 30)  # a replay copies a project, not a disk
+
 
 def copy_workspace(original: Path, tmp: Path) -> Path:
     """A copy of `original` (same folder name: the prompt names it) with links kept as links; links pointing into
     the original by absolute path point into the copy instead, so the replay never reaches the original."""
     copy = tmp / original.name
     try:
-        shutil.copytree(original, copy, symlinks=True, ignore=_special_files)
-    except (shutil.Error, OSError) as exc:
+        copy_tree(original, copy, limits=COPY_LIMITS)
+    except CopyTooBig as exc:
+        raise errors.UsageError(f"cannot copy the workspace {original} for the replay: {exc}") from None
+    except OSError as exc:
         raise errors.UsageError(f"cannot copy the workspace {original} for the replay: {exc}") from exc
     real = os.path.realpath(original)
     for folder, dirs, files in os.walk(copy):
@@ -50,20 +53,6 @@ def copy_workspace(original: Path, tmp: Path) -> Path:
                     os.symlink(str(copy) + target[len(root):], link)
                     break
     return Path(os.path.realpath(copy))
-
-
-def _special_files(folder: str, names: list[str]) -> list[str]:
-    """FIFOs, sockets and devices: not copied (opening a FIFO would block)."""
-    skipped = []
-    for name in names:
-        try:
-            mode = os.lstat(os.path.join(folder, name)).st_mode
-        except OSError:
-            skipped.append(name)
-            continue
-        if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
-            skipped.append(name)
-    return skipped
 
 
 def rewind(copy: Path, trace: Trace, raw: list[dict[str, Any]]) -> list[str]:

@@ -35,6 +35,7 @@ from cli_agent.contracts.events import (
 )
 from cli_agent.contracts.messages import Message
 from cli_agent.fs import paths
+from cli_agent.fs.hostfile import TRACE_LIMIT, read_regular
 
 __all__ = ["FORMAT", "READABLE", "Trace", "TraceWriter", "default_trace_path", "read_trace"]
 
@@ -166,9 +167,11 @@ def _format_1_messages(run: list[Event]) -> list[Message]:
 def read_trace(path: Path, *, complete: bool = True) -> Trace:
     """Read and check a trace; `complete` requires it to end with a `run_finished` event."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TraceError(f"{path}: cannot read the trace: {exc}") from exc
+        lines = read_regular(path, TRACE_LIMIT).decode("utf-8").splitlines()
+    except OSError as exc:
+        raise TraceError(f"{path}: cannot read the trace: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise TraceError(f"{path}: cannot read the trace: not UTF-8 text (byte {exc.start})") from None
     if not lines:
         raise TraceError(f"{path}: the trace is empty")
     records = []

@@ -59,10 +59,12 @@ def undo(journal: Journal, turn: int | None = None, *, listing: str = "cli-agent
         raise errors.UsageError(f"nothing to undo in {journal.root}: cli-agent has not changed a file here")
     with journal.no_turn_running(), journal.exclusive():
         target = _pick(journal, turn, listing)
-        plan = _plan(journal, workspace, target)
+        plan, emptied = _plan(journal, workspace, target)
         done: list[str] = []
         for change in plan:
             try:
+                if change.path in emptied:  # a folder the turn made where a file was: emptied by now, removed
+                    remove_empty_dirs(journal.root, emptied[change.path])
                 workspace.apply(change)
             except ToolError as exc:  # someone changed the file since it was checked, just now
                 shown = "; ".join(done) or "nothing"
@@ -92,16 +94,19 @@ def _pick(journal: Journal, turn: int | None, listing: str) -> Turn:
     return found
 
 
-def _plan(journal: Journal, workspace: Workspace, target: Turn) -> list[Change]:
-    """The changes that revert `target`, checked against the files as they are now; nothing is written."""
+def _plan(journal: Journal, workspace: Workspace, target: Turn) -> tuple[list[Change], dict[str, list[str]]]:
+    """The changes that revert `target`, checked against the files as they are now (and as the changes planned
+    before each leave them), and the folders to remove before a file comes back in their place (a turn that turned
+    a file into a folder); nothing is written."""
     from cli_agent.contracts.envelope import ToolError
 
     now: dict[str, bytes | None] = {}
     plan: list[Change] = []
+    emptied: dict[str, list[str]] = {}
     for entry in reversed(target.changes):
         if entry.path not in now:
             try:
-                now[entry.path] = current_bytes(workspace, entry.path)
+                now[entry.path] = _current(workspace, entry.path, now, emptied)
             except ToolError as exc:
                 raise errors.CliAgentError(f"undo refused: {entry.path} can't be read ({exc.message}); "
                                            f"nothing was changed") from None
@@ -116,7 +121,7 @@ def _plan(journal: Journal, workspace: Workspace, target: Turn) -> list[Change]:
                 f"undo refused: {entry.path} changed since the agent wrote it (turn {target.number}, "
                 f"{entry.tool}); nothing was changed. Revert it by hand, or undo another turn")
         try:  # every file writable (no hard link, no link on the way, a regular file) before any is written
-            if workspace.check_writable(entry.path) != entry.path:
+            if not _replaced(entry.path, now, emptied) and workspace.check_writable(entry.path) != entry.path:
                 raise ToolError(f"{entry.path} leads elsewhere through a link now")
         except ToolError as exc:
             raise errors.CliAgentError(f"undo refused: {exc.message}; nothing was changed") from None
@@ -124,7 +129,51 @@ def _plan(journal: Journal, workspace: Workspace, target: Turn) -> list[Change]:
         plan.append(reverting_change(entry.path, current, restored, mode=entry.mode,
                                      summary=f"undo turn {target.number}"))
         now[entry.path] = restored
-    return plan
+    return plan, emptied
+
+
+def _replaced(path: str, now: dict[str, bytes | None], emptied: dict[str, list[str]]) -> bool:
+    """Whether `path` or a folder above it is not on disk as it will be when its change comes: a folder removed
+    first, or a file the plan deletes first (a folder comes back in its place)."""
+    parts = path.split("/")
+    above = ["/".join(parts[:i]) for i in range(1, len(parts))]
+    return path in emptied or any(p in now and now[p] is None for p in above)
+
+
+def _current(workspace: Workspace, path: str, now: dict[str, bytes | None], emptied: dict[str, list[str]]
+             ) -> bytes | None:
+    """The bytes at `path` when its change comes: None under a file the plan deletes first, and None for a folder
+    whose every file the plan deletes first (it is removed then, `emptied`); else `current_bytes`."""
+    from cli_agent.contracts.envelope import ToolError
+
+    if _replaced(path, now, emptied):
+        return None
+    try:
+        return current_bytes(workspace, path)
+    except ToolError:
+        folder = workspace.root / workspace.relative(path)
+        dirs = _emptied_by(folder, path, now)
+        if dirs is None:
+            raise
+        emptied[path] = dirs
+        return None
+
+
+def _emptied_by(folder: Path, rel: str, now: dict[str, bytes | None]) -> list[str] | None:
+    """The folders at and below `folder` (not a link) when the plan so far deletes every file in it, else None."""
+    if not stat.S_ISDIR(os.lstat(folder).st_mode):
+        return None
+    dirs = [rel]
+    for top, names, files in os.walk(folder):
+        inner = os.path.relpath(top, folder)
+        base = rel if inner == "." else f"{rel}/{inner}"
+        if any(f"{base}/{name}" not in now or now[f"{base}/{name}"] is not None for name in files):
+            return None
+        links = [n for n in names if os.path.islink(os.path.join(top, n))]
+        if links:
+            return None
+        dirs += [f"{base}/{name}" for name in names]
+    return dirs
 
 
 def _mode(workspace: Workspace, rel: str) -> int | None:

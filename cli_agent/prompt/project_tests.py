@@ -13,17 +13,16 @@ import os
 import shutil
 from pathlib import Path
 
+from cli_agent.fs.hostfile import read_regular_or_none
+
 __all__ = ["detect_test_command", "is_test_path"]
 
 _NPM_PLACEHOLDER = "no test specified"
 
 
 def _text(path: Path, limit: int = 1 << 20) -> str:
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(limit).decode("utf-8", errors="replace")
-    except OSError:
-        return ""
+    data = read_regular_or_none(path, limit)  # a FIFO or a device is skipped, never waited on
+    return "" if data is None else data.decode("utf-8", errors="replace")
 
 
 def _python_tests(root: Path) -> bool:

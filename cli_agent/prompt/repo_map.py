@@ -12,7 +12,8 @@ The best ones are listed by file, as `FIRST-LAST  def name(args)`, within the to
 a token). Test files are left out unless the task speaks of tests.
 
 Bounded: at most `MAX_FILES` files of at most `MAX_BYTES` each (the workspace listing's order, ignored files
-skipped), and at most `TIME_S` seconds of parsing; a file that does not parse is skipped. An `Outline` keeps each
+skipped), and at most `TIME_S` seconds of parsing; a file that does not parse, or is nested past the parser's
+depth (a `MemoryError` or `RecursionError` in `ast`), is skipped and the others are mapped. An `Outline` keeps each
 file's definitions by (path, size, mtime), so a session re-parses only what changed.
 """
 
@@ -50,6 +51,7 @@ _TS_DEFINITIONS = {"function_declaration", "generator_function_declaration", "cl
                    "type_spec", "function_item", "struct_item", "enum_item", "trait_item", "impl_item", "mod_item",
                    "abstract_class_declaration"}
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_MARKED = re.compile(r"(?<![A-Za-z0-9_])([A-Za-z_][A-Za-z0-9_]*)(?:\(|`)")  # from a word's start: linear time
 _OPENER = re.compile(r"(?:^|[.!?:;]\s+|\n)\s*([A-Z][a-z]+)\b(?![_(`.])")
 _STOP = frozenset(re.split(r"\s+", """the and for with that this from into when then than not are was were has
 have had does did but should would could must can will return returns returned instead should make makes fix bug
@@ -167,7 +169,7 @@ def _task_words(task: str) -> dict[str, int]:
     plain word that opens a sentence: the verb of a request ("Create hello.py ...") says what to do, not where (it
     would rank a `create` method anywhere)."""
     words: dict[str, int] = {}
-    marked = {m.group(1) for m in re.finditer(r"([A-Za-z_][A-Za-z0-9_]*)(?:\(|`)", task)}
+    marked = {m.group(1) for m in _MARKED.finditer(task)}
     openers = {m.group(1) for m in _OPENER.finditer(task)} - marked
     for token in _WORD.findall(task):
         lowered = token.lower()
@@ -199,7 +201,7 @@ def _score(symbol: Symbol, words: dict[str, int], task: str, seen: dict[str, int
 def _python(path: str, text: str) -> list[Symbol]:
     try:
         tree = ast.parse(text)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # nested past the parser's depth: no outline
         return []
     lines = text.splitlines()
     out: list[Symbol] = []

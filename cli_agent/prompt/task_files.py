@@ -39,7 +39,8 @@ _CALLEE_LINES = 30  # a longer function called is left to read_file
 _WHOLE_CLASS = 40  # a longer class is shown as its head and its methods' def lines
 _SOURCE = (".py", ".js", ".ts", ".tsx", ".jsx", ".go", ".rs", ".rb", ".java", ".c", ".h", ".cpp", ".md", ".toml",
            ".json", ".yaml", ".yml", ".txt", ".cfg", ".ini", ".sh", ".html", ".css")
-_PATHISH = re.compile(r"@?([A-Za-z0-9_.\-/]+\.[A-Za-z0-9]{1,5})\b")
+# starts only where a run of path characters starts: tried at every letter of a long word it would be quadratic
+_PATHISH = re.compile(r"@?(?<![A-Za-z0-9_.\-/])([A-Za-z0-9_.\-/]+\.[A-Za-z0-9]{1,5})\b")
 _MENTION = re.compile(r"@([A-Za-z0-9_.\-/]+)")
 _NAME = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*)(?:\(\))?`|\b([A-Za-z_][A-Za-z0-9_]*)\(\)")
 _DOTTED = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+)\b")

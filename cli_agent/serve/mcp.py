@@ -38,10 +38,12 @@ class FileToolServer:
 
     def __init__(self, settings: Settings) -> None:
         from cli_agent.facts.store import workspace_for
+        from cli_agent.fs.broad import refuse_broad
         from cli_agent.history.journal import Journal
         from cli_agent.session.builder import dispatcher_for, policy_for
         from cli_agent.tools.registry import Registry
 
+        refuse_broad(settings.workspace)
         self.journal: Journal = Journal(settings.workspace)
         workspace = workspace_for(settings, before_write=self.journal.record)
         registry = Registry.builtin()

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from cli_agent.agent.loop import Agent, Approver
 from cli_agent.contracts import errors
 from cli_agent.contracts.events import ConversationReset, Event, EventStream, RunFinished, Warning
+from cli_agent.fs.broad import refuse_broad
 from cli_agent.history.trace import TraceWriter, default_trace_path
 
 if TYPE_CHECKING:
@@ -232,6 +233,7 @@ def open_session(settings: Settings, *, interactive: bool, provider_factory: Pro
     root = Path(settings.workspace)
     if not root.is_dir():
         raise errors.UsageError(f"workspace is not a folder: {root}")
+    refuse_broad(root)
     local_note = None
     if not settings.model:  # no model, server or key: the bundled model (a named model never needs its module)
         from cli_agent.providers.local import default_to_local

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from cli_agent.contracts.errors import SpecError
+from cli_agent.fs.hostfile import RegularFile
 from cli_agent.validated import checked
 from cli_agent.validated.checked import rule
 from cli_agent.validated.reader import load_checked, read_toml
@@ -133,7 +134,7 @@ def load_spec_file(path: Any, *, content_checked: bool = False) -> ToolSpec:
     """Parse and validate one spec file on its own (no handler check); raise SpecError naming file and field.
     `content_checked`: these exact bytes passed every check before (see `content_key`): build the spec unchecked."""
     path = Path(path) if isinstance(path, str) else path
-    toml = read_toml(path, display_path(path), SpecError)
+    toml = read_toml(RegularFile(path) if isinstance(path, Path) else path, display_path(path), SpecError)
     if content_checked:  # these bytes passed every check before: built as they are, pydantic not even imported
         return _trusted(toml.data)
     spec = load_checked(ToolSpec, toml, SpecError)

@@ -29,6 +29,7 @@ from typing import Any, Literal
 from cli_agent.contracts.envelope import ToolError
 from cli_agent.contracts.errors import WorkflowError
 from cli_agent.fs import paths
+from cli_agent.fs.hostfile import RegularFile
 from cli_agent.validated.checked import rule
 from cli_agent.validated.reader import TomlFile, load_checked, read_toml
 from cli_agent.validated.wording import Loc
@@ -254,7 +255,7 @@ def _display(file: Any, source: str) -> str:
 
 def load_workflow_file(file: Any, tools: Collection[str], *, source: str = "project") -> Workflow:
     """One workflow file, validated; WorkflowError `path:LINE: field: reason` if anything is wrong."""
-    toml = read_toml(file, _display(file, source), WorkflowError)
+    toml = read_toml(RegularFile(file) if isinstance(file, Path) else file, _display(file, source), WorkflowError)
     try:
         wf = _build(toml, Path(file.name).stem, set(tools))
     except _Problem as exc:

@@ -51,6 +51,7 @@ class StdioWire:
         self._writer = writer
         self._lock = asyncio.Lock()
         self._closed = False
+        self._cut = False  # the reader dropped the start of an over-long line: its rest is dropped too
 
     async def send(self, message: dict[str, Any]) -> None:
         data = (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
@@ -65,13 +66,18 @@ class StdioWire:
         while True:
             try:
                 line = await self._reader.readline()
-            except ValueError:  # longer than LINE_LIMIT: the reader has dropped it
-                await self._error(None, -32600, f"Invalid request: a message longer than {LINE_LIMIT} bytes")
+            except ValueError as exc:  # longer than LINE_LIMIT: the reader has dropped it (or its start)
+                if not self._cut:
+                    await self._error(None, -32600, f"Invalid request: a message longer than {LINE_LIMIT} bytes")
+                self._cut = "not found" in str(exc)  # asyncio's words when the line's end is still to come
                 continue
             except (ConnectionError, OSError):
                 return None
             if not line:
                 return None
+            if self._cut:  # the end of the over-long line
+                self._cut = False
+                continue
             text = line.strip()
             if not text:
                 continue

@@ -97,6 +97,8 @@ def replace_definition(ctx: ToolContext, path: str, name: str, new: str) -> Chan
     except SyntaxError as exc:
         raise ToolError(f"{rel} does not parse as Python (line {exc.lineno}: {exc.msg}); use edit_file or "
                         f"replace_lines") from None
+    except (RecursionError, MemoryError):
+        raise ToolError(f"{rel} is nested too deeply for Python's parser; use edit_file or replace_lines") from None
     found = _find(tree, name)
     if not found:
         known = sorted(q for q, _ in _definitions(tree))[:40]
