@@ -1,0 +1,109 @@
+"""A run's changes are never "done" unproven in silence: the third verdict ("the tests could not run"), no tests
+found, `verify = "required"` / `--require-verified` (exit 9), the task's examples checked without a test command,
+and the verdict on the files as a run leaves them when it ends for another reason. Through the real CLI, the real
+sandbox and real pytest runs, with the scripted model."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+from clikit import calc_project, cli
+from verifykit import DONE, PYTEST, READ, RIGHT, WRONG, run_json, user_messages
+
+pytestmark = pytest.mark.slow
+
+FIX = {"tool_calls": [{"name": "edit_file", "arguments": {"path": "calc.py", "old": "a - b", "new": "a + b"}}]}
+
+
+def project(tmp_path: Path, test_command: str | None = PYTEST) -> tuple[Path, Path]:
+    config = f"test_command = {json.dumps(test_command)}\n" if test_command else ""
+    return calc_project(tmp_path, config)
+
+
+@pytest.mark.parametrize(("command", "why"), [
+    ("no-such-test-runner -q", "no-such-test-runner: command not found (exit 127)"),
+    # the runner itself broken: an older pytest without what its entry point imports
+    (f"{sys.executable} -c {shlex.quote('from _pytest.config import _no_such_entry_point')}",
+     "the test runner failed to start: ImportError: cannot import name '_no_such_entry_point'"),
+])
+def test_tests_that_could_not_run_are_the_third_verdict_not_sent_to_the_model(tmp_path: Path, command: str,
+                                                                             why: str) -> None:
+    ws, home = project(tmp_path, command)
+    code, report, trace = run_json(tmp_path, ws, home, [READ, WRONG, DONE, DONE])
+    assert code == 0 and report["status"] == "done" and report["verified"] is None, report
+    assert report["tests"].startswith(f"the tests could not run: {why}"), report["tests"]
+    assert not any("fail after your change" in m for m in user_messages(trace))  # nothing for the model to fix
+    phases = [json.loads(line)["phase"] for line in trace.splitlines() if '"verification"' in line]
+    assert phases == ["running", "unverified"]  # one line says what happened
+    code, report, _ = run_json(tmp_path, ws, home, [READ, RIGHT, DONE], "--require-verified")
+    assert code == 9 and report["status"] == "unverified" and report["exit_code"] == 9, report
+    assert report["message"].startswith("not verified: the tests could not run")
+
+
+def test_a_broken_conftest_could_not_run_but_a_conftest_the_change_broke_fails(tmp_path: Path) -> None:
+    ws, home = project(tmp_path)
+    (ws / "conftest.py").write_text("import no_such_plugin_package\n")
+    code, report, trace = run_json(tmp_path, ws, home, [READ, WRONG, DONE, DONE])
+    assert code == 0 and report["verified"] is None and "a broken conftest.py" in report["tests"], report
+    (ws / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    (ws / "conftest.py").write_text("import calc\n")
+    broken = {"tool_calls": [{"name": "edit_file", "arguments": {"path": "calc.py", "old": "return a - b",
+                                                                 "new": "return a - b\n\n\nundefined_name()"}}]}
+    code, report, trace = run_json(tmp_path, ws, home, [READ, broken, DONE, DONE],
+                                   env_extra={"CLI_AGENT_VERIFY_ROUNDS": "1"})
+    assert code == 8 and report["verified"] is False, report  # calc.py, which the run changed, is in the traceback
+    assert any("fail after your change" in m for m in user_messages(trace))
+
+
+def test_no_tests_found_is_said_and_required_proof_ends_with_exit_9(tmp_path: Path) -> None:
+    ws, home = project(tmp_path, None)
+    for path in (ws / "tests" / "test_calc.py", ws / "conftest.py"):
+        path.unlink()
+    code, report, trace = run_json(tmp_path, ws, home, [READ, FIX, DONE], task="fix add in calc.py")
+    assert code == 0 and report["verified"] is None and report["tests"] == "no tests found (set test_command)"
+    assert '"phase": "unverified"' in trace
+    (ws / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    code, report, _ = run_json(tmp_path, ws, home, [READ, FIX, DONE], task="fix add in calc.py",
+                               env_extra={"CLI_AGENT_VERIFY": "required"})
+    assert code == 9 and report["status"] == "unverified", report
+    assert report["message"] == 'not verified: no tests found (set test_command); verify = "required" asks for proof'
+    assert (ws / "calc.py").read_text().count("a + b") == 1  # the change stays: undo is there
+
+
+def test_the_text_output_says_not_verified_on_stderr(tmp_path: Path) -> None:
+    ws, home = project(tmp_path, None)
+    for path in (ws / "tests" / "test_calc.py", ws / "conftest.py"):
+        path.unlink()
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([READ, FIX, DONE]))
+    done = cli(["-p", "fix add in calc.py", "--model", f"scripted:{script}", "-C", str(ws), "--yes"], home=home,
+               timeout=180)
+    assert done.returncode == 0 and "Fixed add()." in done.stdout
+    assert "! not verified: no tests found (set test_command)" in done.stderr, done.stderr
+
+
+def test_the_task_s_examples_are_checked_in_a_python_project_with_no_test_command(tmp_path: Path) -> None:
+    ws, home = project(tmp_path, None)
+    for path in (ws / "tests" / "test_calc.py", ws / "conftest.py"):
+        path.unlink()
+    code, report, trace = run_json(tmp_path, ws, home, [READ, WRONG, DONE, RIGHT, DONE],
+                                   task="In calc.py, add(2, 3) should be 5")
+    assert code == 0 and report["verified"] is None, report  # the examples hold, but no test proved the rest
+    assert report["tests"] == "no tests found (set test_command); the task's 1 example(s) hold"
+    feedback = [m for m in user_messages(trace) if "fail after your change" in m]
+    assert feedback and "add(2, 3) == 5: gave 6" in feedback[0]
+
+
+def test_a_run_that_ends_at_its_step_limit_reports_the_verdict_on_the_files_it_left(tmp_path: Path) -> None:
+    ws, home = project(tmp_path)
+    code, report, trace = run_json(tmp_path, ws, home, [READ, WRONG, READ], "--max-steps", "2")
+    assert code == 4 and report["status"] == "step_limit" and report["verified"] is False, report
+    assert "1 failed" in report["tests"]
+    assert not any("fail after your change" in m for m in user_messages(trace))  # reported, not repaired
+    (ws / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    code, report, _ = run_json(tmp_path, ws, home, [READ, FIX, READ], "--max-steps", "2")
+    assert code == 4 and report["verified"] is True and "passed" in report["tests"], report
