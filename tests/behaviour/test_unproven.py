@@ -107,3 +107,23 @@ def test_a_run_that_ends_at_its_step_limit_reports_the_verdict_on_the_files_it_l
     (ws / "calc.py").write_text("def add(a, b):\n    return a - b\n")
     code, report, _ = run_json(tmp_path, ws, home, [READ, FIX, READ], "--max-steps", "2")
     assert code == 4 and report["verified"] is True and "passed" in report["tests"], report
+
+
+def _edit(path: str, old: str, new: str) -> dict[str, object]:
+    return {"tool_calls": [{"name": "edit_file", "arguments": {"path": path, "old": old, "new": new}}]}
+
+
+def test_a_change_the_old_tests_pass_but_the_task_s_statement_refutes_is_not_verified(tmp_path: Path) -> None:
+    ws, home = project(tmp_path)
+    read_test = {"tool_calls": [{"name": "read_file", "arguments": {"path": "tests/test_calc.py"}}]}
+    in_the_test = _edit("tests/test_calc.py", "from calc import add\n",
+                        "from calc import add\n\n\ndef mul(a, b):\n    return a * b\n")  # the name, in the wrong place
+    in_calc = _edit("calc.py", "    return a + b\n", "    return a + b\n\n\ndef mul(a, b):\n    return a * b\n")
+    task = "Fix add in calc.py, and add a function `mul(a, b)` to calc.py that multiplies: `from calc import mul` works."
+    code, report, trace = run_json(tmp_path, ws, home, [READ, FIX, read_test, in_the_test, DONE, in_calc, DONE],
+                                   task=task)
+    assert code == 0 and report["verified"] is True, report
+    assert report["tests"].endswith("; the task's 2 statement(s) hold"), report["tests"]
+    feedback = [m for m in user_messages(trace) if "fail after your change" in m]
+    assert len(feedback) == 1 and "`from calc import mul` works: ImportError: cannot import name 'mul'" in feedback[0]
+    assert "`mul` is defined: not defined in calc" in feedback[0]
