@@ -176,7 +176,7 @@ class Verifier:
         run = _no_time(self.command)
         for command in self.plan(changed):
             run = yield from self._run(command, deadline, changed)
-            if not run.passed:  # a nearest file that collected nothing goes on to the whole command
+            if not run.passed and not (run.broken and command != self.command):  # the whole command has its say
                 break
         if held and run.passed and run.ran:
             run = replace(run, summary=f"{run.summary}; {held}")

@@ -119,7 +119,8 @@ def test_a_change_the_old_tests_pass_but_the_task_s_statement_refutes_is_not_ver
     in_the_test = _edit("tests/test_calc.py", "from calc import add\n",
                         "from calc import add\n\n\ndef mul(a, b):\n    return a * b\n")  # the name, in the wrong place
     in_calc = _edit("calc.py", "    return a + b\n", "    return a + b\n\n\ndef mul(a, b):\n    return a * b\n")
-    task = "Fix add in calc.py, and add a function `mul(a, b)` to calc.py that multiplies: `from calc import mul` works."
+    task = ("Fix add in calc.py, and add a function `mul(a, b)` to calc.py that multiplies: `from calc import mul` "
+            "works.")
     code, report, trace = run_json(tmp_path, ws, home, [READ, FIX, read_test, in_the_test, DONE, in_calc, DONE],
                                    task=task)
     assert code == 0 and report["verified"] is True, report
