@@ -128,3 +128,40 @@ def test_a_change_the_old_tests_pass_but_the_task_s_statement_refutes_is_not_ver
     feedback = [m for m in user_messages(trace) if "fail after your change" in m]
     assert len(feedback) == 1 and "`from calc import mul` works: ImportError: cannot import name 'mul'" in feedback[0]
     assert "`mul` is defined: not defined in calc" in feedback[0]
+
+
+@pytest.mark.usefixtures("isolated_home")
+def test_an_editor_over_acp_is_told_the_change_is_not_verified(tmp_path: Path) -> None:
+    import asyncio
+    import os
+
+    from acp import PROTOCOL_VERSION, spawn_agent_process, text_block
+    from acp.schema import AllowedOutcome, RequestPermissionResponse
+
+    ws, _ = project(tmp_path, None)
+    for path in (ws / "tests" / "test_calc.py", ws / "conftest.py"):
+        path.unlink()
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([READ, FIX, DONE]))
+    thoughts: list[str] = []
+
+    class Client:
+        async def request_permission(self, options: list, session_id: str, tool_call: object, **kw: object) -> object:
+            return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id="allow_once"))
+
+        async def session_update(self, session_id: str, update: object, **kw: object) -> None:
+            if getattr(update, "session_update", "") == "agent_thought_chunk":
+                thoughts.append(update.content.text)  # type: ignore[attr-defined]  # a thought has text content
+
+    async def main() -> str:
+        env = {k: v for k, v in os.environ.items() if k.startswith(("CLI_AGENT_", "PYTHON", "CI"))}
+        async with spawn_agent_process(Client(), sys.executable, "-m", "cli_agent", "--model", f"scripted:{script}",
+                                       "acp", "-C", str(ws), env=env) as (conn, _process):  # type: ignore[arg-type]
+            await asyncio.wait_for(conn.initialize(protocol_version=PROTOCOL_VERSION), 60)
+            session = await conn.new_session(cwd=str(ws))
+            done = await asyncio.wait_for(conn.prompt(session_id=session.session_id,
+                                                      prompt=[text_block("fix add in calc.py")]), 120)
+            return str(done.stop_reason)
+
+    assert asyncio.run(main()) == "end_turn"
+    assert "! not verified: no tests found (set test_command)" in "".join(thoughts), thoughts
