@@ -9,6 +9,7 @@ import json
 import shlex
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from clikit import calc_project, cli
@@ -155,8 +156,9 @@ def test_an_editor_over_acp_is_told_the_change_is_not_verified(tmp_path: Path) -
 
     async def main() -> str:
         env = {k: v for k, v in os.environ.items() if k.startswith(("CLI_AGENT_", "PYTHON", "CI"))}
-        async with spawn_agent_process(Client(), sys.executable, "-m", "cli_agent", "--model", f"scripted:{script}",
-                                       "acp", "-C", str(ws), env=env) as (conn, _process):  # type: ignore[arg-type]
+        client: Any = Client()  # a test client: the two methods a turn calls
+        async with spawn_agent_process(client, sys.executable, "-m", "cli_agent", "--model", f"scripted:{script}",
+                                       "acp", "-C", str(ws), env=env) as (conn, _process):
             await asyncio.wait_for(conn.initialize(protocol_version=PROTOCOL_VERSION), 60)
             session = await conn.new_session(cwd=str(ws))
             done = await asyncio.wait_for(conn.prompt(session_id=session.session_id,

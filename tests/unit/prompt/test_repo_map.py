@@ -115,7 +115,8 @@ def test_a_name_the_task_calls_or_writes_in_backticks_ranks_first_however_short(
     (tmp_path / "seq.py").write_text("def take_nth_sequence_values(xs):\n    return xs\n")
     outline = Outline(Workspace(tmp_path))
     found = repo_map("The sum of two numbers is wrong: add(2, 3) returns -1, sum numbers returns", outline)
-    assert found is not None and found.text.splitlines()[1] == "calc.py", found.text  # `add`: a stop word, 3 letters
+    assert found is not None
+    assert found.text.splitlines()[1] == "calc.py", found.text  # `add`: a stop word, of 3 letters
     assert "def add(a, b)" in found.text.split("\n", 3)[2]
     only = repo_map("`nth` gives the wrong item", outline)  # no other word: the backticked name alone
     assert only is not None and "def nth(xs, n)" in only.text, only
