@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from cli_agent.tools.context import CommandSetup
 
 __all__ = ["COULD_NOT_RUN", "NO_TESTS", "TestRun", "Verifier", "could_not_run", "nearest_tests", "summary_line",
-           "trimmed_failures", "verification_for", "verifier_for"]
+           "trimmed_failures", "verification_for"]
 
 EXAMPLES = "the task's examples"  # what checked them, as a verdict's command says
 COULD_NOT_RUN = "the tests could not run"  # how the third verdict's summary starts
@@ -294,9 +294,3 @@ def verification_for(settings: Settings, commands: CommandSetup | None, root: Pa
     from cli_agent.prompt.project_tests import detect_test_command
     command = settings.test_command or detect_test_command(root)
     return Verifier(command, commands, root, settings.verify_rounds), "" if command else NO_TESTS
-
-
-def verifier_for(settings: Settings, commands: CommandSetup | None, root: Path) -> Verifier | None:
-    """The `Verifier` of `verification_for`, with a test command (None without one)."""
-    verifier, _ = verification_for(settings, commands, root)
-    return verifier if verifier is not None and verifier.command else None
