@@ -28,7 +28,8 @@ def config_show(ctx: typer.Context, workspace: Workspace = None, config: ConfigF
     from cli_agent.prompt.project_tests import shown
 
     loaded = load(ctx, workspace=workspace, config=config)
-    tests = shown(loaded.settings.test_command, loaded.sources["test_command"], Path(loaded.settings.workspace))
+    tests = shown(loaded.settings.test_command, loaded.sources["test_command"], Path(loaded.settings.workspace)) \
+        if loaded.settings.verify else "# tests: not run after a run's changes (verify = false)"
     typer.echo(escape_for_terminal(render_show(loaded) + "\n" + tests))
     return 0
 

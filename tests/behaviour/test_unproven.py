@@ -167,3 +167,16 @@ def test_an_editor_over_acp_is_told_the_change_is_not_verified(tmp_path: Path) -
 
     assert asyncio.run(main()) == "end_turn"
     assert "! not verified: no tests found (set test_command)" in "".join(thoughts), thoughts
+
+
+def test_config_show_names_the_test_command_of_the_released_inflection_layout(tmp_path: Path) -> None:
+    ws, home = tmp_path / "inflection-0.5.1", tmp_path / "home"
+    ws.mkdir()
+    for name in ("inflection.py", "setup.py", "test_inflection.py", "tox.ini"):
+        (ws / name).write_text("[tox]\nenvlist = py3\n" if name == "tox.ini" else "")
+    done = cli(["config", "show", "-C", str(ws)], home=home)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1].startswith("# tests: "), done.stdout
+    assert "pytest -q  # found: test_inflection.py (pytest finds test_*.py and *_test.py)" in done.stdout
+    done = cli(["config", "show", "-C", str(ws)], home=home, env_extra={"CLI_AGENT_TEST_COMMAND": "make check"})
+    assert done.stdout.splitlines()[-1] == "# tests: make check  # test_command, env CLI_AGENT_TEST_COMMAND"
