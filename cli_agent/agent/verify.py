@@ -1,7 +1,7 @@
 """Verification: after a run changed files and the model says it is done, the project's own tests judge the work.
 
 The harness, not the prompt, runs them: `Verifier.check(changed, deadline, task)` first checks what the task states
-(its examples, `task_examples`, and what it says of names, `task_statements`; in a Python project, even with no
+(its examples, `task_examples`, and what it says of names, `proof.statements`; in a Python project, even with no
 test command), then runs the tests nearest the change (the test files that import a changed module, or a changed
 test file itself), then the whole test command, all in the command sandbox.
 Whatever the tests write (caches, `.pyc`, reports) is thrown away with the staging layer: a test run changes
@@ -28,8 +28,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cli_agent.agent import task_examples, task_statements
-from cli_agent.agent.test_output import could_not_run, summary_line, trimmed_failures
+from cli_agent.agent import task_examples
+from cli_agent.agent.proof import statements as task_statements
+from cli_agent.agent.proof.test_output import could_not_run, summary_line, trimmed_failures
 from cli_agent.prompt.project_tests import is_test_path
 from cli_agent.prompt.task_files import named_files
 
@@ -154,7 +155,7 @@ class Verifier:
         return ", then ".join([*([EXAMPLES] if stated else []), *([self.command] if self.command else [])])
 
     def check(self, changed: Iterable[str], deadline: float, task: str = "") -> Generator[bytes, None, TestRun]:
-        """Checks what the task states (`task_examples`, `task_statements`), then runs the plan until a command
+        """Checks what the task states (`task_examples`, `proof.statements`), then runs the plan until a command
         fails; yields the output as it comes; returns the verdict."""
         changed = tuple(changed)
         stated = self._stated(task, changed)
