@@ -43,6 +43,10 @@ def test_tests_that_could_not_run_are_the_third_verdict_not_sent_to_the_model(tm
     code, report, _ = run_json(tmp_path, ws, home, [READ, RIGHT, DONE], "--require-verified")
     assert code == 9 and report["status"] == "unverified" and report["exit_code"] == 9, report
     assert report["message"].startswith("not verified: the tests could not run")
+    (ws / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    code, report, _ = run_json(tmp_path, ws, home, [READ, WRONG, DONE], "--attempts", "3")
+    assert code == 0 and report["verified"] is None and "attempt" not in report, report
+    assert not any("candidate" in w for w in report["warnings"])  # a verdict that could not run judges none
 
 
 def test_a_broken_conftest_could_not_run_but_a_conftest_the_change_broke_fails(tmp_path: Path) -> None:
