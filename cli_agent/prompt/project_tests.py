@@ -118,13 +118,13 @@ def _walk(root: Path) -> tuple[str | None, str | None]:
                 if entry.is_dir(follow_symlinks=False):
                     if depth < WALK_DEPTH and _searched(entry.path, name):
                         below.append(Path(entry.path))
-                elif name.endswith(".py") and entry.is_file(follow_symlinks=False):
-                    rel = os.path.relpath(entry.path, root)
+                elif name.startswith("test") or name.endswith("_test.py"):
+                    if not name.endswith(".py") or not entry.is_file(follow_symlinks=False):
+                        continue
                     if name.startswith("test_") or name.endswith("_test.py"):
-                        return rel, unittest_file
-                    if unittest_file is None and name.startswith("test") and "unittest" in _text(Path(entry.path),
-                                                                                                 64 * 1024):
-                        unittest_file = rel
+                        return os.path.relpath(entry.path, root), unittest_file
+                    if unittest_file is None and "unittest" in _text(Path(entry.path), 64 * 1024):
+                        unittest_file = os.path.relpath(entry.path, root)
         level = below
     return pytest_file, unittest_file
 
