@@ -201,7 +201,9 @@ class Verifier:
         parts = [task_examples.script(found, names, folders, task_examples.added_names(task))] if found else []
         if said:  # the names must be where the task says: in the files it names, else in those the run changed
             where, under = task_examples.modules(self.root, named or edited)
-            parts.append(task_statements.script(said, where, under, [n for n in names if "." not in n]))
+            exact = [found_in[-1] for found_in in (task_examples.modules(self.root, [p])[0] for p in named or edited)
+                     if found_in]
+            parts.append(task_statements.script(said, where, under, [n for n in names if "." not in n], exact))
         return found, said, f"{self._python()} -c {shlex.quote(chr(10).join(parts))}"
 
     def _python_project(self) -> bool:

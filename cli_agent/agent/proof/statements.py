@@ -102,11 +102,14 @@ def _local(dotted: str, root: Path) -> bool:
                for base in (root, root / "src"))
 
 
-def script(found: tuple[Statement, ...], names: list[str], folders: list[str], local: list[str]) -> str:
+def script(found: tuple[Statement, ...], names: list[str], folders: list[str], local: list[str],
+           exact: list[str] | None = None) -> str:
     """A Python program that checks `found` against the modules `names` (found from `folders`), printing a marked
-    JSON line each; `local`: the workspace's top-level modules (an import failing for want of another is skipped)."""
+    JSON line each. A name must be defined in one of `exact` (the modules of the files the task names; None: any of
+    `names`), and gone from all of `names` (their packages' re-exports too); `local`: the workspace's top-level
+    modules (an import failing for want of another is not judged)."""
     data = json.dumps({"statements": [[s.kind, s.text] for s in found], "modules": names, "folders": folders,
-                       "local": local, "mark": MARK, "timeout": TIMEOUT_S})
+                       "exact": exact if exact else names, "local": local, "mark": MARK, "timeout": TIMEOUT_S})
     return _PROGRAM.replace("DATA", repr(data))
 
 
@@ -144,8 +147,8 @@ for name in D["modules"]:
     except BaseException as e:
         problem = "importing %s: %s: %s" % (name, type(e).__name__, e)
         break
-def where(name):
-    for m in mods:
+def where(name, among):
+    for m in [m for m in mods if m.__name__ in among]:
         if name in vars(m):
             return m.__name__
         for v in list(vars(m).values()):
@@ -166,10 +169,9 @@ for i, (kind, text) in enumerate(D["statements"]):
     if problem or not mods:
         say(i, None, problem or "no module to look in")
         continue
-    found = where(text)
+    found = where(text, D["exact"] if kind == "exists" else D["modules"])
     if kind == "exists":
-        say(i, found is not None, "defined in %s" % found if found else "not defined in %s" % ", ".join(
-            m.__name__ for m in mods))
+        say(i, found is not None, "defined in %s" % found if found else "not defined in %s" % ", ".join(D["exact"]))
     else:
         say(i, found is None, "still defined in %s" % found if found else "gone")
 signal.alarm(0)

@@ -64,3 +64,14 @@ def test_a_method_counts_as_defined_and_a_module_that_does_not_import_is_not_jud
     assert [ok for ok, _ in check(tmp_path, found, ["ver.py"])] == [True, True]
     (tmp_path / "ver.py").write_text("import no_such_package\n")
     assert [ok for ok, _ in check(tmp_path, found, ["ver.py"])] == [None, None]
+
+
+@pytest.mark.slow
+def test_an_added_name_must_be_in_the_file_the_task_names_not_only_in_its_package(toolz: Path) -> None:
+    (toolz / "toolz" / "__init__.py").write_text("from .dicttoolz import *\n\n\ndef select_keys(keys, d):\n"
+                                                "    return d\n")
+    found = statements("Add a function select_keys(keys, d) to toolz/dicttoolz.py", toolz)
+    names, folders = modules(toolz, ["toolz/dicttoolz.py"])
+    program = script(found, names, folders, ["toolz"], ["toolz.dicttoolz"])
+    out = subprocess.run([sys.executable, "-c", program], cwd=toolz, capture_output=True, text=True, timeout=60)
+    assert [(v.ok, v.detail) for v in verdicts(found, out.stdout)] == [(False, "not defined in toolz.dicttoolz")]
