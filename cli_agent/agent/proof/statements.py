@@ -22,7 +22,9 @@ states is checked all the same, unless it fails for want of a package that is no
 
 from __future__ import annotations
 
+import builtins
 import json
+import keyword
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,13 +38,14 @@ MAX_STATEMENTS = 8
 MAX_TASK_CHARS = 20_000
 TIMEOUT_S = 10  # the whole check's alarm
 
+_BUILTINS = frozenset(dir(builtins))
 _NAME = r"[A-Za-z_]\w*"
 _DOTTED = rf"{_NAME}(?:\.{_NAME})*"
 _FROM_IMPORT = re.compile(rf"\bfrom\s+({_DOTTED})\s+import\s+({_NAME}(?:\s*,\s*{_NAME})*)")
 _TICKED_IMPORT = re.compile(rf"`import\s+({_DOTTED})`")
 _SHOULD_FAIL = re.compile(r"\b(?:should|must)\s+(?:fail|raise|not\s+work|no\s+longer\s+work)|\bno\s+longer\s+works?")
 _ADD = re.compile(rf"\b(?:add|adds|adding|define|implement|create)\s+(?:(?:a|an|the|new|public)\s+)*"
-                  rf"(?:function|method|class|helper|constant|attribute|property)?\s*`({_NAME})`", re.IGNORECASE)
+                  rf"(?:function|method|class|helper|constant|property)\s+`({_NAME})`", re.IGNORECASE)
 _RENAME = re.compile(rf"\brename[sd]?\s+(?:(?:the\s+)?(?:function|method|class|attribute|constant)\s+)?`?({_DOTTED})"
                      rf"`?\s+(?:to|as|into)\s+`?({_NAME})`?", re.IGNORECASE)
 _KEEP_NOT = re.compile(r"\b(?:do\s+not|don't|must\s+not|should\s+not|without)\s+keep(?:ing)?\b|\bno\s+(?:alias|"
@@ -54,13 +57,14 @@ _REMOVE = re.compile(rf"\b(?:remove|delete|drop)\s+(?:(?:the|deprecated|unused|o
 
 @dataclass(frozen=True)
 class Statement:
-    kind: str  # "import" (the source must run), "exists" (the name must be defined), "gone" (it must not be)
+    kind: str  # "import" (the source must run), "exists" (the name must be defined), "gone" (it must not be),
+    # "renamed" (`text` is "OLD NEW": NEW must be defined, unless neither is, as when a parameter was renamed)
     text: str  # the import statement, or the name
 
     @property
     def shown(self) -> str:
         return {"import": f"`{self.text}` works", "exists": f"`{self.text}` is defined",
-                "gone": f"`{self.text}` is gone"}[self.kind]
+                "renamed": f"`{self.text.split()[-1]}` is defined", "gone": f"`{self.text}` is gone"}[self.kind]
 
 
 @dataclass(frozen=True)
@@ -81,13 +85,19 @@ def statements(task: str, root: Path) -> tuple[Statement, ...]:
     for match in _TICKED_IMPORT.finditer(task):
         if _local(match.group(1), root) and not _SHOULD_FAIL.search(_sentence_after(task, match.end())):
             found.append(Statement("import", f"import {match.group(1)}"))
-    renames = [(old.rsplit(".", 1)[-1], new) for old, new in _RENAME.findall(task)]
-    added = [*added_names(task), *_ADD.findall(task), *(new for _, new in renames)]
+    renames = [(old.rsplit(".", 1)[-1], new) for old, new in _RENAME.findall(task) if _named(new)]
+    added = [name for name in (*added_names(task), *_ADD.findall(task)) if _named(name)]
     found += [Statement("exists", name) for name in added]
+    found += [Statement("renamed", f"{old} {new}") for old, new in renames if new not in added]
     keep_not = bool(_KEEP_NOT.search(task))
     gone = [old for old, _ in renames if keep_not] + [a or b for a, b in _REMOVE.findall(task)]
-    found += [Statement("gone", name) for name in gone if name not in added]
+    found += [Statement("gone", name) for name in gone if name not in added and _named(name)]
     return tuple(dict.fromkeys(found))[:MAX_STATEMENTS]
+
+
+def _named(name: str) -> bool:
+    """Whether a word can be a name the task means (not a keyword or a builtin: "add `None` handling")."""
+    return not keyword.iskeyword(name) and name not in _BUILTINS
 
 
 def _sentence_after(task: str, at: int) -> str:
@@ -168,6 +178,15 @@ for i, (kind, text) in enumerate(D["statements"]):
         continue
     if problem or not mods:
         say(i, None, problem or "no module to look in")
+        continue
+    if kind == "renamed":
+        old, new = text.split()
+        found, before = where(new, D["exact"]), where(old, D["modules"])
+        if found or before:
+            say(i, found is not None, "defined in %s" % found if found else "not defined in %s; %s still is (in %s)"
+                % (", ".join(D["exact"]), old, before))
+        else:
+            say(i, None, "neither %s nor %s is a definition here" % (old, new))
         continue
     found = where(text, D["exact"] if kind == "exists" else D["modules"])
     if kind == "exists":

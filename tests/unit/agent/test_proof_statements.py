@@ -27,13 +27,14 @@ def test_imports_added_renamed_and_removed_names_are_found(toolz: Path) -> None:
             "Rename `soft_str` to `soft_text`. Do not keep the old name. Remove the function `keyfilter`.")
     assert statements(task, toolz) == (
         Statement("import", "from toolz import select_keys"), Statement("exists", "select_keys"),
-        Statement("exists", "soft_text"), Statement("gone", "soft_str"), Statement("gone", "keyfilter"))
+        Statement("renamed", "soft_str soft_text"), Statement("gone", "soft_str"), Statement("gone", "keyfilter"))
 
 
 def test_what_is_not_a_statement_is_left_alone(toolz: Path) -> None:
     assert statements("`from numpy import array` works", toolz) == ()  # not the workspace's module
     assert statements("`from toolz import old` should fail now", toolz) == ()
-    assert statements("Rename soft_str to soft_text", toolz) == (Statement("exists", "soft_text"),)  # an alias: fine
+    assert statements("Rename soft_str to soft_text", toolz) == (Statement("renamed", "soft_str soft_text"),)
+    assert statements("Add `None` handling; add `n` to the index", toolz) == ()  # no kind of definition named
     assert statements("Add error handling to keyfilter.", toolz) == ()
 
 
@@ -64,6 +65,13 @@ def test_a_method_counts_as_defined_and_a_module_that_does_not_import_is_not_jud
     assert [ok for ok, _ in check(tmp_path, found, ["ver.py"])] == [True, True]
     (tmp_path / "ver.py").write_text("import no_such_package\n")
     assert [ok for ok, _ in check(tmp_path, found, ["ver.py"])] == [None, None]
+
+
+@pytest.mark.slow
+def test_a_rename_of_what_is_not_a_definition_is_not_judged(tmp_path: Path) -> None:
+    (tmp_path / "seq.py").write_text("def take(xs, count):\n    return xs[:count]\n")
+    renamed = (Statement("renamed", "n count"), Statement("renamed", "take take_first"))
+    assert [ok for ok, _ in check(tmp_path, renamed, ["seq.py"])] == [None, False]  # a parameter; a rename not made
 
 
 @pytest.mark.slow
