@@ -8,10 +8,10 @@ tests cannot see: they never import a name that did not exist, and they may defi
 - an import: `from PKG import NAME` (or `import PKG.MOD` in backticks) of a module in the workspace; it must work,
   unless the sentence says it should fail;
 - a name the task adds: a function or method written with its parameters, a class, or a backticked name after
-  "add", "define" or "implement"; it must be defined where the task says (the modules of the files the task names,
-  else of the files the run changed; test files never count);
-- a name the task renames ("rename A to B"): B must be defined there; A must be gone when the task says not to keep
-  it ("do not keep the old name", "no alias");
+  "add", "define" or "implement" and its kind ("add a function `select_keys`"); it must be defined where the task
+  says (the modules of the files the task names, else of the files the run changed; test files never count);
+- a name the task renames ("rename A to B"): B must be defined there (not judged when neither is a definition, as
+  for a parameter); A must be gone when the task says not to keep it ("do not keep the old name", "no alias");
 - a name the task removes ("remove the function A", "delete `A`"): it must be gone.
 
 "Defined" means a module's attribute, or an attribute of a class the module defines. `script(...)` is a Python
