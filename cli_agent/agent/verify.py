@@ -196,15 +196,30 @@ class Verifier:
         named = [p for p in named_files(task, self._workspace) if p.endswith(".py") and not is_test_path(p)]
         edited = [p for p in changed if p.endswith(".py") and not is_test_path(p)]
         names, folders = task_examples.modules(self.root, list(dict.fromkeys((*named, *edited))))
-        if not names:
+        found = found if names else ()  # an example needs the modules it is about
+        if not found and not said:
             return None
         parts = [task_examples.script(found, names, folders, task_examples.added_names(task))] if found else []
         if said:  # the names must be where the task says: in the files it names, else in those the run changed
-            where, under = task_examples.modules(self.root, named or edited)
-            exact = [found_in[-1] for found_in in (task_examples.modules(self.root, [p])[0] for p in named or edited)
-                     if found_in]
-            parts.append(task_statements.script(said, where, under, [n for n in names if "." not in n], exact))
+            places = named or edited or self._defining(said)
+            where, under = task_examples.modules(self.root, places)
+            exact = [mods[-1] for mods in (task_examples.modules(self.root, [p])[0] for p in places) if mods]
+            local = {n.split(".")[0] for n in where} | {s.text.split()[1].split(".")[0] for s in said
+                                                        if s.kind == "import"}
+            parts.append(task_statements.script(said, where, under, sorted(local), exact))
         return found, said, f"{self._python()} -c {shlex.quote(chr(10).join(parts))}"
+
+    def _defining(self, said: tuple[task_statements.Statement, ...]) -> list[str]:
+        """The source files (not tests) that define a name the statements are about: where to look when the task
+        names no file and the run changed none but tests."""
+        from cli_agent.prompt.repo_map import Outline
+
+        wanted = {word for s in said if s.kind != "import" for word in s.text.split()}
+        if not wanted:
+            return []
+        return list(dict.fromkeys(symbol.path for symbol in Outline(self._workspace).symbols()
+                                  if symbol.name.rsplit(".", 1)[-1] in wanted and symbol.path.endswith(".py")
+                                  and not is_test_path(symbol.path)))
 
     def _python_project(self) -> bool:
         if self.command:

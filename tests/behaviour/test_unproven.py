@@ -184,3 +184,17 @@ def test_config_show_names_the_test_command_of_the_released_inflection_layout(tm
     assert "pytest -q  # found: test_inflection.py (pytest finds test_*.py and *_test.py)" in done.stdout
     done = cli(["config", "show", "-C", str(ws)], home=home, env_extra={"CLI_AGENT_TEST_COMMAND": "make check"})
     assert done.stdout.splitlines()[-1] == "# tests: make check  # test_command, env CLI_AGENT_TEST_COMMAND"
+
+
+def test_a_rename_made_in_the_test_file_with_the_old_name_kept_is_not_verified(tmp_path: Path) -> None:
+    ws, home = project(tmp_path)
+    (ws / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    read_test = {"tool_calls": [{"name": "read_file", "arguments": {"path": "tests/test_calc.py"}}]}
+    in_the_test = _edit("tests/test_calc.py", "from calc import add\n",
+                        "from calc import add\n\n\ndef plus(a, b):\n    return add(a, b)\n")
+    code, report, _ = run_json(tmp_path, ws, home, [read_test, in_the_test, DONE],
+                               env_extra={"CLI_AGENT_VERIFY_ROUNDS": "0"},
+                               task="Rename `add` to `plus`. Do not keep the old name.")
+    assert code == 8 and report["verified"] is False, report  # the old tests pass; what the task states does not
+    assert report["tests"] == "`plus` is defined: not defined in calc; add still is (in calc) (and 1 more of the " \
+                              "task's 2 checks)", report["tests"]
