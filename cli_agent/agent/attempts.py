@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from cli_agent.agent.verify import COULD_NOT_RUN
 from cli_agent.contracts.change import Change, ChangeKind
 from cli_agent.contracts.events import Event, RunFinished, ToolResult, Verification, Warning
 from cli_agent.fs.copy import CopyLimits, CopyTooBig, copy_tree
@@ -77,6 +78,8 @@ class Attempts:
                     return Candidate(number, finished.tests, changes)
                 verdict = finished.tests or finished.message
                 yield Warning(code="attempt", message=f"candidate {number} of {self.count} did not pass: {verdict}")
+                if verdict.startswith(COULD_NOT_RUN):  # no candidate can be judged
+                    return None
             finally:
                 shutil.rmtree(folder, ignore_errors=True)
         return None

@@ -22,7 +22,7 @@ from cli_agent.agent.approval_flow import Approvals
 from cli_agent.agent.context_window import for_model
 from cli_agent.agent.conversation import Conversation
 from cli_agent.agent.model_call import complete
-from cli_agent.agent.repair import FIRST_SHARE, gave_way, judged, tests_kept
+from cli_agent.agent.repair import FIRST_SHARE, as_left, gave_way, judged, tests_kept
 from cli_agent.agent.run_state import AgentSetup, Approver, Limits, Planner, RunState, briefed, over_budget, stop_for
 from cli_agent.agent.wire import protocol_for
 from cli_agent.contracts import errors
@@ -126,7 +126,7 @@ class Agent:
         (`events.send(decision)`), else by `approve(asked)`; with neither, the call is denied."""
         s = self._setup
         run = yield from self._started(prompt)
-        if s.attempts is not None and s.attempts.count > 1 and s.verifier is not None:  # candidates can be judged
+        if s.attempts is not None and s.attempts.count > 1 and s.verifier is not None and s.verifier.command:
             run.share_deadline = s.clock() + s.limits.timeout_s * FIRST_SHARE
         brief = yield from briefed(s.brief, prompt)
         self._talk.append(run, Message("user", prompt + ("\n\n" + brief if brief else "")))
@@ -135,6 +135,7 @@ class Agent:
             finished = yield from self._steps(run, prompt, approve, dispatcher, only_tools)
         except (KeyboardInterrupt, errors.TerminateSignal, Exception) as exc:  # ends with a message and a trace
             finished = self._talk.stop(run, *stop_for(exc, s.limits))
+        finished = yield from as_left(run, finished, s)  # a run that ended otherwise: its files' verdict as left
         self.usage = self.usage + run.usage
         return (yield from self._finished(run, replace(finished, usage=run.usage)))
 

@@ -2,7 +2,9 @@
 (`verify.Verifier`, in the command sandbox); while they fail, the model gets their failures back
 (`test_feedback`) for a repair round, in which the tests are the judge and stay as they are (`tests_kept`); when
 the rounds are spent, or when the run ended on a change that failed, more candidates (`attempts.Attempts`) may be
-sampled, and the first that passes is offered as one change set (`candidates`)."""
+sampled, and the first that passes is offered as one change set (`candidates`). A run that changed files and has
+no proof says so (`unproven`: no tests found, the tests could not run); one that ended for another reason (a change
+that failed, its steps or its time) gets the verdict on the files as it leaves them (`as_left`)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from cli_agent.agent.approval import CallFacts
+from cli_agent.contracts import errors
 from cli_agent.contracts.change import Staged
 from cli_agent.contracts.envelope import Envelope, ToolError
 from cli_agent.contracts.events import (
@@ -39,11 +42,14 @@ if TYPE_CHECKING:
     from cli_agent.agent.verify import TestRun, Verifier
     from cli_agent.tools.dispatch import Dispatcher, Prepared
 
-__all__ = ["FIRST_SHARE", "Applied", "candidates", "changed_lines", "gave_way", "judged", "test_feedback", "tests_kept",
-           "verify"]
+__all__ = ["AS_LEFT", "AS_LEFT_GRACE_S", "FIRST_SHARE", "Applied", "as_left", "candidates", "changed_lines", "gave_way",
+           "judged", "test_feedback", "tests_kept", "unproven", "verify"]
 
 
 FIRST_SHARE = 1 / 3  # with more candidates (`attempts`), the part of the run's time the first attempt may take
+# the ends of a run, other than "done", whose changes get a verdict as they are left
+AS_LEFT = frozenset({StopReason.CHANGE_FAILED, StopReason.STEP_LIMIT, StopReason.TIMEOUT, StopReason.UNUSABLE})
+AS_LEFT_GRACE_S = 30.0  # the time that verdict has when the run's own time is spent
 
 
 @dataclass(frozen=True)
@@ -60,17 +66,20 @@ def judged(run: RunState, prompt: str, finished: RunFinished, s: AgentSetup, tal
            approvals: Approvals, approve: Approver | None) -> Generator[Event, Decision | None, RunFinished | None]:
     """How a run that reached an end goes on: as it is (no tests to judge, nothing changed, or they pass), with a
     repair round (None: the failures went back to the model), or with more candidates (`s.attempts`) once the
-    rounds are spent or when its last change failed. A run ends "done" only with its tests passing."""
-    if s.verifier is None:
-        return finished
-    if finished.stop_reason is StopReason.CHANGE_FAILED:
+    rounds are spent or when its last change failed. A run ends "done" with its tests passing, or saying why its
+    changes have no proof (`unproven`)."""
+    if finished.stop_reason is StopReason.CHANGE_FAILED and s.verifier is not None and s.verifier.command:
         return (yield from _other_candidates(run, prompt, finished, s, talk, approvals, approve,
                                              "its change did not land"))
     if finished.stop_reason is not StopReason.DONE or not run.changed:
         return finished
+    if s.verifier is None:
+        return (yield from unproven(run, finished, s, s.unverified))
     verdict = yield from verify(run, s.verifier)
-    if verdict.passed or not verdict.ran:
-        return replace(finished, verified=True if verdict.ran else None, tests=verdict.summary)
+    if not verdict.ran:  # no tests found, none collected, or they could not run: nothing for the model to fix
+        return (yield from unproven(run, finished, s, verdict.summary, said=True))
+    if verdict.passed:
+        return replace(finished, verified=True, tests=verdict.summary)
     if run.verify_round <= s.verifier.rounds:
         talk.append(run, Message("user", test_feedback(verdict, changed_lines(run, s.dispatcher))))
         return None
@@ -79,6 +88,39 @@ def judged(run: RunState, prompt: str, finished: RunFinished, s: AgentSetup, tal
                       verified=False, tests=verdict.summary)
     return (yield from _other_candidates(run, prompt, stopped, s, talk, approvals, approve,
                                          f"{s.verifier.rounds} repair round(s) did not fix them"))
+
+
+def unproven(run: RunState, finished: RunFinished, s: AgentSetup, why: str, *,
+             said: bool = False) -> Generator[Event, Decision | None, RunFinished]:
+    """A run that changed files ends without proof, and says so in one line (`! not verified: WHY`, unless the
+    verdict's own line `said` it) and in `tests`; with `verify = "required"` it ends UNVERIFIED (exit 9)."""
+    why = why or "no test ran"
+    if not said:
+        command = (s.verifier.command or "") if s.verifier is not None else ""
+        yield Verification(command=command, round=run.verify_round, phase="unverified", summary=why)
+    left = replace(finished, verified=None, tests=why)
+    if s.require_verified and finished.stop_reason is StopReason.DONE:
+        return replace(left, stop_reason=StopReason.UNVERIFIED,
+                       message=f'not verified: {why}; verify = "required" asks for proof')
+    return left
+
+
+def as_left(run: RunState, finished: RunFinished, s: AgentSetup) -> Generator[Event, Decision | None, RunFinished]:
+    """A run that changed files and ended for another reason than "done" (`AS_LEFT`: a change that failed, its steps
+    or its time) gets the verdict on its files as it leaves them, within `AS_LEFT_GRACE_S` when its time is spent;
+    nothing goes back to the model, and its stop reason stays."""
+    if finished.stop_reason not in AS_LEFT or not run.changed or finished.verified is not None or finished.tests:
+        return finished
+    if s.verifier is None:
+        return (yield from unproven(run, finished, s, s.unverified))
+    run.deadline = max(run.deadline, s.clock() + AS_LEFT_GRACE_S)
+    try:
+        verdict = yield from verify(run, s.verifier)
+    except (KeyboardInterrupt, errors.TerminateSignal):
+        return finished
+    if not verdict.ran:
+        return (yield from unproven(run, finished, s, verdict.summary, said=True))
+    return replace(finished, verified=verdict.passed, tests=verdict.summary)
 
 
 def gave_way(run: RunState, prompt: str, s: AgentSetup, talk: Conversation, approvals: Approvals,
@@ -108,7 +150,9 @@ def verify(run: RunState, verifier: Verifier) -> Generator[Event, Decision | Non
     """Check what this run changed: the task's examples, then the project's tests (in the command sandbox; nothing
     they write is kept)."""
     run.verify_round += 1
-    yield Verification(command=verifier.command, round=run.verify_round, phase="running")
+    what = verifier.describe(run.task, run.changed)
+    if what:
+        yield Verification(command=what, round=run.verify_round, phase="running")
     testing = verifier.check(tuple(run.changed), run.deadline, run.task)
     try:
         while True:
@@ -117,8 +161,9 @@ def verify(run: RunState, verifier: Verifier) -> Generator[Event, Decision | Non
         verdict: TestRun = done.value
     finally:
         testing.close()
-    phase = "none" if not verdict.ran else "passed" if verdict.passed else "failed"
-    yield Verification(command=verdict.command, round=run.verify_round, phase=phase, summary=verdict.summary)
+    phase = "unverified" if not verdict.ran else "passed" if verdict.passed else "failed"
+    yield Verification(command=verdict.command, round=run.verify_round, phase=phase, summary=verdict.summary,
+                       examples=verdict.examples)
     return verdict
 
 

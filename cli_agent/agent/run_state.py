@@ -56,6 +56,8 @@ class AgentSetup:
     brief: Callable[[str], str | None] | None = None  # the task's files, shown with the task (prompt.task_files)
     task_files: bool = True  # the task's definitions found first (off: no rewrite candidates, cli_agent.agent.rewrite)
     verifier: Verifier | None = None  # the project's tests, run after a run's changes (cli_agent.agent.verify)
+    unverified: str = ""  # with no verifier: why a run's changes are not verified (`verify = false`, no sandbox)
+    require_verified: bool = False  # `verify = "required"`: a run whose changes have no proof ends UNVERIFIED (exit 9)
     attempts: Attempts | None = None  # more candidates when the tests still fail (cli_agent.agent.attempts)
 
 

@@ -1,16 +1,19 @@
 """Verification: after a run changed files and the model says it is done, the project's own tests judge the work.
 
-The harness, not the prompt, runs them: `Verifier.check(changed, deadline, task)` first checks the examples the task
-states (`task_examples`, for a pytest project), then runs the tests nearest the change (the test files that import
-a changed module, or a changed test file itself), then the whole test command, all in the command sandbox.
+The harness, not the prompt, runs them: `Verifier.check(changed, deadline, task)` first checks what the task states
+(its examples, `task_examples`, and what it says of names, `proof.statements`; in a Python project, even with no
+test command), then runs the tests nearest the change (the test files that import a changed module, or a changed
+test file itself), then the whole test command, all in the command sandbox.
 Whatever the tests write (caches, `.pyc`, reports) is thrown away with the staging layer: a test run changes
 nothing in the workspace and needs no approval. Its verdict is a `TestRun`: passed or not, the runner's
 summary line, and the failures trimmed to what a model needs (the assertion lines, the last frames in the
-workspace, the short summary), bounded in size.
+workspace, the short summary), bounded in size. A run that died before any test ran (the runner missing or broken,
+a broken `conftest.py`, pytest's exit codes 3 and 4, a package the tests need missing) is the third verdict, "the
+tests could not run" (`could_not_run`): nothing the model can fix, so it proves nothing either way.
 
-Verification is skipped (`Verifier` is None) with no test command, with `verify = false`, without a command
-sandbox, or when every command is asked for (`commands = "ask"`, `sandbox = "off"`): then a run's `verified` is
-null.
+Verification is skipped (`verification_for` gives no `Verifier`, and says why) with `verify = false`, without a
+command sandbox, or when every command is asked for (`commands = "ask"`, `sandbox = "off"`): then a run's
+`verified` is null, and its `tests` says why.
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cli_agent.agent import task_examples
+from cli_agent.agent.proof import statements as task_statements
+from cli_agent.agent.proof.test_output import could_not_run, summary_line, trimmed_failures
 from cli_agent.fs.hostfile import read_regular_or_none
 from cli_agent.prompt.project_tests import is_test_path
 from cli_agent.prompt.task_files import named_files
@@ -36,17 +41,16 @@ if TYPE_CHECKING:
     from cli_agent.sandbox.process import Outcome
     from cli_agent.tools.context import CommandSetup
 
-__all__ = ["TestRun", "Verifier", "nearest_tests", "summary_line", "trimmed_failures", "verifier_for"]
+__all__ = ["COULD_NOT_RUN", "NO_TESTS", "TestRun", "Verifier", "could_not_run", "nearest_tests", "summary_line",
+           "trimmed_failures", "verification_for"]
 
 EXAMPLES = "the task's examples"  # what checked them, as a verdict's command says
-FEEDBACK_CHARS = 4000  # the most of a failing run the model is shown
+COULD_NOT_RUN = "the tests could not run"  # how the third verdict's summary starts
+NO_TESTS = "no tests found (set test_command)"
 _SKIP_DIRS = frozenset({".git", ".hg", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".mypy_cache",
                         ".pytest_cache", "build", "dist", ".cli-agent"})
 _MAX_TEST_FILES = 2000  # test files looked at for imports
 _PYTEST_NO_TESTS = 5  # pytest's exit code when it collected no test
-_SUMMARY = re.compile(r"^=+ (?P<text>.*\b(passed|failed|error|errors|no tests ran|skipped|deselected)\b.*) =+$")
-_ASSERTION = re.compile(r"^E\s")
-_FRAME = re.compile(r"^(?P<path>[^\s:][^:]*\.py):(?P<line>\d+): ")
 
 
 @dataclass(frozen=True)
@@ -58,50 +62,9 @@ class TestRun:
     timed_out: bool = False
     ran: bool = True  # False: the runner found no test to run (pytest's exit code 5): nothing was verified
     examples: bool = False  # the verdict of the task's own examples (`task_examples`), not of the project's tests
+    broken: bool = False  # the tests could not run (`could_not_run`): `summary` says why; not for the model to fix
 
     __test__ = False  # not a pytest test class
-
-
-def summary_line(output: str, exit_code: int | None, timed_out: bool) -> str:
-    """pytest's closing `=== ... ===` line, else the last line that says how many passed or failed, else the exit."""
-    for line in reversed(output.splitlines()):
-        match = _SUMMARY.match(line.strip())
-        if match:
-            return match.group("text").strip()
-    for line in reversed(output.splitlines()[-20:]):
-        if re.search(r"\b\d+ (passed|failed)\b|\bno tests ran\b|\btest result\b|^(ok|FAIL)\s", line.strip()):
-            return line.strip()[:200]
-    if timed_out:
-        return "timed out"
-    return f"exit code {exit_code}"
-
-
-def trimmed_failures(output: str, limit: int = FEEDBACK_CHARS) -> str:
-    """A failing run as the model needs it: from pytest, each failure's header, its `E` lines and the frames that
-    point at files (the workspace's; the sandbox runs there), then the short summary; from any other runner, its
-    last lines. At most `limit` characters."""
-    lines = output.splitlines()
-    kept: list[str] = []
-    in_failures = in_summary = False
-    for line in lines:
-        stripped = line.strip()
-        if re.match(r"^=+ (FAILURES|ERRORS) =+$", stripped):
-            in_failures, in_summary = True, False
-            continue
-        if re.match(r"^=+ short test summary info =+$", stripped):
-            in_failures, in_summary = False, True
-            kept.append("short test summary:")
-            continue
-        if _SUMMARY.match(stripped) or (stripped.startswith("=") and stripped.endswith("=") and in_summary):
-            in_failures = in_summary = False
-            continue
-        if in_summary or (in_failures and (re.match(r"^_{3,} .* _{3,}$", stripped) or _ASSERTION.match(line)
-                              or _FRAME.match(line) or stripped.startswith(">"))):
-            kept.append(line)
-    text = "\n".join(kept) if kept else "\n".join(lines[-60:])
-    if len(text) > limit:
-        text = "[... earlier lines left out]\n" + text[-limit:]
-    return text
 
 
 def nearest_tests(root: Path, changed: Iterable[str]) -> list[str]:
@@ -165,9 +128,10 @@ def _imports_any(path: Path, targets: dict[str, tuple[str, str]]) -> bool:
 
 
 class Verifier:
-    """Runs the project's tests in the command sandbox for a run that changed files."""
+    """Runs the project's tests in the command sandbox for a run that changed files; `command` None: no test command
+    is known, and only what the task states is checked (in a Python project)."""
 
-    def __init__(self, command: str, setup: CommandSetup, root: Path, rounds: int = 2) -> None:
+    def __init__(self, command: str | None, setup: CommandSetup, root: Path, rounds: int = 2) -> None:
         self.command = command
         self.setup = setup
         self.root = root
@@ -175,6 +139,8 @@ class Verifier:
 
     def plan(self, changed: Iterable[str]) -> list[str]:
         """The commands to run, in order: the nearest tests (for pytest), then the whole command."""
+        if not self.command:
+            return []
         commands = []
         if "pytest" in self.command:
             nearest = nearest_tests(self.root, changed)
@@ -183,44 +149,83 @@ class Verifier:
         commands.append(self.command)
         return commands
 
+    def describe(self, task: str, changed: Iterable[str]) -> str:
+        """What a check of `changed` runs, for its first line: `the task's examples, then pytest -q` ("": nothing)."""
+        stated = self._stated(task, tuple(changed)) is not None
+        return ", then ".join([*([EXAMPLES] if stated else []), *([self.command] if self.command else [])])
+
     def check(self, changed: Iterable[str], deadline: float, task: str = "") -> Generator[bytes, None, TestRun]:
-        """Checks the examples the task states (`task_examples`), then runs the plan until a command fails; yields
-        the output as it comes; returns the verdict."""
+        """Checks what the task states (`task_examples`, `proof.statements`), then runs the plan until a command
+        fails; yields the output as it comes; returns the verdict."""
         changed = tuple(changed)
         stated = self._stated(task, changed)
-        held = 0
+        held = ""
         if stated is not None:
-            found, program = stated
+            found, said, program = stated
             out = yield from self._sandboxed(program, deadline)
             if out is None:
                 return _no_time(EXAMPLES)
             verdicts = task_examples.verdicts(found, out.output)
-            failed = [v for v in verdicts if v.ok is False]
+            checked = task_statements.verdicts(said, out.output)
+            failed = [(f"{v.example.expr} == {v.example.expected}", v.detail) for v in verdicts if v.ok is False]
+            failed += [(v.statement.shown, v.detail) for v in checked if v.ok is False]
             if failed:
-                return _examples_failed(failed, len(found))
-            held = sum(v.ok is True for v in verdicts)
+                return _examples_failed(failed, len(found) + len(said))
+            held = _held(sum(v.ok is True for v in verdicts), sum(v.ok is True for v in checked))
+        if not self.command:
+            return TestRun("", False, NO_TESTS + (f"; {held}" if held else ""), "", ran=False)
         run = _no_time(self.command)
         for command in self.plan(changed):
-            run = yield from self._run(command, deadline)
-            if not run.passed:  # a nearest file that collected nothing goes on to the whole command
+            run = yield from self._run(command, deadline, changed)
+            if not run.passed and not (run.broken and command != self.command):  # the whole command has its say
                 break
         if held and run.passed and run.ran:
-            run = replace(run, summary=f"{run.summary}; the task's {held} example(s) hold")
+            run = replace(run, summary=f"{run.summary}; {held}")
         return run
 
-    def _stated(self, task: str, changed: tuple[str, ...]) -> tuple[tuple[task_examples.Example, ...], str] | None:
-        """The task's examples and the program that checks them, for a Python project whose files it names or
-        changed; None when there is nothing to check."""
+    def _stated(self, task: str, changed: tuple[str, ...]
+                ) -> tuple[tuple[task_examples.Example, ...], tuple[task_statements.Statement, ...], str] | None:
+        """What the task states (its examples, its statements about names) and the program that checks it, for a
+        Python project whose files it names or changed; None when there is nothing to check."""
+        if not self._python_project():
+            return None
         found = task_examples.examples(task)
-        if not found or "pytest" not in self.command:
+        said = task_statements.statements(task, self.root)
+        if not found and not said:
             return None
-        named = named_files(task, self._workspace)
-        paths = [p for p in dict.fromkeys((*named, *changed)) if p.endswith(".py") and not is_test_path(p)]
-        names, folders = task_examples.modules(self.root, paths)
-        if not names:
+        named = [p for p in named_files(task, self._workspace) if p.endswith(".py") and not is_test_path(p)]
+        edited = [p for p in changed if p.endswith(".py") and not is_test_path(p)]
+        names, folders = task_examples.modules(self.root, list(dict.fromkeys((*named, *edited))))
+        found = found if names else ()  # an example needs the modules it is about
+        if not found and not said:
             return None
-        program = task_examples.script(found, names, folders, task_examples.added_names(task))
-        return found, f"{self._python()} -c {shlex.quote(program)}"
+        parts = [task_examples.script(found, names, folders, task_examples.added_names(task))] if found else []
+        if said:  # the names must be where the task says: in the files it names, else in those the run changed
+            places = named or edited or self._defining(said)
+            where, under = task_examples.modules(self.root, places)
+            exact = [mods[-1] for mods in (task_examples.modules(self.root, [p])[0] for p in places) if mods]
+            local = {n.split(".")[0] for n in where} | {s.text.split()[1].split(".")[0] for s in said
+                                                        if s.kind == "import"}
+            parts.append(task_statements.script(said, where, under, sorted(local), exact))
+        return found, said, f"{self._python()} -c {shlex.quote(chr(10).join(parts))}"
+
+    def _defining(self, said: tuple[task_statements.Statement, ...]) -> list[str]:
+        """The source files (not tests) that define a name the statements are about: where to look when the task
+        names no file and the run changed none but tests."""
+        from cli_agent.prompt.repo_map import Outline
+
+        wanted = {word for s in said if s.kind != "import" for word in s.text.split()}
+        if not wanted:
+            return []
+        return list(dict.fromkeys(symbol.path for symbol in Outline(self._workspace).symbols()
+                                  if symbol.name.rsplit(".", 1)[-1] in wanted and symbol.path.endswith(".py")
+                                  and not is_test_path(symbol.path)))
+
+    def _python_project(self) -> bool:
+        if self.command:
+            return "pytest" in self.command or "unittest" in self.command
+        return any(self.root.glob("*.py")) or (self.root / "pyproject.toml").is_file() or \
+            (self.root / "setup.py").is_file() or (self.root / "setup.cfg").is_file()
 
     @functools.cached_property
     def _workspace(self) -> Workspace:
@@ -230,10 +235,10 @@ class Verifier:
     def _python(self) -> str:
         """The interpreter the tests run with: `X -m pytest`'s X, a `DIR/pytest`'s `DIR/python`, else python3."""
         try:
-            words = shlex.split(self.command)
+            words = shlex.split(self.command or "")
         except ValueError:  # unbalanced quotes: the shell will say so when the tests run
-            words = self.command.split()
-        if len(words) > 2 and words[1:3] == ["-m", "pytest"]:
+            words = (self.command or "").split()
+        if len(words) > 2 and words[1:3] in (["-m", "pytest"], ["-m", "unittest"]):
             return shlex.quote(words[0])
         if words and words[0].endswith("/pytest"):
             beside = words[0][:-len("pytest")] + "python"
@@ -258,12 +263,15 @@ class Verifier:
                                          setup.env_allow)
         return done.outcome
 
-    def _run(self, command: str, deadline: float) -> Generator[bytes, None, TestRun]:
+    def _run(self, command: str, deadline: float, changed: tuple[str, ...] = ()) -> Generator[bytes, None, TestRun]:
         out = yield from self._sandboxed(command, deadline)
         if out is None:
             return _no_time(command)
         summary = summary_line(out.output, out.exit_code, out.timed_out)
-        if out.exit_code == _PYTEST_NO_TESTS and "pytest" in command:
+        why = could_not_run(command, out.output, out.exit_code, changed, self.root) if not out.timed_out else ""
+        if why:
+            return TestRun(command, False, f"{COULD_NOT_RUN}: {why}", "", ran=False, broken=True)
+        if out.exit_code == _PYTEST_NO_TESTS and ("pytest" in command or "unittest" in command):
             return TestRun(command, True, summary, "", ran=False)
         passed = out.exit_code == 0 and not out.timed_out
         failures = "" if passed else trimmed_failures(out.output)
@@ -273,22 +281,34 @@ class Verifier:
         return TestRun(command, passed, summary, failures, timed_out=out.timed_out)
 
 
+def _held(examples: int, statements: int) -> str:
+    """`the task's 2 example(s) hold`, `the task's 1 example(s) and 2 statement(s) hold`; "" for none."""
+    parts = [*([f"{examples} example(s)"] if examples else []), *([f"{statements} statement(s)"] if statements else [])]
+    return f"the task's {' and '.join(parts)} hold" if parts else ""
+
+
 def _no_time(command: str) -> TestRun:
     return TestRun(command, False, "not run: no time left before the run's deadline", "", timed_out=True)
 
 
-def _examples_failed(failed: list[task_examples.Verdict], count: int) -> TestRun:
-    """The verdict when some of the task's own examples do not hold: each with what it gave."""
-    lines = [f"{v.example.expr} should give {v.example.expected}: {v.detail}" for v in failed]
-    return TestRun(EXAMPLES, False, f"{len(failed)} of the task's {count} example(s) fail", "\n".join(lines),
-                   examples=True)
+def _examples_failed(failed: list[tuple[str, str]], count: int) -> TestRun:
+    """The verdict when some of what the task states does not hold: the first (`mean([1, 2, 3]) == 2: gave 1.5`)
+    in the summary, each with what it gave for the model."""
+    more = f" (and {len(failed) - 1} more of the task's {count} checks)" if len(failed) > 1 else ""
+    lines = [f"{shown}: {detail}" for shown, detail in failed]
+    return TestRun(EXAMPLES, False, lines[0][:300] + more, "\n".join(lines), examples=True)
 
 
-def verifier_for(settings: Settings, commands: CommandSetup | None, root: Path) -> Verifier | None:
-    """The tests that judge a run's changes: with `verify` on, a test command (configured or detected), and a
-    command sandbox whose commands run without asking (else verification is off and `verified` stays null)."""
-    if not settings.verify or commands is None or commands.capability is None or settings.commands == "ask":
-        return None
+def verification_for(settings: Settings, commands: CommandSetup | None, root: Path) -> tuple[Verifier | None, str]:
+    """The tests that judge a run's changes, or why there are none: with `verify` on and a command sandbox whose
+    commands run without asking, a `Verifier` with the test command (configured or found; None: only what the task
+    states is checked), else None and the reason a run's `tests` gives."""
+    if not settings.verify:
+        return None, "verify = false"
+    if commands is None or commands.capability is None:
+        return None, "no command sandbox here to run the tests in (see cli-agent sandbox)"
+    if settings.commands == "ask":
+        return None, 'every command is asked for (commands = "ask"), so the tests are not run unasked'
     from cli_agent.prompt.project_tests import detect_test_command
     command = settings.test_command or detect_test_command(root)
-    return Verifier(command, commands, root, settings.verify_rounds) if command else None
+    return Verifier(command, commands, root, settings.verify_rounds), "" if command else NO_TESTS

@@ -25,6 +25,7 @@ from cli_agent.cli.flags import (
     NoTools,
     Output,
     Protocol,
+    RequireVerified,
     Timeout,
     TracePath,
     Trust,
@@ -55,7 +56,7 @@ def root(ctx: typer.Context,
          model: Model = None, api_base: ApiBase = None, api_key: ApiKey = None, workspace: Workspace = None,
          yes: Yes = None, protocol: Protocol = None, max_steps: MaxSteps = None, timeout: Timeout = None,
          output: Output = None, trace: TracePath = None, no_tools: NoTools = None, config: ConfigFile = None,
-         trust: Trust = None, attempts: Attempts = None,
+         trust: Trust = None, attempts: Attempts = None, require_verified: RequireVerified = None,
          continue_: Annotated[bool, typer.Option("--continue", "-c", help="Continue this workspace's last "
                                                                           "session.")] = False,
          resume: Annotated[str | None, typer.Option("--resume", help="Continue the session ID (see cli-agent "
@@ -65,7 +66,8 @@ def root(ctx: typer.Context,
     state: AppState = ctx.obj
     state.flags = flags_given(model=model, api_base=api_base, api_key=api_key, workspace=workspace, yes=yes,
                          protocol=protocol, max_steps=max_steps, timeout=timeout, output=output, trace=trace,
-                         no_tools=no_tools, config=config, trust=trust, attempts=attempts)
+                         no_tools=no_tools, config=config, trust=trust, attempts=attempts,
+                         verify="required" if require_verified else None)
     if ctx.invoked_subcommand is not None:
         return 0
     session = resume_from(continue_, resume)

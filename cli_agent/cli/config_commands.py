@@ -22,11 +22,15 @@ facts_app = typer.Typer(help="Project facts: list them with the pending proposal
 
 @config_app.command("show")
 def config_show(ctx: typer.Context, workspace: Workspace = None, config: ConfigFile = None) -> int:
-    """The effective configuration, each value with where it came from."""
+    """The effective configuration, each value with where it came from, and the test command runs are verified with."""
     from cli_agent.config.show import render_show
     from cli_agent.contracts.escape import escape_for_terminal
+    from cli_agent.prompt.project_tests import shown
 
-    typer.echo(escape_for_terminal(render_show(load(ctx, workspace=workspace, config=config))))
+    loaded = load(ctx, workspace=workspace, config=config)
+    tests = shown(loaded.settings.test_command, loaded.sources["test_command"], Path(loaded.settings.workspace)) \
+        if loaded.settings.verify else "# tests: not run after a run's changes (verify = false)"
+    typer.echo(escape_for_terminal(render_show(loaded) + "\n" + tests))
     return 0
 
 

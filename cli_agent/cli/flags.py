@@ -13,8 +13,8 @@ import typer
 from cli_agent.session.launch import load_for, provider_factory
 
 __all__ = ["ApiBase", "ApiKey", "AsJson", "Attempts", "ConfigFile", "MaxSteps", "Model", "NoTools", "Output",
-           "Protocol", "Timeout", "TracePath", "Trust", "Workspace", "Yes", "factory", "load", "root_flag",
-           "trust_flag"]
+           "Protocol", "RequireVerified", "Timeout", "TracePath", "Trust", "Workspace", "Yes", "factory", "load",
+           "root_flag", "trust_flag"]
 
 Model = Annotated[str | None, typer.Option("--model", "-m", help="A LiteLLM model string (e.g. openai/gpt-4o-mini), "
                                                                 "local for the bundled offline model, or "
@@ -33,6 +33,9 @@ NoTools = Annotated[bool | None, typer.Option("--no-tools", help="Plain chat: no
 ConfigFile = Annotated[Path | None, typer.Option("--config", help="A config file layered over project and user.")]
 Attempts = Annotated[int | None, typer.Option("--attempts", help="Candidates judged by the tests when a change "
                                                                 "still fails them or never lands (default 1).")]
+RequireVerified = Annotated[bool | None, typer.Option("--require-verified", help="End a run whose changes no test "
+                                                                                "proved with exit 9 (verify = "
+                                                                                "\"required\").")]
 Trust = Annotated[bool | None, typer.Option("--trust", help="Trust this folder's project config for this run "
                                                              "(also CLI_AGENT_TRUST=1); see cli-agent trust.")]
 AsJson = Annotated[bool, typer.Option("--json", help="As JSON.")]

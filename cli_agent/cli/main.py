@@ -36,7 +36,7 @@ ROOT_OPTIONS: dict[str, tuple[str, str]] = {
     "-o": ("output", "str"), "--output": ("output", "str"), "--trace": ("trace", "str"),
     "--no-tools": ("no_tools", "flag"), "--config": ("config", "path"), "--trust": ("trust", "flag"),
     "-c": ("continue_", "flag"), "--continue": ("continue_", "flag"), "--resume": ("resume", "str"),
-    "--attempts": ("attempts", "int"),
+    "--attempts": ("attempts", "int"), "--require-verified": ("require_verified", "flag"),
 }
 _CONVERT = {"str": str, "int": int, "float": float, "path": Path}
 
@@ -78,6 +78,8 @@ def _run_root(values: dict[str, Any], args: list[str], state: AppState) -> int:
     """What the app's root does with these values (`-p`: one task, else the REPL), and what Typer does with what
     escapes a one-shot run."""
     prompt, continue_, resume = values.pop("prompt", None), values.pop("continue_", False), values.pop("resume", None)
+    if values.pop("require_verified", None):
+        values["verify"] = "required"
     state.flags = flags_given(**values)
     session = resume_from(continue_, resume)
     if prompt is None:

@@ -55,8 +55,8 @@ def _fewer_threads(new: Any, below: Any) -> bool:
 
 
 def _not_off(new: Any, below: Any) -> bool:
-    """A safety net kept on (or turned on)."""
-    return new is True or new == below
+    """A safety net kept on (or turned on, or made stricter: `verify = "required"`)."""
+    return new == below or new == "required" or (new is True and below != "required")
 
 
 def _ranked(*order: str) -> Narrows:

@@ -15,6 +15,7 @@
     ├── UnusableOutputError ...................... 6  three malformed model replies in a row
     ├── ChangeFailedError ........................ 7  the run ended on a failed change, none applied after it
     ├── TestsFailedError ......................... 8  the run changed files and the project's tests still fail
+    ├── UnverifiedError .......................... 9  proof was required, and the run's changes have none
     ├── Interrupted .............................. 130 SIGINT
     └── Terminated ............................... 143 SIGTERM
 
@@ -44,6 +45,7 @@ __all__ = [
     "TestsFailedError",
     "TraceError",
     "UnusableOutputError",
+    "UnverifiedError",
     "UsageError",
     "WorkflowError",
 ]
@@ -117,6 +119,13 @@ class ChangeFailedError(CliAgentError):
 
 class TestsFailedError(CliAgentError):
     exit_code = 8
+
+
+class UnverifiedError(CliAgentError):
+    """`verify = "required"` (`--require-verified`): the run changed files, and no test proved them (none found,
+    or they could not run)."""
+
+    exit_code = 9
 
 
 class Interrupted(CliAgentError):

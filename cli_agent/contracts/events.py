@@ -57,6 +57,7 @@ class StopReason(enum.StrEnum):
     TERMINATED = "terminated"  # SIGTERM
     CHANGE_FAILED = "change_failed"  # the run ended right after a change that failed, with none applied after it
     TESTS_FAILED = "tests_failed"  # the model said done, but the project's tests fail after its change
+    UNVERIFIED = "unverified"  # proof was required (`verify = "required"`), and the run's changes have none
 
     @property
     def error_class(self) -> type[errors.CliAgentError] | None:
@@ -76,7 +77,7 @@ _ERRORS: dict[StopReason, type[errors.CliAgentError] | None] = {
     StopReason.TIMEOUT: errors.RunTimeoutError, StopReason.UNUSABLE: errors.UnusableOutputError,
     StopReason.CANCELLED: errors.Interrupted, StopReason.INTERRUPTED: errors.Interrupted,
     StopReason.TERMINATED: errors.Terminated, StopReason.CHANGE_FAILED: errors.ChangeFailedError,
-    StopReason.TESTS_FAILED: errors.TestsFailedError,
+    StopReason.TESTS_FAILED: errors.TestsFailedError, StopReason.UNVERIFIED: errors.UnverifiedError,
 }
 
 
@@ -225,20 +226,26 @@ class Warning(_Event):
 @dataclass(frozen=True)
 class Verification(_Event):
     """The harness runs the project's tests after a run's changes (`cli_agent.agent.verify`): once when they start
-    (`phase` "running"), once with the verdict ("passed", "failed", or "none" when no test ran)."""
+    (`phase` "running"), once with the verdict ("passed", "failed", or "none" when no test ran). "unverified": a run
+    that changed files ends without proof, and `summary` says why (no tests found, the tests could not run)."""
 
     type: ClassVar[str] = "verification"
     command: str
     round: int  # 1 for the first test run of the run, 2 after the first repair, ...
-    phase: str  # "running" | "passed" | "failed" | "none"
-    summary: str = ""  # the runner's closing line
+    phase: str  # "running" | "passed" | "failed" | "none" | "unverified"
+    summary: str = ""  # the runner's closing line; a failing example: the example and what it gave
+    examples: bool = False  # the verdict is the task's own examples' (a failing one is named in `summary`)
 
     @property
     def line(self) -> str:
-        """One line for people: the start (`⧗ verifying: pytest -q`), then the verdict (`✓ tests pass: …`)."""
+        """One line for people: the start (`⧗ verifying: pytest -q`), then the verdict (`✓ tests pass: …`,
+        `✗ mean([1, 2, 3]) == 2: gave 1.5`, `! not verified: no tests found (set test_command)`)."""
         if self.phase == "running":
             return f"⧗ verifying: {self.command}" + (f" (after repair {self.round - 1})" if self.round > 1 else "")
-        mark = {"passed": "✓ tests pass", "failed": "✗ tests fail", "none": "· no test ran"}.get(self.phase, self.phase)
+        if self.phase == "failed" and self.examples and self.summary:
+            return f"✗ {self.summary}"
+        mark = {"passed": "✓ tests pass", "failed": "✗ tests fail", "none": "· no test ran",
+                "unverified": "! not verified"}.get(self.phase, self.phase)
         return f"{mark}: {self.summary}" if self.summary else mark
 
 
@@ -268,8 +275,8 @@ class RunFinished(_Event):
     steps: int = 0
     usage: Usage = field(default_factory=Usage)
     failed_change: dict[str, Any] | None = None  # CHANGE_FAILED: {"tool", "arguments", "errors"} of that change
-    verified: bool | None = None  # the project's tests passed after the run's changes (None: not run)
-    tests: str = ""  # the tests' summary line, when they ran
+    verified: bool | None = None  # the project's tests passed after the run's changes (None: no proof either way)
+    tests: str = ""  # the tests' summary line, when they ran; else why the changes are not verified
     attempt: int = 0  # the candidate whose change was kept, when more than one was tried (cli_agent.agent.attempts)
 
     @property

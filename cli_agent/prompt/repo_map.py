@@ -52,6 +52,12 @@ _TS_DEFINITIONS = {"function_declaration", "generator_function_declaration", "cl
                    "abstract_class_declaration"}
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _MARKED = re.compile(r"(?<![A-Za-z0-9_])([A-Za-z_][A-Za-z0-9_]*)(?:\(|`)")  # from a word's start: linear time
+CALLED_SCORE = 100.0  # a definition the task calls or names in backticks: above any score of words alone
+_CALLED = re.compile(r"(?<![\w.])(?:[A-Za-z_]\w{0,79}\.){0,4}([A-Za-z_]\w{0,79})\("
+                     r"|`([A-Za-z_]\w{0,79}(?:\.[A-Za-z_]\w{0,79}){0,4})`")
+_CALLED_TASK_CHARS = 20_000  # of the task's text looked at for them
+_NOT_CALLS = frozenset({"print", "len", "str", "int", "float", "list", "dict", "set", "tuple", "repr", "range",
+                        "isinstance", "type"})
 _OPENER = re.compile(r"(?:^|[.!?:;]\s+|\n)\s*([A-Z][a-z]+)\b(?![_(`.])")
 _STOP = frozenset(re.split(r"\s+", """the and for with that this from into when then than not are was were has
 have had does did but should would could must can will return returns returned instead should make makes fix bug
@@ -116,7 +122,8 @@ class RepoMap:
 
 def repo_map(task: str, outline: Outline, *, budget_tokens: int = 400) -> RepoMap | None:
     words = _task_words(task)
-    if not words:
+    called = called_names(task)
+    if not words and not called:
         return None
     wants_tests = bool(re.search(r"\btests?\b|\btest_", task, re.I))
     scored = []
@@ -126,7 +133,7 @@ def repo_map(task: str, outline: Outline, *, budget_tokens: int = 400) -> RepoMa
         own = symbol.name.rsplit(".", 1)[-1].lower()
         seen[own] = seen.get(own, 0) + 1
     for symbol in symbols:
-        score = _score(symbol, words, task, seen)
+        score = _score(symbol, words, task, seen) + (CALLED_SCORE if _own(symbol) in called else 0)
         if score >= 2:
             scored.append((score, symbol))
     if not scored:
@@ -148,6 +155,21 @@ def repo_map(task: str, outline: Outline, *, budget_tokens: int = 400) -> RepoMa
               for path, found in chosen.items()]
     return RepoMap("Where the task's words are defined (FIRST-LAST line numbers; read_file with start_line/end_line "
                    "shows them):\n" + "\n".join(blocks), tuple(chosen))
+
+
+def called_names(task: str) -> frozenset[str]:
+    """The names the task writes as a call (`add(2, 3)`) or alone in backticks (`` `take_nth` ``,
+    `` `Version.parse` ``: `parse`), however short: a definition of one ranks first (`CALLED_SCORE`)."""
+    found = set()
+    for match in _CALLED.finditer(task[:_CALLED_TASK_CHARS]):
+        name = match.group(1) or match.group(2).rsplit(".", 1)[-1]
+        if name and name not in _NOT_CALLS:
+            found.add(name)
+    return frozenset(found)
+
+
+def _own(symbol: Symbol) -> str:
+    return symbol.name.rsplit(".", 1)[-1]
 
 
 def _entry(symbol: Symbol) -> str:

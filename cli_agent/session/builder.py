@@ -59,22 +59,23 @@ def agent_for(settings: Settings, workspace: Workspace, provider: Provider, prot
     how one more candidate runs (a session of its own, `session.open_session`'s), for `attempts` > 1.
     `overrides`: fields of its `AgentSetup` given outright (a test's clock)."""
     from cli_agent.agent.attempts import Attempts
-    from cli_agent.agent.verify import verifier_for
+    from cli_agent.agent.verify import verification_for
     from cli_agent.agent.wire import protocol_for
     from cli_agent.prompt.brief import briefer
     from cli_agent.prompt.plan import Planner
 
     commands, seen = dispatcher.ctx.commands, dispatcher.ctx.seen
-    verifier = verifier_for(settings, commands, workspace.root)
+    verifier, unverified = verification_for(settings, commands, workspace.root)
     setup = AgentSetup(provider=provider, protocol=protocol_for(protocol), dispatcher=dispatcher,
                        planner=Planner(settings, dispatcher.registry, workspace, protocol),
                        policy=policy_for(settings, interactive=interactive), limits=limits_for(settings),
                        model=settings.model or "", workspace=str(workspace.root),
                        brief=briefer(workspace, seen, files=settings.task_files, repo_map=settings.repo_map)
                        if settings.task_files or settings.repo_map else None,
-                       task_files=settings.task_files, verifier=verifier,
+                       task_files=settings.task_files, verifier=verifier, unverified=unverified,
+                       require_verified=settings.verify == "required",
                        attempts=Attempts(settings.attempts, candidate, workspace.root)
-                       if verifier and candidate is not None and settings.attempts > 1 else None)
+                       if verifier and verifier.command and candidate is not None and settings.attempts > 1 else None)
     return Agent(replace(setup, **overrides))
 
 

@@ -52,6 +52,7 @@ _STOPS: dict[StopReason, schema.StopReason | None] = {
     StopReason.UNUSABLE: "end_turn", StopReason.TIMEOUT: "end_turn", StopReason.STEP_LIMIT: "max_turn_requests",
     StopReason.CANCELLED: "cancelled", StopReason.INTERRUPTED: "cancelled", StopReason.TERMINATED: "cancelled",
     StopReason.TESTS_FAILED: "end_turn", StopReason.ERROR: None, StopReason.USAGE: None,
+    StopReason.UNVERIFIED: "end_turn",
 }
 
 

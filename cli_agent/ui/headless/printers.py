@@ -145,6 +145,9 @@ class TextPrinter:
             self._note(f"  {mark} {event.tool} {detail}"[:300])
         elif isinstance(event, Warning):
             self._note(f"! {event.message}")
+        elif isinstance(event, Verification) and event.phase == "unverified":  # said even when not a terminal
+            self.err.write(escape_for_terminal(event.line) + "\n")
+            self.err.flush()
         elif isinstance(event, Verification):
             self._note(event.line)
         elif isinstance(event, RunFinished) and event.answer:

@@ -266,7 +266,7 @@ class Renderer:
         self.print(Text("! " + esc(event.message), style="yellow"))
 
     def _on_verification(self, event: ev.Verification) -> None:
-        style = {"passed": "green", "failed": "red", "running": "dim"}.get(event.phase, "dim")
+        style = {"passed": "green", "failed": "red", "running": "dim", "unverified": "yellow"}.get(event.phase, "dim")
         self.print(Text(esc(event.line), style=style))
 
     def _on_retry(self, event: ev.Retry) -> None:

@@ -106,3 +106,18 @@ def test_the_verb_that_opens_a_request_does_not_rank_its_namesake(tmp_path: Path
     assert repo_map("Create hello.py that prints hello", Outline(Workspace(tmp_path))) is None
     found = repo_map("Add logging. Create a table with create_table() first", Outline(Workspace(tmp_path)))
     assert found is not None and "create_table" in found.text and "PidCgroup" not in found.text
+
+
+def test_a_name_the_task_calls_or_writes_in_backticks_ranks_first_however_short(tmp_path: Path) -> None:
+    (tmp_path / "calc.py").write_text("def add(a, b):\n    return a - b\n\n\ndef nth(xs, n):\n    return xs[n]\n")
+    (tmp_path / "summing.py").write_text(
+        "def add_numbers_sum(a, b):\n    return a + b\n\n\ndef sum_two_numbers_returns(a, b):\n    return a + b\n")
+    (tmp_path / "seq.py").write_text("def take_nth_sequence_values(xs):\n    return xs\n")
+    outline = Outline(Workspace(tmp_path))
+    found = repo_map("The sum of two numbers is wrong: add(2, 3) returns -1, sum numbers returns", outline)
+    assert found is not None
+    assert found.text.splitlines()[1] == "calc.py", found.text  # `add`: a stop word, of 3 letters
+    assert "def add(a, b)" in found.text.split("\n", 3)[2]
+    only = repo_map("`nth` gives the wrong item", outline)  # no other word: the backticked name alone
+    assert only is not None and "def nth(xs, n)" in only.text, only
+    assert repo_map("print(x) and len(y) are fine", outline) is None  # builtins are not the task's names

@@ -1,0 +1,109 @@
+"""Reading a test run's output: its closing line (`summary_line`), its failures as a model needs them
+(`trimmed_failures`), and whether it died before any test ran (`could_not_run`, the verdict "the tests could not
+run")."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+__all__ = ["FEEDBACK_CHARS", "could_not_run", "summary_line", "trimmed_failures"]
+
+FEEDBACK_CHARS = 4000  # the most of a failing run the model is shown
+_SUMMARY = re.compile(r"^=+ (?P<text>.*\b(passed|failed|error|errors|no tests ran|skipped|deselected)\b.*) =+$")
+_ASSERTION = re.compile(r"^E\s")
+_FRAME = re.compile(r"^(?P<path>[^\s:][^:]*\.py):(?P<line>\d+): ")
+_COUNTS = re.compile(r"\b\d+ (passed|failed)\b|\bno tests ran\b|\btest result\b|^(ok|FAIL)\s|^(OK|FAILED)\b"
+                     r"|^Ran \d+ tests?\b")
+_RUNNER_DIED = re.compile(r"No module named '?(pytest|_pytest|pluggy)\b|^\w*(ImportError|ModuleNotFoundError)\b.*"
+                          r"\b(_pytest|pluggy)\b", re.MULTILINE)
+_COLLECTION = re.compile(r"\berrors? during collection\b|^ERROR collecting", re.MULTILINE)
+_MISSING = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
+
+
+def summary_line(output: str, exit_code: int | None, timed_out: bool) -> str:
+    """pytest's closing `=== ... ===` line, else the last line that says how many passed or failed, else the exit."""
+    for line in reversed(output.splitlines()):
+        match = _SUMMARY.match(line.strip())
+        if match:
+            return match.group("text").strip()
+    for line in reversed(output.splitlines()[-20:]):
+        if _COUNTS.search(line.strip()):
+            return line.strip()[:200]
+    if timed_out:
+        return "timed out"
+    return f"exit code {exit_code}"
+
+
+def could_not_run(command: str, output: str, exit_code: int | None, changed: Iterable[str] = (),
+                  root: Path | None = None) -> str:
+    """Why a test run died before any test ran ("" when it ran): the command not found (exit 127) or not executable
+    (126); the runner itself broken (an import error inside pytest, "No module named pytest"); pytest's internal
+    error (3) or usage error (4: a bad option, a broken `conftest.py`); a collection that failed for want of a
+    package that is not the workspace's. A failure whose output names a file the run changed is the change's doing:
+    that is a failing run, for the model to fix."""
+    if exit_code in (0, None):
+        return ""
+    runner = command.split()[0] if command.split() else command
+    if exit_code == 127:
+        return f"{runner}: command not found (exit 127)"
+    if exit_code == 126:
+        return f"{runner}: not executable (exit 126)"
+    pytest = "pytest" in command
+    why = ""
+    if _RUNNER_DIED.search(output):
+        why = f"the test runner failed to start: {_last_line(output)}"
+    elif pytest and exit_code == 3:
+        why = f"pytest's internal error: {_last_line(output)}"
+    elif pytest and exit_code == 4:
+        what = "a broken conftest.py" if "while loading conftest" in output else "pytest's usage error"
+        why = f"{what}: {_last_line(output)}"
+    elif pytest and exit_code in (2, 5) and _COLLECTION.search(output):
+        missing = _MISSING.search(output)
+        if missing and not _own_module(missing.group(1), root):
+            why = f"a package the tests need is missing here: {missing.group(1)} (exit {exit_code})"
+    changed = tuple(changed)
+    if why and any(re.search(rf"(?<![\w.]){re.escape(rel)}\b", output) for rel in changed):
+        return ""
+    return why
+
+
+def _last_line(output: str) -> str:
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    errors = [line for line in lines if re.match(r"^(E\s+)?\w*(Error|Exception)\b", line)]
+    return ((errors or lines or ["no output"])[-1].removeprefix("E").strip())[:200]
+
+
+def _own_module(dotted: str, root: Path | None) -> bool:
+    top = dotted.split(".", 1)[0]
+    return root is not None and any((base / f"{top}.py").exists() or (base / top).is_dir()
+                                    for base in (root, root / "src"))
+
+
+def trimmed_failures(output: str, limit: int = FEEDBACK_CHARS) -> str:
+    """A failing run as the model needs it: from pytest, each failure's header, its `E` lines and the frames that
+    point at files (the workspace's; the sandbox runs there), then the short summary; from any other runner, its
+    last lines. At most `limit` characters."""
+    lines = output.splitlines()
+    kept: list[str] = []
+    in_failures = in_summary = False
+    for line in lines:
+        stripped = line.strip()
+        if re.match(r"^=+ (FAILURES|ERRORS) =+$", stripped):
+            in_failures, in_summary = True, False
+            continue
+        if re.match(r"^=+ short test summary info =+$", stripped):
+            in_failures, in_summary = False, True
+            kept.append("short test summary:")
+            continue
+        if _SUMMARY.match(stripped) or (stripped.startswith("=") and stripped.endswith("=") and in_summary):
+            in_failures = in_summary = False
+            continue
+        if in_summary or (in_failures and (re.match(r"^_{3,} .* _{3,}$", stripped) or _ASSERTION.match(line)
+                              or _FRAME.match(line) or stripped.startswith(">"))):
+            kept.append(line)
+    text = "\n".join(kept) if kept else "\n".join(lines[-60:])
+    if len(text) > limit:
+        text = "[... earlier lines left out]\n" + text[-limit:]
+    return text
