@@ -128,7 +128,8 @@ def project_venv(project: Project, cache: Path) -> Path:
     pytest through pip. A venv whose making failed is removed, so the next run makes it again."""
     target = cache / "venvs" / project.key
     done = target / ".complete"
-    if done.is_file():
+    wanted = " ".join(project.test_deps) + "\n"
+    if done.is_file() and done.read_text(encoding="utf-8") == wanted:
         return target
     shutil.rmtree(target, ignore_errors=True)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -137,7 +138,7 @@ def project_venv(project: Project, cache: Path) -> Path:
         if project.test_deps:
             _pip(["--python", str(venv_python(target)), "install", "--quiet", *project.pip_args,
                   *project.test_deps], f"install the test deps of {project.pin}")
-        done.write_text(" ".join(project.test_deps) + "\n", encoding="utf-8")
+        done.write_text(wanted, encoding="utf-8")
     except BaseException:
         shutil.rmtree(target, ignore_errors=True)
         raise
