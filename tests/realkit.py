@@ -76,7 +76,12 @@ kind = "feature: a missing function"
 project = "tinycalc==1.0"
 prompt = "Add mean(values) to tinycalc/__init__.py: the arithmetic mean, mean([1, 2, 3]) == 2."
 check = "test_tinycalc.py"
-change = [{{ file = "tinycalc/__init__.py", old = "\\n\\ndef mean(values):\\n    return sum(values) / len(values)\\n", new = "" }}]
+change = [{{ file = "tinycalc/__init__.py", new = "", old = """
+
+
+def mean(values):
+    return sum(values) / len(values)
+""" }}]
 '''
 
 FIX_ADD = [{"tool_calls": [{"name": "edit_file", "arguments": {

@@ -18,12 +18,20 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable, Generator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cli_agent.contracts.change import Change, ChangeKind
-from cli_agent.contracts.events import Event, RunFinished, ToolResult, Verification, Warning
+from cli_agent.contracts.events import (
+    AssistantMessage,
+    Event,
+    ModelRequest,
+    RunFinished,
+    ToolResult,
+    Verification,
+    Warning,
+)
 
 if TYPE_CHECKING:
     from cli_agent.contracts.events import EventStream
@@ -81,7 +89,8 @@ class Attempts:
 
     def _drive(self, copy: Path, prompt: str, seconds: float, number: int
                ) -> Generator[Event, None, tuple[RunFinished, set[str]]]:
-        """Run one candidate; only its test runs are passed on (as progress), the rest stays inside."""
+        """Run one candidate; its test runs are passed on (as progress), and its model requests and replies tagged
+        with its number (for the trace, `--output stream-json` and replay); the rest stays inside."""
         events = self.run(copy, prompt, seconds, number)
         paths: set[str] = set()
         finished: RunFinished | None = None
@@ -91,6 +100,8 @@ class Attempts:
                     paths.update(c.path for c in (event.change, *event.changes) if c is not None)
                 elif isinstance(event, Verification):
                     yield event
+                elif isinstance(event, ModelRequest | AssistantMessage):
+                    yield replace(event, candidate=number)  # in the trace, tagged: what each candidate asked and got
                 elif isinstance(event, RunFinished):
                     finished = event
         finally:

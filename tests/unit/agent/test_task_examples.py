@@ -5,7 +5,6 @@ fixed; then through the CLI with the scripted model and real pytest runs in the 
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 import time

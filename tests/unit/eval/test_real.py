@@ -64,7 +64,7 @@ def tiny(tmp_path, monkeypatch):
 
 @pytest.mark.slow
 def test_the_sdist_is_fetched_through_pip_and_the_venv_lives_outside_the_workspace(tiny, tmp_path):
-    suite, tasks, cache = tiny
+    _suite, tasks, cache = tiny
     task = tasks[0]
     assert real_sdist.cached_sdist(task.project, cache) is None
     prepared = prepare(task, tmp_path / "run", cache)
