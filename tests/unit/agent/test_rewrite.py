@@ -183,3 +183,16 @@ def test_with_task_files_off_the_candidates_run_the_agent_loop(tmp_path: Path, c
     config.write_text(config.read_text() + "task_files = false\n")
     code, report, _ = run(tmp_path, ws, home, [READ, WRONG, DONE, READ, fix, DONE], "--attempts", "2")
     assert code == 0 and report["attempt"] == 2, report
+
+
+@pytest.mark.slow
+def test_each_candidate_s_requests_and_replies_are_in_the_trace_tagged_with_it(tmp_path: Path, calc) -> None:
+    ws, home = calc
+    wrong = {"text": "```python\ndef add(a, b):\n    return b - a\n```"}
+    code, _, trace = run(tmp_path, ws, home, [READ, WRONG, DONE, wrong, REWRITE], "--attempts", "2")
+    assert code == 0
+    events = [json.loads(line) for line in trace.splitlines()]
+    requests = [(e["step"], e.get("candidate", 0)) for e in events if e.get("type") == "model_request"]
+    replies = [(e["text"], e.get("candidate", 0)) for e in events if e.get("type") == "assistant_message"]
+    assert requests == [(1, 0), (2, 0), (3, 0), (1, 2), (2, 2)]  # the run's three, then candidate 2's two rewrites
+    assert replies[3:] == [(wrong["text"], 2), (REWRITE["text"], 2)]
