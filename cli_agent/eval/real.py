@@ -138,13 +138,14 @@ class _Suite:
 def load_real_tasks(only: str | None = None, suite: Path | None = None) -> list[RealTask]:
     """The tasks of `suite` (default: the packaged real.toml) whose name contains `only`."""
     path = suite or _root() / "real.toml"
-    checked = load_checked(_Suite, read_toml(path, str(path), errors.UsageError), errors.UsageError)
+    where = str(suite) if suite is not None else "cli_agent/eval/real.toml"
+    checked = load_checked(_Suite, read_toml(path, where, errors.UsageError), errors.UsageError)
     projects = {f"{p.name}=={p.version}": Project(p.name, p.version, p.layout, p.import_root, p.tests, p.test_deps,
                                                   p.pip_args) for p in checked.project}
     tasks = []
     for t in checked.task:
         if t.project not in projects:
-            raise errors.UsageError(f"{path}: task {t.name} names {t.project}, which is no [[project]] of the suite")
+            raise errors.UsageError(f"{where}: task {t.name} names {t.project}, which is no [[project]] of the suite")
         tasks.append(RealTask(t.name, t.kind, projects[t.project], t.prompt, t.check,
                               tuple((e.file, e.old, e.new) for e in t.change)))
     return [t for t in tasks if only is None or only in t.name]
