@@ -90,7 +90,8 @@ class RealResult:
         return self.exit_code == 0 and not self.passed
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: round(v, 3) if isinstance(v, float) else v for k, v in self.__dict__.items()}
+        row = {k: round(v, 3) if isinstance(v, float) else v for k, v in self.__dict__.items()}
+        return row | {"done_failing": self.done_failing}
 
 
 def _root() -> Path:

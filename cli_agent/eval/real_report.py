@@ -98,7 +98,7 @@ def merge_command(paths: list[Path], report: Path | None) -> int:
     for path in paths:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-            rows = [RealResult(**row) for row in data["results"]]
+            rows = [RealResult(**{k: v for k, v in row.items() if k != "done_failing"}) for row in data["results"]]
             meta = {k: data[k] for k in ("kind", "model", "attempts", "shard", "planned")}
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise errors.UsageError(f"{path} is no report of `eval --suite real`: {exc}") from exc

@@ -211,3 +211,34 @@ def test_bad_options_are_usage_errors(tmp_path):
     assert cli_run(["eval", "--suite", "real", "--workers", "0"]) == 2
     (tmp_path / "x.json").write_text("{}")
     assert cli_run(["eval", "--suite", "real", "--merge", str(tmp_path / "x.json")]) == 2
+
+
+@pytest.mark.slow
+def test_sigterm_ends_the_whole_suite_and_the_runs_under_way(tiny, tmp_path):
+    import os
+    import signal
+    import sys
+    import time
+
+    from clikit import reaped
+
+    suite, _, cache = tiny
+    script = tmp_path / "slow.json"
+    script.write_text(json.dumps([{"tool_calls": [{"name": "run_command", "arguments": {"command": "sleep 60"}}]},
+                                  {"text": "done"}]))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CLI_AGENT_")}
+    env |= {"CLI_AGENT_HOME": str(tmp_path / "home"), "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+            "CLI_AGENT_SUITE_CACHE": str(cache)}
+    proc = subprocess.Popen([sys.executable, "-m", "cli_agent", "eval", "--suite", "real", "--tasks", str(suite),
+                             "--workers", "2", "--protocols", "native", "--model", f"scripted:{script}",
+                             "--report", str(tmp_path / "r.json")], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    with reaped(proc):
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and len(list((cache / "runs").glob("*/trace.jsonl"))) < 2:
+            time.sleep(0.5)  # both tasks' runs are under way
+        time.sleep(2)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, out + err
+    assert not list((cache / "runs").iterdir())  # each run's folder went with it: its process ended
