@@ -13,7 +13,7 @@ import os
 import tarfile
 
 NAME, VERSION = "tinycalc", "1.0"
-FILES = ("pyproject.toml", "backend.py", "PKG-INFO", "tinycalc/__init__.py", "test_tinycalc.py")
+FILES = ("pyproject.toml", "backend.py", "PKG-INFO", "conftest.py", "tinycalc/__init__.py", "test_tinycalc.py")
 METADATA = "Metadata-Version: 2.1\\nName: tinycalc\\nVersion: 1.0\\n"
 
 
@@ -49,6 +49,7 @@ FILES = {
     "backend.py": BACKEND,
     "tinycalc/__init__.py": '"""A calculator."""\n\n\ndef add(a, b):\n    return a + b\n\n\n'
                             'def mean(values):\n    return sum(values) / len(values)\n',
+    "conftest.py": "",
     "test_tinycalc.py": "from tinycalc import add, mean\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\n"
                         "def test_mean():\n    assert mean([1, 2, 3]) == 2\n",
 }
@@ -83,6 +84,10 @@ def mean(values):
     return sum(values) / len(values)
 """ }}]
 '''
+
+SHOW_ENV = [{"tool_calls": [{"name": "run_command", "arguments": {
+    "command": "echo venv=$VIRTUAL_ENV; echo path=$PATH"}}]},
+    {"text": "That is the environment."}]
 
 FIX_ADD = [{"tool_calls": [{"name": "edit_file", "arguments": {
     "path": "tinycalc/__init__.py", "old": "    return a - b", "new": "    return a + b"}}]}, {"text": "Fixed."}]

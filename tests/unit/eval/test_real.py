@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from places import REPO
-from realkit import FIX_ADD, published, with_pytest
+from realkit import FIX_ADD, SHOW_ENV, published, with_pytest
 
 from cli_agent.cli.main import run as cli_run
 from cli_agent.contracts.errors import UsageError
@@ -242,3 +242,60 @@ def test_sigterm_ends_the_whole_suite_and_the_runs_under_way(tiny, tmp_path):
         out, err = proc.communicate(timeout=60)
     assert proc.returncode == 143, out + err
     assert not list((cache / "runs").iterdir())  # each run's folder went with it: its process ended
+
+
+def _trace_text(report: Path) -> str:
+    (row,) = json.loads(report.read_text())["results"]
+    return Path(row["trace"]).read_text(encoding="utf-8")
+
+
+@pytest.mark.slow
+def test_the_run_s_commands_get_the_project_venv_first_on_path(tiny, tmp_path, capsys):
+    """As a user with the venv activated: VIRTUAL_ENV is the task's venv (outside the workspace), its bin first on
+    PATH."""
+    suite, _, cache = tiny
+    script = tmp_path / "env.json"
+    script.write_text(json.dumps(SHOW_ENV))
+    report = tmp_path / "report.json"
+    cli_run(["eval", "--suite", "real", "--tasks", str(suite), "--only", "tiny-add", "--model", f"scripted:{script}",
+             "--protocols", "native", "--report", str(report), "--keep", str(tmp_path / "kept")])
+    capsys.readouterr()
+    import re
+
+    trace = _trace_text(report)
+    venv = re.search(r"venv=(\S+?)\\n", trace)
+    assert venv is not None, trace[-3000:]
+    assert Path(venv.group(1)).parent.parent == cache / "runs"  # outside the workspace, made for this task
+    assert f"path={venv.group(1)}/bin:" in trace  # first on PATH
+
+
+def _sandbox_shows_the_venv(tiny, tmp_path: Path) -> bool:
+    """Whether a command in the sandbox runs the venv's Python with its own prefix (the sandbox binds the user's
+    venv), probed through `cli-agent tools run run_command` as the task's run would see it."""
+    import os
+    import sys
+
+    _, tasks, cache = tiny
+    prepared = prepare(tasks[0], tmp_path / "probe", cache)
+    env = dict(os.environ, PATH=f"{prepared.venv}/bin:{os.environ['PATH']}", VIRTUAL_ENV=str(prepared.venv))
+    probe = json.dumps({"command": "python -c 'import sys; print(sys.prefix)'"})
+    done = subprocess.run([sys.executable, "-m", "cli_agent", "-C", str(prepared.workspace), "--yes", "tools", "run",
+                           "run_command", probe], env=env, capture_output=True, text=True, timeout=120)
+    return f'"{prepared.venv}\\n' in done.stdout
+
+
+@pytest.mark.slow
+def test_the_reference_fix_played_by_a_scripted_model_ends_verified(tiny, tmp_path, capsys):
+    """The harness's own verdict with the project's venv outside the workspace: its tests run in the sandbox with
+    the venv's pytest and pass (needs a sandbox that shows the user's venv)."""
+    if not _sandbox_shows_the_venv(tiny, tmp_path):
+        pytest.skip("the command sandbox does not show a venv outside the workspace here")
+    suite, _, _ = tiny
+    script = tmp_path / "fix.json"
+    script.write_text(json.dumps(FIX_ADD))
+    report = tmp_path / "report.json"
+    code = cli_run(["eval", "--suite", "real", "--tasks", str(suite), "--only", "tiny-add", "--model",
+                    f"scripted:{script}", "--protocols", "native", "--report", str(report)])
+    assert code == 0, capsys.readouterr().out
+    (row,) = json.loads(report.read_text())["results"]
+    assert row["passed"] and row["verified"] is True and row["exit_code"] == 0
