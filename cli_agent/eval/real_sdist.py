@@ -18,12 +18,15 @@ side by side, each importing its own workspace.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import shutil
 import subprocess
 import sys
 import tarfile
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,8 +70,17 @@ def suite_cache() -> Path:
 
 
 def fetch(project: Project, cache: Path) -> Path:
-    """The project's released sdist in `cache/sdists`, downloaded through pip the first time."""
+    """The project's released sdist in `cache/sdists`, downloaded through pip the first time (one process at a
+    time: suites on one machine share the cache)."""
     folder = cache / "sdists"
+    found = _sdist_in(folder, project)
+    if found is not None:
+        return found
+    with _locked(cache, project):
+        return _fetched(project, folder)
+
+
+def _fetched(project: Project, folder: Path) -> Path:
     found = _sdist_in(folder, project)
     if found is not None:
         return found
@@ -126,7 +138,11 @@ def _check_names(names: list[str], sdist: Path) -> None:
 def project_venv(project: Project, cache: Path) -> Path:
     """The project's test venv in `cache/venvs`, made the first time: `python -m venv`, then its test deps and
     pytest through pip. A venv whose making failed is removed, so the next run makes it again."""
-    target = cache / "venvs" / project.key
+    with _locked(cache, project):
+        return _made(project, cache / "venvs" / project.key)
+
+
+def _made(project: Project, target: Path) -> Path:
     done = target / ".complete"
     wanted = " ".join(project.test_deps) + "\n"
     if done.is_file() and done.read_text(encoding="utf-8") == wanted:
@@ -143,6 +159,18 @@ def project_venv(project: Project, cache: Path) -> Path:
         shutil.rmtree(target, ignore_errors=True)
         raise
     return target
+
+
+@contextlib.contextmanager
+def _locked(cache: Path, project: Project) -> Iterator[None]:
+    """The project's lock in the cache, held while its sdist is fetched or its venv made."""
+    cache.mkdir(parents=True, exist_ok=True)
+    with open(cache / f".{project.key}.lock", "a+b") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def venv_python(venv: Path) -> Path:
