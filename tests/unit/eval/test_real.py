@@ -299,3 +299,34 @@ def test_the_reference_fix_played_by_a_scripted_model_ends_verified(tiny, tmp_pa
     assert code == 0, capsys.readouterr().out
     (row,) = json.loads(report.read_text())["results"]
     assert row["passed"] and row["verified"] is True and row["exit_code"] == 0
+
+
+def test_the_summary_counts_pass_at_1_pass_at_n_and_runs_done_with_the_tests_failing():
+    from cli_agent.eval.real import RealResult
+    from cli_agent.eval.real_report import summary
+
+    def result(passed: bool, exit_code: int, attempt: int) -> RealResult:
+        return RealResult("t", "bug", "json", "all", passed=passed, exit_code=exit_code, attempt=attempt)
+
+    rows = [result(True, 0, 0), result(True, 0, 2), result(False, 8, 0), result(False, 0, 0)]
+    (line,) = summary(rows, attempts=3)
+    assert "2/4 passed (pass@1 1/4, pass@3 2/4; done with the tests failing: 1)" in line
+    (line,) = summary(rows[:1], attempts=1)
+    assert "1/1 passed (pass@1 1/1; done with the tests failing: 0)" in line
+    assert rows[3].to_dict()["done_failing"] is True and rows[2].to_dict()["done_failing"] is False
+
+
+def test_the_documented_matrix_workflow_runs_every_shard_and_merges_them_all():
+    import re
+
+    import yaml
+
+    docs = (REPO / "docs" / "verify.md").read_text(encoding="utf-8")
+    (block,) = re.findall(r"```yaml\n(name: real-suite\n.*?)```", docs, re.S)
+    workflow = yaml.safe_load(block)
+    shards = workflow["jobs"]["shard"]["strategy"]["matrix"]["shard"]
+    runs = " ".join(step.get("run", "") for step in workflow["jobs"]["shard"]["steps"])
+    assert f"--shard ${{{{ matrix.shard }}}}/{len(shards)}" in runs and shards == list(range(1, len(shards) + 1))
+    merge = " ".join(step.get("run", "") for step in workflow["jobs"]["merge"]["steps"])
+    assert workflow["jobs"]["merge"]["needs"] == "shard"
+    assert all(f"--merge shards/shard-{i}.json" in merge for i in shards)
