@@ -47,7 +47,7 @@ def run_real_command(*, model: str, protocols: str, variants: str, only: str | N
                      api_base: str | None, keep: Path | None = None, attempts: int = 1, workers: int = 1,
                      shard: str | None = None, suite: Path | None = None) -> int:
     from cli_agent.eval.real import load_real_tasks
-    from cli_agent.eval.real_run import RunOptions, planned, run_all, shard_of
+    from cli_agent.eval.real_run import RunOptions, planned, ready, run_all, shard_of
 
     tasks = load_real_tasks(only, suite)
     if not tasks:
@@ -63,6 +63,7 @@ def run_real_command(*, model: str, protocols: str, variants: str, only: str | N
     part = shard_of(shard or "1/1")
     runs = planned(tasks, chosen, kinds, part)
     total = len(planned(tasks, chosen, kinds))
+    ready(runs, on_project=lambda pin: sys.stdout.write(f"project {pin}: sdist and test venv ready\n"))
     sys.stdout.write(HEADER + "\n")
 
     def show(result: RealResult) -> None:

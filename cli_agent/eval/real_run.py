@@ -28,7 +28,7 @@ from cli_agent.contracts import errors
 from cli_agent.eval import real_sdist
 from cli_agent.eval.real import TASK_TIMEOUT_S, RealResult, RealTask, grade, prepare, test_env, variant_settings
 
-__all__ = ["RunOptions", "planned", "run_all", "run_one", "shard_of"]
+__all__ = ["RunOptions", "planned", "ready", "run_all", "run_one", "shard_of"]
 
 # the run's own process gets this much more than its --timeout: its start, the model's server, its end
 GRACE_S = 120.0
@@ -71,6 +71,18 @@ def planned(tasks: Sequence[RealTask], protocols: Sequence[str], variants: Seque
     plan = [Run(t, p, v) for p in protocols for v in variants for t in tasks]
     index, count = shard
     return plan[index - 1::count]
+
+
+def ready(runs: Sequence[Run], cache: Path | None = None,
+          on_project: Callable[[str], None] | None = None) -> None:
+    """Each project of `runs` fetched and its venv made, one after the other, before any model runs: a release
+    that cannot be fetched ends the suite first (exit 2), and the workers then only copy."""
+    cache = cache or real_sdist.suite_cache()
+    for project in dict.fromkeys(run.task.project for run in runs):
+        real_sdist.fetch(project, cache)
+        real_sdist.project_venv(project, cache)
+        if on_project is not None:
+            on_project(project.pin)
 
 
 def run_all(runs: Sequence[Run], options: RunOptions, *, workers: int = 1,
