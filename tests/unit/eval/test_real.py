@@ -330,3 +330,15 @@ def test_the_documented_matrix_workflow_runs_every_shard_and_merges_them_all():
     merge = " ".join(step.get("run", "") for step in workflow["jobs"]["merge"]["steps"])
     assert workflow["jobs"]["merge"]["needs"] == "shard"
     assert all(f"--merge shards/shard-{i}.json" in merge for i in shards)
+
+
+@pytest.mark.slow
+def test_a_release_pip_cannot_fetch_ends_the_suite_before_any_model_runs(tiny, tmp_path, capsys):
+    suite, _, _ = tiny
+    missing = tmp_path / "missing.toml"
+    missing.write_text(suite.read_text().replace('version = "1.0"', 'version = "9.9"').replace("tinycalc==1.0",
+                                                                                               "tinycalc==9.9"))
+    code = cli_run(["eval", "--suite", "real", "--tasks", str(missing), "--model", "scripted:/nonexistent.json"])
+    captured = capsys.readouterr()
+    assert code == 2 and "cannot fetch the sdist of tinycalc==9.9" in captured.err, captured
+    assert "Traceback" not in captured.err and "task " not in captured.out
