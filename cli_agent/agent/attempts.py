@@ -27,6 +27,7 @@ from cli_agent.contracts.events import (
     AssistantMessage,
     Event,
     ModelRequest,
+    Retry,
     RunFinished,
     ToolResult,
     Verification,
@@ -89,8 +90,8 @@ class Attempts:
 
     def _drive(self, copy: Path, prompt: str, seconds: float, number: int
                ) -> Generator[Event, None, tuple[RunFinished, set[str]]]:
-        """Run one candidate; its test runs are passed on (as progress), and its model requests and replies tagged
-        with its number (for the trace, `--output stream-json` and replay); the rest stays inside."""
+        """Run one candidate; its test runs and retries are passed on (as progress), and its model requests and
+        replies tagged with its number (for the trace, `--output stream-json` and replay); the rest stays inside."""
         events = self.run(copy, prompt, seconds, number)
         paths: set[str] = set()
         finished: RunFinished | None = None
@@ -98,7 +99,7 @@ class Attempts:
             for event in events:
                 if isinstance(event, ToolResult):
                     paths.update(c.path for c in (event.change, *event.changes) if c is not None)
-                elif isinstance(event, Verification):
+                elif isinstance(event, Verification | Retry):
                     yield event
                 elif isinstance(event, ModelRequest | AssistantMessage):
                     yield replace(event, candidate=number)  # in the trace, tagged: what each candidate asked and got

@@ -216,3 +216,15 @@ def test_stream_json_shows_each_candidate_and_replay_plays_its_replies_back(tmp_
     # back in order, the candidate's rewrites included, and the run ends the same way
     replayed = cli(["replay", str(trace)], home=home, timeout=600)
     assert replayed.returncode == 0, replayed.stdout[-3000:] + replayed.stderr
+
+
+@pytest.mark.slow
+def test_a_rewrite_request_is_retried_like_the_loop_s(tmp_path: Path, calc) -> None:
+    ws, home = calc
+    config = home / "config" / "config.toml"
+    config.write_text(config.read_text() + "retry_base_delay = 0.05\n")
+    dropped = {"error": "retryable", "message": "HTTP 429"}
+    code, report, trace = run(tmp_path, ws, home, [READ, WRONG, DONE, dropped, REWRITE], "--attempts", "2")
+    assert code == 0 and report["attempt"] == 2, report  # the rewrite's request, refused once, went through
+    retries = [json.loads(line) for line in trace.splitlines() if '"type": "retry"' in line]
+    assert [r["reason"] for r in retries] == ["HTTP 429"]
