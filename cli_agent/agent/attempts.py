@@ -18,13 +18,22 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable, Generator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cli_agent.agent.verify import COULD_NOT_RUN
 from cli_agent.contracts.change import Change, ChangeKind
-from cli_agent.contracts.events import Event, RunFinished, ToolResult, Verification, Warning
+from cli_agent.contracts.events import (
+    AssistantMessage,
+    Event,
+    ModelRequest,
+    Retry,
+    RunFinished,
+    ToolResult,
+    Verification,
+    Warning,
+)
 from cli_agent.fs.copy import CopyLimits, CopyTooBig, copy_tree
 from cli_agent.fs.hostfile import read_regular
 
@@ -86,7 +95,8 @@ class Attempts:
 
     def _drive(self, copy: Path, prompt: str, seconds: float, number: int
                ) -> Generator[Event, None, tuple[RunFinished, set[str]]]:
-        """Run one candidate; only its test runs are passed on (as progress), the rest stays inside."""
+        """Run one candidate; its test runs and retries are passed on (as progress), and its model requests and
+        replies tagged with its number (for the trace, `--output stream-json` and replay); the rest stays inside."""
         events = self.run(copy, prompt, seconds, number)
         paths: set[str] = set()
         finished: RunFinished | None = None
@@ -94,8 +104,10 @@ class Attempts:
             for event in events:
                 if isinstance(event, ToolResult):
                     paths.update(c.path for c in (event.change, *event.changes) if c is not None)
-                elif isinstance(event, Verification):
+                elif isinstance(event, Verification | Retry):
                     yield event
+                elif isinstance(event, ModelRequest | AssistantMessage):
+                    yield replace(event, candidate=number)  # in the trace, tagged: what each candidate asked and got
                 elif isinstance(event, RunFinished):
                     finished = event
         finally:

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from cli_agent.agent.run_state import AgentSetup, RunState
     from cli_agent.prompt.plan import Plan
 
-__all__ = ["backoff", "complete"]
+__all__ = ["backoff", "complete", "send"]
 
 
 def complete(setup: AgentSetup, run: RunState, plan: Plan,
@@ -29,7 +29,13 @@ def complete(setup: AgentSetup, run: RunState, plan: Plan,
     messages = tuple(([Message("system", plan.system)] if plan.system else []) + history)
     request = ProviderRequest(messages=messages, tools=plan.schemas if s.protocol.sends_tools else None,
                               options=plan.request_options)
-    stream_text = s.protocol.name != "json"
+    return (yield from send(s, run, request, stream_text=s.protocol.name != "json"))
+
+
+def send(s: AgentSetup, run: RunState, request: ProviderRequest, *,
+         stream_text: bool) -> Generator[Event, Decision | None, ProviderReply]:
+    """`request` sent within the run's deadline, retried while the provider's error is retryable (a `Retry` event
+    each time); its text streamed as `TextDelta` when `stream_text`."""
     attempt = 0
     while True:
         remaining = run.deadline - s.clock()

@@ -8,6 +8,8 @@ one fenced Python block with the new version of each function or class it change
 - puts a new method (its first parameter `self` or `cls`) at the end of the class the brief outlined, and a new
   function after the last module-level definition shown;
 - runs the project's tests (`repair.verify`), as after any run.
+Each request and its reply are events like the loop's (`ModelRequest`, `AssistantMessage`), sent through the same
+retry path (`model_call.send`), so the trace shows what the candidate asked and got.
 A rewrite that places nothing, changes nothing or fails the tests is undone, and the model is asked again (sampled,
 so the next differs), up to `SAMPLES` times while the candidate's time lasts.
 
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import hashlib
 import re
 import textwrap
 import uuid
@@ -30,14 +33,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cli_agent.agent.attempts import revert
+from cli_agent.agent.model_call import send
 from cli_agent.agent.repair import verify
 from cli_agent.agent.task_examples import added_names
 from cli_agent.contracts import errors
 from cli_agent.contracts.envelope import Envelope
-from cli_agent.contracts.events import Decision, Event, RunFinished, StopReason
+from cli_agent.contracts.events import AssistantMessage, Decision, Event, ModelRequest, RunFinished, StopReason
 from cli_agent.contracts.messages import Message, ToolCall
 from cli_agent.prompt.task_files import Place, task_brief
-from cli_agent.providers.base import ProviderReply, ProviderRequest
+from cli_agent.providers.base import ProviderRequest
 
 if TYPE_CHECKING:
     from cli_agent.agent.approval_flow import Approvals
@@ -57,6 +61,7 @@ OUTLINE_METHODS = 12  # of a long class's methods, the most a rewrite request na
 UNCHANGED = ("(A version the same as the code above changes nothing, and the code above does not do what the task "
              "asks: yours must differ from it.)")  # added to the request once a rewrite changed nothing
 SAMPLES = 20  # rewrites one candidate asks for, while its time lasts, until one lands and passes
+FINGERPRINT = hashlib.sha256(f"rewrite:{SYSTEM}:{MAX_REPLY_TOKENS}".encode()).hexdigest()  # a rewrite request's plan
 _FENCE = re.compile(r"```[ \t]*(?:python|py)?[ \t]*\n(.*?)(?:```|\Z)", re.S)
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _DEFINITION_START = re.compile(r"^\s*(?:async\s+def|def|class)\s|^\s*@")
@@ -92,19 +97,17 @@ def candidate(s: AgentSetup, run: RunState, prompt: str, places: Sequence[Place]
             break
         request = ProviderRequest(messages=(Message("system", SYSTEM), asking), timeout_s=remaining,
                                   options={"temperature": temperature, "max_tokens": MAX_REPLY_TOKENS})
+        run.steps += 1
+        yield ModelRequest(step=run.steps, fingerprint=FINGERPRINT, messages=len(request.messages))
         try:
-            reply: ProviderReply | None = None
-            for item in s.provider.stream(request):
-                if isinstance(item, ProviderReply):
-                    reply = item
+            reply = yield from send(s, run, request, stream_text=False)
         except errors.RunTimeoutError:
             return talk.stop(run, StopReason.TIMEOUT, f"{why}; the time ran out during rewrite {sample}")
         except errors.CliAgentError as exc:
             return talk.stop(run, StopReason.ERROR, f"the rewrite request failed: {exc}")
-        run.steps += 1
-        text = reply.text if reply is not None else ""
-        if reply is not None:
-            run.usage = run.usage + reply.usage
+        yield AssistantMessage(text=reply.text, finish_reason=reply.finish_reason, usage=reply.usage)
+        text = reply.text
+        run.usage = run.usage + reply.usage
         talk.append(run, Message("assistant", text))
         code = reply_code(text)
         calls = planned_calls(code, places, sources) if code is not None else []

@@ -61,20 +61,35 @@ def eval_cmd(ctx: typer.Context,
                                                                       "switch off), comma-separated.")] = "all",
              keep: Annotated[Path | None, typer.Option("--keep", help="Real suite: keep each run's trace in this "
                                                                       "folder (TASK.PROTOCOL.VARIANT.trace.jsonl).")]
-             = None, attempts: Attempts = None) -> int:
+             = None, attempts: Attempts = None,
+             workers: Annotated[int, typer.Option("--workers", help="Real suite: run this many tasks side by "
+                                                                    "side.")] = 1,
+             shard: Annotated[str | None, typer.Option("--shard", help="Real suite: run only shard I of N (I/N), "
+                                                                        "e.g. one per CI machine.")] = None,
+             merge: Annotated[list[Path] | None, typer.Option("--merge", help="Real suite: merge these shards' "
+                                                                              "reports into one (repeat it).")]
+             = None,
+             tasks: Annotated[Path | None, typer.Option("--tasks", help="Real suite: a suite file of your own "
+                                                                        "(the format of eval/real.toml).")]
+             = None) -> int:
     """Offline: the scripted scenario suite (exit 1 if any fails). Live (--models): real tasks per model.
-    --suite real: real tasks on real code, each graded by its own check."""
+    --suite real: real tasks on released projects, each graded by the project's own tests."""
     from cli_agent.eval import run_eval_command
 
     load(ctx, announce=False)  # a broken config exits 2 here as everywhere
     flags = ctx.find_root().obj.flags or {}
+    if suite == "real" and merge:
+        from cli_agent.eval.real_report import merge_command
+
+        return merge_command(list(merge), report)
     if suite == "real":
         from cli_agent.eval.real_report import run_real_command
 
         return run_real_command(model=model or flags.get("model") or "local", protocols=protocols,
                                 variants=variants, only=only, report=report,
                                 api_base=api_base or flags.get("api_base"), keep=keep,
-                                attempts=attempts or flags.get("attempts") or 1)
+                                attempts=attempts or flags.get("attempts") or 1, workers=workers, shard=shard,
+                                suite=tasks)
     if suite != "offline":
         raise errors.UsageError(f"--suite is offline or real, not {suite!r}")
     return run_eval_command(report=report, models=models, api_base=api_base or flags.get("api_base"),

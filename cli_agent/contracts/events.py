@@ -148,6 +148,7 @@ class ModelRequest(_Event):
     step: int
     fingerprint: str  # sha256 of the prompt plan (system prompt, tool schemas, options)
     messages: int  # how many messages were sent
+    candidate: int = 0  # the candidate that sent it (cli_agent.agent.attempts: 2, 3, ...); 0 for the run itself
 
 
 @dataclass(frozen=True)
@@ -165,6 +166,7 @@ class AssistantMessage(_Event):
     tool_calls: tuple[ToolCall, ...] = ()
     finish_reason: str = "stop"
     usage: Usage = field(default_factory=Usage)
+    candidate: int = 0  # the candidate whose request this answers; 0 for the run itself
 
 
 @dataclass(frozen=True)

@@ -1,41 +1,46 @@
-"""`cli-agent eval --suite real`: real tasks on real code (`real.toml`, projects in `real_projects/`), each graded
-by its own command, per protocol and per harness variant.
+"""`cli-agent eval --suite real`: real tasks on released projects (`real.toml`), each graded by the project's own
+tests, per protocol and per harness variant.
 
     tasks = load_real_tasks(only=None)
-    results = run_real(tasks, model="local", protocols=("json",), variants=("all",))
-    result.passed, result.steps, result.tokens, result.seconds, result.why
+    results = run_real(tasks, RunOptions(model="local"), workers=2, shard=(1, 4))
+    result.passed, result.exit_code, result.verified, result.attempt, result.why
 
-A task's workspace is a fresh copy of its project with the task's `break` edits applied (each `old` must occur
-exactly once, else the task is refused as drifted: exit 2). The model runs through a real session, changes
-approved, nobody asked. Then the project's own `tests/` are put back as they were (the model may have changed
-them) and the check runs with the workspace first on PYTHONPATH, 60 s at most: exit 0 is a pass. Each project's
-`tests/` holds its own test suite (`pytest -q` at the project's root runs it, so verification finds it) beside the
-tasks' `check_*.py` graders, which pytest does not collect.
+A task names its project as `name==version` (a `[[project]]` of the suite) and a change (`change`: edits whose
+`old` must occur exactly once, else the task is refused as drifted: exit 2). Its workspace is the project's
+released sdist, fetched through pip into the suite's cache (`real_sdist`) and unpacked unchanged, with the change
+applied: a bug put in, or a feature taken out that the prompt asks for. The reference fix is the project as it
+ships: the files the change touched, as released.
+
+The run is what a user would run: `cli-agent -p PROMPT --yes` in the workspace, a process of its own, with the
+project's test venv (outside the workspace) first on PATH and in VIRTUAL_ENV. Then the project's test files are put
+back as shipped (the model may have changed them) and the task's `check` (pytest arguments) runs in that venv,
+60 s at most: exit 0 is a pass. A run that ended "done" (exit 0) while the check fails is counted apart: the
+harness claimed a success it did not have.
 
 Variants switch harness help off to measure it: `all` (everything on), `none` (everything off), and `-NAME` for
-one switch off (`-read_before_edit`, `-loose_edits`, `-task_files`, `-repo_map`, `-syntax_check`, `-verify`).
+one switch off (`-read_before_edit`, `-loose_edits`, `-task_files`, `-repo_map`, `-syntax_check`, `-verify`); a
+variant is a config file given with `--config`.
 """
 
 from __future__ import annotations
 
+import shlex
 import shutil
 import subprocess
-import sys
 import tempfile
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from cli_agent.contracts import errors
+from cli_agent.eval import real_sdist
+from cli_agent.eval.real_sdist import Project
 from cli_agent.validated.checked import rule
 from cli_agent.validated.reader import load_checked, read_toml
 
-if TYPE_CHECKING:
-    from cli_agent.contracts.events import Event
-
-__all__ = ["SWITCHES", "RealResult", "RealTask", "load_real_tasks", "run_real", "variant_settings"]
+__all__ = ["SWITCHES", "RealResult", "RealTask", "apply_edits", "grade", "load_real_tasks", "prepare",
+           "reference_fix", "variant_settings"]
 
 SWITCHES = ("read_before_edit", "loose_edits", "task_files", "repo_map", "syntax_check", "verify")
 CHECK_TIMEOUT_S = 60
@@ -43,16 +48,22 @@ CHECK_TIMEOUT_S = 60
 # end (the model's server, the sandbox probe) included, so the run itself gets 5 s less
 TASK_TIMEOUT_S = 175.0
 
+Edit = tuple[str, str, str]  # (file, old, new)
+
 
 @dataclass(frozen=True)
 class RealTask:
     name: str
     kind: str
-    project: str
+    project: Project
     prompt: str
-    check: str
-    breaks: tuple[tuple[str, str, str], ...] = ()  # (file, old, new)
-    solve: tuple[tuple[str, str, str], ...] = ()  # a reference solution of a feature task, for the suite's tests
+    check: str  # pytest arguments, run at the project's root in its venv
+    change: tuple[Edit, ...] = ()
+
+    @property
+    def files(self) -> tuple[str, ...]:
+        """The files the change touches: the reference fix puts them back as they ship."""
+        return tuple(dict.fromkeys(file for file, _, _ in self.change))
 
 
 @dataclass
@@ -61,6 +72,7 @@ class RealResult:
     kind: str
     protocol: str
     variant: str
+    project: str = ""  # name==version
     passed: bool = False
     why: str = ""
     exit_code: int | None = None
@@ -72,8 +84,14 @@ class RealResult:
     verified: bool | None = None  # the harness's own verdict (cli_agent.agent.verify)
     attempt: int = 0  # the candidate kept (`--attempts`; 0: the run's own change)
 
+    @property
+    def done_failing(self) -> bool:
+        """The run ended "done" (exit 0) while the project's tests fail: a success claimed, not had."""
+        return self.exit_code == 0 and not self.passed
+
     def to_dict(self) -> dict[str, Any]:
-        return {k: round(v, 3) if isinstance(v, float) else v for k, v in self.__dict__.items()}
+        row = {k: round(v, 3) if isinstance(v, float) else v for k, v in self.__dict__.items()}
+        return row | {"done_failing": self.done_failing}
 
 
 def _root() -> Path:
@@ -88,28 +106,49 @@ class _Edit:
 
 
 @dataclass(frozen=True, kw_only=True)
+class _Project:
+    """A `[[project]]` of real.toml, as `checked` checks it."""
+
+    name: str = rule(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    version: str = rule(pattern=r"^[A-Za-z0-9][A-Za-z0-9.+!-]*$")
+    layout: str
+    import_root: str = "."
+    tests: tuple[str, ...] = rule(min_length=1)
+    test_deps: tuple[str, ...] = ("pytest",)
+    pip_args: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
 class _Task:
-    """A `[[task]]` of real.toml, as `checked` checks it."""
+    """A `[[task]]` of real.toml."""
 
     name: str
     kind: str
-    project: str
+    project: str  # name==version
     prompt: str
     check: str
-    breaks: tuple[_Edit, ...] = rule((), alias="break")  # `break` is no Python name
-    solve: tuple[_Edit, ...] = ()
+    change: tuple[_Edit, ...] = rule(min_length=1)
 
 
 @dataclass(frozen=True, kw_only=True)
 class _Suite:
+    project: tuple[_Project, ...] = rule(min_length=1)
     task: tuple[_Task, ...] = rule(min_length=1)
 
 
-def load_real_tasks(only: str | None = None) -> list[RealTask]:
-    toml = read_toml(_root() / "real.toml", "cli_agent/eval/real.toml", errors.UsageError)
-    tasks = [RealTask(t.name, t.kind, t.project, t.prompt, t.check, tuple((e.file, e.old, e.new) for e in t.breaks),
-                      tuple((e.file, e.old, e.new) for e in t.solve))
-             for t in load_checked(_Suite, toml, errors.UsageError).task]
+def load_real_tasks(only: str | None = None, suite: Path | None = None) -> list[RealTask]:
+    """The tasks of `suite` (default: the packaged real.toml) whose name contains `only`."""
+    path = suite or _root() / "real.toml"
+    where = str(suite) if suite is not None else "cli_agent/eval/real.toml"
+    checked = load_checked(_Suite, read_toml(path, where, errors.UsageError), errors.UsageError)
+    projects = {f"{p.name}=={p.version}": Project(p.name, p.version, p.layout, p.import_root, p.tests, p.test_deps,
+                                                  p.pip_args) for p in checked.project}
+    tasks = []
+    for t in checked.task:
+        if t.project not in projects:
+            raise errors.UsageError(f"{where}: task {t.name} names {t.project}, which is no [[project]] of the suite")
+        tasks.append(RealTask(t.name, t.kind, projects[t.project], t.prompt, t.check,
+                              tuple((e.file, e.old, e.new) for e in t.change)))
     return [t for t in tasks if only is None or only in t.name]
 
 
@@ -125,100 +164,77 @@ def variant_settings(variant: str) -> dict[str, bool]:
     return {s: s != name for s in SWITCHES}
 
 
-def prepare(task: RealTask, into: Path) -> Path:
-    """A fresh copy of the task's project with its break edits applied; UsageError if one no longer applies."""
-    ws = into / task.project
-    shutil.copytree(_root() / "real_projects" / task.project, ws, ignore=shutil.ignore_patterns("__pycache__"))
-    apply_edits(task, ws, task.breaks)
-    return ws
+@dataclass(frozen=True)
+class Prepared:
+    workspace: Path  # the project's sdist unpacked, the task's change applied
+    venv: Path  # its test venv, outside the workspace
+    pristine: Path  # the sdist unpacked as it ships, to put its tests back before grading
 
 
-def apply_edits(task: RealTask, ws: Path, edits: tuple[tuple[str, str, str], ...]) -> None:
+def reference_fix(task: RealTask, prepared: Prepared) -> None:
+    """Put the task's reference fix in the workspace: the files its change touched, as the project ships them."""
+    for name in task.files:
+        shutil.copy2(prepared.pristine / name, prepared.workspace / name)
+
+
+def prepare(task: RealTask, into: Path, cache: Path | None = None) -> Prepared:
+    """The task's workspace and test venv under `into` (the sdist fetched and the project's venv made the first
+    time); UsageError if the change no longer applies."""
+    cache = cache or real_sdist.suite_cache()
+    project = task.project
+    sdist = real_sdist.fetch(project, cache)
+    pristine = real_sdist.unpack(sdist, into / "pristine")
+    workspace = real_sdist.unpack(sdist, into / "work")
+    apply_edits(task, workspace, task.change)
+    base = real_sdist.project_venv(project, cache)
+    venv = real_sdist.task_venv(base, into / "venv", (workspace / project.import_root).resolve())
+    return Prepared(workspace, venv, pristine)
+
+
+def apply_edits(task: RealTask, ws: Path, edits: tuple[Edit, ...]) -> None:
     for file, old, new in edits:
-        text = (ws / file).read_text(encoding="utf-8")
+        path = ws / file
+        text = path.read_text(encoding="utf-8") if path.is_file() else ""
         if text.count(old) != 1:
-            raise errors.UsageError(f"task {task.name}: the code to break in {file} is not there exactly once "
-                                    f"(found {text.count(old)} times); the project drifted from real.toml")
-        (ws / file).write_text(text.replace(old, new), encoding="utf-8")
+            raise errors.UsageError(f"task {task.name}: the code to change in {file} is not there exactly once "
+                                    f"(found {text.count(old)} times); {task.project.pin} drifted from the suite")
+        path.write_text(text.replace(old, new), encoding="utf-8")
 
 
-def grade(task: RealTask, ws: Path) -> str:
-    """'' when the task's check passes on `ws`, else one line saying why not."""
-    pristine = _root() / "real_projects" / task.project / "tests"
-    shutil.rmtree(ws / "tests", ignore_errors=True)
-    shutil.copytree(pristine, ws / "tests", ignore=shutil.ignore_patterns("__pycache__"))
-    try:
-        done = subprocess.run([sys.executable, task.check], cwd=ws, capture_output=True, text=True,
-                              timeout=CHECK_TIMEOUT_S, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ws),
-                                                           "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1"})
-    except subprocess.TimeoutExpired:
-        return f"{task.check} timed out after {CHECK_TIMEOUT_S} s"
+def test_env(venv: Path, home: Path) -> dict[str, str]:
+    """The environment a user with the project's venv activated has: its bin first on PATH, VIRTUAL_ENV set."""
+    return {"PATH": f"{venv / 'bin'}:/usr/local/bin:/usr/bin:/bin", "VIRTUAL_ENV": str(venv), "HOME": str(home),
+            "PYTHONDONTWRITEBYTECODE": "1", "LANG": "C.UTF-8"}
+
+
+def grade(task: RealTask, prepared: Prepared) -> str:
+    """'' when the task's check passes on the workspace, else one line saying why not. The project's test files
+    are put back as shipped first."""
+    ws = prepared.workspace
+    for name in task.project.tests:
+        shipped, there = prepared.pristine / name, ws / name
+        if there.is_dir() and not there.is_symlink():
+            shutil.rmtree(there)
+        elif there.exists() or there.is_symlink():
+            there.unlink()
+        if shipped.is_dir():
+            shutil.copytree(shipped, there)
+        elif shipped.is_file():
+            shutil.copy2(shipped, there)
+    argv = [str(real_sdist.venv_python(prepared.venv)), "-m", "pytest", "-q", "-p", "no:cacheprovider",
+            *shlex.split(task.check)]
+    with tempfile.TemporaryDirectory(prefix="cli-agent-grade-") as home:
+        try:
+            done = subprocess.run(argv, cwd=ws, capture_output=True, text=True, timeout=CHECK_TIMEOUT_S,
+                                  env=test_env(prepared.venv, Path(home)))
+        except subprocess.TimeoutExpired:
+            return f"pytest {task.check} timed out after {CHECK_TIMEOUT_S} s"
     if done.returncode == 0:
         return ""
-    last = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
-    return f"{task.check}: {last[:160]}"
+    lines = (done.stdout + done.stderr).strip().splitlines() or [f"exit {done.returncode}"]
+    return f"pytest {task.check}: {lines[-1][:160]}"
 
 
-def run_one(task: RealTask, *, model: str, protocol: str, variant: str, api_base: str | None = None,
-            max_steps: int = 12, timeout: float = TASK_TIMEOUT_S, keep: Path | None = None,
-            attempts: int = 1) -> RealResult:
-    from cli_agent.config.settings import Settings
-    from cli_agent.contracts.events import RunFinished, StopReason, ToolCallsProposed
-    from cli_agent.session.session import drive, open_session
-    from cli_agent.validated.checked import check
-
-    result = RealResult(task.name, task.kind, protocol, variant)
-    with tempfile.TemporaryDirectory(prefix="cli-agent-real-") as tmp:
-        ws = prepare(task, Path(tmp))
-        settings = check(Settings, {
-            "model": model, "api_base": api_base, "workspace": str(ws), "yes": True, "max_steps": max_steps,
-            "timeout": timeout, "protocol": protocol, "trace": str(Path(tmp) / "trace.jsonl"),
-            "attempts": attempts, **variant_settings(variant)})
-        started = time.monotonic()
-        session = open_session(settings, interactive=False, record=False)
-        events: list[Event] = []
-        try:
-            finished: RunFinished = drive(session.run(task.prompt, None), session.trace, events.append)
-        finally:
-            session.close()
-        if finished.stop_reason in (StopReason.INTERRUPTED, StopReason.TERMINATED):
-            stopped = finished.error()
-            assert stopped is not None
-            raise stopped  # Ctrl-C or SIGTERM ends the suite, not just this task
-        result.seconds = time.monotonic() - started
-        result.exit_code, result.steps = finished.exit_code, finished.steps
-        result.verified, result.attempt = finished.verified, finished.attempt
-        result.tokens = finished.usage.total_tokens
-        result.tools = [c.name for e in events if isinstance(e, ToolCallsProposed) for c in e.calls]
-        result.why = grade(task, ws)
-        result.passed = not result.why
-        if keep is not None:
-            result.trace = str(_kept(Path(tmp) / "trace.jsonl", keep, f"{task.name}.{protocol}.{variant}"))
-        if result.passed and finished.exit_code != 0:
-            result.why = f"passed, but the run ended with exit {finished.exit_code}: {finished.message[:120]}"
-    return result
-
-
-def _kept(trace: Path, folder: Path, name: str) -> Path:
-    """The run's trace copied into `folder` (made if need be) as NAME.trace.jsonl, to read or replay later."""
-    folder.mkdir(parents=True, exist_ok=True)
-    target = folder / f"{name}.trace.jsonl"
-    shutil.copyfile(trace, target)
-    return target
-
-
-def run_real(tasks: list[RealTask], *, model: str, protocols: tuple[str, ...], variants: tuple[str, ...],
-             api_base: str | None = None, on_result: Any = None, keep: Path | None = None,
-             attempts: int = 1) -> list[RealResult]:
-    for variant in variants:
-        variant_settings(variant)  # refuse a bad variant before any model runs
-    results = []
-    for protocol in protocols:
-        for variant in variants:
-            for task in tasks:
-                result = run_one(task, model=model, protocol=protocol, variant=variant, api_base=api_base,
-                                 keep=keep, attempts=attempts)
-                results.append(result)
-                if on_result is not None:
-                    on_result(result)
-    return results
+def with_project(task: RealTask, **changes: Any) -> RealTask:
+    """The task with its project changed (a test points it at a local index)."""
+    return replace(task, project=replace(task.project, **changes))

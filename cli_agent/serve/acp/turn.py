@@ -108,7 +108,7 @@ class Turn:
                 self._post(updates.text_chunk(event.text))
             elif isinstance(event, ModelRequest):
                 streamed = False
-            elif isinstance(event, AssistantMessage):
+            elif isinstance(event, AssistantMessage) and not event.candidate:  # a candidate's reply is not the turn's
                 finish_reason = event.finish_reason
             elif isinstance(event, ToolCallsProposed):
                 for call in event.calls:

@@ -183,3 +183,48 @@ def test_with_task_files_off_the_candidates_run_the_agent_loop(tmp_path: Path, c
     config.write_text(config.read_text() + "task_files = false\n")
     code, report, _ = run(tmp_path, ws, home, [READ, WRONG, DONE, READ, fix, DONE], "--attempts", "2")
     assert code == 0 and report["attempt"] == 2, report
+
+
+@pytest.mark.slow
+def test_each_candidate_s_requests_and_replies_are_in_the_trace_tagged_with_it(tmp_path: Path, calc) -> None:
+    ws, home = calc
+    wrong = {"text": "```python\ndef add(a, b):\n    return b - a\n```"}
+    code, _, trace = run(tmp_path, ws, home, [READ, WRONG, DONE, wrong, REWRITE], "--attempts", "2")
+    assert code == 0
+    events = [json.loads(line) for line in trace.splitlines()]
+    requests = [(e["step"], e.get("candidate", 0)) for e in events if e.get("type") == "model_request"]
+    replies = [(e["text"], e.get("candidate", 0)) for e in events if e.get("type") == "assistant_message"]
+    assert requests == [(1, 0), (2, 0), (3, 0), (1, 2), (2, 2)]  # the run's three, then candidate 2's two rewrites
+    assert replies[3:] == [(wrong["text"], 2), (REWRITE["text"], 2)]
+
+
+@pytest.mark.slow
+def test_stream_json_shows_each_candidate_and_replay_plays_its_replies_back(tmp_path: Path, calc) -> None:
+    ws, home = calc
+    wrong = {"text": "```python\ndef add(a, b):\n    return b - a\n```"}
+    script, trace = tmp_path / "script.json", tmp_path / "trace.jsonl"
+    script.write_text(json.dumps([READ, WRONG, DONE, *[wrong] * SAMPLES]))
+    done = cli(["-p", "add(2, 3) in calc.py returns -1, it should be 5", "--model", f"scripted:{script}", "-C",
+                str(ws), "--yes", "--output", "stream-json", "--trace", str(trace), "--attempts", "2"],
+               home=home, timeout=300)
+    assert done.returncode == 8, done.stdout[-2000:] + done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    tagged = [e for e in events if e.get("type") in ("model_request", "assistant_message") and e.get("candidate")]
+    assert len(tagged) == 2 * SAMPLES and {e["candidate"] for e in tagged} == {2}
+    assert all(e["text"] == wrong["text"] for e in tagged if e["type"] == "assistant_message")
+    # the first attempt's change is kept (no candidate passed): replay rewinds it and feeds every recorded reply
+    # back in order, the candidate's rewrites included, and the run ends the same way
+    replayed = cli(["replay", str(trace)], home=home, timeout=600)
+    assert replayed.returncode == 0, replayed.stdout[-3000:] + replayed.stderr
+
+
+@pytest.mark.slow
+def test_a_rewrite_request_is_retried_like_the_loop_s(tmp_path: Path, calc) -> None:
+    ws, home = calc
+    config = home / "config" / "config.toml"
+    config.write_text(config.read_text() + "retry_base_delay = 0.05\n")
+    dropped = {"error": "retryable", "message": "HTTP 429"}
+    code, report, trace = run(tmp_path, ws, home, [READ, WRONG, DONE, dropped, REWRITE], "--attempts", "2")
+    assert code == 0 and report["attempt"] == 2, report  # the rewrite's request, refused once, went through
+    retries = [json.loads(line) for line in trace.splitlines() if '"type": "retry"' in line]
+    assert [r["reason"] for r in retries] == ["HTTP 429"]
