@@ -152,13 +152,16 @@ def fenced(text: str) -> str:
 
 
 def result_update(result: ToolResult, root: Path) -> schema.ToolCallProgress:
-    """A call's outcome: completed or failed; the diffs it wrote, a command's output, or the errors."""
+    """A call's outcome: completed or failed; the diffs it wrote, a command's output, the text of a file read, or
+    the errors."""
     envelope = result.envelope
     content: list[Any] = _diffs((result.change, *result.changes), root)
     data = envelope.data if isinstance(envelope.data, dict) else {}
     if result.tool == "run_command" and isinstance(data.get("output"), str):
         code = data.get("exit_code")
         content.append(_text(fenced(data["output"]) + (f"\nexit code {code}" if code is not None else "")))
+    elif result.tool == "read_file" and isinstance(data.get("content"), str):  # the file's text, as it is shown
+        content.append(_text(fenced(data["content"]) + (f"\n{data['notice']}" if data.get("notice") else "")))
     if not envelope.ok:
         content.append(_text("; ".join(envelope.errors)))
     return schema.ToolCallProgress(session_update="tool_call_update", tool_call_id=result.call_id,
