@@ -73,8 +73,8 @@ class Attempts:
                 if finished.verified:
                     changes = _difference(self.root, copy, {c.path for c in applied} | paths)
                     return Candidate(number, finished.tests, changes)
-                verdict = finished.tests or finished.message
-                yield Warning(code="attempt", message=f"candidate {number} of {self.count} did not pass: {verdict}")
+                verdict = f"did not pass: {finished.tests or finished.message}" if paths else "made no change"
+                yield Warning(code="attempt", message=f"candidate {number} of {self.count} {verdict}")
             finally:
                 shutil.rmtree(folder, ignore_errors=True)
         return None
