@@ -103,3 +103,22 @@ def test_stdin_and_stdout_may_be_regular_files(ws: Path, tmp_path: Path) -> None
     assert answered[0]["result"]["agentCapabilities"]["loadSession"] is True
     assert answered[1]["result"]["sessionId"]
     assert "sessions" in answered[2]["result"]
+
+
+def test_code_an_edit_makes_unreachable_is_named_in_the_permission_request(ws: Path, tmp_path: Path) -> None:
+    (ws / "calc.py").write_text("def mean(values):\n    return sum(values) / (len(values) + 1)\n")
+    model = write_script(tmp_path / "s.json", [
+        {"tool_calls": [call("edit_file", "e1", path="calc.py", old="    return sum",
+                             new="    return sum(values) / len(values)\n    return sum")]},
+    ])
+
+    async def body(conn: Any, client: Recorder, process: Any) -> None:
+        from acp import text_block
+
+        session = await conn.new_session(cwd=str(ws))
+        await conn.prompt(session_id=session.session_id, prompt=[text_block("fix mean in calc.py")])
+
+    client = Recorder(["reject_once"])
+    drive(ws, model, body, client)
+    notes = [c.content.text for c in client.asked[0].content if c.type == "content"]
+    assert any("line 3 of mean() can never run" in note for note in notes), notes

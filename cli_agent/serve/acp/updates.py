@@ -131,6 +131,7 @@ def _text(text: str) -> schema.ContentToolCallContent:
 def permission_call(asked: ApprovalAsked, root: Path) -> schema.ToolCallUpdate:
     """The call an approval question is about, with what it would write: one diff, or a command's change set."""
     content: list[Any] = _diffs((asked.change, *asked.changes), root)
+    content += [_text(f"! {w}") for w in asked.change.warnings] if asked.change is not None else []
     if asked.about:
         content.append(_text(asked.about))
     return schema.ToolCallUpdate(tool_call_id=asked.call.id, title=_title(asked.call), kind=tool_kind(asked.call.name),
@@ -162,6 +163,7 @@ def result_update(result: ToolResult, root: Path) -> schema.ToolCallProgress:
         content.append(_text(fenced(data["output"]) + (f"\nexit code {code}" if code is not None else "")))
     elif result.tool == "read_file" and isinstance(data.get("content"), str):  # the file's text, as it is shown
         content.append(_text(fenced(data["content"]) + (f"\n{data['notice']}" if data.get("notice") else "")))
+    content += [_text(f"! {w}") for w in envelope.warnings]
     if not envelope.ok:
         content.append(_text("; ".join(envelope.errors)))
     return schema.ToolCallProgress(session_update="tool_call_update", tool_call_id=result.call_id,
