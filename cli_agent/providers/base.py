@@ -38,6 +38,7 @@ __all__ = [
     "expired",
     "is_local_url",
     "iterate_until",
+    "raise_if_cancelled",
     "relay",
     "rule_for_exception",
     "timeout_error",
@@ -314,6 +315,12 @@ def cancelled_by(flag: threading.Event) -> Iterator[None]:
         _CANCEL.flag = previous
 
 
+def raise_if_cancelled() -> None:
+    """The KeyboardInterrupt of a cancel (`cancelled_by`) for a wait that polls (a model server loading)."""
+    if getattr(_CANCEL, "flag", None) is not None and _CANCEL.flag.is_set():
+        raise KeyboardInterrupt
+
+
 def iterate_until(produce: Callable[[], Iterable[T]], deadline: float | None,
                   on_expiry: Callable[[], BaseException], *, in_thread: bool = False) -> Generator[T, None, None]:
     """Iterate `produce()` but never wait past `deadline`, nor past a cancel (`cancelled_by`): the blocking reads run
@@ -347,8 +354,7 @@ def iterate_until(produce: Callable[[], Iterable[T]], deadline: float | None,
         while True:
             wait = None if deadline is None else max(0.0, deadline - time.monotonic())
             if flag is not None:
-                if flag.is_set():
-                    raise KeyboardInterrupt
+                raise_if_cancelled()
                 wait = _CANCEL_POLL_S if wait is None else min(wait, _CANCEL_POLL_S)
             try:
                 kind, value = items.get(timeout=wait)
