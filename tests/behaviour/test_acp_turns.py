@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +104,45 @@ def test_stdin_and_stdout_may_be_regular_files(ws: Path, tmp_path: Path) -> None
     assert answered[0]["result"]["agentCapabilities"]["loadSession"] is True
     assert answered[1]["result"]["sessionId"]
     assert "sessions" in answered[2]["result"]
+
+
+def test_a_whole_turn_runs_with_stdout_a_regular_file(ws: Path, tmp_path: Path) -> None:
+    model = write_script(tmp_path / "s.json", [
+        {"tool_calls": [call("read_file", "r1", path="a.txt")]}, {"text": "it says hello"}])
+    replies = tmp_path / "replies.jsonl"
+
+    def answer(ident: int) -> dict[str, Any]:
+        for _ in range(1200):
+            for line in replies.read_text().splitlines():
+                message = json.loads(line)
+                if message.get("id") == ident and "method" not in message:
+                    return message  # type: ignore[no-any-return]
+            time.sleep(0.1)
+        raise AssertionError(f"no answer to request {ident}: {replies.read_text()}")
+
+    with replies.open("wb") as stdout, subprocess.Popen(agent_command(model, ws), stdin=subprocess.PIPE,
+                                                         stdout=stdout, stderr=subprocess.PIPE) as process:
+        assert process.stdin is not None and process.stderr is not None
+
+        def send(message: dict[str, Any]) -> None:
+            assert process.stdin is not None
+            process.stdin.write((json.dumps({"jsonrpc": "2.0", **message}) + "\n").encode())
+            process.stdin.flush()
+
+        send({"id": 0, "method": "initialize", "params": {"protocolVersion": 1}})
+        send({"id": 1, "method": "session/new", "params": {"cwd": str(ws), "mcpServers": []}})
+        sid = answer(1)["result"]["sessionId"]
+        send({"id": 2, "method": "session/prompt",
+              "params": {"sessionId": sid, "prompt": [{"type": "text", "text": "read a.txt"}]}})
+        assert answer(2)["result"]["stopReason"] == "end_turn"
+        process.stdin.close()
+        assert process.wait(timeout=60) == 0
+        assert b"Traceback" not in process.stderr.read()
+    updates = [m["params"]["update"] for m in map(json.loads, replies.read_text().splitlines())
+               if m.get("method") == "session/update"]
+    assert "it says hello" in "".join(u["content"]["text"] for u in updates
+                                      if u["sessionUpdate"] == "agent_message_chunk")
+    assert [u["status"] for u in updates if u.get("toolCallId") == "r1"][-1] == "completed"
 
 
 def test_code_an_edit_makes_unreachable_is_named_in_the_permission_request(ws: Path, tmp_path: Path) -> None:
