@@ -162,3 +162,24 @@ def test_code_an_edit_makes_unreachable_is_named_in_the_permission_request(ws: P
     drive(ws, model, body, client)
     notes = [c.content.text for c in client.asked[0].content if c.type == "content"]
     assert any("line 3 of mean() can never run" in note for note in notes), notes
+
+
+def test_each_retry_of_an_unreachable_model_is_shown_to_the_editor(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again: nothing listens there
+    monkeypatch.setenv("CLI_AGENT_MAX_RETRIES", "2")
+    monkeypatch.setenv("CLI_AGENT_RETRY_BASE_DELAY", "0.1")
+
+    async def body(conn: Any, client: Recorder, process: Any) -> None:
+        from acp import RequestError, text_block
+
+        session = await conn.new_session(cwd=str(ws))
+        with pytest.raises(RequestError, match="gave up after 3 tries"):
+            await conn.prompt(session_id=session.session_id, prompt=[text_block("hi")])
+        thoughts = client.text(session.session_id, "agent_thought_chunk")
+        assert thoughts.count("retrying in") == 2 and "(attempt 2)" in thoughts and str(port) in thoughts
+
+    drive(ws, "openai/away", body, None, "--api-base", f"http://127.0.0.1:{port}/v1")

@@ -134,9 +134,13 @@ class Turn:
                 self._post(updates.result_update(event, self.root))
             elif isinstance(event, Verification):
                 self._post(updates.thought_chunk(event.line + "\n"))
-            elif isinstance(event, Warning | Retry):
-                warning = event.code if isinstance(event, Warning) else warning
-                _log.warning("%s", event.message if isinstance(event, Warning) else f"retrying: {event.reason}")
+            elif isinstance(event, Retry):  # shown as it happens: a model server that stays away is not silence
+                _log.warning("retrying: %s", event.reason)
+                self._post(updates.thought_chunk(f"retrying in {event.delay_s:.1f}s (attempt {event.attempt}): "
+                                                 f"{event.reason}\n"))
+            elif isinstance(event, Warning):
+                warning = event.code
+                _log.warning("%s", event.message)
             elif isinstance(event, RunFinished):
                 finished = event
                 for call_id in open_calls:  # denied, or not run after a denial or a stop
