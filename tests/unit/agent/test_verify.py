@@ -183,7 +183,7 @@ def test_a_run_stuck_on_a_failing_edit_gets_other_candidates_too(tmp_path: Path,
     stuck = edit("a -- b", "a + b")  # never in the file: the same failure three times ends the run (exit 7)
     replies = [READ, stuck, stuck, stuck,
                READ, edit("a - b", "a + b"), DONE]  # candidate 2: passes
-    code, report, _ = run_json(tmp_path, ws, home, replies, "--attempts", "2")
+    code, report, _ = run_json(tmp_path, ws, home, replies, "--attempts", "2", env_extra=LOOP_CANDIDATES)
     assert code == 0 and report["verified"] is True and report["attempt"] == 2, report
     assert (ws / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
     code, report, _ = run_json(tmp_path, ws, home, [READ, stuck, stuck, stuck])  # no attempts: as before
