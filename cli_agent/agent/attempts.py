@@ -86,7 +86,8 @@ class Attempts:
                     changes = _difference(self.root, copy, {c.path for c in applied} | paths)
                     return Candidate(number, finished.tests, changes)
                 verdict = finished.tests or finished.message
-                yield Warning(code="attempt", message=f"candidate {number} of {self.count} did not pass: {verdict}")
+                said = f"did not pass: {verdict}" if paths else "made no change"
+                yield Warning(code="attempt", message=f"candidate {number} of {self.count} {said}")
                 if verdict.startswith(COULD_NOT_RUN):  # no candidate can be judged
                     return None
             finally:

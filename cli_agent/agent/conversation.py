@@ -2,7 +2,9 @@
 recorded for the run's `MessagesAppended` (what a resumed session gets back, exactly as the model saw it);
 between runs, a note (`note`) comes back as a `MessagesAppended` of its own for the trace to keep. A new
 conversation (`start`) is what `/clear`, `/compact`, a model switch and a resume make. How a run ends (`stop`,
-`done`) is here too: an end leaves a valid conversation (every call answered)."""
+`done`) is here too: an end leaves a valid conversation (every call answered). So are the tool-call ids: unique
+within the session (`unique`), whatever the server numbers them, so everything keyed on a call's id (the
+renderer, an editor's tool-call cards, the approvals) finds the right one."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from cli_agent.contracts.messages import Message, ToolCall
 
 if TYPE_CHECKING:
     from cli_agent.agent.run_state import RunState
-    from cli_agent.agent.wire import WireProtocol
+    from cli_agent.agent.wire import Parsed, WireProtocol
 
 __all__ = ["Conversation"]
 
@@ -30,6 +32,25 @@ class Conversation:
         self.messages: list[Message] = []
         self.window = ContextWindow()
         self.protocol = protocol  # how a tool result is sent back to the model
+        self._ids: set[str] = set()  # every tool-call id of the session so far
+
+    def unique(self, parsed: Parsed) -> Parsed:
+        """`parsed` with each call's id unique within the session: a missing or repeated one (a server that numbers
+        calls per reply, `call_0` every time; the json protocol's per-run step numbers) is renamed `callNNNNN`, nine
+        letters and digits as the strictest servers take them. The conversation carries the renamed id, so a result
+        answers the id its call has there; no server checks an id against the ones it issued."""
+        if not parsed.calls:
+            return parsed
+        calls = []
+        for call in parsed.calls:
+            if not call.id or call.id in self._ids:
+                number = len(self._ids)
+                while f"call{number:05d}" in self._ids:
+                    number += 1
+                call = replace(call, id=f"call{number:05d}")
+            self._ids.add(call.id)
+            calls.append(call)
+        return replace(parsed, calls=tuple(calls))
 
     def append(self, run: RunState, message: Message) -> None:
         """Add a message during `run`, and record it for the run's `MessagesAppended`."""
@@ -76,6 +97,8 @@ class Conversation:
         return MessagesAppended(messages=(message,))
 
     def start(self, messages: Iterable[Message] = ()) -> None:
-        """A new conversation, from `messages` (a compaction's summary, a resumed session's conversation)."""
+        """A new conversation, from `messages` (a compaction's summary, a resumed session's conversation); the ids
+        of the calls before it stay taken."""
         self.messages[:] = list(messages)
+        self._ids.update(call.id for message in self.messages for call in message.tool_calls)
         self.window.clear()

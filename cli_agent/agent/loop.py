@@ -220,7 +220,7 @@ class Agent:
             if spent is not None:
                 self._talk.append(run, Message("assistant", reply.text or "(stopped: budget reached)"))
                 return self._talk.stop(run, StopReason.STEP_LIMIT, spent)
-            parsed = s.protocol.parse(reply, run.steps)
+            parsed = self._talk.unique(s.protocol.parse(reply, run.steps))
             if parsed.error is not None:
                 run.strikes += 1
                 self._talk.append(run, Message("assistant", reply.text or ""))

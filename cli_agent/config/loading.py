@@ -206,12 +206,33 @@ def _file_layer(path: Path, label: str, files: dict[str, TomlFile]) -> _Layer:
     if isinstance(data.get("sandbox"), str):  # sandbox = "off" is [sandbox] mode = "off"
         data["sandbox"] = {"mode": data["sandbox"]}
     model = load_checked(Settings, toml, ConfigError, strict=True, suggest=_in_a_table)
+    problem = _url_problem("api_base", data.get("api_base"))
+    if problem is not None:
+        raise ConfigError(toml.at(("api_base",), problem))
     keys = [k for k in data if k not in TABLES]  # mcp_servers: whole
     keys += [f"{t}.{k}" for t in TABLES if isinstance(data.get(t), dict) for k in data[t]]
     return {key: (value_of(model, key), label) for key in keys}
 
 
+def _url_problem(key: str, value: Any) -> str | None:
+    """What is wrong with an `api_base` (a URL with its scheme: `localhost:8080` would fail only at the first
+    request); None for any other key."""
+    if key != "api_base" or not isinstance(value, str):
+        return None
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(value.strip())
+    if parts.scheme in ("http", "https") and parts.netloc:
+        return None
+    rest = value.strip().split("://")[-1]
+    return f"expected a URL starting with http:// or https://, found {value!r}" + (
+        f" (did you mean 'http://{rest}'?)" if rest else "")
+
+
 def _validate_one(key: str, value: Any, where: str) -> Any:
+    problem = _url_problem(key, value)
+    if problem is not None:
+        raise ConfigError(f"{where}: {problem}")
     if plainly_valid(*owner(key), value):  # most flags: pydantic is not imported
         return value
     from pydantic import ValidationError

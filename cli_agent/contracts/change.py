@@ -40,6 +40,7 @@ class Change:
     encoding: str = "utf-8"  # how before/after decode for display
     summary: str = ""  # one line, e.g. "1 replacement, +3 -1 lines"
     regions: tuple[Region, ...] | None = None  # the lines the tool changed, when it knows (display only)
+    warnings: tuple[str, ...] = ()  # what to weigh before applying it that is not an error (code made unreachable)
 
     @property
     def digest(self) -> str:

@@ -72,6 +72,8 @@ class Place:
 def task_brief(task: str, workspace: Workspace, *, budget_tokens: int = 1500) -> TaskBrief | None:
     named = named_files(task, workspace)
     names = [a or b for a, b in _NAME.findall(task)]
+    if not named:  # no file named: what the task asks to fix, and the functions it calls, are looked for by name
+        names += [name for name in _asked(task) if name not in names]
     texts = {path: _read(workspace, path) for path in named}  # each file read once, for its names and its region
     wanted: dict[str, list[str]] = {}
     for path, text in texts.items():
@@ -167,6 +169,18 @@ def _defined_in(text: str | None, task: str) -> list[str]:
         ranked = sorted(words, key=lambda w: strong.get(w, 3))  # stable: the task's order within a rank
         found = [w for w in ranked if is_class.get(w) is False] + [w for w in ranked if is_class.get(w)]
     return found[:2]
+
+
+def _asked(task: str) -> list[str]:
+    """The names a task that names no file asks about: a word it asks to fix or change ("Fix mean so ..."), a word
+    with an underscore, a call (`mean([1, 2, 3])`); not a dunder (`__init__` is defined everywhere)."""
+    targets = {a or b for a, b in _TARGET.findall(task)}
+    out: dict[str, None] = {}
+    for match in _WORD.finditer(_PATHISH.sub(" ", task)):
+        word = match.group(0).rstrip("(")
+        if (word in targets or "_" in word.strip("_") or match.group(1)) and not word.startswith("__"):
+            out[word] = None
+    return list(out)
 
 
 def _callees(text: str, defs: list[str]) -> list[str]:

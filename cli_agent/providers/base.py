@@ -30,6 +30,7 @@ __all__ = [
     "ProviderRequest",
     "ReplyAssembler",
     "Rule",
+    "cancelled_by",
     "deadline_of",
     "decode_tool_call",
     "exception_chain",
@@ -37,6 +38,7 @@ __all__ = [
     "expired",
     "is_local_url",
     "iterate_until",
+    "raise_if_cancelled",
     "relay",
     "rule_for_exception",
     "timeout_error",
@@ -296,14 +298,37 @@ class _Workers:
 
 
 _WORKERS = _Workers()
+_CANCEL = threading.local()  # the flag that gives up a reply awaited in this thread (`cancelled_by`)
+_CANCEL_POLL_S = 0.05
+
+
+@contextlib.contextmanager
+def cancelled_by(flag: threading.Event) -> Iterator[None]:
+    """Inside: a reply awaited in this thread (a thread that no signal reaches, as an editor's turn) is given up as
+    soon as `flag` is set, with the KeyboardInterrupt that Esc raises in the REPL; the request is left to end in its
+    worker thread."""
+    previous = getattr(_CANCEL, "flag", None)
+    _CANCEL.flag = flag
+    try:
+        yield
+    finally:
+        _CANCEL.flag = previous
+
+
+def raise_if_cancelled() -> None:
+    """The KeyboardInterrupt of a cancel (`cancelled_by`) for a wait that polls (a model server loading)."""
+    if getattr(_CANCEL, "flag", None) is not None and _CANCEL.flag.is_set():
+        raise KeyboardInterrupt
 
 
 def iterate_until(produce: Callable[[], Iterable[T]], deadline: float | None,
                   on_expiry: Callable[[], BaseException], *, in_thread: bool = False) -> Generator[T, None, None]:
-    """Iterate `produce()` but never wait past `deadline`: the blocking reads run in a daemon thread and the
-    caller waits on a queue, so a stalled server costs no more than the budget (the thread ends on its own
-    socket timeout). Without a deadline the iterable is consumed in place, unless `in_thread`."""
-    if deadline is None and not in_thread:
+    """Iterate `produce()` but never wait past `deadline`, nor past a cancel (`cancelled_by`): the blocking reads run
+    in a daemon thread and the caller waits on a queue, so a stalled server costs no more than the budget (the
+    thread ends on its own socket timeout). Without a deadline or a cancel flag the iterable is consumed in place,
+    unless `in_thread`."""
+    flag: threading.Event | None = getattr(_CANCEL, "flag", None)
+    if deadline is None and not in_thread and flag is None:
         yield from produce()
         return
     items: queue.Queue[tuple[str, Any]] = queue.Queue()
@@ -327,9 +352,15 @@ def iterate_until(produce: Callable[[], Iterable[T]], deadline: float | None,
     _WORKERS.run(work)
     try:
         while True:
+            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if flag is not None:
+                raise_if_cancelled()
+                wait = _CANCEL_POLL_S if wait is None else min(wait, _CANCEL_POLL_S)
             try:
-                kind, value = items.get(timeout=None if deadline is None else max(0.0, deadline - time.monotonic()))
+                kind, value = items.get(timeout=wait)
             except queue.Empty:
+                if flag is not None and not expired(deadline, slack=0):
+                    continue
                 raise on_expiry() from None
             if kind == "end":
                 return

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import IO, TYPE_CHECKING
 
 from cli_agent.contracts.errors import ProviderError
+from cli_agent.providers.base import raise_if_cancelled
 from cli_agent.providers.local_model import install_command, runtime_unfit
 from cli_agent.providers.openai_http import import_httpx
 
@@ -166,6 +167,7 @@ class LlamaServer:
                 if time.monotonic() >= deadline:
                     raise ProviderError(f"the local model server did not answer within {timeout_s:.0f}s: "
                                         f"{self.log_tail()}")
+                raise_if_cancelled()  # an editor's cancel while the model loads
                 time.sleep(0.05)
 
     def check_alive(self) -> None:

@@ -156,7 +156,8 @@ class Dispatcher:
         broken = _broken_by(change) if self.ctx.syntax_check else None
         if broken is not None:
             return Prepared(call, spec, error=Envelope.failure(broken))
-        return Prepared(call, spec, change=change)
+        dead = _unreachable_by(change) if self.ctx.syntax_check else None
+        return Prepared(call, spec, change=replace(change, warnings=(dead,)) if dead else change)
 
     def read_ahead(self, calls: Sequence[ToolCall]) -> dict[int, tuple[Prepared, Envelope]]:
         """Run the read-only calls that come before the turn's first other call at the same time; by position.
@@ -199,7 +200,7 @@ class Dispatcher:
         try:
             if prepared.change is not None:
                 self.ctx.workspace.apply(prepared.change)
-                return Envelope.success(_change_result(prepared.change))
+                return Envelope.success(_change_result(prepared.change), warnings=prepared.change.warnings)
             if prepared.staged is not None:
                 return self._apply_staged(prepared.staged)
             return _wrap(self._run_handler(spec, prepared.arguments))
@@ -282,6 +283,12 @@ def _broken_by(change: Change) -> str | None:
     )
 
     return broken_by(change)
+
+
+def _unreachable_by(change: Change) -> str | None:
+    from cli_agent.tools.handlers.syntax_guard import unreachable_by
+
+    return unreachable_by(change)
 
 
 def _change_result(change: Change) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import uuid
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -202,7 +203,7 @@ def run_workflow(session: Session, workflow: Workflow, values: dict[str, Value],
             events = session.run(render(step.prompt, values), approve, only_tools=step.tools, command=typed)
         else:
             arguments = render(step.arguments, values)
-            call = ToolCall(f"workflow_{workflow.name}_{index}", step.tool, arguments,
+            call = ToolCall(f"workflow_{workflow.name}_{index}_{uuid.uuid4().hex[:8]}", step.tool, arguments,
                             json.dumps(arguments, ensure_ascii=False))
             events = session.run_call(call, approve, command=typed)  # its own turn in the undo journal
         finished = yield from events  # forwards a thrown Ctrl-C and a sent decision to the run

@@ -33,7 +33,7 @@ from cli_agent.contracts.events import RunFinished, StopReason
 from cli_agent.serve.acp import updates
 from cli_agent.serve.acp.requests import client_servers, prompt_text
 from cli_agent.serve.acp.turn import Outcome, Turn
-from cli_agent.serve.acp.wire import LINE_LIMIT, StdioWire, log_to_stderr
+from cli_agent.serve.acp.wire import LINE_LIMIT, StdioWire, log_to_stderr, stdio_streams
 
 if TYPE_CHECKING:
     from cli_agent.contracts.events import EventStream
@@ -339,8 +339,6 @@ def serve(state: AppState) -> int:
 
 
 async def _serve(state: AppState) -> int:
-    from acp import stdio_streams
-
     reader, writer = await stdio_streams(limit=LINE_LIMIT)
     stdout, sys.stdout = sys.stdout, sys.stderr  # the protocol owns file descriptor 1: a stray print goes to stderr
     stop = asyncio.Event()

@@ -86,6 +86,12 @@ class Turn:
         """Run the events to their end (in a worker thread); the last run's outcome. With one run (`runs=1`) it is
         also `answered` as soon as the run has finished (what follows, the session index's note, does not delay the
         answer); the events of a workflow (`runs=0`: how many is not known) are answered at their end."""
+        from cli_agent.providers.base import cancelled_by
+
+        with cancelled_by(self._cancelled):  # a cancel gives up a model reply in flight
+            return self._drive(events, runs)
+
+    def _drive(self, events: EventStream, runs: int) -> Outcome:
         send: Decision | None = None
         throw: BaseException | None = None
         finished: RunFinished | None = None
@@ -128,9 +134,13 @@ class Turn:
                 self._post(updates.result_update(event, self.root))
             elif isinstance(event, Verification):
                 self._post(updates.thought_chunk(event.line + "\n"))
-            elif isinstance(event, Warning | Retry):
-                warning = event.code if isinstance(event, Warning) else warning
-                _log.warning("%s", event.message if isinstance(event, Warning) else f"retrying: {event.reason}")
+            elif isinstance(event, Retry):  # shown as it happens: a model server that stays away is not silence
+                _log.warning("retrying: %s", event.reason)
+                self._post(updates.thought_chunk(f"retrying in {event.delay_s:.1f}s (attempt {event.attempt}): "
+                                                 f"{event.reason}\n"))
+            elif isinstance(event, Warning):
+                warning = event.code
+                _log.warning("%s", event.message)
             elif isinstance(event, RunFinished):
                 finished = event
                 for call_id in open_calls:  # denied, or not run after a denial or a stop

@@ -132,6 +132,7 @@ def _text(text: str) -> schema.ContentToolCallContent:
 def permission_call(asked: ApprovalAsked, root: Path) -> schema.ToolCallUpdate:
     """The call an approval question is about, with what it would write: one diff, or a command's change set."""
     content: list[Any] = _diffs((asked.change, *asked.changes), root)
+    content += [_text(f"! {w}") for w in asked.change.warnings] if asked.change is not None else []
     if asked.about:
         content.append(_text(asked.about))
     return schema.ToolCallUpdate(tool_call_id=asked.call.id, title=_title(asked.call), kind=tool_kind(asked.call.name),
@@ -153,13 +154,17 @@ def fenced(text: str) -> str:
 
 
 def result_update(result: ToolResult, root: Path) -> schema.ToolCallProgress:
-    """A call's outcome: completed or failed; the diffs it wrote, a command's output, or the errors."""
+    """A call's outcome: completed or failed; the diffs it wrote, a command's output, the text of a file read, or
+    the errors."""
     envelope = result.envelope
     content: list[Any] = _diffs((result.change, *result.changes), root)
     data = envelope.data if isinstance(envelope.data, dict) else {}
     if result.tool == "run_command" and isinstance(data.get("output"), str):
         code = data.get("exit_code")
         content.append(_text(fenced(data["output"]) + (f"\nexit code {code}" if code is not None else "")))
+    elif result.tool == "read_file" and isinstance(data.get("content"), str):  # the file's text, as it is shown
+        content.append(_text(fenced(data["content"]) + (f"\n{data['notice']}" if data.get("notice") else "")))
+    content += [_text(f"! {w}") for w in envelope.warnings]
     if not envelope.ok:
         content.append(_text("; ".join(envelope.errors)))
     return schema.ToolCallProgress(session_update="tool_call_update", tool_call_id=result.call_id,

@@ -3,7 +3,9 @@
 `StdioWire` is a message transport for the SDK's connection. A line that is not a JSON-RPC message (not JSON, not
 an object, no method and no id, a batch) is answered here with its JSON-RPC error (-32700 parse error, -32600
 invalid request) and never reaches the SDK, so the process stays up and stdout carries nothing else. The SDK's own
-complaints go through `log_to_stderr`'s one-line handler: a message, never a traceback.
+complaints go through `log_to_stderr`'s one-line handler: a message, never a traceback. `stdio_streams` opens
+stdin and stdout as streams whatever they are: pipes, sockets and terminals through the event loop, regular files
+(`cli-agent acp < requests > replies`) read in a thread and written in place.
 """
 
 from __future__ import annotations
@@ -12,10 +14,13 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
+import stat
 import sys
+import threading
 from typing import Any
 
-__all__ = ["LINE_LIMIT", "StdioWire", "log_to_stderr", "problem"]
+__all__ = ["LINE_LIMIT", "StdioWire", "log_to_stderr", "problem", "stdio_streams"]
 
 LINE_LIMIT = 50 * 1024 * 1024  # the longest message taken (the SDK's own default: prompts may embed files)
 _ID_TYPES = (str, int, type(None))
@@ -105,6 +110,74 @@ class StdioWire:
             self._closed = True
             with contextlib.suppress(ConnectionError, OSError, RuntimeError):
                 self._writer.close()
+
+
+def _is_file(fd: int) -> bool:
+    """Whether `fd` is a regular file (or anything else the event loop's pipe transports refuse)."""
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode))
+
+
+class _FileWriter(asyncio.BaseProtocol, asyncio.WriteTransport):
+    """stdout when it is a regular file: each message written whole, in place (a file never blocks for long)."""
+
+    def __init__(self, fd: int) -> None:
+        super().__init__()
+        self._fd = fd
+        self._closing = False
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        view = memoryview(data)
+        while view and not self._closing:
+            view = view[os.write(self._fd, view):]
+
+    def is_closing(self) -> bool:
+        return self._closing
+
+    def close(self) -> None:
+        self._closing = True
+
+    async def _drain_helper(self) -> None:  # what StreamWriter.drain awaits: nothing is ever buffered
+        return None
+
+
+def _feed_in_thread(loop: asyncio.AbstractEventLoop, reader: asyncio.StreamReader, fd: int) -> None:
+    """stdin when it is a regular file: read in a daemon thread and fed to `reader`."""
+    def read() -> None:
+        try:
+            while data := os.read(fd, 1 << 16):
+                loop.call_soon_threadsafe(reader.feed_data, data)
+        except OSError:
+            pass
+        finally:
+            loop.call_soon_threadsafe(reader.feed_eof)
+
+    threading.Thread(target=read, name="acp-stdin", daemon=True).start()
+
+
+async def stdio_streams(limit: int = LINE_LIMIT) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """stdin and stdout as a stream pair, whether they are pipes, sockets, terminals or regular files."""
+    from acp import stdio_streams as pipe_streams
+
+    stdin, stdout = sys.stdin.fileno(), sys.stdout.fileno()
+    if not _is_file(stdin) and not _is_file(stdout):
+        return await pipe_streams(limit=limit)
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=limit)
+    if _is_file(stdin):
+        _feed_in_thread(loop, reader, stdin)
+    else:
+        protocol = asyncio.StreamReaderProtocol(reader)
+        await loop.connect_read_pipe(lambda: protocol, sys.stdin)
+    if _is_file(stdout):
+        sink = _FileWriter(stdout)
+        return reader, asyncio.StreamWriter(sink, sink, None, loop)
+    pipe = asyncio.StreamReaderProtocol(asyncio.StreamReader())  # gives StreamWriter the flow control it awaits
+    transport, _ = await loop.connect_write_pipe(lambda: pipe, sys.stdout)
+    return reader, asyncio.StreamWriter(transport, pipe, None, loop)
 
 
 class _OneLine(logging.Formatter):

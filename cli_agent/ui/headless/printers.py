@@ -17,6 +17,7 @@ from cli_agent.contracts.escape import escape_for_terminal, json_for_output
 from cli_agent.contracts.events import (
     ApprovalDecided,
     Event,
+    Retry,
     RunFinished,
     RunStarted,
     ToolCallsProposed,
@@ -117,7 +118,8 @@ class StreamJsonPrinter:
 
 
 class TextPrinter:
-    """`--output text`: the answer on stdout; one progress line per step on stderr when it is a terminal."""
+    """`--output text`: the answer on stdout; one progress line per step on stderr when it is a terminal, and a line
+    for each retry of a model request whatever stderr is (a server that stays away is not waited for in silence)."""
 
     def __init__(self, out: IO[str] | None = None, err: IO[str] | None = None) -> None:
         self.out = out or sys.stdout
@@ -147,6 +149,10 @@ class TextPrinter:
             self._note(f"! {event.message}")
         elif isinstance(event, Verification) and event.phase == "unverified":  # said even when not a terminal
             self.err.write(escape_for_terminal(event.line) + "\n")
+            self.err.flush()
+        elif isinstance(event, Retry):
+            self.err.write(escape_for_terminal(f"cli-agent: retrying in {event.delay_s:.1f}s (attempt "
+                                               f"{event.attempt}): {event.reason}") + "\n")
             self.err.flush()
         elif isinstance(event, Verification):
             self._note(event.line)

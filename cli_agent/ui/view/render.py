@@ -52,7 +52,7 @@ def call_panel(call: ToolCall, change: Change | None = None, *, index: int = 0, 
         head = Text(esc(change.summary or change.kind), style="dim")
         if extra:
             head.append("  " + esc(json.dumps(extra, ensure_ascii=False)), style="dim")
-        body = Group(head, change_body(change))
+        body = Group(head, *(Text("! " + esc(w), style="bold yellow") for w in change.warnings), change_body(change))
         style = "red" if change.kind == "delete" else "yellow"
     else:
         body = arguments_text(call)

@@ -153,6 +153,9 @@ def test_a_run_that_changed_nothing_runs_no_tests(tmp_path: Path, project) -> No
 
 # -- several candidates, the tests as the judge -------------------------------------------------------------------
 
+LOOP_CANDIDATES = {"CLI_AGENT_TASK_FILES": "false"}  # the task names `add`: candidate 2 would be a rewrite
+
+
 def edit(old: str, new: str) -> dict[str, Any]:
     return {"tool_calls": [{"name": "edit_file", "arguments": {"path": "calc.py", "old": old, "new": new}}]}
 
@@ -164,7 +167,7 @@ def test_the_third_candidate_passes_and_is_applied_as_one_change_set(tmp_path: P
                READ, edit("a - b", "b - a"), DONE,  # candidate 2, from the original file: fails too
                READ, edit("a - b", "a + b"), DONE]  # candidate 3: passes
     code, report, trace = run_json(tmp_path, ws, home, replies, "--attempts", "3",
-                                   env_extra={"CLI_AGENT_VERIFY_ROUNDS": "0"})
+                                   env_extra={"CLI_AGENT_VERIFY_ROUNDS": "0", **LOOP_CANDIDATES})
     assert code == 0, report
     assert report["verified"] is True and report["attempt"] == 3 and "passed" in report["tests"]
     assert (ws / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
@@ -180,7 +183,7 @@ def test_a_run_stuck_on_a_failing_edit_gets_other_candidates_too(tmp_path: Path,
     stuck = edit("a -- b", "a + b")  # never in the file: the same failure three times ends the run (exit 7)
     replies = [READ, stuck, stuck, stuck,
                READ, edit("a - b", "a + b"), DONE]  # candidate 2: passes
-    code, report, _ = run_json(tmp_path, ws, home, replies, "--attempts", "2")
+    code, report, _ = run_json(tmp_path, ws, home, replies, "--attempts", "2", env_extra=LOOP_CANDIDATES)
     assert code == 0 and report["verified"] is True and report["attempt"] == 2, report
     assert (ws / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
     code, report, _ = run_json(tmp_path, ws, home, [READ, stuck, stuck, stuck])  # no attempts: as before
@@ -204,14 +207,14 @@ def test_a_candidate_needs_approval_like_any_change_set(tmp_path: Path, project)
     script.write_text(json.dumps([READ, WRONG, DONE, READ, edit("a - b", "a + b"), DONE]))
     done = cli(["-p", "fix add", "--model", f"scripted:{script}", "-C", str(ws), "--attempts", "2",
                 "--output", "json"], home=home,
-               env_extra={"CLI_AGENT_VERIFY_ROUNDS": "0", "CLI_AGENT_APPROVAL": "edits"})
+               env_extra={"CLI_AGENT_VERIFY_ROUNDS": "0", "CLI_AGENT_APPROVAL": "edits", **LOOP_CANDIDATES})
     report = json.loads(done.stdout)
     assert done.returncode == 0 and report["attempt"] == 2  # "edits" approves edits, the candidate's set too
     (ws / "calc.py").write_text("def add(a, b):\n    return a - b\n")
     script.write_text(json.dumps([READ, WRONG, DONE, READ, edit("a - b", "a + b"), DONE]))
     (ws / "keep.txt").write_text("x")
     done = cli(["-p", "fix add", "--model", f"scripted:{script}", "-C", str(ws), "--attempts", "2",
-                "--output", "json"], home=home, env_extra={"CLI_AGENT_VERIFY_ROUNDS": "0"})
+                "--output", "json"], home=home, env_extra={"CLI_AGENT_VERIFY_ROUNDS": "0", **LOOP_CANDIDATES})
     assert done.returncode == 3  # nobody to ask: the first change is denied, no candidate is tried
     assert (ws / "calc.py").read_text() == "def add(a, b):\n    return a - b\n"
 
