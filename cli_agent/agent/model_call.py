@@ -1,6 +1,6 @@
 """One model request: the plan's system prompt and the conversation sent to the provider, its text streamed as
-`TextDelta` events, retried with exponential backoff and jitter while the provider's error is retryable, within
-the run's deadline."""
+`TextDelta` events and a reasoning model's thinking as `ThinkingDelta` events, retried with exponential backoff and
+jitter while the provider's error is retryable, within the run's deadline."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from cli_agent.contracts import errors
-from cli_agent.contracts.events import Decision, Event, Retry, TextDelta
+from cli_agent.contracts.events import Decision, Event, Retry, TextDelta, ThinkingDelta
 from cli_agent.contracts.messages import Message
-from cli_agent.providers.base import ProviderReply, ProviderRequest
+from cli_agent.providers.base import ProviderReply, ProviderRequest, Thinking
 
 if TYPE_CHECKING:
     from cli_agent.agent.run_state import AgentSetup, RunState
@@ -41,6 +41,8 @@ def complete(setup: AgentSetup, run: RunState, plan: Plan,
                 if isinstance(item, str):
                     if stream_text and item:
                         yield TextDelta(text=item)
+                elif isinstance(item, Thinking):
+                    yield ThinkingDelta(text=item.text)
                 else:
                     reply = item
             if reply is None:

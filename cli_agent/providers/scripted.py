@@ -26,7 +26,14 @@ from cli_agent.contracts.errors import (
     UsageError,
 )
 from cli_agent.contracts.messages import Message, ToolCall, Usage
-from cli_agent.providers.base import ProviderReply, ProviderRequest, deadline_of, decode_tool_call, timeout_error
+from cli_agent.providers.base import (
+    ProviderReply,
+    ProviderRequest,
+    Thinking,
+    deadline_of,
+    decode_tool_call,
+    timeout_error,
+)
 from cli_agent.providers.reply_script import check_item, error_kind, item_calls, item_finish, item_text
 
 __all__ = ["ScriptError", "ScriptedProvider", "check_conversation"]
@@ -90,7 +97,7 @@ class ScriptedProvider:
     def close(self) -> None:
         pass
 
-    def stream(self, request: ProviderRequest) -> Iterator[str | ProviderReply]:
+    def stream(self, request: ProviderRequest) -> Iterator[str | Thinking | ProviderReply]:
         self.requests.append(request)
         check_conversation(request.messages)
         if not self._replies:
@@ -101,6 +108,8 @@ class ScriptedProvider:
         if kind is not None:
             raise _ERRORS[kind](item.get("message") or f"scripted {kind} error")
         reply = self._reply(item)
+        for piece in _deltas(str(item.get("thinking") or "")):
+            yield Thinking(piece)
         for n, delta in enumerate(item.get("chunks") or _deltas(reply.text)):
             if n and item.get("chunk_delay"):
                 _wait(float(item["chunk_delay"]), request.timeout_s)
@@ -112,7 +121,8 @@ class ScriptedProvider:
         for call_id, name, raw in item_calls(item):
             calls.append(decode_tool_call(call_id or f"call_{self._next_id}", name, raw))
             self._next_id += 1
-        return ProviderReply(item_text(item), tuple(calls), item_finish(item), Usage.from_dict(item.get("usage") or {}))
+        return ProviderReply(item_text(item), tuple(calls), item_finish(item), Usage.from_dict(item.get("usage") or {}),
+                             thinking=str(item.get("thinking") or ""))
 
 
 def check_conversation(messages: Sequence[Message]) -> None:

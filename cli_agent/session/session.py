@@ -61,7 +61,8 @@ def default_provider_factory(settings: Settings) -> Provider:
         raise errors.UsageError("no model configured: pass --model (e.g. openai/gpt-4o-mini, or scripted:FILE.json), "
                                 "set CLI_AGENT_MODEL, or set model in config.toml")
     key = settings.api_key.get_secret_value() if settings.api_key else None
-    return make_provider(settings.model, api_base=settings.api_base, api_key=key, local=settings.local)
+    return make_provider(settings.model, api_base=settings.api_base, api_key=key, local=settings.local,
+                         cache=settings.cache, reasoning_effort=settings.reasoning_effort)
 
 
 @dataclass
