@@ -191,12 +191,13 @@ def _calls(item: Mapping[str, Any]) -> list[dict[str, Any]]:
             for n, (call_id, name, raw) in enumerate(item_calls(item))]
 
 
-def _usage(item: Mapping[str, Any], body: dict[str, Any]) -> dict[str, int]:
+def _usage(item: Mapping[str, Any], body: dict[str, Any]) -> dict[str, Any]:
     given = dict(item.get("usage") or {})
     completion = len(item_text(item)) + sum(len(c["arguments"]) for c in _calls(item))
     prompt = given.get("prompt_tokens", max(1, len(json.dumps(body.get("messages", []))) // 4))
     done = given.get("completion_tokens", max(1, completion // 4))
-    return {"prompt_tokens": prompt, "completion_tokens": done, "total_tokens": prompt + done}
+    details = {"prompt_tokens_details": given["prompt_tokens_details"]} if "prompt_tokens_details" in given else {}
+    return {"prompt_tokens": prompt, "completion_tokens": done, "total_tokens": prompt + done, **details}
 
 
 def _completion(item: Mapping[str, Any], body: dict[str, Any], model: str) -> dict[str, Any]:
