@@ -36,8 +36,8 @@ ROOT_OPTIONS: dict[str, tuple[str, str]] = {
     "-o": ("output", "str"), "--output": ("output", "str"), "--trace": ("trace", "str"),
     "--no-tools": ("no_tools", "flag"), "--config": ("config", "path"), "--trust": ("trust", "flag"),
     "-c": ("continue_", "flag"), "--continue": ("continue_", "flag"), "--resume": ("resume", "str"),
-    "--attempts": ("attempts", "int"),
-}
+    "--attempts": ("attempts", "int"), "--reasoning-effort": ("reasoning_effort", "str"),
+}  # --image (repeatable) is the app's alone
 _CONVERT = {"str": str, "int": int, "float": float, "path": Path}
 
 

@@ -8,7 +8,8 @@ Each POST to `/v1/chat/completions` takes the next item of its script, in the fo
 (the one the ScriptedProvider plays too): a reply is streamed as SSE when the request asks for `stream` (text split
 into words unless `chunks` fixes the deltas; tool calls as index-based fragments, their arguments cut into small
 pieces, the way OpenAI does; `thinking` as `reasoning_content` deltas first, the way DeepSeek and vLLM do), else
-sent as one JSON body; an error (`status`, or `error`) is an HTTP error with an OpenAI error body; `close` drops the connection without a response.
+sent as one JSON body; an error (`status`, or `error`) is an HTTP error with an OpenAI error body; `close` drops the
+connection without a response.
 
 `instant="text"` answers every request (once the queue is empty) with that text, for benchmarks. With an empty
 queue and no instant text the server answers 400, so a test that sends one request too many fails loudly.

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
     from cli_agent.config.settings import Settings
     from cli_agent.contracts.events import Event, EventStream
+    from cli_agent.contracts.images import ImagePart
     from cli_agent.session.session import ProviderFactory, Session
 
 __all__ = ["ReplContext"]
@@ -189,8 +190,9 @@ class ReplContext:
         if isinstance(event, RunFinished):
             self.steps += event.steps
 
-    def run_turn(self, prompt: str, *, only_tools: Collection[str] | None = None) -> RunFinished:
-        return self.drive(self.session.run(prompt, self.approver, only_tools=only_tools))
+    def run_turn(self, prompt: str, *, only_tools: Collection[str] | None = None,
+                 images: tuple[ImagePart, ...] = ()) -> RunFinished:
+        return self.drive(self.session.run(prompt, self.approver, only_tools=only_tools, images=images))
 
     def show_resumed(self, session: Session, trace_path: Any) -> None:
         """A resumed session's transcript on screen, and its totals in the toolbar."""

@@ -18,8 +18,8 @@ pytestmark = [pytest.mark.filterwarnings(f"ignore:{m}") for m in LITELLM_QUIETED
 
 CLAUDE = "anthropic/claude-sonnet-4-5"
 SYSTEM = Message("system", "You are a careful coding agent. " * 300)  # past the 1,024 tokens Anthropic caches
-TOOLS = ({"type": "function", "function": {"name": "read_file", "description": "Read a file.",
-                                            "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}}},)
+PATH = {"type": "object", "properties": {"path": {"type": "string"}}}
+TOOLS = ({"type": "function", "function": {"name": "read_file", "description": "Read a file.", "parameters": PATH}},)
 READ = {"name": "read_file", "arguments": {"path": "a.py"}}
 
 
@@ -150,8 +150,8 @@ def test_reasoning_content_from_an_openai_compatible_server_streams_as_thinking(
     usage = {"prompt_tokens": 900, "completion_tokens": 20, "prompt_tokens_details": {"cached_tokens": 768}}
     with FakeOpenAIServer([{"thinking": "two cases to check", "text": "the answer", "usage": usage}]) as server:
         provider = (OpenAIHTTPProvider("openai/deepseek-reasoner", api_base=server.url, reasoning_effort="medium")
-                    if route == "http" else LiteLLMProvider("deepseek/deepseek-reasoner", api_base=server.url, api_key="k",
-                                                            reasoning_effort="medium"))
+                    if route == "http" else LiteLLMProvider("deepseek/deepseek-reasoner", api_base=server.url,
+                                                            api_key="k", reasoning_effort="medium"))
         items = list(provider.stream(ProviderRequest((Message("user", "think"),))))
         provider.close()
         body = server.requests[0]
