@@ -15,7 +15,8 @@ JPEG = (b"\xff\xd8" + b"\xff\xe0" + struct.pack(">H", 16) + b"JFIF\x00" + b"\x00
         + b"\xff\xc0" + struct.pack(">HBHH", 17, 8, 600, 800) + b"\x03" + b"\x00" * 9)
 WEBP_LOSSY = b"RIFF\x00\x00\x00\x00WEBPVP8 " + b"\x00" * 7 + b"\x9d\x01\x2a" + struct.pack("<HH", 640, 480)
 WEBP_LOSSLESS = b"RIFF\x00\x00\x00\x00WEBPVP8L" + b"\x00" * 4 + b"\x2f" + ((99) | (49 << 14)).to_bytes(4, "little")
-WEBP_EXTENDED = b"RIFF\x00\x00\x00\x00WEBPVP8X" + b"\x00" * 8 + (1999).to_bytes(3, "little") + (999).to_bytes(3, "little")
+WEBP_EXTENDED = (b"RIFF\x00\x00\x00\x00WEBPVP8X" + b"\x00" * 8 + (1999).to_bytes(3, "little")
+                 + (999).to_bytes(3, "little"))
 
 
 @pytest.mark.parametrize(("data", "kind"), [
