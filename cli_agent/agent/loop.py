@@ -284,7 +284,7 @@ class Agent:
                 run.failed_change = None if envelope.ok else {
                     "tool": call.name, "arguments": call.arguments, "errors": list(envelope.errors)}
             content, cut = for_model(envelope, limit)
-            self._talk.record_result(run, call, content)
+            self._talk.record_result(run, call, content, envelope.images)
             result = prepared.result(envelope, model_chars=limit if cut else 0)
             run.record(result)
             yield result

@@ -37,7 +37,7 @@ class ImagePart:
     def to_openai(self) -> dict[str, Any]:
         """The chat-completions content part: the image as a data URL, or its label when the bytes are gone."""
         if self.data is None:
-            return {"type": "text", "text": self.label}
+            return {"type": "text", "text": "\n" + self.label}
         url = f"data:{self.media_type};base64,{base64.b64encode(self.data).decode('ascii')}"
         return {"type": "image_url", "image_url": {"url": url}}
 

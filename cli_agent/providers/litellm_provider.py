@@ -21,8 +21,8 @@ from dataclasses import replace
 from types import ModuleType
 from typing import Any
 
-from cli_agent.contracts.errors import CliAgentError, MissingCredentialsError, ProviderError, UsageError
-from cli_agent.contracts.messages import Usage
+from cli_agent.contracts.errors import CliAgentError, MissingCredentialsError, ProviderError
+from cli_agent.contracts.messages import Message, Usage
 from cli_agent.providers.base import (
     END_OF_REPLY,
     ProviderReply,
@@ -207,10 +207,6 @@ class LiteLLMProvider:
     def stream(self, request: ProviderRequest) -> Iterator[str | Thinking | ProviderReply]:
         litellm = preload()  # before the clock starts: the import is not the server's time
         self.check_credentials()
-        if any(m.images and any(i.data is not None for i in m.images) for m in request.messages) \
-                and not self.supports_images():
-            raise UsageError(f"{self.model} takes no images (LiteLLM says it has no vision): use a vision model "
-                             "or leave the image out")
         where = self.api_base or self.model
         # Always in a worker thread: LiteLLM's timing hook calls asyncio.get_event_loop(), which on the main thread
         # of Python 3.11 creates a loop nobody closes (a ResourceWarning wherever it is collected); elsewhere
@@ -233,7 +229,8 @@ class LiteLLMProvider:
         if self.reasoning_effort and self._takes_reasoning():
             kwargs["reasoning_effort"] = self.reasoning_effort
         kwargs.update(request.options)
-        messages = [m.to_openai() for m in request.messages]
+        blind = any(m.images for m in request.messages) and not self.supports_images()
+        messages = [(_labelled(m) if blind and m.images else m).to_openai() for m in request.messages]
         if self.cache and self._takes_breakpoints(litellm):
             messages, tools = breakpoints(messages, kwargs.get("tools"))
             if tools is not None:
@@ -268,6 +265,11 @@ class LiteLLMProvider:
     def _priced(self, litellm: ModuleType, usage: Usage) -> Usage:
         """The usage with its cost when LiteLLM knows the model's prices; never fails."""
         return replace(usage, cost_usd=price(litellm, self.model, usage))
+
+
+def _labelled(message: Message) -> Message:
+    """The message with its images as their labels (for a model without vision: a file the model read)."""
+    return replace(message, images=tuple(replace(i, data=None) for i in message.images))
 
 
 def price(litellm: ModuleType, model: str, usage: Usage) -> float:

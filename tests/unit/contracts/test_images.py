@@ -53,7 +53,7 @@ def test_a_message_round_trips_with_the_label_and_never_the_bytes():
     assert saved["images"] == [{"name": "shot.png", "media_type": "image/png", "width": 1280, "height": 720}]
     back = Message.from_dict(saved)
     assert back.images == (ImagePart("shot.png", "image/png", 1280, 720),)
-    assert back.to_openai()["content"][1] == {"type": "text", "text": "[image: shot.png 1280×720]"}
+    assert back.to_openai()["content"][1] == {"type": "text", "text": "\n[image: shot.png 1280×720]"}
 
 
 def test_thinking_blocks_round_trip_unchanged():

@@ -3,9 +3,10 @@ tokens and their price, the reasoning effort, thinking streamed apart and signed
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from cli_agent.contracts.errors import UsageError
 from cli_agent.contracts.images import ImagePart
 from cli_agent.contracts.messages import Message, Usage
 from cli_agent.providers import LiteLLMProvider, ProviderReply, ProviderRequest
@@ -121,13 +122,16 @@ def test_a_model_without_reasoning_gets_a_note_and_no_effort() -> None:
     assert LiteLLMProvider("openai/my-own-model", reasoning_effort="low").notes() == []  # unknown: the server decides
 
 
-def test_an_image_for_a_model_without_vision_is_refused_before_any_request() -> None:
-    image = ImagePart("shot.png", "image/png", 2, 2, b"\x89PNG")
-    with FakeAnthropicServer([]) as server:
+def test_a_model_without_vision_is_sent_the_images_label_not_its_bytes() -> None:
+    from cli_agent.providers.fake_openai import FakeOpenAIServer
+
+    image = ImagePart("shot.png", "image/png", 2, 2, b"\x89PNG")  # read_file's (the user's own are refused first)
+    with FakeOpenAIServer([{"text": "I cannot see it"}]) as server:
         provider = LiteLLMProvider("deepseek/deepseek-chat", api_base=server.url, api_key="k")
-        with pytest.raises(UsageError, match="takes no images"):
-            list(provider.stream(ProviderRequest((Message("user", "look", images=(image,)),))))
-    assert server.requests == []
+        assert provider.supports_images() is False
+        list(provider.stream(ProviderRequest((Message("user", "look", images=(image,)),))))
+    content = json.dumps(server.requests[0]["messages"][0]["content"], ensure_ascii=False)
+    assert "look" in content and "[image: shot.png 2×2]" in content and "base64" not in content
 
 
 def test_an_image_goes_to_a_vision_model_as_an_image_block() -> None:
