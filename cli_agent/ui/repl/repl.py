@@ -129,11 +129,11 @@ class Repl(ReplContext):
         from cli_agent.session.images import images_for, with_images
 
         images = images_for(text, self.session.workspace, provider=self.session.provider)  # refused: one line
-        message, notes = attach_files(text, self.session.workspace)
+        message, notes = attach_files(with_images(text, images), self.session.workspace)  # labels by the words
         for note in [*notes, *(f"attached {i.label}" for i in images)]:
             self.console.print(Text("  " + esc(note), style="dim"))
         compact_if_full(self)
-        return self.run_turn(with_images(message, images), images=images)
+        return self.run_turn(message, images=images)
 
     def workspace_paths(self, fragment: str) -> list[str]:
         """The workspace paths that match `fragment`, for completing a workflow's path parameter."""
