@@ -2,12 +2,14 @@
 
 An image goes to a vision model as an image part (a data URL); the transcript, the trace and a resumed session keep
 only its label, `[image: shot.png 1280×720]`, never the bytes. Reading the header needs no imaging library: PNG,
-GIF, JPEG and WebP say their size in their first bytes (JPEG's in the first start-of-frame segment).
+GIF, JPEG and WebP say their size in their first bytes (JPEG's in the first start-of-frame segment). An image over
+the limits is downscaled when Pillow is installed (`pip install 'cli-agent[images]'`), else refused naming the limit.
 """
 
 from __future__ import annotations
 
 import base64
+import io
 import struct
 from dataclasses import dataclass
 from typing import Any
@@ -17,6 +19,9 @@ __all__ = ["IMAGE_SUFFIXES", "MAX_IMAGE_BYTES", "MAX_IMAGE_SIDE", "ImagePart", "
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp")
 MAX_IMAGE_BYTES = 5 * 1024 * 1024  # Anthropic's limit for one image (OpenAI's is larger): what every provider takes
 MAX_IMAGE_SIDE = 8000  # pixels on the longer side: Anthropic refuses more
+MAX_SOURCE_BYTES = 64 * 1024 * 1024  # the most of a file read to downscale it
+MAX_DECODED_PIXELS = 40_000_000  # decoded (to downscale) only below this (160 MB as RGBA): a bomb costs nothing
+_SHRINK_STEPS = 6  # each a quarter smaller: a downscale is a bounded number of encodings
 
 
 @dataclass(frozen=True)
@@ -107,15 +112,52 @@ def _webp(data: bytes) -> tuple[str, int, int] | None:
 
 
 def image_from_bytes(name: str, data: bytes) -> ImagePart:
-    """The image part of a file's bytes; ValueError (one line, the limit named) when it is not a PNG, JPEG, GIF or
-    WebP image, or is too large for a model to take."""
-    if len(data) > MAX_IMAGE_BYTES:
-        raise ValueError(f"{name} is {len(data) / 1024 / 1024:.1f} MB: images are limited to "
-                         f"{MAX_IMAGE_BYTES // 1024 // 1024} MB")
+    """The image part of a file's bytes, downscaled when it is over the limits and Pillow is installed; ValueError
+    (one line, the limit named) when it is not a PNG, JPEG, GIF or WebP image, or is too large and cannot be made
+    smaller here."""
     kind = image_kind(data)
     if kind is None:
         raise ValueError(f"{name} is not a PNG, JPEG, GIF or WebP image")
     media_type, width, height = kind
-    if max(width, height) > MAX_IMAGE_SIDE or min(width, height) < 1:
-        raise ValueError(f"{name} is {width}×{height}: images are limited to {MAX_IMAGE_SIDE} pixels a side")
+    if min(width, height) < 1:
+        raise ValueError(f"{name} says it is {width}×{height} pixels: not an image a model can take")
+    if len(data) <= MAX_IMAGE_BYTES and max(width, height) <= MAX_IMAGE_SIDE:
+        return ImagePart(name, media_type, width, height, data)
+    limits = f"images are limited to {MAX_IMAGE_BYTES // 1024 // 1024} MB and {MAX_IMAGE_SIDE} pixels a side"
+    size = f"{len(data) / 1024 / 1024:.1f} MB, {width}×{height}"
+    if width * height > MAX_DECODED_PIXELS or len(data) > MAX_SOURCE_BYTES:
+        raise ValueError(f"{name} is {size}: {limits}, and it is too large to downscale here")
+    try:
+        from PIL import Image
+    except ImportError:
+        raise ValueError(f"{name} is {size}: {limits} (pip install 'cli-agent[images]' to have it downscaled)"
+                         ) from None
+    try:
+        with Image.open(io.BytesIO(data)) as opened:
+            opened.draft("RGB", (MAX_IMAGE_SIDE, MAX_IMAGE_SIDE))  # a JPEG decodes at a smaller scale directly
+            image = opened.convert("RGBA" if media_type == "image/png" else "RGB")
+    except Exception:  # Pillow's errors for a damaged file are many; any of them means "cannot be read"
+        raise ValueError(f"{name} is {size}: {limits}, and it cannot be read to downscale it") from None
+    smaller = _downscaled(image, media_type)
+    if smaller is None:
+        raise ValueError(f"{name} is {size}: {limits}, and it stays too large when downscaled")
+    media_type, width, height, data = smaller
     return ImagePart(name, media_type, width, height, data)
+
+
+def _downscaled(image: Any, media_type: str) -> tuple[str, int, int, bytes] | None:
+    """A decoded (Pillow) image within the limits (a PNG stays PNG while it fits, else JPEG), in a bounded number of
+    encodings; None when it stays too large."""
+    side = min(MAX_IMAGE_SIDE, max(image.size))
+    for _ in range(_SHRINK_STEPS):
+        image.thumbnail((side, side))
+        for fmt, out_type, options in (("PNG", "image/png", {"optimize": True}), ("JPEG", "image/jpeg",
+                                                                                   {"quality": 85})):
+            if fmt == "PNG" and media_type != "image/png":
+                continue
+            buffer = io.BytesIO()
+            (image if fmt == "PNG" else image.convert("RGB")).save(buffer, fmt, **options)
+            if buffer.tell() <= MAX_IMAGE_BYTES:
+                return out_type, image.size[0], image.size[1], buffer.getvalue()
+        side = side * 3 // 4
+    return None

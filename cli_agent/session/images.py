@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cli_agent.contracts import errors
-from cli_agent.contracts.images import IMAGE_SUFFIXES, MAX_IMAGE_BYTES, ImagePart, image_from_bytes
+from cli_agent.contracts.images import IMAGE_SUFFIXES, MAX_SOURCE_BYTES, ImagePart, image_from_bytes
 
 if TYPE_CHECKING:
     from cli_agent.fs.workspace import Workspace
@@ -39,7 +39,7 @@ def image_refs(text: str) -> list[str]:
 
 def _from_workspace(workspace: Workspace, path: str) -> ImagePart:
     try:
-        data = workspace.read_bytes(path, limit=MAX_IMAGE_BYTES + 1)
+        data = workspace.read_bytes(path, limit=MAX_SOURCE_BYTES + 1)
     except errors.CliAgentError as exc:
         raise errors.UsageError(f"cannot attach @{path}: {exc}") from exc
     except OSError as exc:
@@ -51,16 +51,13 @@ def _from_host(path: str) -> ImagePart:
     """A file the user named with --image: read at most one byte past the limit (a huge file costs nothing)."""
     try:
         with open(Path(path).expanduser(), "rb") as file:
-            data = file.read(MAX_IMAGE_BYTES + 1)
+            data = file.read(MAX_SOURCE_BYTES + 1)
     except OSError as exc:
         raise errors.UsageError(f"cannot read --image {path}: {exc.strerror or exc}") from exc
     return _part(Path(path).name, data)
 
 
 def _part(name: str, data: bytes) -> ImagePart:
-    if len(data) > MAX_IMAGE_BYTES:
-        raise errors.UsageError(f"{name} is over {MAX_IMAGE_BYTES // 1024 // 1024} MB: images are limited to "
-                                f"{MAX_IMAGE_BYTES // 1024 // 1024} MB (make it smaller, e.g. a PNG screenshot)")
     try:
         return image_from_bytes(name, data)
     except ValueError as exc:

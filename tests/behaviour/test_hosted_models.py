@@ -57,18 +57,29 @@ def test_images_go_as_parts_and_the_trace_keeps_only_their_labels(tmp_path, env)
 
 
 @pytest.mark.parametrize(("args", "says"), [
-    (["--image", "big.png"], "images are limited to 5 MB"),
+    (["--image", "bomb.gif"], "images are limited to 5 MB and 8000 pixels a side, and it is too large to downscale"),
     (["--image", "notes.txt"], "is not a PNG, JPEG, GIF or WebP image"),
     (["--image", "missing.png"], "cannot read --image missing.png"),
 ])
 def test_a_bad_image_is_refused_in_one_line_before_any_request(tmp_path, env, args, says):
-    (tmp_path / "big.png").write_bytes(png(8, 8) + b"\x00" * (5 * 1024 * 1024))
+    (tmp_path / "bomb.gif").write_bytes(b"GIF89a" + struct.pack("<HH", 60000, 60000) + b"\x00" * 20)
     (tmp_path / "notes.txt").write_text("not an image")
     with FakeAnthropicServer([]) as server:
         result = cli(["-p", "look", *args, "-m", CLAUDE, "--api-base", server.url, "--api-key", "k"], env, tmp_path)
         assert server.requests == []
     assert result.returncode == 2
     assert says in result.stderr.strip().splitlines()[-1] and "Traceback" not in result.stderr
+
+
+def test_an_image_over_the_limits_goes_downscaled(tmp_path, env):
+    pytest.importorskip("PIL")
+    (tmp_path / "wide.png").write_bytes(png(9000, 2))
+    with FakeAnthropicServer([{"text": "a red line"}]) as server:
+        result = cli(["-p", "what is @wide.png", "-m", CLAUDE, "--api-base", server.url, "--api-key", "k"], env,
+                     tmp_path)
+        content = server.requests[0]["messages"][0]["content"]
+    assert result.returncode == 0, result.stderr
+    assert "[image: wide.png 8000×2]" in content[0]["text"] and content[1]["type"] == "image"
 
 
 def test_a_model_without_vision_is_refused_before_the_request(tmp_path, env):

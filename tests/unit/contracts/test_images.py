@@ -35,12 +35,35 @@ def test_anything_else_is_not_an_image(data):
 
 
 def test_the_bounds_are_named():
-    with pytest.raises(ValueError, match="limited to 5 MB"):
-        image_from_bytes("big.png", PNG + b"\x00" * (5 * 1024 * 1024))
-    with pytest.raises(ValueError, match="limited to 8000 pixels a side"):
-        image_from_bytes("wide.gif", b"GIF89a" + struct.pack("<HH", 9000, 10) + b"\x00" * 8)
+    with pytest.raises(ValueError, match="limited to 5 MB and 8000 pixels a side, and it cannot be read to downscale"):
+        image_from_bytes("big.png", PNG + b"\x00" * (5 * 1024 * 1024))  # a header and no pixels
+    with pytest.raises(ValueError, match="limited to 5 MB and 8000 pixels a side, and it is too large to downscale"):
+        image_from_bytes("bomb.gif", b"GIF89a" + struct.pack("<HH", 65000, 65000) + b"\x00" * 8)
     with pytest.raises(ValueError, match="not a PNG, JPEG, GIF or WebP image"):
         image_from_bytes("notes.png", b"plain text")
+    with pytest.raises(ValueError, match="0×10 pixels"):
+        image_from_bytes("flat.gif", b"GIF89a" + struct.pack("<HH", 0, 10) + b"\x00" * 8)
+
+
+def encoded(image, fmt: str, **options) -> bytes:
+    import io
+
+    buffer = io.BytesIO()
+    image.save(buffer, fmt, **options)
+    return buffer.getvalue()
+
+
+def test_an_image_over_the_limits_is_downscaled_with_pillow():
+    pil = pytest.importorskip("PIL.Image")
+    wide = image_from_bytes("wide.png", encoded(pil.new("RGB", (9000, 300), "red"), "PNG"))
+    assert (wide.media_type, wide.width, wide.height) == ("image/png", 8000, 267)
+    assert image_kind(wide.data or b"") == ("image/png", 8000, 267)
+    noise = pil.effect_noise((2600, 2600), 100).convert("RGB")  # incompressible: 20 MB as a PNG
+    heavy = encoded(noise, "PNG")
+    assert len(heavy) > 5 * 1024 * 1024
+    shot = image_from_bytes("shot.png", heavy)
+    assert len(shot.data or b"") <= 5 * 1024 * 1024 and max(shot.width, shot.height) <= 2600
+    assert image_kind(shot.data or b"")[0] == shot.media_type
 
 
 def test_a_message_round_trips_with_the_label_and_never_the_bytes():
