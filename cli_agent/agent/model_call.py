@@ -27,6 +27,8 @@ def complete(setup: AgentSetup, run: RunState, plan: Plan,
     ProviderError when the provider fails for good (or gave up after `max_retries` retries)."""
     s = setup
     messages = tuple(([Message("system", plan.system)] if plan.system else []) + history)
+    if any(m.images for m in messages) and not _sees_images(s.provider):
+        messages = tuple(_labelled(m) if m.images else m for m in messages)
     request = ProviderRequest(messages=messages, tools=plan.schemas if s.protocol.sends_tools else None,
                               options=plan.request_options)
     stream_text = s.protocol.name != "json"
@@ -55,6 +57,17 @@ def complete(setup: AgentSetup, run: RunState, plan: Plan,
             delay = max(0.0, min(backoff(s.limits.retry_base_delay, attempt), run.deadline - s.clock()))
             yield Retry(attempt=attempt, delay_s=round(delay, 3), reason=str(exc))
             s.sleep(delay)
+
+
+def _sees_images(provider: object) -> bool:
+    supports = getattr(provider, "supports_images", None)
+    return not callable(supports) or bool(supports())
+
+
+def _labelled(message: Message) -> Message:
+    """The message with its images as their labels: what a model without vision is sent of an image a tool read
+    (the user's own are refused before the run, `session.images`)."""
+    return replace(message, images=tuple(replace(i, data=None) for i in message.images))
 
 
 def backoff(base: float, attempt: int) -> float:

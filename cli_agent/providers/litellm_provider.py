@@ -22,7 +22,7 @@ from types import ModuleType
 from typing import Any
 
 from cli_agent.contracts.errors import CliAgentError, MissingCredentialsError, ProviderError
-from cli_agent.contracts.messages import Message, Usage
+from cli_agent.contracts.messages import Usage
 from cli_agent.providers.base import (
     END_OF_REPLY,
     ProviderReply,
@@ -229,8 +229,7 @@ class LiteLLMProvider:
         if self.reasoning_effort and self._takes_reasoning():
             kwargs["reasoning_effort"] = self.reasoning_effort
         kwargs.update(request.options)
-        blind = any(m.images for m in request.messages) and not self.supports_images()
-        messages = [(_labelled(m) if blind and m.images else m).to_openai() for m in request.messages]
+        messages = [m.to_openai() for m in request.messages]
         if self.cache and self._takes_breakpoints(litellm):
             messages, tools = breakpoints(messages, kwargs.get("tools"))
             if tools is not None:
@@ -265,11 +264,6 @@ class LiteLLMProvider:
     def _priced(self, litellm: ModuleType, usage: Usage) -> Usage:
         """The usage with its cost when LiteLLM knows the model's prices; never fails."""
         return replace(usage, cost_usd=price(litellm, self.model, usage))
-
-
-def _labelled(message: Message) -> Message:
-    """The message with its images as their labels (for a model without vision: a file the model read)."""
-    return replace(message, images=tuple(replace(i, data=None) for i in message.images))
 
 
 def price(litellm: ModuleType, model: str, usage: Usage) -> float:

@@ -134,6 +134,9 @@ class LocalProvider:
     def supports_native_tools(self) -> bool:
         return False
 
+    def supports_images(self) -> bool:
+        return False  # the bundled models read text only
+
     def context_window(self) -> int | None:
         return self._http.context_window()
 

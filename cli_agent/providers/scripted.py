@@ -52,8 +52,9 @@ class ScriptError(AssertionError):
 
 class ScriptedProvider:
     def __init__(self, replies: Iterable[Mapping[str, Any]], *, name: str = "scripted",
-                 native_tools: bool = True, context_window: int | None = None) -> None:
+                 native_tools: bool = True, context_window: int | None = None, vision: bool = True) -> None:
         self.name = name
+        self._vision = vision
         self._replies = deque(check_item(n, item) for n, item in enumerate(replies))
         self._native_tools = native_tools
         self._context_window = context_window
@@ -93,6 +94,9 @@ class ScriptedProvider:
 
     def context_window(self) -> int | None:
         return self._context_window
+
+    def supports_images(self) -> bool:
+        return self._vision
 
     def close(self) -> None:
         pass

@@ -72,8 +72,8 @@ def images_for(text: str, workspace: Workspace, files: Sequence[str] = (),
     supports = getattr(provider, "supports_images", None)
     if images and callable(supports) and not supports():
         name = getattr(provider, "name", "this model")
-        raise errors.UsageError(f"{name} takes no images (LiteLLM says it has no vision): use a vision model or "
-                                "leave the image out")
+        raise errors.UsageError(f"{name} takes no images (the model has no vision): use a vision model or leave "
+                                "the image out")
     return images
 
 

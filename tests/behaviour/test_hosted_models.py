@@ -89,7 +89,8 @@ def test_a_model_without_vision_is_refused_before_the_request(tmp_path, env):
                       "--api-key", "k"], env, tmp_path)
         assert server.requests == []
     assert result.returncode == 2
-    assert "takes no images (LiteLLM says it has no vision)" in result.stderr
+    last = result.stderr.strip().splitlines()[-1]
+    assert "deepseek/deepseek-chat via" in last and "takes no images (the model has no vision)" in last
 
 
 def test_thinking_is_its_own_event_and_never_the_answer(tmp_path, env):

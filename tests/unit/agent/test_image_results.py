@@ -40,3 +40,17 @@ def test_an_image_too_large_is_not_shown_and_says_the_limit(tmp_path):
     result = next(e for e in events if isinstance(e, ToolResult))
     assert "limited to 5 MB" in result.envelope.data["notice"]
     assert not any(m.images for m in provider.requests[-1].messages)
+
+
+def test_a_model_without_vision_is_sent_the_label_of_an_image_it_read(tmp_path):
+    from cli_agent.providers.scripted import ScriptedProvider
+
+    (tmp_path / "shot.png").write_bytes(PNG)
+    blind = ScriptedProvider([{"tool_calls": [call("read_file", path="shot.png")]}, {"text": "cannot see it"}],
+                             vision=False)
+    agent, _ = make_agent(tmp_path, [], provider=blind)
+    _, finished = run(agent, "look at shot.png")
+    assert finished.answer == "cannot see it"
+    shown = blind.requests[-1].messages[-1]
+    assert shown.images[0].data is None  # sent as its label
+    assert shown.to_openai()["content"][1] == {"type": "text", "text": "\n[image: shot.png 640×480]"}
