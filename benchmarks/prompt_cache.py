@@ -1,9 +1,11 @@
 """Prompt caching on a 10-request session against the loopback Anthropic Messages server (LiteLLM's `anthropic/`
 route with --api-base): the real CLI (`cli-agent -p ... -o json`) with its real system prompt and tool schemas, nine
 read_file calls and an answer. Printed: where each request body carries its cache breakpoints, the usage the server
-reported (input, cache read, cache write) and what LiteLLM prices the run at with caching on and with `cache = false`.
+reported (input, cache read, cache write) and what LiteLLM prices the run at with caching on and with `cache = false`;
+the last request body's outline (each block, its size, ⚑ where a breakpoint is); `--bodies DIR` writes every request
+body as the server received it (DIR/cached-N.json, DIR/uncached-N.json).
 
-    PYTHONPATH=. LITELLM_LOCAL_MODEL_COST_MAP=True python benchmarks/prompt_cache.py [--model anthropic/claude-...]
+    PYTHONPATH=. LITELLM_LOCAL_MODEL_COST_MAP=True python benchmarks/prompt_cache.py [--model M] [--bodies DIR]
 """
 
 from __future__ import annotations
@@ -39,6 +41,22 @@ def marks(body: dict[str, Any]) -> str:
     return ", ".join(found) or "-"
 
 
+def outline(body: dict[str, Any]) -> list[str]:
+    """The body's blocks in Anthropic's order, each with its size and ⚑ where it carries cache_control."""
+    def flag(block: Any) -> str:
+        return " ⚑" if isinstance(block, dict) and block.get("cache_control") else ""
+
+    tools = body.get("tools") or []
+    lines = [f"tools: {len(tools)} definitions, {len(json.dumps(tools)):,} chars{flag(tools[-1]) if tools else ''}"]
+    lines += [f"system: text, {len(b.get('text', '')):,} chars{flag(b)}" for b in body.get("system") or ()]
+    for n, message in enumerate(body["messages"]):
+        content = message["content"] if isinstance(message["content"], list) else [{"type": "text",
+                                                                                   "text": message["content"]}]
+        for block in content:
+            lines.append(f"m{n} {message['role']}: {block['type']}, {len(json.dumps(block)):,} chars{flag(block)}")
+    return lines
+
+
 def session(model: str, cache: bool, root: Path) -> tuple[dict[str, Any], FakeAnthropicServer]:
     workspace = root / ("cached" if cache else "uncached")
     workspace.mkdir()
@@ -59,17 +77,26 @@ def session(model: str, cache: bool, root: Path) -> tuple[dict[str, Any], FakeAn
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="anthropic/claude-sonnet-4-5")
+    parser.add_argument("--bodies", type=Path, help="write every request body here")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         os.environ.setdefault("XDG_STATE_HOME", str(Path(tmp) / "state"))
         os.environ.setdefault("XDG_CONFIG_HOME", str(Path(tmp) / "config"))
         cached, server = session(args.model, True, Path(tmp))
         uncached, plain = session(args.model, False, Path(tmp))
+    if args.bodies:
+        args.bodies.mkdir(parents=True, exist_ok=True)
+        for name, bodies in (("cached", server.requests), ("uncached", plain.requests)):
+            for n, body in enumerate(bodies, 1):
+                (args.bodies / f"{name}-{n}.json").write_text(json.dumps(body, indent=1, ensure_ascii=False))
     print(f"{args.model}, {STEPS} requests in one run (cli-agent -p, real system prompt and tools)\n")
     print(f"{'req':>3}  {'input':>6}  {'cache read':>10}  {'cache write':>11}  breakpoints (cache on)")
     for n, (body, usage) in enumerate(zip(server.requests, server.usages, strict=True), 1):
         print(f"{n:>3}  {usage['input_tokens']:>6}  {usage['cache_read_input_tokens']:>10}  "
               f"{usage['cache_creation_input_tokens']:>11}  {marks(body)}")
+    print(f"\nrequest {len(server.requests)}'s body, block by block (⚑: cache_control):")
+    for line in outline(server.requests[-1]):
+        print("  " + line)
     print(f"\nwith cache = false: breakpoints in {sum(marks(b) != '-' for b in plain.requests)} of "
           f"{len(plain.requests)} request bodies")
     for name, report in (("cache on", cached), ("cache = false", uncached)):
