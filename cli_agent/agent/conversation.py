@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from cli_agent.agent.context_window import ContextWindow
 from cli_agent.contracts.envelope import Envelope
 from cli_agent.contracts.events import MessagesAppended, RunFinished, StopReason
+from cli_agent.contracts.images import ImagePart
 from cli_agent.contracts.messages import Message, ToolCall
 
 if TYPE_CHECKING:
@@ -57,11 +58,18 @@ class Conversation:
         self.messages.append(message)
         run.appended.append(message)
 
-    def record_result(self, run: RunState, call: ToolCall, content: str) -> None:
-        """The result of `call` (no longer pending), as the protocol sends it back to the model."""
+    def record_result(self, run: RunState, call: ToolCall, content: str, images: tuple[ImagePart, ...] = ()) -> None:
+        """The result of `call` (no longer pending), as the protocol sends it back to the model. `images` (read_file
+        on an image) follow the turn's last result in a user message of their own: every provider takes images
+        there (OpenAI's refuses them in a tool result)."""
         self.window.note_result(len(self.messages), call.name)
         self.append(run, self.protocol.result_message(call, content))
         run.pending.pop(call.id, None)
+        run.images.extend(images)
+        if run.images and not run.pending:
+            shown, run.images = tuple(run.images), []
+            self.append(run, Message("user", "The images the tool results above returned: "
+                                     + " ".join(i.label for i in shown), images=shown))
 
     def answer_rest(self, run: RunState, denied: ToolCall, reason: str) -> None:
         """Answer the denied call and every call after it, so no tool call is left without a result."""

@@ -39,6 +39,7 @@ from cli_agent.contracts.events import (
     ToolCallsProposed,
     Warning,
 )
+from cli_agent.contracts.images import ImagePart
 from cli_agent.contracts.messages import Message, ToolCall, Usage
 from cli_agent.prompt.plan import Planner as PromptPlanner
 
@@ -120,7 +121,7 @@ class Agent:
         return self._setup.planner(task, None)
 
     def run(self, prompt: str, approve: Approver | None = None, *,
-            only_tools: Collection[str] | None = None) -> Events:
+            only_tools: Collection[str] | None = None, images: tuple[ImagePart, ...] = ()) -> Events:
         """One run (a REPL turn, a one-shot task): its events, then its RunFinished as the generator's value. An
         approval question is answered by the `Decision` the consumer sends back for the `ApprovalAsked` event
         (`events.send(decision)`), else by `approve(asked)`; with neither, the call is denied."""
@@ -129,7 +130,7 @@ class Agent:
         if s.attempts is not None and s.attempts.count > 1 and s.verifier is not None and s.verifier.command:
             run.share_deadline = s.clock() + s.limits.timeout_s * FIRST_SHARE
         brief = yield from briefed(s.brief, prompt)
-        self._talk.append(run, Message("user", prompt + ("\n\n" + brief if brief else "")))
+        self._talk.append(run, Message("user", prompt + ("\n\n" + brief if brief else ""), images=images))
         dispatcher = s.dispatcher if only_tools is None else s.dispatcher.only(only_tools)
         try:
             finished = yield from self._steps(run, prompt, approve, dispatcher, only_tools)
@@ -284,7 +285,7 @@ class Agent:
                 run.failed_change = None if envelope.ok else {
                     "tool": call.name, "arguments": call.arguments, "errors": list(envelope.errors)}
             content, cut = for_model(envelope, limit)
-            self._talk.record_result(run, call, content)
+            self._talk.record_result(run, call, content, envelope.images)
             result = prepared.result(envelope, model_chars=limit if cut else 0)
             run.record(result)
             yield result

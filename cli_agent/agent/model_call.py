@@ -1,6 +1,6 @@
 """One model request: the plan's system prompt and the conversation sent to the provider, its text streamed as
-`TextDelta` events, retried with exponential backoff and jitter while the provider's error is retryable, within
-the run's deadline."""
+`TextDelta` events and a reasoning model's thinking as `ThinkingDelta` events, retried with exponential backoff and
+jitter while the provider's error is retryable, within the run's deadline."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from cli_agent.contracts import errors
-from cli_agent.contracts.events import Decision, Event, Retry, TextDelta
+from cli_agent.contracts.events import Decision, Event, Retry, TextDelta, ThinkingDelta
 from cli_agent.contracts.messages import Message
-from cli_agent.providers.base import ProviderReply, ProviderRequest
+from cli_agent.providers.base import ProviderReply, ProviderRequest, Thinking
 
 if TYPE_CHECKING:
     from cli_agent.agent.run_state import AgentSetup, RunState
@@ -27,6 +27,8 @@ def complete(setup: AgentSetup, run: RunState, plan: Plan,
     ProviderError when the provider fails for good (or gave up after `max_retries` retries)."""
     s = setup
     messages = tuple(([Message("system", plan.system)] if plan.system else []) + history)
+    if any(m.images for m in messages) and not _sees_images(s.provider):
+        messages = tuple(_labelled(m) if m.images else m for m in messages)
     request = ProviderRequest(messages=messages, tools=plan.schemas if s.protocol.sends_tools else None,
                               options=plan.request_options)
     return (yield from send(s, run, request, stream_text=s.protocol.name != "json"))
@@ -47,6 +49,8 @@ def send(s: AgentSetup, run: RunState, request: ProviderRequest, *,
                 if isinstance(item, str):
                     if stream_text and item:
                         yield TextDelta(text=item)
+                elif isinstance(item, Thinking):
+                    yield ThinkingDelta(text=item.text)
                 else:
                     reply = item
             if reply is None:
@@ -59,6 +63,17 @@ def send(s: AgentSetup, run: RunState, request: ProviderRequest, *,
             delay = max(0.0, min(backoff(s.limits.retry_base_delay, attempt), run.deadline - s.clock()))
             yield Retry(attempt=attempt, delay_s=round(delay, 3), reason=str(exc))
             s.sleep(delay)
+
+
+def _sees_images(provider: object) -> bool:
+    supports = getattr(provider, "supports_images", None)
+    return not callable(supports) or bool(supports())
+
+
+def _labelled(message: Message) -> Message:
+    """The message with its images as their labels: what a model without vision is sent of an image a tool read
+    (the user's own are refused before the run, `session.images`)."""
+    return replace(message, images=tuple(replace(i, data=None) for i in message.images))
 
 
 def backoff(base: float, attempt: int) -> float:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from cli_agent.contracts import errors
 from cli_agent.contracts.events import Answer, ApprovalAsked, Decision, Event, StopReason, ToolResult, Warning
+from cli_agent.contracts.images import ImagePart
 from cli_agent.contracts.messages import Message, ToolCall, Usage
 from cli_agent.prompt.plan import Plan
 
@@ -72,6 +73,7 @@ class RunState:
     usage: Usage = field(default_factory=Usage)
     warned_budget: bool = False
     pending: dict[str, ToolCall] = field(default_factory=dict)  # calls in the history still without a result
+    images: list[ImagePart] = field(default_factory=list)  # images the turn's results return, shown after them
     appended: list[Message] = field(default_factory=list)  # what this run added to the conversation
     feedback: str | None = None  # the user's words with the last denial: the turn goes on with them
     failed_change: dict[str, Any] | None = None  # the last change attempted, while it failed and none succeeded since

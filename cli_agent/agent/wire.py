@@ -82,7 +82,7 @@ class NativeProtocol:
         return Parsed(text=_visible(reply.text))
 
     def assistant_message(self, reply: ProviderReply, parsed: Parsed) -> Message:
-        return Message("assistant", reply.text or None, tool_calls=parsed.calls)
+        return Message("assistant", reply.text or None, tool_calls=parsed.calls, thinking_blocks=reply.thinking_blocks)
 
     def result_message(self, call: ToolCall, content: str) -> Message:
         return Message("tool", content, tool_call_id=call.id, name=call.name or "unknown")

@@ -57,6 +57,12 @@ def root(ctx: typer.Context,
          yes: Yes = None, protocol: Protocol = None, max_steps: MaxSteps = None, timeout: Timeout = None,
          output: Output = None, trace: TracePath = None, no_tools: NoTools = None, config: ConfigFile = None,
          trust: Trust = None, attempts: Attempts = None, require_verified: RequireVerified = None,
+         reasoning_effort: Annotated[str | None, typer.Option("--reasoning-effort", help="low | medium | high: how "
+                                                              "hard a reasoning model thinks (as LiteLLM maps it).")
+                                     ] = None,
+         image: Annotated[list[str] | None, typer.Option("--image", help="An image for the task (PNG, JPEG, GIF, "
+                                                                          "WebP; repeatable), for a vision model.")
+                          ] = None,
          continue_: Annotated[bool, typer.Option("--continue", "-c", help="Continue this workspace's last "
                                                                           "session.")] = False,
          resume: Annotated[str | None, typer.Option("--resume", help="Continue the session ID (see cli-agent "
@@ -67,12 +73,16 @@ def root(ctx: typer.Context,
     state.flags = flags_given(model=model, api_base=api_base, api_key=api_key, workspace=workspace, yes=yes,
                          protocol=protocol, max_steps=max_steps, timeout=timeout, output=output, trace=trace,
                          no_tools=no_tools, config=config, trust=trust, attempts=attempts,
-                         verify="required" if require_verified else None)
+                         verify="required" if require_verified else None, reasoning_effort=reasoning_effort)
     if ctx.invoked_subcommand is not None:
         return 0
     session = resume_from(continue_, resume)
     if prompt is not None:
-        return run_prompt(state, prompt, session)
+        return run_prompt(state, prompt, session, images=image)
+    if image:
+        from cli_agent.contracts.errors import UsageError
+
+        raise UsageError("--image goes with -p; in the REPL, name the image in your message: @shot.png")
     return run_interactive(state, session, onboard=model is None and api_base is None and api_key is None)
 
 

@@ -37,7 +37,8 @@ ROOT_OPTIONS: dict[str, tuple[str, str]] = {
     "--no-tools": ("no_tools", "flag"), "--config": ("config", "path"), "--trust": ("trust", "flag"),
     "-c": ("continue_", "flag"), "--continue": ("continue_", "flag"), "--resume": ("resume", "str"),
     "--attempts": ("attempts", "int"), "--require-verified": ("require_verified", "flag"),
-}
+    "--reasoning-effort": ("reasoning_effort", "str"),
+}  # --image (repeatable) is the app's alone
 _CONVERT = {"str": str, "int": int, "float": float, "path": Path}
 
 
@@ -145,7 +146,8 @@ def _json_failure(message: str, code: int) -> None:
     from cli_agent.contracts.events import StopReason
 
     status = next((r.value for r in StopReason if r.exit_code == code and r is not StopReason.CANCELLED), "error")
-    usage = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0, "cost_usd": 0.0}
+    usage = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0, "cost_usd": 0.0, "cached_tokens": 0,
+             "cache_write_tokens": 0, "evaluated_tokens": 0}  # Usage().to_dict()'s keys
     report = {"status": status, "exit_code": code, "message": message, "answer": "", "steps": 0, "tool_calls": [],
               "files_changed": [], "usage": usage, "trace": None, "warnings": [], "notes": []}
     sys.stdout.write(json_for_output(report) + "\n")

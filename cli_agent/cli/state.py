@@ -43,10 +43,11 @@ def run_interactive(state: AppState, resume: str | None, *, onboard: bool) -> in
                     ask_trust=lambda settled: ask_trust(settled, hint))  # once per folder+config
 
 
-def run_prompt(state: AppState, prompt: str, resume: str | None) -> int:
-    """`-p TEXT`: one task, then exit with its code. `state.flags` holds the root's flags."""
+def run_prompt(state: AppState, prompt: str, resume: str | None, *, images: list[str] | None = None) -> int:
+    """`-p TEXT`: one task, then exit with its code. `state.flags` holds the root's flags; `images`: the files
+    given with --image."""
     from cli_agent.ui.headless.oneshot import run_one_shot
 
     loaded = load_for(state)
     return run_one_shot(loaded.settings, prompt, provider_factory=provider_factory(state), resume=resume,
-                        notes=loaded.notes)
+                        notes=loaded.notes, images=images or [])

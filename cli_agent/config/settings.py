@@ -61,6 +61,8 @@ class Settings:
     system_prompt: str | None = None
     temperature: float | None = rule(None, ge=0)
     detail: Literal["full", "compact"] = "full"
+    reasoning_effort: Literal["low", "medium", "high"] | None = None  # a reasoning model's effort, as LiteLLM maps it
+    cache: bool = True  # Anthropic prompt-cache breakpoints (Claude, also on Bedrock and Vertex); false: none
     # What a small model needs from the harness (each can be switched off to measure it: `cli-agent eval --suite real`)
     read_before_edit: bool = True  # an edit of a file not read in the conversation is refused with its region
     loose_edits: bool = True  # edit_file matches ignoring trailing whitespace, indentation and line endings

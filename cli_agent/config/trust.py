@@ -101,6 +101,9 @@ KEY_RULES: dict[str, KeyRule] = {
     "read_before_edit": KeyRule(KeyKind.NEEDS_TRUST, _not_off, "lets edits skip reading the file first"),
     "loose_edits": _NARROWS,
     "syntax_check": KeyRule(KeyKind.NEEDS_TRUST, _not_off, "lets edits leave Python files unparseable"),
+    # what a hosted model costs
+    "cache": KeyRule(KeyKind.NEEDS_TRUST, _not_off, "turns prompt caching off: every request pays the full price"),
+    "reasoning_effort": KeyRule(KeyKind.NEEDS_TRUST, why="has the model spend more tokens thinking"),
 }
 
 

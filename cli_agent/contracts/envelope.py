@@ -12,6 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from cli_agent.contracts.images import ImagePart
+
 __all__ = ["Envelope", "ToolError"]
 
 
@@ -47,10 +49,13 @@ class Envelope:
     data: Any = None
     warnings: tuple[str, ...] = field(default_factory=tuple)
     errors: tuple[str, ...] = field(default_factory=tuple)
+    # Images the model is shown after the turn's results (read_file on a PNG): never in the JSON, the trace or `data`
+    images: tuple[ImagePart, ...] = field(default=(), compare=False)
 
     @classmethod
-    def success(cls, data: Any = None, warnings: list[str] | tuple[str, ...] = ()) -> Envelope:
-        return cls(ok=True, data=data, warnings=tuple(warnings))
+    def success(cls, data: Any = None, warnings: list[str] | tuple[str, ...] = (),
+                images: tuple[ImagePart, ...] = ()) -> Envelope:
+        return cls(ok=True, data=data, warnings=tuple(warnings), images=images)
 
     @classmethod
     def failure(cls, *errors: str, data: Any = None, warnings: list[str] | tuple[str, ...] = ()) -> Envelope:

@@ -34,6 +34,7 @@ __all__ = [
     "RunStarted",
     "StopReason",
     "TextDelta",
+    "ThinkingDelta",
     "ToolCallsProposed",
     "ToolResult",
     "Verification",
@@ -154,6 +155,14 @@ class ModelRequest(_Event):
 @dataclass(frozen=True)
 class TextDelta(_Event):
     type: ClassVar[str] = "text_delta"
+    text: str
+
+
+@dataclass(frozen=True)
+class ThinkingDelta(_Event):
+    """A piece of a reasoning model's thinking as it streams: shown dimmed, never part of the answer."""
+
+    type: ClassVar[str] = "thinking_delta"
     text: str
 
 
@@ -303,7 +312,7 @@ class ConversationReset(_Event):
     time: float = field(default_factory=_now)
 
 
-Event = (RunStarted | ModelRequest | TextDelta | AssistantMessage | ToolCallsProposed | ApprovalAsked
+Event = (RunStarted | ModelRequest | TextDelta | ThinkingDelta | AssistantMessage | ToolCallsProposed | ApprovalAsked
          | ApprovalDecided | ToolResult | CommandOutput | Warning | Verification | Retry | MessagesAppended
          | RunFinished | ConversationReset)
 # A run's events: a generator, so a front end can throw a Ctrl-C into it (`session.drive`) and the loop finishes

@@ -10,6 +10,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from cli_agent.contracts.images import ImagePart
+
 __all__ = ["Message", "Role", "ToolCall", "Usage"]
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -42,6 +44,7 @@ class Usage:
     completion_tokens: int = 0
     cost_usd: float = 0.0
     cached_tokens: int = 0  # of prompt_tokens, those the server took from its prompt cache (not evaluated again)
+    cache_write_tokens: int = 0  # of prompt_tokens, those written to the prompt cache (Anthropic's cache creation)
 
     @property
     def total_tokens(self) -> int:
@@ -55,17 +58,20 @@ class Usage:
     def __add__(self, other: Usage) -> Usage:
         return Usage(self.prompt_tokens + other.prompt_tokens,
                      self.completion_tokens + other.completion_tokens,
-                     self.cost_usd + other.cost_usd, self.cached_tokens + other.cached_tokens)
+                     self.cost_usd + other.cost_usd, self.cached_tokens + other.cached_tokens,
+                     self.cache_write_tokens + other.cache_write_tokens)
 
     def to_dict(self) -> dict[str, Any]:
         return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
                 "total_tokens": self.total_tokens, "cost_usd": round(self.cost_usd, 6),
-                "cached_tokens": self.cached_tokens, "evaluated_tokens": self.evaluated_tokens}
+                "cached_tokens": self.cached_tokens, "cache_write_tokens": self.cache_write_tokens,
+                "evaluated_tokens": self.evaluated_tokens}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Usage:
         return cls(int(data.get("prompt_tokens", 0)), int(data.get("completion_tokens", 0)),
-                   float(data.get("cost_usd", 0.0)), int(data.get("cached_tokens", 0)))
+                   float(data.get("cost_usd", 0.0)), int(data.get("cached_tokens", 0)),
+                   int(data.get("cache_write_tokens", 0)))
 
 
 @dataclass(frozen=True)
@@ -75,10 +81,18 @@ class Message:
     tool_calls: tuple[ToolCall, ...] = field(default_factory=tuple)
     tool_call_id: str | None = None
     name: str | None = None
+    images: tuple[ImagePart, ...] = ()  # a user's images (`@shot.png`, --image) or read_file's, after the text
+    # A reasoning model's signed thinking blocks (LiteLLM's `thinking_blocks`), sent back unchanged with the calls
+    thinking_blocks: tuple[dict[str, Any], ...] = ()
 
     def to_openai(self) -> dict[str, Any]:
         """The OpenAI chat-completions shape, which LiteLLM and every OpenAI-compatible server take."""
-        out: dict[str, Any] = {"role": self.role, "content": self.content}
+        content: Any = self.content
+        if self.images:
+            content = [{"type": "text", "text": self.content or ""}, *(i.to_openai() for i in self.images)]
+        out: dict[str, Any] = {"role": self.role, "content": content}
+        if self.thinking_blocks:
+            out["thinking_blocks"] = [dict(b) for b in self.thinking_blocks]
         if self.tool_calls:
             out["tool_calls"] = [
                 {"id": c.id, "type": "function",
@@ -95,7 +109,8 @@ class Message:
     @functools.cached_property
     def chars(self) -> int:
         """The characters of its text and its calls' arguments, counted once (context estimates sum them each step)."""
-        return len(self.content or "") + sum(len(c.raw_arguments) for c in self.tool_calls)
+        return (len(self.content or "") + sum(len(c.raw_arguments) for c in self.tool_calls)
+                + sum(len(i.label) for i in self.images))
 
     @functools.cached_property
     def openai_json(self) -> bytes:
@@ -105,10 +120,14 @@ class Message:
     def to_dict(self) -> dict[str, Any]:
         return {"role": self.role, "content": self.content,
                 "tool_calls": [c.to_dict() for c in self.tool_calls],
-                "tool_call_id": self.tool_call_id, "name": self.name}
+                "tool_call_id": self.tool_call_id, "name": self.name,
+                **({"images": [i.to_dict() for i in self.images]} if self.images else {}),
+                **({"thinking_blocks": [dict(b) for b in self.thinking_blocks]} if self.thinking_blocks else {})}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Message:
         return cls(role=data["role"], content=data.get("content"),
                    tool_calls=tuple(ToolCall.from_dict(c) for c in data.get("tool_calls") or ()),
-                   tool_call_id=data.get("tool_call_id"), name=data.get("name"))
+                   tool_call_id=data.get("tool_call_id"), name=data.get("name"),
+                   images=tuple(ImagePart.from_dict(i) for i in data.get("images") or () if isinstance(i, dict)),
+                   thinking_blocks=tuple(b for b in data.get("thinking_blocks") or () if isinstance(b, dict)))

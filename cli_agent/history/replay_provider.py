@@ -22,6 +22,7 @@ from cli_agent.contracts.events import (
     ModelRequest,
     RunFinished,
     StopReason,
+    ThinkingDelta,
     ToolCallsProposed,
     ToolResult,
 )
@@ -87,7 +88,8 @@ def outcomes(trace: Trace) -> list[dict[str, Any] | errors.CliAgentError]:
             reply = next((e for e in rest[:end] if isinstance(e, AssistantMessage)), None)
             if reply is not None:
                 proposed = next((e for e in rest[:end] if isinstance(e, ToolCallsProposed)), None)
-                out.append(_reply_item(reply, proposed))
+                thinking = "".join(e.text for e in rest[:end] if isinstance(e, ThinkingDelta))
+                out.append(_reply_item(reply, proposed) | ({"thinking": thinking} if thinking else {}))
             elif finished is not None and finished.stop_reason in _RAISED:
                 out.append(_RAISED[finished.stop_reason](finished.message))
     return out

@@ -61,11 +61,17 @@ def preferences_for(model: str, api_base: str | None = None) -> Preferences:
 
 
 def make_provider(model: str, *, api_base: str | None, api_key: str | None, max_retries: int = 0,
-                  local: LocalSettings | None = None) -> Provider:
-    """The provider for a model string; see the module docstring for the routing."""
+                  local: LocalSettings | None = None, cache: bool = True,
+                  reasoning_effort: str | None = None) -> Provider:
+    """The provider for a model string; see the module docstring for the routing. `cache`: Anthropic's prompt-cache
+    breakpoints; `reasoning_effort`: low, medium or high for a reasoning model (hosted providers only)."""
     cls = provider_class(model, api_base)
     if model == LOCAL:
         return cls(local)  # type: ignore[no-any-return]
     if cls is ScriptedProvider:
         return ScriptedProvider.from_file(Path(model.removeprefix(SCRIPTED_PREFIX)))
-    return cls(model, api_base=api_base, api_key=api_key, max_retries=max_retries)  # type: ignore[no-any-return]
+    hosted: dict[str, object] = {"reasoning_effort": reasoning_effort}
+    if cls is LiteLLMProvider:
+        hosted["cache"] = cache
+    return cls(model, api_base=api_base, api_key=api_key, max_retries=max_retries,  # type: ignore[no-any-return]
+               **hosted)

@@ -1,8 +1,9 @@
 """The provider seam, and what every transport shares.
 
-A provider turns a `ProviderRequest` into a stream: text deltas (`str`) as they arrive, then exactly one
-`ProviderReply`. Transports speak the OpenAI chat-completions shape; `ReplyAssembler` turns its chunks (streamed
-deltas with index-based tool-call fragments, or one whole message) into that stream. Third-party exceptions are
+A provider turns a `ProviderRequest` into a stream: text deltas (`str`) and a reasoning model's thinking
+(`Thinking`) as they arrive, then exactly one `ProviderReply`. Transports speak the OpenAI chat-completions shape;
+`ReplyAssembler` turns its chunks (streamed deltas with index-based tool-call fragments, or one whole message) into
+that stream. Third-party exceptions are
 translated at the boundary through a table of `Rule`s (`translate`); "retryable" is a column of the table.
 """
 
@@ -20,6 +21,7 @@ from urllib.parse import urlsplit
 
 from cli_agent.contracts.errors import CliAgentError, RetryableProviderError, RunTimeoutError
 from cli_agent.contracts.messages import Message, ToolCall, Usage
+from cli_agent.providers.chunks import ThinkingBlocks, chunk_usage
 
 __all__ = [
     "END_OF_REPLY",
@@ -31,6 +33,7 @@ __all__ = [
     "ReplyAssembler",
     "Rule",
     "cancelled_by",
+    "Thinking",
     "deadline_of",
     "decode_tool_call",
     "exception_chain",
@@ -75,6 +78,14 @@ class ProviderReply:
     tool_calls: tuple[ToolCall, ...] = ()
     finish_reason: str = "stop"
     usage: Usage = field(default_factory=Usage)
+    thinking: str = ""  # a reasoning model's thinking, never part of the answer
+    thinking_blocks: tuple[dict[str, Any], ...] = ()  # its signed blocks, to send back unchanged with the calls
+
+
+class Thinking(NamedTuple):
+    """A piece of a reasoning model's thinking, streamed apart from the answer's text."""
+
+    text: str
 
 
 @dataclass(frozen=True)
@@ -94,8 +105,8 @@ class Preferences:
 class Provider(Protocol):
     name: str
 
-    def stream(self, request: ProviderRequest) -> Iterator[str | ProviderReply]:
-        """Text deltas as they arrive, then exactly one ProviderReply."""
+    def stream(self, request: ProviderRequest) -> Iterator[str | Thinking | ProviderReply]:
+        """Text deltas (and `Thinking`) as they arrive, then exactly one ProviderReply."""
         ...
 
     def supports_native_tools(self) -> bool: ...
@@ -144,25 +155,6 @@ def decode_tool_call(call_id: str, name: str, raw: str | None) -> ToolCall:
     return ToolCall(id=call_id, name=name, arguments=value, raw_arguments=raw)
 
 
-def _usage(data: Mapping[str, Any] | None) -> Usage | None:
-    if not data:
-        return None
-    details = data.get("prompt_tokens_details") or {}  # OpenAI's and llama.cpp's: the prompt cache's share
-    cached = details.get("cached_tokens") if isinstance(details, Mapping) else None
-    return Usage(int(data.get("prompt_tokens") or 0), int(data.get("completion_tokens") or 0),
-                 cached_tokens=int(cached or 0))
-
-
-def _timings_usage(timings: Any) -> Usage | None:
-    """llama.cpp's per-chunk `timings` (with `timings_per_token`): the usage so far of a reply cut off before its
-    last chunk, which alone carries `usage`."""
-    if not isinstance(timings, Mapping) or "prompt_n" not in timings:
-        return None
-    cached = int(timings.get("cache_n") or 0)
-    return Usage(int(timings.get("prompt_n") or 0) + cached, int(timings.get("predicted_n") or 0),
-                 cached_tokens=cached)
-
-
 END_OF_REPLY: Mapping[str, Any] = {"[DONE]": True}  # what a transport yields once the server ends the reply
 
 
@@ -175,6 +167,9 @@ class ReplyAssembler:
         self._finish: str | None = None
         self._ended = False  # the server said the reply is whole (`[DONE]`, or one JSON body)
         self.usage = Usage()
+        self._thinking: list[str] = []
+        self._blocks = ThinkingBlocks()
+        self.new_thinking = ""  # the thinking of the last chunk fed
 
     @property
     def complete(self) -> bool:
@@ -185,16 +180,22 @@ class ReplyAssembler:
         if chunk is END_OF_REPLY:
             self._ended = True
             return ""
-        self.usage = _usage(chunk.get("usage")) or _timings_usage(chunk.get("timings")) or self.usage
-        new = ""
+        self.usage = chunk_usage(chunk) or self.usage
+        new = thought = ""
         for choice in chunk.get("choices") or ():
             delta = choice.get("delta") or choice.get("message") or {}
             if delta.get("content"):
                 new += delta["content"]
+            reasoning = delta.get("reasoning_content") or delta.get("reasoning")  # DeepSeek, vLLM, LiteLLM; Ollama
+            if isinstance(reasoning, str):
+                thought += reasoning
+            self._blocks.feed(delta.get("thinking_blocks"))
             for fragment in delta.get("tool_calls") or ():
                 self._add_fragment(fragment)
             self._finish = choice.get("finish_reason") or self._finish
         self._text.append(new)
+        self._thinking.append(thought)
+        self.new_thinking = thought
         return new
 
     def _add_fragment(self, fragment: Mapping[str, Any]) -> None:
@@ -213,7 +214,8 @@ class ReplyAssembler:
         calls = tuple(decode_tool_call(slot["id"] or f"call_{index}", slot["name"], "".join(slot["arguments"]))
                       for index, slot in sorted(self._calls.items()))
         finish = self._finish or ("tool_calls" if calls else "stop")
-        return ProviderReply("".join(self._text), calls, finish, self.usage)
+        return ProviderReply("".join(self._text), calls, finish, self.usage, "".join(self._thinking),
+                             self._blocks.blocks())
 
 
 class Rule(NamedTuple):
@@ -373,7 +375,7 @@ def iterate_until(produce: Callable[[], Iterable[T]], deadline: float | None,
 
 def relay(chunks_of: Callable[[], Iterable[Mapping[str, Any]]], *, timeout_s: float | None, where: str,
           translate_error: Callable[[Exception], CliAgentError], in_thread: bool = False
-          ) -> Iterator[str | ProviderReply]:
+          ) -> Iterator[str | Thinking | ProviderReply]:
     """A provider's `stream`: the text deltas of the chunks `chunks_of()` yields, as they arrive, then the assembled
     reply. Past `timeout_s` it raises RunTimeoutError; any other foreign error goes through `translate_error`."""
     deadline = deadline_of(timeout_s)
@@ -382,6 +384,8 @@ def relay(chunks_of: Callable[[], Iterable[Mapping[str, Any]]], *, timeout_s: fl
     try:
         for chunk in chunks:
             text = assembler.feed(chunk)
+            if assembler.new_thinking:
+                yield Thinking(assembler.new_thinking)
             if text:
                 yield text
     except CliAgentError:

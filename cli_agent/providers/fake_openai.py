@@ -7,8 +7,9 @@ and benchmarks.
 Each POST to `/v1/chat/completions` takes the next item of its script, in the format `providers.script` defines
 (the one the ScriptedProvider plays too): a reply is streamed as SSE when the request asks for `stream` (text split
 into words unless `chunks` fixes the deltas; tool calls as index-based fragments, their arguments cut into small
-pieces, the way OpenAI does), else sent as one JSON body; an error (`status`, or `error`) is an HTTP error with an
-OpenAI error body; `close` drops the connection without a response.
+pieces, the way OpenAI does; `thinking` as `reasoning_content` deltas first, the way DeepSeek and vLLM do), else
+sent as one JSON body; an error (`status`, or `error`) is an HTTP error with an OpenAI error body; `close` drops the
+connection without a response.
 
 `instant="text"` answers every request (once the queue is empty) with that text, for benchmarks. With an empty
 queue and no instant text the server answers 400, so a test that sends one request too many fails loudly.
@@ -191,16 +192,19 @@ def _calls(item: Mapping[str, Any]) -> list[dict[str, Any]]:
             for n, (call_id, name, raw) in enumerate(item_calls(item))]
 
 
-def _usage(item: Mapping[str, Any], body: dict[str, Any]) -> dict[str, int]:
+def _usage(item: Mapping[str, Any], body: dict[str, Any]) -> dict[str, Any]:
     given = dict(item.get("usage") or {})
     completion = len(item_text(item)) + sum(len(c["arguments"]) for c in _calls(item))
     prompt = given.get("prompt_tokens", max(1, len(json.dumps(body.get("messages", []))) // 4))
     done = given.get("completion_tokens", max(1, completion // 4))
-    return {"prompt_tokens": prompt, "completion_tokens": done, "total_tokens": prompt + done}
+    details = {"prompt_tokens_details": given["prompt_tokens_details"]} if "prompt_tokens_details" in given else {}
+    return {"prompt_tokens": prompt, "completion_tokens": done, "total_tokens": prompt + done, **details}
 
 
 def _completion(item: Mapping[str, Any], body: dict[str, Any], model: str) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": item_text(item) or None}
+    if item.get("thinking"):
+        message["reasoning_content"] = item["thinking"]
     calls = _calls(item)
     if calls:
         message["tool_calls"] = [{"id": c["id"], "type": "function",
@@ -217,6 +221,8 @@ def _chunks(item: Mapping[str, Any], body: dict[str, Any], model: str, include_u
                            "model": model, "choices": [choice]})
 
     yield chunk({"role": "assistant", "content": ""})
+    for piece in re.findall(r"\s*\S+\s*", str(item.get("thinking") or "")):  # as DeepSeek and vLLM stream it
+        yield chunk({"reasoning_content": piece})
     text = item_text(item)
     for piece in item.get("chunks") or re.findall(r"\s*\S+\s*", text) or ([text] if text else []):
         yield chunk({"content": piece})

@@ -17,6 +17,7 @@ import os
 import re
 import threading
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from types import ModuleType
 from typing import Any
 
@@ -27,6 +28,7 @@ from cli_agent.providers.base import (
     ProviderReply,
     ProviderRequest,
     Rule,
+    Thinking,
     exception_chain,
     exception_detail,
     is_local_url,
@@ -34,9 +36,10 @@ from cli_agent.providers.base import (
     rule_for_exception,
     translate,
 )
+from cli_agent.providers.cache_marks import breakpoints, takes_breakpoints
 from cli_agent.providers.openai_http import LOCAL_DUMMY_KEY, TRANSPORT_RULES, status_error
 
-__all__ = ["LITELLM_QUIETED_WARNINGS", "LITELLM_RULES", "LiteLLMProvider", "preload", "refuse_dotenv"]
+__all__ = ["LITELLM_QUIETED_WARNINGS", "LITELLM_RULES", "LiteLLMProvider", "preload", "price", "refuse_dotenv"]
 
 # Warnings LiteLLM silences itself at import (its own pydantic noise); a strict test run has to do the same.
 LITELLM_QUIETED_WARNINGS = (
@@ -98,9 +101,16 @@ def preload() -> ModuleType:
 
 
 class LiteLLMProvider:
+    """`cache`: mark Anthropic's prompt-cache breakpoints (`providers.cache_marks`) where the model takes them.
+    `reasoning_effort`: low, medium or high, sent as `reasoning_effort` (LiteLLM maps it to each provider's own
+    setting: Anthropic's thinking budget, OpenAI's effort) to a model LiteLLM says reasons, or does not know."""
+
     def __init__(self, model: str, *, api_base: str | None = None, api_key: str | None = None,
-                 max_retries: int = 0, request_timeout_s: float = 600.0) -> None:
+                 max_retries: int = 0, request_timeout_s: float = 600.0, cache: bool = True,
+                 reasoning_effort: str | None = None) -> None:
         self.model = model
+        self.cache = cache
+        self.reasoning_effort = reasoning_effort
         self.api_base = api_base
         self.name = f"{model} via {api_base}" if api_base else model
         self._api_key = api_key or (LOCAL_DUMMY_KEY if is_local_url(api_base) else None)
@@ -123,6 +133,31 @@ class LiteLLMProvider:
 
     def close(self) -> None:
         pass
+
+    def known(self) -> bool:
+        """Whether LiteLLM's price map knows the model (what it says of it is then worth believing)."""
+        known = preload().model_cost
+        return self.model in known or self.model.split("/", 1)[-1] in known
+
+    def supports_images(self) -> bool:
+        """False only when LiteLLM knows the model and says it has no vision (a server's own model may have it)."""
+        try:
+            return bool(preload().supports_vision(model=self.model)) or not self.known()
+        except Exception:
+            return True
+
+    def _takes_reasoning(self) -> bool:
+        try:
+            return bool(preload().supports_reasoning(model=self.model)) or not self.known()
+        except Exception:
+            return True
+
+    def notes(self) -> list[str]:
+        """One-line facts about how the settings meet this model, for the user (a reasoning effort it ignores)."""
+        if self.reasoning_effort and not self._takes_reasoning():
+            return [f"{self.model} takes no reasoning effort (LiteLLM says it does not reason): "
+                    f"reasoning_effort = {self.reasoning_effort!r} is not sent"]
+        return []
 
     def _model_info(self) -> dict[str, Any]:
         if self._info is None:
@@ -169,7 +204,7 @@ class LiteLLMProvider:
                                               "or pass --api-key")
         self._credentials_checked = True
 
-    def stream(self, request: ProviderRequest) -> Iterator[str | ProviderReply]:
+    def stream(self, request: ProviderRequest) -> Iterator[str | Thinking | ProviderReply]:
         litellm = preload()  # before the clock starts: the import is not the server's time
         self.check_credentials()
         where = self.api_base or self.model
@@ -179,7 +214,7 @@ class LiteLLMProvider:
         for item in relay(lambda: self._chunks(litellm, request), timeout_s=request.timeout_s, where=where,
                           translate_error=lambda exc: self._translate(exc, where), in_thread=True):
             if isinstance(item, ProviderReply):
-                item = ProviderReply(item.text, item.tool_calls, item.finish_reason, self._priced(litellm, item.usage))
+                item = replace(item, usage=self._priced(litellm, item.usage))
             yield item
 
     def _chunks(self, litellm: ModuleType, request: ProviderRequest) -> Iterator[Mapping[str, Any]]:
@@ -191,9 +226,15 @@ class LiteLLMProvider:
             kwargs["api_base"] = self.api_base
         if self._api_key:
             kwargs["api_key"] = self._api_key
+        if self.reasoning_effort and self._takes_reasoning():
+            kwargs["reasoning_effort"] = self.reasoning_effort
         kwargs.update(request.options)
-        response = litellm.completion(model=self.model, messages=[m.to_openai() for m in request.messages],
-                                      **kwargs)
+        messages = [m.to_openai() for m in request.messages]
+        if self.cache and self._takes_breakpoints(litellm):
+            messages, tools = breakpoints(messages, kwargs.get("tools"))
+            if tools is not None:
+                kwargs["tools"] = tools
+        response = litellm.completion(model=self.model, messages=messages, **kwargs)
         if not request.stream:
             yield response.model_dump(exclude_none=True)
             yield END_OF_REPLY
@@ -213,11 +254,27 @@ class LiteLLMProvider:
             return status_error(status, where, detail, env=self._env)
         return translate(rule, where=where, model=self.model, detail=detail, env=self._env)
 
+    def _takes_breakpoints(self, litellm: ModuleType) -> bool:
+        try:
+            _, provider, _, _ = litellm.get_llm_provider(self.model, api_base=self.api_base)
+        except Exception:
+            return False
+        return takes_breakpoints(str(provider), self.model)
+
     def _priced(self, litellm: ModuleType, usage: Usage) -> Usage:
         """The usage with its cost when LiteLLM knows the model's prices; never fails."""
-        try:
-            prompt, completion = litellm.cost_per_token(model=self.model, prompt_tokens=usage.prompt_tokens,
-                                                        completion_tokens=usage.completion_tokens)
-            return Usage(usage.prompt_tokens, usage.completion_tokens, float(prompt) + float(completion))
-        except Exception:
-            return usage
+        return replace(usage, cost_usd=price(litellm, self.model, usage))
+
+
+def price(litellm: ModuleType, model: str, usage: Usage) -> float:
+    """What LiteLLM says `usage` costs on `model`: the prompt tokens read from the cache and written to it at the
+    model's cache prices, the rest at its input price; 0.0 when it knows no price."""
+    try:
+        details = {"cached_tokens": usage.cached_tokens, "cache_creation_tokens": usage.cache_write_tokens}
+        tokens = litellm.Usage(prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
+                               prompt_tokens_details=details)
+        prompt, completion = litellm.cost_per_token(model=model, prompt_tokens=usage.prompt_tokens,
+                                                    completion_tokens=usage.completion_tokens, usage_object=tokens)
+        return float(prompt) + float(completion)
+    except Exception:
+        return 0.0

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from cli_agent.config.settings import LocalSettings
 from cli_agent.contracts.errors import ProviderError, RunTimeoutError, UsageError
-from cli_agent.providers.base import Preferences, ProviderReply, ProviderRequest
+from cli_agent.providers.base import Preferences, ProviderReply, ProviderRequest, Thinking
 from cli_agent.providers.local_engine import ALIAS
 from cli_agent.providers.local_model import (
     ensure_model,
@@ -134,6 +134,9 @@ class LocalProvider:
     def supports_native_tools(self) -> bool:
         return False
 
+    def supports_images(self) -> bool:
+        return False  # the bundled models read text only
+
     def context_window(self) -> int | None:
         return self._http.context_window()
 
@@ -145,7 +148,7 @@ class LocalProvider:
         slot 0 with its prompt cache, its sampling explicit, its length bounded."""
         return replace(request, options=wire_options(request.options), stream=True)
 
-    def stream(self, request: ProviderRequest) -> Iterator[str | ProviderReply]:
+    def stream(self, request: ProviderRequest) -> Iterator[str | Thinking | ProviderReply]:
         started = time.monotonic()
         budget = LOAD_TIMEOUT_S if request.timeout_s is None else min(LOAD_TIMEOUT_S, request.timeout_s)
         try:

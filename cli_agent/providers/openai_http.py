@@ -72,7 +72,7 @@ def status_error(status: int, where: str, detail: str, *, env: str = "the API ke
 class OpenAIHTTPProvider:
     def __init__(self, model: str, *, api_base: str, api_key: str | None = None, max_retries: int = 0,
                  context_window: int | None = None, request_timeout_s: float = 600.0,
-                 transport: httpx.BaseTransport | None = None) -> None:
+                 transport: httpx.BaseTransport | None = None, reasoning_effort: str | None = None) -> None:
         prefix, _, bare = model.partition("/")
         self.model = model
         self.wire_model = bare if prefix in HTTP_PREFIXES and bare else model
@@ -85,6 +85,7 @@ class OpenAIHTTPProvider:
         self._context_window = context_window
         self._request_timeout_s = request_timeout_s
         self._transport = transport
+        self._extra: dict[str, Any] = {"reasoning_effort": reasoning_effort} if reasoning_effort else {}
         self._client: httpx.Client | None = None
         self._sent: tuple[tuple[Message, ...], bytearray] = ((), bytearray())  # the last request's messages, joined
 
@@ -128,11 +129,11 @@ class OpenAIHTTPProvider:
 
     def request_body(self, request: base.ProviderRequest) -> dict[str, Any]:
         return {"model": self.wire_model, "messages": [m.to_openai() for m in request.messages],
-                **request.chat_params(), **request.options}
+                **request.chat_params(), **self._extra, **request.options}
 
     def encoded_body(self, request: base.ProviderRequest) -> bytes:
         """`request_body` as JSON bytes, from each message's own encoding (made once per message, not per step)."""
-        rest = json.dumps({"model": self.wire_model, **request.chat_params(), **request.options},
+        rest = json.dumps({"model": self.wire_model, **request.chat_params(), **self._extra, **request.options},
                           ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
         return b"".join((b'{"messages":[', self._messages_json(request.messages), b"],", rest[1:]))  # one copy
 
@@ -151,7 +152,7 @@ class OpenAIHTTPProvider:
 
     def stream(self, request: base.ProviderRequest, *,
                watch: Callable[[Iterator[Mapping[str, Any]]], Iterator[Mapping[str, Any]]] | None = None
-               ) -> Iterator[str | base.ProviderReply]:
+               ) -> Iterator[str | base.Thinking | base.ProviderReply]:
         """The reply's text as it arrives, then the whole reply. `watch`, given, sees the decoded chunks on their way
         and may end them early (closing what it was given closes the connection)."""
         body = self.encoded_body(request)

@@ -4,6 +4,7 @@
 Each item of a script is one reply to one request:
 
     {"text": "...", "finish_reason"?: "stop", "chunks"?: ["...", ...]}     a plain answer (chunks: its text deltas)
+    {"thinking": "...", ...}                         a reasoning model's thinking, streamed before the answer
     {"tool_calls": [{"name": ..., "arguments": {...} | "raw", "id"?: ...}], "text"?: "..."}
     {"raw": "..."}                                   text exactly as a json-protocol model writes it
     {"error": "retryable" | "fatal" | "missing_key", "message"?: "..."}
@@ -27,7 +28,7 @@ from cli_agent.contracts.errors import UsageError
 __all__ = ["ERROR_KINDS", "KEYS", "check_item", "error_kind", "item_calls", "item_finish", "item_text", "status_of"]
 
 KEYS = frozenset({"text", "tool_calls", "raw", "error", "status", "headers", "close", "message", "delay",
-                  "chunk_delay", "chunks", "usage", "finish_reason"})
+                  "chunk_delay", "chunks", "usage", "finish_reason", "thinking"})
 ERROR_KINDS = ("retryable", "fatal", "missing_key")
 _STATUS = {"retryable": 503, "fatal": 400, "missing_key": 401}
 
@@ -43,7 +44,7 @@ def check_item(n: int, item: Any) -> Mapping[str, Any]:
         raise UsageError(f"scripted reply {n}: error must be one of {', '.join(ERROR_KINDS)}, got {item['error']!r}")
     if "status" in item and (not isinstance(item["status"], int) or not 400 <= item["status"] <= 599):
         raise UsageError(f"scripted reply {n}: status must be an HTTP error status (400-599)")
-    for key in ("text", "raw", "message", "finish_reason"):
+    for key in ("text", "raw", "message", "finish_reason", "thinking"):
         if key in item and not isinstance(item[key], str):
             raise UsageError(f"scripted reply {n}: {key} must be a string")
     for key in ("delay", "chunk_delay"):

@@ -26,7 +26,14 @@ from cli_agent.contracts.errors import (
     UsageError,
 )
 from cli_agent.contracts.messages import Message, ToolCall, Usage
-from cli_agent.providers.base import ProviderReply, ProviderRequest, deadline_of, decode_tool_call, timeout_error
+from cli_agent.providers.base import (
+    ProviderReply,
+    ProviderRequest,
+    Thinking,
+    deadline_of,
+    decode_tool_call,
+    timeout_error,
+)
 from cli_agent.providers.reply_script import check_item, error_kind, item_calls, item_finish, item_text
 
 __all__ = ["ScriptError", "ScriptedProvider", "check_conversation"]
@@ -45,8 +52,9 @@ class ScriptError(AssertionError):
 
 class ScriptedProvider:
     def __init__(self, replies: Iterable[Mapping[str, Any]], *, name: str = "scripted",
-                 native_tools: bool = True, context_window: int | None = None) -> None:
+                 native_tools: bool = True, context_window: int | None = None, vision: bool = True) -> None:
         self.name = name
+        self._vision = vision
         self._replies = deque(check_item(n, item) for n, item in enumerate(replies))
         self._native_tools = native_tools
         self._context_window = context_window
@@ -87,10 +95,13 @@ class ScriptedProvider:
     def context_window(self) -> int | None:
         return self._context_window
 
+    def supports_images(self) -> bool:
+        return self._vision
+
     def close(self) -> None:
         pass
 
-    def stream(self, request: ProviderRequest) -> Iterator[str | ProviderReply]:
+    def stream(self, request: ProviderRequest) -> Iterator[str | Thinking | ProviderReply]:
         self.requests.append(request)
         check_conversation(request.messages)
         if not self._replies:
@@ -101,6 +112,8 @@ class ScriptedProvider:
         if kind is not None:
             raise _ERRORS[kind](item.get("message") or f"scripted {kind} error")
         reply = self._reply(item)
+        for piece in _deltas(str(item.get("thinking") or "")):
+            yield Thinking(piece)
         for n, delta in enumerate(item.get("chunks") or _deltas(reply.text)):
             if n and item.get("chunk_delay"):
                 _wait(float(item["chunk_delay"]), request.timeout_s)
@@ -112,7 +125,8 @@ class ScriptedProvider:
         for call_id, name, raw in item_calls(item):
             calls.append(decode_tool_call(call_id or f"call_{self._next_id}", name, raw))
             self._next_id += 1
-        return ProviderReply(item_text(item), tuple(calls), item_finish(item), Usage.from_dict(item.get("usage") or {}))
+        return ProviderReply(item_text(item), tuple(calls), item_finish(item), Usage.from_dict(item.get("usage") or {}),
+                             thinking=str(item.get("thinking") or ""))
 
 
 def check_conversation(messages: Sequence[Message]) -> None:

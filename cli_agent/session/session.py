@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from cli_agent.agent.approval import ApprovalMode
     from cli_agent.agent.attempts import CandidateRun
     from cli_agent.config.settings import Settings
+    from cli_agent.contracts.images import ImagePart
     from cli_agent.contracts.messages import ToolCall
     from cli_agent.fs.workspace import Workspace
     from cli_agent.history.journal import Journal
@@ -62,7 +63,8 @@ def default_provider_factory(settings: Settings) -> Provider:
         raise errors.UsageError("no model configured: pass --model (e.g. openai/gpt-4o-mini, or scripted:FILE.json), "
                                 "set CLI_AGENT_MODEL, or set model in config.toml")
     key = settings.api_key.get_secret_value() if settings.api_key else None
-    return make_provider(settings.model, api_base=settings.api_base, api_key=key, local=settings.local)
+    return make_provider(settings.model, api_base=settings.api_base, api_key=key, local=settings.local,
+                         cache=settings.cache, reasoning_effort=settings.reasoning_effort)
 
 
 @dataclass
@@ -82,14 +84,14 @@ class Session:
     mcp: McpAttachment | None = None  # the MCP servers of the config, connecting in the background
     commands: CommandSetup | None = None  # how run_command runs (its sandbox); None when it is off
 
-    def run(self, prompt: str, approve: Approver | None, *,
-            only_tools: Collection[str] | None = None, command: str = "") -> EventStream:
+    def run(self, prompt: str, approve: Approver | None, *, only_tools: Collection[str] | None = None,
+            command: str = "", images: tuple[ImagePart, ...] = ()) -> EventStream:
         """One run of the agent; `command`: what the user typed when `prompt` was made from it (a workflow's
         `/refactor calc.py`), which the trace, the undo journal and the session index keep as what was asked."""
         notes = self.attach_mcp_tools()
         if self.journal is not None:  # one run is one turn of the undo journal
             self.journal.begin_turn(self.session_id, command or prompt)
-        events: EventStream = self._turn(self.agent.run(prompt, approve, only_tools=only_tools))
+        events: EventStream = self._turn(self.agent.run(prompt, approve, only_tools=only_tools, images=images))
         events = _with_notes(events, notes) if notes else events
         events = _typed(events, command) if command else events
         return self._noted(command or prompt, events) if self.session_id else events
@@ -188,6 +190,13 @@ def _typed(events: EventStream, command: str) -> EventStream:
     return (yield from events)
 
 
+def _provider_notes(provider: Provider, settings: Settings) -> list[str]:
+    """What the provider says of the settings (a reasoning effort its model ignores); asked only when such a
+    setting is given, so a plain session never imports LiteLLM here."""
+    notes = getattr(provider, "notes", None)
+    return list(notes()) if settings.reasoning_effort and callable(notes) else []
+
+
 def _with_notes(events: EventStream, notes: list[str]) -> EventStream:
     """The run's events with a warning for each note right after RunStarted (so the trace and the UI show them)."""
     yield next(events)
@@ -267,8 +276,8 @@ def open_session(settings: Settings, *, interactive: bool, provider_factory: Pro
             mcp.close()
         raise errors.UsageError(f"cannot write the trace {trace_path}: {exc.strerror or exc}") from exc
     session = Session(settings, workspace, registry, provider, agent, trace_path, trace, protocol, interactive,
-                      notes=[*notes, *([local_note] if local_note else []), *command_notes], journal=journal, mcp=mcp,
-                      commands=commands)
+                      notes=[*notes, *([local_note] if local_note else []), *command_notes,
+                             *_provider_notes(provider, settings)], journal=journal, mcp=mcp, commands=commands)
     if record:  # in the index once the model answers a run (Session._noted)
         from cli_agent.history.session_index import writable
 

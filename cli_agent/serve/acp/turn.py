@@ -31,6 +31,7 @@ from cli_agent.contracts.events import (
     RunFinished,
     StopReason,
     TextDelta,
+    ThinkingDelta,
     ToolCallsProposed,
     ToolResult,
     Verification,
@@ -45,7 +46,8 @@ _SEND_TIMEOUT = 30.0  # seconds an update may take to be written before the clie
 _OUTPUT_CHARS = 8192  # the tail of a running command's output shown in its tool call
 # The events a run yields from inside its steps, where an interrupt thrown in finishes it cleanly (RunStarted, a
 # workflow step's proposal, the session's notes and the run's last two events come from outside them).
-_INSIDE = (TextDelta, ModelRequest, AssistantMessage, ApprovalAsked, ApprovalDecided, ToolResult, CommandOutput, Retry)
+_INSIDE = (TextDelta, ThinkingDelta, ModelRequest, AssistantMessage, ApprovalAsked, ApprovalDecided, ToolResult,
+           CommandOutput, Retry)
 
 
 @dataclass(frozen=True)
@@ -112,6 +114,8 @@ class Turn:
             if isinstance(event, TextDelta):
                 streamed = True
                 self._post(updates.text_chunk(event.text))
+            elif isinstance(event, ThinkingDelta):  # a reasoning model's thinking, apart from the answer
+                self._post(updates.thought_chunk(event.text))
             elif isinstance(event, ModelRequest):
                 streamed = False
             elif isinstance(event, AssistantMessage) and not event.candidate:  # a candidate's reply is not the turn's

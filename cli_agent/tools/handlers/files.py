@@ -15,7 +15,8 @@ import stat
 from typing import Any
 
 from cli_agent.contracts.change import Change, Staged
-from cli_agent.contracts.envelope import ToolError
+from cli_agent.contracts.envelope import Envelope, ToolError
+from cli_agent.contracts.images import image_from_bytes, image_kind
 from cli_agent.fs import linestream, textfile
 from cli_agent.fs.textfile import TextFormat
 from cli_agent.tools.context import ToolContext
@@ -48,8 +49,9 @@ def list_files(ctx: ToolContext, path: str = ".", pattern: str | None = None,
 
 
 def read_file(ctx: ToolContext, path: str, start_line: int | None = None,
-              end_line: int | None = None) -> dict[str, Any]:
-    """Lines `start_line`..`end_line` (1-based, inclusive) of a text file, at most `read_max_bytes` of them."""
+              end_line: int | None = None) -> dict[str, Any] | Envelope:
+    """Lines `start_line`..`end_line` (1-based, inclusive) of a text file, at most `read_max_bytes` of them; an
+    image (PNG, JPEG, GIF, WebP) as an image part."""
     ws, cap = ctx.workspace, ctx.limits.read_max_bytes
     rel = ws.relative(path)
     fd = ws.open_fd(path)
@@ -66,7 +68,7 @@ def read_file(ctx: ToolContext, path: str, start_line: int | None = None,
         ctx.seen.note(rel, data)  # shown with line numbers as these bytes: replace_lines may use the numbers
     fmt = textfile.detect(data)
     if fmt is None:
-        return _binary(rel, textfile.guess_type(data), st.st_size)
+        return _image(rel, data) or _binary(rel, textfile.guess_type(data), st.st_size)
     lines = textfile.lines(data, fmt)
     start, end, notices = _range(rel, start_line, end_line, len(lines))
     content, last, cut = _window(lines, start, end, cap, fmt.final_newline)
@@ -104,6 +106,23 @@ def _read_fd(fd: int, rel: str) -> bytes:
     except OSError as exc:
         raise ToolError(f"{rel} could not be read: {exc.strerror or exc}") from None
     return b"".join(chunks)
+
+
+def _image(rel: str, data: bytes) -> Envelope | None:
+    """A PNG, JPEG, GIF or WebP image as an image part the model is shown after the turn's results (its label in the
+    result); one too large says the limit. None for any other binary file."""
+    kind = image_kind(data)
+    if kind is None:
+        return None
+    media_type, width, height = kind
+    result = {"path": rel, "content": "", "start_line": 0, "end_line": 0, "total_lines": 0, "truncated": False,
+              "binary": True, "size": len(data), "type": media_type, "width": width, "height": height}
+    try:
+        image = image_from_bytes(rel, data)
+    except ValueError as exc:
+        return Envelope.success(result | {"notice": f"an image that cannot be shown: {exc}"})
+    return Envelope.success(result | {"notice": f"an image: it is shown to you after the results as {image.label}"},
+                            images=(image,))
 
 
 def _binary(rel: str, kind: str, size: int) -> dict[str, Any]:

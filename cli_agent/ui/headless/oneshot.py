@@ -64,9 +64,10 @@ def _terminal_renderer(session: Any) -> Any:
 
 
 def run_one_shot(settings: Settings, prompt: str, *, provider_factory: Any, resume: str | None = None,
-                 notes: Sequence[str] = ()) -> int:
+                 notes: Sequence[str] = (), images: Sequence[str] = ()) -> int:
     """`cli-agent -p TEXT`; `resume`: continue that session (session_index.LATEST or an id) instead of a new one;
-    `notes`: the loader's warnings (for `--output json`)."""
+    `notes`: the loader's warnings (for `--output json`); `images`: files given with --image (with the task's
+    `@shot.png`, they go to the model as image parts)."""
     from cli_agent.ui.headless.printers import JsonReport
 
     text = read_task(prompt)
@@ -81,7 +82,11 @@ def run_one_shot(settings: Settings, prompt: str, *, provider_factory: Any, resu
             from cli_agent.session.session import resume_into
 
             resume_into(session, *resumed)
-        return session.run(text, approve), JsonReport(trace=str(session.trace_path), notes=session.notes)
+        from cli_agent.session.images import images_for, with_images
+
+        parts = images_for(text, session.workspace, images, session.provider)
+        return (session.run(with_images(text, parts), approve, images=parts),
+                JsonReport(trace=str(session.trace_path), notes=session.notes))
 
     return _run_session(settings, provider_factory, start, notes)
 

@@ -17,6 +17,7 @@ from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
 from cli_agent.contracts.escape import escape_for_terminal as esc
+from cli_agent.contracts.images import IMAGE_SUFFIXES
 
 if TYPE_CHECKING:
 
@@ -261,7 +262,7 @@ def attach_files(text: str, workspace: Workspace) -> tuple[str, list[str]]:
     notes: list[str] = []
     seen: set[str] = set()
     for _, path in attachment_refs(text):
-        if path in seen:
+        if path in seen or path.lower().endswith(IMAGE_SUFFIXES):  # an image goes as an image part (session.images)
             continue
         seen.add(path)
         block, note = _attachment(workspace, path)

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
     from cli_agent.config.settings import Settings
     from cli_agent.contracts.events import Event, EventStream
+    from cli_agent.contracts.images import ImagePart
     from cli_agent.session.session import ProviderFactory, Session
 
 __all__ = ["ReplContext"]
@@ -60,6 +61,7 @@ class ReplContext:
         self.queued: list[str] = []  # lines typed during a turn, sent next
         self.draft = ""  # a line typed during a turn but not finished: the next prompt starts with it
         self.last_folded: list[Any] = []  # the last turn's one-line calls, for /expand
+        self.last_thoughts: list[str] = []  # the last turn's thinking (a reasoning model's), for /expand
 
     @property
     def session(self) -> Session:
@@ -171,6 +173,7 @@ class ReplContext:
             if keys is None:  # no keyboard was read: the unfinished line waits for the next prompt
                 self.draft = draft
         self.last_folded = renderer.folded
+        self.last_thoughts = renderer.thoughts
         if finished.stop_reason is StopReason.TERMINATED:
             raise errors.TerminateSignal()
         return finished
@@ -189,8 +192,9 @@ class ReplContext:
         if isinstance(event, RunFinished):
             self.steps += event.steps
 
-    def run_turn(self, prompt: str, *, only_tools: Collection[str] | None = None) -> RunFinished:
-        return self.drive(self.session.run(prompt, self.approver, only_tools=only_tools))
+    def run_turn(self, prompt: str, *, only_tools: Collection[str] | None = None,
+                 images: tuple[ImagePart, ...] = ()) -> RunFinished:
+        return self.drive(self.session.run(prompt, self.approver, only_tools=only_tools, images=images))
 
     def show_resumed(self, session: Session, trace_path: Any) -> None:
         """A resumed session's transcript on screen, and its totals in the toolbar."""

@@ -126,11 +126,14 @@ class Repl(ReplContext):
         """One message: its @paths attached, the conversation compacted first when it is full, then the turn."""
         from rich.text import Text
 
-        message, notes = attach_files(text, self.session.workspace)
-        for note in notes:
+        from cli_agent.session.images import images_for, with_images
+
+        images = images_for(text, self.session.workspace, provider=self.session.provider)  # refused: one line
+        message, notes = attach_files(with_images(text, images), self.session.workspace)  # labels by the words
+        for note in [*notes, *(f"attached {i.label}" for i in images)]:
             self.console.print(Text("  " + esc(note), style="dim"))
         compact_if_full(self)
-        return self.run_turn(message)
+        return self.run_turn(message, images=images)
 
     def workspace_paths(self, fragment: str) -> list[str]:
         """The workspace paths that match `fragment`, for completing a workflow's path parameter."""

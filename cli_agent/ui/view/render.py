@@ -118,6 +118,8 @@ class Renderer:
         self._ran: set[str] = set()  # commands that started running
         self._grouped = False  # the last thing printed was a compact line: the next one joins its group
         self._elided = ""  # the turn's latest "old tool results elided" warning
+        self.thoughts: list[str] = []  # the turn's thinking, one entry a model request, for /expand
+        self._thinking: str | None = None  # the thinking streaming now, folded to one line when the answer starts
 
     def __call__(self, event: ev.Event) -> None:
         handler = getattr(self, "_on_" + event.type, None)
@@ -162,11 +164,30 @@ class Renderer:
     def _on_model_request(self, event: ev.ModelRequest) -> None:
         self._start_working()
 
+    def _on_thinking_delta(self, event: ev.ThinkingDelta) -> None:
+        self._thinking = (self._thinking or "") + event.text
+        if self._working is not None:
+            self._working.thinking = self._thinking
+
+    def _fold_thinking(self) -> None:
+        """The thinking, once the answer starts, as one dim line (`/expand` shows it whole)."""
+        if self._thinking is None:
+            return
+        thought, self._thinking = self._thinking, None
+        self.thoughts.append(thought)
+        if self._working is not None:
+            self._working.thinking = ""
+        first = " ".join(thought.split())
+        self.console.print(Text(f"✻ thought: {esc(first[:60])}{'…' if len(first) > 60 else ''} "
+                                f"({len(thought.split())} words · /expand)", style="dim italic"))
+
     def _on_text_delta(self, event: ev.TextDelta) -> None:
+        self._fold_thinking()
         if self._working is not None:
             self._working.text += event.text
 
     def _on_assistant_message(self, event: ev.AssistantMessage) -> None:
+        self._fold_thinking()
         self.close()
         if self._protocol != "json" and event.text.strip():
             self.print(markdown(event.text))

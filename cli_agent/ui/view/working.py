@@ -31,6 +31,7 @@ class Working:
         self.command = command
         self.started = clock()
         self.text = ""
+        self.thinking = ""  # a reasoning model's thinking, shown dimmed until the answer starts
         self.spinner = Spinner("dots", style="cyan")
 
     def add(self, text: str) -> None:
@@ -49,6 +50,8 @@ class Working:
         else:
             if self.text:
                 yield Text(esc("\n".join(self.text.splitlines()[-room:])))
+            elif self.thinking:
+                yield Text(esc("\n".join(self.thinking.splitlines()[-room:])), style="dim italic")
             label = "writing" if self.text else "thinking"
         frame = self.spinner.render(console.get_time())
         yield Text.assemble(frame if isinstance(frame, Text) else "", f" {label} {self.clock() - self.started:.1f}s",

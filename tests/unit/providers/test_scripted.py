@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -26,7 +27,7 @@ from cli_agent.providers import (
 USER = Message("user", "do it")
 
 
-def run(provider: ScriptedProvider, *messages: Message, timeout_s: float | None = None) -> list[str | ProviderReply]:
+def run(provider: ScriptedProvider, *messages: Message, timeout_s: float | None = None) -> list[Any]:
     return list(provider.stream(ProviderRequest(messages or (USER,), timeout_s=timeout_s)))
 
 

@@ -125,6 +125,9 @@ def _trace(ctx: CommandContext, args: str) -> None:
 def _cost(ctx: CommandContext, args: str) -> None:
     usage = ctx.session.agent.usage
     cached = f" ({usage.cached_tokens:,} of the prompt's from the cache)" if usage.cached_tokens else ""
+    if usage.cache_write_tokens:
+        cached = (f" ({usage.cached_tokens:,} of the prompt's read from the cache, {usage.cache_write_tokens:,} "
+                  "written to it)")
     _say(ctx, f"this session: {usage.prompt_tokens:,} prompt{cached} + {usage.completion_tokens:,} completion "
               f"tokens = {usage.total_tokens:,}; cost ${usage.cost_usd:.4f}" + ("" if usage.cost_usd else
                                                                                " (unknown or free for this model)"))

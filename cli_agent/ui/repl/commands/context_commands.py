@@ -85,8 +85,8 @@ def _compact(ctx: CommandContext, args: str) -> None:
 
 
 def _expand(ctx: CommandContext, args: str) -> None:
-    """The last turn's one-line calls and commands in full: arguments (a command's whole output), result,
-    notices."""
+    """The last turn's thinking (a reasoning model's) and its one-line calls and commands in full: arguments (a
+    command's whole output), result, notices."""
     from rich.text import Text
 
     from cli_agent.ui.view.command_panel import command_expanded
@@ -94,9 +94,12 @@ def _expand(ctx: CommandContext, args: str) -> None:
     from cli_agent.ui.view.transcript import result_line
 
     folded: list[Any] = getattr(ctx, "last_folded", [])
-    if not folded:
-        ctx.console.print(Text("no folded calls or commands in the last turn", style="dim"))
+    thoughts: list[str] = getattr(ctx, "last_thoughts", [])
+    if not folded and not thoughts:
+        ctx.console.print(Text("no folded calls, commands or thinking in the last turn", style="dim"))
         return
+    for thought in thoughts:
+        ctx.console.print(Text("✻ thinking\n" + esc(thought), style="dim italic"))
     for call, result in folded:
         if isinstance(result.envelope.data, dict) and "exit_code" in result.envelope.data:
             ctx.console.print(command_expanded(call, result))
