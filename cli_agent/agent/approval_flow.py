@@ -25,8 +25,14 @@ OUTPUT_TAIL = 4096  # each one the latest characters
 
 
 def facts_of(prepared: Prepared) -> CallFacts:
-    """What the policy weighs about a prepared call: its tool, whether it needs approval, what it would do."""
-    return CallFacts(prepared.call.name, prepared.needs_approval, prepared.approval_kind)
+    """What the policy weighs about a prepared call: its tool, whether it needs approval, what it would do, and what
+    an "a" answer grants (its spec's `approval_scope`: the host of a URL)."""
+    scope = ""
+    if prepared.spec is not None and prepared.spec.approval_scope == "host":
+        from cli_agent.tools.web.fetch import host_of
+
+        scope = host_of(str(prepared.arguments.get("url", "")))
+    return CallFacts(prepared.call.name, prepared.needs_approval, prepared.approval_kind, scope)
 
 
 class Approvals:
@@ -81,10 +87,11 @@ class Approvals:
         """Settle approval for one call; returns None when it may run, else the one-line reason it may not."""
         spec = prepared.spec
         assert spec is not None
+        facts = facts_of(prepared)
         asked = ApprovalAsked(call=prepared.call, change=prepared.change, index=index, total=total,
-                              about=spec.approval_note,
+                              about=spec.approval_note, scope=facts.scope,
                               changes=prepared.staged.changes if prepared.staged is not None else ())
-        return (yield from self.ask(run, facts_of(prepared), asked, approve))
+        return (yield from self.ask(run, facts, asked, approve))
 
     def ask(self, run: RunState, facts: CallFacts, asked: ApprovalAsked,
             approve: Approver | None) -> Generator[Event, Decision | None, str | None]:
@@ -109,7 +116,9 @@ class Approvals:
         yield ApprovalDecided(call_id=call.id, decision=decision, by="user", feedback=feedback.strip())
         if decision is Decision.FEEDBACK:
             run.feedback = feedback.strip()
-        if decision is Decision.ALL:
+        if decision is Decision.ALL and facts.scope:  # "a" for a web page: its site, not everything
+            self.policy = self.policy.grant_scope(call.name, facts.scope)
+        elif decision is Decision.ALL:
             self.policy = self.policy.grant_all()
         elif decision is Decision.TOOL:
             self.policy = self.policy.grant_tool(call.name)

@@ -84,6 +84,7 @@ KEY_RULES: dict[str, KeyRule] = {
     "mcp_servers": KeyRule(KeyKind.NEEDS_TRUST, why="starts commands (MCP servers) that offer the model tools"),
     **dict.fromkeys(("sandbox", "sandbox.mode", "sandbox.network", "sandbox.read_paths", "sandbox.write_paths",
                      "sandbox.env_allow"), KeyRule(KeyKind.USER_ONLY, why="widens what commands may read or reach")),
+    **dict.fromkeys(("web", "web.allow_private"), KeyRule(KeyKind.USER_ONLY, why="lets web_fetch reach your network")),
     "commands": KeyRule(KeyKind.NEEDS_TRUST, _ranked("ask", "auto"), "runs commands without asking first"),
     "test_command": KeyRule(KeyKind.NEEDS_TRUST, why="names a command the model is told to run"),
     "verify": KeyRule(KeyKind.NEEDS_TRUST, _not_off, "skips the test run that checks the model's changes"),

@@ -182,6 +182,7 @@ class ApprovalAsked(_Event):
     total: int  # calls in the turn
     about: str = ""  # what the tool's spec says to weigh before answering (an MCP server's own hints)
     changes: tuple[Change, ...] = ()  # a command's change set (run_command), shown and approved as one
+    scope: str = ""  # what "a" grants for the session instead of everything (web_fetch: the URL's host)
 
 
 @dataclass(frozen=True)

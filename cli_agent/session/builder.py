@@ -45,10 +45,12 @@ def dispatcher_for(settings: Settings, workspace: Workspace, registry: Registry,
     from cli_agent.tools.dispatch import Dispatcher
     from cli_agent.tools.handlers import ToolContext
     from cli_agent.tools.handlers.seen import SeenFiles
+    from cli_agent.tools.web.fetch import WebSetup
 
     reads = settings.read_before_edit if track_reads is None else track_reads
     context = ToolContext(workspace, seen=SeenFiles() if reads else None, loose_edits=settings.loose_edits,
-                          syntax_check=settings.syntax_check, commands=commands)
+                          syntax_check=settings.syntax_check, commands=commands,
+                          web=WebSetup(allow_private=settings.web.allow_private))
     return Dispatcher(registry, context, allowed=allowed)
 
 

@@ -31,7 +31,7 @@ Update = (schema.AgentMessageChunk | schema.UserMessageChunk | schema.ToolCallSt
 _KINDS: dict[str, schema.ToolKind] = {
     "read_file": "read", "list_files": "search", "search": "search", "create_file": "edit", "edit_file": "edit",
     "write_file": "edit", "insert_text": "edit", "delete_file": "delete", "rename_file": "move",
-    "run_command": "execute", "propose_fact": "think",
+    "run_command": "execute", "propose_fact": "think", "web_fetch": "fetch",
 }
 
 # The four answers a client offers for an approval question, and the decision each one is. "Reject always" is a

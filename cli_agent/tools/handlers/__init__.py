@@ -21,6 +21,7 @@ __all__ = ["ToolContext", "ToolLimits", "handlers"]
 def handlers() -> dict[str, Callable[..., Any]]:
     """Every built-in handler by name (imported on first use, so importing this package stays cheap)."""
     from cli_agent.tools.handlers import commands, facts, files, insert, line_edits
+    from cli_agent.tools.web import page
 
     return {
         "list_files": files.list_files,
@@ -36,4 +37,5 @@ def handlers() -> dict[str, Callable[..., Any]]:
         "rename_file": files.rename_file,
         "run_command": commands.run_command,
         "propose_fact": facts.propose_fact,
+        "web_fetch": page.web_fetch,
     }

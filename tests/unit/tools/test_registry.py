@@ -10,7 +10,8 @@ from cli_agent.tools.registry import Registry
 from cli_agent.tools.specs import ToolSpec, builtin_spec_dir, load_specs
 
 ALL = frozenset({"list_files", "read_file", "search", "create_file", "edit_file", "write_file", "delete_file",
-                 "insert_text", "propose_fact", "rename_file", "run_command", "replace_lines", "replace_definition"})
+                 "insert_text", "propose_fact", "rename_file", "run_command", "replace_lines", "replace_definition",
+                 "web_fetch"})
 
 
 def _noop(ctx, **arguments): ...
@@ -30,11 +31,11 @@ def _spec(name: str, **fields) -> ToolSpec:
 def test_names_and_categories_are_ordered():
     registry = _registry()
     assert registry.categories() == ["Explore", "Edit", "Run", "Project knowledge"]
-    assert registry.names() == ["list_files", "read_file", "search", "create_file", "delete_file", "edit_file",
-                                "insert_text", "rename_file", "replace_definition", "replace_lines", "write_file",
-                                "run_command", "propose_fact"]
-    assert [s.name for s in registry.by_category("Explore")] == ["list_files", "read_file", "search"]
-    assert len(registry) == 13 and "search" in registry and "grep" not in registry
+    assert registry.names() == ["list_files", "read_file", "search", "web_fetch", "create_file", "delete_file",
+                                "edit_file", "insert_text", "rename_file", "replace_definition", "replace_lines",
+                                "write_file", "run_command", "propose_fact"]
+    assert [s.name for s in registry.by_category("Explore")] == ["list_files", "read_file", "search", "web_fetch"]
+    assert len(registry) == 14 and "search" in registry and "grep" not in registry
     assert _registry(_spec("zz", category="Alpha")).categories()[-1] == "Alpha"
 
 
@@ -42,7 +43,7 @@ def test_unknown_tool_lists_the_available_ones():
     registry = _registry()
     with pytest.raises(UsageError) as info:
         registry.get("grep")
-    assert str(info.value) == ("unknown tool 'grep'; available tools: list_files, read_file, search, create_file, "
+    assert str(info.value) == ("unknown tool 'grep'; available tools: list_files, read_file, search, web_fetch, create_file, "
                                "delete_file, edit_file, insert_text, rename_file, replace_definition, "
                                "replace_lines, write_file, run_command, propose_fact")
     with pytest.raises(UsageError, match="available tools"):
