@@ -43,8 +43,8 @@ def test_unknown_tool_lists_the_available_ones():
     registry = _registry()
     with pytest.raises(UsageError) as info:
         registry.get("grep")
-    assert str(info.value) == ("unknown tool 'grep'; available tools: list_files, read_file, search, web_fetch, create_file, "
-                               "delete_file, edit_file, insert_text, rename_file, replace_definition, "
+    assert str(info.value) == ("unknown tool 'grep'; available tools: list_files, read_file, search, web_fetch, "
+                               "create_file, delete_file, edit_file, insert_text, rename_file, replace_definition, "
                                "replace_lines, write_file, run_command, propose_fact")
     with pytest.raises(UsageError, match="available tools"):
         registry.handler("grep")
