@@ -1,7 +1,9 @@
 """The approval round trip of one call: the policy settles it (`approval.assess`), or the question goes to the
 front end (the `ApprovalAsked` event, answered by a sent `Decision` or the injected approver). A command is asked
 about first, then run in the sandbox (its output streamed as `CommandOutput`), then its change set is asked about.
-"Yes to all" and "yes to this tool" widen the policy for the rest of the session."""
+"Yes to all" and "yes to this tool" widen the policy for the rest of the session. Then `execute` runs the call:
+a sub-task (the task tool) through the injected `subtasks` runner, any other tool through the dispatcher; a plan
+the call set is shown (`PlanUpdated`); the user's `before_tool` and `after_tool` hooks (`hooks`) run around it."""
 
 from __future__ import annotations
 
@@ -10,13 +12,26 @@ from collections.abc import Generator
 from typing import TYPE_CHECKING
 
 from cli_agent.agent.approval import CallFacts, Policy, Verdict, assess
-from cli_agent.contracts.events import Answer, ApprovalAsked, ApprovalDecided, CommandOutput, Decision, Event
+from cli_agent.contracts.events import (
+    Answer,
+    ApprovalAsked,
+    ApprovalDecided,
+    CommandOutput,
+    Decision,
+    Event,
+    PlanUpdated,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from cli_agent.agent.run_state import Approver, RunState
+    from cli_agent.contracts.envelope import Envelope
+    from cli_agent.hooks import Hooks
     from cli_agent.tools.dispatch import Dispatcher, Prepared
+
+    # (run, the prepared task call, the approver) -> the sub-task's events, then its envelope
+    SubtaskRunner = Callable[["RunState", Prepared, "Approver | None"], Generator[Event, Decision | None, Envelope]]
 
 __all__ = ["Approvals", "facts_of"]
 
@@ -38,9 +53,33 @@ def facts_of(prepared: Prepared) -> CallFacts:
 class Approvals:
     """The session's approval policy, and the round trip that applies it to a call."""
 
-    def __init__(self, policy: Policy, clock: Callable[[], float]) -> None:
+    def __init__(self, policy: Policy, clock: Callable[[], float], hooks: Hooks | None = None,
+                 subtasks: SubtaskRunner | None = None) -> None:
         self.policy = policy
         self._clock = clock
+        self.hooks = hooks
+        self.subtasks = subtasks
+
+    @property
+    def hooked(self) -> bool:
+        """Tool calls have hooks around them: each runs on its own, in order (no read-ahead)."""
+        return self.hooks is not None and self.hooks.on_tools
+
+    def execute(self, run: RunState, prepared: Prepared, dispatcher: Dispatcher,
+                approve: Approver | None) -> Generator[Event, Decision | None, Envelope]:
+        """Run a call that may run: a sub-task in a conversation of its own, or the tool; show the plan it set; run
+        the after_tool hooks on its result."""
+        spec = prepared.spec
+        if prepared.error is None and spec is not None and spec.runs_agent and self.subtasks is not None:
+            envelope = yield from self.subtasks(run, prepared, approve)
+        else:
+            envelope = dispatcher.execute(prepared)
+        if envelope.ok and spec is not None and spec.updates_plan and isinstance(envelope.data, dict):
+            yield PlanUpdated(call_id=prepared.call.id, steps=tuple(envelope.data.get("plan", ())),
+                              explanation=str(envelope.data.get("explanation", "")))
+        if self.hooks is not None and spec is not None:
+            envelope = yield from self.hooks.after_tool(prepared.call, envelope, run.deadline)
+        return envelope
 
     def settle(self, run: RunState, prepared: Prepared, index: int, total: int, approve: Approver | None,
                dispatcher: Dispatcher) -> Generator[Event, Decision | None, tuple[Prepared, str | None]]:

@@ -252,7 +252,7 @@ class Agent:
         run.pending = {c.id: c for c in calls}
         yield ToolCallsProposed(calls=calls, terminate=parsed.terminate)
         failures = []
-        read_ahead = dispatcher.read_ahead(calls)  # leading read-only calls, run at the same time
+        read_ahead = {} if self._approvals.hooked else dispatcher.read_ahead(calls)  # leading reads, at once
         for index, call in enumerate(calls, 1):
             if index - 1 in read_ahead:
                 prepared, envelope = read_ahead[index - 1]
@@ -273,7 +273,7 @@ class Agent:
                 if decision is not None:
                     self._talk.answer_rest(run, call, "denied: " + decision)
                     return self._talk.stop(run, StopReason.DENIED, decision)
-                envelope = dispatcher.at(run.deadline).execute(prepared)  # the deadline moved by answers' time
+                envelope = yield from self._approvals.execute(run, prepared, dispatcher.at(run.deadline), approve)
             mutates = prepared.spec is not None and prepared.spec.mutates
             count = repeats.count_repeats(run, call, envelope, mutates)
             envelope = repeats.noted(envelope, count)

@@ -26,7 +26,9 @@ from cli_agent.contracts.events import (
     Decision,
     Event,
     EventStream,
+    HookRan,
     ModelRequest,
+    PlanUpdated,
     Retry,
     RunFinished,
     StopReason,
@@ -128,6 +130,10 @@ class Turn:
                 self._post(updates.result_update(event, self.root))
             elif isinstance(event, Verification):
                 self._post(updates.thought_chunk(event.line + "\n"))
+            elif isinstance(event, PlanUpdated):
+                self._post(updates.plan_update(event))
+            elif isinstance(event, HookRan):
+                self._post(updates.thought_chunk(updates.hook_line(event)))
             elif isinstance(event, Warning | Retry):
                 warning = event.code if isinstance(event, Warning) else warning
                 _log.warning("%s", event.message if isinstance(event, Warning) else f"retrying: {event.reason}")

@@ -118,6 +118,7 @@ class Renderer:
         self._ran: set[str] = set()  # commands that started running
         self._grouped = False  # the last thing printed was a compact line: the next one joins its group
         self._elided = ""  # the turn's latest "old tool results elided" warning
+        self._plan: ev.PlanUpdated | None = None  # the model's checklist this turn, kept in the live region
 
     def __call__(self, event: ev.Event) -> None:
         handler = getattr(self, "_on_" + event.type, None)
@@ -143,6 +144,10 @@ class Renderer:
     def _start_working(self, command: bool = False) -> None:
         self.close()
         self._working = Working(self.clock, self.typed, self._hint, command)
+        if self._plan is not None:
+            from cli_agent.ui.view.plan_view import plan_text
+
+            self._working.plan = plan_text(self._plan, self.console.width)
         if self.live:
             from rich.live import Live
 
@@ -158,6 +163,17 @@ class Renderer:
     def _on_run_started(self, event: ev.RunStarted) -> None:
         self._protocol = event.protocol
         self._started = self.clock()
+        self._plan = None
+
+    def _on_plan_updated(self, event: ev.PlanUpdated) -> None:
+        from cli_agent.ui.view.plan_view import plan_text
+
+        self._plan = event
+        if self._working is not None:
+            self._working.plan = plan_text(event, self.console.width)
+            self.refresh()
+        elif not self.live:  # no live region (not a terminal): the plan as it changes, in the transcript
+            self.print(plan_text(event, self.console.width))
 
     def _on_model_request(self, event: ev.ModelRequest) -> None:
         self._start_working()
@@ -286,5 +302,9 @@ class Renderer:
             self.print(markdown(event.answer))
         if self._elided:
             self.print(Text("! " + esc(self._elided), style="yellow"))
+        if self._plan is not None:
+            from cli_agent.ui.view.plan_view import plan_summary
+
+            self.print(plan_summary(self._plan))
         if not self.one_shot or event.stop_reason is ev.StopReason.DONE:
             self.print(finish_line(event, self.clock() - self._started))

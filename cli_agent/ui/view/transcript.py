@@ -27,7 +27,8 @@ from cli_agent.contracts.messages import ToolCall
 __all__ = ["VERBS", "call_label", "compact_line", "data_summary", "mcp_summary", "received_lines", "result_line",
            "target_of"]
 
-VERBS = {"read_file": "Read", "list_files": "List", "search": "Search", "propose_fact": "Propose"}
+VERBS = {"read_file": "Read", "list_files": "List", "search": "Search", "propose_fact": "Propose",
+         "update_plan": "Plan"}
 _DONE = {"create": "created", "edit": "edited", "write": "rewritten", "delete": "deleted"}
 _ESCAPE = re.compile(r'\\(u[0-9a-fA-F]{4}|.)|"')
 _ARG_CHARS = 60  # characters of a call's target shown in its one line

@@ -81,3 +81,25 @@ def test_a_workflow_tool_step_cancelled_at_its_proposal_writes_nothing(tmp_path:
         assert not (tmp_path / "b.txt").exists()
     finally:
         session.close()
+
+
+def test_the_plan_is_sent_as_plan_updates(tmp_path: Path, loop: asyncio.AbstractEventLoop) -> None:
+    steps = [{"step": "Read", "status": "in_progress"}, {"step": "Fix", "status": "pending"}]
+    session = session_with(tmp_path, [
+        {"tool_calls": [{"name": "update_plan", "arguments": {"steps": steps}}]},
+        {"tool_calls": [{"name": "update_plan", "arguments": {"steps": [{**s, "status": "completed"} for s in steps]}}]},
+        {"text": "done"}])
+    try:
+        client = Client()
+        outcome = Turn("s", tmp_path, client, loop, session.trace).drive(session.run("plan it", None))
+        assert outcome.finished.stop_reason is StopReason.DONE
+        plans = [u.model_dump(by_alias=True, exclude_none=True) for u in client.updates
+                 if getattr(u, "session_update", "") == "plan"]
+        assert plans == [{"sessionUpdate": "plan", "entries": [
+            {"content": "Read", "priority": "medium", "status": "in_progress"},
+            {"content": "Fix", "priority": "medium", "status": "pending"}]},
+                         {"sessionUpdate": "plan", "entries": [
+            {"content": "Read", "priority": "medium", "status": "completed"},
+            {"content": "Fix", "priority": "medium", "status": "completed"}]}]
+    finally:
+        session.close()
