@@ -85,9 +85,10 @@ def test_a_workflow_tool_step_cancelled_at_its_proposal_writes_nothing(tmp_path:
 
 def test_the_plan_is_sent_as_plan_updates(tmp_path: Path, loop: asyncio.AbstractEventLoop) -> None:
     steps = [{"step": "Read", "status": "in_progress"}, {"step": "Fix", "status": "pending"}]
+    done = [{**s, "status": "completed"} for s in steps]
     session = session_with(tmp_path, [
         {"tool_calls": [{"name": "update_plan", "arguments": {"steps": steps}}]},
-        {"tool_calls": [{"name": "update_plan", "arguments": {"steps": [{**s, "status": "completed"} for s in steps]}}]},
+        {"tool_calls": [{"name": "update_plan", "arguments": {"steps": done}}]},
         {"text": "done"}])
     try:
         client = Client()
