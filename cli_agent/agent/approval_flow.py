@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import codecs
 from collections.abc import Generator
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from cli_agent.agent.approval import CallFacts, Policy, Verdict, assess
+from cli_agent.contracts.envelope import Envelope
 from cli_agent.contracts.events import (
     Answer,
     ApprovalAsked,
@@ -20,13 +22,15 @@ from cli_agent.contracts.events import (
     Decision,
     Event,
     PlanUpdated,
+    RunFinished,
 )
+from cli_agent.contracts.messages import Message
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from cli_agent.agent.conversation import Conversation
     from cli_agent.agent.run_state import Approver, RunState
-    from cli_agent.contracts.envelope import Envelope
     from cli_agent.hooks import Hooks
     from cli_agent.tools.dispatch import Dispatcher, Prepared
 
@@ -65,6 +69,25 @@ class Approvals:
         """Tool calls have hooks around them: each runs on its own, in order (no read-ahead)."""
         return self.hooks is not None and self.hooks.on_tools
 
+    def prompted(self, run: RunState, prompt: str) -> Generator[Event, Decision | None, str]:
+        """What the prompt hooks add to the user's prompt; raises `PromptBlocked` when one blocks it."""
+        if self.hooks is None:
+            return ""
+        return (yield from self.hooks.prompt(prompt, run.deadline))
+
+    def stop_held(self, run: RunState, ended: RunFinished,
+                  talk: Conversation) -> Generator[Event, Decision | None, bool]:
+        """Whether a stop hook holds the run back from ending (exit 2): then its words go to the model as the
+        user's, and the run goes on."""
+        if self.hooks is None:
+            return False
+        said = yield from self.hooks.stop(ended.stop_reason.value, ended.answer, run.stop_hooked, run.deadline)
+        if said is None:
+            return False
+        run.stop_hooked = True
+        talk.append(run, Message("user", f"(A stop hook of the user's config says, before you finish:)\n{said}"))
+        return True
+
     def execute(self, run: RunState, prepared: Prepared, dispatcher: Dispatcher,
                 approve: Approver | None) -> Generator[Event, Decision | None, Envelope]:
         """Run a call that may run: a sub-task in a conversation of its own, or the tool; show the plan it set; run
@@ -87,6 +110,10 @@ class Approvals:
         then its changes. Returns the call as prepared and None, or the one-line reason it was denied."""
         if prepared.error is not None or prepared.spec is None:
             return prepared, None
+        if self.hooks is not None:
+            blocked = yield from self.hooks.before_tool(prepared.call, run.deadline)
+            if blocked is not None:  # the model gets the hook's reason as the call's result
+                return replace(prepared, error=Envelope.failure(blocked)), None
         if prepared.deferred:
             reason = yield from self._decide(run, prepared, index, total, approve)
             if reason is not None:

@@ -61,7 +61,7 @@ Events = Generator[Event, Decision | None, RunFinished]
 class Agent:
     def __init__(self, setup: AgentSetup) -> None:
         self._setup = setup
-        self._approvals = Approvals(setup.policy, setup.clock)
+        self._approvals = Approvals(setup.policy, setup.clock, setup.hooks, setup.subtasks)
         self._talk = Conversation(setup.protocol)
         self.usage = Usage()
 
@@ -128,10 +128,11 @@ class Agent:
         run = yield from self._started(prompt)
         if s.attempts is not None and s.attempts.count > 1 and s.verifier is not None:  # candidates can be judged
             run.share_deadline = s.clock() + s.limits.timeout_s * FIRST_SHARE
-        brief = s.brief(prompt) if s.brief is not None else None
-        self._talk.append(run, Message("user", prompt + ("\n\n" + brief if brief else "")))
         dispatcher = s.dispatcher if only_tools is None else s.dispatcher.only(only_tools)
-        try:
+        try:  # the prompt hooks' words, then the task's brief, go with the prompt (a blocking hook raises)
+            brief = "\n\n".join(filter(None, ((yield from self._approvals.prompted(run, prompt)),
+                                               s.brief(prompt) if s.brief is not None else None)))
+            self._talk.append(run, Message("user", prompt + ("\n\n" + brief if brief else "")))
             finished = yield from self._steps(run, prompt, approve, dispatcher, only_tools)
         except (KeyboardInterrupt, errors.TerminateSignal, Exception) as exc:  # ends with a message and a trace
             finished = self._talk.stop(run, *stop_for(exc, s.limits))
@@ -240,7 +241,7 @@ class Agent:
                     continue
                 finished = found
             ended = yield from judged(run, prompt, finished, s, self._talk, self._approvals, approve)
-            if ended is not None:
+            if ended is not None and not (yield from self._approvals.stop_held(run, ended, self._talk)):
                 return ended
 
     def _run_calls(self, run: RunState, reply: ProviderReply, parsed: Parsed, approve: Approver | None,

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from cli_agent.config.hook_settings import Hook
 from cli_agent.config.mcp_settings import McpServer, check_names
 from cli_agent.validated.checked import Secret, field_names, field_type, rule
 
@@ -91,11 +92,13 @@ class Settings:
     config_files: tuple[str, ...] = ()  # the files read: set by the loader, not a key
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     web: WebSettings = field(default_factory=WebSettings)
+    hooks: list[Hook] = field(default_factory=list)  # [[hooks]]: config files only; they add up (user config first)
 
 
 # a setting per key
 TABLES: dict[str, type] = {"local": LocalSettings, "sandbox": SandboxSettings, "web": WebSettings}
-_WHOLE = ("mcp_servers", "config_files")  # taken whole, from config files only: no flag, no env variable, not in KEYS
+# taken whole, from config files only: no flag, no env variable, not in KEYS
+_WHOLE = ("mcp_servers", "config_files", "hooks")
 KEYS: tuple[str, ...] = (*(k for k in field_names(Settings) if k not in TABLES and k not in _WHOLE),
                          *(f"{t}.{k}" for t, model in TABLES.items() for k in field_names(model)))
 USER_ONLY_TABLES = ("sandbox", "web")  # tables only the user config file may set

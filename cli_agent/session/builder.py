@@ -14,13 +14,14 @@ if TYPE_CHECKING:
     from cli_agent.agent.attempts import CandidateRun
     from cli_agent.config.settings import Settings
     from cli_agent.fs.workspace import Workspace
+    from cli_agent.hooks import Hooks
     from cli_agent.mcp.attach import McpAttachment
     from cli_agent.providers.base import Provider
     from cli_agent.tools.context import CommandSetup
     from cli_agent.tools.dispatch import Dispatcher
     from cli_agent.tools.registry import Registry
 
-__all__ = ["agent_for", "command_set", "dispatcher_for", "limits_for", "policy_for", "start_mcp"]
+__all__ = ["agent_for", "command_set", "dispatcher_for", "hooks_for", "limits_for", "policy_for", "start_mcp"]
 
 
 
@@ -76,8 +77,18 @@ def agent_for(settings: Settings, workspace: Workspace, provider: Provider, prot
                        if settings.task_files or settings.repo_map else None,
                        task_files=settings.task_files, verifier=verifier,
                        attempts=Attempts(settings.attempts, candidate, workspace.root)
-                       if verifier and candidate is not None and settings.attempts > 1 else None)
+                       if verifier and candidate is not None and settings.attempts > 1 else None,
+                       hooks=hooks_for(settings, workspace))
     return Agent(replace(setup, **overrides))
+
+
+def hooks_for(settings: Settings, workspace: Workspace) -> Hooks | None:
+    """The hooks of the settings (`[[hooks]]`: the user config's, and a trusted project's), or None."""
+    if not settings.hooks:
+        return None
+    from cli_agent.hooks import Hooks
+
+    return Hooks(settings.hooks, workspace.root)
 
 
 def command_set(settings: Settings, workspace: Workspace) -> tuple[CommandSetup | None, list[str]]:

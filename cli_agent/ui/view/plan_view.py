@@ -1,5 +1,6 @@
-"""The model's checklist (update_plan) on a terminal: drawn in the live region above the spinner while the turn
-runs, redrawn in place at each update, and summed up in one line when the turn ends.
+"""The model's checklist (update_plan) and the hooks that ran, on a terminal. The checklist is drawn in the live
+region above the spinner while the turn runs, redrawn in place at each update, and summed up in one line when the
+turn ends; a hook that ran is one line of the transcript.
 
     ☰ Plan  2/4
       ✓ Read the parser
@@ -13,9 +14,9 @@ from __future__ import annotations
 from rich.text import Text
 
 from cli_agent.contracts.escape import escape_for_terminal as esc
-from cli_agent.contracts.events import PlanUpdated
+from cli_agent.contracts.events import HookRan, PlanUpdated
 
-__all__ = ["plan_summary", "plan_text"]
+__all__ = ["hook_line", "plan_summary", "plan_text"]
 
 _MARKS = {"completed": ("✓", "green"), "in_progress": ("▸", "bold cyan"), "pending": ("○", "dim")}
 _MOST = 12  # steps drawn; a longer plan keeps the one in progress in sight
@@ -40,3 +41,16 @@ def plan_text(plan: PlanUpdated, width: int = 100) -> Text:
 def plan_summary(plan: PlanUpdated) -> Text:
     """The turn's last plan in one line."""
     return Text("☰ " + esc(plan.summary), style="dim")
+
+
+def hook_line(event: HookRan, width: int = 100) -> Text:
+    """A hook that ran, in the transcript: `⚑ after_tool hook `ruff format .`: exit 0 · 1 file reformatted`."""
+    how = "timed out (killed)" if event.timed_out else "blocked" if event.blocked else f"exit {event.exit_code}"
+    said = " ".join((event.stderr if event.blocked or event.exit_code else event.stdout or event.stderr).split())
+    style = "yellow" if event.blocked or event.timed_out or event.exit_code else "dim"
+    text = Text(f"⚑ {event.event} hook ", style=style)
+    text.append(esc(event.command)[:60], style=style + " bold")
+    text.append(f": {how}", style=style)
+    if said:
+        text.append(" · " + esc(said)[: max(20, width - len(text.plain) - 3)], style=style)
+    return text

@@ -281,6 +281,13 @@ class Renderer:
             return
         self.print(Text("! " + esc(event.message), style="yellow"))
 
+    def _on_hook_ran(self, event: ev.HookRan) -> None:
+        from cli_agent.ui.view.plan_view import hook_line
+
+        self._end_command()
+        self.close()
+        self.print(hook_line(event, self.console.width))
+
     def _on_verification(self, event: ev.Verification) -> None:
         style = {"passed": "green", "failed": "red", "running": "dim"}.get(event.phase, "dim")
         self.print(Text(esc(event.line), style=style))
