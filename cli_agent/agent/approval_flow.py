@@ -34,8 +34,9 @@ if TYPE_CHECKING:
     from cli_agent.hooks import Hooks
     from cli_agent.tools.dispatch import Dispatcher, Prepared
 
-    # (run, the prepared task call, the approver) -> the sub-task's events, then its envelope
-    SubtaskRunner = Callable[["RunState", Prepared, "Approver | None"], Generator[Event, Decision | None, Envelope]]
+    # (run, the prepared task call, the approver, the policy now) -> the sub-task's events, then its envelope
+    SubtaskRunner = Callable[["RunState", Prepared, "Approver | None", Policy],
+                             Generator[Event, Decision | None, Envelope]]
 
 __all__ = ["Approvals", "facts_of"]
 
@@ -94,7 +95,7 @@ class Approvals:
         the after_tool hooks on its result."""
         spec = prepared.spec
         if prepared.error is None and spec is not None and spec.runs_agent and self.subtasks is not None:
-            envelope = yield from self.subtasks(run, prepared, approve)
+            envelope = yield from self.subtasks(run, prepared, approve, self.policy)
         else:
             envelope = dispatcher.execute(prepared)
         if envelope.ok and spec is not None and spec.updates_plan and isinstance(envelope.data, dict):

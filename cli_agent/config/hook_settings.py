@@ -1,4 +1,5 @@
-"""The `[[hooks]]` config tables: the user's own commands run on the agent's events (`cli_agent.hooks` runs them).
+"""The `[[hooks]]` config tables: the user's own commands run on the agent's events (`cli_agent.hooks` runs them);
+and the `[agents.NAME]` tables, the kinds of helper the task tool may run (`AgentType`).
 
     [[hooks]]
     event = "after_tool"            # before_tool | after_tool | stop | prompt
@@ -19,7 +20,7 @@ from typing import Any, Literal
 
 from cli_agent.validated.checked import rule
 
-__all__ = ["Hook", "HookEvent", "check_match", "hook_note"]
+__all__ = ["AgentType", "Hook", "HookEvent", "check_match", "hook_note"]
 
 HookEvent = Literal["before_tool", "after_tool", "stop", "prompt"]
 
@@ -54,3 +55,18 @@ def hook_note(path: str, hooks: list[Any]) -> str:
     more = f" and {len(hooks) - 5} more" if len(hooks) > 5 else ""
     return (f"not running the {len(hooks)} hook(s) of the untrusted project config {path} ({named}{more}): run "
             f"`cli-agent trust` in this folder, or pass --trust, to run them")
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentType:
+    """An `[agents.NAME]` table: a kind of helper the task tool may run (`task(..., agent="NAME")`).
+
+        [agents.fixer]
+        description = "Makes small, local fixes"
+        tools = ["read_file", "search", "list_files", "edit_file"]   # its changes are still asked for
+        instructions = "Change as little as you can."
+    """
+
+    description: str = rule("", max_length=500)
+    tools: list[str] = rule(factory=list)
+    instructions: str = rule("", max_length=20000)

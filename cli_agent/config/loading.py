@@ -96,10 +96,12 @@ def load_settings(flags: Mapping[str, Any], *, env: Mapping[str, str] | None = N
     sources = dict.fromkeys(KEYS, "default")
     for layer in (user, project, explicit, env_layer, flag_layer):
         for key, (value, source) in layer.items():
-            if key not in ("mcp_servers", "hooks"):  # merged below: servers by name, hooks added up
+            if key not in ("mcp_servers", "hooks", "agents"):  # merged below: by name, or (hooks) added up
                 values[key], sources[key] = value, source
     values["mcp_servers"], mcp_notes = _mcp_servers(user, project, explicit)
     values["hooks"] = [hook for layer in (user, project, explicit) for hook in layer.get("hooks", ([], ""))[0]]
+    values["agents"] = {name: kind for layer in (user, project, explicit)
+                        for name, kind in layer.get("agents", ({}, ""))[0].items()}
     notes = (*notes, *mcp_notes)
     values["workspace"] = str(ws)
     values["config_files"] = tuple(str(p) for p in (user_path, project_path, config_file) if p is not None)

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from cli_agent.config.hook_settings import Hook
+from cli_agent.config.hook_settings import AgentType, Hook
 from cli_agent.config.mcp_settings import McpServer, check_names
 from cli_agent.validated.checked import Secret, field_names, field_type, rule
 
@@ -93,12 +93,13 @@ class Settings:
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     web: WebSettings = field(default_factory=WebSettings)
     hooks: list[Hook] = field(default_factory=list)  # [[hooks]]: config files only; they add up (user config first)
+    agents: dict[str, AgentType] = field(default_factory=dict)  # [agents.NAME]: the task tool's agent types
 
 
 # a setting per key
 TABLES: dict[str, type] = {"local": LocalSettings, "sandbox": SandboxSettings, "web": WebSettings}
 # taken whole, from config files only: no flag, no env variable, not in KEYS
-_WHOLE = ("mcp_servers", "config_files", "hooks")
+_WHOLE = ("mcp_servers", "config_files", "hooks", "agents")
 KEYS: tuple[str, ...] = (*(k for k in field_names(Settings) if k not in TABLES and k not in _WHOLE),
                          *(f"{t}.{k}" for t, model in TABLES.items() for k in field_names(model)))
 USER_ONLY_TABLES = ("sandbox", "web")  # tables only the user config file may set

@@ -83,6 +83,7 @@ KEY_RULES: dict[str, KeyRule] = {
     "workspace": KeyRule(KeyKind.USER_ONLY, why="moves the agent to another folder"),
     "mcp_servers": KeyRule(KeyKind.NEEDS_TRUST, why="starts commands (MCP servers) that offer the model tools"),
     "hooks": KeyRule(KeyKind.NEEDS_TRUST, why="runs commands of its choosing on the agent's events"),
+    "agents": KeyRule(KeyKind.NEEDS_TRUST, why="gives the task tool's helpers more tools"),
     **dict.fromkeys(("sandbox", "sandbox.mode", "sandbox.network", "sandbox.read_paths", "sandbox.write_paths",
                      "sandbox.env_allow"), KeyRule(KeyKind.USER_ONLY, why="widens what commands may read or reach")),
     **dict.fromkeys(("web", "web.allow_private"), KeyRule(KeyKind.USER_ONLY, why="lets web_fetch reach your network")),

@@ -79,7 +79,12 @@ def agent_for(settings: Settings, workspace: Workspace, provider: Provider, prot
                        attempts=Attempts(settings.attempts, candidate, workspace.root)
                        if verifier and candidate is not None and settings.attempts > 1 else None,
                        hooks=hooks_for(settings, workspace))
-    return Agent(replace(setup, **overrides))
+    final = replace(setup, **overrides)
+    if final.subtasks is None and "task" in dispatcher.allowed:  # the task tool's helpers share this very set-up
+        from cli_agent.session.subtask import Subtasks
+
+        final.subtasks = Subtasks(settings, final)
+    return Agent(final)
 
 
 def hooks_for(settings: Settings, workspace: Workspace) -> Hooks | None:

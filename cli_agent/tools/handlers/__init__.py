@@ -39,4 +39,5 @@ def handlers() -> dict[str, Callable[..., Any]]:
         "propose_fact": facts.propose_fact,
         "web_fetch": page.web_fetch,
         "update_plan": run_tools.update_plan,
+        "task": run_tools.task,
     }

@@ -119,6 +119,7 @@ class Renderer:
         self._grouped = False  # the last thing printed was a compact line: the next one joins its group
         self._elided = ""  # the turn's latest "old tool results elided" warning
         self._plan: ev.PlanUpdated | None = None  # the model's checklist this turn, kept in the live region
+        self._sub_calls: dict[str, ToolCall] = {}  # a sub-task's calls (task tool), for /expand
 
     def __call__(self, event: ev.Event) -> None:
         handler = getattr(self, "_on_" + event.type, None)
@@ -246,6 +247,8 @@ class Renderer:
 
     def _on_tool_result(self, event: ev.ToolResult) -> None:
         call = self._calls.get(event.call_id)
+        if event.tool == "task":  # the sub-task's line in the live region gives way to its result's
+            self.close()
         data = event.envelope.data
         if isinstance(data, dict) and "exit_code" in data:
             from cli_agent.ui.view.command_panel import changes_panel, command_result
@@ -280,6 +283,26 @@ class Renderer:
             self._elided = event.message
             return
         self.print(Text("! " + esc(event.message), style="yellow"))
+
+    def _on_subagent_event(self, event: ev.SubagentEvent) -> None:
+        """A sub-task at work: one line in the live region, its latest call; its calls are kept for /expand."""
+        inner, doing = event.event, ""
+        if inner.get("type") == "tool_calls_proposed":
+            calls = [ToolCall.from_dict(c) for c in inner.get("calls", ())]
+            self._sub_calls.update((c.id, c) for c in calls)
+            doing = ", ".join(c.name for c in calls)
+        elif inner.get("type") == "tool_result":
+            result = ev.event_from_dict(inner)
+            if isinstance(result, ev.ToolResult):
+                self.folded.append((self._sub_calls.get(result.call_id), result))
+        elif inner.get("type") == "model_request":
+            doing = "thinking"
+        if not doing:
+            return
+        if self._working is None:
+            self._start_working()
+        if self._working is not None:
+            self._working.task = f"⟳ task: {event.description} · {doing}"
 
     def _on_hook_ran(self, event: ev.HookRan) -> None:
         from cli_agent.ui.view.plan_view import hook_line

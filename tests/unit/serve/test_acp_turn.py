@@ -4,6 +4,7 @@ a cancel at the awkward moments (before the run starts, at a workflow's tool ste
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -102,5 +103,23 @@ def test_the_plan_is_sent_as_plan_updates(tmp_path: Path, loop: asyncio.Abstract
                          {"sessionUpdate": "plan", "entries": [
             {"content": "Read", "priority": "medium", "status": "completed"},
             {"content": "Fix", "priority": "medium", "status": "completed"}]}]
+    finally:
+        session.close()
+
+
+def test_a_task_call_runs_its_helper_in_an_acp_turn(tmp_path: Path, loop: asyncio.AbstractEventLoop) -> None:
+    (tmp_path / "VERSION").write_text("3.1.4\n")
+    session = session_with(tmp_path, [
+        {"tool_calls": [{"name": "task", "arguments": {"description": "Read it", "prompt": "What is in VERSION?"}}]},
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": "VERSION"}}]},
+        {"text": "3.1.4"},
+        {"text": "It is 3.1.4."}])
+    try:
+        client = Client()
+        outcome = Turn("s", tmp_path, client, loop, session.trace).drive(session.run("version?", None))
+        assert outcome.finished.answer == "It is 3.1.4."
+        done = [u for u in client.updates if getattr(u, "session_update", "") == "tool_call_update"
+                and getattr(u, "status", "") == "completed"]
+        assert len(done) == 1 and "3.1.4" in json.dumps(done[0].model_dump(mode="json"))
     finally:
         session.close()

@@ -11,7 +11,7 @@ from cli_agent.tools.specs import ToolSpec, builtin_spec_dir, load_specs
 
 ALL = frozenset({"list_files", "read_file", "search", "create_file", "edit_file", "write_file", "delete_file",
                  "insert_text", "propose_fact", "rename_file", "run_command", "replace_lines", "replace_definition",
-                 "web_fetch", "update_plan"})
+                 "web_fetch", "update_plan", "task"})
 
 
 def _noop(ctx, **arguments): ...
@@ -33,9 +33,9 @@ def test_names_and_categories_are_ordered():
     assert registry.categories() == ["Explore", "Edit", "Run", "Project knowledge", "Plan and delegate"]
     assert registry.names() == ["list_files", "read_file", "search", "web_fetch", "create_file", "delete_file",
                                 "edit_file", "insert_text", "rename_file", "replace_definition", "replace_lines",
-                                "write_file", "run_command", "propose_fact", "update_plan"]
+                                "write_file", "run_command", "propose_fact", "task", "update_plan"]
     assert [s.name for s in registry.by_category("Explore")] == ["list_files", "read_file", "search", "web_fetch"]
-    assert len(registry) == 15 and "search" in registry and "grep" not in registry
+    assert len(registry) == 16 and "search" in registry and "grep" not in registry
     assert _registry(_spec("zz", category="Alpha")).categories()[-1] == "Alpha"
 
 
@@ -45,7 +45,7 @@ def test_unknown_tool_lists_the_available_ones():
         registry.get("grep")
     assert str(info.value) == ("unknown tool 'grep'; available tools: list_files, read_file, search, web_fetch, "
                                "create_file, delete_file, edit_file, insert_text, rename_file, replace_definition, "
-                               "replace_lines, write_file, run_command, propose_fact, update_plan")
+                               "replace_lines, write_file, run_command, propose_fact, task, update_plan")
     with pytest.raises(UsageError, match="available tools"):
         registry.handler("grep")
 
@@ -70,7 +70,7 @@ def test_optional_tool_only_when_hinted():
     registry = _registry()
     required = ["list_files", "read_file", "search", "create_file", "delete_file", "edit_file", "insert_text",
                 "rename_file", "replace_definition", "replace_lines", "write_file", "run_command"]
-    later = ["update_plan"]  # the category after Project knowledge
+    later = ["task", "update_plan"]  # the category after Project knowledge
     assert _offered(registry) == [*required, *later]
     assert _offered(registry, "fix the failing test in app.py") == [*required, *later]
     assert _offered(registry, "refactor the factory class") == [*required, *later]  # whole words only

@@ -39,6 +39,7 @@ CONTRACT = {
     "run_command": (["command"], ["timeout_s"]),
     "web_fetch": (["url"], []),
     "update_plan": (["steps"], ["explanation"]),
+    "task": (["description", "prompt"], ["agent"]),
 }
 ASKED = {"web_fetch"}  # changes no file, but reaches the network: asked for
 MUTATING = {"create_file", "edit_file", "write_file", "delete_file", "insert_text", "rename_file", "run_command",
@@ -62,11 +63,12 @@ def replace_definition(ctx, path, name, new): ...
 def run_command(ctx, command, timeout_s=None): ...
 def web_fetch(ctx, url): ...
 def update_plan(ctx, steps, explanation=None): ...
+def task(ctx, description, prompt, agent=None): ...
 
 
 FAKES = {f.__name__: f for f in (list_files, read_file, search, create_file, edit_file, write_file, delete_file,
                                  propose_fact, insert_text, rename_file, run_command, replace_lines,
-                                 replace_definition, web_fetch, update_plan)}
+                                 replace_definition, web_fetch, update_plan, task)}
 
 
 def test_builtin_specs_keep_the_public_contract():

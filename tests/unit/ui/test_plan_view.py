@@ -50,3 +50,29 @@ def test_without_a_terminal_each_plan_is_printed():
     renderer(RunFinished(stop_reason=StopReason.DONE, message="done", answer="ok", steps=1))
     text = console.export_text()
     assert "☰ Plan  1/3" in text and "☰ plan: 1/3 done" in text
+
+
+def test_a_sub_task_is_one_line_while_it_works_and_its_calls_fold_for_expand():
+    from cli_agent.contracts.envelope import Envelope
+    from cli_agent.contracts.events import SubagentEvent, ToolCallsProposed, ToolResult
+    from cli_agent.contracts.messages import ToolCall
+
+    console = Console(record=True, width=80, color_system=None, force_terminal=True)
+    renderer = Renderer(console)
+    task = ToolCall("t1", "task", {"description": "Find the config", "prompt": "..."}, "")
+    read = ToolCall("r1", "read_file", {"path": "settings.py"}, "")
+    renderer(RunStarted("r1", "task", "m", "native", "/ws"))
+    renderer(ToolCallsProposed(calls=(task,)))
+    renderer(SubagentEvent(call_id="t1", description="Find the config",
+                           event=ToolCallsProposed(calls=(read,)).to_dict()))
+    assert renderer._working is not None and renderer._working.task == "⟳ task: Find the config · read_file"
+    inner = ToolResult(call_id="r1", tool="read_file", envelope=Envelope.success(
+        {"path": "settings.py", "total_lines": 1, "start_line": 1, "end_line": 1, "content": "X = 1"}))
+    renderer(SubagentEvent(call_id="t1", description="Find the config", event=inner.to_dict()))
+    renderer(ToolResult(call_id="t1", tool="task", envelope=Envelope.success(
+        {"description": "Find the config", "answer": "settings.py", "steps": 2, "stop_reason": "done"})))
+    renderer.close()
+    text = console.export_text()
+    assert "Task(Find the config)" in text and "2 steps (/expand)" in text and "settings.py" not in text
+    assert [(c.name if c else None, r.tool) for c, r in renderer.folded] == [("read_file", "read_file"),
+                                                                              ("task", "task")]
