@@ -56,7 +56,7 @@ def test_a_helper_asked_to_write_cannot_by_default(ws):
         {"text": "I cannot create files here."},
         {"text": "The helper could not write."}], yes=True)
     events, finished = run(agent, "delegate a write")
-    assert not (ws / "notes.txt").exists()
+    assert not (ws / "notes.txt").exists() and finished.answer == "The helper could not write."
     inner = [e.event for e in events if isinstance(e, SubagentEvent) and e.event["type"] == "tool_result"]
     assert inner[0]["envelope"]["ok"] is False and "unknown tool 'create_file'" in inner[0]["envelope"]["errors"][0]
     assert _result(events).envelope.data["answer"] == "I cannot create files here."
