@@ -126,7 +126,8 @@ def _locations(call: ToolCall, root: Path) -> list[schema.ToolCallLocation]:
 
 def _title(call: ToolCall) -> str:
     args = call.arguments or {}
-    target = next((args[k] for k in ("command", "path", "pattern", "text") if isinstance(args.get(k), str)), "")
+    target = next((args[k] for k in ("command", "path", "pattern", "text", "url", "description")
+                   if isinstance(args.get(k), str)), "")
     if call.name == "rename_file" and isinstance(args.get("new_path"), str):
         target = f"{target} -> {args['new_path']}"
     return f"{call.name} {target}".strip() if len(target) <= 120 else f"{call.name} {target[:119]}…"

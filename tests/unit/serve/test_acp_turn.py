@@ -123,3 +123,54 @@ def test_a_task_call_runs_its_helper_in_an_acp_turn(tmp_path: Path, loop: asynci
         assert len(done) == 1 and "3.1.4" in json.dumps(done[0].model_dump(mode="json"))
     finally:
         session.close()
+
+
+class Allowing(Client):
+    async def request_permission(self, session_id: str, tool_call: Any, options: list[Any], **kwargs: Any) -> Any:
+        from acp.schema import AllowedOutcome, RequestPermissionResponse
+
+        self.asked.append(tool_call)
+        return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id="allow_once"))
+
+
+def test_web_fetch_is_asked_through_the_editor_showing_the_url(tmp_path: Path,
+                                                              loop: asyncio.AbstractEventLoop) -> None:
+    from webkit import web_server
+
+    from cli_agent.config.settings import WebSettings
+
+    with web_server() as (base, hits):
+        provider = ScriptedProvider([{"tool_calls": [{"name": "web_fetch", "arguments": {"url": f"{base}/page"}}]},
+                                     {"text": "It is 2.0."}])
+        session = open_session(Settings(model="scripted:x", workspace=str(tmp_path),
+                                        web=WebSettings(allow_private=True)), interactive=True,
+                               provider_factory=lambda settings: provider)
+        try:
+            client = Allowing()
+            outcome = Turn("s", tmp_path, client, loop, session.trace).drive(session.run("read it", None))
+        finally:
+            session.close()
+    assert outcome.finished.answer == "It is 2.0." and hits == ["/page"]
+    assert f"{base}/page" in json.dumps(client.asked[0].model_dump(mode="json"))
+    assert client.asked[0].kind == "fetch"
+
+
+@pytest.mark.slow  # the hook is a process
+def test_a_hook_blocks_a_call_over_acp_and_is_told_as_a_thought(tmp_path: Path,
+                                                               loop: asyncio.AbstractEventLoop) -> None:
+    from cli_agent.config.hook_settings import Hook
+
+    provider = ScriptedProvider([{"tool_calls": [{"name": "read_file", "arguments": {"path": "x"}}]},
+                                 {"text": "blocked, fine"}])
+    session = open_session(Settings(model="scripted:x", workspace=str(tmp_path), hooks=[Hook(
+        event="before_tool", command="echo reads are off today >&2; exit 2")]), interactive=True,
+                           provider_factory=lambda settings: provider)
+    try:
+        client = Client()
+        outcome = Turn("s", tmp_path, client, loop, session.trace).drive(session.run("read x", None))
+    finally:
+        session.close()
+    assert outcome.finished.answer == "blocked, fine"
+    thoughts = "".join(u.content.text for u in client.updates if getattr(u, "session_update", "") ==
+                       "agent_thought_chunk")
+    assert "before_tool hook `echo reads are off today >&2; exit 2`: blocked: reads are off today" in thoughts
