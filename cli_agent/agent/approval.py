@@ -36,9 +36,13 @@ class Policy:
     granted_tools: frozenset[str] = field(default_factory=frozenset)  # "t" answers in this session
     ask_commands: bool = False  # commands = "ask": a sandboxed command is asked for before it runs
     unsandboxed: bool = False  # sandbox = "off": every command is asked for, whatever was granted
+    granted_scopes: frozenset[tuple[str, str]] = field(default_factory=frozenset)  # (tool, host) by "a" answers
 
     def grant_tool(self, tool: str) -> Policy:
         return replace(self, granted_tools=self.granted_tools | {tool})
+
+    def grant_scope(self, tool: str, scope: str) -> Policy:
+        return replace(self, granted_scopes=self.granted_scopes | {(tool, scope)})
 
     def grant_all(self) -> Policy:
         return replace(self, mode=ApprovalMode.ALL)
@@ -54,6 +58,7 @@ class CallFacts:
     tool: str
     requires_approval: bool
     kind: ChangeKind | Literal["command"] | None = None  # "command": running a command, before its changes
+    scope: str = ""  # what an "a" answer grants for the session instead of everything (web_fetch: the URL's host)
 
 
 @dataclass(frozen=True)
@@ -73,6 +78,8 @@ def assess(call: CallFacts, policy: Policy) -> Assessment:
         return Assessment(Verdict.ALLOW, 'approval = "all"')
     if call.tool in policy.granted_tools:
         return Assessment(Verdict.ALLOW, f"{call.tool} approved for this session")
+    if call.scope and (call.tool, call.scope) in policy.granted_scopes:
+        return Assessment(Verdict.ALLOW, f"{call.tool} to {call.scope} approved for this session")
     if policy.mode is ApprovalMode.EDITS and call.kind in ("create", "edit", "write"):
         return Assessment(Verdict.ALLOW, 'approval = "edits"')
     if policy.interactive:

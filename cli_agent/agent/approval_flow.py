@@ -1,22 +1,42 @@
 """The approval round trip of one call: the policy settles it (`approval.assess`), or the question goes to the
 front end (the `ApprovalAsked` event, answered by a sent `Decision` or the injected approver). A command is asked
 about first, then run in the sandbox (its output streamed as `CommandOutput`), then its change set is asked about.
-"Yes to all" and "yes to this tool" widen the policy for the rest of the session."""
+"Yes to all" and "yes to this tool" widen the policy for the rest of the session. Then `execute` runs the call:
+a sub-task (the task tool) through the injected `subtasks` runner, any other tool through the dispatcher; a plan
+the call set is shown (`PlanUpdated`); the user's `before_tool` and `after_tool` hooks (`hooks`) run around it."""
 
 from __future__ import annotations
 
 import codecs
 from collections.abc import Generator
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from cli_agent.agent.approval import CallFacts, Policy, Verdict, assess
-from cli_agent.contracts.events import Answer, ApprovalAsked, ApprovalDecided, CommandOutput, Decision, Event
+from cli_agent.contracts.envelope import Envelope
+from cli_agent.contracts.events import (
+    Answer,
+    ApprovalAsked,
+    ApprovalDecided,
+    CommandOutput,
+    Decision,
+    Event,
+    PlanUpdated,
+    RunFinished,
+)
+from cli_agent.contracts.messages import Message
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from cli_agent.agent.conversation import Conversation
     from cli_agent.agent.run_state import Approver, RunState
+    from cli_agent.hooks import Hooks
     from cli_agent.tools.dispatch import Dispatcher, Prepared
+
+    # (run, the prepared task call, the approver, the policy now) -> the sub-task's events, then its envelope
+    SubtaskRunner = Callable[["RunState", Prepared, "Approver | None", Policy],
+                             Generator[Event, Decision | None, Envelope]]
 
 __all__ = ["Approvals", "facts_of"]
 
@@ -25,16 +45,65 @@ OUTPUT_TAIL = 4096  # each one the latest characters
 
 
 def facts_of(prepared: Prepared) -> CallFacts:
-    """What the policy weighs about a prepared call: its tool, whether it needs approval, what it would do."""
-    return CallFacts(prepared.call.name, prepared.needs_approval, prepared.approval_kind)
+    """What the policy weighs about a prepared call: its tool, whether it needs approval, what it would do, and what
+    an "a" answer grants (its spec's `approval_scope`: the host of a URL)."""
+    scope = ""
+    if prepared.spec is not None and prepared.spec.approval_scope == "host":
+        from cli_agent.tools.web.fetch import host_of
+
+        scope = host_of(str(prepared.arguments.get("url", "")))
+    return CallFacts(prepared.call.name, prepared.needs_approval, prepared.approval_kind, scope)
 
 
 class Approvals:
     """The session's approval policy, and the round trip that applies it to a call."""
 
-    def __init__(self, policy: Policy, clock: Callable[[], float]) -> None:
+    def __init__(self, policy: Policy, clock: Callable[[], float], hooks: Hooks | None = None,
+                 subtasks: SubtaskRunner | None = None) -> None:
         self.policy = policy
         self._clock = clock
+        self.hooks = hooks
+        self.subtasks = subtasks
+
+    @property
+    def hooked(self) -> bool:
+        """Tool calls have hooks around them: each runs on its own, in order (no read-ahead)."""
+        return self.hooks is not None and self.hooks.on_tools
+
+    def prompted(self, run: RunState, prompt: str) -> Generator[Event, Decision | None, str]:
+        """What the prompt hooks add to the user's prompt; raises `PromptBlocked` when one blocks it."""
+        if self.hooks is None:
+            return ""
+        return (yield from self.hooks.prompt(prompt, run.deadline))
+
+    def stop_held(self, run: RunState, ended: RunFinished,
+                  talk: Conversation) -> Generator[Event, Decision | None, bool]:
+        """Whether a stop hook holds the run back from ending (exit 2): then its words go to the model as the
+        user's, and the run goes on."""
+        if self.hooks is None:
+            return False
+        said = yield from self.hooks.stop(ended.stop_reason.value, ended.answer, run.stop_hooked, run.deadline)
+        if said is None:
+            return False
+        run.stop_hooked = True
+        talk.append(run, Message("user", f"(A stop hook of the user's config says, before you finish:)\n{said}"))
+        return True
+
+    def execute(self, run: RunState, prepared: Prepared, dispatcher: Dispatcher,
+                approve: Approver | None) -> Generator[Event, Decision | None, Envelope]:
+        """Run a call that may run: a sub-task in a conversation of its own, or the tool; show the plan it set; run
+        the after_tool hooks on its result."""
+        spec = prepared.spec
+        if prepared.error is None and spec is not None and spec.runs_agent and self.subtasks is not None:
+            envelope = yield from self.subtasks(run, prepared, approve, self.policy)
+        else:
+            envelope = dispatcher.execute(prepared)
+        if envelope.ok and spec is not None and spec.updates_plan and isinstance(envelope.data, dict):
+            yield PlanUpdated(call_id=prepared.call.id, steps=tuple(envelope.data.get("plan", ())),
+                              explanation=str(envelope.data.get("explanation", "")))
+        if self.hooks is not None and spec is not None:
+            envelope = yield from self.hooks.after_tool(prepared.call, envelope, run.deadline)
+        return envelope
 
     def settle(self, run: RunState, prepared: Prepared, index: int, total: int, approve: Approver | None,
                dispatcher: Dispatcher) -> Generator[Event, Decision | None, tuple[Prepared, str | None]]:
@@ -42,6 +111,10 @@ class Approvals:
         then its changes. Returns the call as prepared and None, or the one-line reason it was denied."""
         if prepared.error is not None or prepared.spec is None:
             return prepared, None
+        if self.hooks is not None:
+            blocked = yield from self.hooks.before_tool(prepared.call, run.deadline)
+            if blocked is not None:  # the model gets the hook's reason as the call's result
+                return replace(prepared, error=Envelope.failure(blocked)), None
         if prepared.deferred:
             reason = yield from self._decide(run, prepared, index, total, approve)
             if reason is not None:
@@ -81,10 +154,11 @@ class Approvals:
         """Settle approval for one call; returns None when it may run, else the one-line reason it may not."""
         spec = prepared.spec
         assert spec is not None
+        facts = facts_of(prepared)
         asked = ApprovalAsked(call=prepared.call, change=prepared.change, index=index, total=total,
-                              about=spec.approval_note,
+                              about=spec.approval_note, scope=facts.scope,
                               changes=prepared.staged.changes if prepared.staged is not None else ())
-        return (yield from self.ask(run, facts_of(prepared), asked, approve))
+        return (yield from self.ask(run, facts, asked, approve))
 
     def ask(self, run: RunState, facts: CallFacts, asked: ApprovalAsked,
             approve: Approver | None) -> Generator[Event, Decision | None, str | None]:
@@ -109,7 +183,9 @@ class Approvals:
         yield ApprovalDecided(call_id=call.id, decision=decision, by="user", feedback=feedback.strip())
         if decision is Decision.FEEDBACK:
             run.feedback = feedback.strip()
-        if decision is Decision.ALL:
+        if decision is Decision.ALL and facts.scope:  # "a" for a web page: its site, not everything
+            self.policy = self.policy.grant_scope(call.name, facts.scope)
+        elif decision is Decision.ALL:
             self.policy = self.policy.grant_all()
         elif decision is Decision.TOOL:
             self.policy = self.policy.grant_tool(call.name)

@@ -62,7 +62,7 @@ Events = Generator[Event, Decision | None, RunFinished]
 class Agent:
     def __init__(self, setup: AgentSetup) -> None:
         self._setup = setup
-        self._approvals = Approvals(setup.policy, setup.clock)
+        self._approvals = Approvals(setup.policy, setup.clock, setup.hooks, setup.subtasks)
         self._talk = Conversation(setup.protocol)
         self.usage = Usage()
 
@@ -129,10 +129,11 @@ class Agent:
         run = yield from self._started(prompt)
         if s.attempts is not None and s.attempts.count > 1 and s.verifier is not None and s.verifier.command:
             run.share_deadline = s.clock() + s.limits.timeout_s * FIRST_SHARE
-        brief = yield from briefed(s.brief, prompt)
-        self._talk.append(run, Message("user", prompt + ("\n\n" + brief if brief else ""), images=images))
         dispatcher = s.dispatcher if only_tools is None else s.dispatcher.only(only_tools)
-        try:
+        try:  # the prompt hooks' words, then the task's brief, go with the prompt (a blocking hook raises)
+            brief = "\n\n".join(filter(None, ((yield from self._approvals.prompted(run, prompt)),
+                                               (yield from briefed(s.brief, prompt)))))
+            self._talk.append(run, Message("user", prompt + ("\n\n" + brief if brief else ""), images=images))
             finished = yield from self._steps(run, prompt, approve, dispatcher, only_tools)
         except (KeyboardInterrupt, errors.TerminateSignal, Exception) as exc:  # ends with a message and a trace
             finished = self._talk.stop(run, *stop_for(exc, s.limits))
@@ -242,7 +243,7 @@ class Agent:
                     continue
                 finished = found
             ended = yield from judged(run, prompt, finished, s, self._talk, self._approvals, approve)
-            if ended is not None:
+            if ended is not None and not (yield from self._approvals.stop_held(run, ended, self._talk)):
                 return ended
 
     def _run_calls(self, run: RunState, reply: ProviderReply, parsed: Parsed, approve: Approver | None,
@@ -254,7 +255,7 @@ class Agent:
         run.pending = {c.id: c for c in calls}
         yield ToolCallsProposed(calls=calls, terminate=parsed.terminate)
         failures = []
-        read_ahead = dispatcher.read_ahead(calls)  # leading read-only calls, run at the same time
+        read_ahead = {} if self._approvals.hooked else dispatcher.read_ahead(calls)  # leading reads, at once
         for index, call in enumerate(calls, 1):
             if index - 1 in read_ahead:
                 prepared, envelope = read_ahead[index - 1]
@@ -275,7 +276,7 @@ class Agent:
                 if decision is not None:
                     self._talk.answer_rest(run, call, "denied: " + decision)
                     return self._talk.stop(run, StopReason.DENIED, decision)
-                envelope = dispatcher.at(run.deadline).execute(prepared)  # the deadline moved by answers' time
+                envelope = yield from self._approvals.execute(run, prepared, dispatcher.at(run.deadline), approve)
             mutates = prepared.spec is not None and prepared.spec.mutates
             count = repeats.count_repeats(run, call, envelope, mutates)
             envelope = repeats.noted(envelope, count)

@@ -17,10 +17,12 @@ from cli_agent.prompt.plan import Plan
 
 if TYPE_CHECKING:
     from cli_agent.agent.approval import Policy
+    from cli_agent.agent.approval_flow import SubtaskRunner
     from cli_agent.agent.attempts import Attempts
     from cli_agent.agent.verify import Verifier
     from cli_agent.agent.wire import WireProtocol
     from cli_agent.contracts.change import Change
+    from cli_agent.hooks import Hooks
     from cli_agent.providers.base import Provider
     from cli_agent.tools.dispatch import Dispatcher
 
@@ -60,6 +62,8 @@ class AgentSetup:
     unverified: str = ""  # with no verifier: why a run's changes are not verified (`verify = false`, no sandbox)
     require_verified: bool = False  # `verify = "required"`: a run whose changes have no proof ends UNVERIFIED (exit 9)
     attempts: Attempts | None = None  # more candidates when the tests still fail (cli_agent.agent.attempts)
+    hooks: Hooks | None = None  # the user's hooks on this session's events (cli_agent.hooks)
+    subtasks: SubtaskRunner | None = None  # how a task call runs its sub-task (session.subtask)
 
 
 @dataclass
@@ -84,6 +88,7 @@ class RunState:
     applied: list[Change] = field(default_factory=list)  # the changes this run applied, in order
     verify_round: int = 0  # test runs so far
     share_deadline: float | None = None  # with more candidates: when the first attempt gives way to them
+    stop_hooked: bool = False  # a stop hook already held this run back once (its next stop says so)
 
     def record(self, result: ToolResult) -> None:
         """Note what a tool's result wrote (`applied`, `changed`)."""
@@ -103,6 +108,8 @@ def stop_for(exc: BaseException, limits: Limits) -> tuple[StopReason, str]:
         return StopReason.TIMEOUT, f"timed out after {limits.timeout_s:g} s ({exc})"
     if isinstance(exc, errors.UsageError):
         return StopReason.USAGE, str(exc)
+    if isinstance(exc, errors.DeniedError):  # a prompt hook blocked the prompt
+        return StopReason.DENIED, str(exc)
     if isinstance(exc, errors.CliAgentError):
         return StopReason.ERROR, str(exc)
     return StopReason.ERROR, f"internal error: {type(exc).__name__}: {exc}"

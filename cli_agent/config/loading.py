@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, get_origin
 
@@ -97,9 +97,12 @@ def load_settings(flags: Mapping[str, Any], *, env: Mapping[str, str] | None = N
     sources = dict.fromkeys(KEYS, "default")
     for layer in (user, project, explicit, env_layer, flag_layer):
         for key, (value, source) in layer.items():
-            if key != "mcp_servers":  # merged by server name below
+            if key not in ("mcp_servers", "hooks", "agents"):  # merged below: by name, or (hooks) added up
                 values[key], sources[key] = value, source
     values["mcp_servers"], mcp_notes = _mcp_servers(user, project, explicit)
+    values["hooks"] = [hook for layer in (user, project, explicit) for hook in layer.get("hooks", ([], ""))[0]]
+    values["agents"] = {name: kind for layer in (user, project, explicit)
+                        for name, kind in layer.get("agents", ({}, ""))[0].items()}
     notes = (*notes, *mcp_notes)
     values["workspace"] = str(ws)
     values["config_files"] = tuple(str(p) for p in (user_path, project_path, config_file) if p is not None)
@@ -143,9 +146,15 @@ def _screened(project: _Layer, user: _Layer, path: Path, ws: Path, trust: bool |
         trusted = env.get("CLI_AGENT_TRUST", "").strip().lower() in TRUE or is_trusted(ws)
         if trusted:
             screened = screen_project(given, below, trusted=True)
+    withheld = {key: given[key] for key in screened.needs_trust}
+    hooks = withheld.get("hooks")
+    if hooks:  # named, once, in a line of their own: they would run commands
+        from cli_agent.config.hook_settings import hook_note
+
+        screened = replace(screened, needs_trust=tuple(k for k in screened.needs_trust if k != "hooks"))
     note = untrusted_note(str(path), screened)
-    return ({key: project[key] for key in screened.kept}, {key: given[key] for key in screened.needs_trust},
-            (note,) if note else ())
+    notes = (*((note,) if note else ()), *((hook_note(str(path), hooks),) if hooks else ()))
+    return {key: project[key] for key in screened.kept}, withheld, notes
 
 
 def _flag_layer(flags: Mapping[str, Any]) -> _Layer:

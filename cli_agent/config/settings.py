@@ -11,11 +11,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from cli_agent.config.hook_settings import AgentType, Hook
 from cli_agent.config.mcp_settings import McpServer, check_names
 from cli_agent.validated.checked import Secret, field_names, field_type, rule
 
-__all__ = ["KEYS", "TABLES", "USER_ONLY_TABLES", "LocalSettings", "SandboxSettings", "Settings", "env_var", "flag_name",
-           "key_type", "mask_secret", "nest", "owner", "value_of"]
+__all__ = ["KEYS", "TABLES", "USER_ONLY_TABLES", "LocalSettings", "SandboxSettings", "Settings", "WebSettings",
+           "env_var", "flag_name", "key_type", "mask_secret", "nest", "owner", "value_of"]
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,13 @@ class SandboxSettings:
     read_paths: list[str] = field(default_factory=list)  # more folders commands may read
     write_paths: list[str] = field(default_factory=list)  # folders commands may write directly (not staged)
     env_allow: list[str] = field(default_factory=list)  # variables passed to commands beyond the base (NAME, PREFIX*)
+
+
+@dataclass(frozen=True)
+class WebSettings:
+    """web_fetch. User config only: a project can't widen it."""
+
+    allow_private: bool = False  # let web_fetch reach loopback, private and link-local addresses (a local dev server)
 
 
 @dataclass(frozen=True)
@@ -86,13 +94,18 @@ class Settings:
     mcp_servers: dict[str, McpServer] = rule(factory=dict, before=check_names)  # config files only
     config_files: tuple[str, ...] = ()  # the files read: set by the loader, not a key
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
+    web: WebSettings = field(default_factory=WebSettings)
+    hooks: list[Hook] = field(default_factory=list)  # [[hooks]]: config files only; they add up (user config first)
+    agents: dict[str, AgentType] = field(default_factory=dict)  # [agents.NAME]: the task tool's agent types
 
 
-TABLES: dict[str, type] = {"local": LocalSettings, "sandbox": SandboxSettings}  # a setting per key
-_WHOLE = ("mcp_servers", "config_files")  # taken whole, from config files only: no flag, no env variable, not in KEYS
+# a setting per key
+TABLES: dict[str, type] = {"local": LocalSettings, "sandbox": SandboxSettings, "web": WebSettings}
+# taken whole, from config files only: no flag, no env variable, not in KEYS
+_WHOLE = ("mcp_servers", "config_files", "hooks", "agents")
 KEYS: tuple[str, ...] = (*(k for k in field_names(Settings) if k not in TABLES and k not in _WHOLE),
                          *(f"{t}.{k}" for t, model in TABLES.items() for k in field_names(model)))
-USER_ONLY_TABLES = ("sandbox",)  # tables only the user config file may set
+USER_ONLY_TABLES = ("sandbox", "web")  # tables only the user config file may set
 
 
 def env_var(key: str) -> str:

@@ -27,12 +27,15 @@ __all__ = [
     "Decision",
     "Event",
     "EventStream",
+    "HookRan",
     "MessagesAppended",
     "ModelRequest",
+    "PlanUpdated",
     "Retry",
     "RunFinished",
     "RunStarted",
     "StopReason",
+    "SubagentEvent",
     "TextDelta",
     "ThinkingDelta",
     "ToolCallsProposed",
@@ -194,6 +197,7 @@ class ApprovalAsked(_Event):
     total: int  # calls in the turn
     about: str = ""  # what the tool's spec says to weigh before answering (an MCP server's own hints)
     changes: tuple[Change, ...] = ()  # a command's change set (run_command), shown and approved as one
+    scope: str = ""  # what "a" grants for the session instead of everything (web_fetch: the URL's host)
 
 
 @dataclass(frozen=True)
@@ -225,6 +229,51 @@ class CommandOutput(_Event):
     type: ClassVar[str] = "command_output"
     call_id: str
     text: str
+
+
+@dataclass(frozen=True)
+class PlanUpdated(_Event):
+    """The model's checklist as it now stands (update_plan): every step with its status, `pending`, `in_progress`
+    or `completed`."""
+
+    type: ClassVar[str] = "plan_updated"
+    call_id: str
+    steps: tuple[dict[str, str], ...]  # {"step": ..., "status": ...}, in order
+    explanation: str = ""
+
+    @property
+    def summary(self) -> str:
+        """One line: `plan: 2/5 done · now: write the tests`."""
+        done = sum(1 for s in self.steps if s.get("status") == "completed")
+        now = next((s.get("step", "") for s in self.steps if s.get("status") == "in_progress"), "")
+        return f"plan: {done}/{len(self.steps)} done" + (f" · now: {now}" if now else "")
+
+
+@dataclass(frozen=True)
+class HookRan(_Event):
+    """A hook of the user's config ran (`cli_agent.hooks`): on which event, for which call, with what outcome;
+    `blocked`: it stopped the call (before_tool), the end of the run (stop) or the prompt (prompt)."""
+
+    type: ClassVar[str] = "hook_ran"
+    event: str  # "before_tool" | "after_tool" | "stop" | "prompt"
+    command: str
+    exit_code: int | None  # None: it did not finish (timed out, or could not start)
+    stdout: str = ""
+    stderr: str = ""
+    blocked: bool = False
+    timed_out: bool = False
+    call_id: str = ""
+    tool: str = ""
+
+
+@dataclass(frozen=True)
+class SubagentEvent(_Event):
+    """An event of a sub-task's run (the task tool), kept under the parent's call: `event` is its `to_dict`."""
+
+    type: ClassVar[str] = "subagent_event"
+    call_id: str  # the parent's task call
+    description: str
+    event: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -314,7 +363,7 @@ class ConversationReset(_Event):
 
 Event = (RunStarted | ModelRequest | TextDelta | ThinkingDelta | AssistantMessage | ToolCallsProposed | ApprovalAsked
          | ApprovalDecided | ToolResult | CommandOutput | Warning | Verification | Retry | MessagesAppended
-         | RunFinished | ConversationReset)
+         | RunFinished | ConversationReset | PlanUpdated | HookRan | SubagentEvent)
 # A run's events: a generator, so a front end can throw a Ctrl-C into it (`session.drive`) and the loop finishes
 # the run cleanly, and can answer an `ApprovalAsked` by sending its `Decision` (`events.send(Decision.YES)`) instead
 # of through a callback. A run of the loop returns its `RunFinished` (`finished = yield from agent.run(...)`).

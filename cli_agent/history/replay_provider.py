@@ -4,6 +4,7 @@ ScriptedProvider, and the recorded approvals. `cli_agent.cli.replay` drives a se
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import re
@@ -22,9 +23,11 @@ from cli_agent.contracts.events import (
     ModelRequest,
     RunFinished,
     StopReason,
+    SubagentEvent,
     ThinkingDelta,
     ToolCallsProposed,
     ToolResult,
+    event_from_dict,
 )
 from cli_agent.contracts.messages import ToolCall
 from cli_agent.fs.hostfile import TRACE_LIMIT, read_regular
@@ -80,6 +83,7 @@ def outcomes(trace: Trace) -> list[dict[str, Any] | errors.CliAgentError]:
     out: list[dict[str, Any] | errors.CliAgentError] = []
     for run in trace.runs:
         finished = run[-1] if isinstance(run[-1], RunFinished) else None
+        run = [_unnested(e) for e in run]  # a sub-task's requests (the task tool) came in their place, in order
         for index, event in enumerate(run):
             if not isinstance(event, ModelRequest):
                 continue
@@ -93,6 +97,18 @@ def outcomes(trace: Trace) -> list[dict[str, Any] | errors.CliAgentError]:
             elif finished is not None and finished.stop_reason in _RAISED:
                 out.append(_RAISED[finished.stop_reason](finished.message))
     return out
+
+
+def _unnested(event: Event) -> Event:
+    """A sub-task's model request, reply or proposed calls as its own event (replayed in order); others as they
+    are."""
+    if isinstance(event, SubagentEvent) and event.event.get("type") in _NESTED_REQUESTS:
+        with contextlib.suppress(KeyError, ValueError, TypeError):
+            return event_from_dict(event.event)
+    return event
+
+
+_NESTED_REQUESTS = ("model_request", "assistant_message", "tool_calls_proposed")
 
 
 def _reply_item(message: AssistantMessage, proposed: ToolCallsProposed | None) -> dict[str, Any]:

@@ -14,13 +14,14 @@ if TYPE_CHECKING:
     from cli_agent.agent.attempts import CandidateRun
     from cli_agent.config.settings import Settings
     from cli_agent.fs.workspace import Workspace
+    from cli_agent.hooks import Hooks
     from cli_agent.mcp.attach import McpAttachment
     from cli_agent.providers.base import Provider
     from cli_agent.tools.context import CommandSetup
     from cli_agent.tools.dispatch import Dispatcher
     from cli_agent.tools.registry import Registry
 
-__all__ = ["agent_for", "command_set", "dispatcher_for", "limits_for", "policy_for", "start_mcp"]
+__all__ = ["agent_for", "command_set", "dispatcher_for", "hooks_for", "limits_for", "policy_for", "start_mcp"]
 
 
 
@@ -45,10 +46,12 @@ def dispatcher_for(settings: Settings, workspace: Workspace, registry: Registry,
     from cli_agent.tools.dispatch import Dispatcher
     from cli_agent.tools.handlers import ToolContext
     from cli_agent.tools.handlers.seen import SeenFiles
+    from cli_agent.tools.web.fetch import WebSetup
 
     reads = settings.read_before_edit if track_reads is None else track_reads
     context = ToolContext(workspace, seen=SeenFiles() if reads else None, loose_edits=settings.loose_edits,
-                          syntax_check=settings.syntax_check, commands=commands)
+                          syntax_check=settings.syntax_check, commands=commands,
+                          web=WebSetup(allow_private=settings.web.allow_private))
     return Dispatcher(registry, context, allowed=allowed)
 
 
@@ -75,8 +78,23 @@ def agent_for(settings: Settings, workspace: Workspace, provider: Provider, prot
                        task_files=settings.task_files, verifier=verifier, unverified=unverified,
                        require_verified=settings.verify == "required",
                        attempts=Attempts(settings.attempts, candidate, workspace.root)
-                       if verifier and verifier.command and candidate is not None and settings.attempts > 1 else None)
-    return Agent(replace(setup, **overrides))
+                       if verifier and verifier.command and candidate is not None and settings.attempts > 1 else None,
+                       hooks=hooks_for(settings, workspace))
+    final = replace(setup, **overrides)
+    if final.subtasks is None and "task" in dispatcher.allowed:  # the task tool's helpers share this very set-up
+        from cli_agent.session.subtask import Subtasks
+
+        final.subtasks = Subtasks(settings, final)
+    return Agent(final)
+
+
+def hooks_for(settings: Settings, workspace: Workspace) -> Hooks | None:
+    """The hooks of the settings (`[[hooks]]`: the user config's, and a trusted project's), or None."""
+    if not settings.hooks:
+        return None
+    from cli_agent.hooks import Hooks
+
+    return Hooks(settings.hooks, workspace.root)
 
 
 def command_set(settings: Settings, workspace: Workspace) -> tuple[CommandSetup | None, list[str]]:

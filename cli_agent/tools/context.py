@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from cli_agent.fs.workspace import Workspace
     from cli_agent.sandbox import Capability, Policy
     from cli_agent.tools.handlers.seen import SeenFiles
+    from cli_agent.tools.web.fetch import WebSetup
 
 __all__ = ["CommandSetup", "ToolContext", "ToolLimits"]
 
@@ -46,6 +47,7 @@ class ToolContext:
     seen: SeenFiles | None = None  # a conversation's files read so far: edits need them read (None: no check)
     loose_edits: bool = True  # edit_file's forgiving matching (cli_agent.tools.handlers.loose_match)
     syntax_check: bool = True  # a change that leaves a Python file unparseable is refused (tools.syntax_guard)
+    web: WebSetup | None = None  # how web_fetch reaches the web (None: the defaults, private addresses refused)
 
     def at(self, deadline: float | None) -> ToolContext:
         """This context bound to a run's deadline."""

@@ -167,7 +167,7 @@ class Dispatcher:
         leading: list[tuple[int, Prepared]] = []
         for index, call in enumerate(calls):
             spec = self.registry.get(call.name) if call.name in self.allowed else None
-            if spec is None or spec.mutates or spec.requires_approval:
+            if spec is None or spec.mutates or spec.requires_approval or spec.updates_plan or spec.runs_agent:
                 break
             leading.append((index, self.prepare(call)))
         if len(leading) < 2:

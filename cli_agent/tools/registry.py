@@ -26,7 +26,7 @@ from cli_agent.tools.specs import ToolSpec, builtin_spec_dir, content_key, load_
 __all__ = ["CATEGORY_ORDER", "Registry", "load_remembered"]
 
 # Categories in the order the prompt shows them; any other category follows, alphabetically.
-CATEGORY_ORDER: tuple[str, ...] = ("Explore", "Edit", "Run", "Project knowledge")
+CATEGORY_ORDER: tuple[str, ...] = ("Explore", "Edit", "Run", "Project knowledge", "Plan and delegate")
 
 
 class Registry:

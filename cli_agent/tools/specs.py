@@ -61,6 +61,9 @@ class ToolSpec:
     mutates: bool = rule(False, strict=True)
     approval_note: str = rule("", strict=True)  # shown with the approval question (an MCP tool: its server's hints)
     runs_command: bool = rule(False, strict=True)  # the handler runs a command in the sandbox; its changes are approved
+    approval_scope: str = rule("", pattern=r"^(|host)$", strict=True)  # "host": `a` grants the url's host, not all
+    updates_plan: bool = rule(False, strict=True)  # its result is the run's plan (`steps`), shown as it changes
+    runs_agent: bool = rule(False, strict=True)  # a sub-task in a conversation of its own (the loop runs it)
     hints: tuple[str, ...] = ()
     parameters: dict[str, Any]
     examples: tuple[Example, ...] = ()

@@ -26,7 +26,9 @@ from cli_agent.contracts.events import (
     Decision,
     Event,
     EventStream,
+    HookRan,
     ModelRequest,
+    PlanUpdated,
     Retry,
     RunFinished,
     StopReason,
@@ -142,6 +144,10 @@ class Turn:
                 _log.warning("retrying: %s", event.reason)
                 self._post(updates.thought_chunk(f"retrying in {event.delay_s:.1f}s (attempt {event.attempt}): "
                                                  f"{event.reason}\n"))
+            elif isinstance(event, PlanUpdated):
+                self._post(updates.plan_update(event))
+            elif isinstance(event, HookRan):
+                self._post(updates.thought_chunk(updates.hook_line(event)))
             elif isinstance(event, Warning):
                 warning = event.code
                 _log.warning("%s", event.message)

@@ -17,7 +17,15 @@ from typing import Any
 from acp import schema
 
 from cli_agent.contracts.change import Change
-from cli_agent.contracts.events import ApprovalAsked, Decision, RunFinished, StopReason, ToolResult
+from cli_agent.contracts.events import (
+    ApprovalAsked,
+    Decision,
+    HookRan,
+    PlanUpdated,
+    RunFinished,
+    StopReason,
+    ToolResult,
+)
 from cli_agent.contracts.messages import Message, ToolCall
 
 __all__ = ["ANSWERS", "PERMISSION_OPTIONS", "Update", "command_output", "fenced", "history_updates", "not_run",
@@ -31,7 +39,8 @@ Update = (schema.AgentMessageChunk | schema.UserMessageChunk | schema.ToolCallSt
 _KINDS: dict[str, schema.ToolKind] = {
     "read_file": "read", "list_files": "search", "search": "search", "create_file": "edit", "edit_file": "edit",
     "write_file": "edit", "insert_text": "edit", "delete_file": "delete", "rename_file": "move",
-    "run_command": "execute", "propose_fact": "think",
+    "run_command": "execute", "propose_fact": "think", "web_fetch": "fetch",
+    "update_plan": "think", "task": "think",
 }
 
 # The four answers a client offers for an approval question, and the decision each one is. "Reject always" is a
@@ -79,6 +88,21 @@ def text_chunk(text: str, *, user: bool = False) -> schema.AgentMessageChunk | s
     return schema.AgentMessageChunk(session_update="agent_message_chunk", content=block)
 
 
+def plan_update(event: PlanUpdated) -> schema.AgentPlanUpdate:
+    """The model's checklist (update_plan) as the protocol's `plan` update: the whole list each time."""
+    return schema.AgentPlanUpdate(session_update="plan", entries=[
+        schema.PlanEntry(content=str(step.get("step", "")), priority="medium",
+                         status=step.get("status", "pending"))  # type: ignore[arg-type]
+        for step in event.steps])
+
+
+def hook_line(event: HookRan) -> str:
+    """A hook that ran, in one line for the editor's thoughts."""
+    how = "timed out" if event.timed_out else "blocked" if event.blocked else f"exit {event.exit_code}"
+    said = (event.stderr or event.stdout).strip().replace("\n", " ")[:300]
+    return f"{event.event} hook `{event.command}`: {how}" + (f": {said}" if said else "") + "\n"
+
+
 def thought_chunk(text: str) -> schema.AgentThoughtChunk:
     """What the harness does on its own (a test run and its verdict), shown apart from the answer."""
     return schema.AgentThoughtChunk(session_update="agent_thought_chunk",
@@ -103,7 +127,8 @@ def _locations(call: ToolCall, root: Path) -> list[schema.ToolCallLocation]:
 
 def _title(call: ToolCall) -> str:
     args = call.arguments or {}
-    target = next((args[k] for k in ("command", "path", "pattern", "text") if isinstance(args.get(k), str)), "")
+    target = next((args[k] for k in ("command", "path", "pattern", "text", "url", "description")
+                   if isinstance(args.get(k), str)), "")
     if call.name == "rename_file" and isinstance(args.get("new_path"), str):
         target = f"{target} -> {args['new_path']}"
     return f"{call.name} {target}".strip() if len(target) <= 120 else f"{call.name} {target[:119]}…"

@@ -20,7 +20,8 @@ __all__ = ["ToolContext", "ToolLimits", "handlers"]
 @functools.cache
 def handlers() -> dict[str, Callable[..., Any]]:
     """Every built-in handler by name (imported on first use, so importing this package stays cheap)."""
-    from cli_agent.tools.handlers import commands, facts, files, insert, line_edits
+    from cli_agent.tools.handlers import commands, facts, files, insert, line_edits, run_tools
+    from cli_agent.tools.web import page
 
     return {
         "list_files": files.list_files,
@@ -36,4 +37,7 @@ def handlers() -> dict[str, Callable[..., Any]]:
         "rename_file": files.rename_file,
         "run_command": commands.run_command,
         "propose_fact": facts.propose_fact,
+        "web_fetch": page.web_fetch,
+        "update_plan": run_tools.update_plan,
+        "task": run_tools.task,
     }

@@ -17,6 +17,8 @@ from cli_agent.contracts.escape import escape_for_terminal, json_for_output
 from cli_agent.contracts.events import (
     ApprovalDecided,
     Event,
+    HookRan,
+    PlanUpdated,
     Retry,
     RunFinished,
     RunStarted,
@@ -38,9 +40,12 @@ class RunRecord:
     files_changed: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     finished: RunFinished | None = None
+    plan: list[dict[str, str]] | None = None  # the model's checklist as it last set it (update_plan)
 
     def __call__(self, event: Event) -> None:
-        if isinstance(event, ToolCallsProposed):
+        if isinstance(event, PlanUpdated):
+            self.plan = [dict(step) for step in event.steps]
+        elif isinstance(event, ToolCallsProposed):
             for call in event.calls:
                 self.tool_calls.append({"id": call.id, "tool": call.name, "arguments": call.arguments,
                                         "ok": None, "approved": None})
@@ -101,7 +106,7 @@ class JsonReport(RunRecord):
                 "answer": finished.answer, "steps": self.steps, "tool_calls": calls,
                 "files_changed": self.files_changed, "usage": self.usage.to_dict(), "trace": self.trace,
                 "warnings": self.warnings, "notes": self.notes,
-                "verified": finished.verified, "tests": finished.tests,
+                "verified": finished.verified, "tests": finished.tests, "plan": self.plan,
                 **({"attempt": finished.attempt} if finished.attempt else {}),
                 **({"failed_change": finished.failed_change} if finished.failed_change else {})} | self.extra
 
@@ -156,9 +161,19 @@ class TextPrinter:
             self.err.flush()
         elif isinstance(event, Verification):
             self._note(event.line)
+        elif isinstance(event, PlanUpdated):
+            self._note(f"☰ {event.summary}")
+        elif isinstance(event, HookRan):
+            self._note(f"⚑ {event.event} hook `{event.command}`: " + _hook_outcome(event))
         elif isinstance(event, RunFinished) and event.answer:
             self.out.write(escape_for_terminal(event.answer.rstrip("\n")) + "\n")
             self.out.flush()
+
+
+def _hook_outcome(event: HookRan) -> str:
+    said = (event.stderr or event.stdout).strip().replace("\n", " ")[:200]
+    how = "timed out" if event.timed_out else "blocked" if event.blocked else f"exit {event.exit_code}"
+    return how + (f": {said}" if said else "")
 
 
 def output_sink(output: str, report: JsonReport) -> Callable[[Event], None]:

@@ -120,6 +120,8 @@ class Renderer:
         self._elided = ""  # the turn's latest "old tool results elided" warning
         self.thoughts: list[str] = []  # the turn's thinking, one entry a model request, for /expand
         self._thinking: str | None = None  # the thinking streaming now, folded to one line when the answer starts
+        self._plan: ev.PlanUpdated | None = None  # the model's checklist this turn, kept in the live region
+        self._sub_calls: dict[str, ToolCall] = {}  # a sub-task's calls (task tool), for /expand
 
     def __call__(self, event: ev.Event) -> None:
         handler = getattr(self, "_on_" + event.type, None)
@@ -145,6 +147,10 @@ class Renderer:
     def _start_working(self, command: bool = False) -> None:
         self.close()
         self._working = Working(self.clock, self.typed, self._hint, command)
+        if self._plan is not None:
+            from cli_agent.ui.view.plan_view import plan_text
+
+            self._working.plan = plan_text(self._plan, self.console.width)
         if self.live:
             from rich.live import Live
 
@@ -160,6 +166,17 @@ class Renderer:
     def _on_run_started(self, event: ev.RunStarted) -> None:
         self._protocol = event.protocol
         self._started = self.clock()
+        self._plan = None
+
+    def _on_plan_updated(self, event: ev.PlanUpdated) -> None:
+        from cli_agent.ui.view.plan_view import plan_text
+
+        self._plan = event
+        if self._working is not None:
+            self._working.plan = plan_text(event, self.console.width)
+            self.refresh()
+        elif not self.live:  # no live region (not a terminal): the plan as it changes, in the transcript
+            self.print(plan_text(event, self.console.width))
 
     def _on_model_request(self, event: ev.ModelRequest) -> None:
         self._start_working()
@@ -251,6 +268,8 @@ class Renderer:
 
     def _on_tool_result(self, event: ev.ToolResult) -> None:
         call = self._calls.get(event.call_id)
+        if event.tool == "task":  # the sub-task's line in the live region gives way to its result's
+            self.close()
         data = event.envelope.data
         if isinstance(data, dict) and "exit_code" in data:
             from cli_agent.ui.view.command_panel import changes_panel, command_result
@@ -286,6 +305,33 @@ class Renderer:
             return
         self.print(Text("! " + esc(event.message), style="yellow"))
 
+    def _on_subagent_event(self, event: ev.SubagentEvent) -> None:
+        """A sub-task at work: one line in the live region, its latest call; its calls are kept for /expand."""
+        inner, doing = event.event, ""
+        if inner.get("type") == "tool_calls_proposed":
+            calls = [ToolCall.from_dict(c) for c in inner.get("calls", ())]
+            self._sub_calls.update((c.id, c) for c in calls)
+            doing = ", ".join(c.name for c in calls)
+        elif inner.get("type") == "tool_result":
+            result = ev.event_from_dict(inner)
+            if isinstance(result, ev.ToolResult):
+                self.folded.append((self._sub_calls.get(result.call_id), result))
+        elif inner.get("type") == "model_request":
+            doing = "thinking"
+        if not doing:
+            return
+        if self._working is None:
+            self._start_working()
+        if self._working is not None:
+            self._working.task = f"⟳ task: {event.description} · {doing}"
+
+    def _on_hook_ran(self, event: ev.HookRan) -> None:
+        from cli_agent.ui.view.plan_view import hook_line
+
+        self._end_command()
+        self.close()
+        self.print(hook_line(event, self.console.width))
+
     def _on_verification(self, event: ev.Verification) -> None:
         style = {"passed": "green", "failed": "red", "running": "dim", "unverified": "yellow"}.get(event.phase, "dim")
         self.print(Text(esc(event.line), style=style))
@@ -307,5 +353,9 @@ class Renderer:
             self.print(markdown(event.answer))
         if self._elided:
             self.print(Text("! " + esc(self._elided), style="yellow"))
+        if self._plan is not None:
+            from cli_agent.ui.view.plan_view import plan_summary
+
+            self.print(plan_summary(self._plan))
         if not self.one_shot or event.stop_reason is ev.StopReason.DONE:
             self.print(finish_line(event, self.clock() - self._started))

@@ -27,7 +27,8 @@ from cli_agent.contracts.messages import ToolCall
 __all__ = ["VERBS", "call_label", "compact_line", "data_summary", "mcp_summary", "received_lines", "result_line",
            "target_of"]
 
-VERBS = {"read_file": "Read", "list_files": "List", "search": "Search", "propose_fact": "Propose"}
+VERBS = {"read_file": "Read", "list_files": "List", "search": "Search", "propose_fact": "Propose",
+         "update_plan": "Plan", "task": "Task", "web_fetch": "Fetch"}
 _DONE = {"create": "created", "edit": "edited", "write": "rewritten", "delete": "deleted"}
 _ESCAPE = re.compile(r'\\(u[0-9a-fA-F]{4}|.)|"')
 _ARG_CHARS = 60  # characters of a call's target shown in its one line
@@ -44,7 +45,7 @@ def _is_mcp(tool: str) -> bool:
 def target_of(call: ToolCall | None) -> str:
     """The argument a call is about: its path, else its pattern, else ""."""
     args = (call.arguments if call is not None else None) or {}
-    for key in ("path", "pattern", "text"):
+    for key in ("path", "pattern", "text", "description", "url"):
         if isinstance(args.get(key), str):
             return args[key]
     return ""
@@ -144,6 +145,13 @@ def data_summary(tool: str, data: Any, envelope_json: str = "", model_chars: int
     if "entries" in data:
         count = data.get("count", len(data.get("entries") or []))
         return f"{count:,} entries" + (" (the first shown: more exist)" if data.get("truncated") else "")
+    if "plan" in data and "summary" in data:  # update_plan
+        return esc(str(data["summary"]))
+    if "answer" in data and "steps" in data:  # task: the helper's steps; its answer is the model's to read
+        return f"{data['steps']} step{'s' if data['steps'] != 1 else ''} (/expand)"
+    if "content" in data and "status" in data:  # web_fetch
+        return f"{len(str(data['content'])):,} characters" + (f" · {esc(str(data['title']))}" if data.get("title")
+                                                                else "")
     return ""
 
 

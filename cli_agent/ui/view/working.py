@@ -32,6 +32,8 @@ class Working:
         self.started = clock()
         self.text = ""
         self.thinking = ""  # a reasoning model's thinking, shown dimmed until the answer starts
+        self.plan: Any = None  # the model's checklist, drawn above the spinner (ui.view.plan_view)
+        self.task = ""  # a sub-task at work: one line (ui.view.render)
         self.spinner = Spinner("dots", style="cyan")
 
     def add(self, text: str) -> None:
@@ -39,7 +41,12 @@ class Working:
 
     def __rich_console__(self, console: Console, options: Any) -> Any:
         queued = self.typed()
-        room = max(1, (options.height or console.height) - 2 - len(queued))
+        if self.plan is not None:
+            yield self.plan
+        if self.task:
+            yield Text(esc(self.task), style="cyan")
+        used = (len(self.plan.plain.splitlines()) if self.plan is not None else 0) + bool(self.task)
+        room = max(1, (options.height or console.height) - 2 - len(queued) - used)
         if self.command:
             from cli_agent.ui.view.command_panel import LIVE_LINES, output_block
 

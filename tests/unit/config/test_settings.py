@@ -349,7 +349,7 @@ def test_example_config_mentions_every_key_and_env_var() -> None:
     for key in KEYS:
         name = key.rpartition(".")[2]
         assert re.search(rf"^#? ?{name} = ", text, re.MULTILINE), key
-        assert env_var(key) in text or key.startswith("sandbox."), key  # [sandbox]: user config only, no env
+        assert env_var(key) in text or key.startswith(("sandbox.", "web.")), key  # user config only, no env
     assert "[local]" in text
 
 

@@ -10,7 +10,8 @@ from cli_agent.tools.registry import Registry
 from cli_agent.tools.specs import ToolSpec, builtin_spec_dir, load_specs
 
 ALL = frozenset({"list_files", "read_file", "search", "create_file", "edit_file", "write_file", "delete_file",
-                 "insert_text", "propose_fact", "rename_file", "run_command", "replace_lines", "replace_definition"})
+                 "insert_text", "propose_fact", "rename_file", "run_command", "replace_lines", "replace_definition",
+                 "web_fetch", "update_plan", "task"})
 
 
 def _noop(ctx, **arguments): ...
@@ -29,12 +30,12 @@ def _spec(name: str, **fields) -> ToolSpec:
 
 def test_names_and_categories_are_ordered():
     registry = _registry()
-    assert registry.categories() == ["Explore", "Edit", "Run", "Project knowledge"]
-    assert registry.names() == ["list_files", "read_file", "search", "create_file", "delete_file", "edit_file",
-                                "insert_text", "rename_file", "replace_definition", "replace_lines", "write_file",
-                                "run_command", "propose_fact"]
-    assert [s.name for s in registry.by_category("Explore")] == ["list_files", "read_file", "search"]
-    assert len(registry) == 13 and "search" in registry and "grep" not in registry
+    assert registry.categories() == ["Explore", "Edit", "Run", "Project knowledge", "Plan and delegate"]
+    assert registry.names() == ["list_files", "read_file", "search", "web_fetch", "create_file", "delete_file",
+                                "edit_file", "insert_text", "rename_file", "replace_definition", "replace_lines",
+                                "write_file", "run_command", "propose_fact", "task", "update_plan"]
+    assert [s.name for s in registry.by_category("Explore")] == ["list_files", "read_file", "search", "web_fetch"]
+    assert len(registry) == 16 and "search" in registry and "grep" not in registry
     assert _registry(_spec("zz", category="Alpha")).categories()[-1] == "Alpha"
 
 
@@ -42,9 +43,9 @@ def test_unknown_tool_lists_the_available_ones():
     registry = _registry()
     with pytest.raises(UsageError) as info:
         registry.get("grep")
-    assert str(info.value) == ("unknown tool 'grep'; available tools: list_files, read_file, search, create_file, "
-                               "delete_file, edit_file, insert_text, rename_file, replace_definition, "
-                               "replace_lines, write_file, run_command, propose_fact")
+    assert str(info.value) == ("unknown tool 'grep'; available tools: list_files, read_file, search, web_fetch, "
+                               "create_file, delete_file, edit_file, insert_text, rename_file, replace_definition, "
+                               "replace_lines, write_file, run_command, propose_fact, task, update_plan")
     with pytest.raises(UsageError, match="available tools"):
         registry.handler("grep")
 
@@ -69,14 +70,15 @@ def test_optional_tool_only_when_hinted():
     registry = _registry()
     required = ["list_files", "read_file", "search", "create_file", "delete_file", "edit_file", "insert_text",
                 "rename_file", "replace_definition", "replace_lines", "write_file", "run_command"]
-    assert _offered(registry) == required
-    assert _offered(registry, "fix the failing test in app.py") == required
-    assert _offered(registry, "refactor the factory class") == required  # whole words only
-    assert _offered(registry, "Remember: we indent with tabs") == [*required, "propose_fact"]
-    assert _offered(registry, "note this DECISION") == [*required, "propose_fact"]
-    assert _offered(registry, "from now on use pytest") == [*required, "propose_fact"]
-    assert _offered(registry, "", workflow="record_decision") == [*required, "propose_fact"]
-    assert _offered(registry, "", workflow="record-conventions") == [*required, "propose_fact"]
+    later = ["task", "update_plan"]  # the category after Project knowledge
+    assert _offered(registry) == [*required, *later]
+    assert _offered(registry, "fix the failing test in app.py") == [*required, *later]
+    assert _offered(registry, "refactor the factory class") == [*required, *later]  # whole words only
+    assert _offered(registry, "Remember: we indent with tabs") == [*required, "propose_fact", *later]
+    assert _offered(registry, "note this DECISION") == [*required, "propose_fact", *later]
+    assert _offered(registry, "from now on use pytest") == [*required, "propose_fact", *later]
+    assert _offered(registry, "", workflow="record_decision") == [*required, "propose_fact", *later]
+    assert _offered(registry, "", workflow="record-conventions") == [*required, "propose_fact", *later]
 
 
 def test_only_restricts_and_switches_on_named_optional_tools():

@@ -37,7 +37,11 @@ CONTRACT = {
     "replace_definition": (["path", "name", "new"], []),
     "rename_file": (["path", "new_path"], []),
     "run_command": (["command"], ["timeout_s"]),
+    "web_fetch": (["url"], []),
+    "update_plan": (["steps"], ["explanation"]),
+    "task": (["description", "prompt"], ["agent"]),
 }
+ASKED = {"web_fetch"}  # changes no file, but reaches the network: asked for
 MUTATING = {"create_file", "edit_file", "write_file", "delete_file", "insert_text", "rename_file", "run_command",
             "replace_lines", "replace_definition"}
 
@@ -57,11 +61,14 @@ def rename_file(ctx, path, new_path): ...
 def replace_lines(ctx, path, start_line, end_line, new): ...
 def replace_definition(ctx, path, name, new): ...
 def run_command(ctx, command, timeout_s=None): ...
+def web_fetch(ctx, url): ...
+def update_plan(ctx, steps, explanation=None): ...
+def task(ctx, description, prompt, agent=None): ...
 
 
 FAKES = {f.__name__: f for f in (list_files, read_file, search, create_file, edit_file, write_file, delete_file,
                                  propose_fact, insert_text, rename_file, run_command, replace_lines,
-                                 replace_definition)}
+                                 replace_definition, web_fetch, update_plan, task)}
 
 
 def test_builtin_specs_keep_the_public_contract():
@@ -71,14 +78,15 @@ def test_builtin_specs_keep_the_public_contract():
         spec = specs[name]
         assert list(spec.required_params()) == required, name
         assert set(spec.parameters["properties"]) == {*required, *optional}, name
-        assert spec.mutates == spec.requires_approval == (name in MUTATING), name
+        assert spec.mutates == (name in MUTATING), name
+        assert spec.requires_approval == (name in MUTATING or name in ASKED), name
         assert spec.exposed_to_model and spec.examples and spec.when_to_use, name
         assert all(p.get("description") for p in spec.parameters["properties"].values()), name
     assert specs["list_files"].parameters["properties"]["path"]["default"] == "."
     fact = specs["propose_fact"]
     assert fact.optional and not fact.requires_approval and fact.category == "Project knowledge"
     assert {"facts?", "conventions?", "remember", "decisions?"} <= set(fact.hints)
-    assert not any(s.optional for n, s in specs.items() if n != "propose_fact")
+    assert not any(s.optional for n, s in specs.items() if n not in ("propose_fact", "web_fetch"))
 
 
 def test_builtin_specs_match_the_real_handlers():

@@ -1,0 +1,160 @@
+"""One GET over http or https, following at most `max_redirects` redirects (each checked as the first URL is),
+reading at most `max_bytes` of the body before `deadline`.
+
+Connections go through `address.open_checked`; https verifies the certificate for the URL's host name (SNI and
+the Host header say the name, the socket goes to the checked address). Nothing is sent but the request line and a
+few plain headers: no cookies, no credentials, no proxy.
+"""
+
+from __future__ import annotations
+
+import http.client
+import ssl
+import time
+import zlib
+from dataclasses import dataclass
+from urllib.parse import urljoin, urlsplit
+
+from cli_agent.contracts.envelope import ToolError
+from cli_agent.tools.web.address import open_checked
+
+__all__ = ["Fetched", "WebSetup", "fetch", "host_of"]
+
+_REDIRECTS = (301, 302, 303, 307, 308)
+_USER_AGENT = "cli-agent-web-fetch/1"
+
+
+@dataclass(frozen=True)
+class WebSetup:
+    """How web_fetch reaches the web. `allow_private` comes from the user config only (`[web] allow_private`)."""
+
+    allow_private: bool = False
+    max_redirects: int = 5
+    max_bytes: int = 5 * 1024 * 1024  # of the body, after any decompression
+    timeout_s: float = 30.0  # the whole fetch, redirects included
+
+
+@dataclass(frozen=True)
+class Fetched:
+    url: str  # the last URL, after redirects
+    status: int
+    reason: str
+    content_type: str
+    charset: str | None
+    body: bytes
+    truncated: bool
+    redirects: tuple[str, ...]
+
+
+def host_of(url: str) -> str:
+    """The host name of `url`, lower-case ("" when it has none)."""
+    try:
+        return (urlsplit(url).hostname or "").lower()
+    except ValueError:
+        return ""
+
+
+def _checked_url(url: str) -> tuple[str, str, int, str]:
+    """(scheme, host, port, path with query) of an http(s) URL; ToolError for anything else."""
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError as exc:
+        raise ToolError(f"not a valid URL: {url!r} ({exc})") from None
+    if parts.scheme not in ("http", "https"):
+        raise ToolError(f"only http and https URLs can be fetched, not {parts.scheme or 'a URL without a scheme'}: "
+                        f"{url!r}")
+    if not parts.hostname:
+        raise ToolError(f"the URL names no host: {url!r}")
+    if parts.username or parts.password:
+        raise ToolError("URLs with credentials in them are refused")
+    if any(c in url for c in "\r\n\0 \t"):
+        raise ToolError("the URL contains whitespace or control characters")
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    return parts.scheme, parts.hostname, port or (443 if parts.scheme == "https" else 80), path
+
+
+class _Http(http.client.HTTPConnection):
+    allow_private = False
+
+    def connect(self) -> None:
+        self.sock = open_checked(self.host, self.port, self.timeout or 30.0, self.allow_private)
+
+
+class _Https(http.client.HTTPSConnection):
+    allow_private = False
+
+    def connect(self) -> None:
+        sock = open_checked(self.host, self.port, self.timeout or 30.0, self.allow_private)
+        context: ssl.SSLContext = self._context  # type: ignore[attr-defined]
+        self.sock = context.wrap_socket(sock, server_hostname=self.host)
+
+
+def fetch(url: str, setup: WebSetup, deadline: float) -> Fetched:
+    """GET `url`, following redirects; ToolError for what the model can act on (a refused address, a bad URL, a
+    timeout, too many redirects)."""
+    redirects: list[str] = []
+    while True:
+        scheme, host, port, path = _checked_url(url)
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise ToolError(f"web_fetch timed out after {setup.timeout_s:g} s")
+        kind = _Https if scheme == "https" else _Http
+        conn = kind(host, port, timeout=left)
+        conn.allow_private = setup.allow_private
+        try:
+            fetched = _get(conn, host, path, url, setup, deadline)
+        except (OSError, http.client.HTTPException) as exc:
+            if isinstance(exc, TimeoutError) or "timed out" in str(exc):
+                raise ToolError(f"web_fetch timed out after {setup.timeout_s:g} s fetching {url}") from None
+            raise ToolError(f"fetching {url} failed: {type(exc).__name__}: {exc}") from None
+        finally:
+            conn.close()
+        if isinstance(fetched, Fetched):
+            return Fetched(**{**fetched.__dict__, "redirects": tuple(redirects)})
+        if len(redirects) >= setup.max_redirects:
+            raise ToolError(f"more than {setup.max_redirects} redirects, the last to {fetched}")
+        url = fetched
+        redirects.append(url)
+
+
+def _get(conn: http.client.HTTPConnection, host: str, path: str, url: str, setup: WebSetup,
+         deadline: float) -> Fetched | str:
+    """The response, or the URL a redirect points to."""
+    name = f"[{host}]" if ":" in host else host
+    conn.request("GET", path, headers={"Host": name if conn.port == conn.default_port else f"{name}:{conn.port}",
+                                       "User-Agent": _USER_AGENT, "Accept-Encoding": "gzip, identity",
+                                       "Accept": "text/html, text/*;q=0.9, application/json;q=0.8, */*;q=0.5"})
+    response = conn.getresponse()
+    location = response.getheader("Location")
+    if response.status in _REDIRECTS and location:
+        return urljoin(url, location.strip())
+    body, truncated = _body(response, setup, deadline, conn)
+    content_type = (response.getheader("Content-Type") or "").split(";")[0].strip().lower()
+    return Fetched(url=url, status=response.status, reason=response.reason, content_type=content_type,
+                   charset=response.headers.get_content_charset(), body=body, truncated=truncated, redirects=())
+
+
+def _body(response: http.client.HTTPResponse, setup: WebSetup, deadline: float,
+          conn: http.client.HTTPConnection) -> tuple[bytes, bool]:
+    """At most `max_bytes` of the body (decompressed when gzip), read before the deadline."""
+    gzip = (response.getheader("Content-Encoding") or "").strip().lower() in ("gzip", "x-gzip")
+    inflate = zlib.decompressobj(16 + zlib.MAX_WBITS) if gzip else None
+    out = bytearray()
+    while len(out) <= setup.max_bytes:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise ToolError(f"web_fetch timed out after {setup.timeout_s:g} s reading the page")
+        if conn.sock is not None:
+            conn.sock.settimeout(left)
+        chunk = response.read1(64 * 1024)
+        if not chunk:
+            break
+        if inflate is not None:
+            try:
+                chunk = inflate.decompress(chunk, setup.max_bytes + 1 - len(out))
+            except zlib.error as exc:
+                raise ToolError(f"the page's gzip encoding is broken: {exc}") from None
+        out += chunk
+    truncated = len(out) > setup.max_bytes
+    return bytes(out[:setup.max_bytes]), truncated

@@ -1,0 +1,56 @@
+"""The model's checklist (update_plan) and the hooks that ran, on a terminal. The checklist is drawn in the live
+region above the spinner while the turn runs, redrawn in place at each update, and summed up in one line when the
+turn ends; a hook that ran is one line of the transcript.
+
+    ☰ Plan  2/4
+      ✓ Read the parser
+      ✓ Add the strict flag
+      ▸ Update the tests
+      ○ Run the tests
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from cli_agent.contracts.escape import escape_for_terminal as esc
+from cli_agent.contracts.events import HookRan, PlanUpdated
+
+__all__ = ["hook_line", "plan_summary", "plan_text"]
+
+_MARKS = {"completed": ("✓", "green"), "in_progress": ("▸", "bold cyan"), "pending": ("○", "dim")}
+_MOST = 12  # steps drawn; a longer plan keeps the one in progress in sight
+
+
+def plan_text(plan: PlanUpdated, width: int = 100) -> Text:
+    steps = list(plan.steps)
+    done = sum(1 for s in steps if s.get("status") == "completed")
+    text = Text.assemble(("☰ Plan", "bold"), (f"  {done}/{len(steps)}", "dim"))
+    now = next((i for i, s in enumerate(steps) if s.get("status") == "in_progress"), done)
+    start = max(0, min(now - _MOST // 2, len(steps) - _MOST))
+    for step in steps[start:start + _MOST]:
+        mark, style = _MARKS.get(step.get("status", ""), ("?", "dim"))
+        line = esc(str(step.get("step", "")))[: max(10, width - 6)]
+        text.append(f"\n  {mark} ", style=style)
+        text.append(line, style="dim" if step.get("status") == "completed" else "")
+    if len(steps) > _MOST:
+        text.append(f"\n  … {len(steps) - _MOST} more", style="dim")
+    return text
+
+
+def plan_summary(plan: PlanUpdated) -> Text:
+    """The turn's last plan in one line."""
+    return Text("☰ " + esc(plan.summary), style="dim")
+
+
+def hook_line(event: HookRan, width: int = 100) -> Text:
+    """A hook that ran, in the transcript: `⚑ after_tool hook `ruff format .`: exit 0 · 1 file reformatted`."""
+    how = "timed out (killed)" if event.timed_out else "blocked" if event.blocked else f"exit {event.exit_code}"
+    said = " ".join((event.stderr if event.blocked or event.exit_code else event.stdout or event.stderr).split())
+    style = "yellow" if event.blocked or event.timed_out or event.exit_code else "dim"
+    text = Text(f"⚑ {event.event} hook ", style=style)
+    text.append(esc(event.command)[:60], style=style + " bold")
+    text.append(f": {how}", style=style)
+    if said:
+        text.append(" · " + esc(said)[: max(20, width - len(text.plain) - 3)], style=style)
+    return text

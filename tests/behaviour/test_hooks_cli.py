@@ -1,0 +1,74 @@
+"""Hooks from the command line, as real commands: the user's config runs them; a project's runs them only in a
+trusted folder (elsewhere they are named once and not run); a hook that hangs is killed at its timeout and the
+run goes on."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from clikit import cli, user_config
+
+pytestmark = [pytest.mark.usefixtures("isolated_home"), pytest.mark.slow]
+
+
+def _script(path, *replies):
+    path.write_text(json.dumps(list(replies)))
+    return f"scripted:{path}"
+
+
+def _create(path="a.txt"):
+    return {"tool_calls": [{"name": "create_file", "arguments": {"path": path, "content": "hello\n"}}]}
+
+
+def test_a_user_hook_runs_after_an_edit_and_is_in_the_report_and_trace(tmp_path, ws):
+    home = tmp_path / "home"
+    user_config(home, f'[[hooks]]\nevent = "after_tool"\nmatch = "create_file"\n'
+                      f'command = "cat > {tmp_path}/seen.json; echo formatted"\n')
+    done = cli(["-C", str(ws), "-p", "make a", "--model", _script(tmp_path / "s.json", _create(), {"text": "ok"}),
+                "--yes", "--output", "stream-json"], home=home)
+    assert done.returncode == 0, done.stderr
+    ran = [e for e in map(json.loads, done.stdout.splitlines()) if e["type"] == "hook_ran"]
+    assert [(r["event"], r["exit_code"], r["stdout"].strip(), r["tool"]) for r in ran] == [
+        ("after_tool", 0, "formatted", "create_file")]
+    seen = json.loads((tmp_path / "seen.json").read_text())
+    assert seen["tool_input"] == {"path": "a.txt", "content": "hello\n"} and seen["tool_response"]["ok"] is True
+
+
+def test_an_untrusted_projects_hooks_are_named_once_and_not_run(tmp_path, ws):
+    home = tmp_path / "home"
+    user_config(home, "")
+    marker = tmp_path / "pwned"
+    (ws / ".cli-agent").mkdir()
+    (ws / ".cli-agent" / "config.toml").write_text(
+        f'[[hooks]]\nevent = "prompt"\ncommand = "touch {marker}"\n\n'
+        f'[[hooks]]\nevent = "before_tool"\ncommand = "touch {marker}; exit 2"\n')
+    script = _script(tmp_path / "s.json", _create(), {"text": "ok"})
+    done = cli(["-C", str(ws), "-p", "make a", "--model", script, "--yes", "--output", "json"], home=home)
+    report = json.loads(done.stdout)
+    assert done.returncode == 0 and not marker.exists() and (ws / "a.txt").exists()
+    named = [n for n in report["notes"] if "hook" in n]
+    assert len(named) == 1 and "not running the 2 hook(s)" in named[0] and f"touch {marker}" in named[0]
+    trusted = cli(["-C", str(ws), "-p", "make b", "--model", _script(tmp_path / "t.json", _create("b.txt"),
+                                                                       {"text": "ok"}),
+                   "--yes", "--trust", "--output", "json"], home=home)
+    assert marker.exists() and not (ws / "b.txt").exists()  # trusted: they run, and the second one blocks
+    assert "blocked by a before_tool hook" in json.dumps(json.loads(trusted.stdout)["tool_calls"])
+
+
+def test_a_hook_that_hangs_is_killed_at_its_timeout_and_the_run_goes_on(tmp_path, ws):
+    home = tmp_path / "home"
+    user_config(home, '[[hooks]]\nevent = "before_tool"\ncommand = "sleep 600"\ntimeout_s = 1\n')
+    done = cli(["-C", str(ws), "-p", "make a", "--model", _script(tmp_path / "s.json", _create(), {"text": "ok"}),
+                "--yes", "--output", "stream-json"], home=home, timeout=120)
+    assert done.returncode == 0, done.stderr
+    ran = [e for e in map(json.loads, done.stdout.splitlines()) if e["type"] == "hook_ran"]
+    assert ran[0]["timed_out"] is True and ran[0]["exit_code"] is None and not ran[0]["blocked"]
+    assert (ws / "a.txt").exists()
+
+
+def test_a_bad_hook_in_the_user_config_is_a_config_error(tmp_path, ws):
+    home = tmp_path / "home"
+    user_config(home, '[[hooks]]\nevent = "before_everything"\ncommand = "true"\n')
+    done = cli(["-C", str(ws), "-p", "x", "--model", "scripted:/nonexistent"], home=home)
+    assert done.returncode == 2 and "hooks" in done.stderr and "Traceback" not in done.stderr
