@@ -195,15 +195,25 @@ class ReplContext:
     def show_resumed(self, session: Session, trace_path: Any) -> None:
         """A resumed session's transcript on screen, and its totals in the toolbar."""
         from cli_agent.history.trace import read_trace
-        from cli_agent.ui.view.resume_view import show_transcript
+        from cli_agent.ui.view.resume_view import show_transcript, undone_runs
 
         try:
-            summary = show_transcript(self.console, read_trace(trace_path), compact=self.compact_call)
+            trace = read_trace(trace_path)
+            undone = undone_runs(trace, self._journal_turns(session), session.session_id)
+            summary = show_transcript(self.console, trace, compact=self.compact_call, undone=undone)
         except errors.CliAgentError as exc:  # the conversation is back; only its picture is missing
             self.console.print(f"(the transcript cannot be shown: {exc})", style="dim", markup=False)
             return
         session.agent.usage = summary.usage
         self.steps = summary.steps
+
+    @staticmethod
+    def _journal_turns(session: Session) -> list[Any]:
+        """The workspace's undo journal, to mark the turns undone since; none when it cannot be read."""
+        try:
+            return session.journal.turns() if session.journal is not None else []
+        except (errors.CliAgentError, OSError):
+            return []
 
     def replace_session(self, session: Session) -> None:
         """The REPL goes on with `session`; the old one is closed (its provider stays open if `session` uses it)."""
