@@ -37,7 +37,7 @@ def run_interactive(state: AppState, resume: str | None, *, onboard: bool) -> in
 
     hint = (state.flags or {}).get("workspace")
     return run_repl(load, provider_factory=provider_factory(state), resume=resume, onboard=onboard,
-                    ask_trust=lambda settled: ask_trust(settled, hint))  # once per folder+config
+                    ask_trust=lambda settled, typed: ask_trust(settled, hint, typed))  # once per folder+config
 
 
 def run_prompt(state: AppState, prompt: str, resume: str | None) -> int:

@@ -235,6 +235,24 @@ class ReplContext:
         with self._keys.paused():  # asked during a run (!COMMAND's output): the question reads its own keys
             return session.prompt(esc(question), completer=WordCompleter(words) if words else None, default=default)
 
+    def ask_key(self, question: str) -> str:
+        """A question answered with one key (lower-cased; "\\r" for Enter, "" for Ctrl-C or Ctrl-D); keys typed
+        before it was drawn are kept for the prompt instead of answering it."""
+        from cli_agent.ui.repl.answer import Typed, ask_key
+
+        typed = Typed()
+        keys = self._keys
+        if keys is None:
+            answer = ask_key(esc(question), typed, input=self.io["input"], output=self.io["output"])
+            self.queued += typed.queued
+            self.draft += typed.partial
+            return answer
+        with keys.paused():  # asked during a run (!COMMAND's output): the question reads its own key
+            answer = ask_key(esc(question), typed, input=self.io["input"], output=self.io["output"])
+        keys.queued += typed.queued
+        keys.partial += typed.partial
+        return answer
+
     def choose(self, title: str, options: list[str], preview: Callable[[int], str] | None = None,
                selected: int = 0) -> int | None:
         if self.io["input"] is None and not sys.stdin.isatty():

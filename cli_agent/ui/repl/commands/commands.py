@@ -65,6 +65,11 @@ class CommandContext(Protocol):
         """One line from the user (KeyboardInterrupt on Ctrl-C, EOFError on Ctrl-D)."""
         ...
 
+    def ask_key(self, question: str) -> str:
+        """One key from the user, lower-cased ("\\r" for Enter, "" for Ctrl-C or Ctrl-D); keys typed before the
+        question was drawn never answer it (they are kept for the prompt)."""
+        ...
+
     def choose(self, title: str, options: list[str], preview: Callable[[int], str] | None,
                selected: int) -> int | None:
         """An arrow-key pick among `options` (None: none chosen, or no terminal to ask on)."""

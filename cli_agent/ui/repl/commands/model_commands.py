@@ -123,10 +123,7 @@ def switch_model(ctx: CommandContext, name: str) -> None:
 def _confirm_drop(ctx: CommandContext, name: str, protocol: str) -> bool:
     question = (f"{name} speaks the {protocol} protocol, and this conversation's tool calls can't be sent to it. "
                 "Start a new conversation? [y/N] ")
-    try:
-        return ctx.ask(question, choices=("y", "n")).strip().lower() in ("y", "yes")
-    except (KeyboardInterrupt, EOFError):
-        return False
+    return ctx.ask_key(question) == "y"
 
 
 def _swap(ctx: CommandContext, session: Session, name: str, provider: Provider, protocol: str, kept: bool) -> None:
