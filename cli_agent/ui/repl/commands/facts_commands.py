@@ -2,7 +2,8 @@
 
 `/facts` prints the listing (`facts.render_list`), then asks about each pending proposal (one key): y commits it,
 n rejects it, any other key leaves it pending, Esc or Ctrl-C stops asking. `/facts list` only lists; `/facts commit
-ID` and `/facts reject ID` decide on one. A decision that fails (no such proposal any more, a broken file) is one line and the REPL goes on.
+ID` and `/facts reject ID` decide on one. A decision that fails (no such proposal any more, a broken file) is one
+line and the REPL goes on.
 """
 
 from __future__ import annotations
