@@ -122,7 +122,7 @@ def test_facts_commits_a_pending_proposal_on_y(repl, tmp_path):
     r = repl([])
     r.say("/facts")
     assert "pyproject lists it" in r.expect(r"commit\? \[y/n")
-    r.say("y")
+    r.child.send("y")  # one key
     r.expect(f"committed {proposal.id}: Tests use pytest.")
     r.expect(PROMPT)
     assert r.quit() == 0
