@@ -53,6 +53,7 @@ class ReplContext:
         self.provider_factory = provider_factory
         self._approver = approver
         self.steps = 0
+        self._measured: tuple[Any, int] = (None, 0)  # (session, tokens): the provider's last count (context_tokens)
         self.commands = builtin_commands()
         self.notes = add_commands(self.commands, self) if self.startup.session is not None else []
         self.io = {"input": prompt_input, "output": prompt_output}  # the prompt's own terminal (tests: a pipe)
@@ -186,8 +187,22 @@ class ReplContext:
         return not spec.mutates and not spec.requires_approval
 
     def _count(self, event: Event) -> None:
+        from cli_agent.contracts.events import AssistantMessage
+
         if isinstance(event, RunFinished):
             self.steps += event.steps
+        elif isinstance(event, AssistantMessage) and event.usage.prompt_tokens:
+            self._measured = (self.session, event.usage.prompt_tokens + event.usage.completion_tokens)
+
+    def context_tokens(self) -> int | None:
+        """The conversation's size in tokens as the provider last counted it (its last reply's prompt and
+        completion), None when it did not count or the conversation was replaced since (a compaction, /clear)."""
+        session, tokens = self._measured
+        return tokens if session is self.startup.session and tokens else None
+
+    def conversation_replaced(self) -> None:
+        """The conversation was compacted or started again: the provider's last count no longer holds."""
+        self._measured = (None, 0)
 
     def run_turn(self, prompt: str, *, only_tools: Collection[str] | None = None) -> RunFinished:
         return self.drive(self.session.run(prompt, self.approver, only_tools=only_tools))
