@@ -13,11 +13,12 @@ Imported where they are used, so that the first prompt does not wait for them (t
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit import PromptSession
-from prompt_toolkit.completion import WordCompleter
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion, WordCompleter
+from prompt_toolkit.document import Document
 
 from cli_agent.contracts import errors
 from cli_agent.contracts.escape import escape_for_terminal as esc
@@ -242,13 +243,18 @@ class ReplContext:
 
     # -- asking the user ------------------------------------------------------------------------------------------
 
-    def ask(self, question: str, *, choices: Iterable[str] = (), default: str = "") -> str:
+    def ask(self, question: str, *, choices: Iterable[str] = (), default: str = "", paths: bool = False) -> str:
+        """One line; Tab completes `choices`, or with `paths` the workspace's paths (as `@path` does)."""
+        from cli_agent.ui.repl.completion import bindings
+
         words = list(choices)
-        session: PromptSession[str] = PromptSession(**{k: v for k, v in self.io.items() if v})
+        completer = _PathCompleter(self) if paths else WordCompleter(words) if words else None
+        io = {k: v for k, v in self.io.items() if v}
+        session: PromptSession[str] = PromptSession(key_bindings=bindings(), **io)  # Tab as at the prompt
         if self._keys is None:
-            return session.prompt(esc(question), completer=WordCompleter(words) if words else None, default=default)
+            return session.prompt(esc(question), completer=completer, default=default)
         with self._keys.paused():  # asked during a run (!COMMAND's output): the question reads its own keys
-            return session.prompt(esc(question), completer=WordCompleter(words) if words else None, default=default)
+            return session.prompt(esc(question), completer=completer, default=default)
 
     def ask_key(self, question: str) -> str:
         """A question answered with one key (lower-cased; "\\r" for Enter, "" for Ctrl-C or Ctrl-D); keys typed
@@ -273,3 +279,16 @@ class ReplContext:
         if self.io["input"] is None and not sys.stdin.isatty():
             return None
         return pick(title, options, preview=preview, selected=selected, **{k: v for k, v in self.io.items() if v})
+
+
+class _PathCompleter(Completer):
+    """The workspace's paths matching what is typed: a workflow's path parameter when it is asked for."""
+
+    def __init__(self, ctx: Any) -> None:
+        self.ctx = ctx
+
+    def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterator[Completion]:
+        typed = document.text_before_cursor
+        find = getattr(self.ctx, "workspace_paths", None)
+        for path in find(typed) if find is not None else []:
+            yield Completion(path, start_position=-len(typed), display=esc(path))

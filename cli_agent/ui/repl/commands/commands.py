@@ -61,8 +61,9 @@ class CommandContext(Protocol):
 
     def run_turn(self, prompt: str, *, only_tools: Collection[str] | None = None) -> RunFinished: ...
 
-    def ask(self, question: str, *, choices: Iterable[str] = (), default: str = "") -> str:
-        """One line from the user (KeyboardInterrupt on Ctrl-C, EOFError on Ctrl-D)."""
+    def ask(self, question: str, *, choices: Iterable[str] = (), default: str = "", paths: bool = False) -> str:
+        """One line from the user (KeyboardInterrupt on Ctrl-C, EOFError on Ctrl-D); Tab completes `choices`, or
+        with `paths` the workspace's paths."""
         ...
 
     def ask_key(self, question: str) -> str:
