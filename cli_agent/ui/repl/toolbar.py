@@ -57,7 +57,7 @@ def toolbar(settings: Any, session: Session | None, steps: int, *, width: int = 
     usage = session.agent.usage
     policy = session.agent.policy
     mode = "yes (--yes)" if policy.yes else policy.mode.value
-    if policy.granted_tools and not policy.yes:
+    if policy.granted_tools and not policy.yes and policy.mode.value != "all":  # under "all" a grant adds nothing
         mode += " +" + ",".join(sorted(policy.granted_tools))
     share = context_share(session, measured)
     model = esc(session.settings.model or "no model")
