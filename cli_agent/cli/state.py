@@ -40,7 +40,7 @@ def run_interactive(state: AppState, resume: str | None, *, onboard: bool) -> in
     hint = (state.flags or {}).get("workspace")
     refuse_broad(Path(hint or ".").expanduser().absolute())  # before the REPL draws anything
     return run_repl(load, provider_factory=provider_factory(state), resume=resume, onboard=onboard,
-                    ask_trust=lambda settled: ask_trust(settled, hint))  # once per folder+config
+                    ask_trust=lambda settled, typed: ask_trust(settled, hint, typed))  # once per folder+config
 
 
 def run_prompt(state: AppState, prompt: str, resume: str | None, *, images: list[str] | None = None) -> int:

@@ -19,7 +19,9 @@ from typing import Any, Literal
 from cli_agent.contracts import hunks
 from cli_agent.contracts.hunks import Region
 
-__all__ = ["Change", "ChangeKind", "Staged", "sha_of"]
+__all__ = ["SHOWN_CHARS", "Change", "ChangeKind", "Recorded", "Staged", "sha_of"]
+
+SHOWN_CHARS = 100_000  # a change's text or diff a trace keeps, to draw it again on a resume
 
 ChangeKind = Literal["create", "edit", "write", "delete"]
 
@@ -95,11 +97,50 @@ class Change:
         return hunks.counts(before, after, regions, encoding)
 
     def to_dict(self) -> dict[str, Any]:
-        """What the trace keeps: the change's identity, not its bytes."""
+        """What the trace keeps: the change's identity and what it showed (`shown`: a created file's text, a deleted
+        one's, else the diff; left out past `SHOWN_CHARS`), not its bytes."""
         added, removed = self.stats()
-        return {"tool": self.tool, "kind": self.kind, "path": self.path, "digest": self.digest,
-                "before_sha256": sha_of(self.before), "after_sha256": sha_of(self.after),
-                "summary": self.summary, "added": added, "removed": removed}
+        out = {"tool": self.tool, "kind": self.kind, "path": self.path, "digest": self.digest,
+               "before_sha256": sha_of(self.before), "after_sha256": sha_of(self.after),
+               "summary": self.summary, "added": added, "removed": removed}
+        shown = self._shown()
+        return out | ({"shown": shown} if shown is not None else {})
+
+    def _shown(self) -> str | None:
+        whole = self.after if self.kind == "create" else self.before if self.kind == "delete" else None
+        if whole is not None and len(whole) > SHOWN_CHARS * 4:
+            return None
+        text = self.text(whole) if whole is not None else self.diff()
+        return text if len(text) <= SHOWN_CHARS else None
+
+    @staticmethod
+    def from_dict(data: Any) -> Change | None:
+        """The change a trace recorded, as it was shown (`Recorded`); None when the trace kept only its identity."""
+        if not isinstance(data, dict) or not isinstance(data.get("shown"), str):
+            return None
+        kind, shown = data.get("kind"), data["shown"]
+        if kind not in ("create", "edit", "write", "delete") or not isinstance(data.get("path"), str):
+            return None
+        stats = (data.get("added"), data.get("removed"))
+        return Recorded(str(data.get("tool", "")), kind, data["path"],
+                        shown.encode() if kind == "delete" else None, shown.encode() if kind == "create" else None,
+                        summary=str(data.get("summary", "")), shown=shown,
+                        recorded=stats if all(isinstance(n, int) for n in stats) else (0, 0))  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class Recorded(Change):
+    """A change read back from a trace: what it showed (a created or deleted file's text, else the diff) and its
+    line counts, for drawing it again. It cannot be applied: an edit's bytes around its diff were not kept."""
+
+    shown: str = ""
+    recorded: tuple[int, int] = (0, 0)
+
+    def diff(self, context: int = 3) -> str:
+        return self.shown if self.kind in ("edit", "write") else super().diff(context)
+
+    def stats(self) -> tuple[int, int]:
+        return self.recorded
 
 
 @functools.cache

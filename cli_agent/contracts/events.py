@@ -338,6 +338,7 @@ class RunFinished(_Event):
     verified: bool | None = None  # the project's tests passed after the run's changes (None: no proof either way)
     tests: str = ""  # the tests' summary line, when they ran; else why the changes are not verified
     attempt: int = 0  # the candidate whose change was kept, when more than one was tried (cli_agent.agent.attempts)
+    time: float = field(default_factory=_now)  # when the run ended (0.0: an older trace's, not known)
 
     @property
     def exit_code(self) -> int:
@@ -376,12 +377,17 @@ def _calls(value: Any) -> tuple[ToolCall, ...]:
     return tuple(ToolCall.from_dict(c) for c in value)
 
 
+def _changes(value: Any) -> tuple[Change, ...]:
+    changes = [Change.from_dict(c) for c in value] if isinstance(value, list) else []
+    return tuple(c for c in changes if c is not None) if all(changes) else ()
+
+
 # How a field's plain value becomes its typed one (a field not named here is kept as it is). ModelRequest's
-# `messages` is a count; MessagesAppended's a list of messages. A Change comes back as None: the trace keeps its
-# identity, not its bytes.
+# `messages` is a count; MessagesAppended's a list of messages. A Change comes back as what it showed (`Recorded`),
+# or None when the trace kept only its identity; a change set only when each of its changes came back.
 _DECODERS: dict[str, Callable[[Any], Any]] = {
     "call": ToolCall.from_dict, "tool_calls": _calls, "calls": _calls, "usage": Usage.from_dict,
-    "envelope": Envelope.from_dict, "change": lambda value: None, "changes": lambda value: (),
+    "envelope": Envelope.from_dict, "change": Change.from_dict, "changes": _changes,
     "stop_reason": StopReason, "decision": Decision,
     "messages": lambda value: tuple(Message.from_dict(m) for m in value) if isinstance(value, list) else value,
 }
@@ -391,4 +397,6 @@ def event_from_dict(data: dict[str, Any]) -> Event:
     """Rebuild an event from its `to_dict` form; raises KeyError/ValueError/TypeError on a damaged one."""
     cls = _BY_TYPE[data["type"]]
     kwargs = {f.name: _DECODERS.get(f.name, lambda value: value)(data[f.name]) for f in fields(cls) if f.name in data}
+    if "time" not in data and any(f.name == "time" for f in fields(cls)):
+        kwargs["time"] = 0.0  # an older trace's event: when is not known
     return cls(**kwargs)  # type: ignore[return-value]

@@ -45,7 +45,7 @@ def test_bang_that_only_prints_asks_nothing(repl) -> None:
     r.say("!echo hi-$((1+1))")
     out = r.expect("Attach your command's output")
     assert "hi-2" in out and "Apply?" not in out
-    r.child.send("n\r")
+    r.child.send("n")
     r.expect("not attached")
     r.expect(PROMPT)
     assert r.quit() == 0
@@ -75,7 +75,7 @@ def test_ctrl_c_kills_a_running_command_and_applies_nothing(repl) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("cols", [60, 100])
-def test_bang_questions_are_worded_as_the_users_own_command_and_a_stray_answer_asks_again(repl, cols) -> None:
+def test_bang_questions_are_worded_as_the_users_own_command_and_take_one_key(repl, cols) -> None:
     r = repl([], cols=cols)
     (r.ws / "keep.txt").write_text("old\n")
     r.say("!echo new > keep.txt; echo done-$((2*3))")
@@ -85,11 +85,25 @@ def test_bang_questions_are_worded_as_the_users_own_command_and_a_stray_answer_a
     r.child.send("f")  # not an answer here: no model to tell
     r.expect("no: the files stay as they were")
     r.expect("Attach your command's output")
-    r.child.send("nope\r")
-    r.expect("answer y \\(or Enter\\) to attach it, n not to")  # asked again
-    r.expect("Attach your command's output")
-    r.child.send("n\r")
+    r.child.send("x")  # one key, as every question: any other key is no
     r.expect("not attached")
     r.expect(PROMPT)
     assert r.quit() == 0
     assert (r.ws / "keep.txt").read_text() == "old\n"
+
+
+@pytest.mark.slow
+def test_a_message_typed_while_the_command_runs_never_answers_attach_and_waits_at_the_prompt(repl) -> None:
+    r = repl([{"text": "seen it"}])
+    r.say("!sleep 1; echo STARTED-$((2+2))")
+    r.child.send("yes do it")  # typed before the question is drawn
+    r.expect("Attach your command's output")
+    r.child.send("n")
+    r.expect("not attached")
+    r.expect(PROMPT)
+    r.child.send("\r")  # the prompt starts with what was typed
+    r.expect("seen it")
+    r.expect(PROMPT)
+    assert r.quit() == 0
+    sent = [rec for rec in r.records() if rec["type"] == "run_started"]
+    assert sent[-1]["prompt"] == "yes do it"

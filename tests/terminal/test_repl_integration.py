@@ -68,6 +68,23 @@ def test_a_missing_parameter_is_asked_for_checked_and_then_the_workflow_runs(rep
     assert "Explain notes.txt" in prompt
 
 
+def test_a_path_parameter_asked_for_completes_with_tab(repl, tmp_path):
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "notes.txt").write_text("hello\n")
+    (tmp_path / "ws" / "other.txt").write_text("x\n")
+    r = repl([{"text": "notes explained"}])
+    r.say("/explain")
+    r.expect("path:")
+    r.child.send("no\t")  # the one workspace path starting with "no"
+    r.expect("notes.txt")
+    r.child.send("\r")
+    r.expect("notes explained")
+    r.expect(PROMPT)
+    assert r.quit() == 0
+    (prompt,) = prompts(r)
+    assert "Explain notes.txt" in prompt
+
+
 def test_ctrl_c_at_a_question_cancels_with_nothing_run(repl):
     r = repl([{"text": "must not be asked for"}])
     r.say("/explain")
@@ -122,7 +139,7 @@ def test_facts_commits_a_pending_proposal_on_y(repl, tmp_path):
     r = repl([])
     r.say("/facts")
     assert "pyproject lists it" in r.expect(r"commit\? \[y/n")
-    r.say("y")
+    r.child.send("y")  # one key
     r.expect(f"committed {proposal.id}: Tests use pytest.")
     r.expect(PROMPT)
     assert r.quit() == 0

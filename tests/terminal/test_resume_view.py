@@ -133,3 +133,43 @@ def test_a_file_undone_in_one_turn_but_kept_from_another_is_still_listed():
     turns = [turn(1, "s1", ["a.py", "b.py"], False), turn(2, "s1", ["b.py", "c.py"], True),
              turn(3, "other", ["a.py"], True)]
     assert _undone("s1", turns) == {"c.py"}  # b.py keeps turn 1's change; another session's undo is not this one's
+
+
+@pytest.mark.parametrize("cols", [60, 80])
+def test_a_resumed_turn_is_drawn_as_it_was_diffs_commands_durations_and_undone_turns(tmp_path, cols):
+    from screenkit import Screen
+
+    read = {"name": "read_file", "arguments": {"path": "a.py"}}
+    edit = {"name": "edit_file", "arguments": {"path": "a.py", "old": "x = 1", "new": "x = 2"}}
+    command = {"name": "run_command", "arguments": {"command": "sleep 1; echo said; echo hi > c.txt"}}
+    first = Term(tmp_path, [{"tool_calls": [read]}, {"tool_calls": [edit]}, {"text": "edited a"},
+                            {"tool_calls": [command]}, {"text": "made c"},
+                            {"tool_calls": [create("d.txt")]}, {"text": "made d"}], cols=cols)
+    (first.ws / "a.py").write_text("x = 1\n")
+    for prompt, done in (("edit a", "edited a"), ("make c", "made c"), ("make d", "made d")):
+        first.say(prompt)
+        first.expect(QUESTION)
+        first.child.send("y")
+        first.expect(done)
+        first.expect(PROMPT)
+    first.say("/undo")
+    first.expect("undid turn")
+    first.expect(PROMPT)
+    assert first.quit() == 0
+    again = Term(tmp_path, [{"text": "unused"}], cols=cols, args=("-c",), wait=None)
+    screen = Screen(again.child, cols)
+    again.expect("goes on from here")
+    again.expect(PROMPT)
+    lines = screen.lines()
+    seen = "\n".join(lines)
+    assert "-x = 1" in seen and "+x = 2" in seen and "old: x = 1" not in seen  # the diff, not the arguments
+    assert "✓ edit_file a.py  edited (+1 -1 lines)" in seen
+    assert "✓ create_file d.txt  created (+1 -0 lines)" in seen and "content: hi" not in seen
+    at = {key: next(i for i, line in enumerate(lines) if key in line)
+          for key in ("$ sleep 1", "│ said", "run_command", "1 create", "✓ run_command exit 0")}
+    assert at["$ sleep 1"] < at["│ said"] < at["1 create"] < at["✓ run_command exit 0"]  # run, then asked
+    steps = re.findall(r"· \d+ steps · (\d+\.\d)s", seen)
+    assert len(steps) == 3 and float(steps[1]) >= 1.0  # the turns' real durations: the command slept 1 s
+    assert re.search(r"› make d +↶ undone since \(/undo\)", seen)
+    assert "› edit a" in seen and "edit a  ↶" not in seen
+    assert again.quit() == 0

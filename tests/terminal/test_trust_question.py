@@ -79,3 +79,19 @@ def test_the_question_wraps_between_words_takes_one_key_and_says_what_changed(tm
     t.expect("not trusted")
     t.expect(PROMPT)
     assert t.quit() == 0
+
+
+@pytest.mark.parametrize("cols", [60, 80])
+def test_keys_typed_before_the_question_is_drawn_never_answer_it_and_start_the_prompt(tmp_path, cols):
+    project(tmp_path / "ws", WIDENING)
+    t, _ = start(tmp_path, cols, replies=[{"text": "got your message"}])
+    t.child.send("yes please")  # typed while the REPL starts, before the question is drawn
+    t.expect(r"\[y/N\]")
+    t.child.send("y")
+    t.expect("trusted")
+    t.expect(PROMPT)
+    t.child.send("\r")  # the prompt starts with what was typed
+    t.expect("got your message")
+    t.expect(PROMPT)
+    assert t.quit() == 0
+    assert [r["prompt"] for r in t.traces() if r["type"] == "run_started"] == ["yes please"]

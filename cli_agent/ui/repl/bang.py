@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -18,7 +17,7 @@ if TYPE_CHECKING:
 __all__ = ["BangHost", "run_bang"]
 
 NOTE_BY = "The user (with !COMMAND)"
-QUESTION = "Attach your command's output to your next message to the model? [Y/n] "
+QUESTION = "Attach your command's output to your next message to the model? [Y/n] (any other key: no) "
 
 
 class BangHost(Protocol):
@@ -31,7 +30,7 @@ class BangHost(Protocol):
     @property
     def own_approver(self) -> Any: ...
     def drive(self, events: EventStream) -> RunFinished: ...
-    def ask(self, question: str, *, choices: Iterable[str] = (), default: str = "") -> str: ...
+    def ask_key(self, question: str) -> str: ...
 
 
 def run_bang(repl: BangHost, command: str) -> None:
@@ -63,16 +62,5 @@ def run_bang(repl: BangHost, command: str) -> None:
 
 
 def _yes(repl: BangHost, question: str) -> bool:
-    """Yes (Enter, y, yes) or no (n, no, Ctrl-C, Ctrl-D); anything else asks again."""
-    from rich.text import Text
-
-    while True:
-        try:
-            answer = repl.ask(question).strip().lower()
-        except (KeyboardInterrupt, EOFError):
-            return False
-        if answer in ("", "y", "yes"):
-            return True
-        if answer in ("n", "no"):
-            return False
-        repl.console.print(Text("  answer y (or Enter) to attach it, n not to", style="yellow"))
+    """One key: yes (y, Enter) or no (n, Esc, Ctrl-C, Ctrl-D, any other key), as every question of the REPL."""
+    return repl.ask_key(question) in ("y", "\r", "\n")

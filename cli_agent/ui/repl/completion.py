@@ -31,6 +31,7 @@ __all__ = [
     "attach_files",
     "attachment_refs",
     "bindings",
+    "complete_common",
     "history",
     "match_paths",
     "short_path",
@@ -42,6 +43,7 @@ _TRAILING = ".,;:!?)]}'"  # punctuation after an unquoted @path ends the sentenc
 MAX_PATHS = 5000
 ATTACH_MAX = 100_000  # bytes of one attached file sent to the model
 MAX_SHOWN = 50
+QUITTING = ("exit", "quit")  # commands that end the REPL
 
 
 def attachment_refs(text: str) -> list[tuple[str, str]]:
@@ -122,8 +124,8 @@ class ReplCompleter(Completer):
     def _commands(self, text: str) -> Iterator[Completion]:
         name, space, args = text[1:].partition(" ")
         registry = self.ctx.commands
-        if not space:
-            for command in registry.commands():
+        if not space:  # the quitting command last: never the first pick of a Tab
+            for command in sorted(registry.commands(), key=lambda c: c.name in QUITTING):
                 if command.name.startswith(name):
                     yield Completion("/" + command.name, start_position=-len(text), display="/" + esc(command.name),
                                      display_meta=esc(command.summary))
@@ -183,6 +185,10 @@ def bindings(cycle_mode: Callable[[], None] | None = None) -> Any:
         else:
             event.app.exit(exception=KeyboardInterrupt())
 
+    @bindings.add("tab", filter=focused)
+    def _tab(event: Any) -> None:
+        complete_common(event.current_buffer)
+
     if cycle_mode is not None:
         @bindings.add("s-tab")
         def _cycle(event: Any) -> None:
@@ -190,6 +196,35 @@ def bindings(cycle_mode: Callable[[], None] | None = None) -> Any:
             event.app.invalidate()
 
     return bindings
+
+
+def complete_common(buffer: Any) -> None:
+    """Tab, as in a shell: the one completion, else what every completion shares beyond what is typed, else the
+    menu's next entry (the first Tab on an ambiguous word picks nothing until the shared part is in the line)."""
+    state = buffer.complete_state
+    if state is not None and state.current_completion is not None:
+        buffer.complete_next()
+        return
+    if buffer.completer is None:
+        return
+    document = buffer.document
+    before = document.text_before_cursor
+    found = list(buffer.completer.get_completions(document, CompleteEvent(completion_requested=True)))
+    if not found:
+        return
+    if len(found) == 1:
+        buffer.apply_completion(found[0])
+        return
+    results = [before[:len(before) + c.start_position] + c.text for c in found]
+    low, high = min(results), max(results)  # what every result shares: what the first and last sorted share
+    common = low[:next((i for i, (a, b) in enumerate(zip(low, high, strict=False)) if a != b), len(low))]
+    if len(common) > len(before) and common.startswith(before):
+        buffer.insert_text(common[len(before):])
+        return
+    if state is None:
+        buffer.start_completion(select_first=False)
+    else:
+        buffer.complete_next()
 
 
 def _typed_ahead(queue: Any) -> str:

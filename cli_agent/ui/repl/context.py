@@ -13,11 +13,12 @@ Imported where they are used, so that the first prompt does not wait for them (t
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit import PromptSession
-from prompt_toolkit.completion import WordCompleter
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion, WordCompleter
+from prompt_toolkit.document import Document
 
 from cli_agent.contracts import errors
 from cli_agent.contracts.escape import escape_for_terminal as esc
@@ -54,6 +55,7 @@ class ReplContext:
         self.provider_factory = provider_factory
         self._approver = approver
         self.steps = 0
+        self._measured: tuple[Any, int] = (None, 0)  # (session, tokens): the provider's last count (context_tokens)
         self.commands = builtin_commands()
         self.notes = add_commands(self.commands, self) if self.startup.session is not None else []
         self.io = {"input": prompt_input, "output": prompt_output}  # the prompt's own terminal (tests: a pipe)
@@ -189,8 +191,22 @@ class ReplContext:
         return not spec.mutates and not spec.requires_approval
 
     def _count(self, event: Event) -> None:
+        from cli_agent.contracts.events import AssistantMessage
+
         if isinstance(event, RunFinished):
             self.steps += event.steps
+        elif isinstance(event, AssistantMessage) and event.usage.prompt_tokens:
+            self._measured = (self.session, event.usage.prompt_tokens + event.usage.completion_tokens)
+
+    def context_tokens(self) -> int | None:
+        """The conversation's size in tokens as the provider last counted it (its last reply's prompt and
+        completion), None when it did not count or the conversation was replaced since (a compaction, /clear)."""
+        session, tokens = self._measured
+        return tokens if session is self.startup.session and tokens else None
+
+    def conversation_replaced(self) -> None:
+        """The conversation was compacted or started again: the provider's last count no longer holds."""
+        self._measured = (None, 0)
 
     def run_turn(self, prompt: str, *, only_tools: Collection[str] | None = None,
                  images: tuple[ImagePart, ...] = ()) -> RunFinished:
@@ -199,15 +215,25 @@ class ReplContext:
     def show_resumed(self, session: Session, trace_path: Any) -> None:
         """A resumed session's transcript on screen, and its totals in the toolbar."""
         from cli_agent.history.trace import read_trace
-        from cli_agent.ui.view.resume_view import show_transcript
+        from cli_agent.ui.view.resume_view import show_transcript, undone_runs
 
         try:
-            summary = show_transcript(self.console, read_trace(trace_path), compact=self.compact_call)
+            trace = read_trace(trace_path)
+            undone = undone_runs(trace, self._journal_turns(session), session.session_id)
+            summary = show_transcript(self.console, trace, compact=self.compact_call, undone=undone)
         except errors.CliAgentError as exc:  # the conversation is back; only its picture is missing
             self.console.print(f"(the transcript cannot be shown: {exc})", style="dim", markup=False)
             return
         session.agent.usage = summary.usage
         self.steps = summary.steps
+
+    @staticmethod
+    def _journal_turns(session: Session) -> list[Any]:
+        """The workspace's undo journal, to mark the turns undone since; none when it cannot be read."""
+        try:
+            return session.journal.turns() if session.journal is not None else []
+        except (errors.CliAgentError, OSError):
+            return []
 
     def replace_session(self, session: Session) -> None:
         """The REPL goes on with `session`; the old one is closed (its provider stays open if `session` uses it)."""
@@ -221,16 +247,52 @@ class ReplContext:
 
     # -- asking the user ------------------------------------------------------------------------------------------
 
-    def ask(self, question: str, *, choices: Iterable[str] = (), default: str = "") -> str:
+    def ask(self, question: str, *, choices: Iterable[str] = (), default: str = "", paths: bool = False) -> str:
+        """One line; Tab completes `choices`, or with `paths` the workspace's paths (as `@path` does)."""
+        from cli_agent.ui.repl.completion import bindings
+
         words = list(choices)
-        session: PromptSession[str] = PromptSession(**{k: v for k, v in self.io.items() if v})
+        completer = _PathCompleter(self) if paths else WordCompleter(words) if words else None
+        io = {k: v for k, v in self.io.items() if v}
+        session: PromptSession[str] = PromptSession(key_bindings=bindings(), **io)  # Tab as at the prompt
         if self._keys is None:
-            return session.prompt(esc(question), completer=WordCompleter(words) if words else None, default=default)
+            return session.prompt(esc(question), completer=completer, default=default)
         with self._keys.paused():  # asked during a run (!COMMAND's output): the question reads its own keys
-            return session.prompt(esc(question), completer=WordCompleter(words) if words else None, default=default)
+            return session.prompt(esc(question), completer=completer, default=default)
+
+    def ask_key(self, question: str) -> str:
+        """A question answered with one key (lower-cased; "\\r" for Enter, "" for Ctrl-C or Ctrl-D); keys typed
+        before it was drawn are kept for the prompt instead of answering it."""
+        from cli_agent.ui.repl.answer import Typed, ask_key
+
+        typed = Typed()
+        keys = self._keys
+        if keys is None:
+            answer = ask_key(esc(question), typed, input=self.io["input"], output=self.io["output"])
+            self.queued += typed.queued
+            self.draft += typed.partial
+            return answer
+        with keys.paused():  # asked during a run (!COMMAND's output): the question reads its own key
+            answer = ask_key(esc(question), typed, input=self.io["input"], output=self.io["output"])
+        keys.queued += typed.queued
+        keys.partial += typed.partial
+        return answer
 
     def choose(self, title: str, options: list[str], preview: Callable[[int], str] | None = None,
                selected: int = 0) -> int | None:
         if self.io["input"] is None and not sys.stdin.isatty():
             return None
         return pick(title, options, preview=preview, selected=selected, **{k: v for k, v in self.io.items() if v})
+
+
+class _PathCompleter(Completer):
+    """The workspace's paths matching what is typed: a workflow's path parameter when it is asked for."""
+
+    def __init__(self, ctx: Any) -> None:
+        self.ctx = ctx
+
+    def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterator[Completion]:
+        typed = document.text_before_cursor
+        find = getattr(self.ctx, "workspace_paths", None)
+        for path in find(typed) if find is not None else []:
+            yield Completion(path, start_position=-len(typed), display=esc(path))

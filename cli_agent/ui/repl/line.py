@@ -111,7 +111,7 @@ class PromptLine:
         startup = self.repl.startup
         ready = startup.ready and startup.error is None
         return toolbar(startup.settings, startup.session if ready else None, self.repl.steps,
-                       width=_columns(self._prompt))
+                       width=_columns(self._prompt), measured=self.repl.context_tokens() if ready else None)
 
 
 def _columns(prompt: Any) -> int:

@@ -7,6 +7,7 @@ done, so only the line saying what was chosen stays.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -66,9 +67,14 @@ def pick(title: str, options: Sequence[str], *, preview: Callable[[int], str] | 
         at = state["at"]
         first = min(max(0, at - SHOWN // 2), max(0, len(options) - SHOWN))
         parts: list[tuple[str, str]] = [("bold", title), ("", "\n")]
+        width = _columns()
         for i in range(first, min(first + SHOWN, len(options))):
             mark, style = ("❯ ", "reverse") if i == at else ("  ", "")
-            parts += [("ansicyan", mark), (style, f"{i + 1:>2}. {options[i]}"), ("", "\n")]
+            lines = textwrap.wrap(f"{i + 1:>2}. {options[i]}", max(width - 3, 20), subsequent_indent="    ",
+                                  break_on_hyphens=False) or [""]
+            parts += [("ansicyan", mark), (style, lines[0]), ("", "\n")]
+            for line in lines[1:]:  # a long entry wraps between words under itself
+                parts += [("", "  "), (style, line), ("", "\n")]
         if len(options) > SHOWN:
             parts.append(("ansibrightblack", f"  ({len(options)} in all)\n"))
         parts.append(("ansibrightblack", "↑/↓ move · Enter choose · Esc leave"))
@@ -83,3 +89,12 @@ def pick(title: str, options: Sequence[str], *, preview: Callable[[int], str] | 
     app: Application[int | None] = Application(layout=Layout(HSplit(body)), key_bindings=bindings, input=input,
                                                output=output, full_screen=False, erase_when_done=True)
     return app.run()
+
+
+def _columns() -> int:
+    from prompt_toolkit.application import get_app
+
+    try:
+        return get_app().output.get_size().columns
+    except Exception:  # no terminal size known: the usual width
+        return 80

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     from cli_agent.session.session import Session
 
-__all__ = ["context_share", "next_mode", "toolbar"]
+__all__ = ["context_share", "context_use", "next_mode", "toolbar"]
 
 
 _MODES = ("ask", "edits", "all")
@@ -31,26 +31,35 @@ def next_mode(mode: Any) -> Any:
     return ApprovalMode(_MODES[(_MODES.index(str(mode.value)) + 1) % len(_MODES)])
 
 
-def context_share(session: Session) -> float | None:
+def context_use(session: Session, measured: int | None = None) -> tuple[int, int | None]:
+    """(tokens the next request carries, the context window or None until the first request): `measured`, the
+    provider's count of the conversation at its last reply, when there is one; else the agent's estimate."""
+    used, window = session.agent.context_use()
+    return (measured if measured else used), window
+
+
+def context_share(session: Session, measured: int | None = None) -> float | None:
     """How full the model's context window is (0..1), None while the window is unknown (before the first
     request; never asked of the provider here, which for a LiteLLM model would import LiteLLM)."""
-    used, window = session.agent.context_use()
+    used, window = context_use(session, measured)
     return used / window if window else None
 
 
-def toolbar(settings: Any, session: Session | None, steps: int, *, width: int = 80) -> StyleAndTextTuples:
+def toolbar(settings: Any, session: Session | None, steps: int, *, width: int = 80,
+            measured: int | None = None) -> StyleAndTextTuples:
     """The bottom toolbar, made to fit `width` by shortening and then leaving out its least useful parts first:
     model, approval mode and the tools granted for the session, the context meter (from 70 % full), tokens (and
-    those served from the prompt cache), cost, steps, workspace, the help hint."""
+    those served from the prompt cache), cost, steps, workspace, the help hint. `measured`: the conversation's
+    size as the provider last counted it (`context_use`)."""
     if session is None:  # still being made behind the prompt
         model = f"{esc(settings.model or 'no model')} · " if settings is not None else ""
         return [("class:bottom-toolbar", f" {model}starting… ")]
     usage = session.agent.usage
     policy = session.agent.policy
     mode = "yes (--yes)" if policy.yes else policy.mode.value
-    if policy.granted_tools and not policy.yes:
+    if policy.granted_tools and not policy.yes and policy.mode.value != "all":  # under "all" a grant adds nothing
         mode += " +" + ",".join(sorted(policy.granted_tools))
-    share = context_share(session)
+    share = context_share(session, measured)
     model = esc(session.settings.model or "no model")
     parts = {"model": model, "mode": f"approval: {mode} (⇧Tab)",
              "context": f"context {share:.0%}" if share is not None and share >= 0.7 else "",

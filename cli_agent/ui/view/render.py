@@ -67,9 +67,9 @@ def _tokens(n: int) -> str:
 def finish_line(finished: ev.RunFinished, seconds: float) -> Text:
     """Why the turn ended: a dim summary when done, otherwise what happened and what to do next."""
     reason = finished.stop_reason
-    if reason is ev.StopReason.DONE:
-        bits = [f"{finished.steps} step{'s' if finished.steps != 1 else ''}",
-                *(["tests pass"] if finished.verified else []), f"{seconds:.1f}s"]
+    if reason is ev.StopReason.DONE:  # seconds NaN: not known (a resumed older trace); no steps: the user's command
+        bits = [*([f"{finished.steps} step{'s' if finished.steps != 1 else ''}"] if finished.steps else []),
+                *(["tests pass"] if finished.verified else []), *([f"{seconds:.1f}s"] if seconds == seconds else [])]
         if finished.usage.total_tokens:
             bits.append(f"{_tokens(finished.usage.total_tokens)} tokens")
         if finished.usage.cost_usd:

@@ -35,7 +35,7 @@ from cli_agent.history.trace import Trace
 if TYPE_CHECKING:
     from cli_agent.history.journal import Turn
 
-__all__ = ["SHOWN_TURNS", "Summary", "asked", "preview", "show_transcript", "summarise"]
+__all__ = ["SHOWN_TURNS", "Summary", "asked", "preview", "show_transcript", "summarise", "undone_runs"]
 
 SHOWN_TURNS = 3  # the newest turns drawn in full on a resume
 
@@ -128,12 +128,39 @@ def _one_line(text: str, width: int) -> str:
     return text if len(text) <= width else text[:width - 1] + "…"
 
 
-def show_transcript(console: Console, trace: Trace, *, compact: object = None) -> Summary:
-    """Draw the session on `console`: folded lines for the older turns (and for everything before the last reset),
-    the newest `SHOWN_TURNS` as they were. Returns the totals for the toolbar."""
-    from cli_agent.ui.view.approve import decided_line, render_call
-    from cli_agent.ui.view.render import Renderer
+def undone_runs(trace: Trace, turns: Iterable[Turn], session: str) -> set[str]:
+    """The run ids of `trace` whose changes were undone since (`/undo`), from the workspace's journal `turns`: a
+    journal turn belongs to the last run of `session` started before its first change."""
+    starts = sorted((e.time, e.run_id) for e in trace.events if isinstance(e, RunStarted))
+    out: set[str] = set()
+    for turn in turns:
+        if turn.undone and turn.session == session:
+            before = [run_id for started, run_id in starts if started <= turn.time]
+            if before:
+                out.add(before[-1])
+    return out
 
+
+class _EventClock:
+    """The time of the event being drawn, for a transcript's turn durations (NaN when the trace did not keep it)."""
+
+    def __init__(self) -> None:
+        self.now = float("nan")
+
+    def __call__(self) -> float:
+        return self.now
+
+    def at(self, event: Event) -> None:
+        when = getattr(event, "time", None)
+        if isinstance(event, RunStarted | RunFinished):
+            self.now = when if isinstance(when, float | int) and when > 0 else float("nan")
+
+
+def show_transcript(console: Console, trace: Trace, *, compact: object = None, undone: set[str] = frozenset()) \
+        -> Summary:
+    """Draw the session on `console`: folded lines for the older turns (and for everything before the last reset),
+    the newest `SHOWN_TURNS` as they were; `undone`: the run ids whose changes `/undo` reverted since. Returns the
+    totals for the toolbar."""
     events = list(trace.events)
     cut = max((i for i, e in enumerate(events) if isinstance(e, ConversationReset)), default=-1)
     before, live = _turns(events[:cut + 1]), _turns(events[cut + 1:])
@@ -143,24 +170,40 @@ def show_transcript(console: Console, trace: Trace, *, compact: object = None) -
                            "(not in the conversation)", style="dim"))
     older, newest = live[:-SHOWN_TURNS], live[-SHOWN_TURNS:]
     for run in older:
-        console.print(_folded(run))
+        console.print(_folded(run, undone))
     for run in newest:
-        started = run[0]
-        if isinstance(started, RunStarted):
-            console.print(Text.assemble(("› ", "bold cyan"), (esc(_one_line(asked(started), 400)), "bold")))
-        renderer = Renderer(console, compact=compact if callable(compact) else None)
-        renderer.live = False  # a transcript, not a run: no spinner
-        for event in run:
-            if isinstance(event, ApprovalAsked):
-                console.print(render_call(event))
-            elif isinstance(event, ApprovalDecided) and event.by == "user":
-                console.print(decided_line(event.decision, event.feedback))
-            renderer(event)
+        _draw_run(console, run, compact, undone)
     console.print(Text("── resumed: the conversation goes on from here ──", style="green"))
     return summarise(trace)
 
 
-def _folded(run: list[Event]) -> Text:
+_UNDONE = "  ↶ undone since (/undo)"
+
+
+def _draw_run(console: Console, run: list[Event], compact: object, undone: set[str]) -> None:
+    """One turn as it was drawn when it ran: its prompt, calls, panels, answers and closing line."""
+    from cli_agent.ui.view.approve import decided_line, render_call
+    from cli_agent.ui.view.render import Renderer
+
+    started = run[0]
+    if isinstance(started, RunStarted):
+        line = Text.assemble(("› ", "bold cyan"), (esc(_one_line(asked(started), 400)), "bold"))
+        if started.run_id in undone:
+            line.append(_UNDONE, style="yellow")
+        console.print(line)
+    clock = _EventClock()
+    renderer = Renderer(console, compact=compact if callable(compact) else None, clock=clock)
+    renderer.live = False  # a transcript, not a run: no spinner
+    for event in run:
+        clock.at(event)
+        renderer(event)  # first: a command's output comes before the question about its changes
+        if isinstance(event, ApprovalAsked):
+            console.print(render_call(event))
+        elif isinstance(event, ApprovalDecided) and event.by == "user":
+            console.print(decided_line(event.decision, event.feedback))
+
+
+def _folded(run: list[Event], undone: set[str] = frozenset()) -> Text:
     started = run[0]
     finished = next((e for e in run if isinstance(e, RunFinished)), None)
     prompt = asked(started) if isinstance(started, RunStarted) else ""
@@ -172,4 +215,6 @@ def _folded(run: list[Event]) -> Text:
         line.append("  → " + esc(_one_line(answer, 60)), style="dim")
     if files:
         line.append(f"  ({len(files)} file{'s' if len(files) != 1 else ''} changed)", style="dim")
+    if isinstance(started, RunStarted) and started.run_id in undone:
+        line.append(_UNDONE, style="yellow")
     return line

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -99,7 +98,7 @@ def test_a_replay_gives_the_model_the_undo_note_where_the_session_did(ws: Path, 
 
 
 class _Host:
-    """What run_bang needs of a front end: the session, a console, the approver, drive and ask (answered)."""
+    """What run_bang needs of a front end: the session, a console, the approver, drive and ask_key (answered)."""
 
     def __init__(self, session: Session, answer: str) -> None:
         self.session = session
@@ -111,7 +110,7 @@ class _Host:
     def drive(self, events: EventStream) -> RunFinished:
         return drive(events, self.session.trace)
 
-    def ask(self, question: str, *, choices: Iterable[str] = (), default: str = "") -> str:
+    def ask_key(self, question: str) -> str:
         self.asked.append(question)
         return self.answer
 

@@ -61,8 +61,14 @@ class CommandContext(Protocol):
 
     def run_turn(self, prompt: str, *, only_tools: Collection[str] | None = None) -> RunFinished: ...
 
-    def ask(self, question: str, *, choices: Iterable[str] = (), default: str = "") -> str:
-        """One line from the user (KeyboardInterrupt on Ctrl-C, EOFError on Ctrl-D)."""
+    def ask(self, question: str, *, choices: Iterable[str] = (), default: str = "", paths: bool = False) -> str:
+        """One line from the user (KeyboardInterrupt on Ctrl-C, EOFError on Ctrl-D); Tab completes `choices`, or
+        with `paths` the workspace's paths."""
+        ...
+
+    def ask_key(self, question: str) -> str:
+        """One key from the user, lower-cased ("\\r" for Enter, "" for Ctrl-C or Ctrl-D); keys typed before the
+        question was drawn never answer it (they are kept for the prompt)."""
         ...
 
     def choose(self, title: str, options: list[str], preview: Callable[[int], str] | None,

@@ -54,7 +54,9 @@ def compact(ctx: CommandContext, focus: str = "", *, auto: bool = False) -> bool
     if not agent.history:
         ctx.console.print(Text("nothing to compact: the conversation is empty", style="dim"))
         return False
-    used = agent.context_use()[0]
+    from cli_agent.ui.repl.toolbar import context_use
+
+    used = context_use(session, getattr(ctx, "context_tokens", lambda: None)())[0]
     read_only = [spec.name for spec in session.registry.specs() if not spec.mutates and not spec.requires_approval]
     finished = ctx.drive(agent.run(compact_prompt(focus), ctx.approver, only_tools=read_only))
     summary = finished.answer.strip()
@@ -63,6 +65,7 @@ def compact(ctx: CommandContext, focus: str = "", *, auto: bool = False) -> bool
                                "conversation goes on whole", style="yellow"))
         return False
     session.reset(ConversationReset(kind="compact", summary=summary, auto=auto))
+    getattr(ctx, "conversation_replaced", lambda: None)()  # the meter goes by the summary from here
     ctx.console.print(Text(f"compacted: the summary above replaces the conversation (about {used:,} → "
                            f"{agent.context_use()[0]:,} tokens)", style="green"))
     return True
@@ -72,7 +75,10 @@ def compact_if_full(ctx: CommandContext) -> None:
     """Before a turn: near the context window, compact first, and say so."""
     from rich.text import Text
 
-    used, window = ctx.session.agent.context_use()
+    from cli_agent.ui.repl.toolbar import context_use
+
+    measured = getattr(ctx, "context_tokens", lambda: None)()
+    used, window = context_use(ctx.session, measured)
     if not window or used < AUTO_COMPACT_AT * window:
         return
     ctx.console.print(Text(f"the context is {used / window:.0%} full ({used:,} of {window:,} tokens): compacting "

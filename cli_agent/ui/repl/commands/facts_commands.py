@@ -1,8 +1,9 @@
 """`/facts` in the REPL: the project's facts, and the user's decision on each of the model's proposals.
 
-`/facts` prints the listing (`facts.render_list`), then asks about each pending proposal: y commits it, n rejects
-it, Enter leaves it pending, Ctrl-C stops asking. `/facts list` only lists; `/facts commit ID` and `/facts reject ID`
-decide on one. A decision that fails (no such proposal any more, a broken file) is one line and the REPL goes on.
+`/facts` prints the listing (`facts.render_list`), then asks about each pending proposal (one key): y commits it,
+n rejects it, any other key leaves it pending, Esc or Ctrl-C stops asking. `/facts list` only lists; `/facts commit
+ID` and `/facts reject ID` decide on one. A decision that fails (no such proposal any more, a broken file) is one
+line and the REPL goes on.
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ def register_commands(registry: CommandRegistry, ctx: CommandContext) -> None:
                               "[commit|reject ID]",
                               help="/facts lists the committed facts, the proposals and the locks, then asks about "
                                    "each proposal: y commits it (the model sees it from the next turn on), n "
-                                   "rejects it, Enter leaves it pending; Ctrl-C stops asking. /facts list only "
-                                   "lists; /facts commit ID and /facts reject ID decide on one.",
+                                   "rejects it, any other key leaves it pending; Esc or Ctrl-C stops asking. "
+                                   "/facts list only lists; /facts commit ID and /facts reject ID decide on one.",
                               complete=lambda c, args: ["list", "commit", "reject"]))
 
 
@@ -46,13 +47,11 @@ def _repl_facts(ctx: CommandContext, args: str) -> None:
     if word == "list":
         return
     for proposal in store.pending():
-        try:
-            answer = ctx.ask(f"{proposal.id} {clip(proposal.text, 70)!r}: commit? [y/n, Enter: later] ",
-                             choices=("y", "n"))
-        except (KeyboardInterrupt, EOFError):
+        answer = ctx.ask_key(f"{proposal.id} {clip(proposal.text, 70)!r}: commit? [y/n, any other key: later] ")
+        if answer in ("", "\x1b"):  # Ctrl-C, Ctrl-D or Esc
             ctx.console.print(Text("stopped: the rest stay pending", style="yellow"))
             return
-        choice = {"y": "commit", "yes": "commit", "n": "reject", "no": "reject"}.get(answer.strip().lower())
+        choice = {"y": "commit", "n": "reject"}.get(answer)
         if choice is not None:
             _decide(ctx, store, choice, proposal.id)
 

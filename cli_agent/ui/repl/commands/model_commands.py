@@ -1,6 +1,8 @@
 """`/model`: show the model, pick one with the arrow keys, or switch to a named one, checked first.
 
-A switch makes the new provider and checks it (for a LiteLLM model: that LiteLLM can route the name, knows it or has
+A model of another provider than the one the REPL was given a server and key for (`--api-base`, `--api-key`) goes
+to its own provider's API with that provider's key from the environment; the picker and the switch say where. A
+switch makes the new provider and checks it (for a LiteLLM model: that LiteLLM can route the name, knows it or has
 a server to send it to, and finds its key) behind a spinner, with the keyboard held so nothing typed meanwhile is
 echoed (a line finished meanwhile is sent next). A bad name is refused in one line and the current model stays. The
 conversation carries over when the wire protocol stays, or when it holds no tool calls; otherwise the REPL asks
@@ -11,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
@@ -19,11 +21,12 @@ from cli_agent.contracts import errors
 from cli_agent.contracts.escape import escape_for_terminal as esc
 
 if TYPE_CHECKING:
+    from cli_agent.config.settings import Settings
     from cli_agent.providers.base import Provider
     from cli_agent.session.session import Session
     from cli_agent.ui.repl.commands.commands import CommandContext
 
-__all__ = ["KEY_MODELS", "known_models", "model_command", "switch_model"]
+__all__ = ["KEY_MODELS", "known_models", "model_command", "settings_for", "switch_model"]
 
 # A provider's key in the environment, and a model of that provider LiteLLM knows: what onboarding and the picker
 # offer.
@@ -54,7 +57,46 @@ def known_models(session: Session, env: dict[str, str] | None = None) -> list[st
 
 
 def _describe(session: Session) -> str:
-    return f"model: {session.settings.model or '(none)'} ({session.protocol} protocol)"
+    return f"model: {session.settings.model or '(none)'} ({session.protocol} protocol)" + _where(session.settings)
+
+
+def _provider_of(model: str | None) -> str:
+    """The provider a model name routes to: its prefix (`anthropic` of `anthropic/claude-…`), else the name."""
+    return (model or "").split("/", 1)[0]
+
+
+def _endpoints(ctx: CommandContext) -> dict[str, tuple[str | None, Any]]:
+    """Each provider's server and key as this REPL was given them (`--api-base`, `--api-key`), by provider: a model
+    of that provider goes there again; any other goes to its own provider with its own key."""
+    known: dict[str, tuple[str | None, Any]] = ctx.__dict__.setdefault("model_endpoints", {})
+    settings = ctx.session.settings
+    known.setdefault(_provider_of(settings.model), (settings.api_base, settings.api_key))
+    return known
+
+
+def settings_for(ctx: CommandContext, name: str) -> Settings:
+    """The session's settings for the model `name`: the server and key given for its provider, none for another
+    provider's (LiteLLM then sends it to that provider's own API, with that provider's key from the environment)."""
+    api_base, api_key = _endpoints(ctx).get(_provider_of(name), (None, None))
+    return dataclasses.replace(ctx.session.settings, model=name, api_base=api_base, api_key=api_key)
+
+
+def _destination(settings: Settings) -> str:
+    """Where a model's requests go, in words ("" for a model without a server or a provider key)."""
+    if settings.api_base:
+        return f"at {settings.api_base}"
+    key = next((k for k, m in KEY_MODELS if _provider_of(m) == _provider_of(settings.model)), "")
+    return f"its provider's API, with {key}" if key else ""
+
+
+def _where(settings: Settings) -> str:
+    destination = _destination(settings)
+    return f", {destination}" if destination else ""
+
+
+def _label(ctx: CommandContext, name: str) -> str:
+    destination = _destination(settings_for(ctx, name))
+    return f"{name}  ({destination})" if destination else name
 
 
 def model_command(ctx: CommandContext, args: str) -> None:
@@ -70,7 +112,7 @@ def model_command(ctx: CommandContext, args: str) -> None:
             ctx.console.print(Text("no other model to pick: /model NAME (e.g. openai/gpt-4o-mini) switches to one",
                                    style="dim"))
         return
-    picked = choose("Switch to which model?", models, None, 0)
+    picked = choose("Switch to which model?", [_label(ctx, m) for m in models], None, 0)
     if picked is not None and models[picked] != session.settings.model:
         switch_model(ctx, models[picked])
 
@@ -79,8 +121,7 @@ def _checked_provider(ctx: CommandContext, name: str) -> tuple[Provider, str]:
     """The new model's provider, checked, and its protocol; a UsageError or ProviderError if it is unusable."""
     from cli_agent.prompt.plan import planned_protocol
 
-    session = ctx.session
-    settings = dataclasses.replace(session.settings, model=name)
+    settings = settings_for(ctx, name)
     provider = ctx.provider_factory(settings)  # type: ignore[attr-defined]
     try:
         check = getattr(provider, "check", None)
@@ -123,18 +164,16 @@ def switch_model(ctx: CommandContext, name: str) -> None:
 def _confirm_drop(ctx: CommandContext, name: str, protocol: str) -> bool:
     question = (f"{name} speaks the {protocol} protocol, and this conversation's tool calls can't be sent to it. "
                 "Start a new conversation? [y/N] ")
-    try:
-        return ctx.ask(question, choices=("y", "n")).strip().lower() in ("y", "yes")
-    except (KeyboardInterrupt, EOFError):
-        return False
+    return ctx.ask_key(question) == "y"
 
 
 def _swap(ctx: CommandContext, session: Session, name: str, provider: Provider, protocol: str, kept: bool) -> None:
     from cli_agent.ui.repl.start.startup import warm_up
 
     old = session.provider
-    session.switch_model(provider, dataclasses.replace(session.settings, model=name), protocol, keep=kept)
+    settings = settings_for(ctx, name)
+    session.switch_model(provider, settings, protocol, keep=kept)
     old.close()
-    ctx.console.print(Text(f"model: {esc(name)} ({protocol} protocol); " + (
+    ctx.console.print(Text(f"model: {esc(name)} ({protocol} protocol){esc(_where(settings))}; " + (
         "the conversation carries over" if kept else "a new conversation (the protocol changed)")))
     warm_up(provider)

@@ -157,13 +157,18 @@ def print_sessions(workspace: str | Path, *, as_json: bool = False, limit: int =
         return 0
     width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None  # a pipe gets whole lines
     model_width = min(20, max(5, *(len(e.model or "-") for e, _ in rows)))
-    lines = [f"{'ID':<8}  {'LAST USED':<16}  {'MODEL':<{model_width}}  {'TURNS':>5}  FIRST MESSAGE"]
+    narrow = width is not None and width < 60 + model_width  # the first message gets a line of its own
+    lines = [f"{'ID':<8}  {'LAST USED':<16}  {'MODEL':<{model_width}}  {'TURNS':>5}" +
+             ("" if narrow else "  FIRST MESSAGE")]
     for entry, problem in rows:
         mark = f"[cannot resume: {problem}] " if problem else "[failed] " if entry.failed else ""
         model = clip(entry.model or "-", model_width)
-        lines.append(f"{entry.id:<8}  {_when(entry.updated):<16}  {model:<{model_width}}  {entry.turns or '-':>5}  "
-                     f"{mark}{' '.join(entry.first_message.split())}")
-    for line in [*lines, "continue the last: cli-agent -c · a chosen one: cli-agent --resume ID"]:
+        row = f"{entry.id:<8}  {_when(entry.updated):<16}  {model:<{model_width}}  {entry.turns or '-':>5}"
+        message = f"{mark}{' '.join(entry.first_message.split())}"
+        lines += [row, "  " + message] if narrow else [f"{row}  {message}"]
+    footer = ["continue the last: cli-agent -c", "a chosen one: cli-agent --resume ID"]
+    joined = " · ".join(footer)
+    for line in [*lines, *([joined] if width is None or len(joined) <= width else footer)]:
         line = esc(line)
         sys.stdout.write((line if width is None or len(line) <= width else line[:width - 1] + "…") + "\n")
     return 0

@@ -84,6 +84,8 @@ def _asker(ctx: CommandContext) -> Callable[[Param, str | None], str]:
     def ask(param: Param, problem: str | None) -> str:
         _say(ctx, f"  {problem}" if problem else f"  {param.describe()}", "yellow" if problem else "dim")
         choices = param.choices if param.type == "choice" else ("yes", "no") if param.type == "bool" else ()
+        if param.type == "path":  # Tab completes the workspace's paths, as on the command line
+            return ctx.ask(f"{param.name}: ", paths=True)
         return ctx.ask(f"{param.name}: ", choices=choices)
 
     return ask

@@ -1,13 +1,15 @@
 """Before the REPL's first prompt, when no model is configured: what is possible, in a few lines, and a provider
 key found in the environment offered as the model to use.
 
-`choose_model(settings)` returns the model to start with (one the user accepted), None when nothing needs
-choosing (a model, server or key is configured, or the bundled local model can run), or raises `UsageError` (exit 2)
-after saying what to do.
+`choose_model(settings)` returns the model to start with (one the user accepted with one key, or picked from the
+keys found when they said no), saved in the user config so the next start does not ask; None when nothing needs
+choosing (a model, server or key is configured, or the bundled local model can run); or raises `UsageError` (exit 2)
+after saying what to do when nothing was chosen.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -17,7 +19,7 @@ from cli_agent.contracts import errors
 if TYPE_CHECKING:
     from cli_agent.config.settings import Settings
 
-__all__ = ["choose_model", "options_text"]
+__all__ = ["choose_model", "options_text", "remember_model"]
 
 
 def options_text() -> str:
@@ -35,15 +37,18 @@ def options_text() -> str:
 
 
 def choose_model(settings: Settings, *, env: dict[str, str] | None = None, say: Callable[[str], None] = print,
-                 ask: Callable[[str], str] = input, runtime: Callable[[], str | None] | None = None) -> str | None:
-    """`runtime`: the local model's runtime version, None when it is not installed (default: ask the install)."""
+                 ask: Callable[[str], str] | None = None, runtime: Callable[[], str | None] | None = None,
+                 choose: Callable[[str, list[str]], int | None] | None = None,
+                 remember: Callable[[str], str] | None = None) -> str | None:
+    """`ask(question)`: one key ("y", "\\r" for Enter, "" for Ctrl-C); `choose(title, options)`: the index picked,
+    None for none; `remember(model)`: saves the model in the user config and says where; `runtime`: the local
+    model's runtime version, None when it is not installed (default: ask the install)."""
     from cli_agent.ui.repl.commands.model_commands import KEY_MODELS
 
     if runtime is None:
         from cli_agent.providers.local_model import runtime_version
 
         runtime = runtime_version
-
     env = dict(os.environ) if env is None else env
     if settings.model or settings.api_base or settings.api_key:
         return None
@@ -56,12 +61,44 @@ def choose_model(settings: Settings, *, env: dict[str, str] | None = None, say: 
     key, model = found[0]
     others = ", ".join(k for k, _ in found[1:])
     say(f"No model is configured, but {key} is set" + (f" (and {others})" if others else "") + ".")
-    try:
-        answer = ask(f"Use {model}? [Y/n] ").strip().lower()
-    except (EOFError, KeyboardInterrupt):
-        answer = "n"
-    if answer not in ("", "y", "yes"):
-        say(options_text())
-        raise errors.UsageError("no model chosen: pass --model (see above)")
-    say(f"Using {model}. Next time: cli-agent --model {model}, or model = \"{model}\" in the config file.")
+    answer = (ask or _ask_key)(f"Use {model}? [Y/n] ")
+    if answer not in ("y", "\r", "\n"):
+        options = [f"{m}  ({k} is set)" for k, m in found] + (["local  (the bundled offline model)"]
+                                                               if runtime() is not None else [])
+        at = (choose or _pick)("Which model then? (Esc: none, and how to set one up)", options)
+        if at is None:
+            say(options_text())
+            raise errors.UsageError("no model chosen: pass --model (see above)")
+        model = found[at][1] if at < len(found) else "local"
+    say(f"Using {model}. " + (remember or remember_model)(model))
     return model
+
+
+def remember_model(model: str) -> str:
+    """Save `model` as the user config's model (a line put first, where a top-level key belongs), so the next start
+    does not ask again; what was done, in words."""
+    from cli_agent.fs import paths
+
+    config = paths.user_config_file()
+    line = f"model = {json.dumps(model)}  # chosen at first start\n"
+    try:
+        before = config.read_text(encoding="utf-8") if config.is_file() else ""
+        config.parent.mkdir(parents=True, exist_ok=True)
+        temp = config.with_name(config.name + ".tmp")
+        temp.write_text(line + before, encoding="utf-8")
+        os.replace(temp, config)
+    except (OSError, UnicodeDecodeError) as exc:
+        return f"(It could not be saved in {config}: {exc}; pass --model {model} next time.)"
+    return f"Saved in {config} (model = {json.dumps(model)}); --model picks another."
+
+
+def _ask_key(question: str) -> str:
+    from cli_agent.ui.repl.answer import ask_key
+
+    return ask_key(question)
+
+
+def _pick(title: str, options: list[str]) -> int | None:
+    from cli_agent.ui.repl.picker import pick
+
+    return pick(title, options)

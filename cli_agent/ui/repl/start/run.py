@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from cli_agent.contracts import errors
+from cli_agent.ui.repl.answer import Typed
 from cli_agent.ui.repl.repl import Repl
 from cli_agent.ui.repl.start.start_model import onboarded, with_its_model
 from cli_agent.ui.repl.start.startup import Startup
@@ -26,25 +27,29 @@ NO_TERMINAL = "no terminal for the REPL: pass -p TEXT, or -p - to read the task 
 
 
 def run_repl(load: Callable[[], Loaded], *, provider_factory: ProviderFactory, resume: str | None = None,
-             onboard: bool = False, ask_trust: Callable[[Callable[[], Loaded]], None] | None = None) -> int:
+             onboard: bool = False, ask_trust: Callable[[Callable[[], Loaded], Typed], None] | None = None) -> int:
     """`load` gives the settings; `resume`: continue that session (session_index.LATEST for -c, or an id) instead of
     starting a new one. The session is made behind the first prompt (`Startup`), except one to continue, which the
     banner shows. `onboard` (no --model or --api-base given): when no model is configured either, say what is
-    possible before any prompt (`start.onboarding`). `ask_trust(load)`: the folder's trust question, asked once the
-    model is settled (a REPL that cannot start for want of a model asks nothing). A bad config, a missing or damaged
+    possible before any prompt (`start.onboarding`). `ask_trust(load, typed)`: the folder's trust question, asked once
+    the model is settled (a REPL that cannot start for want of a model asks nothing). Keys typed before these
+    questions were drawn start the first prompt. A bad config, a missing or damaged
     session, no model: the REPL ends with that one-line error (exit 2)."""
     if not sys.stdin.isatty():
         raise errors.UsageError(NO_TERMINAL)
+    typed = Typed()
     if resume is not None and onboard and not any(os.environ.get(v) for v in ("CLI_AGENT_MODEL",
                                                                                "CLI_AGENT_API_BASE")):
         load = with_its_model(load, resume)
     if onboard and not any(os.environ.get(v) for v in ("CLI_AGENT_MODEL", "CLI_AGENT_API_BASE", "CLI_AGENT_API_KEY")):
-        load = onboarded(load)
+        load = onboarded(load, typed)
     if ask_trust is not None:
-        ask_trust(load)
+        ask_trust(load, typed)
     startup = Startup(load, provider_factory, resume=resume)
     try:
-        code = Repl(startup, None, provider_factory).loop()
+        repl = Repl(startup, None, provider_factory)
+        repl.keep_typed(typed)
+        code = repl.loop()
     finally:
         startup.close()
     if startup.error is not None:  # quit before the start-up failed: its error still decides the exit code

@@ -11,6 +11,7 @@ from cli_agent.contracts import errors
 
 if TYPE_CHECKING:
     from cli_agent.config.loading import Loaded
+    from cli_agent.ui.repl.answer import Typed
 
 __all__ = ["onboarded", "with_its_model"]
 
@@ -43,9 +44,9 @@ def with_its_model(load: Callable[[], Loaded], resume: str) -> Callable[[], Load
     return with_model
 
 
-def onboarded(load: Callable[[], Loaded]) -> Callable[[], Loaded]:
+def onboarded(load: Callable[[], Loaded], typed: Typed | None = None) -> Callable[[], Loaded]:
     """The settings, loaded now (only for a user with no model on the command line or in the environment), with the
-    model onboarding chose."""
+    model onboarding chose; keys typed before its question was drawn go into `typed`, for the prompt."""
     import dataclasses
 
     from cli_agent.ui.repl.start.onboarding import choose_model
@@ -53,7 +54,9 @@ def onboarded(load: Callable[[], Loaded]) -> Callable[[], Loaded]:
     loaded = load()
     if {"model", "api_base"} & set(loaded.withheld):  # the project config names one: the trust question decides
         return load
-    model = choose_model(loaded.settings)
+    from cli_agent.ui.repl.answer import ask_key
+
+    model = choose_model(loaded.settings, ask=lambda question: ask_key(question, typed))
     if model is None:
         return load
     def with_model() -> Loaded:  # loaded again each time: trusting the folder may change the settings

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from cli_agent.config.loading import Loaded
     from cli_agent.config.trusted_folders import TrustEntry
+    from cli_agent.ui.repl.answer import Typed
 
 __all__ = ["ask_trust", "describe_withheld"]
 
@@ -31,10 +32,11 @@ def describe_withheld(withheld: dict[str, Any]) -> list[str]:
     return lines
 
 
-def ask_trust(load: Callable[[], Loaded], workspace_hint: str | None) -> None:
+def ask_trust(load: Callable[[], Loaded], workspace_hint: str | None, typed: Typed | None = None) -> None:
     """Ask on the terminal whether to trust the folder (one key: y trusts, anything else does not), and remember a
     yes. The text wraps between words to the terminal's width; a config changed since it was trusted says what
-    changed. A config error is left for the REPL's own start-up to report."""
+    changed. Keys typed before the question was drawn go into `typed`, for the prompt. A config error is left for
+    the REPL's own start-up to report."""
     from cli_agent.contracts import errors
     from cli_agent.fs import paths
     from cli_agent.session.session import is_interactive
@@ -48,7 +50,7 @@ def ask_trust(load: Callable[[], Loaded], workspace_hint: str | None) -> None:
     if not loaded.withheld:
         return
     from cli_agent.config.trusted_folders import earlier_entry, trust
-    from cli_agent.ui.view.approve import flush_typeahead, read_key
+    from cli_agent.ui.repl.answer import ask_key
 
     ws = Path(loaded.settings.workspace)
     lines = describe_withheld(loaded.withheld)
@@ -56,12 +58,7 @@ def ask_trust(load: Callable[[], Loaded], workspace_hint: str | None) -> None:
     shown = config.relative_to(ws) if config.is_relative_to(ws) else config  # the folder is the one it starts in
     for line in _question_text(shown, lines, earlier_entry(ws)):
         _say(line)
-    flush_typeahead()
-    try:
-        answer = read_key("Trust this folder? [y/N] ").lower()
-    except KeyboardInterrupt:
-        answer = ""
-    if answer == "y":
+    if ask_key("Trust this folder? [y/N] ", typed) == "y":
         trust(ws, tuple(line.strip() for line in lines))
         _say("trusted (cli-agent trust --revoke undoes it)")
     else:
