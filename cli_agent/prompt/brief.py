@@ -4,6 +4,9 @@
     brief = briefer(workspace, seen, files=True, repo_map=True)
     text = brief(task)          # None when neither finds anything; the files shown count as read (`seen`)
 
+Only the task's first `TASK_CHARS` characters are worked through: a task of megabytes costs the brief what a
+long one does, whatever the run's deadline.
+
 Every line number shown is vouched for by the bytes it was read from (`SeenFiles.note` / `numbered`), so
 `replace_lines` may use it until the file changes.
 """
@@ -17,7 +20,9 @@ if TYPE_CHECKING:
     from cli_agent.fs.workspace import Workspace
     from cli_agent.tools.handlers.seen import SeenFiles
 
-__all__ = ["briefer"]
+__all__ = ["TASK_CHARS", "briefer"]
+
+TASK_CHARS = 50_000  # of the task's text the brief looks at: the files and names a task points to are in its start
 
 
 def briefer(workspace: Workspace, seen: SeenFiles | None, *, files: bool = True,
@@ -28,6 +33,7 @@ def briefer(workspace: Workspace, seen: SeenFiles | None, *, files: bool = True,
 
     def brief(task: str) -> str | None:
         nonlocal outline
+        task = task[:TASK_CHARS]
         parts = []
         if files:
             from cli_agent.prompt.task_files import task_brief

@@ -51,10 +51,11 @@ def test_a_task_of_100000_letters_ends_within_its_timeout(tmp_path: Path) -> Non
     (ws / "b.py").write_text("x = 1" + "+1" * 5000 + "\n")
     script = tmp_path / "s.json"
     script.write_text('[{"text": "done"}]')
-    done = subprocess.run([sys.executable, "-m", "cli_agent", "--model", f"scripted:{script}", "--timeout", "10",
-                           "-C", str(ws), "-p", "-"], input="a" * 100_000, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    assert "done" in done.stdout and "Traceback" not in done.stderr and "internal error" not in done.stderr
+    for task in ("a" * 100_000, "word " * 2_000_000):  # one long word; ten megabytes of words
+        done = subprocess.run([sys.executable, "-m", "cli_agent", "--model", f"scripted:{script}", "--timeout", "10",
+                               "-C", str(ws), "-p", "-"], input=task, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert "done" in done.stdout and "Traceback" not in done.stderr and "internal error" not in done.stderr
 
 
 @pytest.mark.parametrize("error", [MemoryError, RecursionError])
