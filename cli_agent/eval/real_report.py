@@ -63,7 +63,11 @@ def run_real_command(*, model: str, protocols: str, variants: str, only: str | N
     part = shard_of(shard or "1/1")
     runs = planned(tasks, chosen, kinds, part)
     total = len(planned(tasks, chosen, kinds))
-    ready(runs, on_project=lambda pin: sys.stdout.write(f"project {pin}: sdist and test venv ready\n"))
+
+    def prepared(pin: str) -> None:
+        sys.stdout.write(f"project {pin}: sdist and test venv ready\n")
+
+    ready(runs, on_project=prepared)
     sys.stdout.write(HEADER + "\n")
 
     def show(result: RealResult) -> None:
