@@ -270,11 +270,12 @@ class Dispatcher:
 def _wrap(result: Any) -> Envelope:
     if isinstance(result, Envelope):
         return result
+    images = getattr(result, "images", ())  # read_file on an image (handlers.files.ImageRead)
     if isinstance(result, dict) and "warnings" in result:
         data = dict(result)
         warnings = data.pop("warnings") or ()
-        return Envelope.success(data, warnings=tuple(warnings))
-    return Envelope.success(result)
+        return Envelope.success(data, warnings=tuple(warnings), images=images)
+    return Envelope.success(dict(result) if images else result, images=images)
 
 
 def _broken_by(change: Change) -> str | None:

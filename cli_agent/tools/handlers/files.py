@@ -15,8 +15,8 @@ import stat
 from typing import Any
 
 from cli_agent.contracts.change import Change, Staged
-from cli_agent.contracts.envelope import Envelope, ToolError
-from cli_agent.contracts.images import image_from_bytes, image_kind
+from cli_agent.contracts.envelope import ToolError
+from cli_agent.contracts.images import ImagePart, image_from_bytes, image_kind
 from cli_agent.fs import linestream, textfile
 from cli_agent.fs.textfile import TextFormat
 from cli_agent.tools.context import ToolContext
@@ -48,8 +48,17 @@ def list_files(ctx: ToolContext, path: str = ".", pattern: str | None = None,
     return result
 
 
+class ImageRead(dict[str, Any]):
+    """read_file's result for an image: the result, and the image the model is shown after the turn's results (the
+    dispatcher puts it on the envelope, never in its data)."""
+
+    def __init__(self, result: dict[str, Any], images: tuple[ImagePart, ...]) -> None:
+        super().__init__(result)
+        self.images = images
+
+
 def read_file(ctx: ToolContext, path: str, start_line: int | None = None,
-              end_line: int | None = None) -> dict[str, Any] | Envelope:
+              end_line: int | None = None) -> dict[str, Any]:
     """Lines `start_line`..`end_line` (1-based, inclusive) of a text file, at most `read_max_bytes` of them; an
     image (PNG, JPEG, GIF, WebP) as an image part."""
     ws, cap = ctx.workspace, ctx.limits.read_max_bytes
@@ -108,7 +117,7 @@ def _read_fd(fd: int, rel: str) -> bytes:
     return b"".join(chunks)
 
 
-def _image(rel: str, data: bytes) -> Envelope | None:
+def _image(rel: str, data: bytes) -> ImageRead | None:
     """A PNG, JPEG, GIF or WebP image as an image part the model is shown after the turn's results (its label in the
     result); one too large says the limit. None for any other binary file."""
     kind = image_kind(data)
@@ -120,9 +129,9 @@ def _image(rel: str, data: bytes) -> Envelope | None:
     try:
         image = image_from_bytes(rel, data)
     except ValueError as exc:
-        return Envelope.success(result | {"notice": f"an image that cannot be shown: {exc}"})
-    return Envelope.success(result | {"notice": f"an image: it is shown to you after the results as {image.label}"},
-                            images=(image,))
+        return ImageRead(result | {"notice": f"an image that cannot be shown: {exc}"}, ())
+    return ImageRead(result | {"notice": f"an image: it is shown to you after the results as {image.label}"},
+                     (image,))
 
 
 def _binary(rel: str, kind: str, size: int) -> dict[str, Any]:
