@@ -76,3 +76,19 @@ def test_a_sub_task_is_one_line_while_it_works_and_its_calls_fold_for_expand():
     assert "Task(Find the config)" in text and "2 steps (/expand)" in text and "settings.py" not in text
     assert [(c.name if c else None, r.tool) for c, r in renderer.folded] == [("read_file", "read_file"),
                                                                               ("task", "task")]
+
+
+def test_a_hook_is_one_line_of_the_transcript():
+    from cli_agent.contracts.events import HookRan
+
+    console = Console(record=True, width=80, color_system=None)
+    renderer = Renderer(console)
+    renderer(HookRan(event="after_tool", command="ruff format .", exit_code=0, stdout="1 file reformatted\n",
+                     tool="edit_file"))
+    renderer(HookRan(event="before_tool", command="guard.sh", exit_code=2, stderr="no [red]pushing[/red]\n",
+                     blocked=True))
+    renderer(HookRan(event="stop", command="sleep 600", exit_code=None, timed_out=True))
+    assert console.export_text().splitlines() == [
+        "⚑ after_tool hook ruff format .: exit 0 · 1 file reformatted",
+        "⚑ before_tool hook guard.sh: blocked · no [red]pushing[/red]",
+        "⚑ stop hook sleep 600: timed out (killed)"]
