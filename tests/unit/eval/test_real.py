@@ -287,9 +287,8 @@ def _sandbox_shows_the_venv(tiny, tmp_path: Path) -> bool:
 @pytest.mark.slow
 def test_the_reference_fix_played_by_a_scripted_model_ends_verified(tiny, tmp_path, capsys):
     """The harness's own verdict with the project's venv outside the workspace: its tests run in the sandbox with
-    the venv's pytest and pass (needs a sandbox that shows the user's venv)."""
-    if not _sandbox_shows_the_venv(tiny, tmp_path):
-        pytest.skip("the command sandbox does not show a venv outside the workspace here")
+    the venv's pytest and pass: the sandbox shows the user's venv, with its own prefix."""
+    assert _sandbox_shows_the_venv(tiny, tmp_path), "the command sandbox hides the venv outside the workspace"
     suite, _, _ = tiny
     script = tmp_path / "fix.json"
     script.write_text(json.dumps(FIX_ADD))
