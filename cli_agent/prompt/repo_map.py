@@ -13,8 +13,8 @@ a token). Test files are left out unless the task speaks of tests.
 
 Bounded: at most `MAX_FILES` files of at most `MAX_BYTES` each (the workspace listing's order, ignored files
 skipped), and at most `TIME_S` seconds of parsing; a file that does not parse, or is nested past the parser's
-depth (a `MemoryError` or `RecursionError` in `ast`), is skipped and the others are mapped. An `Outline` keeps each
-file's definitions by (path, size, mtime), so a session re-parses only what changed.
+depth (a `MemoryError` or `RecursionError` in `ast`), is skipped, the others are mapped, and the map names it.
+An `Outline` keeps each file's definitions by (path, size, mtime), so a session re-parses only what changed.
 """
 
 from __future__ import annotations
@@ -65,6 +65,10 @@ add file code function method class test tests value values string list dict non
 old""".strip()))
 
 
+class _TooDeep(Exception):
+    """A Python file nested past the parser's depth (a MemoryError or RecursionError in `ast`)."""
+
+
 @dataclass(frozen=True)
 class Symbol:
     path: str
@@ -80,6 +84,7 @@ class Outline:
     def __init__(self, workspace: Workspace) -> None:
         self.workspace = workspace
         self._files: dict[str, tuple[tuple[int, int], tuple[Symbol, ...]]] = {}
+        self.unparsed: set[str] = set()  # Python files nested past the parser's depth: no outline, and the map says so
 
     def symbols(self, *, deadline: float | None = None) -> list[Symbol]:
         """Every definition (bounded; see the module's docstring)."""
@@ -109,7 +114,11 @@ class Outline:
             found: tuple[Symbol, ...] = ()
         else:
             text = data.decode("utf-8", errors="replace")
-            found = tuple(_python(path, text) if path.endswith(".py") else _tree_sitter(path, data, text))
+            try:
+                found = tuple(_python(path, text) if path.endswith(".py") else _tree_sitter(path, data, text))
+            except _TooDeep:
+                found = ()
+                self.unparsed.add(path)
         self._files[path] = (key, found)
         return found
 
@@ -153,8 +162,10 @@ def repo_map(task: str, outline: Outline, *, budget_tokens: int = 400) -> RepoMa
         return None
     blocks = [path + "\n" + "\n".join(_entry(s) for s in sorted(found, key=lambda s: s.line))
               for path, found in chosen.items()]
+    unparsed = sorted(outline.unparsed)[:5]
+    note = f"\n(not outlined, nested too deeply for Python's parser: {', '.join(unparsed)})" if unparsed else ""
     return RepoMap("Where the task's words are defined (FIRST-LAST line numbers; read_file with start_line/end_line "
-                   "shows them):\n" + "\n".join(blocks), tuple(chosen))
+                   "shows them):\n" + "\n".join(blocks) + note, tuple(chosen))
 
 
 def called_names(task: str) -> frozenset[str]:
@@ -223,8 +234,10 @@ def _score(symbol: Symbol, words: dict[str, int], task: str, seen: dict[str, int
 def _python(path: str, text: str) -> list[Symbol]:
     try:
         tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):  # nested past the parser's depth: no outline
+    except (SyntaxError, ValueError):
         return []
+    except (RecursionError, MemoryError):  # nested past the parser's depth: no outline, and a note
+        raise _TooDeep from None
     lines = text.splitlines()
     out: list[Symbol] = []
 

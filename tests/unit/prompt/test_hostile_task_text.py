@@ -26,6 +26,7 @@ def test_a_file_the_parser_cannot_build_is_skipped_and_the_others_are_mapped(tmp
     assert [s.name for s in outline.symbols()] == ["wanted_function"]
     found = repo_map("fix wanted_function", outline)
     assert found is not None and "wanted_function" in found.text
+    assert found.text.endswith("(not outlined, nested too deeply for Python's parser: minus.py, plus.py)")
 
 
 def test_a_long_word_task_costs_linear_time_in_the_task_regexes(tmp_path: Path) -> None:
