@@ -101,7 +101,7 @@ class Approvals:
         if envelope.ok and spec is not None and spec.updates_plan and isinstance(envelope.data, dict):
             yield PlanUpdated(call_id=prepared.call.id, steps=tuple(envelope.data.get("plan", ())),
                               explanation=str(envelope.data.get("explanation", "")))
-        if self.hooks is not None and spec is not None:
+        if self.hooks is not None and spec is not None and prepared.error is None:  # it ran (not refused, blocked)
             envelope = yield from self.hooks.after_tool(prepared.call, envelope, run.deadline)
         return envelope
 

@@ -100,15 +100,15 @@ def outcomes(trace: Trace) -> list[dict[str, Any] | errors.CliAgentError]:
 
 
 def _unnested(event: Event) -> Event:
-    """A sub-task's model request, reply or proposed calls as its own event (replayed in order); others as they
-    are."""
+    """A sub-task's model request, reply, proposed calls or approval answer as its own event (replayed in order);
+    others as they are."""
     if isinstance(event, SubagentEvent) and event.event.get("type") in _NESTED_REQUESTS:
         with contextlib.suppress(KeyError, ValueError, TypeError):
             return event_from_dict(event.event)
     return event
 
 
-_NESTED_REQUESTS = ("model_request", "assistant_message", "tool_calls_proposed")
+_NESTED_REQUESTS = ("model_request", "assistant_message", "tool_calls_proposed", "approval_decided")
 
 
 def _reply_item(message: AssistantMessage, proposed: ToolCallsProposed | None) -> dict[str, Any]:
@@ -162,7 +162,8 @@ class RecordedApprover:
     that the recording never asked about goes ahead; any other call the recording has no answer for is denied."""
 
     def __init__(self, run: list[Event], played: set[str] | None = None) -> None:
-        self.answers = {e.call_id: Answer(e.decision, e.feedback) for e in run if isinstance(e, ApprovalDecided)}
+        decided = [e for e in map(_unnested, run) if isinstance(e, ApprovalDecided)]  # a sub-task's too
+        self.answers = {e.call_id: Answer(e.decision, e.feedback) for e in decided}
         self.played = played or set()
 
     def __call__(self, asked: ApprovalAsked) -> Answer:

@@ -19,7 +19,14 @@ from typing import TYPE_CHECKING, Any
 
 from cli_agent.contracts import errors
 from cli_agent.contracts.change import sha_of
-from cli_agent.contracts.events import RunStarted, ToolCallsProposed, ToolResult
+from cli_agent.contracts.events import (
+    Event,
+    RunStarted,
+    SubagentEvent,
+    ToolCallsProposed,
+    ToolResult,
+    event_from_dict,
+)
 from cli_agent.contracts.messages import ToolCall
 from cli_agent.fs.copy import CopyLimits, CopyTooBig, copy_tree
 from cli_agent.history.trace import Trace
@@ -62,7 +69,7 @@ def rewind(copy: Path, trace: Trace, raw: list[dict[str, Any]]) -> list[str]:
     changes: list[tuple[ToolCall | None, dict[str, Any]]] = []
     known: list[bytes] = []
     proposals: list[str] = []
-    for event, record in zip(trace.events, raw, strict=False):
+    for event, record in _unnested(trace.events, raw):
         if isinstance(event, RunStarted):
             calls = {}
         elif isinstance(event, ToolCallsProposed):
@@ -87,6 +94,21 @@ def rewind(copy: Path, trace: Trace, raw: list[dict[str, Any]]) -> list[str]:
     notes = [note for call, change in reversed(changes) if (note := _undo(workspace, call, change, known))]
     _withdraw(copy, proposals)
     return notes
+
+
+def _unnested(events: Any, raw: list[dict[str, Any]]) -> Any:
+    """The events with their records; a sub-task's proposed calls and results (the task tool's helper) as its own,
+    in their place: what the helper wrote is undone as the parent's changes are."""
+    import contextlib
+
+    for event, record in zip(events, raw, strict=False):
+        inner = record.get("event") if isinstance(event, SubagentEvent) else None
+        if isinstance(inner, dict) and inner.get("type") in ("tool_calls_proposed", "tool_result"):
+            with contextlib.suppress(KeyError, ValueError, TypeError):
+                unwrapped: Event = event_from_dict(inner)
+                yield unwrapped, inner
+                continue
+        yield event, record
 
 
 def _undo(workspace: Workspace, call: ToolCall | None, change: dict[str, Any], known: list[bytes]) -> str | None:

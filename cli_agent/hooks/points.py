@@ -45,10 +45,9 @@ class PromptBlocked(DeniedError):
 class Hooks:
     """The session's hooks over `root` (the workspace: their working folder)."""
 
-    def __init__(self, hooks: Sequence[Hook], root: Path, session_id: str = "") -> None:
+    def __init__(self, hooks: Sequence[Hook], root: Path) -> None:
         self.hooks = tuple(hooks)
         self.root = root
-        self.session_id = session_id
 
     @property
     def on_tools(self) -> bool:
@@ -57,7 +56,7 @@ class Hooks:
     def _run(self, event: str, payload: dict[str, Any], deadline: float | None, tool: str = "",
              call_id: str = "") -> Generator[HookRan, None, HookRan | None]:
         """Run the hooks of `event` (those matching `tool`) in order; the first that blocked, else None."""
-        body = json.dumps({"event": event, "session_id": self.session_id, "cwd": str(self.root), **payload},
+        body = json.dumps({"event": event, "cwd": str(self.root), **payload},
                           ensure_ascii=False, default=str).encode()
         for hook in self.hooks:
             if hook.event != event or not hook.matches(tool):
@@ -111,7 +110,7 @@ class Hooks:
 
     def _run_one(self, hook: Hook, payload: dict[str, Any],
                  deadline: float | None) -> Generator[HookRan, None, HookRan]:
-        single = Hooks([hook], self.root, self.session_id)
+        single = Hooks([hook], self.root)
         ran: HookRan | None = None
         for event in single._run(hook.event, payload, deadline):
             ran = event

@@ -37,3 +37,24 @@ def test_a_helper_answers_and_its_events_are_under_the_parents_call(tmp_path, ws
     assert [e.type for e in read_trace(trace).events].count("subagent_event") == len(nested)
     replayed = cli(["replay", str(trace)], home=tmp_path / "home")
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+
+
+@pytest.mark.slow
+def test_a_helpers_write_is_undone_and_replayed_with_its_recorded_approval(tmp_path, ws):
+    from clikit import user_config
+
+    home = tmp_path / "home"
+    user_config(home, '[agents.writer]\ntools = ["read_file", "create_file"]\n')
+    (tmp_path / "s.json").write_text(json.dumps([
+        {"tool_calls": [{"name": "task", "arguments": {"description": "Write notes", "prompt": "Create notes.txt.",
+                                                       "agent": "writer"}}]},
+        {"tool_calls": [{"name": "create_file", "arguments": {"path": "notes.txt", "content": "hi\n"}}]},
+        {"text": "Created."},
+        {"text": "Done."}]))
+    trace = tmp_path / "t.jsonl"
+    done = cli(["-C", str(ws), "-p", "write notes", "--model", f"scripted:{tmp_path / 's.json'}", "--yes",
+                "--trace", str(trace)], home=home)
+    assert done.returncode == 0, done.stderr
+    assert (ws / "notes.txt").read_text() == "hi\n"
+    replayed = cli(["replay", str(trace)], home=home)
+    assert replayed.returncode == 0 and "replay identical" in replayed.stdout + replayed.stderr

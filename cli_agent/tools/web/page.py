@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from cli_agent.tools.context import ToolContext
     from cli_agent.tools.web.fetch import Fetched
 
-__all__ = ["page_data", "to_markdown", "web_fetch"]
+__all__ = ["PART_CHARS", "page_data", "to_markdown", "web_fetch"]
 
 _HTML = ("text/html", "application/xhtml+xml")
 _TEXT = re.compile(r"^(text/.*|application/(json|xml|javascript|x-javascript|ld\+json|toml|yaml|x-yaml|x-sh)"
@@ -24,16 +24,19 @@ _TITLE = re.compile(r"<title[^>]*>(.{0,300}?)</title", re.IGNORECASE | re.DOTALL
 _DROPPED = ["script", "style", "noscript", "template", "svg", "iframe", "nav", "form", "button"]
 
 
-def web_fetch(ctx: ToolContext, url: str) -> dict[str, Any]:
-    """Fetch `url` and return it as text for the model."""
+PART_CHARS = 16_000  # characters of the page's text a call returns; `offset` reads on
+
+
+def web_fetch(ctx: ToolContext, url: str, offset: int = 0) -> dict[str, Any]:
+    """Fetch `url` and return its text for the model, from character `offset` on, at most PART_CHARS of it."""
     import time
 
     setup = ctx.web or WebSetup()
     deadline = min(time.monotonic() + setup.timeout_s, ctx.deadline or float("inf"))
-    return page_data(fetch(url, setup, deadline))
+    return page_data(fetch(url, setup, deadline), offset)
 
 
-def page_data(page: Fetched) -> dict[str, Any]:
+def page_data(page: Fetched, offset: int = 0) -> dict[str, Any]:
     text = page.body.decode(_codec(page.charset), errors="replace")
     head: dict[str, Any] = {"url": page.url, "status": page.status, "content_type": page.content_type or "unknown"}
     if page.redirects:
@@ -47,7 +50,15 @@ def page_data(page: Fetched) -> dict[str, Any]:
     title = _TITLE.search(text[:65536]) if page.content_type in _HTML else None
     if title:
         head["title"] = " ".join(html.unescape(title.group(1)).split())
-    head["content"] = _converted(page, text)
+    content = _converted(page, text)
+    if offset > len(content):
+        raise ToolError(f"offset {offset:,} is past the end of the page's text ({len(content):,} characters)")
+    head["content"] = content[offset:offset + PART_CHARS]
+    if offset or len(content) > offset + PART_CHARS:
+        head["part"] = {"offset": offset, "total_chars": len(content)}
+        if len(content) > offset + PART_CHARS:
+            head["part"]["next_offset"] = offset + PART_CHARS
+            head["part"]["note"] = f"more follows: call web_fetch again with offset {offset + PART_CHARS}"
     if page.truncated:
         head["note"] = f"the page is larger than {len(page.body):,} bytes; only its start was read"
     return head

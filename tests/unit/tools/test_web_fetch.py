@@ -58,6 +58,19 @@ def test_a_big_page_is_cut_at_the_size_cap(tmp_path):
     assert len(data["content"]) == 1000 and "only its start was read" in data["note"]
 
 
+def test_a_long_page_is_read_in_parts(tmp_path):
+    with web_server() as (base, _):
+        first = web_fetch(ctx(tmp_path), f"{base}/big?n=40000")
+        second = web_fetch(ctx(tmp_path), f"{base}/big?n=40000", offset=first["part"]["next_offset"])
+        last = web_fetch(ctx(tmp_path), f"{base}/big?n=40000", offset=second["part"]["next_offset"])
+        with pytest.raises(ToolError, match="past the end"):
+            web_fetch(ctx(tmp_path), f"{base}/big?n=40000", offset=50_000)
+    assert len(first["content"]) == len(second["content"]) == 16_000 and len(last["content"]) == 8_000
+    assert first["part"] == {"offset": 0, "total_chars": 40_000, "next_offset": 16_000,
+                             "note": "more follows: call web_fetch again with offset 16000"}
+    assert "next_offset" not in last["part"]
+
+
 def test_a_gzip_body_is_inflated_within_the_cap(tmp_path):
     with web_server() as (base, _):
         data = web_fetch(ctx(tmp_path, max_bytes=5000), f"{base}/gzip")
