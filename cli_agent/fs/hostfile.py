@@ -27,7 +27,7 @@ __all__ = [
     "HostFileError",
     "RegularFile",
     "kind_of",
-    "open_regular",
+    "open_host_file",
     "read_regular",
     "read_regular_or_none",
 ]
@@ -49,7 +49,7 @@ class HostFileError(OSError):
 
 def read_regular(path: str | os.PathLike[str], limit: int, *, follow: bool = True, cut: bool = False) -> bytes:
     """The bytes of the regular file at `path`, at most `limit` of them (see the module docstring)."""
-    fd = open_regular(path, follow=follow)
+    fd = open_host_file(path, follow=follow)
     try:
         st = os.fstat(fd)
         if st.st_size > limit and not cut:
@@ -64,7 +64,7 @@ def read_regular(path: str | os.PathLike[str], limit: int, *, follow: bool = Tru
     return data
 
 
-def open_regular(path: str | os.PathLike[str], *, follow: bool = True) -> int:
+def open_host_file(path: str | os.PathLike[str], *, follow: bool = True) -> int:
     """A read-only descriptor of the regular file at `path`, opened without blocking; HostFileError otherwise."""
     flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW)
     try:

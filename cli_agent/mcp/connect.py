@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from cli_agent.config.mcp_settings import McpServer
-from cli_agent.fs.hostfile import open_regular
+from cli_agent.fs.hostfile import open_host_file
 from cli_agent.mcp.server_log import ServerLog
 
 __all__ = ["hold_connection", "list_all_tools", "one_line", "working_folder"]
@@ -154,7 +154,7 @@ def _is_network(exc: OSError) -> bool:
 
 def _last_line(log: Path) -> str:
     try:
-        with os.fdopen(open_regular(log, follow=False), "rb") as f:
+        with os.fdopen(open_host_file(log, follow=False), "rb") as f:
             f.seek(0, 2)
             f.seek(max(0, f.tell() - 4096))
             lines = [line.strip() for line in f.read(4096).decode("utf-8", "replace").splitlines() if line.strip()]
