@@ -1,7 +1,7 @@
 """Replay: run a recorded session again and report the first place it goes differently.
 
 `replay(path)` reads the trace strictly (`read_trace`: an unknown format, a damaged line or a truncated trace is a
-TraceError, exit 2), copies the trace's workspace into a temporary folder and rewinds the copy (`history.rewind`:
+TraceError, exit 2), copies the trace's workspace into a temporary folder and rewinds the copy (`rewind`:
 the trace holds the workspace's path, not its content, and the folder now holds what the runs left). Then it opens
 a session on the copy whose provider plays the recorded replies back through the ScriptedProvider (a provider
 error, missing key or timeout a run ended with is raised again at the same request) and whose approver gives the
@@ -46,17 +46,10 @@ from cli_agent.contracts.events import (
     ToolCallsProposed,
     ToolResult,
 )
-from cli_agent.history.replay_provider import (
-    RecordedApprover,
-    ReplayProvider,
-    first_call,
-    outcomes,
-    raw_records,
-    replay_settings,
-)
-from cli_agent.history.rewind import copy_workspace, rewind
-from cli_agent.history.trace import Trace, read_trace
-from cli_agent.mcp.recorded import RecordedResults, with_recorded_tools
+from cli_agent.history.trace import Trace, raw_records, read_trace
+from cli_agent.replay.provider import RecordedApprover, ReplayProvider, first_call, outcomes, replay_settings
+from cli_agent.replay.recorded_tools import RecordedResults, with_recorded_tools
+from cli_agent.replay.rewind import copy_workspace, rewind
 from cli_agent.tools.registry import Registry
 
 __all__ = ["Divergence", "ReplayResult", "replay", "run_replay"]
