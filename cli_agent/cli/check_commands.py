@@ -36,7 +36,7 @@ def replay_cmd(ctx: typer.Context,
                                           "of playing their recorded results back.")] = False) -> int:
     """Re-run a recorded session in a copy of its workspace; exit 1 at the first divergence. The trace's commands
     are played back, not run, unless --run-commands."""
-    from cli_agent.replay.engine import run_replay
+    from cli_agent.cli.replay import run_replay
 
     load(ctx, announce=False)  # a broken config exits 2 here as everywhere
     return run_replay(trace_file, output or root_flag(ctx, "output") or "text", run_commands=run_commands)

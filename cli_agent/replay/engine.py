@@ -7,7 +7,8 @@ a session on the copy whose provider plays the recorded replies back through the
 error, missing key or timeout a run ended with is raised again at the same request) and whose approver gives the
 recorded answers, and drives every recorded run through it. Each run's significant events (calls and their
 arguments, approvals, result ok/errors, what a change wrote, read-only results' data, the stop reason and answer)
-are compared with the recording's as they happen; a run the user interrupted is interrupted at the same point.
+are compared with the recording's as they happen (`compare`); a run the user interrupted is interrupted at the
+same point.
 
 A trace is data anyone can edit, so replay runs no command from it unless told to: a recorded `run_command` is
 played back like an MCP tool (its recorded result, in order; the recorded answers decide whether it goes ahead;
@@ -23,7 +24,6 @@ lock the recording was refused by); a different prompt plan is noted, not counte
 
 from __future__ import annotations
 
-import json
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -31,10 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from cli_agent.contracts import errors
-from cli_agent.contracts.change import sha_of
 from cli_agent.contracts.events import (
-    ApprovalDecided,
-    AssistantMessage,
     ConversationReset,
     Event,
     EventStream,
@@ -42,30 +39,17 @@ from cli_agent.contracts.events import (
     ModelRequest,
     RunFinished,
     RunStarted,
-    StopReason,
     ToolCallsProposed,
     ToolResult,
 )
 from cli_agent.history.trace import Trace, raw_records, read_trace
+from cli_agent.replay.compare import Comparator, Divergence, written
 from cli_agent.replay.provider import RecordedApprover, ReplayProvider, first_call, outcomes, replay_settings
 from cli_agent.replay.recorded_tools import RecordedResults, with_recorded_tools
 from cli_agent.replay.rewind import copy_workspace, rewind
 from cli_agent.tools.registry import Registry
 
-__all__ = ["Divergence", "ReplayResult", "replay", "run_replay"]
-
-_ANCHORS = (ModelRequest, AssistantMessage, ToolCallsProposed, ApprovalDecided, ToolResult)
-_READ_ONLY = ("list_files", "read_file", "search")
-_SIGNALS: dict[StopReason, Callable[[], BaseException]] = {
-    StopReason.INTERRUPTED: KeyboardInterrupt, StopReason.CANCELLED: KeyboardInterrupt,
-    StopReason.TERMINATED: errors.TerminateSignal}
-
-
-@dataclass(frozen=True)
-class Divergence:
-    run: int
-    step: int
-    message: str  # one line
+__all__ = ["ReplayResult", "is_tool_step", "replay"]
 
 
 @dataclass
@@ -104,7 +88,7 @@ def replay(path: Path, *sinks: Callable[[Event], None], run_commands: bool = Fal
         copy = copy_workspace(Path(original), Path(tmp))
         raw = raw_records(path)
         result.notes += rewind(copy, trace, raw)
-        written = _written(trace, raw)
+        written_shas = written(trace, raw)
         provider = ReplayProvider(outcomes(trace))
         session = open_session(replay_settings(trace, copy, Path(tmp)), interactive=True,
                                provider_factory=lambda settings: provider, record=False)
@@ -121,7 +105,7 @@ def replay(path: Path, *sinks: Callable[[Event], None], run_commands: bool = Fal
                 _follow_resets(session.agent, run)
                 if not isinstance(run[0], RunStarted):  # only resets (a /clear before the first run)
                     continue
-                compare = _Comparator(number, run, written, original, str(session.workspace.root), played)
+                compare = Comparator(number, run, written_shas, original, str(session.workspace.root), played)
                 started = run[0]
                 call = first_call(run) if is_tool_step(run) else None
                 events: EventStream
@@ -207,171 +191,6 @@ def _follow_resets(agent: Any, events: list[Event]) -> None:
 def _after_run(run: list[Event]) -> list[Event]:
     ends = [i for i, event in enumerate(run) if isinstance(event, RunFinished)]
     return run[ends[-1] + 1:] if ends else []
-
-
-def run_replay(path: Path, output: str = "text", *, run_commands: bool = False) -> int:
-    """`cli-agent replay TRACE [--run-commands]`: the replayed events (text) or one JSON object, then exit 0 if the
-    replay went as recorded; a divergence is a one-line CliAgentError (exit 1)."""
-    import sys
-
-    from cli_agent.contracts.escape import escape_for_terminal, json_for_output
-
-    if output not in ("text", "json"):
-        raise errors.UsageError(f"--output must be text or json for replay, not {output!r}")
-    result = replay(path, *([] if output == "json" else [_print_event]), run_commands=run_commands)
-    if output == "json":
-        sys.stdout.write(json_for_output(result.to_dict()) + "\n")
-    else:
-        for note in result.notes:
-            sys.stdout.write(escape_for_terminal(f"note: {note}") + "\n")
-        if result.divergence is None:
-            dry = (f"; {result.played_back} command(s) played back from the trace, not run (--run-commands runs "
-                   "them in the sandbox)") if result.played_back else ""
-            sys.stdout.write(f"replay identical: {result.runs} run(s), {result.tool_calls} tool call(s), stop "
-                             f"reason(s) {', '.join(result.stop_reasons)}{dry}\n")
-    sys.stdout.flush()
-    if result.divergence is not None:
-        hint = (f" ({result.played_back} command(s) were played back, not run, so their file changes are not in "
-                "the copy: --run-commands runs them in the sandbox)") if result.played_back else ""
-        raise errors.CliAgentError(f"replay diverged: {result.divergence.message}{hint}")
-    return 0
-
-
-def _print_event(event: Event) -> None:
-    import sys
-
-    from cli_agent.contracts.escape import escape_for_terminal
-
-    line = None
-    if isinstance(event, RunStarted):
-        line = f"run: {_short(event.prompt, 100)}"
-    elif isinstance(event, ToolCallsProposed):
-        line = "\n".join(f"  → {c.name} {_short(c.raw_arguments or json.dumps(c.arguments))}" for c in event.calls)
-    elif isinstance(event, ApprovalDecided):
-        line = f"    {'approved' if event.decision.approves else 'denied'}"
-    elif isinstance(event, ToolResult):
-        detail = event.change.summary if event.change else "; ".join(event.envelope.errors)
-        line = f"    {'✓' if event.envelope.ok else '✗'} {event.tool} {_short(detail)}".rstrip()
-    elif isinstance(event, RunFinished):
-        line = f"  ■ {event.stop_reason.value}: {_short(event.message)}"
-        if event.answer:
-            line += f"\n  {_short(event.answer, 300)}"
-    if line is not None:
-        sys.stdout.write(escape_for_terminal(line) + "\n")
-
-
-# -- comparing ---------------------------------------------------------------------------------------------------
-
-class _Comparator:
-    """Checks one run's replayed events against the recording's, item by item; raises the recorded interruption
-    at the point the recording was interrupted."""
-
-    def __init__(self, number: int, recorded: list[Event], written: dict[int, str], original_root: str,
-                 copy_root: str, played: set[str] | None = None) -> None:
-        self.number = number
-        self.roots = (copy_root, original_root)
-        self.played = played or set()  # calls played back: their approvals are not compared
-        recorded = [e for e in recorded if not self._quiet(e)]
-        self.expected = [item for event in recorded for item in _items(event, written.get(id(event)))]
-        self.fingerprints = [e.fingerprint for e in recorded if isinstance(e, ModelRequest)]
-        finished = recorded[-1] if isinstance(recorded[-1], RunFinished) else None
-        self.signal = _SIGNALS.get(finished.stop_reason) if finished is not None else None
-        self.anchors = sum(isinstance(e, _ANCHORS) for e in recorded)
-        self.seen = self.position = self.step = self.calls = 0
-        self.divergence: Divergence | None = None
-        self.fingerprint_differs = False
-
-    def _quiet(self, event: Event) -> bool:
-        return isinstance(event, ApprovalDecided) and event.call_id in self.played
-
-    def __call__(self, event: Event) -> None:
-        if self._quiet(event):
-            return
-        if isinstance(event, ModelRequest):
-            self.step = event.step
-            if self.step <= len(self.fingerprints) and event.fingerprint != self.fingerprints[self.step - 1]:
-                self.fingerprint_differs = True
-        if isinstance(event, ToolCallsProposed):
-            self.calls += len(event.calls)
-        if isinstance(event, RunFinished) and "no scripted reply left" in event.message and not self.divergence:
-            self._diverge("the replay asked the model for a reply the recording does not have")
-        wrote = sha_of(event.change.after) if isinstance(event, ToolResult) and event.change is not None else None
-        for item in _items(self._normal(event), wrote):
-            self._check(item)
-        if isinstance(event, _ANCHORS):
-            self.seen += 1
-        if (self.signal is not None and not isinstance(event, RunStarted | RunFinished)
-                and self.seen >= self.anchors):
-            signal, self.signal = self.signal, None
-            raise signal()
-
-    def _normal(self, event: Event) -> Event:
-        """A result as it would read in the original workspace (no temporary path in it)."""
-        if not isinstance(event, ToolResult):
-            return event
-        text = json.dumps(event.envelope.to_dict(), ensure_ascii=False, default=str).replace(*self.roots)
-        return replace(event, envelope=type(event.envelope).from_dict(json.loads(text)))
-
-    def _check(self, got: tuple[Any, ...]) -> None:
-        if self.divergence is not None:
-            return
-        want = self.expected[self.position] if self.position < len(self.expected) else None
-        self.position += 1
-        if want != got:
-            theirs = _describe(want) if want is not None else "had nothing more"
-            self._diverge(f"the recording {theirs}, the replay {_describe(got)}")
-
-    def finish(self) -> None:
-        if self.divergence is None and self.position < len(self.expected):
-            self._diverge(f"the recording then {_describe(self.expected[self.position])}, the replay stopped")
-
-    def _diverge(self, message: str) -> None:
-        self.divergence = Divergence(self.number, self.step, f"run {self.number}, step {self.step}: {message}")
-
-
-def _written(trace: Trace, raw: list[dict[str, Any]]) -> dict[int, str]:
-    """The sha256 of what each recorded change wrote, by the id of its ToolResult event."""
-    return {id(event): str(record["change"].get("after_sha256")) for event, record in zip(trace.events, raw,
-                                                                                          strict=False)
-            if isinstance(event, ToolResult) and isinstance(record.get("change"), dict)}
-
-
-def _items(event: Event, wrote: str | None = None) -> list[tuple[Any, ...]]:
-    if isinstance(event, ToolCallsProposed):
-        calls = [("call", c.name, c.arguments if c.arguments is not None else c.raw_arguments) for c in event.calls]
-        return calls + ([("terminate",)] if event.terminate else [])
-    if isinstance(event, ApprovalDecided):
-        return [("approval", event.decision.approves)]
-    if isinstance(event, ToolResult):
-        data = json.dumps(event.envelope.data, sort_keys=True, default=str) if event.tool in _READ_ONLY else None
-        return [("result", event.tool, event.envelope.ok, event.envelope.errors, data, wrote)]
-    if isinstance(event, RunFinished):
-        return [("finished", event.stop_reason.value, event.answer)]
-    return []
-
-
-def _describe(item: tuple[Any, ...]) -> str:
-    kind = item[0]
-    if kind == "call":
-        arguments = item[2] if isinstance(item[2], str) else json.dumps(item[2], ensure_ascii=False)
-        return f"called {item[1]} {_short(arguments)}"
-    if kind == "terminate":
-        return "asked to terminate after the call"
-    if kind == "approval":
-        return "approved the call" if item[1] else "denied the call"
-    if kind == "result":
-        if item[2] and item[5]:
-            return f"got {item[1]} ok, writing content with sha256 {item[5][:12]}"
-        if item[2]:
-            return f"got {item[1]} ok" + (f" with {_short(item[4])}" if item[4] else "")
-        return f"got {item[1]} failing: {_short('; '.join(item[3]))}"
-    answer = f" answering {_short(item[2])}" if item[2] else ""
-    return f"finished ({item[1]}){answer}"
-
-
-def _short(text: str, limit: int = 120) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def is_tool_step(run: list[Event]) -> bool:
