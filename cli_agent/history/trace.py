@@ -3,7 +3,8 @@ per line, flushed as it goes and completed in `finally` (also on Ctrl-C and SIGT
 
 `read_trace` is the strict reader replay and sessions use: an unknown format version, a damaged line or a trace
 cut off before its `run_finished` event is a `TraceError` with one line. `Trace.conversation()` is what a resumed
-session gets back: the messages every run recorded.
+session gets back: the messages every run recorded. `raw_records` gives a trace's lines after the header as the
+JSON objects they are (what a change recorded beyond its event: resuming copies them, replay reads the hashes).
 
 Formats, each still read: 1, the events; 2, each run also records the messages it added to the conversation
 (`messages_appended`). A run without them (format 1) gives back its prompt and its answer (`_format_1_messages`).
@@ -37,7 +38,7 @@ from cli_agent.contracts.messages import Message
 from cli_agent.fs import paths
 from cli_agent.fs.hostfile import TRACE_LIMIT, read_regular
 
-__all__ = ["FORMAT", "READABLE", "Trace", "TraceWriter", "default_trace_path", "read_trace"]
+__all__ = ["FORMAT", "READABLE", "Trace", "TraceWriter", "default_trace_path", "raw_records", "read_trace"]
 
 FORMAT = 2
 READABLE = (1, 2)
@@ -200,3 +201,8 @@ def read_trace(path: Path, *, complete: bool = True) -> Trace:
     if complete and not isinstance(last, RunFinished):
         raise TraceError(f"{path}: the trace is truncated (it does not end with run_finished)")
     return Trace(header, tuple(events))
+
+
+def raw_records(path: Path) -> list[dict[str, Any]]:
+    """The trace's records after its header, as written (read after `read_trace` has checked the file)."""
+    return [json.loads(line) for line in read_regular(path, TRACE_LIMIT).decode("utf-8").splitlines()[1:]]

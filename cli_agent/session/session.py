@@ -21,7 +21,7 @@ from cli_agent.agent.loop import Agent, Approver
 from cli_agent.contracts import errors
 from cli_agent.contracts.events import ConversationReset, Event, EventStream, RunFinished, Warning
 from cli_agent.fs.broad import refuse_broad
-from cli_agent.history.trace import TraceWriter, default_trace_path
+from cli_agent.history.trace import TraceWriter, default_trace_path, raw_records
 
 if TYPE_CHECKING:
     from cli_agent.agent.approval import ApprovalMode
@@ -313,7 +313,6 @@ def resume_into(session: Session, entry: SessionEntry, trace: Trace) -> None:
     """Give a freshly opened session the conversation of `entry`: its history, its trace's events (copied to the
     head of the new trace), and its place in the session index. Call it before the session's first run (a REPL's
     `/resume` opens a new session for it)."""
-    from cli_agent.history.replay_provider import raw_records
     from cli_agent.history.session_index import adopt
 
     session.agent.clear(trace.conversation())

@@ -37,7 +37,7 @@ def test_a_copy_stops_past_its_files_or_bytes(tmp_path: Path) -> None:
 
 def test_replay_of_a_trace_naming_a_folder_that_holds_the_temp_folder_copies_it_once(tmp_path: Path,
                                                                                      monkeypatch) -> None:
-    from cli_agent.history.rewind import copy_workspace
+    from cli_agent.replay.rewind import copy_workspace
 
     (tmp_path / "project").mkdir()
     (tmp_path / "project" / "a.txt").write_text("a\n")

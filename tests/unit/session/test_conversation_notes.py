@@ -79,8 +79,8 @@ def test_a_resumed_session_keeps_the_note_of_an_undo(ws: Path, tmp_path: Path) -
 
 
 def test_a_replay_gives_the_model_the_undo_note_where_the_session_did(ws: Path, tmp_path: Path) -> None:
-    from cli_agent.cli.replay import replay
     from cli_agent.contracts.events import ModelRequest
+    from cli_agent.replay.engine import replay
 
     repl = _editing_repl(ws, tmp_path, {"text": "noted"})
     try:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from cli_agent.cli.main import run
-from cli_agent.history.replay_provider import outcomes
 from cli_agent.history.trace import read_trace
 from cli_agent.providers.scripted import ScriptedProvider
+from cli_agent.replay.provider import outcomes
 
 pytestmark = pytest.mark.usefixtures("isolated_home")
 

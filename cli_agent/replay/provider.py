@@ -1,5 +1,5 @@
 """Playing a recording back: the settings it ran with (as far as the trace tells), the model's replies through the
-ScriptedProvider, and the recorded approvals. `cli_agent.cli.replay` drives a session with these and compares.
+ScriptedProvider, and the recorded approvals. `engine` drives a session with these and compares.
 """
 
 from __future__ import annotations
@@ -30,19 +30,14 @@ from cli_agent.contracts.events import (
     event_from_dict,
 )
 from cli_agent.contracts.messages import ToolCall
-from cli_agent.fs.hostfile import TRACE_LIMIT, read_regular
 from cli_agent.history.trace import Trace
 from cli_agent.providers.base import NoModel
 
-__all__ = ["RecordedApprover", "ReplayProvider", "first_call", "outcomes", "raw_records", "replay_settings"]
+__all__ = ["RecordedApprover", "ReplayProvider", "first_call", "outcomes", "replay_settings"]
 
 _RAISED: dict[StopReason, type[errors.CliAgentError]] = {
     StopReason.ERROR: errors.ProviderError, StopReason.USAGE: errors.MissingCredentialsError,
     StopReason.TIMEOUT: errors.RunTimeoutError}
-
-
-def raw_records(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in read_regular(path, TRACE_LIMIT).decode("utf-8").splitlines()[1:]]
 
 
 def replay_settings(trace: Trace, copy: Path, tmp: Path) -> Any:

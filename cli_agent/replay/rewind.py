@@ -7,7 +7,7 @@ the copy, newest first. Each change in the trace carries the sha256 of the file 
 put back only when it is exactly as the change left it and its earlier bytes can be rebuilt and verified: a created
 file is removed (with the folders it leaves empty), an edit is reversed (`new` back to `old`), and a rewritten or
 deleted file gets back content the trace holds (an earlier create or write, or a whole read). The files are read and
-written through a `Workspace` on the copy, by the reversal engine undo uses (`undo.reverting_change`). Fact
+written through a `Workspace` on the copy, by the reversal engine undo uses (`history.undo.reverting_change`). Fact
 proposals the runs made are withdrawn. Every file left as it is gets a note.
 """
 

@@ -10,9 +10,9 @@ import pytest
 from clikit import user_config
 
 from cli_agent.cli.main import run
-from cli_agent.cli.replay import replay
 from cli_agent.eval.runner import snapshot
 from cli_agent.providers.scripted import ScriptedProvider
+from cli_agent.replay.engine import replay
 
 pytestmark = pytest.mark.usefixtures("isolated_home")
 
@@ -294,8 +294,8 @@ def test_a_trace_naming_the_home_folder_is_refused(ws, tmp_path, capsys, monkeyp
     assert run(["replay", str(edited)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "replay copies a project's folder" in err[0]
-    from cli_agent.cli.replay import _refuse_broad
     from cli_agent.contracts.errors import TraceError
+    from cli_agent.replay.engine import _refuse_broad
 
     for broad in (Path("/"), home, tmp_path):  # the root, the home folder, a folder above it
         with pytest.raises(TraceError):
