@@ -133,3 +133,12 @@ def test_an_effort_the_model_ignores_is_a_note_not_an_error(tmp_path, env):
     assert "gpt-4o-mini takes no reasoning effort (LiteLLM says it does not reason)" in " ".join(
         json.loads(result.stdout)["notes"])
     assert "reasoning_effort" not in body
+
+
+def test_the_bundled_or_scripted_model_says_it_takes_no_effort(tmp_path, env):
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps([{"text": "hi"}]))
+    result = cli(["-p", "hi", "-m", f"scripted:{script}", "--reasoning-effort", "high", "-o", "json"], env, tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "s.json takes no reasoning effort: reasoning_effort = 'high' is not sent" in " ".join(
+        json.loads(result.stdout)["notes"])
