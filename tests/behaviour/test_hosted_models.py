@@ -59,7 +59,7 @@ def test_images_go_as_parts_and_the_trace_keeps_only_their_labels(tmp_path, env)
 @pytest.mark.parametrize(("args", "says"), [
     (["--image", "bomb.gif"], "images are limited to 5 MB and 8000 pixels a side, and it is too large to downscale"),
     (["--image", "notes.txt"], "is not a PNG, JPEG, GIF or WebP image"),
-    (["--image", "missing.png"], "cannot read --image missing.png"),
+    (["--image", "missing.png"], "cannot read the image missing.png"),
 ])
 def test_a_bad_image_is_refused_in_one_line_before_any_request(tmp_path, env, args, says):
     (tmp_path / "bomb.gif").write_bytes(b"GIF89a" + struct.pack("<HH", 60000, 60000) + b"\x00" * 20)
