@@ -13,8 +13,9 @@ stop reason and output tokens) and `message_stop`. An item with `status` answers
 The cache: a request's blocks are counted in order (tools, system, messages; a token is 4 characters of the block's
 JSON). Each `cache_control` breakpoint whose prefix is at least `min_cache_tokens` long is written; the longest
 prefix written before that ends at a breakpoint or up to 20 blocks before one is read back. A request that sends
-back a thinking block whose signature this server did not give, or changed, is refused with a 400, as Anthropic
-refuses it. Received bodies are in `.requests`; `.usages` holds the usage each reply reported.
+back a thinking block whose signature this server did not give, or changed, or asks for thinking with a temperature
+other than 1, is refused with a 400, as Anthropic refuses it. Received bodies are in `.requests`; `.usages` holds
+the usage each reply reported.
 """
 
 from __future__ import annotations
@@ -74,14 +75,18 @@ class FakeAnthropicServer:
         """The next item, and the usage of its prompt (the cache read and written on the way)."""
         with self._lock:
             self.requests.append(body)
-            refused = self._unsigned(body)
+            refused = self._refused(body)
             if refused:
                 return {"status": 400, "message": refused}, {}
             item = self._queue.popleft() if self._queue else {"status": 400, "message": "no scripted response left"}
             usage = self._prompt_usage(body)
             return item, usage
 
-    def _unsigned(self, body: dict[str, Any]) -> str:
+    def _refused(self, body: dict[str, Any]) -> str:
+        """Why Anthropic would refuse the request ("" when it would not): thinking with a temperature other than 1,
+        or a thinking block sent back changed."""
+        if (body.get("thinking") or {}).get("type") == "enabled" and body.get("temperature", 1) != 1:
+            return "temperature may only be set to 1 when thinking is enabled"
         for message in body.get("messages") or ():
             for block in message.get("content") if isinstance(message.get("content"), list) else ():
                 if isinstance(block, dict) and block.get("type") == "thinking" \

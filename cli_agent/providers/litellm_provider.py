@@ -229,8 +229,11 @@ class LiteLLMProvider:
         if self.reasoning_effort and self._takes_reasoning():
             kwargs["reasoning_effort"] = self.reasoning_effort
         kwargs.update(request.options)
+        claude = self._takes_breakpoints(litellm)
+        if claude and "reasoning_effort" in kwargs:  # Anthropic refuses a temperature other than 1 with thinking
+            kwargs.pop("temperature", None)
         messages = [m.to_openai() for m in request.messages]
-        if self.cache and self._takes_breakpoints(litellm):
+        if self.cache and claude:
             messages, tools = breakpoints(messages, kwargs.get("tools"))
             if tools is not None:
                 kwargs["tools"] = tools

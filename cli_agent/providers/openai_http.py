@@ -101,6 +101,10 @@ class OpenAIHTTPProvider:
     def supports_native_tools(self) -> bool:
         return True
 
+    def notes(self) -> list[str]:
+        """Nothing to say of the settings: a server's own model takes `reasoning_effort` or ignores it itself."""
+        return []
+
     def context_window(self) -> int | None:
         return self._context_window
 

@@ -193,8 +193,12 @@ def _typed(events: EventStream, command: str) -> EventStream:
 def _provider_notes(provider: Provider, settings: Settings) -> list[str]:
     """What the provider says of the settings (a reasoning effort its model ignores); asked only when such a
     setting is given, so a plain session never imports LiteLLM here."""
+    if not settings.reasoning_effort:
+        return []
     notes = getattr(provider, "notes", None)
-    return list(notes()) if settings.reasoning_effort and callable(notes) else []
+    if callable(notes):
+        return list(notes())
+    return [f"{provider.name} takes no reasoning effort: reasoning_effort = {settings.reasoning_effort!r} is not sent"]
 
 
 def _with_notes(events: EventStream, notes: list[str]) -> EventStream:

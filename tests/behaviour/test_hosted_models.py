@@ -59,7 +59,7 @@ def test_images_go_as_parts_and_the_trace_keeps_only_their_labels(tmp_path, env)
 @pytest.mark.parametrize(("args", "says"), [
     (["--image", "bomb.gif"], "images are limited to 5 MB and 8000 pixels a side, and it is too large to downscale"),
     (["--image", "notes.txt"], "is not a PNG, JPEG, GIF or WebP image"),
-    (["--image", "missing.png"], "cannot read --image missing.png"),
+    (["--image", "missing.png"], "cannot read the image missing.png"),
 ])
 def test_a_bad_image_is_refused_in_one_line_before_any_request(tmp_path, env, args, says):
     (tmp_path / "bomb.gif").write_bytes(b"GIF89a" + struct.pack("<HH", 60000, 60000) + b"\x00" * 20)
@@ -133,3 +133,12 @@ def test_an_effort_the_model_ignores_is_a_note_not_an_error(tmp_path, env):
     assert "gpt-4o-mini takes no reasoning effort (LiteLLM says it does not reason)" in " ".join(
         json.loads(result.stdout)["notes"])
     assert "reasoning_effort" not in body
+
+
+def test_the_bundled_or_scripted_model_says_it_takes_no_effort(tmp_path, env):
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps([{"text": "hi"}]))
+    result = cli(["-p", "hi", "-m", f"scripted:{script}", "--reasoning-effort", "high", "-o", "json"], env, tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "s.json takes no reasoning effort: reasoning_effort = 'high' is not sent" in " ".join(
+        json.loads(result.stdout)["notes"])

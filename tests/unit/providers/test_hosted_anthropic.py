@@ -112,6 +112,16 @@ def test_a_changed_thinking_block_is_refused_as_anthropic_refuses_it() -> None:
             ask(provider, history)
 
 
+def test_thinking_goes_without_a_temperature_which_anthropic_refuses_with_it() -> None:
+    with FakeAnthropicServer([{"thinking": "hm", "text": "ok"}, {"text": "ok"}]) as server:
+        thinking = LiteLLMProvider(CLAUDE, api_base=server.url, api_key="k", reasoning_effort="low")
+        list(thinking.stream(ProviderRequest((Message("user", "hi"),), options={"temperature": 0.7})))
+        plain = LiteLLMProvider(CLAUDE, api_base=server.url, api_key="k")
+        list(plain.stream(ProviderRequest((Message("user", "hi"),), options={"temperature": 0.7})))
+    assert "temperature" not in server.requests[0] and server.requests[0]["thinking"]["type"] == "enabled"
+    assert server.requests[1]["temperature"] == 0.7 and "thinking" not in server.requests[1]
+
+
 def test_a_model_without_reasoning_gets_a_note_and_no_effort() -> None:
     plain = LiteLLMProvider("openai/gpt-4o-mini", reasoning_effort="high")
     assert plain.notes() == ["openai/gpt-4o-mini takes no reasoning effort (LiteLLM says it does not reason): "
