@@ -43,9 +43,8 @@ def dispatcher_for(settings: Settings, workspace: Workspace, registry: Registry,
                    track_reads: bool | None = None) -> Dispatcher:
     """The dispatcher of `registry`'s tools over `workspace` (`allowed`: the tools it offers; None: all).
     `track_reads`: an edit needs its file read in the conversation first (None: as `read_before_edit` says)."""
+    from cli_agent.tools.context import SeenFiles, ToolContext
     from cli_agent.tools.dispatch import Dispatcher
-    from cli_agent.tools.handlers import ToolContext
-    from cli_agent.tools.handlers.seen import SeenFiles
     from cli_agent.tools.web.fetch import WebSetup
 
     reads = settings.read_before_edit if track_reads is None else track_reads
@@ -100,7 +99,7 @@ def hooks_for(settings: Settings, workspace: Workspace) -> Hooks | None:
 def command_set(settings: Settings, workspace: Workspace) -> tuple[CommandSetup | None, list[str]]:
     """The session's command set-up and its notes for the user: commands off or unconfined, the network allowed,
     locks not bound."""
-    from cli_agent.tools.handlers.commands import command_setup
+    from cli_agent.tools.context import command_setup
 
     setup = command_setup(settings, workspace)
     if setup is None:

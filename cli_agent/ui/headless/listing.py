@@ -91,7 +91,7 @@ def print_prompt(settings: Settings, *, task: str, as_json: bool) -> None:
     # the plan a run would make, so the fingerprint matches the trace's: the same model default and protocol
     settings, _ = default_to_local(dataclasses.replace(settings, no_tools=False))
     protocol = planned_protocol(settings, lambda: _supports_native_tools(settings))
-    from cli_agent.tools.handlers.commands import command_setup
+    from cli_agent.tools.context import command_setup
 
     workspace = workspace_for(settings)
     registry = Registry.builtin()
