@@ -74,8 +74,8 @@ def assemble(settings: Settings, *, journal: bool = False, commands: bool = True
     if commands:
         setup, command_notes = command_set(settings, workspace)
         notes.extend(command_notes)
-        if setup is None:
-            registry = registry.without({"run_command"})
+    if setup is None:  # no way to run a command: run_command is not offered
+        registry = registry.without({"run_command"})
     return Parts(settings, workspace, registry, setup, undo, notes)
 
 
