@@ -29,10 +29,10 @@ def undo_cmd(ctx: typer.Context,
              workspace: Workspace = None, config: ConfigFile = None) -> int:
     """Revert the agent's changes of the newest turn (or --turn N) byte for byte, from the undo journal."""
     from cli_agent.contracts.escape import escape_for_terminal, json_for_output
-    from cli_agent.history.journal import Journal
     from cli_agent.history.undo import render_turns, turns_json, undo
+    from cli_agent.session.builder import journal_for
 
-    journal = Journal(load(ctx, workspace=workspace, config=config).settings.workspace)
+    journal = journal_for(load(ctx, workspace=workspace, config=config).settings.workspace)
     if list_turns:
         turns = journal.turns()
         typer.echo(json_for_output(turns_json(turns), indent=2) if as_json

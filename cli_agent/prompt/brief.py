@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from cli_agent.fs.workspace import Workspace
-    from cli_agent.tools.handlers.seen import SeenFiles
+    from cli_agent.tools.context import SeenFiles
 
 __all__ = ["TASK_CHARS", "briefer"]
 

@@ -37,23 +37,19 @@ class FileToolServer:
     """The tools and how one call is answered, without any transport (so it is testable on its own)."""
 
     def __init__(self, settings: Settings) -> None:
-        from cli_agent.facts.store import workspace_for
-        from cli_agent.fs.broad import refuse_broad
-        from cli_agent.history.journal import Journal
-        from cli_agent.session.builder import dispatcher_for, policy_for
-        from cli_agent.tools.registry import Registry
+        from cli_agent.session.builder import assemble, policy_for
 
-        refuse_broad(settings.workspace)
-        self.journal: Journal = Journal(settings.workspace)
-        workspace = workspace_for(settings, before_write=self.journal.record)
-        registry = Registry.builtin()
+        # every change journaled first; no commands: run_command is not among the served tools
+        parts = assemble(settings, journal=True, commands=False)
+        assert parts.journal is not None
+        self.journal: Journal = parts.journal
+        registry = parts.registry
         self.specs: list[ToolSpec] = [s for s in registry.specs() if s.category in SERVED_CATEGORIES
                                       and s.exposed_to_model and registry.has_handler(s.name)]
         # no conversation here, so no file counts as read: edits are not held to a read first
-        self.dispatcher: Dispatcher = dispatcher_for(settings, workspace, registry, track_reads=False,
-                                                     allowed=[s.name for s in self.specs])
+        self.dispatcher: Dispatcher = parts.dispatcher(track_reads=False, allowed=[s.name for s in self.specs])
         self.policy = policy_for(settings, interactive=False)  # nobody can be asked over stdio
-        self.root = workspace.root
+        self.root = parts.workspace.root
 
     def call(self, name: str, arguments: dict[str, Any] | None) -> Envelope:
         """One call: validated, assessed, run (a change journaled first), as an envelope; never an exception."""

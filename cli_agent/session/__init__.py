@@ -1,7 +1,9 @@
 """A session: the settings turned into a workspace, a registry, a provider, an agent and a trace, by one builder
-(`builder`: the CLI, `mcp serve` and the tests all build through it); the `Session` a front end holds (`session`:
-its runs, `drive` to feed a run's events to their sinks, `switch_model`, `set_mode`, `add_note`, resuming); and
-what every front end opens one from (`launch`: the root's flags, the settings they load, the provider factory).
+(`builder`: `assemble` makes the parts every front end stands on, and `journal_for` is the one place an undo journal
+is opened; the CLI's sessions, `mcp serve`, `cli-agent prompt` and the tests all build through it); the `Session` a
+front end holds (`session`: `open_session`, its runs, `drive` to feed a run's events to their sinks,
+`switch_model`, `set_mode`, `add_note`, resuming); a sub-task's helper agent (`subtask`); and what every front end
+opens one from (`launch`: the root's flags, the settings they load, the provider factory).
 
 May import: mcp, history, agent and everything below them.
 """

@@ -1,10 +1,14 @@
-"""How a session's parts are made from the settings: the command set-up, the file tools' dispatcher, the approval
-policy, the limits and the agent. The CLI's sessions (`open_session`), `cli-agent mcp serve` and the tests' agents
-are all built here, so a tool call takes the same path whoever makes it."""
+"""How a session's parts are made from the settings, in one place: `assemble` makes what every front end stands on
+(the model default, the undo journal, the workspace, the built-in tools, how commands run), then the file tools'
+dispatcher, the approval policy, the limits and the agent. The CLI's sessions (`open_session`: the REPL, -p, ACP,
+workflows, eval, replay and attempts' candidates), `cli-agent mcp serve`, `cli-agent prompt` and the tests' agents
+are all built here, so a tool call takes the same path whoever makes it. `journal_for` is the one place an undo
+journal is opened."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cli_agent.agent.approval import ApprovalMode, Policy
@@ -14,6 +18,7 @@ if TYPE_CHECKING:
     from cli_agent.agent.attempts import CandidateRun
     from cli_agent.config.settings import Settings
     from cli_agent.fs.workspace import Workspace
+    from cli_agent.history.journal import Journal
     from cli_agent.hooks import Hooks
     from cli_agent.mcp.attach import McpAttachment
     from cli_agent.providers.base import Provider
@@ -21,8 +26,64 @@ if TYPE_CHECKING:
     from cli_agent.tools.dispatch import Dispatcher
     from cli_agent.tools.registry import Registry
 
-__all__ = ["agent_for", "command_set", "dispatcher_for", "hooks_for", "limits_for", "policy_for", "start_mcp"]
+__all__ = ["Parts", "agent_for", "assemble", "command_set", "dispatcher_for", "hooks_for", "journal_for", "limits_for",
+           "policy_for", "start_mcp"]
 
+
+@dataclass
+class Parts:
+    """What a session stands on before a model is attached: the settings (the bundled model filled in when none is
+    configured), the workspace (each write journaled first when there is a journal), the built-in tools (without
+    run_command when commands can't run here), how commands run, and one-line notes for the user."""
+
+    settings: Settings
+    workspace: Workspace
+    registry: Registry
+    commands: CommandSetup | None = None
+    journal: Journal | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def dispatcher(self, *, allowed: list[str] | None = None, track_reads: bool | None = None) -> Dispatcher:
+        """The dispatcher of these tools over this workspace (see `dispatcher_for`)."""
+        return dispatcher_for(self.settings, self.workspace, self.registry, commands=self.commands, allowed=allowed,
+                              track_reads=track_reads)
+
+
+def assemble(settings: Settings, *, journal: bool = False, commands: bool = True, writes: bool = True) -> Parts:
+    """The parts every front end's session is built from. `journal`: every change is recorded in the undo journal
+    first (a recorded session, `mcp serve`); `commands`: run_command is set up (in the sandbox), else it is not
+    offered; `writes`: the tools may change the workspace, so a broad folder (the root, HOME) is refused."""
+    from cli_agent.facts.store import workspace_for
+    from cli_agent.tools.registry import Registry
+
+    if writes:
+        from cli_agent.fs.broad import refuse_broad
+
+        refuse_broad(settings.workspace)
+    notes = []
+    if not settings.model:  # no model, server or key: the bundled model (a named model never needs its module)
+        from cli_agent.providers.local import default_to_local
+
+        settings, local_note = default_to_local(settings)
+        notes.extend([local_note] if local_note else [])
+    undo = journal_for(settings.workspace) if journal else None
+    # config locks + facts.toml locks; the user's config file protected
+    workspace = workspace_for(settings, before_write=undo.record if undo is not None else None)
+    registry = Registry.builtin()
+    setup = None
+    if commands:
+        setup, command_notes = command_set(settings, workspace)
+        notes.extend(command_notes)
+    if setup is None:  # no way to run a command: run_command is not offered
+        registry = registry.without({"run_command"})
+    return Parts(settings, workspace, registry, setup, undo, notes)
+
+
+def journal_for(workspace: str | Path) -> Journal:
+    """The undo journal of `workspace` (the one the sessions there record their changes in)."""
+    from cli_agent.history.journal import Journal
+
+    return Journal(workspace)
 
 
 def policy_for(settings: Settings, *, interactive: bool) -> Policy:
@@ -43,9 +104,8 @@ def dispatcher_for(settings: Settings, workspace: Workspace, registry: Registry,
                    track_reads: bool | None = None) -> Dispatcher:
     """The dispatcher of `registry`'s tools over `workspace` (`allowed`: the tools it offers; None: all).
     `track_reads`: an edit needs its file read in the conversation first (None: as `read_before_edit` says)."""
+    from cli_agent.tools.context import SeenFiles, ToolContext
     from cli_agent.tools.dispatch import Dispatcher
-    from cli_agent.tools.handlers import ToolContext
-    from cli_agent.tools.handlers.seen import SeenFiles
     from cli_agent.tools.web.fetch import WebSetup
 
     reads = settings.read_before_edit if track_reads is None else track_reads
@@ -100,7 +160,7 @@ def hooks_for(settings: Settings, workspace: Workspace) -> Hooks | None:
 def command_set(settings: Settings, workspace: Workspace) -> tuple[CommandSetup | None, list[str]]:
     """The session's command set-up and its notes for the user: commands off or unconfined, the network allowed,
     locks not bound."""
-    from cli_agent.tools.handlers.commands import command_setup
+    from cli_agent.tools.context import command_setup
 
     setup = command_setup(settings, workspace)
     if setup is None:

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any
 from cli_agent.agent.loop import Agent, Approver
 from cli_agent.contracts import errors
 from cli_agent.contracts.events import ConversationReset, Event, EventStream, RunFinished, Warning
-from cli_agent.fs.broad import refuse_broad
 from cli_agent.history.trace import TraceWriter, default_trace_path, raw_records
 
 if TYPE_CHECKING:
@@ -238,36 +237,18 @@ def open_session(settings: Settings, *, interactive: bool, provider_factory: Pro
                  record: bool = True, notes: Collection[str] = ()) -> Session:
     """`record`: add the session to the session index (eval and replay don't). `notes`: the loader's one-line
     warnings, shown with the session's own (the banner, `--output json`)."""
-    from cli_agent.facts.store import workspace_for
     from cli_agent.prompt.plan import planned_protocol
-    from cli_agent.session.builder import agent_for, command_set, dispatcher_for, start_mcp
-    from cli_agent.tools.registry import Registry
+    from cli_agent.session.builder import agent_for, assemble, start_mcp
 
     root = Path(settings.workspace)
     if not root.is_dir():
         raise errors.UsageError(f"workspace is not a folder: {root}")
-    refuse_broad(root)
-    local_note = None
-    if not settings.model:  # no model, server or key: the bundled model (a named model never needs its module)
-        from cli_agent.providers.local import default_to_local
-
-        settings, local_note = default_to_local(settings)
-    journal = None
-    if record:  # every change of a recorded session is journaled first, for undo
-        from cli_agent.history.journal import Journal
-
-        journal = Journal(root)
-    # config locks + facts.toml locks; the user's config file protected
-    workspace = workspace_for(settings, before_write=journal.record if journal is not None else None)
-    registry = Registry.builtin()
-    commands, command_notes = command_set(settings, workspace)
-    if commands is None:
-        registry = registry.without({"run_command"})
+    parts = assemble(settings, journal=record)  # every change of a recorded session is journaled first, for undo
+    settings, workspace, registry = parts.settings, parts.workspace, parts.registry
     provider = provider_factory(settings)
     protocol = planned_protocol(settings, provider.supports_native_tools)
     mcp = start_mcp(settings, registry) if protocol != "plain" else None
-    exposed = [spec.name for spec in registry.specs() if spec.exposed_to_model]
-    dispatcher = dispatcher_for(settings, workspace, registry, commands=commands, allowed=exposed)
+    dispatcher = parts.dispatcher(allowed=[spec.name for spec in registry.specs() if spec.exposed_to_model])
     agent = agent_for(settings, workspace, provider, protocol, dispatcher, interactive=interactive,
                       candidate=_candidate(settings, provider))
     trace_path = Path(settings.trace).expanduser() if settings.trace else default_trace_path()
@@ -280,8 +261,8 @@ def open_session(settings: Settings, *, interactive: bool, provider_factory: Pro
             mcp.close()
         raise errors.UsageError(f"cannot write the trace {trace_path}: {exc.strerror or exc}") from exc
     session = Session(settings, workspace, registry, provider, agent, trace_path, trace, protocol, interactive,
-                      notes=[*notes, *([local_note] if local_note else []), *command_notes,
-                             *_provider_notes(provider, settings)], journal=journal, mcp=mcp, commands=commands)
+                      notes=[*notes, *parts.notes, *_provider_notes(provider, settings)], journal=parts.journal,
+                      mcp=mcp, commands=parts.commands)
     if record:  # in the index once the model answers a run (Session._noted)
         from cli_agent.history.session_index import writable
 

@@ -1,20 +1,22 @@
 """What every tool handler gets besides its arguments: the workspace, the limits, the run's deadline, and the
-conversation's state that some tools need (files read so far, how commands run)."""
+conversation's state that some tools need: the files read so far (`SeenFiles`) and how commands run
+(`CommandSetup`, made from the settings by `command_setup`). A session's builder makes both; the handlers read them."""
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from cli_agent.config.settings import Settings
     from cli_agent.fs.workspace import Workspace
     from cli_agent.sandbox import Capability, Policy
-    from cli_agent.tools.handlers.seen import SeenFiles
     from cli_agent.tools.web.fetch import WebSetup
 
-__all__ = ["CommandSetup", "ToolContext", "ToolLimits"]
+__all__ = ["CommandSetup", "SeenFiles", "ToolContext", "ToolLimits", "command_setup", "digest"]
 
 
 @dataclass(frozen=True)
@@ -27,6 +29,64 @@ class CommandSetup:
     max_timeout_s: float = 600.0
     env_allow: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()  # one line each, shown once per session (a refused lock)
+
+
+def command_setup(settings: Settings, workspace: Workspace) -> CommandSetup | None:
+    """How this session runs commands; None when no sandbox can be set up here (then run_command isn't offered).
+    Locks naming a literal path inside the workspace are bound read-only too (`confine`: the others are refused,
+    each with a note); every lock is refused in a change set anyway."""
+    from cli_agent.sandbox import Policy, probe
+    from cli_agent.sandbox.confine import confine
+
+    box = settings.sandbox
+    locks = confine(workspace.root, workspace.locks)
+    policy = Policy(workspace=workspace.root, network=box.network, read_paths=tuple(box.read_paths),
+                    write_paths=tuple(box.write_paths), read_only=(".git", ".cli-agent", *locks.paths))
+    capability = None
+    if box.mode != "off":
+        capability = probe()
+        if not capability.available:
+            return None
+    return CommandSetup(capability, policy, settings.command_timeout, settings.command_timeout_max,
+                        tuple(box.env_allow), notes=locks.notes)
+
+
+def digest(data: bytes) -> str:
+    """What identifies a file's bytes as they were shown."""
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+class SeenFiles:
+    """Read before you edit: which files the model has seen in this conversation (one per conversation; the agent
+    clears it with the conversation). read_file, create_file, write_file and the task's files shown up front note
+    a file; `tools.handlers.seen.require_seen` refuses an edit of one not noted. `tools run` and workflow steps
+    have no conversation: their context has no `SeenFiles`."""
+
+    def __init__(self) -> None:
+        self.paths: set[str] = set()
+        self._shown: dict[str, str] = {}  # path -> digest of the bytes last shown with line numbers
+
+    def note(self, rel: str, data: bytes | None = None) -> None:
+        """`rel` was seen; with `data`, shown whole with line numbers as these bytes (line edits may use them)."""
+        self.paths.add(rel)
+        if data is not None:
+            self._shown[rel] = digest(data)
+
+    def numbered(self, rel: str, data: bytes) -> None:
+        """Line numbers of `rel` (as these bytes) were shown, but not necessarily its text (a repository map's
+        definitions): line edits may use them; an edit of its text still needs it read."""
+        self._shown[rel] = digest(data)
+
+    def shown_as(self, rel: str) -> str | None:
+        """The digest of the bytes `rel` was last shown as with line numbers (None: never)."""
+        return self._shown.get(rel)
+
+    def __contains__(self, rel: object) -> bool:
+        return rel in self.paths
+
+    def clear(self) -> None:
+        self.paths.clear()
+        self._shown.clear()
 
 
 @dataclass(frozen=True)

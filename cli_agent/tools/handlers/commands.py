@@ -1,8 +1,8 @@
 """run_command: a tool whose result is a `Staged` set of changes, approved and applied as one.
 
-It runs in the command sandbox (`cli_agent.sandbox`) set up by the session (`CommandSetup`); the
-command writes to a staging layer, and what it changed comes back as the change set. With `sandbox = "off"` it runs
-in the workspace itself, asked for every time, and nothing is staged.
+It runs in the command sandbox (`cli_agent.sandbox`) set up by the session (`CommandSetup`, made by
+`tools.context.command_setup`); the command writes to a staging layer, and what it changed comes back as the change
+set. With `sandbox = "off"` it runs in the workspace itself, asked for every time, and nothing is staged.
 """
 
 from __future__ import annotations
@@ -12,35 +12,13 @@ from typing import TYPE_CHECKING, Any
 
 from cli_agent.contracts.change import Staged
 from cli_agent.contracts.envelope import ToolError
-from cli_agent.tools.context import CommandSetup
 
 if TYPE_CHECKING:
-    from cli_agent.config.settings import Settings
     from cli_agent.fs.workspace import Workspace
     from cli_agent.sandbox import CommandRun
     from cli_agent.tools.context import ToolContext
 
-__all__ = ["CommandSetup", "command_setup", "run_command", "run_data"]
-
-
-def command_setup(settings: Settings, workspace: Workspace) -> CommandSetup | None:
-    """How this session runs commands; None when no sandbox can be set up here (then run_command isn't offered).
-    Locks naming a literal path inside the workspace are bound read-only too (`confine`: the others are refused,
-    each with a note); every lock is refused in a change set anyway."""
-    from cli_agent.sandbox import Policy, probe
-    from cli_agent.sandbox.confine import confine
-
-    box = settings.sandbox
-    locks = confine(workspace.root, workspace.locks)
-    policy = Policy(workspace=workspace.root, network=box.network, read_paths=tuple(box.read_paths),
-                    write_paths=tuple(box.write_paths), read_only=(".git", ".cli-agent", *locks.paths))
-    capability = None
-    if box.mode != "off":
-        capability = probe()
-        if not capability.available:
-            return None
-    return CommandSetup(capability, policy, settings.command_timeout, settings.command_timeout_max,
-                        tuple(box.env_allow), notes=locks.notes)
+__all__ = ["run_command", "run_data"]
 
 
 def _why_not(workspace: Workspace, rel: str, planned: bool = False) -> str | None:

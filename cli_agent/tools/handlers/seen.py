@@ -1,5 +1,5 @@
-"""Read before you edit: which files the model has seen in this conversation, and the refusal that shows it the
-relevant lines of one it has not.
+"""Read before you edit: the refusal that shows the model the relevant lines of a file it has not seen in this
+conversation (which files it has seen: `cli_agent.tools.context.SeenFiles`).
 
     seen = SeenFiles()                      # one per conversation (the agent clears it with the conversation)
     seen.note("src/app.py")                 # read_file, create_file, write_file, the task's files shown up front
@@ -12,46 +12,16 @@ attempt can succeed. `tools run` and workflow steps have no conversation: their 
 
 from __future__ import annotations
 
-import hashlib
+from typing import TYPE_CHECKING
 
 from cli_agent.contracts.envelope import ToolError
 from cli_agent.tools.handlers.edits import closest_lines
 from cli_agent.tools.handlers.loose_match import numbered
 
-__all__ = ["SeenFiles", "require_seen"]
+if TYPE_CHECKING:
+    from cli_agent.tools.context import SeenFiles
 
-
-def digest(data: bytes) -> str:
-    """What identifies a file's bytes as they were shown."""
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
-
-
-class SeenFiles:
-    def __init__(self) -> None:
-        self.paths: set[str] = set()
-        self._shown: dict[str, str] = {}  # path -> digest of the bytes last shown with line numbers
-
-    def note(self, rel: str, data: bytes | None = None) -> None:
-        """`rel` was seen; with `data`, shown whole with line numbers as these bytes (line edits may use them)."""
-        self.paths.add(rel)
-        if data is not None:
-            self._shown[rel] = digest(data)
-
-    def numbered(self, rel: str, data: bytes) -> None:
-        """Line numbers of `rel` (as these bytes) were shown, but not necessarily its text (a repository map's
-        definitions): line edits may use them; an edit of its text still needs it read."""
-        self._shown[rel] = digest(data)
-
-    def shown_as(self, rel: str) -> str | None:
-        """The digest of the bytes `rel` was last shown as with line numbers (None: never)."""
-        return self._shown.get(rel)
-
-    def __contains__(self, rel: object) -> bool:
-        return rel in self.paths
-
-    def clear(self) -> None:
-        self.paths.clear()
-        self._shown.clear()
+__all__ = ["require_seen"]
 
 
 def require_seen(seen: SeenFiles | None, rel: str, view: str, old: str = "", *, line: int | None = None) -> None:

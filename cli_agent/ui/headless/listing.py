@@ -83,20 +83,13 @@ def tool_details(spec: ToolSpec) -> RenderableType:
 
 
 def print_prompt(settings: Settings, *, task: str, as_json: bool) -> None:
-    from cli_agent.facts.store import workspace_for
     from cli_agent.prompt.plan import Planner, planned_protocol
-    from cli_agent.providers.local import default_to_local
-    from cli_agent.tools.registry import Registry
+    from cli_agent.session.builder import assemble
 
-    # the plan a run would make, so the fingerprint matches the trace's: the same model default and protocol
-    settings, _ = default_to_local(dataclasses.replace(settings, no_tools=False))
+    # the plan a run would make, so the fingerprint matches the trace's: the same model default, protocol and tools
+    parts = assemble(dataclasses.replace(settings, no_tools=False), writes=False)
+    settings, workspace, registry = parts.settings, parts.workspace, parts.registry
     protocol = planned_protocol(settings, lambda: _supports_native_tools(settings))
-    from cli_agent.tools.handlers.commands import command_setup
-
-    workspace = workspace_for(settings)
-    registry = Registry.builtin()
-    if command_setup(settings, workspace) is None:  # no sandbox here: run_command is not offered
-        registry = registry.without({"run_command"})
     planner = Planner(settings, _with_mcp_tools(settings, registry), workspace, protocol)
     plan, built = planner.plan(task, None)
     if as_json:

@@ -14,10 +14,10 @@ from cli_agent.contracts.envelope import ToolError
 from cli_agent.contracts.events import StopReason, ToolResult
 from cli_agent.fs.workspace import Workspace
 from cli_agent.providers.scripted import ScriptedProvider
+from cli_agent.tools.context import SeenFiles
 from cli_agent.tools.handlers import ToolContext
 from cli_agent.tools.handlers.files import edit_file
 from cli_agent.tools.handlers.insert import insert_text
-from cli_agent.tools.handlers.seen import SeenFiles
 
 
 def json_call(tool: str, terminate: bool = False, **parameters: object) -> dict[str, str]:

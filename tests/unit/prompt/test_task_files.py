@@ -7,7 +7,7 @@ from agentkit import call, make_agent, run
 from cli_agent.fs.workspace import Workspace
 from cli_agent.prompt.brief import briefer
 from cli_agent.prompt.task_files import task_brief
-from cli_agent.tools.handlers.seen import SeenFiles
+from cli_agent.tools.context import SeenFiles
 
 LIB = ("import re\n\n\ndef helper():\n    return 1\n\n\ndef slugify(text):\n    text = text.lower()\n"
        "    return re.sub(r'\\W+', '-', text)\n\n\nclass Other:\n    pass\n")

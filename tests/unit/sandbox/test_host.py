@@ -14,7 +14,7 @@ from sandboxkit import run_policy, sandboxed
 
 from cli_agent.config.settings import Settings
 from cli_agent.facts.store import workspace_for
-from cli_agent.tools.handlers.commands import command_setup
+from cli_agent.tools.context import command_setup
 
 # the system's interpreter: a venv's may lie under a HOME the tests replace (pyenv), or under a folder nobody may read
 PY = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else "python3"

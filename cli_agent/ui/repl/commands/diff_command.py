@@ -54,10 +54,10 @@ def _diff(ctx: CommandContext, args: str) -> None:
     from rich.syntax import Syntax
     from rich.text import Text
 
-    from cli_agent.history.journal import Journal
+    from cli_agent.session.builder import journal_for
 
     session = ctx.session
-    journal = session.journal or Journal(session.workspace.root)
+    journal = session.journal or journal_for(session.workspace.root)
     if not session.session_id:
         ctx.console.print(Text("this session is not recorded, so it has no journal to diff", style="dim"))
         return

@@ -89,10 +89,10 @@ def _picked(ctx: CommandContext, rows: list[tuple[SessionEntry, str | None]]) ->
 
     def turns(workspace: str) -> list[Any]:
         if workspace not in journals:
-            from cli_agent.history.journal import Journal
+            from cli_agent.session.builder import journal_for
 
             try:
-                journals[workspace] = Journal(workspace).turns()
+                journals[workspace] = journal_for(workspace).turns()
             except (CliAgentError, OSError):  # no journal to say what was undone: the trace says it all
                 journals[workspace] = []
         return journals[workspace]

@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING
 
 from cli_agent.contracts import errors
 from cli_agent.contracts.escape import escape_for_terminal as esc
-from cli_agent.history.journal import Journal
 from cli_agent.history.undo import render_turns, undo
 from cli_agent.ui.repl.commands.commands import Command
 
@@ -27,7 +26,9 @@ def register_commands(registry: CommandRegistry, ctx: CommandContext) -> None:
 def _repl_undo(ctx: CommandContext, args: str) -> None:
     from rich.text import Text
 
-    journal = getattr(ctx.session, "journal", None) or Journal(ctx.session.workspace.root)
+    from cli_agent.session.builder import journal_for
+
+    journal = getattr(ctx.session, "journal", None) or journal_for(ctx.session.workspace.root)
     word = args.strip()
     try:
         if word in ("list", "--list"):
