@@ -110,7 +110,7 @@ def cli_command() -> list[str]:
 @contextlib.contextmanager
 def fake_model_dirs(reply: str) -> Iterator[tuple[str, Path, Path]]:
     """(url, home, workspace): the loopback fake model answering `reply`, and a fresh home and workspace."""
-    from cli_agent.providers.fake_openai import FakeOpenAIServer
+    from cli_agent.providers.loopback.fake_openai import FakeOpenAIServer
 
     with tempfile.TemporaryDirectory() as tmp, FakeOpenAIServer(instant=reply) as server:
         home, ws = Path(tmp, "home"), Path(tmp, "ws")

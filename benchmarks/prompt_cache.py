@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from cli_agent.cli.main import run
-from cli_agent.providers.fake_anthropic import FakeAnthropicServer
+from cli_agent.providers.loopback.fake_anthropic import FakeAnthropicServer
 
 STEPS = 10
 

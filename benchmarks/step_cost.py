@@ -49,7 +49,7 @@ def cpu_ns_seconds(pid: int) -> float:
 
 def step_times(steps: int) -> tuple[list[float], list[float], float]:
     """(CPU seconds, wall seconds) of each step, and the CPU seconds of the whole run in clock ticks."""
-    from cli_agent.providers.fake_openai import FakeOpenAIServer
+    from cli_agent.providers.loopback.fake_openai import FakeOpenAIServer
 
     with tempfile.TemporaryDirectory() as tmp, FakeOpenAIServer() as server:
         home, ws = Path(tmp, "home"), Path(tmp, "ws")

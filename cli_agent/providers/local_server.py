@@ -22,9 +22,9 @@ from collections.abc import Callable
 from typing import IO, TYPE_CHECKING
 
 from cli_agent.contracts.errors import ProviderError
-from cli_agent.providers.base import raise_if_cancelled
 from cli_agent.providers.local_model import install_command, runtime_unfit
 from cli_agent.providers.openai_http import import_httpx
+from cli_agent.providers.waiting import raise_if_cancelled
 
 if TYPE_CHECKING:
     from pathlib import Path

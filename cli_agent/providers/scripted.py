@@ -30,11 +30,10 @@ from cli_agent.providers.base import (
     ProviderReply,
     ProviderRequest,
     Thinking,
-    deadline_of,
     decode_tool_call,
-    timeout_error,
 )
 from cli_agent.providers.reply_script import check_item, error_kind, item_calls, item_finish, item_text
+from cli_agent.providers.waiting import deadline_of, timeout_error
 
 __all__ = ["ScriptError", "ScriptedProvider", "check_conversation"]
 

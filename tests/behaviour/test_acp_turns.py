@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from acpkit import Recorder, agent_command, call, drive, write_script
 
-from cli_agent.providers.fake_openai import FakeOpenAIServer
+from cli_agent.providers.loopback.fake_openai import FakeOpenAIServer
 
 pytestmark = [pytest.mark.usefixtures("isolated_home"), pytest.mark.slow]
 

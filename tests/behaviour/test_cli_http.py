@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from cli_agent.providers.fake_openai import FakeOpenAIServer
+from cli_agent.providers.loopback.fake_openai import FakeOpenAIServer
 
 
 @pytest.fixture

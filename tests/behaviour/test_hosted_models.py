@@ -12,8 +12,8 @@ import zlib
 
 import pytest
 
-from cli_agent.providers.fake_anthropic import FakeAnthropicServer
-from cli_agent.providers.fake_openai import FakeOpenAIServer
+from cli_agent.providers.loopback.fake_anthropic import FakeAnthropicServer
+from cli_agent.providers.loopback.fake_openai import FakeOpenAIServer
 
 pytestmark = pytest.mark.slow
 CLAUDE = "anthropic/claude-sonnet-4-5"

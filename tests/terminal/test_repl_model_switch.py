@@ -13,7 +13,7 @@ import pytest
 from screenkit import Screen
 from termkit import PROMPT, Term
 
-from cli_agent.providers.fake_openai import FakeOpenAIServer
+from cli_agent.providers.loopback.fake_openai import FakeOpenAIServer
 
 pytestmark = pytest.mark.slow
 

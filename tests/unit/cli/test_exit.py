@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_agent.providers.fake_openai import FakeOpenAIServer
+from cli_agent.providers.loopback.fake_openai import FakeOpenAIServer
 
 
 def _python(code: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from cli_agent.cli import main as cli
 from cli_agent.cli.app import app
 from cli_agent.cli.main import ROOT_OPTIONS, root_flags, run
-from cli_agent.providers.fake_openai import FakeOpenAIServer
+from cli_agent.providers.loopback.fake_openai import FakeOpenAIServer
 from cli_agent.providers.scripted import ScriptedProvider
 
 pytestmark = pytest.mark.usefixtures("isolated_home")

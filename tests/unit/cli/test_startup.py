@@ -17,7 +17,7 @@ import pytest
 
 from cli_agent.contracts.errors import SpecError
 from cli_agent.prompt.builder import PromptBuilder, PromptContext
-from cli_agent.providers.fake_openai import FakeOpenAIServer
+from cli_agent.providers.loopback.fake_openai import FakeOpenAIServer
 from cli_agent.providers.openai_http import OpenAIHTTPProvider
 from cli_agent.tools.registry import Registry, load_remembered
 from cli_agent.tools.specs import content_key

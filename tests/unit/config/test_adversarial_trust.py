@@ -15,7 +15,7 @@ import pytest
 from cli_agent.config.loading import load_settings
 from cli_agent.config.settings import KEYS
 from cli_agent.config.trust import KEY_RULES, KeyKind, rule_for, screen_project
-from cli_agent.providers.fake_openai import FakeOpenAIServer
+from cli_agent.providers.loopback.fake_openai import FakeOpenAIServer
 
 pytestmark = pytest.mark.usefixtures("isolated_home")
 

@@ -12,7 +12,7 @@ import pytest
 from cli_agent.cli.main import run
 from cli_agent.eval.runner import run_scenario
 from cli_agent.eval.scenarios import Expect, load_live_tasks, load_scenarios
-from cli_agent.providers.fake_openai import FakeOpenAIServer
+from cli_agent.providers.loopback.fake_openai import FakeOpenAIServer
 
 
 @pytest.fixture(autouse=True)

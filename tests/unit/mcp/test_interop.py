@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from cli_agent.history.trace import read_trace
-from cli_agent.providers.fake_openai import FakeOpenAIServer
+from cli_agent.providers.loopback.fake_openai import FakeOpenAIServer
 
 TIME_SERVER = shutil.which("mcp-server-time", path=str(Path(sys.executable).parent)) or shutil.which("mcp-server-time")
 

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from cli_agent.providers.base import cancelled_by, iterate_until, timeout_error
+from cli_agent.providers.waiting import cancelled_by, iterate_until, timeout_error
 
 
 def slow() -> Iterator[int]:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_agent.providers.fake_openai import FakeOpenAIServer
+from cli_agent.providers.loopback.fake_openai import FakeOpenAIServer
 
 pytestmark = pytest.mark.slow
 

@@ -10,8 +10,8 @@ from cli_agent.contracts.messages import Message, Usage
 from cli_agent.providers import LiteLLMProvider, ProviderReply, ProviderRequest
 from cli_agent.providers.base import Thinking
 from cli_agent.providers.cache_marks import MAX_BREAKPOINTS
-from cli_agent.providers.fake_anthropic import FakeAnthropicServer
 from cli_agent.providers.litellm_provider import LITELLM_QUIETED_WARNINGS, preload, price
+from cli_agent.providers.loopback.fake_anthropic import FakeAnthropicServer
 
 pytestmark = [pytest.mark.filterwarnings(f"ignore:{m}") for m in LITELLM_QUIETED_WARNINGS]
 
@@ -151,7 +151,7 @@ def test_an_image_goes_to_a_vision_model_as_an_image_block() -> None:
 @pytest.mark.parametrize("route", ["http", "litellm"])
 def test_reasoning_content_from_an_openai_compatible_server_streams_as_thinking(route: str) -> None:
     from cli_agent.providers import OpenAIHTTPProvider
-    from cli_agent.providers.fake_openai import FakeOpenAIServer
+    from cli_agent.providers.loopback.fake_openai import FakeOpenAIServer
 
     usage = {"prompt_tokens": 900, "completion_tokens": 20, "prompt_tokens_details": {"cached_tokens": 768}}
     with FakeOpenAIServer([{"thinking": "two cases to check", "text": "the answer", "usage": usage}]) as server:

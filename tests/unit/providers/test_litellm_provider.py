@@ -11,8 +11,8 @@ import pytest
 from cli_agent.contracts.errors import MissingCredentialsError, ProviderError, RetryableProviderError
 from cli_agent.contracts.messages import Message
 from cli_agent.providers import LiteLLMProvider, ProviderReply, ProviderRequest
-from cli_agent.providers.fake_openai import FakeOpenAIServer
 from cli_agent.providers.litellm_provider import LITELLM_QUIETED_WARNINGS, preload
+from cli_agent.providers.loopback.fake_openai import FakeOpenAIServer
 
 pytestmark = [pytest.mark.filterwarnings(f"ignore:{m}") for m in LITELLM_QUIETED_WARNINGS]
 

@@ -22,8 +22,8 @@ from cli_agent.providers import (
     make_provider,
 )
 from cli_agent.providers.base import ReplyAssembler, Rule, is_local_url, rule_for_exception
-from cli_agent.providers.fake_openai import FakeOpenAIServer
 from cli_agent.providers.litellm_provider import LITELLM_RULES
+from cli_agent.providers.loopback.fake_openai import FakeOpenAIServer
 from cli_agent.providers.openai_http import STATUS_RULES, TRANSPORT_RULES
 
 ASK = ProviderRequest((Message("user", "hi"),))
@@ -62,7 +62,7 @@ def test_routing() -> None:
 @pytest.mark.slow
 def test_the_http_path_never_imports_litellm() -> None:
     code = ("import sys\nfrom cli_agent.providers import make_provider, ProviderRequest\n"
-            "from cli_agent.providers.fake_openai import FakeOpenAIServer\n"
+            "from cli_agent.providers.loopback.fake_openai import FakeOpenAIServer\n"
             "from cli_agent.contracts.messages import Message\n"
             "with FakeOpenAIServer(instant='pong') as s:\n"
             "    p = make_provider('openai/m', api_base=s.url, api_key=None)\n"

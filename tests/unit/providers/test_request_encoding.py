@@ -8,7 +8,7 @@ import threading
 
 from cli_agent.contracts.messages import Message, ToolCall
 from cli_agent.providers.base import ProviderRequest
-from cli_agent.providers.fake_openai import FakeOpenAIServer
+from cli_agent.providers.loopback.fake_openai import FakeOpenAIServer
 from cli_agent.providers.openai_http import OpenAIHTTPProvider
 
 

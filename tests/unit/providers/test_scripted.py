@@ -166,7 +166,7 @@ def test_bad_script_files_are_one_line_usage_errors(tmp_path: Path, content: str
     ({"error": "fatal"}, ProviderError)])
 def test_one_script_fails_the_same_way_in_process_and_over_http(item: dict, error: type[Exception]) -> None:
     from cli_agent.providers import OpenAIHTTPProvider
-    from cli_agent.providers.fake_openai import FakeOpenAIServer
+    from cli_agent.providers.loopback.fake_openai import FakeOpenAIServer
 
     with pytest.raises(error):
         run(ScriptedProvider([item]))
@@ -186,7 +186,7 @@ def test_chunks_fix_the_deltas_in_process_too() -> None:
 
 @pytest.mark.parametrize("item", [{"status": 200}, {"chunks": "abc"}, {"headers": []}, {"chunk_delay": -1}])
 def test_a_bad_item_is_refused_by_both_fakes(item: dict) -> None:
-    from cli_agent.providers.fake_openai import FakeOpenAIServer
+    from cli_agent.providers.loopback.fake_openai import FakeOpenAIServer
 
     with pytest.raises(UsageError):
         ScriptedProvider([item])

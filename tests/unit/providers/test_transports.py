@@ -14,8 +14,8 @@ import pytest
 from cli_agent.contracts.errors import RetryableProviderError, RunTimeoutError
 from cli_agent.contracts.messages import Message, ToolCall
 from cli_agent.providers import LiteLLMProvider, OpenAIHTTPProvider, Provider, ProviderReply, ProviderRequest
-from cli_agent.providers.fake_openai import FakeOpenAIServer
 from cli_agent.providers.litellm_provider import LITELLM_QUIETED_WARNINGS
+from cli_agent.providers.loopback.fake_openai import FakeOpenAIServer
 
 TOOLS = ({"type": "function", "function": {"name": "read_file", "description": "Read a file.",
                                            "parameters": {"type": "object", "properties": {
