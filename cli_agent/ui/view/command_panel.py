@@ -144,13 +144,14 @@ def command_expanded(call: ToolCall | None, result: ToolResult) -> RenderableTyp
     block = output_block(str(data.get("output", "")), None)
     if block is not None:
         parts.append(block)
-    parts.append(command_result(result))
+    parts.append(command_result(result, every=True))
     return Group(*parts)
 
 
-def command_result(result: ToolResult, approved_by: str = "") -> RenderableType:
-    """A command's outcome in its result line: exit code, time, output size, and what happened to its changes;
-    each part wraps under the first word after the mark."""
+def command_result(result: ToolResult, approved_by: str = "", *, every: bool = False) -> RenderableType:
+    """A command's outcome in its result line: exit code, time, output size, and what happened to its changes (a
+    command that changed no file says nothing of them, unless `every`: /expand); each part wraps under the first
+    word after the mark."""
     data: dict[str, Any] = result.envelope.data if isinstance(result.envelope.data, dict) else {}
     code = data.get("exit_code")
     ok = code == 0 and not data.get("timed_out")
@@ -158,7 +159,7 @@ def command_result(result: ToolResult, approved_by: str = "") -> RenderableType:
     body = Text.assemble(("run_command ", "bold"), (status, "green" if ok else "red"),
                          f"  {data.get('duration_s', 0):.1f}s, {data.get('output_bytes', 0):,} bytes of output")
     changes = data.get("changes") or {}
-    if changes.get("summary"):
+    if changes.get("summary") and (every or changes.get("files") or changes.get("renames")):
         body.append("\nchanges: " + esc(changes["summary"]), style="dim")
     if data.get("applied"):
         body.append(f"\napplied: {esc(', '.join(data['applied'][:10]))}" +

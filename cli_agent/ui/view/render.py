@@ -9,9 +9,11 @@ sequences, carriage returns and bidi marks show as text and `[red]` stays `[red]
 
 from __future__ import annotations
 
+import contextlib
 import json
+import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from rich.console import Console, Group, RenderableType
@@ -76,8 +78,7 @@ def finish_line(finished: ev.RunFinished, seconds: float) -> Text:
             bits.append(f"${finished.usage.cost_usd:.4f}")
         return Text("· " + " · ".join(bits), style="dim")
     if reason in (ev.StopReason.INTERRUPTED, ev.StopReason.CANCELLED):
-        return Text("interrupted: nothing was half-written; the conversation notes that the turn was cut short",
-                    style="yellow")
+        return Text("interrupted: nothing was half-written", style="yellow")
     if reason is ev.StopReason.DENIED:
         return Text.assemble(("stopped: ", "yellow bold"), (esc(finished.message), "yellow"),
                              (". Nothing else ran; say what to do instead.", "yellow"))
@@ -85,6 +86,21 @@ def finish_line(finished: ev.RunFinished, seconds: float) -> Text:
 
 
 _INTERRUPTED = (ev.StopReason.CANCELLED, ev.StopReason.INTERRUPTED)
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """A Ctrl-C (SIGINT) waits until the live region has started or stopped whole: one landing inside Rich's Live
+    would leave it half made (on the main thread; elsewhere nothing is held)."""
+    try:
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    except (AttributeError, OSError, ValueError):
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 class Renderer:
@@ -116,6 +132,7 @@ class Renderer:
         self._asked_changes: set[str] = set()  # calls whose change set was shown to be approved
         self._command: str | None = None  # the call id of the command running (or ended, its output not drawn)
         self._ran: set[str] = set()  # commands that started running
+        self._resulted: set[str] = set()  # calls whose result came
         self._grouped = False  # the last thing printed was a compact line: the next one joins its group
         self._elided = ""  # the turn's latest "old tool results elided" warning
 
@@ -132,7 +149,8 @@ class Renderer:
         """Stop the live region (the REPL calls this in `finally`)."""
         if self._live is not None:
             live, self._live = self._live, None
-            live.stop()
+            with _signals_held():
+                live.stop()
         self._working = None
 
     def refresh(self) -> None:
@@ -146,9 +164,11 @@ class Renderer:
         if self.live:
             from rich.live import Live
 
-            self._live = Live(self._working, console=self.console, transient=True, refresh_per_second=8,
-                              vertical_overflow="crop")
-            self._live.start()
+            live = Live(self._working, console=self.console, transient=True, refresh_per_second=8,
+                        vertical_overflow="crop")
+            with _signals_held():
+                live.start()
+                self._live = live
 
     def _hint(self) -> str:
         if self.one_shot:
@@ -208,9 +228,11 @@ class Renderer:
             self._end_command()
             self.close()
             call = self._calls.get(event.call_id)
-            self.print(command_line(str((call.arguments or {}).get("command", "")) if call is not None else ""))
-            self._command = event.call_id
+            first = event.call_id not in self._ran
+            self._command = event.call_id  # noted before drawing: a Ctrl-C may land while it draws
             self._ran.add(event.call_id)
+            if first:
+                self.print(command_line(str((call.arguments or {}).get("command", "")) if call is not None else ""))
             self._start_working(command=True)
         if self._working is not None:
             self._working.add(event.text)
@@ -229,6 +251,7 @@ class Renderer:
             self.print(block)
 
     def _on_tool_result(self, event: ev.ToolResult) -> None:
+        self._resulted.add(event.call_id)
         call = self._calls.get(event.call_id)
         data = event.envelope.data
         if isinstance(data, dict) and "exit_code" in data:
@@ -276,7 +299,10 @@ class Renderer:
                            Text(f"(attempt {event.attempt}): {esc(event.reason)}", style="dim")))
 
     def _on_run_finished(self, event: ev.RunFinished) -> None:
+        stopped = event.stop_reason in _INTERRUPTED and bool(self._ran - self._resulted)  # a command with no result
         self._end_command()  # an interrupted command: what it had printed stays on screen
+        if stopped:
+            self.print(Text("  ✗ the command was stopped; none of its file changes were applied", style="yellow"))
         partial = self._working.text if self._working is not None else ""
         self.close()
         if event.stop_reason in _INTERRUPTED and partial.strip() and self._protocol != "json":
