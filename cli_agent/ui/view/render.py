@@ -50,10 +50,13 @@ def call_panel(call: ToolCall, change: Change | None = None, *, index: int = 0, 
         body = Group(Text(esc(about), style="dim"), arguments_text(call))
         return Panel(body, title=call_title(call, index, total), title_align="left", border_style="blue")
     if change is not None:
-        extra = {k: v for k, v in (call.arguments or {}).items() if k not in ("path", "content", "old", "new")}
+        extra = {k: v for k, v in (call.arguments or {}).items()
+                 if k not in ("path", "content", "old", "new") and v not in (False, None, "", [], {})}  # set ones
         head = Text(esc(change.summary or change.kind), style="dim")
-        if extra:
-            head.append("  " + esc(json.dumps(extra, ensure_ascii=False)), style="dim")
+        for key, value in extra.items():  # `replace_all`, `start_line`: said as words, not as JSON
+            shown = "yes" if value is True else value if isinstance(value, str) else json.dumps(value,
+                                                                                             ensure_ascii=False)
+            head.append(f"  · {esc(key.replace('_', ' '))}: {esc(str(shown))}", style="dim")
         body = Group(head, change_body(change))
         style = "red" if change.kind == "delete" else "yellow"
     else:
