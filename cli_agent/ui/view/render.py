@@ -28,7 +28,7 @@ from cli_agent.ui.view.change_view import FOLD_LINES, arguments_text, call_title
 from cli_agent.ui.view.transcript import VERBS, compact_line, result_line
 from cli_agent.ui.view.working import Working
 
-__all__ = ["FOLD_LINES", "Renderer", "call_panel", "finish_line", "markdown", "result_line"]
+__all__ = ["FOLD_LINES", "Renderer", "call_panel", "finish_line", "hung", "markdown", "result_line"]
 
 def markdown(text: str) -> RenderableType:
     """Model text as Markdown: escaped first; links shown as text (url), never as hidden hyperlinks."""
@@ -63,6 +63,16 @@ def call_panel(call: ToolCall, change: Change | None = None, *, index: int = 0, 
         body = arguments_text(call)
         style = "blue"
     return Panel(body, title=call_title(call, index, total), title_align="left", border_style=style)
+
+
+def hung(line: Text) -> RenderableType:
+    """A `  ✓ …` line whose continuation lines wrap under its first word, not at column 0."""
+    from cli_agent.ui.view.command_panel import hanging
+
+    head, _, _ = line.plain.partition("\n")
+    if not head.startswith(("  ✓ ", "  ✗ ")):
+        return line
+    return hanging(line[:4], line[4:])
 
 
 def _tokens(n: int) -> str:
@@ -281,7 +291,7 @@ class Renderer:
         if call is not None and event.call_id not in self._shown:
             self._shown.add(event.call_id)
             self.print(call_panel(call, event.change))
-        self.print(result_line(event, call, self._approved_by.get(event.call_id, ""), width=self.console.width))
+        self.print(hung(result_line(event, call, self._approved_by.get(event.call_id, ""), width=self.console.width)))
 
     def _on_warning(self, event: ev.Warning) -> None:
         if event.code == "truncated":  # said in the line of the call it belongs to
