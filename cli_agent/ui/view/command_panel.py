@@ -53,7 +53,7 @@ def changes_panel(call: ToolCall, changes: Sequence[Change], *, index: int = 0, 
     parts: list[RenderableType] = [_headline(call), Text(f"{len(changes)} file(s) to apply: {summary}", style="dim")]
     if len(changes) <= DIFFS_SHOWN:
         for change in changes:
-            parts.append(Text.assemble(("\n" + esc(change.path), "bold cyan"), ("  " + esc(change.summary), "dim")))
+            parts.append(Text.assemble(("\n" + esc(change.path), "bold cyan"), ("  " + esc(_said(change)), "dim")))
             parts.append(change_body(change))
     else:
         table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
@@ -61,11 +61,17 @@ def changes_panel(call: ToolCall, changes: Sequence[Change], *, index: int = 0, 
             table.add_column(column)
         for change in changes:
             added, removed = change.stats() if change.before != change.after else (0, 0)
-            table.add_row(esc(change.path), esc(change.summary or change.kind), str(added), str(removed))
+            table.add_row(esc(change.path), esc(_said(change)), str(added), str(removed))
         parts.append(table)
     deletes = any(c.kind == "delete" for c in changes)
     return Panel(Group(*parts), title=call_title(call, index, total), title_align="left",
                  border_style="red" if deletes else "yellow")
+
+
+def _said(change: Change) -> str:
+    """What a change does, without its path again (the path heads its part of the panel)."""
+    summary = change.summary or change.kind
+    return summary.replace(f" {change.path}", "", 1) if summary.startswith(f"{change.kind} {change.path}") else summary
 
 
 def hanging(prefix: Text, body: Text) -> Table:
