@@ -122,8 +122,9 @@ class SessionIndex:
                 db.execute(f"INSERT OR IGNORE INTO sessions ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, '', ?, 0, '')",
                            (session_id, index_key(workspace), now, now, model, str(trace_path)))
             db.execute("UPDATE sessions SET updated = ?, status = ?, turns = turns + ?, first_message = CASE WHEN "
-                       "first_message = '' AND ? THEN ? ELSE first_message END WHERE id = ?",
-                       (now, status, int(answered), int(answered), first, session_id))
+                       "first_message = '' AND ? THEN ? ELSE first_message END, model = CASE WHEN ? AND ? != '' "
+                       "THEN ? ELSE model END WHERE id = ?",  # the model that answered last (after a /model)
+                       (now, status, int(answered), int(answered), first, int(answered), model, model, session_id))
 
     def note_prompt(self, session_id: str, prompt: str) -> None:
         """Mark the session used now; the first prompt becomes its first message (a run the model answered)."""

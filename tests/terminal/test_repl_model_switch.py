@@ -90,3 +90,31 @@ def test_another_providers_model_goes_to_that_provider_with_its_own_key(tmp_path
     finally:
         anthropic.shutdown()
         anthropic.server_close()
+
+
+def test_a_session_is_listed_under_the_model_it_switched_to(tmp_path):
+    import subprocess
+    import sys
+
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps([{"text": "answer from the other"}]))
+    t = Term(tmp_path, [{"text": "answer from the first"}], cols=80)
+    t.say("first question")
+    t.expect("answer from the first")
+    t.expect(PROMPT)
+    t.say(f"/model scripted:{other}")
+    t.expect(PROMPT)
+    t.say("second question")
+    t.expect("answer from the other")
+    t.expect(PROMPT)
+    assert t.quit() == 0
+    again = Term(tmp_path, [{"text": "unused"}], cols=80)  # a new session: /resume lists the one before
+    again.say("/resume")
+    again.expect("Resume which session")
+    again.expect("other.json")  # under the model it went on with, not its first
+    again.child.send("\x1b")
+    again.expect(PROMPT)
+    assert again.quit() == 0
+    listed = subprocess.run([sys.executable, "-m", "cli_agent", "sessions", "--json", "-C", str(t.ws)],
+                            capture_output=True, text=True, env=t.child.env, timeout=60)
+    assert [s["model"] for s in json.loads(listed.stdout)] == [f"scripted:{other}"]

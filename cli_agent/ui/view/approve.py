@@ -64,6 +64,8 @@ def _answers(asked: ApprovalAsked, session_scoped: bool, own: bool = False) -> l
         return [*out, (VIEW, "view all")] if asked.change is not None else out
     rest = asked.total - asked.index
     out = [("y", "yes"), ("n", "no, stop the turn"), ("f", "no, and tell the model what to do instead")]
+    if asked.call.name == "attempts":  # the model's work is over: nothing to tell it, nothing to grant
+        return [("y", "yes, apply the candidate's changes"), ("n", "no, keep the files as they are")]
     if session_scoped:
         later = "change" if changes_files(asked) else "call and change"
         everything = (f"yes to these {rest + 1} and every later {later} this session" if rest
@@ -225,6 +227,8 @@ class TerminalApprover:
                 continue
             break
         decision = parse_answer(answer, session_scoped=self.session_scoped)
+        if asked.call.name == "attempts" and decision is Decision.FEEDBACK:
+            decision = Decision.NO  # not offered: no model is left to tell
         if self.own and not decision.approves:
             decision = Decision.NO  # no `f`: there is no model to tell
         key = answer.strip()

@@ -89,6 +89,10 @@ def arguments_text(call: ToolCall) -> Text:
 
 
 def call_title(call: ToolCall, index: int = 0, total: int = 0) -> Text:
+    args = call.arguments or {}
+    if call.name == "attempts":  # the candidate that passed the tests, offered in place of the run's changes
+        return Text(esc(f"candidate {args.get('candidate', '?')} of {args.get('of', '?')}: passes the tests"),
+                    style="bold")
     title = Text.assemble((esc(call.name), "bold"))
     target = target_of(call)
     if target:

@@ -53,7 +53,7 @@ def changes_panel(call: ToolCall, changes: Sequence[Change], *, index: int = 0, 
     parts: list[RenderableType] = [_headline(call), Text(f"{len(changes)} file(s) to apply: {summary}", style="dim")]
     if len(changes) <= DIFFS_SHOWN:
         for change in changes:
-            parts.append(Text.assemble(("\n" + esc(change.path), "bold cyan"), ("  " + esc(change.summary), "dim")))
+            parts.append(Text.assemble(("\n" + esc(change.path), "bold cyan"), ("  " + esc(_said(change)), "dim")))
             parts.append(change_body(change))
     else:
         table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
@@ -61,11 +61,17 @@ def changes_panel(call: ToolCall, changes: Sequence[Change], *, index: int = 0, 
             table.add_column(column)
         for change in changes:
             added, removed = change.stats() if change.before != change.after else (0, 0)
-            table.add_row(esc(change.path), esc(change.summary or change.kind), str(added), str(removed))
+            table.add_row(esc(change.path), esc(_said(change)), str(added), str(removed))
         parts.append(table)
     deletes = any(c.kind == "delete" for c in changes)
     return Panel(Group(*parts), title=call_title(call, index, total), title_align="left",
                  border_style="red" if deletes else "yellow")
+
+
+def _said(change: Change) -> str:
+    """What a change does, without its path again (the path heads its part of the panel)."""
+    summary = change.summary or change.kind
+    return summary.replace(f" {change.path}", "", 1) if summary.startswith(f"{change.kind} {change.path}") else summary
 
 
 def hanging(prefix: Text, body: Text) -> Table:
@@ -144,13 +150,14 @@ def command_expanded(call: ToolCall | None, result: ToolResult) -> RenderableTyp
     block = output_block(str(data.get("output", "")), None)
     if block is not None:
         parts.append(block)
-    parts.append(command_result(result))
+    parts.append(command_result(result, every=True))
     return Group(*parts)
 
 
-def command_result(result: ToolResult, approved_by: str = "") -> RenderableType:
-    """A command's outcome in its result line: exit code, time, output size, and what happened to its changes;
-    each part wraps under the first word after the mark."""
+def command_result(result: ToolResult, approved_by: str = "", *, every: bool = False) -> RenderableType:
+    """A command's outcome in its result line: exit code, time, output size, and what happened to its changes (a
+    command that changed no file says nothing of them, unless `every`: /expand); each part wraps under the first
+    word after the mark."""
     data: dict[str, Any] = result.envelope.data if isinstance(result.envelope.data, dict) else {}
     code = data.get("exit_code")
     ok = code == 0 and not data.get("timed_out")
@@ -158,7 +165,7 @@ def command_result(result: ToolResult, approved_by: str = "") -> RenderableType:
     body = Text.assemble(("run_command ", "bold"), (status, "green" if ok else "red"),
                          f"  {data.get('duration_s', 0):.1f}s, {data.get('output_bytes', 0):,} bytes of output")
     changes = data.get("changes") or {}
-    if changes.get("summary"):
+    if changes.get("summary") and (every or changes.get("files") or changes.get("renames")):
         body.append("\nchanges: " + esc(changes["summary"]), style="dim")
     if data.get("applied"):
         body.append(f"\napplied: {esc(', '.join(data['applied'][:10]))}" +

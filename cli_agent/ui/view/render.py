@@ -9,9 +9,11 @@ sequences, carriage returns and bidi marks show as text and `[red]` stays `[red]
 
 from __future__ import annotations
 
+import contextlib
 import json
+import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from rich.console import Console, Group, RenderableType
@@ -26,7 +28,7 @@ from cli_agent.ui.view.change_view import FOLD_LINES, arguments_text, call_title
 from cli_agent.ui.view.transcript import VERBS, compact_line, result_line
 from cli_agent.ui.view.working import Working
 
-__all__ = ["FOLD_LINES", "Renderer", "call_panel", "finish_line", "markdown", "result_line"]
+__all__ = ["FOLD_LINES", "Renderer", "call_panel", "finish_line", "hung", "markdown", "result_line"]
 
 def markdown(text: str) -> RenderableType:
     """Model text as Markdown: escaped first; links shown as text (url), never as hidden hyperlinks."""
@@ -48,16 +50,29 @@ def call_panel(call: ToolCall, change: Change | None = None, *, index: int = 0, 
         body = Group(Text(esc(about), style="dim"), arguments_text(call))
         return Panel(body, title=call_title(call, index, total), title_align="left", border_style="blue")
     if change is not None:
-        extra = {k: v for k, v in (call.arguments or {}).items() if k not in ("path", "content", "old", "new")}
+        extra = {k: v for k, v in (call.arguments or {}).items()
+                 if k not in ("path", "content", "old", "new") and v not in (False, None, "", [], {})}  # set ones
         head = Text(esc(change.summary or change.kind), style="dim")
-        if extra:
-            head.append("  " + esc(json.dumps(extra, ensure_ascii=False)), style="dim")
+        for key, value in extra.items():  # `replace_all`, `start_line`: said as words, not as JSON
+            shown = "yes" if value is True else value if isinstance(value, str) else json.dumps(value,
+                                                                                             ensure_ascii=False)
+            head.append(f"  · {esc(key.replace('_', ' '))}: {esc(str(shown))}", style="dim")
         body = Group(head, *(Text("! " + esc(w), style="bold yellow") for w in change.warnings), change_body(change))
         style = "red" if change.kind == "delete" else "yellow"
     else:
         body = arguments_text(call)
         style = "blue"
     return Panel(body, title=call_title(call, index, total), title_align="left", border_style=style)
+
+
+def hung(line: Text) -> RenderableType:
+    """A `  ✓ …` line whose continuation lines wrap under its first word, not at column 0."""
+    from cli_agent.ui.view.command_panel import hanging
+
+    head, _, _ = line.plain.partition("\n")
+    if not head.startswith(("  ✓ ", "  ✗ ")):
+        return line
+    return hanging(line[:4], line[4:])
 
 
 def _tokens(n: int) -> str:
@@ -76,8 +91,7 @@ def finish_line(finished: ev.RunFinished, seconds: float) -> Text:
             bits.append(f"${finished.usage.cost_usd:.4f}")
         return Text("· " + " · ".join(bits), style="dim")
     if reason in (ev.StopReason.INTERRUPTED, ev.StopReason.CANCELLED):
-        return Text("interrupted: nothing was half-written; the conversation notes that the turn was cut short",
-                    style="yellow")
+        return Text("interrupted: nothing was half-written", style="yellow")
     if reason is ev.StopReason.DENIED:
         return Text.assemble(("stopped: ", "yellow bold"), (esc(finished.message), "yellow"),
                              (". Nothing else ran; say what to do instead.", "yellow"))
@@ -85,6 +99,21 @@ def finish_line(finished: ev.RunFinished, seconds: float) -> Text:
 
 
 _INTERRUPTED = (ev.StopReason.CANCELLED, ev.StopReason.INTERRUPTED)
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """A Ctrl-C (SIGINT) waits until the live region has started or stopped whole: one landing inside Rich's Live
+    would leave it half made (on the main thread; elsewhere nothing is held)."""
+    try:
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    except (AttributeError, OSError, ValueError):
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 class Renderer:
@@ -116,6 +145,7 @@ class Renderer:
         self._asked_changes: set[str] = set()  # calls whose change set was shown to be approved
         self._command: str | None = None  # the call id of the command running (or ended, its output not drawn)
         self._ran: set[str] = set()  # commands that started running
+        self._resulted: set[str] = set()  # calls whose result came
         self._grouped = False  # the last thing printed was a compact line: the next one joins its group
         self._elided = ""  # the turn's latest "old tool results elided" warning
         self.thoughts: list[str] = []  # the turn's thinking, one entry a model request, for /expand
@@ -136,7 +166,8 @@ class Renderer:
         """Stop the live region (the REPL calls this in `finally`)."""
         if self._live is not None:
             live, self._live = self._live, None
-            live.stop()
+            with _signals_held():
+                live.stop()
         self._working = None
 
     def refresh(self) -> None:
@@ -154,9 +185,11 @@ class Renderer:
         if self.live:
             from rich.live import Live
 
-            self._live = Live(self._working, console=self.console, transient=True, refresh_per_second=8,
-                              vertical_overflow="crop")
-            self._live.start()
+            live = Live(self._working, console=self.console, transient=True, refresh_per_second=8,
+                        vertical_overflow="crop")
+            with _signals_held():
+                live.start()
+                self._live = live
 
     def _hint(self) -> str:
         if self.one_shot:
@@ -246,9 +279,11 @@ class Renderer:
             self._end_command()
             self.close()
             call = self._calls.get(event.call_id)
-            self.print(command_line(str((call.arguments or {}).get("command", "")) if call is not None else ""))
-            self._command = event.call_id
+            first = event.call_id not in self._ran
+            self._command = event.call_id  # noted before drawing: a Ctrl-C may land while it draws
             self._ran.add(event.call_id)
+            if first:
+                self.print(command_line(str((call.arguments or {}).get("command", "")) if call is not None else ""))
             self._start_working(command=True)
         if self._working is not None:
             self._working.add(event.text)
@@ -267,6 +302,7 @@ class Renderer:
             self.print(block)
 
     def _on_tool_result(self, event: ev.ToolResult) -> None:
+        self._resulted.add(event.call_id)
         call = self._calls.get(event.call_id)
         if event.tool == "task":  # the sub-task's line in the live region gives way to its result's
             self.close()
@@ -295,7 +331,7 @@ class Renderer:
         if call is not None and event.call_id not in self._shown:
             self._shown.add(event.call_id)
             self.print(call_panel(call, event.change))
-        self.print(result_line(event, call, self._approved_by.get(event.call_id, ""), width=self.console.width))
+        self.print(hung(result_line(event, call, self._approved_by.get(event.call_id, ""), width=self.console.width)))
 
     def _on_warning(self, event: ev.Warning) -> None:
         if event.code == "truncated":  # said in the line of the call it belongs to
@@ -343,7 +379,10 @@ class Renderer:
                            Text(f"(attempt {event.attempt}): {esc(event.reason)}", style="dim")))
 
     def _on_run_finished(self, event: ev.RunFinished) -> None:
+        stopped = event.stop_reason in _INTERRUPTED and bool(self._ran - self._resulted)  # a command with no result
         self._end_command()  # an interrupted command: what it had printed stays on screen
+        if stopped:
+            self.print(Text("  ✗ the command was stopped; none of its file changes were applied", style="yellow"))
         partial = self._working.text if self._working is not None else ""
         self.close()
         if event.stop_reason in _INTERRUPTED and partial.strip() and self._protocol != "json":

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -156,7 +157,7 @@ class _EventClock:
             self.now = when if isinstance(when, float | int) and when > 0 else float("nan")
 
 
-def show_transcript(console: Console, trace: Trace, *, compact: object = None, undone: set[str] = frozenset()) \
+def show_transcript(console: Console, trace: Trace, *, compact: object = None, undone: AbstractSet[str] = frozenset()) \
         -> Summary:
     """Draw the session on `console`: folded lines for the older turns (and for everything before the last reset),
     the newest `SHOWN_TURNS` as they were; `undone`: the run ids whose changes `/undo` reverted since. Returns the
@@ -180,7 +181,7 @@ def show_transcript(console: Console, trace: Trace, *, compact: object = None, u
 _UNDONE = "  ↶ undone since (/undo)"
 
 
-def _draw_run(console: Console, run: list[Event], compact: object, undone: set[str]) -> None:
+def _draw_run(console: Console, run: list[Event], compact: object, undone: AbstractSet[str]) -> None:
     """One turn as it was drawn when it ran: its prompt, calls, panels, answers and closing line."""
     from cli_agent.ui.view.approve import decided_line, render_call
     from cli_agent.ui.view.render import Renderer
@@ -203,7 +204,7 @@ def _draw_run(console: Console, run: list[Event], compact: object, undone: set[s
             console.print(decided_line(event.decision, event.feedback))
 
 
-def _folded(run: list[Event], undone: set[str] = frozenset()) -> Text:
+def _folded(run: list[Event], undone: AbstractSet[str] = frozenset()) -> Text:
     started = run[0]
     finished = next((e for e in run if isinstance(e, RunFinished)), None)
     prompt = asked(started) if isinstance(started, RunStarted) else ""

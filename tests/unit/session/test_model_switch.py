@@ -71,11 +71,11 @@ def with_tool_calls(repl) -> None:
 
 def test_a_conversation_that_cannot_carry_over_is_dropped_only_when_the_user_says_so(repl, pipe, tmp_path):
     with_tool_calls(repl)
-    pipe.send_text("n\r")
+    pipe.send_text("n")  # one key
     repl.commands.dispatch(repl, "/model scripted:json")
     assert repl.session.settings.model == "scripted:one" and len(repl.session.agent.history) == 4
     assert "model not changed" in out(repl)
-    pipe.send_text("y\r")
+    pipe.send_text("y")
     repl.commands.dispatch(repl, "/model scripted:json")
     assert repl.session.settings.model == "scripted:json" and repl.session.agent.history == []
     assert "a new conversation (the protocol changed)" in out(repl)

@@ -44,22 +44,38 @@ def _help(ctx: CommandContext, args: str) -> None:
         return
     from rich.table import Table
 
-    listing = Table.grid(padding=(0, 1, 0, 0))  # a summary too long for the width wraps under itself
+    from cli_agent.ui.view.command_panel import hanging
+
+    keys = Text(KEYS_HELP, style="dim")  # what a newcomer needs first
+    keys.append("\nApproval answers: y yes · n no, stop the turn · f no, and tell the model what to do instead · "
+                "a yes to all, this session · t yes to this tool, this session · v view all of a change. "
+                "Shift+Tab cycles the approval mode (ask, edits, all), also while the model works.\n", style="dim")
+    ctx.console.print(keys)
+    narrow = ctx.console.width < 80  # one line a command, its summary cut (/help NAME says it whole)
+    listing = Table.grid(padding=(0, 1, 0, 0))  # else a summary too long for the width wraps under itself
     listing.add_column(no_wrap=True)
     listing.add_column()
-    category = None
+    workflows: dict[str, list[str]] = {}
+    lines: list[Text] = []
+    commands = [c for c in ctx.commands.commands() if c.category == "commands"]
+    room = max((len(f"/{c.name} {c.usage}".rstrip()) for c in commands), default=0)
     for command in ctx.commands.commands():
-        if command.category != category:
-            category = command.category
-            listing.add_row(Text(esc(category) + ":", style="bold"), "")
+        if command.category != "commands":  # a workflow: its name, in a line of its category
+            workflows.setdefault(command.category, []).append("/" + command.name)
+            continue
         usage = f"/{command.name} {command.usage}".rstrip()
         listing.add_row(Text("  " + esc(usage), style="cyan"), Text(esc(command.summary)))
-    ctx.console.print(listing)
-    out = Text("\n" + KEYS_HELP, style="dim")
-    out.append("\nApproval answers: y yes · n no, stop the turn · f no, and tell the model what to do instead · "
-               "a yes to all, this session · t yes to this tool, this session · v view all of a change. "
-               "Shift+Tab cycles the approval mode (ask, edits, all), also while the model works.", style="dim")
-    ctx.console.print(out)
+        line = Text.assemble(("  " + esc(usage).ljust(room) + " ", "cyan"), esc(command.summary))
+        line.truncate(ctx.console.width - 1, overflow="ellipsis")
+        lines.append(line)
+    ctx.console.print(Text("commands:", style="bold"))
+    ctx.console.print(Text("\n").join(lines) if narrow else listing)
+    for category, names in workflows.items():
+        line = Text.assemble((esc(category) + ": ", "bold"), (esc(" ".join(names)), "cyan"))
+        ctx.console.print(hanging(Text("  "), line))
+    if workflows:
+        ctx.console.print(hanging(Text("  "), Text("/help NAME shows one in full; /workflows lists the workflows",
+                                                    style="dim")))
 
 
 def _complete_commands(ctx: CommandContext, args: str) -> Iterable[str]:

@@ -96,7 +96,7 @@ def _expand(ctx: CommandContext, args: str) -> None:
     from rich.text import Text
 
     from cli_agent.ui.view.command_panel import command_expanded
-    from cli_agent.ui.view.render import call_panel
+    from cli_agent.ui.view.render import call_panel, hung
     from cli_agent.ui.view.transcript import result_line
 
     folded: list[Any] = getattr(ctx, "last_folded", [])
@@ -112,7 +112,7 @@ def _expand(ctx: CommandContext, args: str) -> None:
             continue
         if call is not None:
             ctx.console.print(call_panel(call))
-        ctx.console.print(result_line(result, call, width=ctx.console.width))
+        ctx.console.print(hung(result_line(result, call, width=ctx.console.width)))
         data = result.envelope.data
         if isinstance(data, dict) and data.get("notice"):
             ctx.console.print(Text("    " + esc(str(data["notice"])), style="dim"))

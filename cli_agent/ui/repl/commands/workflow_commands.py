@@ -82,7 +82,10 @@ def _runner(workflow: Workflow, name: str) -> Handler:
 
 def _asker(ctx: CommandContext) -> Callable[[Param, str | None], str]:
     def ask(param: Param, problem: str | None) -> str:
-        _say(ctx, f"  {problem}" if problem else f"  {param.describe()}", "yellow" if problem else "dim")
+        from cli_agent.ui.view.command_panel import hanging
+
+        said = Text(esc(problem or param.describe()), style="yellow" if problem else "dim")
+        ctx.console.print(hanging(Text("  "), said))  # wrapped under itself, not at column 0
         choices = param.choices if param.type == "choice" else ("yes", "no") if param.type == "bool" else ()
         if param.type == "path":  # Tab completes the workspace's paths, as on the command line
             return ctx.ask(f"{param.name}: ", paths=True)

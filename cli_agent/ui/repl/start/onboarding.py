@@ -19,7 +19,7 @@ from cli_agent.contracts import errors
 if TYPE_CHECKING:
     from cli_agent.config.settings import Settings
 
-__all__ = ["choose_model", "options_text", "remember_model"]
+__all__ = ["choose_model", "options_text", "remember_model", "say_wrapped"]
 
 
 def options_text() -> str:
@@ -36,7 +36,19 @@ def options_text() -> str:
     ])
 
 
-def choose_model(settings: Settings, *, env: dict[str, str] | None = None, say: Callable[[str], None] = print,
+def say_wrapped(text: str) -> None:
+    """Lines on stdout, each wrapped between words to the terminal's width under its own indent (never mid-word)."""
+    import shutil
+    import textwrap
+
+    width = max(20, shutil.get_terminal_size((80, 24)).columns - 1)
+    for line in text.splitlines() or [""]:
+        indent = " " * (len(line) - len(line.lstrip()))
+        print(textwrap.fill(line, width, subsequent_indent=indent + ("    " if line.lstrip().startswith("·") else "  "),
+                            break_long_words=False, break_on_hyphens=False) if line.strip() else "")
+
+
+def choose_model(settings: Settings, *, env: dict[str, str] | None = None, say: Callable[[str], None] = say_wrapped,
                  ask: Callable[[str], str] | None = None, runtime: Callable[[], str | None] | None = None,
                  choose: Callable[[str, list[str]], int | None] | None = None,
                  remember: Callable[[str], str] | None = None) -> str | None:

@@ -33,6 +33,8 @@ def with_its_model(load: Callable[[], Loaded], resume: str) -> Callable[[], Load
     if not entry.model:
         return load
     recorded = "api_base" in trace.header  # not in a trace older than the field: then the config's
+    if str(trace.header.get("model") or "").split("/", 1)[0] != entry.model.split("/", 1)[0]:
+        recorded = False  # switched (/model) to another provider's model: not the first model's server
 
     def with_model() -> Loaded:  # loaded again each time: trusting the folder may change the settings
         now = load()
