@@ -1,5 +1,6 @@
 """The typed events of a run. The loop yields them; the REPL, the headless printer, `--output stream-json`, the
-trace and the tests all consume the same stream.
+trace and the tests all consume the same stream. How a run ends (`StopReason`) and how a question is answered
+(`Decision`, `Answer`) live in `outcomes` and are handed on here.
 
 Every event is a frozen dataclass with a `type` tag and round-trips through `to_dict` / `event_from_dict`.
 """
@@ -16,6 +17,7 @@ from cli_agent.contracts import errors
 from cli_agent.contracts.change import Change
 from cli_agent.contracts.envelope import Envelope
 from cli_agent.contracts.messages import Message, ToolCall, Usage
+from cli_agent.contracts.outcomes import Answer, Decision, StopReason
 
 __all__ = [
     "Answer",
@@ -44,69 +46,6 @@ __all__ = [
     "Warning",
     "event_from_dict",
 ]
-
-
-class StopReason(enum.StrEnum):
-    """Why a run ended; `error_class` is the error a one-shot run ends with, whose exit code it returns."""
-
-    DONE = "done"  # a plain answer, or a tool call with terminate: true
-    ERROR = "error"  # provider unreachable after retries, internal error
-    USAGE = "usage"  # bad configuration found during the run (e.g. a missing key)
-    DENIED = "denied"  # a change was denied
-    STEP_LIMIT = "step_limit"
-    TIMEOUT = "timeout"
-    UNUSABLE = "unusable"  # three malformed replies in a row
-    CANCELLED = "cancelled"  # the REPL user pressed Ctrl-C during a turn
-    INTERRUPTED = "interrupted"  # SIGINT in a one-shot run
-    TERMINATED = "terminated"  # SIGTERM
-    CHANGE_FAILED = "change_failed"  # the run ended right after a change that failed, with none applied after it
-    TESTS_FAILED = "tests_failed"  # the model said done, but the project's tests fail after its change
-    UNVERIFIED = "unverified"  # proof was required (`verify = "required"`), and the run's changes have none
-
-    @property
-    def error_class(self) -> type[errors.CliAgentError] | None:
-        """The error a run that stopped this way ends the process with (None: success)."""
-        return _ERRORS[self]
-
-    @property
-    def exit_code(self) -> int:
-        cls = _ERRORS[self]
-        return cls.exit_code if cls is not None else 0
-
-
-# The one table from stop reason to error class; the class carries the exit code (errors.py draws them all).
-_ERRORS: dict[StopReason, type[errors.CliAgentError] | None] = {
-    StopReason.DONE: None, StopReason.ERROR: errors.CliAgentError, StopReason.USAGE: errors.UsageError,
-    StopReason.DENIED: errors.DeniedError, StopReason.STEP_LIMIT: errors.StepLimitError,
-    StopReason.TIMEOUT: errors.RunTimeoutError, StopReason.UNUSABLE: errors.UnusableOutputError,
-    StopReason.CANCELLED: errors.Interrupted, StopReason.INTERRUPTED: errors.Interrupted,
-    StopReason.TERMINATED: errors.Terminated, StopReason.CHANGE_FAILED: errors.ChangeFailedError,
-    StopReason.TESTS_FAILED: errors.TestsFailedError, StopReason.UNVERIFIED: errors.UnverifiedError,
-}
-
-
-class Decision(enum.StrEnum):
-    """The answer to an approval question."""
-
-    YES = "yes"  # this call
-    NO = "no"  # deny; the turn ends and no later call of it runs
-    ALL = "all"  # this call, the rest of the turn, and every later change this session
-    TOOL = "tool"  # this call and every later call of the same tool this session
-    QUIT = "quit"  # abort the turn (a denial too)
-    FEEDBACK = "feedback"  # deny this call and tell the model what to do instead; the turn goes on
-
-    @property
-    def approves(self) -> bool:
-        return self in (Decision.YES, Decision.ALL, Decision.TOOL)
-
-
-@dataclass(frozen=True)
-class Answer:
-    """An approver's answer with words for the model: `Answer(Decision.FEEDBACK, "use pathlib instead")`. An
-    approver may return a plain `Decision` or an `Answer`."""
-
-    decision: Decision
-    feedback: str = ""
 
 
 def _now() -> float:
