@@ -126,5 +126,5 @@ def trust_cmd(ctx: typer.Context,
         withheld = load(ctx, announce=False, workspace=str(folder), trust=False).withheld
     except errors.CliAgentError:
         withheld = {}
-    typer.echo(esc(trusted_folders.trusted_line(trusted_folders.trust(folder), withheld)))
+    typer.echo(esc(trusted_folders.trusted_line(trusted_folders.trust_folder(folder), withheld)))
     return 0

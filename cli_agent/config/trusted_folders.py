@@ -21,7 +21,7 @@ from cli_agent.fs import paths
 from cli_agent.fs.hostfile import CONFIG_LIMIT, read_regular
 
 __all__ = ["TrustEntry", "config_digest", "earlier_entry", "entries", "folder_trusted", "is_trusted", "listing",
-           "revoke", "revoked_line", "trust", "trusted_line"]
+           "revoke", "revoked_line", "trust_folder", "trusted_line"]
 
 FILE = "trusted-folders.json"
 NO_CONFIG = "none"  # the digest of a folder without a project config
@@ -65,7 +65,7 @@ def is_trusted(folder: Path) -> bool:
     return any(e.folder == str(real) and e.digest == digest for e in entries())
 
 
-def trust(folder: Path, settings: tuple[str, ...] = ()) -> TrustEntry:
+def trust_folder(folder: Path, settings: tuple[str, ...] = ()) -> TrustEntry:
     """Trust the folder with its config as it is now (replacing an earlier entry for it); `settings`: what that
     config sets that needs trust, kept to say what changed when it changes."""
     real = _real(folder)

@@ -49,7 +49,7 @@ def ask_trust(load: Callable[[], Loaded], workspace_hint: str | None, typed: Typ
         return
     if not loaded.withheld:
         return
-    from cli_agent.config.trusted_folders import earlier_entry, trust
+    from cli_agent.config.trusted_folders import earlier_entry, trust_folder
     from cli_agent.ui.repl.answer import ask_key
 
     ws = Path(loaded.settings.workspace)
@@ -59,7 +59,7 @@ def ask_trust(load: Callable[[], Loaded], workspace_hint: str | None, typed: Typ
     for line in _question_text(shown, lines, earlier_entry(ws)):
         _say(line)
     if ask_key("Trust this folder? [y/N] ", typed) == "y":
-        trust(ws, tuple(line.strip() for line in lines))
+        trust_folder(ws, tuple(line.strip() for line in lines))
         _say("trusted (cli-agent trust --revoke undoes it)")
     else:
         _say("not trusted: the REPL starts without them")
