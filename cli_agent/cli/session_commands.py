@@ -29,7 +29,7 @@ def undo_cmd(ctx: typer.Context,
              workspace: Workspace = None, config: ConfigFile = None) -> int:
     """Revert the agent's changes of the newest turn (or --turn N) byte for byte, from the undo journal."""
     from cli_agent.contracts.escape import escape_for_terminal, json_for_output
-    from cli_agent.history.undo import render_turns, turns_json, undo
+    from cli_agent.history.undo import render_turns, turns_json, undo_turn
     from cli_agent.session.builder import journal_for
 
     journal = journal_for(load(ctx, workspace=workspace, config=config).settings.workspace)
@@ -38,7 +38,7 @@ def undo_cmd(ctx: typer.Context,
         typer.echo(json_for_output(turns_json(turns), indent=2) if as_json
                    else escape_for_terminal(render_turns(turns)))
         return 0
-    undone = undo(journal, turn)
+    undone = undo_turn(journal, turn)
     typer.echo(escape_for_terminal(f"undid turn {undone.turn}: " + ("; ".join(undone.done) or "nothing left to "
                                                                                              "revert")))
     return 0

@@ -1,6 +1,6 @@
 """Undoing a turn of the undo journal, and the reversal engine it shares with replay's rewind.
 
-`undo(journal, turn)` reverts one turn, newest change first, byte for byte and mode included, through a `Workspace`
+`undo_turn(journal, turn)` reverts one turn, newest change first, byte for byte and mode included, through a `Workspace`
 (containment, no links, no hard-linked targets, `apply`'s "unchanged since read" check). It is the user's action, so
 user locks do not stop it; protected paths still do (the agent can never have changed them). Before anything is
 written, every file is checked to be as the agent left it (the recorded after-sha256) and writable (a regular file,
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from cli_agent.fs.workspace import Workspace
 
 __all__ = ["Undone", "current_bytes", "remove_empty_dirs", "render_turns", "reverting_change", "shown_path",
-           "turns_json", "undo"]
+           "turns_json", "undo_turn"]
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ class Undone:
 
 # -- undoing -------------------------------------------------------------------------------------------------------
 
-def undo(journal: Journal, turn: int | None = None, *, listing: str = "cli-agent undo --list") -> Undone:
+def undo_turn(journal: Journal, turn: int | None = None, *, listing: str = "cli-agent undo --list") -> Undone:
     """Revert `turn` (default: the newest turn not undone yet) of `journal`; see the module docstring. `listing`:
     how the front end lists the turns, named in the errors (the REPL's `/undo list`)."""
     from cli_agent.contracts.envelope import ToolError

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Confined", "confine"]
+__all__ = ["Confined", "confine_locks"]
 
 _GLOB = frozenset("*?[!")
 
@@ -28,7 +28,7 @@ class Confined:
     notes: tuple[str, ...]  # one line per name refused
 
 
-def confine(workspace: Path, names: Iterable[str]) -> Confined:
+def confine_locks(workspace: Path, names: Iterable[str]) -> Confined:
     """The literal names among `names` that may be bound read-only over the workspace; globs are skipped quietly
     (they are enforced on the change set only)."""
     root = os.path.realpath(workspace)

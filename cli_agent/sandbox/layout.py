@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cli_agent.fs.credentials import CREDENTIALS, ETC_SECRETS, HOME_PRIVATE, KEY_NAMES, home_folder
-from cli_agent.sandbox.confine import confine
+from cli_agent.sandbox.confine import confine_locks
 from cli_agent.sandbox.home_tools import home_tool_paths
 from cli_agent.sandbox.secret_files import secret_files
 from cli_agent.sandbox.toolchains import Toolchain, toolchains
@@ -212,7 +212,7 @@ def bwrap_argv(bwrap: str, policy: Policy, upper: Path, work: Path, command: Seq
     for path, target in shown.links:
         argv += ["--symlink", target, path]
     argv += ["--overlay-src", str(ws), "--overlay", str(upper), str(work), str(ws)]
-    for rel in confine(ws, policy.read_only).paths:  # a repository's names stay inside the workspace
+    for rel in confine_locks(ws, policy.read_only).paths:  # a repository's names stay inside the workspace
         argv += _shown(ws / rel, empty, mounts)
     writable = _write_paths(policy, ws)
     for tree in writable:

@@ -36,10 +36,10 @@ def command_setup(settings: Settings, workspace: Workspace) -> CommandSetup | No
     Locks naming a literal path inside the workspace are bound read-only too (`confine`: the others are refused,
     each with a note); every lock is refused in a change set anyway."""
     from cli_agent.sandbox import Policy, probe
-    from cli_agent.sandbox.confine import confine
+    from cli_agent.sandbox.confine import confine_locks
 
     box = settings.sandbox
-    locks = confine(workspace.root, workspace.locks)
+    locks = confine_locks(workspace.root, workspace.locks)
     policy = Policy(workspace=workspace.root, network=box.network, read_paths=tuple(box.read_paths),
                     write_paths=tuple(box.write_paths), read_only=(".git", ".cli-agent", *locks.paths))
     capability = None

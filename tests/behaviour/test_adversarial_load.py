@@ -15,7 +15,7 @@ import pytest
 from cli_agent.fs.workspace import Workspace
 from cli_agent.history.journal import Journal
 from cli_agent.history.trace import read_trace
-from cli_agent.history.undo import undo
+from cli_agent.history.undo import undo_turn
 from cli_agent.tools.handlers import ToolContext, files
 
 STEPS = int(os.environ.get("CLI_AGENT_LOAD_STEPS", "2000"))
@@ -75,7 +75,7 @@ def test_a_2000_step_session_ends_with_a_valid_trace_and_bounded_memory(tmp_path
     journal = Journal(ws, home=home / "state" / "journal")
     (turn,) = journal.turns()
     assert len(turn.changes) == edits
-    undo(journal)
+    undo_turn(journal)
     assert (ws / "counter.txt").read_text() == "count -1\n"
     assert child["peak_mb"] < PEAK_RSS_MB, child
     print(f"FIGURE {STEPS}-step scripted session: peak RSS {child['peak_mb']:.0f} MB, trace "
@@ -107,6 +107,6 @@ def test_10_mb_files_are_read_in_pages_and_edited_correctly(tmp_path: Path) -> N
     expected = original.replace(b"0080000 the quick", b"0080000 THE QUICK").replace(
         b"lazy dog, line 169999\r\n", b"lazy cat, line 169999\r\nthe end\r\n")
     assert (tmp_path / "big.txt").read_bytes() == expected
-    undo(journal)
+    undo_turn(journal)
     assert (tmp_path / "big.txt").read_bytes() == original
     print(f"FIGURE 10 MB file: {len(original) / 1e6:.1f} MB read in {pages} pages, 2 edits, undone byte for byte")

@@ -18,7 +18,7 @@ import pytest
 from cli_agent.fs.atomic import TEMP_PREFIX
 from cli_agent.history.journal import Journal
 from cli_agent.history.trace import read_trace
-from cli_agent.history.undo import undo
+from cli_agent.history.undo import undo_turn
 
 SIGNALS = [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")]
 MID_WRITE_RUNS = int(os.environ.get("CLI_AGENT_KILLS", "8")) // 2
@@ -69,7 +69,7 @@ def test_a_signal_during_the_model_wait(tmp_path: Path, signum: int, code: int, 
     assert err.splitlines()[-1].startswith("cli-agent: ") and reason in err.splitlines()[-1]
     check_trace(trace, reason)
     assert (ws / "a.txt").read_text() == "new\n"
-    assert undo(Journal(ws, home=home / "state" / "journal")).done == ("restored a.txt",)
+    assert undo_turn(Journal(ws, home=home / "state" / "journal")).done == ("restored a.txt",)
     assert (ws / "a.txt").read_text() == "old\n"
 
 
@@ -148,7 +148,7 @@ def test_a_signal_in_the_middle_of_a_large_write(tmp_path: Path, signum: int, co
             check_trace(trace, reason)
         outcomes["new" if data == new.encode() else "old"] += 1
         if data == new.encode():
-            undo(Journal(ws, home=journal_home))
+            undo_turn(Journal(ws, home=journal_home))
         assert (ws / "big.txt").read_bytes() == old
     print(f"FIGURE {signal.Signals(signum).name} mid-write of a real -p run: {MID_WRITE_RUNS} runs {outcomes}")
 

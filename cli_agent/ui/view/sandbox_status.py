@@ -33,14 +33,14 @@ def sandbox_report(settings: Settings) -> tuple[str, int]:
                  '  (sandbox = "off" in the user config runs commands unconfined, each asked for first.)']
         return "\n".join(lines), 1
     from cli_agent.facts.store import workspace_for
-    from cli_agent.sandbox.confine import confine
+    from cli_agent.sandbox.confine import confine_locks
     from cli_agent.sandbox.reach import text_table
 
     policy = Policy(workspace=Path(settings.workspace), network=box.network, read_paths=tuple(box.read_paths),
                     write_paths=tuple(box.write_paths))
     gone = dropped(os.environ, box.env_allow)
     try:
-        lock_notes = confine(Path(settings.workspace), workspace_for(settings).locks).notes
+        lock_notes = confine_locks(Path(settings.workspace), workspace_for(settings).locks).notes
     except Exception as exc:  # a broken facts.toml: said by `cli-agent facts`; the sandbox report still stands
         lock_notes = (f"locks not read: {exc}",)
     shown = shown_trees(policy)

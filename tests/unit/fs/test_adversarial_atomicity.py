@@ -21,7 +21,7 @@ import pytest
 from cli_agent.contracts.errors import UsageError
 from cli_agent.fs.atomic import TEMP_PREFIX
 from cli_agent.history.journal import Journal
-from cli_agent.history.undo import undo
+from cli_agent.history.undo import undo_turn
 
 KILLS = int(os.environ.get("CLI_AGENT_KILLS", "8"))  # per test; raise it for a longer soak
 
@@ -43,7 +43,7 @@ def undo_everything(journal: Journal) -> int:
     n = 0
     while True:
         try:
-            undo(journal)
+            undo_turn(journal)
         except UsageError:
             return n
         n += 1

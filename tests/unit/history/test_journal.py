@@ -18,7 +18,7 @@ from cli_agent.contracts.envelope import ToolError
 from cli_agent.fs.workspace import Workspace
 from cli_agent.history import journal
 from cli_agent.history.journal import Journal, collect_blobs
-from cli_agent.history.undo import render_turns, undo
+from cli_agent.history.undo import render_turns, undo_turn
 from cli_agent.tools.handlers import ToolContext, files
 
 
@@ -62,7 +62,7 @@ def test_create_edit_write_delete_round_trip_byte_for_byte_with_modes(snapshot, 
                ("delete_file", {"path": "gone.bin"}),
                ("create_file", {"path": "keep/x.txt", "content": "x"}))
     assert snapshot(root) != before
-    done = undo(agent.journal)
+    done = undo_turn(agent.journal)
     assert done.turn == 1
     assert done.done == ("removed keep/x.txt", "recreated gone.bin", "restored run.sh", "restored a.txt",
                          "removed n/m/new.txt")
@@ -77,7 +77,7 @@ def test_several_changes_to_one_file_revert_newest_first(root: Path, agent: Agen
                ("edit_file", {"path": "f.txt", "old": "v2", "new": "v3"}),
                ("delete_file", {"path": "f.txt"}),
                ("create_file", {"path": "f.txt", "content": "v4\n"}))
-    undo(agent.journal)
+    undo_turn(agent.journal)
     assert (root / "f.txt").read_text() == "v1\n"
 
 
@@ -88,16 +88,16 @@ def test_turns_are_numbered_and_undone_newest_first_or_by_number(root: Path, age
     turns = agent.journal.turns()
     assert [(t.number, t.session, [e.path for e in t.changes]) for t in turns] == [
         (1, "aa", ["one.txt"]), (2, "bb", ["two.txt"]), (3, "bb", ["three.txt"])]
-    assert undo(agent.journal, turn=2).done == ("removed two.txt",)
-    assert undo(agent.journal).turn == 3  # the newest not undone
-    assert undo(agent.journal).turn == 1
+    assert undo_turn(agent.journal, turn=2).done == ("removed two.txt",)
+    assert undo_turn(agent.journal).turn == 3  # the newest not undone
+    assert undo_turn(agent.journal).turn == 1
     assert sorted(os.listdir(root)) == []
     with pytest.raises(errors.UsageError, match="nothing to undo"):
-        undo(agent.journal)
+        undo_turn(agent.journal)
     with pytest.raises(errors.UsageError, match="turn 2 was undone already"):
-        undo(agent.journal, turn=2)
+        undo_turn(agent.journal, turn=2)
     with pytest.raises(errors.UsageError, match="turn 9 is not in the undo journal"):
-        undo(agent.journal, turn=9)
+        undo_turn(agent.journal, turn=9)
 
 
 def test_a_turn_without_changes_takes_no_number(root: Path, agent: Agentish) -> None:
@@ -116,11 +116,11 @@ def test_undo_refuses_naming_the_file_when_it_changed_since_and_changes_nothing(
     (root / "b.txt").write_text("the user's own work\n")
     after = snapshot(root)
     with pytest.raises(errors.CliAgentError, match=r"undo refused: b\.txt changed since the agent wrote it"):
-        undo(agent.journal)
+        undo_turn(agent.journal)
     assert snapshot(root) == after  # a.txt and c.txt were not reverted either
     (root / "b.txt").write_text("B\n")  # the user puts back what the agent wrote
     os.unlink(root / "c.txt")  # and deletes the agent's new file: already as before the turn, so left alone
-    assert undo(agent.journal).done == ("restored b.txt", "restored a.txt")
+    assert undo_turn(agent.journal).done == ("restored b.txt", "restored a.txt")
     assert snapshot(root) == {"a.txt": (stat.S_IFREG, 0o644, b"a\n"), "b.txt": (stat.S_IFREG, 0o644, b"b\n")}
 
 
@@ -131,7 +131,7 @@ def test_a_change_whose_write_failed_is_skipped_by_undo(root: Path, agent: Agent
     change = files.write_file(agent.ctx, "a.txt", "A\n")
     agent.journal.record(change)  # recorded, never applied (as if the process died right here)
     agent.ws.apply(files.create_file(agent.ctx, "b.txt", "b\n"))
-    assert undo(agent.journal).done == ("removed b.txt",)
+    assert undo_turn(agent.journal).done == ("removed b.txt",)
     assert (root / "a.txt").read_text() == "a\n"
 
 
@@ -186,8 +186,8 @@ def test_a_torn_last_line_is_skipped_and_the_next_entry_starts_a_new_line(root: 
     agent.turn(("create_file", {"path": "b.txt", "content": "b"}))
     assert [(t.number, [e.path for e in t.changes]) for t in agent.journal.turns()] == [(1, ["a.txt"]),
                                                                                        (2, ["b.txt"])]
-    undo(agent.journal)
-    undo(agent.journal)
+    undo_turn(agent.journal)
+    undo_turn(agent.journal)
     assert os.listdir(root) == []
 
 
@@ -198,7 +198,7 @@ def test_names_that_are_not_utf8_are_journaled_listed_and_undone(root: Path, age
                ("create_file", {"path": os.fsdecode(b"n\xff/x.txt"), "content": "x\n"}))
     assert [e.path for e in agent.journal.turns()[0].changes] == [name, os.fsdecode(b"n\xff/x.txt")]
     assert "caf\\udce9.txt" in render_turns(agent.journal.turns())
-    assert undo(agent.journal).done == ("removed n\\udcff/x.txt", "restored caf\\udce9.txt")
+    assert undo_turn(agent.journal).done == ("removed n\\udcff/x.txt", "restored caf\\udce9.txt")
     assert sorted(os.listdir(os.fsencode(root))) == [b"caf\xe9.txt"]
     assert (root / name).read_bytes() == b"latin\n"
 
@@ -209,7 +209,7 @@ def test_a_journal_cut_short_while_created_is_started_again(root: Path, agent: A
     assert agent.journal.turns() == []
     agent.turn(("create_file", {"path": "a.txt", "content": "a"}))
     assert [t.number for t in agent.journal.turns()] == [1]
-    undo(agent.journal)
+    undo_turn(agent.journal)
     assert os.listdir(root) == []
 
 
@@ -250,7 +250,7 @@ def test_pruning_keeps_the_newest_turns_and_collects_unused_blobs(root: Path, ag
     assert sorted(b.read_bytes() for b in (agent.journal.home / "blobs").glob("*/*")) == [
         f"{n}\n".encode() for n in range(1, 7)]
     for _ in range(6):
-        undo(agent.journal)
+        undo_turn(agent.journal)
     assert (root / "f.txt").read_text() == "1\n"
 
 
@@ -267,12 +267,12 @@ def test_undo_is_held_to_the_workspace_even_with_a_tampered_journal(root: Path, 
         with open(agent.journal.file, "a") as fh:
             fh.write(json.dumps(entry) + "\n")
         with pytest.raises(errors.CliAgentError, match=why):
-            undo(agent.journal, turn=turn)
+            undo_turn(agent.journal, turn=turn)
     assert (tmp_path / "outside.txt").read_text() == "outside\n" and not (root / ".git").exists()
     os.unlink(root / "a.txt")  # the user replaced the agent's file by a link to an outside file
     os.symlink(tmp_path / "outside.txt", root / "a.txt")
     with pytest.raises(errors.CliAgentError, match=r"a\.txt can.t be read"):
-        undo(agent.journal, turn=1)
+        undo_turn(agent.journal, turn=1)
     assert (tmp_path / "outside.txt").read_text() == "outside\n" and (root / "a.txt").is_symlink()
 
 
@@ -283,7 +283,7 @@ def test_user_locks_do_not_stop_the_users_undo(root: Path, tmp_path: Path) -> No
     locked = Workspace(root, locks=("conf.toml",))
     with pytest.raises(ToolError, match="locked"):
         locked.check_writable("conf.toml")
-    undo(agent.journal)
+    undo_turn(agent.journal)
     assert (root / "conf.toml").read_text() == "a = 1\n"
 
 
@@ -311,7 +311,7 @@ def test_git_index_refs_and_untracked_files_are_untouched(snapshot, root: Path, 
                ("create_file", {"path": "new/file.txt", "content": "n\n"}))
     with pytest.raises(ToolError, match="protected"):
         agent.ws.apply(files.create_file(agent.ctx, ".git/hooks/post-checkout", "evil"))
-    undo(agent.journal)
+    undo_turn(agent.journal)
     assert snapshot(root) == tree  # .git (index, refs, objects) byte for byte, and every other file
     assert git("--no-optional-locks", "status", "--porcelain") == status
 
@@ -342,5 +342,5 @@ def test_a_recorded_session_journals_each_run_as_a_turn(root: Path, tmp_path: Pa
     turns = session.journal.turns()
     assert [(t.number, t.session, [e.path for e in t.changes]) for t in turns] == [
         (1, session.session_id, ["a.txt", "b.txt"]), (2, session.session_id, ["a.txt"])]
-    undo(session.journal)
+    undo_turn(session.journal)
     assert (root / "a.txt").read_text() == "a\n"

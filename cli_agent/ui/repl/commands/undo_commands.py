@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from cli_agent.contracts import errors
 from cli_agent.contracts.escape import escape_for_terminal as esc
-from cli_agent.history.undo import render_turns, undo
+from cli_agent.history.undo import render_turns, undo_turn
 from cli_agent.ui.repl.commands.commands import Command
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ def _repl_undo(ctx: CommandContext, args: str) -> None:
         if word and not word.isdigit():
             ctx.console.print(Text(f"usage: /undo [N|list], not {esc(word)!r}", style="yellow"))
             return
-        undone = undo(journal, int(word) if word else None, listing="/undo list")
+        undone = undo_turn(journal, int(word) if word else None, listing="/undo list")
     except errors.CliAgentError as exc:
         ctx.console.print(Text(esc(str(exc)), style="yellow"))
         return
