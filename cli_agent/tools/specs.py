@@ -8,8 +8,8 @@ schema's properties (required ones without a default, the first positional param
 that no name is defined twice. Every spec states a tool's facts, which every front end reads from it rather than
 from a table of names: `kind` (ACP's tool kind: read, edit, delete, move, search, execute, think, fetch,
 switch_mode, other), `mutates`, `verb` (the word a transcript shows for a call, `Read(app.py)`) and `destructive`
-(a call can lose what was there: the MCP server's hint). A broken spec raises `SpecError` with one line: the file, the line, the field and
-what was expected (`cli_agent.validated.reader`).
+(a call can lose what was there: the MCP server's hint). A broken spec raises `SpecError` with one line: the file,
+the line, the field and what was expected (`cli_agent.validated.reader`).
 """
 
 from __future__ import annotations

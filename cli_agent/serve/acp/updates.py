@@ -164,7 +164,8 @@ def permission_call(asked: ApprovalAsked, root: Path, registry: Registry | None 
     if asked.about:
         content.append(_text(asked.about))
     return schema.ToolCallUpdate(tool_call_id=asked.call.id, title=_title(asked.call),
-                                 kind=tool_kind(asked.call.name, registry), status="pending", content=content or None, locations=_locations(asked.call, root))
+                                 kind=tool_kind(asked.call.name, registry), status="pending",
+                                 content=content or None, locations=_locations(asked.call, root))
 
 
 def command_output(call_id: str, output: str) -> schema.ToolCallProgress:
