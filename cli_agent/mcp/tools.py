@@ -86,9 +86,16 @@ def spec_for(server_name: str, server: McpServer, tool: Any, *, optional: bool =
                     approval_note=note,
                     when_to_use=f"When the task needs {tool.name.replace('_', ' ')} from {server_name}.",
                     optional=optional, requires_approval=server.approval_for(tool.name) != "never",
-                    exposed_to_model=True, mutates=False,
+                    exposed_to_model=True, mutates=False, kind=_kind(tool), verb=name,
+                    destructive=bool(getattr(getattr(tool, "annotations", None), "destructive_hint", False)),
                     hints=tuple(re.escape(h) for h in sorted({server_name, tool.name, *words})),
                     parameters={k: v for k, v in schema.items() if k != "$schema"})
+
+
+def _kind(tool: Any) -> str:
+    """An MCP tool's kind: "read" when its server says it only reads, else "other" (the server's own claim)."""
+    annotations = getattr(tool, "annotations", None)
+    return "read" if annotations is not None and annotations.read_only_hint else "other"
 
 
 def _annotation_notes(tool: Any) -> list[str]:

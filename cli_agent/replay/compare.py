@@ -29,7 +29,6 @@ from cli_agent.history.trace import Trace
 __all__ = ["Comparator", "Divergence", "short", "written"]
 
 _ANCHORS = (ModelRequest, AssistantMessage, ToolCallsProposed, ApprovalDecided, ToolResult)
-_READ_ONLY = ("list_files", "read_file", "search")
 _SIGNALS: dict[StopReason, Callable[[], BaseException]] = {
     StopReason.INTERRUPTED: KeyboardInterrupt, StopReason.CANCELLED: KeyboardInterrupt,
     StopReason.TERMINATED: errors.TerminateSignal}
@@ -124,11 +123,20 @@ def _items(event: Event, wrote: str | None = None) -> list[tuple[Any, ...]]:
     if isinstance(event, ApprovalDecided):
         return [("approval", event.decision.approves)]
     if isinstance(event, ToolResult):
-        data = json.dumps(event.envelope.data, sort_keys=True, default=str) if event.tool in _READ_ONLY else None
+        data = json.dumps(event.envelope.data, sort_keys=True, default=str) if _finds(event.tool) else None
         return [("result", event.tool, event.envelope.ok, event.envelope.errors, data, wrote)]
     if isinstance(event, RunFinished):
         return [("finished", event.stop_reason.value, event.answer)]
     return []
+
+
+def _finds(tool: str) -> bool:
+    """Whether a result's data is compared: a built-in tool that reads the workspace (its spec's kind is read or
+    search), whose data a faithful replay finds again; not a fetch, a plan, a sub-task or an MCP tool's."""
+    from cli_agent.tools.registry import Registry
+
+    builtin = Registry.builtin()
+    return tool in builtin and builtin.get(tool).kind in ("read", "search")
 
 
 def _describe(item: tuple[Any, ...]) -> str:

@@ -57,6 +57,7 @@ def with_recorded_tools(base: Registry, trace: Trace) -> Registry:
     for name, envelopes in sorted(results.items()):
         server, _ = split_name(name) or ("", "")
         specs.append(ToolSpec(name=name, category=category_for(server), description="An MCP tool, replayed from "
-                              "the trace.", requires_approval=name in asked, parameters={"type": "object"}))
+                              "the trace.", requires_approval=name in asked, mutates=False, kind="other", verb=name,
+                              parameters={"type": "object"}))
         handlers[name] = RecordedResults(name, envelopes)
     return Registry(specs, handlers)

@@ -71,8 +71,7 @@ class FileToolServer:
 def _tool(spec: ToolSpec) -> Any:
     from mcp_types import Tool, ToolAnnotations
 
-    annotations = ToolAnnotations(read_only_hint=not spec.mutates, destructive_hint=spec.name in ("delete_file",
-                                                                                                  "write_file"),
+    annotations = ToolAnnotations(read_only_hint=not spec.mutates, destructive_hint=spec.destructive,
                                   idempotent_hint=not spec.mutates, open_world_hint=False)
     return Tool(name=spec.name, description=spec.description, input_schema=spec.parameters, annotations=annotations)
 

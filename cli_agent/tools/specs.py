@@ -5,8 +5,11 @@ TOML syntax, unknown keys and wrong types (`ToolSpec`, checked by pydantic throu
 is a valid JSON Schema (Draft 2020-12) with `type: object` at the top, that every example validates against it,
 that every hint is a valid regex, that a handler exists for the tool and its keyword parameters are exactly the
 schema's properties (required ones without a default, the first positional parameter being the ToolContext), and
-that no name is defined twice. A broken spec raises `SpecError` with one line: the file, the line, the field and
-what was expected (`cli_agent.validated.reader`).
+that no name is defined twice. Every spec states a tool's facts, which every front end reads from it rather than
+from a table of names: `kind` (ACP's tool kind: read, edit, delete, move, search, execute, think, fetch,
+switch_mode, other), `mutates`, `verb` (the word a transcript shows for a call, `Read(app.py)`) and `destructive`
+(a call can lose what was there: the MCP server's hint). A broken spec raises `SpecError` with one line: the file,
+the line, the field and what was expected (`cli_agent.validated.reader`).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from cli_agent.validated.reader import load_checked, read_toml
 from cli_agent.validated.wording import Problem
 
 __all__ = [
+    "KINDS",
     "Example",
     "ToolSpec",
     "builtin_spec_dir",
@@ -39,6 +43,8 @@ __all__ = [
 ]
 
 _NAME = r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$"  # what OpenAI-style function names allow
+# The tool kinds of the Agent Client Protocol (its schema's `ToolKind`), which an editor shows as icons
+KINDS = ("read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -58,7 +64,10 @@ class ToolSpec:
     optional: bool = rule(False, strict=True)
     requires_approval: bool = rule(False, strict=True)
     exposed_to_model: bool = rule(True, strict=True)
-    mutates: bool = rule(False, strict=True)
+    mutates: bool = rule(strict=True)
+    kind: str = rule(pattern=f"^({'|'.join(KINDS)})$", strict=True)  # one of KINDS
+    verb: str = rule(min_length=1, max_length=40, strict=True)  # how a call is shown: `Read(app.py)`
+    destructive: bool = rule(False, strict=True)  # a call may lose what was there (delete, overwrite)
     approval_note: str = rule("", strict=True)  # shown with the approval question (an MCP tool: its server's hints)
     runs_command: bool = rule(False, strict=True)  # the handler runs a command in the sandbox; its changes are approved
     approval_scope: str = rule("", pattern=r"^(|host)$", strict=True)  # "host": `a` grants the url's host, not all

@@ -158,7 +158,7 @@ class AcpAgent:
         session = await asyncio.to_thread(self._resumed, cwd, session_id, mcp_servers)
         opened = _Open(session, session.workspace.root)
         self._sessions[session_id] = opened  # the client's id (a unique prefix of the index's finds it too)
-        for update in updates.history_updates(session.agent.history, opened.root):
+        for update in updates.history_updates(session.agent.history, opened.root, session.registry):
             await self._client.session_update(session_id=session_id, update=update)
         opened.greeting = asyncio.get_running_loop().create_task(self._greet(session_id))
         return schema.LoadSessionResponse(modes=self._modes(session))
@@ -247,7 +247,7 @@ class AcpAgent:
             await opened.greeting
         text = prompt_text(prompt, opened.root)
         turn = Turn(session_id, opened.root, self._client, asyncio.get_running_loop(), opened.session.trace,
-                    opened.refused)
+                    opened.refused, registry=opened.session.registry)
         opened.turn = turn
         opened.running = self._pool.submit(self._run, opened, turn, text)
         try:

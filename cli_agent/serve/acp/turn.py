@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cli_agent.contracts.events import (
     ApprovalAsked,
@@ -40,6 +40,9 @@ from cli_agent.contracts.events import (
     Warning,
 )
 from cli_agent.serve.acp import updates
+
+if TYPE_CHECKING:
+    from cli_agent.tools.registry import Registry
 
 __all__ = ["Outcome", "Turn"]
 
@@ -70,6 +73,7 @@ class Turn:
     loop: asyncio.AbstractEventLoop
     trace: Callable[[Event], None]
     refused: set[str] = field(default_factory=set)
+    registry: Registry | None = None  # the session's tools, whose specs give a call's kind
     answered: concurrent.futures.Future[Outcome] = field(default_factory=concurrent.futures.Future)
     _cancelled: threading.Event = field(default_factory=threading.Event)
     _gone: bool = False
@@ -125,7 +129,7 @@ class Turn:
             elif isinstance(event, ToolCallsProposed):
                 for call in event.calls:
                     open_calls[call.id] = None
-                    self._post(updates.tool_call_start(call, self.root))
+                    self._post(updates.tool_call_start(call, self.root, registry=self.registry))
             elif isinstance(event, ApprovalAsked):
                 decision = self._ask(event)
                 if decision is None:
@@ -204,7 +208,7 @@ class Turn:
         try:
             future = asyncio.run_coroutine_threadsafe(
                 self.client.request_permission(session_id=self.session_id,
-                                               tool_call=updates.permission_call(asked, self.root),
+                                               tool_call=updates.permission_call(asked, self.root, self.registry),
                                                options=updates.PERMISSION_OPTIONS), self.loop)
         except RuntimeError as exc:
             self._lost(exc)

@@ -12,7 +12,7 @@ import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acp import schema
 
@@ -28,20 +28,15 @@ from cli_agent.contracts.events import (
 )
 from cli_agent.contracts.messages import Message, ToolCall
 
+if TYPE_CHECKING:
+    from cli_agent.tools.registry import Registry
+
 __all__ = ["ANSWERS", "PERMISSION_OPTIONS", "Update", "command_output", "fenced", "history_updates", "not_run",
            "permission_call",
            "result_update", "stop_reason", "text_chunk", "tool_call_start", "tool_kind"]
 
 Update = (schema.AgentMessageChunk | schema.UserMessageChunk | schema.ToolCallStart | schema.ToolCallProgress
           | schema.AvailableCommandsUpdate | schema.CurrentModeUpdate)
-
-# The protocol's tool kinds, by cli-agent tool; any other tool (an MCP one) is "other".
-_KINDS: dict[str, schema.ToolKind] = {
-    "read_file": "read", "list_files": "search", "search": "search", "create_file": "edit", "edit_file": "edit",
-    "write_file": "edit", "insert_text": "edit", "delete_file": "delete", "rename_file": "move",
-    "run_command": "execute", "propose_fact": "think", "web_fetch": "fetch",
-    "update_plan": "think", "task": "think",
-}
 
 # The four answers a client offers for an approval question, and the decision each one is. "Reject always" is a
 # plain denial here; the session also refuses that tool without asking again (`turn.Turn`).
@@ -77,8 +72,15 @@ def stop_reason(finished: RunFinished, finish_reason: str, warning: str) -> sche
     return _STOPS[finished.stop_reason]
 
 
-def tool_kind(tool: str) -> schema.ToolKind:
-    return _KINDS.get(tool, "other")
+def tool_kind(tool: str, registry: Registry | None = None) -> schema.ToolKind:
+    """The protocol's kind of a tool, as its spec says: the session's `registry` (its MCP tools too), else the
+    built-in tools; "other" for a tool neither knows."""
+    from cli_agent.tools.registry import Registry
+
+    for known in (registry, Registry.builtin()):
+        if known is not None and tool in known:
+            return known.get(tool).kind  # type: ignore[return-value]  # the spec loader allows only ToolKind's
+    return "other"
 
 
 def text_chunk(text: str, *, user: bool = False) -> schema.AgentMessageChunk | schema.UserMessageChunk:
@@ -134,9 +136,10 @@ def _title(call: ToolCall) -> str:
     return f"{call.name} {target}".strip() if len(target) <= 120 else f"{call.name} {target[:119]}…"
 
 
-def tool_call_start(call: ToolCall, root: Path, status: schema.ToolCallStatus = "pending") -> schema.ToolCallStart:
+def tool_call_start(call: ToolCall, root: Path, status: schema.ToolCallStatus = "pending",
+                    registry: Registry | None = None) -> schema.ToolCallStart:
     return schema.ToolCallStart(session_update="tool_call", tool_call_id=call.id, title=_title(call),
-                                kind=tool_kind(call.name), status=status, locations=_locations(call, root),
+                                kind=tool_kind(call.name, registry), status=status, locations=_locations(call, root),
                                 raw_input=call.arguments if call.arguments is not None else call.raw_arguments)
 
 
@@ -154,14 +157,15 @@ def _text(text: str) -> schema.ContentToolCallContent:
     return schema.ContentToolCallContent(type="content", content=schema.TextContentBlock(type="text", text=text))
 
 
-def permission_call(asked: ApprovalAsked, root: Path) -> schema.ToolCallUpdate:
+def permission_call(asked: ApprovalAsked, root: Path, registry: Registry | None = None) -> schema.ToolCallUpdate:
     """The call an approval question is about, with what it would write: one diff, or a command's change set."""
     content: list[Any] = _diffs((asked.change, *asked.changes), root)
     content += [_text(f"! {w}") for w in asked.change.warnings] if asked.change is not None else []
     if asked.about:
         content.append(_text(asked.about))
-    return schema.ToolCallUpdate(tool_call_id=asked.call.id, title=_title(asked.call), kind=tool_kind(asked.call.name),
-                                 status="pending", content=content or None, locations=_locations(asked.call, root))
+    return schema.ToolCallUpdate(tool_call_id=asked.call.id, title=_title(asked.call),
+                                 kind=tool_kind(asked.call.name, registry), status="pending",
+                                 content=content or None, locations=_locations(asked.call, root))
 
 
 def command_output(call_id: str, output: str) -> schema.ToolCallProgress:
@@ -203,7 +207,7 @@ def not_run(call_id: str, why: str) -> schema.ToolCallProgress:
                                    content=[_text(f"not run: {why}")])
 
 
-def history_updates(messages: Iterable[Message], root: Path) -> list[Update]:
+def history_updates(messages: Iterable[Message], root: Path, registry: Registry | None = None) -> list[Update]:
     """A conversation replayed as the updates its turns sent: the user's messages, the answers, each tool call
     and its result."""
     out: list[Update] = []
@@ -213,7 +217,7 @@ def history_updates(messages: Iterable[Message], root: Path) -> list[Update]:
         elif message.role == "assistant":
             if message.content:
                 out.append(text_chunk(message.content))
-            out.extend(tool_call_start(call, root, status="in_progress") for call in message.tool_calls)
+            out.extend(tool_call_start(call, root, "in_progress", registry) for call in message.tool_calls)
         elif message.role == "tool" and message.tool_call_id:
             ok = _envelope_ok(message.content or "")
             out.append(schema.ToolCallProgress(session_update="tool_call_update", tool_call_id=message.tool_call_id,

@@ -184,9 +184,9 @@ class ReplContext:
         """Whether a call of `tool` takes one line in the transcript: a tool that changes nothing."""
         registry = self.session.registry
         if tool not in registry.names():  # an MCP or unknown tool: only the known read-only ones are folded
-            from cli_agent.ui.view.transcript import VERBS
+            from cli_agent.ui.view.transcript import changes_nothing
 
-            return tool in VERBS
+            return changes_nothing(tool)
         spec = registry.get(tool)
         return not spec.mutates and not spec.requires_approval
 

@@ -25,7 +25,7 @@ from cli_agent.contracts.change import Change
 from cli_agent.contracts.escape import escape_for_terminal as esc
 from cli_agent.contracts.messages import ToolCall
 from cli_agent.ui.view.change_view import FOLD_LINES, arguments_text, call_title, change_body
-from cli_agent.ui.view.transcript import VERBS, compact_line, result_line
+from cli_agent.ui.view.transcript import changes_nothing, compact_line, result_line
 from cli_agent.ui.view.working import Working
 
 __all__ = ["FOLD_LINES", "Renderer", "call_panel", "finish_line", "hung", "markdown", "result_line"]
@@ -130,7 +130,7 @@ class Renderer:
         self.console = console
         self.one_shot = one_shot
         self.clock = clock
-        self.compact = compact or VERBS.__contains__
+        self.compact = compact or changes_nothing
         self.typed = typed
         self.mode = mode
         self.live = console.is_terminal

@@ -83,10 +83,17 @@ def _changed(run: list[Event]) -> list[str]:
             files += written
         elif e.call_id in calls:
             args = calls[e.call_id].arguments or {}
-            if e.tool in ("create_file", "edit_file", "write_file", "delete_file", "rename_file") and \
-                    isinstance(args.get("path"), str):
+            if _writes_files(e.tool) and isinstance(args.get("path"), str):
                 files.append(args["path"])
     return files
+
+
+def _writes_files(tool: str) -> bool:
+    """A built-in tool whose spec says it mutates: the path it is called with is a file it changed."""
+    from cli_agent.tools.registry import Registry
+
+    builtin = Registry.builtin()
+    return tool in builtin and builtin.get(tool).mutates
 
 
 def _undone(session: str, turns: Iterable[Turn]) -> set[str]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
@@ -24,11 +24,12 @@ from cli_agent.contracts.escape import escape_for_terminal as esc
 from cli_agent.contracts.events import ToolResult
 from cli_agent.contracts.messages import ToolCall
 
-__all__ = ["VERBS", "call_label", "compact_line", "data_summary", "mcp_summary", "received_lines", "result_line",
-           "target_of"]
+if TYPE_CHECKING:
+    from cli_agent.tools.specs import ToolSpec
 
-VERBS = {"read_file": "Read", "list_files": "List", "search": "Search", "propose_fact": "Propose",
-         "update_plan": "Plan", "task": "Task", "web_fetch": "Fetch"}
+__all__ = ["call_label", "changes_nothing", "compact_line", "data_summary", "mcp_summary", "received_lines",
+           "result_line", "target_of", "verb_of"]
+
 _DONE = {"create": "created", "edit": "edited", "write": "rewritten", "delete": "deleted"}
 _ESCAPE = re.compile(r'\\(u[0-9a-fA-F]{4}|.)|"')
 _ARG_CHARS = 60  # characters of a call's target shown in its one line
@@ -40,6 +41,26 @@ def _is_mcp(tool: str) -> bool:
     from cli_agent.mcp.tools import split_name
 
     return split_name(tool) is not None
+
+
+def _builtin_spec(tool: str) -> ToolSpec | None:
+    from cli_agent.tools.registry import Registry
+
+    builtin = Registry.builtin()
+    return builtin.get(tool) if tool in builtin else None
+
+
+def verb_of(tool: str) -> str:
+    """The word a call is shown with, `Read`: a built-in tool's spec says it; any other tool goes by its name."""
+    spec = _builtin_spec(tool)
+    return spec.verb if spec is not None else tool
+
+
+def changes_nothing(tool: str) -> bool:
+    """Whether `tool` is a built-in tool that changes nothing (its spec does not mutate): its calls take one line
+    when nobody says otherwise."""
+    spec = _builtin_spec(tool)
+    return spec is not None and not spec.mutates
 
 
 def target_of(call: ToolCall | None) -> str:
@@ -54,7 +75,7 @@ def target_of(call: ToolCall | None) -> str:
 def call_label(call: ToolCall | None, tool: str) -> Text:
     """`Read(app.py)`, `Search("TODO", src)`: the verb of a known tool, the name of any other."""
     args = (call.arguments if call is not None else None) or {}
-    verb = VERBS.get(tool, tool)
+    verb = verb_of(tool)
     if tool == "search" and isinstance(args.get("pattern"), str):
         inner = json.dumps(args["pattern"], ensure_ascii=False)
         if isinstance(args.get("path"), str) and args["path"] not in ("", "."):

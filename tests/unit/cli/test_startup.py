@@ -94,6 +94,9 @@ SPEC = """\
 name = "probe"
 category = "Explore"
 description = "Probes a path."
+mutates = false
+kind = "read"
+verb = "Probe"
 [parameters]
 type = "{kind}"
 properties = {{ path = {{ type = "string" }} }}
@@ -125,7 +128,7 @@ def test_a_changed_spec_is_checked_in_full_despite_the_marker(tmp_path):
     folder = spec_dir(tmp_path)
     load_remembered(folder, {"probe": probe}, cache)
     spec_dir(tmp_path, kind="objekt")  # not a JSON Schema type: the meta-schema check refuses it
-    with pytest.raises(SpecError, match=r"probe\.toml:5: parameters"):
+    with pytest.raises(SpecError, match=r"probe\.toml:8: parameters"):
         load_remembered(folder, {"probe": probe}, cache)
     assert len(list(cache.iterdir())) == 1  # nothing remembered for the broken content
 

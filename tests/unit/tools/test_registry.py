@@ -24,7 +24,8 @@ def _registry(*extra: ToolSpec, without: frozenset[str] = frozenset()) -> Regist
 
 
 def _spec(name: str, **fields) -> ToolSpec:
-    base = {"category": "Misc", "description": "A tool.", "parameters": {"type": "object", "properties": {}}}
+    base = {"category": "Misc", "description": "A tool.", "parameters": {"type": "object", "properties": {}},
+            "mutates": False, "kind": "other", "verb": name}
     return ToolSpec(name=name, **{**base, **fields})
 
 

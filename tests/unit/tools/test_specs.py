@@ -106,6 +106,8 @@ when_to_use = "When greeting."
 requires_approval = true
 mutates = true
 hints = ["hello"]
+kind = "edit"
+verb = "Greet"
 
 [parameters]
 type = "object"
@@ -165,19 +167,19 @@ BROKEN = [  # `file:LINE: key: problem` (cli_agent.validated.reader), the line o
     ("missing key", GOOD.replace('description = "Say hello."', ""),
      r"^greet\.toml: description: missing required key$"),
     ("invalid schema", GOOD.replace('type = "string"', 'type = "strin"'),
-     r"^greet\.toml:15: parameters\.properties\.path\.type: 'strin' is not valid under any of the given schemas$"),
+     r"^greet\.toml:17: parameters\.properties\.path\.type: 'strin' is not valid under any of the given schemas$"),
     ("top not object", GOOD.replace('type = "object"', 'type = "array"'),
-     r"^greet\.toml:10: parameters\.type: expected 'object' at the top, got 'array'$"),
+     r"^greet\.toml:12: parameters\.type: expected 'object' at the top, got 'array'$"),
     ("required not a property", GOOD.replace('required = ["path"]', 'required = ["path", "where"]'),
-     r"^greet\.toml:11: parameters\.required: 'where' is not one of the properties"),
+     r"^greet\.toml:13: parameters\.required: 'where' is not one of the properties"),
     ("bad example", GOOD.replace('input = { path = "a.txt" }', 'input = { path = "a.txt", colour = "red" }'),
-     r"^greet\.toml:25: examples\[0\]\.input: Additional properties are not allowed \('colour' was unexpected\)$"),
+     r"^greet\.toml:27: examples\[0\]\.input: Additional properties are not allowed \('colour' was unexpected\)$"),
     ("bad example value", GOOD.replace('input = { path = "a.txt" }', "input = { path = 3 }"),
-     r"^greet\.toml:25: examples\[0\]\.input\.path: 3 is not of type 'string'$"),
+     r"^greet\.toml:27: examples\[0\]\.input\.path: 3 is not of type 'string'$"),
     ("bad hint", GOOD.replace('hints = ["hello"]', 'hints = ["hel(lo"]'),
      r"^greet\.toml:7: hints\[0\]: 'hel\(lo' is not a valid regular expression"),
     ("unknown example key", GOOD.replace('input = { path = "a.txt" }', 'input = { path = "a.txt" }\nwhen = 1'),
-     r"^greet\.toml:26: examples\[0\]\.when: unknown key \(expected one of: input, description\)$"),
+     r"^greet\.toml:28: examples\[0\]\.when: unknown key \(expected one of: input, description\)$"),
     ("mutates without approval", GOOD.replace("requires_approval = true", "requires_approval = false"),
      r"^greet\.toml:5: requires_approval: must be true for a tool that mutates files$"),
     ("wrong type of a text", GOOD.replace('when_to_use = "When greeting."', "when_to_use = 1"),
@@ -186,6 +188,15 @@ BROKEN = [  # `file:LINE: key: problem` (cli_agent.validated.reader), the line o
      r"^greet\.toml:1: name: string should match pattern .+, found string 'x{30,}\.\.\.$"),
     ("bad name", GOOD.replace('name = "greet"', 'name = "greet me"'),
      r"^greet\.toml:1: name: string should match pattern"),
+    # a tool's facts, which the front ends read from its spec: each one must be there and known
+    ("missing kind", GOOD.replace('kind = "edit"', ""), r"^greet\.toml: kind: missing required key$"),
+    ("unknown kind", GOOD.replace('kind = "edit"', 'kind = "write"'),
+     r"^greet\.toml:8: kind: string should match pattern '\^\(read\|edit\|.+, found string 'write'$"),
+    ("missing verb", GOOD.replace('verb = "Greet"', ""), r"^greet\.toml: verb: missing required key$"),
+    ("empty verb", GOOD.replace('verb = "Greet"', 'verb = ""'), r"^greet\.toml:9: verb: "),
+    ("missing mutates", GOOD.replace("mutates = true", ""), r"^greet\.toml: mutates: missing required key$"),
+    ("destructive not a bool", GOOD.replace('verb = "Greet"', 'verb = "Greet"\ndestructive = "yes"'),
+     r"^greet\.toml:10: destructive: expected true or false, found string 'yes'$"),
 ]
 
 
