@@ -11,7 +11,7 @@ from cli_agent.agent.approval import ApprovalMode, Policy
 from cli_agent.agent.loop import Agent, AgentSetup, Limits
 
 if TYPE_CHECKING:
-    from cli_agent.agent.attempts import CandidateRun
+    from cli_agent.agent.judge.attempts import CandidateRun
     from cli_agent.config.settings import Settings
     from cli_agent.fs.workspace import Workspace
     from cli_agent.hooks import Hooks
@@ -61,8 +61,8 @@ def agent_for(settings: Settings, workspace: Workspace, provider: Provider, prot
     task's files shown with the task, and the project's tests judging its changes when they can run. `candidate`:
     how one more candidate runs (a session of its own, `session.open_session`'s), for `attempts` > 1.
     `overrides`: fields of its `AgentSetup` given outright (a test's clock)."""
-    from cli_agent.agent.attempts import Attempts
-    from cli_agent.agent.verify import verification_for
+    from cli_agent.agent.judge.attempts import Attempts
+    from cli_agent.agent.judge.verify import verification_for
     from cli_agent.agent.wire import protocol_for
     from cli_agent.prompt.brief import briefer
     from cli_agent.prompt.plan import Planner

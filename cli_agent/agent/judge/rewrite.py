@@ -32,10 +32,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cli_agent.agent.attempts import revert
+from cli_agent.agent.judge.attempts import revert
+from cli_agent.agent.judge.repair import verify
+from cli_agent.agent.judge.task_examples import added_names
 from cli_agent.agent.model_call import send
-from cli_agent.agent.repair import verify
-from cli_agent.agent.task_examples import added_names
 from cli_agent.contracts import errors
 from cli_agent.contracts.envelope import Envelope
 from cli_agent.contracts.events import AssistantMessage, Decision, Event, ModelRequest, RunFinished, StopReason

@@ -36,10 +36,10 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from cli_agent.agent.approval_flow import Approvals
-    from cli_agent.agent.attempts import Attempts
     from cli_agent.agent.conversation import Conversation
+    from cli_agent.agent.judge.attempts import Attempts
+    from cli_agent.agent.judge.verify import TestRun, Verifier
     from cli_agent.agent.run_state import AgentSetup, Approver, RunState
-    from cli_agent.agent.verify import TestRun, Verifier
     from cli_agent.tools.dispatch import Dispatcher, Prepared
 
 __all__ = ["AS_LEFT", "AS_LEFT_GRACE_S", "FIRST_SHARE", "Applied", "as_left", "candidates", "changed_lines", "gave_way",
