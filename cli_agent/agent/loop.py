@@ -28,11 +28,9 @@ from cli_agent.agent.wire import protocol_for
 from cli_agent.contracts import errors
 from cli_agent.contracts.envelope import Envelope
 from cli_agent.contracts.events import (
-    AssistantMessage,
     Decision,
     Event,
     MessagesAppended,
-    ModelRequest,
     RunFinished,
     RunStarted,
     StopReason,
@@ -212,11 +210,7 @@ class Agent:
                 return (yield from self._judge.gave_way(run, approve))
             run.steps += 1
             yield from self._talk.window.fit(self.history, plan, s.limits.context_window or s.provider.context_window())
-            yield ModelRequest(step=run.steps, fingerprint=plan.fingerprint, messages=len(self.history) + 1)
-            reply = yield from complete(s, run, plan, self.history)
-            run.usage = run.usage + reply.usage
-            yield AssistantMessage(text=reply.text, tool_calls=reply.tool_calls, finish_reason=reply.finish_reason,
-                                   usage=reply.usage)
+            reply = yield from complete(s, run, plan, self.history)  # ModelRequest, retries, AssistantMessage
             spent = yield from over_budget(run, s.limits)
             if spent is not None:
                 self._talk.append(run, Message("assistant", reply.text or "(stopped: budget reached)"))

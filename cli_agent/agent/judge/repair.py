@@ -28,9 +28,9 @@ from cli_agent.contracts.events import (
     ToolResult,
     Verification,
 )
+from cli_agent.contracts.line_numbers import numbered
 from cli_agent.contracts.messages import Message, ToolCall
 from cli_agent.prompt.project_tests import is_test_path
-from cli_agent.tools.handlers.loose_match import numbered
 
 if TYPE_CHECKING:
     from collections.abc import Callable

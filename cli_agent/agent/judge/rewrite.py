@@ -9,7 +9,7 @@ one fenced Python block with the new version of each function or class it change
   function after the last module-level definition shown;
 - runs the project's tests (`repair.verify`), as after any run.
 Each request and its reply are events like the loop's (`ModelRequest`, `AssistantMessage`), sent through the same
-retry path (`model_call.send`), so the trace shows what the candidate asked and got.
+retry path (`model_call.exchange`), so the trace shows what the candidate asked and got.
 A rewrite that places nothing, changes nothing or fails the tests is undone, and the model is asked again (sampled,
 so the next differs), up to `SAMPLES` times while the candidate's time lasts.
 
@@ -35,10 +35,10 @@ from typing import TYPE_CHECKING
 from cli_agent.agent.judge.attempts import revert
 from cli_agent.agent.judge.repair import verify
 from cli_agent.agent.judge.task_examples import added_names
-from cli_agent.agent.model_call import send
+from cli_agent.agent.model_call import exchange
 from cli_agent.contracts import errors
 from cli_agent.contracts.envelope import Envelope
-from cli_agent.contracts.events import AssistantMessage, Decision, Event, ModelRequest, RunFinished, StopReason
+from cli_agent.contracts.events import Decision, Event, RunFinished, StopReason
 from cli_agent.contracts.messages import Message, ToolCall
 from cli_agent.prompt.task_files import Place, task_brief
 from cli_agent.providers.base import ProviderRequest
@@ -98,16 +98,14 @@ def candidate(s: AgentSetup, run: RunState, prompt: str, places: Sequence[Place]
         request = ProviderRequest(messages=(Message("system", SYSTEM), asking), timeout_s=remaining,
                                   options={"temperature": temperature, "max_tokens": MAX_REPLY_TOKENS})
         run.steps += 1
-        yield ModelRequest(step=run.steps, fingerprint=FINGERPRINT, messages=len(request.messages))
-        try:
-            reply = yield from send(s, run, request, stream_text=False)
+        try:  # the loop's request path: its events, retries and usage
+            reply = yield from exchange(s, run, request, fingerprint=FINGERPRINT, messages=len(request.messages),
+                                        stream_text=False)
         except errors.RunTimeoutError:
             return talk.stop(run, StopReason.TIMEOUT, f"{why}; the time ran out during rewrite {sample}")
         except errors.CliAgentError as exc:
             return talk.stop(run, StopReason.ERROR, f"the rewrite request failed: {exc}")
-        yield AssistantMessage(text=reply.text, finish_reason=reply.finish_reason, usage=reply.usage)
         text = reply.text
-        run.usage = run.usage + reply.usage
         talk.append(run, Message("assistant", text))
         code = reply_code(text)
         calls = planned_calls(code, places, sources) if code is not None else []
