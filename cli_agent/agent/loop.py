@@ -21,6 +21,7 @@ from cli_agent.agent import repeats
 from cli_agent.agent.approval_flow import Approvals
 from cli_agent.agent.context_window import for_model
 from cli_agent.agent.conversation import Conversation
+from cli_agent.agent.judge.bench import Judging
 from cli_agent.agent.judge.judge import Judge
 from cli_agent.agent.model_call import complete
 from cli_agent.agent.run_state import AgentSetup, Approver, Limits, Planner, RunState, briefed, over_budget, stop_for
@@ -58,11 +59,11 @@ Events = Generator[Event, Decision | None, RunFinished]
 
 
 class Agent:
-    def __init__(self, setup: AgentSetup) -> None:
+    def __init__(self, setup: AgentSetup, judging: Judging | None = None) -> None:
         self._setup = setup
         self._approvals = Approvals(setup.policy, setup.clock, setup.hooks, setup.subtasks)
         self._talk = Conversation(setup.protocol)
-        self._judge = Judge(setup, self._talk, self._approvals)
+        self._judge = Judge(setup, self._talk, self._approvals, judging or Judging())
         self.usage = Usage()
 
     @property

@@ -18,8 +18,6 @@ from cli_agent.prompt.plan import Plan
 if TYPE_CHECKING:
     from cli_agent.agent.approval import Policy
     from cli_agent.agent.approval_flow import SubtaskRunner
-    from cli_agent.agent.judge.attempts import Attempts
-    from cli_agent.agent.judge.verify import Verifier
     from cli_agent.agent.wire import WireProtocol
     from cli_agent.contracts.change import Change
     from cli_agent.hooks import Hooks
@@ -57,11 +55,6 @@ class AgentSetup:
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], float] = time.monotonic
     brief: Callable[[str], str | None] | None = None  # the task's files, shown with the task (prompt.task_files)
-    task_files: bool = True  # the task's definitions found first (off: no rewrite candidates, agent.judge.rewrite)
-    verifier: Verifier | None = None  # the project's tests, run after a run's changes (cli_agent.agent.judge.verify)
-    unverified: str = ""  # with no verifier: why a run's changes are not verified (`verify = false`, no sandbox)
-    require_verified: bool = False  # `verify = "required"`: a run whose changes have no proof ends UNVERIFIED (exit 9)
-    attempts: Attempts | None = None  # more candidates when the tests still fail (cli_agent.agent.judge.attempts)
     hooks: Hooks | None = None  # the user's hooks on this session's events (cli_agent.hooks)
     subtasks: SubtaskRunner | None = None  # how a task call runs its sub-task (session.subtask)
 

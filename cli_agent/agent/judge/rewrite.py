@@ -45,7 +45,7 @@ from cli_agent.providers.base import ProviderRequest
 
 if TYPE_CHECKING:
     from cli_agent.agent.approval_flow import Approvals
-    from cli_agent.agent.conversation import Conversation
+    from cli_agent.agent.judge.bench import Bench
     from cli_agent.agent.run_state import AgentSetup, RunState
     from cli_agent.fs.workspace import Workspace
 
@@ -73,9 +73,10 @@ def places_for(prompt: str, workspace: Workspace) -> list[Place]:
     return [p for p in brief.places if p.path.endswith((".py", ".pyi"))] if brief is not None else []
 
 
-def candidate(s: AgentSetup, run: RunState, prompt: str, places: Sequence[Place], talk: Conversation,
-              approvals: Approvals, temperature: float) -> Generator[Event, Decision | None, RunFinished]:
-    """One whole-definition candidate for `prompt` in the session's workspace (a candidate's copy)."""
+def candidate(b: Bench, run: RunState, places: Sequence[Place],
+              temperature: float) -> Generator[Event, Decision | None, RunFinished]:
+    """One whole-definition candidate for the run's task in the session's workspace (a candidate's copy)."""
+    s, talk, verifier, prompt = b.setup, b.talk, b.judging.verifier, run.task
     workspace = s.dispatcher.ctx.workspace
     data = {p.path: workspace.read_bytes(p.path) for p in places}
     sources = {path: raw.decode("utf-8", errors="replace") for path, raw in data.items()}
@@ -84,8 +85,8 @@ def candidate(s: AgentSetup, run: RunState, prompt: str, places: Sequence[Place]
         for path, raw in data.items():
             seen.note(path, raw)  # shown to the model as it is now: its definitions may be replaced
     failing = ""
-    if s.verifier is not None and not added_names(prompt):  # what fails before any change, shown with the code
-        before = yield from verify(run, s.verifier)  # (not for a task that adds a name: "not defined" misleads)
+    if verifier is not None and not added_names(prompt):  # what fails before any change, shown with the code
+        before = yield from verify(run, verifier)  # (not for a task that adds a name: "not defined" misleads)
         failing = "" if before.passed else before.failures
     ask = Message("user", _request(prompt, places, sources, failing))
     talk.append(run, ask)
@@ -112,14 +113,14 @@ def candidate(s: AgentSetup, run: RunState, prompt: str, places: Sequence[Place]
         if not calls:
             why = f"rewrite {sample} held no definition that could be placed"
             continue
-        failures = yield from _applied(s, run, calls, approvals)
+        failures = yield from _applied(s, run, calls, b.approvals)
         if not run.changed:
             why = f"no definition of rewrite {sample} landed: " + "; ".join(failures)
             asking = Message("user", f"{ask.content}\n\n{UNCHANGED}")
             continue
-        if s.verifier is None:
+        if verifier is None:
             return talk.done(run, "done: the rewrite landed (no tests to judge it)", "")
-        verdict = yield from verify(run, s.verifier)
+        verdict = yield from verify(run, verifier)
         if verdict.passed or not verdict.ran:
             return _judged(talk.done(run, f"done: rewrite {sample} passes the tests", ""),
                            True if verdict.ran else None, verdict.summary)
