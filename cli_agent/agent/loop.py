@@ -7,7 +7,7 @@ the terminal. Approval is the injected `approve` callback, asked only for calls 
 `RunFinished` whose stop reason carries the exit code, preceded by one `MessagesAppended`: every message the run
 added to the conversation, as the model saw it (what a resumed session gets back). Between runs only `add_note`
 and `clear` change it. Beside the loop: `model_call` (retries), `context_window`, `approval_flow`, `repeats` (stuck
-calls), `judge` (the tests after a change), `conversation` and `run_state` (set-up, state, limits).
+calls), `judge/` (the tests after a change, behind one `Judge`), `conversation` and `run_state` (set-up, state, limits).
 """
 
 from __future__ import annotations

@@ -17,12 +17,16 @@ from cli_agent.prompt.plan import Plan
 
 if TYPE_CHECKING:
     from cli_agent.agent.approval import Policy
-    from cli_agent.agent.approval_flow import SubtaskRunner
     from cli_agent.agent.wire import WireProtocol
     from cli_agent.contracts.change import Change
+    from cli_agent.contracts.envelope import Envelope
     from cli_agent.hooks import Hooks
     from cli_agent.providers.base import Provider
-    from cli_agent.tools.dispatch import Dispatcher
+    from cli_agent.tools.dispatch import Dispatcher, Prepared
+
+    # (run, the prepared task call, the approver, the policy now) -> the sub-task's events, then its envelope
+    SubtaskRunner = Callable[["RunState", Prepared, "Approver | None", Policy],
+                             Generator[Event, Decision | None, Envelope]]
 
 __all__ = ["AgentSetup", "Approver", "Limits", "Planner", "RunState", "briefed", "over_budget", "stop_for"]
 
