@@ -2,9 +2,9 @@
 Around it, one module a job: what a run works with and how it stops (`run_state`), one model request with its
 retries (`model_call`), the wire protocols (`wire`: native tool calls or strict JSON), the approval round trip
 (`approval_flow`, over `approval`: approval as data), the conversation and the one place that changes it
-(`conversation`), fitting the context window (`context_window`), stuck-call detection (`repeats`), the project's
-tests as the judge of "done" (`verify`, `repair`) and several candidates (`attempts`), and starting the
-conversation again (`compaction`).
+(`conversation`), fitting the context window (`context_window`), stuck-call detection (`repeats`), and starting
+the conversation again (`compaction`). Between those and the loop stands `judge/`: the project's tests as the judge
+of "done", repair rounds and more candidates, behind one `Judge` the loop builds once.
 
 May import: prompt, tools and everything below them.
 """

@@ -30,13 +30,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from cli_agent.agent.conversation import Conversation
-    from cli_agent.agent.run_state import Approver, RunState
+    from cli_agent.agent.run_state import Approver, RunState, SubtaskRunner
     from cli_agent.hooks import Hooks
     from cli_agent.tools.dispatch import Dispatcher, Prepared
-
-    # (run, the prepared task call, the approver, the policy now) -> the sub-task's events, then its envelope
-    SubtaskRunner = Callable[["RunState", Prepared, "Approver | None", Policy],
-                             Generator[Event, Decision | None, Envelope]]
 
 __all__ = ["Approvals", "facts_of"]
 

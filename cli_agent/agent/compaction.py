@@ -2,7 +2,7 @@
 
 Both are recorded in the trace as a `ConversationReset` event, between runs, so a resumed session gets only what
 was live after the last one, and a replay resets its conversation at the same place. `apply_reset` is the one
-place that turns the event into the agent's history.
+place that turns the event into the agent's history (the conversation it leaves: `contracts.messages.reset_messages`).
 """
 
 from __future__ import annotations
@@ -10,16 +10,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from cli_agent.contracts.events import ConversationReset
-from cli_agent.contracts.messages import Message
+from cli_agent.contracts.messages import reset_messages
 
 if TYPE_CHECKING:
     from cli_agent.agent.loop import Agent
 
-__all__ = ["AUTO_COMPACT_AT", "apply_reset", "compact_prompt", "reset_messages", "summary_messages"]
+__all__ = ["AUTO_COMPACT_AT", "apply_reset", "compact_prompt"]
 
 AUTO_COMPACT_AT = 0.85  # share of the context window at which the REPL compacts before the next turn
-_SUMMARY_HEAD = "(The conversation so far, summarised to save context. Continue from it.)\n\n"
-_ACK = "Understood. I have the summary and will continue from it."
 
 
 def compact_prompt(focus: str = "") -> str:
@@ -29,16 +27,6 @@ def compact_prompt(focus: str = "") -> str:
               "user asked to remember. Be concrete (paths, names, numbers); at most about 400 words. Answer with "
               "the summary only, without calling any tool.")
     return prompt + (f" Pay most attention to: {focus.strip()}" if focus.strip() else "")
-
-
-def summary_messages(summary: str) -> list[Message]:
-    """The conversation a compaction leaves: the summary, and the model's acknowledgement (so turns alternate)."""
-    return [Message("user", _SUMMARY_HEAD + summary.strip()), Message("assistant", _ACK)]
-
-
-def reset_messages(reset: ConversationReset) -> list[Message]:
-    """The conversation right after `reset`: nothing, or the summary."""
-    return summary_messages(reset.summary) if reset.kind == "compact" else []
 
 
 def apply_reset(agent: Agent, reset: ConversationReset) -> None:

@@ -7,7 +7,7 @@ the terminal. Approval is the injected `approve` callback, asked only for calls 
 `RunFinished` whose stop reason carries the exit code, preceded by one `MessagesAppended`: every message the run
 added to the conversation, as the model saw it (what a resumed session gets back). Between runs only `add_note`
 and `clear` change it. Beside the loop: `model_call` (retries), `context_window`, `approval_flow`, `repeats` (stuck
-calls), `repair` (the tests after a change), `conversation` and `run_state` (set-up, state, limits).
+calls), `judge/` (the tests after a change, behind one `Judge`), `conversation` and `run_state` (set-up, state, limits).
 """
 
 from __future__ import annotations
@@ -17,22 +17,21 @@ from collections.abc import Callable, Collection, Generator, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from cli_agent.agent import repeats, rewrite
+from cli_agent.agent import repeats
 from cli_agent.agent.approval_flow import Approvals
 from cli_agent.agent.context_window import for_model
 from cli_agent.agent.conversation import Conversation
+from cli_agent.agent.judge.bench import Judging
+from cli_agent.agent.judge.judge import Judge
 from cli_agent.agent.model_call import complete
-from cli_agent.agent.repair import FIRST_SHARE, as_left, gave_way, judged, tests_kept
 from cli_agent.agent.run_state import AgentSetup, Approver, Limits, Planner, RunState, briefed, over_budget, stop_for
 from cli_agent.agent.wire import protocol_for
 from cli_agent.contracts import errors
 from cli_agent.contracts.envelope import Envelope
 from cli_agent.contracts.events import (
-    AssistantMessage,
     Decision,
     Event,
     MessagesAppended,
-    ModelRequest,
     RunFinished,
     RunStarted,
     StopReason,
@@ -60,10 +59,11 @@ Events = Generator[Event, Decision | None, RunFinished]
 
 
 class Agent:
-    def __init__(self, setup: AgentSetup) -> None:
+    def __init__(self, setup: AgentSetup, judging: Judging | None = None) -> None:
         self._setup = setup
         self._approvals = Approvals(setup.policy, setup.clock, setup.hooks, setup.subtasks)
         self._talk = Conversation(setup.protocol)
+        self._judge = Judge(setup, self._talk, self._approvals, judging or Judging())
         self.usage = Usage()
 
     @property
@@ -127,8 +127,7 @@ class Agent:
         (`events.send(decision)`), else by `approve(asked)`; with neither, the call is denied."""
         s = self._setup
         run = yield from self._started(prompt)
-        if s.attempts is not None and s.attempts.count > 1 and s.verifier is not None and s.verifier.command:
-            run.share_deadline = s.clock() + s.limits.timeout_s * FIRST_SHARE
+        self._judge.started(run)
         dispatcher = s.dispatcher if only_tools is None else s.dispatcher.only(only_tools)
         try:  # the prompt hooks' words, then the task's brief, go with the prompt (a blocking hook raises)
             brief = "\n\n".join(filter(None, ((yield from self._approvals.prompted(run, prompt)),
@@ -137,7 +136,7 @@ class Agent:
             finished = yield from self._steps(run, prompt, approve, dispatcher, only_tools)
         except (KeyboardInterrupt, errors.TerminateSignal, Exception) as exc:  # ends with a message and a trace
             finished = self._talk.stop(run, *stop_for(exc, s.limits))
-        finished = yield from as_left(run, finished, s)  # a run that ended otherwise: its files' verdict as left
+        finished = yield from self._judge.as_left(run, finished)  # ended otherwise: its files' verdict as left
         self.usage = self.usage + run.usage
         return (yield from self._finished(run, replace(finished, usage=run.usage)))
 
@@ -174,17 +173,16 @@ class Agent:
         return (yield from self._finished(run, finished))
 
     def rewrite(self, prompt: str, temperature: float) -> Events:
-        """A whole-definition candidate for `prompt` (cli_agent.agent.rewrite), as a run of its own; a run of the
+        """A whole-definition candidate for `prompt` (the judge's `rewrite`), as a run of its own; a run of the
         loop when the task shows no definition to rewrite."""
-        s = self._setup
-        places = rewrite.places_for(prompt, s.dispatcher.ctx.workspace) if s.task_files else []
+        places = self._judge.places(prompt)
         if not places:
             return (yield from self.run(prompt))
         run = yield from self._started(prompt)
         try:
-            finished = yield from rewrite.candidate(s, run, prompt, places, self._talk, self._approvals, temperature)
+            finished = yield from self._judge.rewrite(run, places, temperature)
         except (KeyboardInterrupt, errors.TerminateSignal, Exception) as exc:  # ends with a message, as a run does
-            finished = self._talk.stop(run, *stop_for(exc, s.limits))
+            finished = self._talk.stop(run, *stop_for(exc, self._setup.limits))
         return (yield from self._finished(run, finished))
 
     def _started(self, prompt: str) -> Generator[Event, Decision | None, RunState]:
@@ -210,14 +208,10 @@ class Agent:
                 yield Warning(code="step_limit", message=message)
                 return self._talk.stop(run, StopReason.STEP_LIMIT, message)
             if run.share_deadline is not None and s.clock() >= run.share_deadline:
-                return (yield from gave_way(run, prompt, s, self._talk, self._approvals, approve))
+                return (yield from self._judge.gave_way(run, approve))
             run.steps += 1
             yield from self._talk.window.fit(self.history, plan, s.limits.context_window or s.provider.context_window())
-            yield ModelRequest(step=run.steps, fingerprint=plan.fingerprint, messages=len(self.history) + 1)
-            reply = yield from complete(s, run, plan, self.history)
-            run.usage = run.usage + reply.usage
-            yield AssistantMessage(text=reply.text, tool_calls=reply.tool_calls, finish_reason=reply.finish_reason,
-                                   usage=reply.usage)
+            reply = yield from complete(s, run, plan, self.history)  # ModelRequest, retries, AssistantMessage
             spent = yield from over_budget(run, s.limits)
             if spent is not None:
                 self._talk.append(run, Message("assistant", reply.text or "(stopped: budget reached)"))
@@ -242,7 +236,7 @@ class Agent:
                 if found is None:
                     continue
                 finished = found
-            ended = yield from judged(run, prompt, finished, s, self._talk, self._approvals, approve)
+            ended = yield from self._judge.verdict(run, finished, approve)
             if ended is not None and not (yield from self._approvals.stop_held(run, ended, self._talk)):
                 return ended
 
@@ -265,7 +259,7 @@ class Agent:
                     prepared = replace(prepared, change=None, error=Envelope.failure(
                         "Your reply was cut off (finish_reason=length), so this change was not made. "
                         "Make a smaller change: edit_file with a short old/new, or split the file."))
-                prepared = tests_kept(run, prepared)
+                prepared = self._judge.kept(run, prepared)
                 prepared, decision = yield from self._approvals.settle(run, prepared, index, len(calls), approve,
                                                                        dispatcher)
                 if decision is not None and run.feedback is not None:  # denied with words: the model goes on

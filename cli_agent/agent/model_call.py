@@ -1,6 +1,8 @@
 """One model request: the plan's system prompt and the conversation sent to the provider, its text streamed as
 `TextDelta` events and a reasoning model's thinking as `ThinkingDelta` events, retried with exponential backoff and
-jitter while the provider's error is retryable, within the run's deadline."""
+jitter while the provider's error is retryable, within the run's deadline. Every request of a run goes this way,
+the loop's (`complete`) and the judge's rewrites (`exchange`): a `ModelRequest` event before it, an
+`AssistantMessage` after it, and its usage counted in the run's."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from cli_agent.contracts import errors
-from cli_agent.contracts.events import Decision, Event, Retry, TextDelta, ThinkingDelta
+from cli_agent.contracts.events import AssistantMessage, Decision, Event, ModelRequest, Retry, TextDelta, ThinkingDelta
 from cli_agent.contracts.messages import Message
 from cli_agent.providers.base import ProviderReply, ProviderRequest, Thinking
 
@@ -18,7 +20,7 @@ if TYPE_CHECKING:
     from cli_agent.agent.run_state import AgentSetup, RunState
     from cli_agent.prompt.plan import Plan
 
-__all__ = ["backoff", "complete", "send"]
+__all__ = ["backoff", "complete", "exchange", "send"]
 
 
 def complete(setup: AgentSetup, run: RunState, plan: Plan,
@@ -31,7 +33,20 @@ def complete(setup: AgentSetup, run: RunState, plan: Plan,
         messages = tuple(_labelled(m) if m.images else m for m in messages)
     request = ProviderRequest(messages=messages, tools=plan.schemas if s.protocol.sends_tools else None,
                               options=plan.request_options)
-    return (yield from send(s, run, request, stream_text=s.protocol.name != "json"))
+    return (yield from exchange(s, run, request, fingerprint=plan.fingerprint, messages=len(history) + 1,
+                                stream_text=s.protocol.name != "json"))
+
+
+def exchange(s: AgentSetup, run: RunState, request: ProviderRequest, *, fingerprint: str, messages: int,
+             stream_text: bool) -> Generator[Event, Decision | None, ProviderReply]:
+    """`request` as the trace shows it: a `ModelRequest` (step `run.steps`, `messages` counted as the plan counts
+    them), the request itself (`send`), then the reply as an `AssistantMessage`, its usage added to the run's."""
+    yield ModelRequest(step=run.steps, fingerprint=fingerprint, messages=messages)
+    reply = yield from send(s, run, request, stream_text=stream_text)
+    run.usage = run.usage + reply.usage
+    yield AssistantMessage(text=reply.text, tool_calls=reply.tool_calls, finish_reason=reply.finish_reason,
+                           usage=reply.usage)
+    return reply
 
 
 def send(s: AgentSetup, run: RunState, request: ProviderRequest, *,

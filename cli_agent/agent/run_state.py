@@ -17,14 +17,16 @@ from cli_agent.prompt.plan import Plan
 
 if TYPE_CHECKING:
     from cli_agent.agent.approval import Policy
-    from cli_agent.agent.approval_flow import SubtaskRunner
-    from cli_agent.agent.attempts import Attempts
-    from cli_agent.agent.verify import Verifier
     from cli_agent.agent.wire import WireProtocol
     from cli_agent.contracts.change import Change
+    from cli_agent.contracts.envelope import Envelope
     from cli_agent.hooks import Hooks
     from cli_agent.providers.base import Provider
-    from cli_agent.tools.dispatch import Dispatcher
+    from cli_agent.tools.dispatch import Dispatcher, Prepared
+
+    # (run, the prepared task call, the approver, the policy now) -> the sub-task's events, then its envelope
+    SubtaskRunner = Callable[["RunState", Prepared, "Approver | None", Policy],
+                             Generator[Event, Decision | None, Envelope]]
 
 __all__ = ["AgentSetup", "Approver", "Limits", "Planner", "RunState", "briefed", "over_budget", "stop_for"]
 
@@ -57,11 +59,6 @@ class AgentSetup:
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], float] = time.monotonic
     brief: Callable[[str], str | None] | None = None  # the task's files, shown with the task (prompt.task_files)
-    task_files: bool = True  # the task's definitions found first (off: no rewrite candidates, cli_agent.agent.rewrite)
-    verifier: Verifier | None = None  # the project's tests, run after a run's changes (cli_agent.agent.verify)
-    unverified: str = ""  # with no verifier: why a run's changes are not verified (`verify = false`, no sandbox)
-    require_verified: bool = False  # `verify = "required"`: a run whose changes have no proof ends UNVERIFIED (exit 9)
-    attempts: Attempts | None = None  # more candidates when the tests still fail (cli_agent.agent.attempts)
     hooks: Hooks | None = None  # the user's hooks on this session's events (cli_agent.hooks)
     subtasks: SubtaskRunner | None = None  # how a task call runs its sub-task (session.subtask)
 

@@ -85,7 +85,7 @@ class Settings:
     commands: Literal["auto", "ask"] = "auto"  # "ask": ask before each command runs, not only for its changes
     test_command: str | None = None  # how to run the tests (else detected: pytest, npm test, cargo test, go test)
     verify: bool | Literal["required"] = True  # after a run's changes, the harness runs the tests in the command
-    # sandbox (agent.verify); "required": a run whose changes have no proof ends with exit 9 (`--require-verified`)
+    # sandbox (agent.judge); "required": a run whose changes have no proof ends with exit 9 (`--require-verified`)
     verify_rounds: int = rule(2, ge=0)  # failing tests go back to the model this many times before the run ends
     attempts: int = rule(1, ge=1, le=10)  # candidates judged by the tests: a change fails them, or never lands
     command_timeout: float = rule(120.0, gt=0)  # a command's timeout when the call names none

@@ -91,7 +91,7 @@ class ModelRequest(_Event):
     step: int
     fingerprint: str  # sha256 of the prompt plan (system prompt, tool schemas, options)
     messages: int  # how many messages were sent
-    candidate: int = 0  # the candidate that sent it (cli_agent.agent.attempts: 2, 3, ...); 0 for the run itself
+    candidate: int = 0  # the candidate that sent it (agent.judge.attempts: 2, 3, ...); 0 for the run itself
 
 
 @dataclass(frozen=True)
@@ -224,7 +224,7 @@ class Warning(_Event):
 
 @dataclass(frozen=True)
 class Verification(_Event):
-    """The harness runs the project's tests after a run's changes (`cli_agent.agent.verify`): once when they start
+    """The harness runs the project's tests after a run's changes (`cli_agent.agent.judge.verify`): once when they start
     (`phase` "running"), once with the verdict ("passed", "failed", or "none" when no test ran). "unverified": a run
     that changed files ends without proof, and `summary` says why (no tests found, the tests could not run)."""
 
@@ -276,7 +276,7 @@ class RunFinished(_Event):
     failed_change: dict[str, Any] | None = None  # CHANGE_FAILED: {"tool", "arguments", "errors"} of that change
     verified: bool | None = None  # the project's tests passed after the run's changes (None: no proof either way)
     tests: str = ""  # the tests' summary line, when they ran; else why the changes are not verified
-    attempt: int = 0  # the candidate whose change was kept, when more than one was tried (cli_agent.agent.attempts)
+    attempt: int = 0  # the candidate whose change was kept, when more than one was tried (agent.judge.attempts)
     time: float = field(default_factory=_now)  # when the run ended (0.0: an older trace's, not known)
 
     @property

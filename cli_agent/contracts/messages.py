@@ -8,11 +8,11 @@ from __future__ import annotations
 import functools
 import json
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from cli_agent.contracts.images import ImagePart
 
-__all__ = ["Message", "Role", "ToolCall", "Usage"]
+__all__ = ["Message", "Reset", "Role", "ToolCall", "Usage", "reset_messages", "summary_messages"]
 
 Role = Literal["system", "user", "assistant", "tool"]
 
@@ -131,3 +131,27 @@ class Message:
                    tool_call_id=data.get("tool_call_id"), name=data.get("name"),
                    images=tuple(ImagePart.from_dict(i) for i in data.get("images") or () if isinstance(i, dict)),
                    thinking_blocks=tuple(b for b in data.get("thinking_blocks") or () if isinstance(b, dict)))
+
+
+class Reset(Protocol):
+    """What a `ConversationReset` event says of the conversation after it (`/clear`, `/compact`)."""
+
+    @property
+    def kind(self) -> str: ...  # "clear" or "compact"
+
+    @property
+    def summary(self) -> str: ...  # the summary a compaction starts from
+
+
+_SUMMARY_HEAD = "(The conversation so far, summarised to save context. Continue from it.)\n\n"
+_ACK = "Understood. I have the summary and will continue from it."
+
+
+def summary_messages(summary: str) -> list[Message]:
+    """The conversation a compaction leaves: the summary, and the model's acknowledgement (so turns alternate)."""
+    return [Message("user", _SUMMARY_HEAD + summary.strip()), Message("assistant", _ACK)]
+
+
+def reset_messages(reset: Reset) -> list[Message]:
+    """The conversation right after `reset`: nothing, or the summary."""
+    return summary_messages(reset.summary) if reset.kind == "compact" else []

@@ -81,7 +81,7 @@ class RealResult:
     seconds: float = 0.0
     tools: list[str] = field(default_factory=list)
     trace: str = ""  # where the run's trace was kept (`--keep DIR`)
-    verified: bool | None = None  # the harness's own verdict (cli_agent.agent.verify)
+    verified: bool | None = None  # the harness's own verdict (cli_agent.agent.judge.verify)
     attempt: int = 0  # the candidate kept (`--attempts`; 0: the run's own change)
 
     @property

@@ -34,7 +34,7 @@ from cli_agent.contracts.events import (
     RunStarted,
     event_from_dict,
 )
-from cli_agent.contracts.messages import Message
+from cli_agent.contracts.messages import Message, reset_messages
 from cli_agent.fs import paths
 from cli_agent.fs.hostfile import TRACE_LIMIT, read_regular
 
@@ -119,8 +119,6 @@ class Trace:
         """The conversation as the agent held it after the last run: what each run recorded it added. Old tool
         results the agent had elided to fit the context window come back whole (it elides again when it must). Only what
         follows the last `/clear` or `/compact` (a `ConversationReset`) is live."""
-        from cli_agent.agent.compaction import reset_messages
-
         messages: list[Message] = []
         for run in self.runs:
             ended = _end_of_run(run)

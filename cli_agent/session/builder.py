@@ -15,7 +15,7 @@ from cli_agent.agent.approval import ApprovalMode, Policy
 from cli_agent.agent.loop import Agent, AgentSetup, Limits
 
 if TYPE_CHECKING:
-    from cli_agent.agent.attempts import CandidateRun
+    from cli_agent.agent.judge.attempts import CandidateRun
     from cli_agent.config.settings import Settings
     from cli_agent.fs.workspace import Workspace
     from cli_agent.history.journal import Journal
@@ -121,8 +121,9 @@ def agent_for(settings: Settings, workspace: Workspace, provider: Provider, prot
     task's files shown with the task, and the project's tests judging its changes when they can run. `candidate`:
     how one more candidate runs (a session of its own, `session.open_session`'s), for `attempts` > 1.
     `overrides`: fields of its `AgentSetup` given outright (a test's clock)."""
-    from cli_agent.agent.attempts import Attempts
-    from cli_agent.agent.verify import verification_for
+    from cli_agent.agent.judge.attempts import Attempts
+    from cli_agent.agent.judge.bench import Judging
+    from cli_agent.agent.judge.verify import verification_for
     from cli_agent.agent.wire import protocol_for
     from cli_agent.prompt.brief import briefer
     from cli_agent.prompt.plan import Planner
@@ -135,17 +136,17 @@ def agent_for(settings: Settings, workspace: Workspace, provider: Provider, prot
                        model=settings.model or "", workspace=str(workspace.root),
                        brief=briefer(workspace, seen, files=settings.task_files, repo_map=settings.repo_map)
                        if settings.task_files or settings.repo_map else None,
-                       task_files=settings.task_files, verifier=verifier, unverified=unverified,
-                       require_verified=settings.verify == "required",
-                       attempts=Attempts(settings.attempts, candidate, workspace.root)
-                       if verifier and verifier.command and candidate is not None and settings.attempts > 1 else None,
                        hooks=hooks_for(settings, workspace))
+    judging = Judging(verifier=verifier, unverified=unverified, require_verified=settings.verify == "required",
+                      attempts=Attempts(settings.attempts, candidate, workspace.root)
+                      if verifier and verifier.command and candidate is not None and settings.attempts > 1 else None,
+                      task_files=settings.task_files)
     final = replace(setup, **overrides)
     if final.subtasks is None and "task" in dispatcher.allowed:  # the task tool's helpers share this very set-up
         from cli_agent.session.subtask import Subtasks
 
-        final.subtasks = Subtasks(settings, final)
-    return Agent(final)
+        final.subtasks = Subtasks(settings, final, judging)
+    return Agent(final, judging)
 
 
 def hooks_for(settings: Settings, workspace: Workspace) -> Hooks | None:

@@ -24,7 +24,7 @@ from cli_agent.history.trace import TraceWriter, default_trace_path, raw_records
 
 if TYPE_CHECKING:
     from cli_agent.agent.approval import ApprovalMode
-    from cli_agent.agent.attempts import CandidateRun
+    from cli_agent.agent.judge.attempts import CandidateRun
     from cli_agent.config.settings import Settings
     from cli_agent.contracts.images import ImagePart
     from cli_agent.contracts.messages import ToolCall
@@ -314,7 +314,7 @@ def _candidate(settings: Settings, provider: Provider) -> CandidateRun:
     """How one more candidate runs when a change still fails the tests or never lands (`attempts` > 1): a session of
     its own on a copy of the workspace, with the same provider, every change approved inside the copy, sampled at a
     temperature. Candidates take turns: the first extra one (number 2), and every other one after it, rewrites the
-    task's definitions as plain code (cli_agent.agent.rewrite); the others run the agent loop again."""
+    task's definitions as plain code (cli_agent.agent.judge.rewrite); the others run the agent loop again."""
 
     def candidate(copy: Path, prompt: str, seconds: float, number: int) -> EventStream:
         temperature = settings.temperature or CANDIDATE_TEMPERATURE

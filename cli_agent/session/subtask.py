@@ -28,6 +28,7 @@ from cli_agent.contracts.events import (
 
 if TYPE_CHECKING:
     from cli_agent.agent.approval import Policy
+    from cli_agent.agent.judge.bench import Judging
     from cli_agent.agent.run_state import AgentSetup, Approver, RunState
     from cli_agent.config.settings import Settings
     from cli_agent.tools.dispatch import Prepared
@@ -48,9 +49,10 @@ class Subtasks:
     """The session's task runner (`AgentSetup.subtasks`): `parent` is the very set-up the session's agent holds,
     so a model switched mid-session is the helper's model too."""
 
-    def __init__(self, settings: Settings, parent: AgentSetup) -> None:
+    def __init__(self, settings: Settings, parent: AgentSetup, judging: Judging | None = None) -> None:
         self.settings = settings
         self.parent = parent
+        self.judging = judging  # the parent's; a helper's changes are not tested, and it has no other candidates
 
     def __call__(self, run: RunState, prepared: Prepared, approve: Approver | None,
                  policy: Policy) -> Generator[Event, Decision | None, Envelope]:
@@ -70,8 +72,9 @@ class Subtasks:
             from cli_agent.hooks import Hooks
 
             hooks = Hooks([h for h in hooks.hooks if h.event in ("before_tool", "after_tool")], hooks.root)
-        helper = Agent(replace(self.parent, limits=limits, policy=policy, brief=None, verifier=None, attempts=None,
-                               subtasks=None, hooks=hooks))
+        judging = replace(self.judging, verifier=None, attempts=None) if self.judging is not None else None
+        helper = Agent(replace(self.parent, limits=limits, policy=policy, brief=None, subtasks=None, hooks=hooks),
+                       judging)
         task = f"{instructions}\n\n{prompt}" if instructions else prompt
         finished = yield from _nested(helper.run(task, approve, only_tools=tools), run, prepared.call.id,
                                       description, self.parent.clock)

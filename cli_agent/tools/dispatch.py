@@ -210,7 +210,7 @@ class Dispatcher:
             return Envelope.failure(f"{spec.name} failed: {type(exc).__name__}: {exc}")
 
     def apply_set(self, staged: Staged) -> Envelope:
-        """Apply a change set already approved (a candidate's, agent.attempts) as a command's set is applied."""
+        """Apply a change set already approved (a candidate's, agent.judge.attempts) as a command's set is applied."""
         return self._apply_staged(staged)
 
     def run(self, call: ToolCall) -> Envelope:

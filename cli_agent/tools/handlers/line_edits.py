@@ -21,10 +21,10 @@ import textwrap
 
 from cli_agent.contracts.change import Change
 from cli_agent.contracts.envelope import ToolError
+from cli_agent.contracts.line_numbers import numbered
 from cli_agent.fs import textfile
 from cli_agent.tools.context import ToolContext, digest
 from cli_agent.tools.handlers.files import _load, _planned, _text
-from cli_agent.tools.handlers.loose_match import numbered
 from cli_agent.tools.handlers.python_mend import mended
 from cli_agent.tools.handlers.seen import require_seen
 from cli_agent.tools.handlers.syntax_guard import still_parses

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["Ambiguous", "LooseMatch", "loose_match", "numbered"]
+__all__ = ["Ambiguous", "LooseMatch", "loose_match"]
 
 _MAX_COMPARISONS = 2_000_000
 
@@ -160,12 +160,3 @@ def _anchored(new: str, old_lines: list[str], span: list[str]) -> str:
     return "\n".join(where[line.strip()] + line.strip() if line.strip() in where else moved
                      for line, moved in zip(new.split("\n"), shifted, strict=True))
 
-
-def numbered(view: str, first: int, last: int, *, around: int = 3, limit: int = 40) -> str:
-    """Lines `first`..`last` (1-based) of `view` with `around` lines either side, each as `NUMBER| text`."""
-    lines = view.split("\n")
-    if len(lines) > 1 and not lines[-1]:
-        lines.pop()
-    top, bottom = max(1, first - around), min(len(lines), last + around, max(first, 1) + limit - 1)
-    width = len(str(bottom))
-    return "\n".join(f"{n:>{width}}| {lines[n - 1]}" for n in range(top, bottom + 1))

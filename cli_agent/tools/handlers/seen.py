@@ -15,8 +15,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from cli_agent.contracts.envelope import ToolError
+from cli_agent.contracts.line_numbers import numbered
 from cli_agent.tools.handlers.edits import closest_lines
-from cli_agent.tools.handlers.loose_match import numbered
 
 if TYPE_CHECKING:
     from cli_agent.tools.context import SeenFiles

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from cli_agent.agent.proof.statements import Statement, script, statements, verdicts
-from cli_agent.agent.task_examples import modules
+from cli_agent.agent.judge.proof.statements import Statement, script, statements, verdicts
+from cli_agent.agent.judge.task_examples import modules
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from clikit import calc_project, cli
 
-from cli_agent.agent.rewrite import SAMPLES, planned_calls, reply_code
+from cli_agent.agent.judge.rewrite import SAMPLES, planned_calls, reply_code
 from cli_agent.prompt.task_files import Place
 
 PYTEST = f"{sys.executable} -m pytest -q -p no:cacheprovider"
@@ -45,7 +45,7 @@ def test_an_outline_copied_back_places_only_the_new_method() -> None:
 
 
 def test_a_long_class_is_named_by_init_and_the_methods_the_task_names() -> None:
-    from cli_agent.agent.rewrite import OUTLINE_METHODS, _request
+    from cli_agent.agent.judge.rewrite import OUTLINE_METHODS, _request
 
     methods = "".join(f"    def m{i}(self):\n        return {i}\n\n" for i in range(30))
     source = (f"class Big:\n    def __init__(self):\n        pass\n\n{methods}"
@@ -142,7 +142,7 @@ DOCUMENTED = ('class Box:\n    def get(self):\n        """Give the one.\n\n     
 
 
 def test_the_model_sees_no_docstring_and_a_new_version_without_one_keeps_the_original() -> None:
-    from cli_agent.agent.rewrite import _request
+    from cli_agent.agent.judge.rewrite import _request
 
     place = Place("m.py", "get", 2, 8, whole=True)
     shown = _request("get() should give 2", [place], {"m.py": DOCUMENTED})

@@ -14,7 +14,7 @@ import pytest
 from clikit import calc_project
 from verifykit import DONE, PYTEST, READ, RIGHT, WRONG, run_json, user_messages
 
-from cli_agent.agent.task_examples import Example, added_names, examples, modules, script, verdicts
+from cli_agent.agent.judge.task_examples import Example, added_names, examples, modules, script, verdicts
 from cli_agent.eval import real, real_sdist
 from cli_agent.fs.workspace import Workspace
 from cli_agent.prompt.task_files import named_files
@@ -156,7 +156,7 @@ def test_an_example_naming_something_undefined_is_skipped(tmp_path, untested):
 
 
 def test_the_examples_run_with_the_tests_interpreter(tmp_path):
-    from cli_agent.agent.verify import Verifier
+    from cli_agent.agent.judge.verify import Verifier
 
     (tmp_path / ".venv" / "bin").mkdir(parents=True)
     (tmp_path / ".venv" / "bin" / "python").write_text("")

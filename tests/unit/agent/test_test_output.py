@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_agent.agent.proof.test_output import could_not_run, summary_line
+from cli_agent.agent.judge.proof.test_output import could_not_run, summary_line
 from cli_agent.contracts.events import Verification
 
 PYTEST = "pytest -q"

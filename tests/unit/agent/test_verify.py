@@ -12,7 +12,7 @@ import pytest
 from clikit import calc_project, cli
 from verifykit import DONE, PYTEST, READ, RIGHT, WRONG, run_json, user_messages
 
-from cli_agent.agent.verify import nearest_tests, summary_line, trimmed_failures
+from cli_agent.agent.judge.verify import nearest_tests, summary_line, trimmed_failures
 
 
 @pytest.fixture
@@ -227,7 +227,7 @@ EDIT_TEST = {"tool_calls": [{"name": "edit_file", "arguments": {"path": "tests/t
 
 
 def test_a_repair_may_not_rewrite_a_test_the_task_does_not_name() -> None:
-    from cli_agent.agent.repair import tests_kept
+    from cli_agent.agent.judge.repair import tests_kept
     from cli_agent.agent.run_state import RunState
     from cli_agent.contracts.change import Change
     from cli_agent.contracts.messages import ToolCall

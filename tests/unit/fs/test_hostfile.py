@@ -65,7 +65,7 @@ def test_a_toml_file_read_through_the_opener_names_the_problem(specials: dict[st
 
 
 def test_verification_s_scan_and_test_detection_skip_a_fifo_and_a_device(tmp_path: Path) -> None:
-    from cli_agent.agent.verify import nearest_tests
+    from cli_agent.agent.judge.verify import nearest_tests
     from cli_agent.prompt.project_tests import detect_test_command
 
     os.mkfifo(tmp_path / "pipe")

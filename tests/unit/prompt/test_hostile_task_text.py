@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_agent.agent import task_examples
+from cli_agent.agent.judge import task_examples
 from cli_agent.fs.workspace import Workspace
 from cli_agent.prompt.repo_map import Outline, _task_words, repo_map
 from cli_agent.prompt.task_files import named_files

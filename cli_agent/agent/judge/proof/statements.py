@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from cli_agent.agent.task_examples import added_names
+from cli_agent.agent.judge.task_examples import added_names
 
 __all__ = ["MARK", "Statement", "StatementVerdict", "script", "statements", "verdicts"]
 

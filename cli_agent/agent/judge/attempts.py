@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cli_agent.agent.verify import COULD_NOT_RUN
+from cli_agent.agent.judge.verify import COULD_NOT_RUN
 from cli_agent.contracts.change import Change, ChangeKind
 from cli_agent.contracts.events import (
     AssistantMessage,

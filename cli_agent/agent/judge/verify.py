@@ -28,9 +28,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cli_agent.agent import task_examples
-from cli_agent.agent.proof import statements as task_statements
-from cli_agent.agent.proof.test_output import could_not_run, summary_line, trimmed_failures
+from cli_agent.agent.judge import task_examples
+from cli_agent.agent.judge.proof import statements as task_statements
+from cli_agent.agent.judge.proof.test_output import could_not_run, summary_line, trimmed_failures
 from cli_agent.fs.hostfile import read_regular_or_none
 from cli_agent.prompt.project_tests import is_test_path
 from cli_agent.prompt.task_files import named_files

@@ -28,18 +28,18 @@ from cli_agent.contracts.events import (
     ToolResult,
     Verification,
 )
+from cli_agent.contracts.line_numbers import numbered
 from cli_agent.contracts.messages import Message, ToolCall
 from cli_agent.prompt.project_tests import is_test_path
-from cli_agent.tools.handlers.loose_match import numbered
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from cli_agent.agent.approval_flow import Approvals
-    from cli_agent.agent.attempts import Attempts
-    from cli_agent.agent.conversation import Conversation
-    from cli_agent.agent.run_state import AgentSetup, Approver, RunState
-    from cli_agent.agent.verify import TestRun, Verifier
+    from cli_agent.agent.judge.attempts import Attempts
+    from cli_agent.agent.judge.bench import Bench, Judging
+    from cli_agent.agent.judge.verify import TestRun, Verifier
+    from cli_agent.agent.run_state import Approver, RunState
     from cli_agent.tools.dispatch import Dispatcher, Prepared
 
 __all__ = ["AS_LEFT", "AS_LEFT_GRACE_S", "FIRST_SHARE", "Applied", "as_left", "candidates", "changed_lines", "gave_way",
@@ -62,87 +62,87 @@ class Applied:
     attempt: int  # its number
 
 
-def judged(run: RunState, prompt: str, finished: RunFinished, s: AgentSetup, talk: Conversation,
-           approvals: Approvals, approve: Approver | None) -> Generator[Event, Decision | None, RunFinished | None]:
+def judged(b: Bench, run: RunState, finished: RunFinished,
+           approve: Approver | None) -> Generator[Event, Decision | None, RunFinished | None]:
     """How a run that reached an end goes on: as it is (no tests to judge, nothing changed, or they pass), with a
-    repair round (None: the failures went back to the model), or with more candidates (`s.attempts`) once the
+    repair round (None: the failures went back to the model), or with more candidates (`attempts`) once the
     rounds are spent or when its last change failed. A run ends "done" with its tests passing, or saying why its
     changes have no proof (`unproven`)."""
-    if finished.stop_reason is StopReason.CHANGE_FAILED and s.verifier is not None and s.verifier.command:
-        return (yield from _other_candidates(run, prompt, finished, s, talk, approvals, approve,
-                                             "its change did not land"))
+    j = b.judging
+    if finished.stop_reason is StopReason.CHANGE_FAILED and j.verifier is not None and j.verifier.command:
+        return (yield from _other_candidates(b, run, finished, approve, "its change did not land"))
     if finished.stop_reason is not StopReason.DONE or not run.changed:
         return finished
-    if s.verifier is None:
-        return (yield from unproven(run, finished, s, s.unverified))
-    verdict = yield from verify(run, s.verifier)
+    if j.verifier is None:
+        return (yield from unproven(run, finished, j, j.unverified))
+    verdict = yield from verify(run, j.verifier)
     if not verdict.ran:  # no tests found, none collected, or they could not run: nothing for the model to fix
-        return (yield from unproven(run, finished, s, verdict.summary, said=True))
+        return (yield from unproven(run, finished, j, verdict.summary, said=True))
     if verdict.passed:
         return replace(finished, verified=True, tests=verdict.summary)
-    if run.verify_round <= s.verifier.rounds:
-        talk.append(run, Message("user", test_feedback(verdict, changed_lines(run, s.dispatcher))))
+    if run.verify_round <= j.verifier.rounds:
+        b.talk.append(run, Message("user", test_feedback(verdict, changed_lines(run, b.setup.dispatcher))))
         return None
-    stopped = replace(talk.stop(run, StopReason.TESTS_FAILED, f"{_subject(verdict).lower()} fail after the change "
+    stopped = replace(b.talk.stop(run, StopReason.TESTS_FAILED, f"{_subject(verdict).lower()} fail after the change "
                                                               f"({verdict.summary})", answer=finished.answer),
                       verified=False, tests=verdict.summary)
-    return (yield from _other_candidates(run, prompt, stopped, s, talk, approvals, approve,
-                                         f"{s.verifier.rounds} repair round(s) did not fix them"))
+    why = f"{j.verifier.rounds} repair round(s) did not fix them"
+    return (yield from _other_candidates(b, run, stopped, approve, why))
 
 
-def unproven(run: RunState, finished: RunFinished, s: AgentSetup, why: str, *,
+def unproven(run: RunState, finished: RunFinished, j: Judging, why: str, *,
              said: bool = False) -> Generator[Event, Decision | None, RunFinished]:
     """A run that changed files ends without proof, and says so in one line (`! not verified: WHY`, unless the
     verdict's own line `said` it) and in `tests`; with `verify = "required"` it ends UNVERIFIED (exit 9)."""
     why = why or "no test ran"
     if not said:
-        command = (s.verifier.command or "") if s.verifier is not None else ""
+        command = (j.verifier.command or "") if j.verifier is not None else ""
         yield Verification(command=command, round=run.verify_round, phase="unverified", summary=why)
     left = replace(finished, verified=None, tests=why)
-    if s.require_verified and finished.stop_reason is StopReason.DONE:
+    if j.require_verified and finished.stop_reason is StopReason.DONE:
         return replace(left, stop_reason=StopReason.UNVERIFIED,
                        message=f'not verified: {why}; verify = "required" asks for proof')
     return left
 
 
-def as_left(run: RunState, finished: RunFinished, s: AgentSetup) -> Generator[Event, Decision | None, RunFinished]:
+def as_left(b: Bench, run: RunState, finished: RunFinished) -> Generator[Event, Decision | None, RunFinished]:
     """A run that changed files and ended for another reason than "done" (`AS_LEFT`: a change that failed, its steps
     or its time) gets the verdict on its files as it leaves them, within `AS_LEFT_GRACE_S` when its time is spent;
     nothing goes back to the model, and its stop reason stays."""
     if finished.stop_reason not in AS_LEFT or not run.changed or finished.verified is not None or finished.tests:
         return finished
-    if s.verifier is None:
-        return (yield from unproven(run, finished, s, s.unverified))
-    run.deadline = max(run.deadline, s.clock() + AS_LEFT_GRACE_S)
+    j = b.judging
+    if j.verifier is None:
+        return (yield from unproven(run, finished, j, j.unverified))
+    run.deadline = max(run.deadline, b.setup.clock() + AS_LEFT_GRACE_S)
     try:
-        verdict = yield from verify(run, s.verifier)
+        verdict = yield from verify(run, j.verifier)
     except (KeyboardInterrupt, errors.TerminateSignal):
         return finished
     if not verdict.ran:
-        return (yield from unproven(run, finished, s, verdict.summary, said=True))
+        return (yield from unproven(run, finished, j, verdict.summary, said=True))
     return replace(finished, verified=verdict.passed, tests=verdict.summary)
 
 
-def gave_way(run: RunState, prompt: str, s: AgentSetup, talk: Conversation, approvals: Approvals,
-             approve: Approver | None) -> Generator[Event, Decision | None, RunFinished]:
+def gave_way(b: Bench, run: RunState, approve: Approver | None) -> Generator[Event, Decision | None, RunFinished]:
     """The first attempt used its share of the run's time (`RunState.share_deadline`) without ending: the other
     candidates get the rest."""
     used = f"the first attempt used its share of the time ({run.steps} model requests)"
-    stopped = talk.stop(run, StopReason.TIMEOUT, used)
-    return (yield from _other_candidates(run, prompt, stopped, s, talk, approvals, approve, "it gave way"))
+    stopped = b.talk.stop(run, StopReason.TIMEOUT, used)
+    return (yield from _other_candidates(b, run, stopped, approve, "it gave way"))
 
 
-def _other_candidates(run: RunState, prompt: str, failed: RunFinished, s: AgentSetup, talk: Conversation,
-                      approvals: Approvals, approve: Approver | None,
+def _other_candidates(b: Bench, run: RunState, failed: RunFinished, approve: Approver | None,
                       why: str) -> Generator[Event, Decision | None, RunFinished]:
     """`failed`, unless one of the other candidates passes its tests and is applied: then done."""
-    if s.attempts is None:
+    attempts, s = b.judging.attempts, b.setup
+    if attempts is None:
         return replace(failed, message=f"{failed.message}; {why}") if failed.verified is False else failed
-    won, why = yield from candidates(run, prompt, s.attempts, approvals, approve, s.dispatcher, s.clock, why)
+    won, why = yield from candidates(run, run.task, attempts, b.approvals, approve, s.dispatcher, s.clock, why)
     if won is None:
         return replace(failed, message=f"{failed.message}; {why}")
-    talk.append(run, Message("user", won.note))
-    return replace(talk.stop(run, StopReason.DONE, won.message), verified=True, tests=won.tests,
+    b.talk.append(run, Message("user", won.note))
+    return replace(b.talk.stop(run, StopReason.DONE, won.message), verified=True, tests=won.tests,
                    attempt=won.attempt, answer=failed.answer)
 
 

@@ -9,7 +9,7 @@ one fenced Python block with the new version of each function or class it change
   function after the last module-level definition shown;
 - runs the project's tests (`repair.verify`), as after any run.
 Each request and its reply are events like the loop's (`ModelRequest`, `AssistantMessage`), sent through the same
-retry path (`model_call.send`), so the trace shows what the candidate asked and got.
+retry path (`model_call.exchange`), so the trace shows what the candidate asked and got.
 A rewrite that places nothing, changes nothing or fails the tests is undone, and the model is asked again (sampled,
 so the next differs), up to `SAMPLES` times while the candidate's time lasts.
 
@@ -32,20 +32,20 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cli_agent.agent.attempts import revert
-from cli_agent.agent.model_call import send
-from cli_agent.agent.repair import verify
-from cli_agent.agent.task_examples import added_names
+from cli_agent.agent.judge.attempts import revert
+from cli_agent.agent.judge.repair import verify
+from cli_agent.agent.judge.task_examples import added_names
+from cli_agent.agent.model_call import exchange
 from cli_agent.contracts import errors
 from cli_agent.contracts.envelope import Envelope
-from cli_agent.contracts.events import AssistantMessage, Decision, Event, ModelRequest, RunFinished, StopReason
+from cli_agent.contracts.events import Decision, Event, RunFinished, StopReason
 from cli_agent.contracts.messages import Message, ToolCall
 from cli_agent.prompt.task_files import Place, task_brief
 from cli_agent.providers.base import ProviderRequest
 
 if TYPE_CHECKING:
     from cli_agent.agent.approval_flow import Approvals
-    from cli_agent.agent.conversation import Conversation
+    from cli_agent.agent.judge.bench import Bench
     from cli_agent.agent.run_state import AgentSetup, RunState
     from cli_agent.fs.workspace import Workspace
 
@@ -73,9 +73,10 @@ def places_for(prompt: str, workspace: Workspace) -> list[Place]:
     return [p for p in brief.places if p.path.endswith((".py", ".pyi"))] if brief is not None else []
 
 
-def candidate(s: AgentSetup, run: RunState, prompt: str, places: Sequence[Place], talk: Conversation,
-              approvals: Approvals, temperature: float) -> Generator[Event, Decision | None, RunFinished]:
-    """One whole-definition candidate for `prompt` in the session's workspace (a candidate's copy)."""
+def candidate(b: Bench, run: RunState, places: Sequence[Place],
+              temperature: float) -> Generator[Event, Decision | None, RunFinished]:
+    """One whole-definition candidate for the run's task in the session's workspace (a candidate's copy)."""
+    s, talk, verifier, prompt = b.setup, b.talk, b.judging.verifier, run.task
     workspace = s.dispatcher.ctx.workspace
     data = {p.path: workspace.read_bytes(p.path) for p in places}
     sources = {path: raw.decode("utf-8", errors="replace") for path, raw in data.items()}
@@ -84,8 +85,8 @@ def candidate(s: AgentSetup, run: RunState, prompt: str, places: Sequence[Place]
         for path, raw in data.items():
             seen.note(path, raw)  # shown to the model as it is now: its definitions may be replaced
     failing = ""
-    if s.verifier is not None and not added_names(prompt):  # what fails before any change, shown with the code
-        before = yield from verify(run, s.verifier)  # (not for a task that adds a name: "not defined" misleads)
+    if verifier is not None and not added_names(prompt):  # what fails before any change, shown with the code
+        before = yield from verify(run, verifier)  # (not for a task that adds a name: "not defined" misleads)
         failing = "" if before.passed else before.failures
     ask = Message("user", _request(prompt, places, sources, failing))
     talk.append(run, ask)
@@ -98,30 +99,28 @@ def candidate(s: AgentSetup, run: RunState, prompt: str, places: Sequence[Place]
         request = ProviderRequest(messages=(Message("system", SYSTEM), asking), timeout_s=remaining,
                                   options={"temperature": temperature, "max_tokens": MAX_REPLY_TOKENS})
         run.steps += 1
-        yield ModelRequest(step=run.steps, fingerprint=FINGERPRINT, messages=len(request.messages))
-        try:
-            reply = yield from send(s, run, request, stream_text=False)
+        try:  # the loop's request path: its events, retries and usage
+            reply = yield from exchange(s, run, request, fingerprint=FINGERPRINT, messages=len(request.messages),
+                                        stream_text=False)
         except errors.RunTimeoutError:
             return talk.stop(run, StopReason.TIMEOUT, f"{why}; the time ran out during rewrite {sample}")
         except errors.CliAgentError as exc:
             return talk.stop(run, StopReason.ERROR, f"the rewrite request failed: {exc}")
-        yield AssistantMessage(text=reply.text, finish_reason=reply.finish_reason, usage=reply.usage)
         text = reply.text
-        run.usage = run.usage + reply.usage
         talk.append(run, Message("assistant", text))
         code = reply_code(text)
         calls = planned_calls(code, places, sources) if code is not None else []
         if not calls:
             why = f"rewrite {sample} held no definition that could be placed"
             continue
-        failures = yield from _applied(s, run, calls, approvals)
+        failures = yield from _applied(s, run, calls, b.approvals)
         if not run.changed:
             why = f"no definition of rewrite {sample} landed: " + "; ".join(failures)
             asking = Message("user", f"{ask.content}\n\n{UNCHANGED}")
             continue
-        if s.verifier is None:
+        if verifier is None:
             return talk.done(run, "done: the rewrite landed (no tests to judge it)", "")
-        verdict = yield from verify(run, s.verifier)
+        verdict = yield from verify(run, verifier)
         if verdict.passed or not verdict.ran:
             return _judged(talk.done(run, f"done: rewrite {sample} passes the tests", ""),
                            True if verdict.ran else None, verdict.summary)

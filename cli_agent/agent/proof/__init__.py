@@ -1,4 +1,0 @@
-"""The parts of a verdict on a run's changes that `agent.verify` puts together: what a task states about names
-(`statements`: imports, added, renamed and removed names) and what a test run's output says (`test_output`: its
-summary, its failures for the model, and whether it could run at all). They import `agent.task_examples` and the
-standard library only."""
