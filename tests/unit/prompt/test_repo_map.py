@@ -65,7 +65,12 @@ def test_the_map_keeps_to_its_budget_and_reuses_unchanged_files(project: Path, m
         (project / f"mod{n}.py").write_text("".join(f"def price_{k}():\n    pass\n" for k in range(20)))
     parsed: list[str] = []
     parse = module._python
-    monkeypatch.setattr(module, "_python", lambda path, text: parsed.append(path) or parse(path, text))
+
+    def counted(path: str, text: str) -> list:
+        parsed.append(path)
+        return parse(path, text)
+
+    monkeypatch.setattr(module, "_python", counted)
     outline = Outline(Workspace(project))
     found = repo_map("price is wrong", outline, budget_tokens=100)
     assert found is not None and len(found.text) < 100 * 4 + 200
