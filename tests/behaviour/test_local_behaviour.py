@@ -30,7 +30,9 @@ def _qwen_missing() -> str | None:
     return None
 
 
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(_qwen_missing() is not None, reason=str(_qwen_missing()))]
+# One worker of a parallel run (`-n N --dist loadgroup`) runs them all: the model file is assembled once.
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(_qwen_missing() is not None, reason=str(_qwen_missing())),
+              pytest.mark.xdist_group("qwen")]
 
 
 @pytest.fixture(scope="module")

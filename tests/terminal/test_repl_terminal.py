@@ -91,7 +91,7 @@ def test_ctrl_c_during_a_slow_reply_returns_to_the_prompt_and_the_next_message_w
     t.child.sendcontrol("c")
     t.expect("interrupted: nothing was half-written")
     t.expect(PROMPT)
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 20  # generous for a loaded machine, and well short of the reply's 30 s
     t.say("next")
     t.expect("after the cancel")
     t.expect(PROMPT)

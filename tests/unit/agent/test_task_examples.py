@@ -60,9 +60,10 @@ def test_the_names_a_task_adds():
 def test_hostile_text_costs_milliseconds():
     for task in ("f(" * 50_000, "f(1) == " + "(" * 50_000, "'" * 100_000, "a.b" * 30_000 + "()", "x[" * 40_000,
                  "f(1) returns " * 2_000, "f(1) == ) " * 2_000):
-        started = time.perf_counter()
+        started = time.process_time()  # this process's CPU time: the same on a loaded machine
         examples(task)
-        assert time.perf_counter() - started < 0.5, task[:20]
+        # milliseconds when linear; a pattern that backtracks over these lengths takes minutes: only that fails
+        assert time.process_time() - started < 5, task[:20]
 
 
 def test_the_modules_are_the_package_then_the_file(tmp_path):

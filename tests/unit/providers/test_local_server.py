@@ -39,7 +39,9 @@ def _smollm2_missing() -> str | None:
     return None
 
 
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(_smollm2_missing() is not None, reason=str(_smollm2_missing()))]
+# One worker of a parallel run (`-n N --dist loadgroup`) runs them all: the module's server starts once.
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(_smollm2_missing() is not None, reason=str(_smollm2_missing())),
+              pytest.mark.xdist_group("smollm2")]
 SMOL = LocalSettings(model="smollm2-135m", context_size=4096)
 TOOLS = Registry.builtin().model_tools("", None, None)
 SCHEMA = json_protocol_schema(TOOLS)

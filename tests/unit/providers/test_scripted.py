@@ -83,11 +83,11 @@ def test_delay_within_the_budget_just_waits() -> None:
 
 
 def test_delay_past_the_budget_raises_run_timeout_at_the_budget() -> None:
-    provider = ScriptedProvider([{"delay": 5, "text": "never"}])
+    provider = ScriptedProvider([{"delay": 600, "text": "never"}])
     start = time.monotonic()
     with pytest.raises(RunTimeoutError, match=r"0\.2s"):
         run(provider, timeout_s=0.2)
-    assert 0.2 <= time.monotonic() - start < 1
+    assert 0.2 <= time.monotonic() - start < 60  # at the budget, long before the delay ends (even on a loaded machine)
 
 
 def test_requests_are_recorded_and_exhaustion_is_a_script_error() -> None:

@@ -140,22 +140,22 @@ def test_a_dropped_connection_is_retryable(connect: Connect, server: FakeOpenAIS
 
 
 def test_a_slow_reply_raises_run_timeout_when_the_budget_ends(connect: Connect, server: FakeOpenAIServer) -> None:
-    server.push({"delay": 5, "text": "too late"})
+    server.push({"delay": 300, "text": "too late"})
     provider = connect(server.url)
     start = time.monotonic()
     with pytest.raises(RunTimeoutError, match=r"0\.3s"):
         collect(provider, ProviderRequest(ASK.messages, timeout_s=0.3))
-    assert 0.25 <= time.monotonic() - start < 2.0  # generous: a loaded machine; the reply would take 5 s
+    assert 0.25 <= time.monotonic() - start < 60  # generous for a loaded machine; the reply would take 300 s
 
 
 def test_a_trickling_stream_cannot_outlast_the_budget(connect: Connect, server: FakeOpenAIServer) -> None:
-    server.push({"text": "a b c d e f g h", "chunk_delay": 0.4})  # each read is quick, the whole takes 3 s
+    server.push({"text": " ".join("abcdefgh" * 10), "chunk_delay": 0.4})  # each read is quick, the whole takes 32 s
     provider = connect(server.url)
     start, seen = time.monotonic(), []
     with pytest.raises(RunTimeoutError):
         for item in provider.stream(ProviderRequest(ASK.messages, timeout_s=0.5)):
             seen.append(item)
-    assert 0.45 <= time.monotonic() - start < 1.5
+    assert 0.45 <= time.monotonic() - start < 20  # generous for a loaded machine, and far short of the whole
     assert seen and all(isinstance(s, str) for s in seen)
 
 

@@ -196,7 +196,7 @@ def test_catastrophic_regex_is_bounded_by_the_timeout(ws: Workspace) -> None:
     ctx = ToolContext(ws, ToolLimits(search_timeout_s=0.5, search_engine="python"))
     started = time.monotonic()
     err = error(files.search, ctx, r"(a|aa)+$")
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 30  # only a hang fails here: unbounded, this backtracks for minutes
     assert "evil.txt" in err.message and "backtracking" in err.message
     # ripgrep's engine is linear-time: the same pattern simply does not match
     ctx = ToolContext(ws, ToolLimits(search_timeout_s=0.5))
