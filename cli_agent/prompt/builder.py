@@ -8,7 +8,8 @@ The prompt: a preamble of rules; required then optional tools, grouped by catego
 (type, required or optional, enum values, default), when to use it and examples in the active protocol's format;
 tool-selection guidelines; how to call a tool (json protocol: the exact `{"tool","parameters","terminate"}`
 object); then the context: workspace files, AGENTS.md, project facts. `detail="compact"` drops examples and "when
-to use" and keeps the first sentence of each description, for small local models. A builder renders each distinct
+to use", keeps the first sentence of each description and leaves out the tools that run a sub-agent or keep a plan,
+for small local models. A builder renders each distinct
 input once (`renders` counts how often it did).
 """
 
@@ -123,6 +124,8 @@ class PromptBuilder:
 
     def _build(self, ctx: PromptContext) -> BuiltPrompt:
         tools = tuple(self.registry.model_tools(ctx.task, ctx.workflow, ctx.only_tools))
+        if ctx.detail == "compact":  # a small model gets the file and command tools only: no sub-agent, no checklist
+            tools = tuple(t for t in tools if not (t.runs_agent or t.updates_plan))
         # task and workflow matter only through the tools they select, so they are not part of the key
         inputs = {f.name: getattr(ctx, f.name) for f in fields(ctx) if f.name not in ("task", "workflow", "only_tools")}
         key = _sha256({"registry": self.registry.fingerprint, "tools": [t.name for t in tools], "ctx": inputs})

@@ -113,6 +113,18 @@ def test_every_parameter_is_documented():
     assert '- `path` (string, optional): Folder to list, relative to the workspace root. Default: ".".' in built.system
 
 
+def test_the_compact_prompt_of_a_small_model_leaves_out_the_sub_agent_and_the_checklist():
+    """A 1.5B model offered `task` and `update_plan` answered "Created hello.py" without calling create_file: the
+    compact prompt keeps the tools that act on files and commands, and leaves out the ones whose spec runs a
+    sub-agent or keeps the plan."""
+    full, compact = _build(protocol="json"), _build(detail="compact", protocol="json")
+    left_out = {t.name for t in full.tools if t.runs_agent or t.updates_plan}
+    assert left_out == {"task", "update_plan"}
+    assert left_out <= {t.name for t in full.tools}
+    assert not left_out & {t.name for t in compact.tools}
+    assert "create_file" in {t.name for t in compact.tools}
+
+
 def test_compact_is_one_line_a_tool_and_at_most_half_the_full_prompt():
     full, compact = _build(protocol="json"), _build(detail="compact", protocol="json")
     assert "**When to use:**" in full.system and "**Example" in full.system
