@@ -20,11 +20,16 @@ local_app = typer.Typer(help="The bundled offline model (--model local).")
 def sandbox_cmd(ctx: typer.Context, workspace: Workspace = None, config: ConfigFile = None) -> int:
     """What the command sandbox (run_command, !COMMAND) can do here, or why there is none and what would enable
     it. Exit 1 when commands can't run."""
+    import shutil
+    import sys
+
     from cli_agent.contracts.escape import escape_for_terminal
     from cli_agent.ui.view.sandbox_status import sandbox_report
+    from cli_agent.ui.view.wrapping import fit_lines
 
     text, code = sandbox_report(load(ctx, workspace=workspace, config=config).settings)
-    typer.echo(escape_for_terminal(text))
+    text = escape_for_terminal(text)  # a pipe gets whole lines; a terminal, lines wrapped to its width
+    typer.echo(fit_lines(text, shutil.get_terminal_size().columns) if sys.stdout.isatty() else text)
     return code
 
 

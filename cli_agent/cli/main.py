@@ -159,9 +159,25 @@ def _fail(message: str, code: int, json_report: bool = False) -> int:
     if json_report:
         _json_failure(message, code)
     sys.stdout.flush()
-    sys.stderr.write(f"cli-agent: {escape_for_terminal(message)}\n")
+    sys.stderr.write(_on_stderr(f"cli-agent: {escape_for_terminal(message)}") + "\n")
     sys.stderr.flush()
     return code
+
+
+def _on_stderr(line: str) -> str:
+    """`line` as it goes to stderr: whole for a pipe or a file (a script reads the last line), and on a terminal
+    wrapped between words to its width, continuation lines under the message (after `cli-agent: `)."""
+    try:
+        if not sys.stderr.isatty():
+            return line
+        width = os.get_terminal_size(sys.stderr.fileno()).columns - 1
+    except (AttributeError, OSError, ValueError):
+        return line
+    import textwrap
+
+    indent = " " * len("cli-agent: ")
+    return "\n".join(textwrap.fill(part, max(width, 30), subsequent_indent=indent, break_long_words=False,
+                                   break_on_hyphens=False) or part for part in line.split("\n"))
 
 
 def run(argv: list[str] | None = None, *, provider_factory: Any = None) -> int:

@@ -41,17 +41,20 @@ def print_tools(*, as_json: bool, verbose: bool = False, name: str | None = None
         for spec in specs:
             out.print(tool_details(spec))
         return
+    column = max(len(spec.name) for spec in specs) + 1
     for category in registry.categories():
         out.print(Text(category, style="bold"))
         for spec in registry.by_category(category):
-            out.print(tool_line(spec), no_wrap=True, overflow="ellipsis")
-    out.print(Text("cli-agent tools NAME (or --verbose) shows the parameters; * asks before it runs", style="dim"))
+            out.print(tool_line(spec, column), no_wrap=True, overflow="ellipsis")
+    out.print(Text("cli-agent tools NAME (or --verbose) shows the parameters;", style="dim"))
+    out.print(Text("* asks before it runs", style="dim"))
 
 
-def tool_line(spec: ToolSpec) -> Text:
-    """`  read_file     Read a text file of the workspace…` (`*` when it asks before running)."""
+def tool_line(spec: ToolSpec, column: int = 13) -> Text:
+    """`  read_file     Read a text file of the workspace…` (`*` when it asks before running), the descriptions
+    starting at `column` after the indent (one column for every tool listed)."""
     line = Text("  ")
-    line.append(f"{spec.name:<13}" if len(spec.name) < 13 else spec.name + " ", style="cyan")
+    line.append(f"{spec.name:<{column}}" if len(spec.name) < column else spec.name + " ", style="cyan")
     line.append("*" if spec.requires_approval else " ", style="yellow")
     line.append(" " + spec.description.split(". ")[0].rstrip("."))
     if spec.optional:

@@ -30,6 +30,7 @@ from cli_agent.ui.repl.context import ReplContext
 from cli_agent.ui.repl.keys import no_echo
 from cli_agent.ui.repl.line import PromptLine
 from cli_agent.ui.repl.start.banner import banner, goodbye
+from cli_agent.ui.view.wrapping import fit_lines
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -119,7 +120,7 @@ class Repl(ReplContext):
         except errors.CliAgentError as exc:
             if self.startup.error is not None:
                 raise
-            self.console.print(Text(esc(str(exc)), style="red"))
+            self.console.print(Text(fit_lines(esc(str(exc)), self.console.width), style="red"))
         return False
 
     def turn(self, text: str) -> RunFinished:
@@ -138,3 +139,4 @@ class Repl(ReplContext):
     def workspace_paths(self, fragment: str) -> list[str]:
         """The workspace paths that match `fragment`, for completing a workflow's path parameter."""
         return self.line.workspace_paths(fragment)
+

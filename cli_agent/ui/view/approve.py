@@ -24,6 +24,7 @@ from rich.text import Text
 from cli_agent.contracts.escape import escape_for_terminal as esc
 from cli_agent.contracts.events import Answer, ApprovalAsked, Decision
 from cli_agent.ui.view.change_view import change_body
+from cli_agent.ui.view.command_panel import hanging
 from cli_agent.ui.view.render import call_panel
 
 __all__ = ["KEYS", "TerminalApprover", "changes_files", "choices", "decided_line", "flush_typeahead", "parse_answer",
@@ -181,9 +182,10 @@ def _ask_terminal(message: Any) -> str:
 
 
 def _feedback_terminal(message: str) -> str:
+    """The line for `f`, typed after `message`; a line longer than the terminal goes on under its own start."""
     from prompt_toolkit import prompt
 
-    return prompt(message)
+    return prompt(message, prompt_continuation=" " * len(message))
 
 
 class TerminalApprover:
@@ -237,12 +239,14 @@ class TerminalApprover:
         if decision is Decision.FEEDBACK:
             feedback = self._feedback()
             decision = Decision.FEEDBACK if feedback else Decision.NO
-        self.console.print(decided_line(decision, feedback, unrecognised, own=self.own))
+        said = decided_line(decision, feedback, unrecognised, own=self.own)
+        self.console.print(hanging(said[:4], said[4:]))
         return Answer(decision, feedback) if feedback else decision
 
     def _feedback(self) -> str:
         try:
-            return " ".join(self.read_feedback("  tell the model what to do instead (Enter: just no): ").split())
+            self.console.print(hanging(Text("  "), Text("tell the model what to do instead (Enter: just no):")))
+            return " ".join(self.read_feedback("  › ").split())
         except (KeyboardInterrupt, EOFError):
             return ""
 

@@ -25,6 +25,7 @@ from cli_agent.contracts.change import Change
 from cli_agent.contracts.escape import escape_for_terminal as esc
 from cli_agent.contracts.messages import ToolCall
 from cli_agent.ui.view.change_view import FOLD_LINES, arguments_text, call_title, change_body
+from cli_agent.ui.view.checks_view import Checks
 from cli_agent.ui.view.transcript import changes_nothing, compact_line, result_line
 from cli_agent.ui.view.working import Working
 
@@ -135,6 +136,7 @@ class Renderer:
         self.mode = mode
         self.live = console.is_terminal
         self.folded: list[tuple[ToolCall | None, ev.ToolResult]] = []
+        self._checks = Checks()  # a test run before any change is drawn as such
         self._live: Any = None
         self._working: Working | None = None
         self._protocol = ""
@@ -154,9 +156,8 @@ class Renderer:
         self._sub_calls: dict[str, ToolCall] = {}  # a sub-task's calls (task tool), for /expand
 
     def __call__(self, event: ev.Event) -> None:
-        handler = getattr(self, "_on_" + event.type, None)
-        if handler is not None:
-            handler(event)
+        self._checks.see(event)
+        getattr(self, "_on_" + event.type, lambda event: None)(event)  # an event with no handler draws nothing
 
     def print(self, renderable: RenderableType) -> None:
         self._grouped = False
@@ -369,8 +370,7 @@ class Renderer:
         self.print(hook_line(event, self.console.width))
 
     def _on_verification(self, event: ev.Verification) -> None:
-        style = {"passed": "green", "failed": "red", "running": "dim", "unverified": "yellow"}.get(event.phase, "dim")
-        self.print(Text(esc(event.line), style=style))
+        self.print(self._checks.line(event))
 
     def _on_retry(self, event: ev.Retry) -> None:
         from cli_agent.ui.view.command_panel import hanging

@@ -191,6 +191,7 @@ _UNDONE = "  ↶ undone since (/undo)"
 def _draw_run(console: Console, run: list[Event], compact: object, undone: AbstractSet[str]) -> None:
     """One turn as it was drawn when it ran: its prompt, calls, panels, answers and closing line."""
     from cli_agent.ui.view.approve import decided_line, render_call
+    from cli_agent.ui.view.command_panel import hanging
     from cli_agent.ui.view.render import Renderer
 
     started = run[0]
@@ -208,7 +209,8 @@ def _draw_run(console: Console, run: list[Event], compact: object, undone: Abstr
         if isinstance(event, ApprovalAsked):
             console.print(render_call(event))
         elif isinstance(event, ApprovalDecided) and event.by == "user":
-            console.print(decided_line(event.decision, event.feedback))
+            said = decided_line(event.decision, event.feedback)
+            console.print(hanging(said[:4], said[4:]))
 
 
 def _folded(run: list[Event], undone: AbstractSet[str] = frozenset()) -> Text:

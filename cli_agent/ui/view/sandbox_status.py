@@ -78,3 +78,4 @@ def _environments(shown: Shown) -> list[str]:
     lines.append("HOME's tool folders shown, read-only (the rest of HOME is empty; [sandbox] read_paths shows more):")
     lines += [f"  {tilde(place)} ({tool})" for tool, place in shown.home_tools] or ["  (none here)"]
     return lines
+

@@ -169,7 +169,7 @@ def test_a_test_run_of_the_harness_shows_its_command_then_its_verdict_and_a_fail
     from cli_agent.contracts.events import Verification
 
     started = RunStarted(run_id="r", prompt="fix add", model="m", protocol="native", workspace="/w")
-    out = play(started, Verification(command="pytest -q", round=1, phase="running"),
+    out = play(started, ModelRequest(1, "f", 2), Verification(command="pytest -q", round=1, phase="running"),
                Verification(command="pytest -q", round=1, phase="failed", summary="1 failed, 2 passed in 0.1s"),
                Verification(command="pytest -q", round=2, phase="running"),
                Verification(command="pytest -q", round=2, phase="passed", summary="3 passed in 0.1s"),
@@ -181,3 +181,7 @@ def test_a_test_run_of_the_harness_shows_its_command_then_its_verdict_and_a_fail
                                                "round(s) did not fix them"))
     assert "tests_failed" in failed and "2 repair round(s) did not fix them" in " ".join(failed.split())
     assert "· 3 steps · tests pass ·" in out
+    baseline = play(started, Verification(command="pytest -q", round=1, phase="running"),  # before any change
+                    Verification(command="pytest -q", round=1, phase="failed", summary="1 failed in 0.1s"))
+    assert "⧗ checking what fails before any change: pytest -q" in baseline
+    assert "before any change: 1 failed in 0.1s" in baseline and "verifying" not in baseline

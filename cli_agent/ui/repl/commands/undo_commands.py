@@ -8,6 +8,7 @@ from cli_agent.contracts import errors
 from cli_agent.contracts.escape import escape_for_terminal as esc
 from cli_agent.history.undo import render_turns, undo_turn
 from cli_agent.ui.repl.commands.commands import Command
+from cli_agent.ui.view.wrapping import fit_lines
 
 if TYPE_CHECKING:
     from cli_agent.ui.repl.commands.commands import CommandContext, CommandRegistry
@@ -32,14 +33,14 @@ def _repl_undo(ctx: CommandContext, args: str) -> None:
     word = args.strip()
     try:
         if word in ("list", "--list"):
-            ctx.console.print(Text(render_turns(journal.turns())))
+            ctx.console.print(Text(fit_lines(render_turns(journal.turns()), ctx.console.width)))
             return
         if word and not word.isdigit():
             ctx.console.print(Text(f"usage: /undo [N|list], not {esc(word)!r}", style="yellow"))
             return
         undone = undo_turn(journal, int(word) if word else None, listing="/undo list")
     except errors.CliAgentError as exc:
-        ctx.console.print(Text(esc(str(exc)), style="yellow"))
+        ctx.console.print(Text(fit_lines(esc(str(exc)), ctx.console.width), style="yellow"))
         return
     ctx.console.print(Text(esc(f"undid turn {undone.turn}: " + (", ".join(undone.done) or "nothing left to "
                                                                                              "revert")), style="green"))
