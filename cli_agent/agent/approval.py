@@ -11,7 +11,7 @@ import enum
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from cli_agent.contracts.change import ChangeKind
+from cli_agent.contracts import ChangeKind
 
 __all__ = ["ApprovalMode", "Assessment", "CallFacts", "Policy", "Verdict", "assess"]
 

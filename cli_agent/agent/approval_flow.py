@@ -13,18 +13,18 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from cli_agent.agent.approval import CallFacts, Policy, Verdict, assess
-from cli_agent.contracts.envelope import Envelope
-from cli_agent.contracts.events import (
+from cli_agent.contracts import (
     Answer,
     ApprovalAsked,
     ApprovalDecided,
     CommandOutput,
     Decision,
+    Envelope,
     Event,
+    Message,
     PlanUpdated,
     RunFinished,
 )
-from cli_agent.contracts.messages import Message
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from cli_agent.agent.conversation import Conversation
     from cli_agent.agent.run_state import Approver, RunState, SubtaskRunner
     from cli_agent.hooks import Hooks
-    from cli_agent.tools.dispatch import Dispatcher, Prepared
+    from cli_agent.tools import Dispatcher, Prepared
 
 __all__ = ["Approvals", "facts_of"]
 
@@ -45,7 +45,7 @@ def facts_of(prepared: Prepared) -> CallFacts:
     an "a" answer grants (its spec's `approval_scope`: the host of a URL)."""
     scope = ""
     if prepared.spec is not None and prepared.spec.approval_scope == "host":
-        from cli_agent.tools.web.fetch import host_of
+        from cli_agent.tools import host_of
 
         scope = host_of(str(prepared.arguments.get("url", "")))
     return CallFacts(prepared.call.name, prepared.needs_approval, prepared.approval_kind, scope)

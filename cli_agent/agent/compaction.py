@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from cli_agent.contracts.events import ConversationReset
-from cli_agent.contracts.messages import reset_messages
+from cli_agent.contracts import ConversationReset, reset_messages
 
 if TYPE_CHECKING:
     from cli_agent.agent.loop import Agent

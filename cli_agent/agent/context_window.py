@@ -7,10 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import replace
 
-from cli_agent.contracts.envelope import Envelope
-from cli_agent.contracts.events import Warning
-from cli_agent.contracts.messages import Message
-from cli_agent.prompt.plan import Plan
+from cli_agent.contracts import Envelope, Message, Warning
+from cli_agent.prompt import Plan
 
 __all__ = ["ContextWindow", "for_model", "history_tokens"]
 

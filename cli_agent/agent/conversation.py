@@ -13,10 +13,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from cli_agent.agent.context_window import ContextWindow
-from cli_agent.contracts.envelope import Envelope
-from cli_agent.contracts.events import MessagesAppended, RunFinished, StopReason
-from cli_agent.contracts.images import ImagePart
-from cli_agent.contracts.messages import Message, ToolCall
+from cli_agent.contracts import Envelope, ImagePart, Message, MessagesAppended, RunFinished, StopReason, ToolCall
 
 if TYPE_CHECKING:
     from cli_agent.agent.run_state import RunState

@@ -26,30 +26,31 @@ from cli_agent.agent.judge.judge import Judge
 from cli_agent.agent.model_call import complete
 from cli_agent.agent.run_state import AgentSetup, Approver, Limits, Planner, RunState, briefed, over_budget, stop_for
 from cli_agent.agent.wire import protocol_for
-from cli_agent.contracts import errors
-from cli_agent.contracts.envelope import Envelope
-from cli_agent.contracts.events import (
+from cli_agent.contracts import (
     Decision,
+    Envelope,
     Event,
+    ImagePart,
+    Message,
     MessagesAppended,
     RunFinished,
     RunStarted,
     StopReason,
+    ToolCall,
     ToolCallsProposed,
+    Usage,
     Warning,
+    errors,
 )
-from cli_agent.contracts.images import ImagePart
-from cli_agent.contracts.messages import Message, ToolCall, Usage
-from cli_agent.prompt.plan import Planner as PromptPlanner
+from cli_agent.prompt import Planner as PromptPlanner
 
 if TYPE_CHECKING:
     from cli_agent.agent.approval import ApprovalMode, Policy
     from cli_agent.agent.wire import Parsed
-    from cli_agent.config.settings import Settings
-    from cli_agent.prompt.plan import Plan
-    from cli_agent.providers.base import Provider, ProviderReply
-    from cli_agent.tools.dispatch import Dispatcher
-    from cli_agent.tools.registry import Registry
+    from cli_agent.config import Settings
+    from cli_agent.prompt import Plan
+    from cli_agent.providers import Provider, ProviderReply
+    from cli_agent.tools import Dispatcher, Registry
 
 __all__ = ["Agent", "AgentSetup", "Approver", "Limits", "Planner"]
 
@@ -108,7 +109,7 @@ class Agent:
 
     def use_registry(self, registry: Registry) -> None:
         """Offer and dispatch the tools of `registry` from the next run on (the built-ins grown by MCP tools)."""
-        from cli_agent.tools.dispatch import Dispatcher
+        from cli_agent.tools import Dispatcher
 
         s = self._setup
         exposed = [spec.name for spec in registry.specs() if spec.exposed_to_model]

@@ -11,14 +11,22 @@ from collections.abc import Generator
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from cli_agent.contracts import errors
-from cli_agent.contracts.events import AssistantMessage, Decision, Event, ModelRequest, Retry, TextDelta, ThinkingDelta
-from cli_agent.contracts.messages import Message
-from cli_agent.providers.base import ProviderReply, ProviderRequest, Thinking
+from cli_agent.contracts import (
+    AssistantMessage,
+    Decision,
+    Event,
+    Message,
+    ModelRequest,
+    Retry,
+    TextDelta,
+    ThinkingDelta,
+    errors,
+)
+from cli_agent.providers import ProviderReply, ProviderRequest, Thinking
 
 if TYPE_CHECKING:
     from cli_agent.agent.run_state import AgentSetup, RunState
-    from cli_agent.prompt.plan import Plan
+    from cli_agent.prompt import Plan
 
 __all__ = ["backoff", "complete", "exchange", "send"]
 

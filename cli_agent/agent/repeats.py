@@ -9,9 +9,7 @@ import json
 from dataclasses import replace
 
 from cli_agent.agent.run_state import RunState
-from cli_agent.contracts.envelope import Envelope
-from cli_agent.contracts.events import StopReason
-from cli_agent.contracts.messages import ToolCall
+from cli_agent.contracts import Envelope, StopReason, ToolCall
 
 __all__ = ["MAX_REPEATS", "REPEAT_NOTE", "count_repeats", "noted", "stuck"]
 

@@ -9,20 +9,29 @@ from collections.abc import Callable, Collection, Generator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from cli_agent.contracts import errors
-from cli_agent.contracts.events import Answer, ApprovalAsked, Decision, Event, StopReason, ToolResult, Warning
-from cli_agent.contracts.images import ImagePart
-from cli_agent.contracts.messages import Message, ToolCall, Usage
-from cli_agent.prompt.plan import Plan
+from cli_agent.contracts import (
+    Answer,
+    ApprovalAsked,
+    Decision,
+    Event,
+    ImagePart,
+    Message,
+    StopReason,
+    ToolCall,
+    ToolResult,
+    Usage,
+    Warning,
+    errors,
+)
+from cli_agent.prompt import Plan
 
 if TYPE_CHECKING:
     from cli_agent.agent.approval import Policy
     from cli_agent.agent.wire import WireProtocol
-    from cli_agent.contracts.change import Change
-    from cli_agent.contracts.envelope import Envelope
+    from cli_agent.contracts import Change, Envelope
     from cli_agent.hooks import Hooks
-    from cli_agent.providers.base import Provider
-    from cli_agent.tools.dispatch import Dispatcher, Prepared
+    from cli_agent.providers import Provider
+    from cli_agent.tools import Dispatcher, Prepared
 
     # (run, the prepared task call, the approver, the policy now) -> the sub-task's events, then its envelope
     SubtaskRunner = Callable[["RunState", Prepared, "Approver | None", Policy],

@@ -16,10 +16,10 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from cli_agent.contracts.messages import Message, ToolCall
+from cli_agent.contracts import Message, ToolCall
 
 if TYPE_CHECKING:
-    from cli_agent.providers.base import ProviderReply
+    from cli_agent.providers import ProviderReply
 
 __all__ = ["JSON_SHAPE", "JsonProtocol", "NativeProtocol", "Parsed", "PlainProtocol", "WireProtocol",
            "protocol_for"]

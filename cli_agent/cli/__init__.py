@@ -5,3 +5,7 @@ share in `flags`), what both paths share (`state`) and the replay command (`repl
 
 The top floor: may import every package; nothing imports it.
 """
+
+from __future__ import annotations
+
+__all__: list[str] = []  # the top floor offers nothing: `cli_agent/__main__.py` runs `cli.main.main`

@@ -33,7 +33,7 @@ from cli_agent.cli.flags import (
     Yes,
 )
 from cli_agent.cli.state import resume_from, run_interactive, run_prompt
-from cli_agent.session.launch import AppState, flags_given
+from cli_agent.session import AppState, flags_given
 
 __all__ = ["app"]
 
@@ -80,7 +80,7 @@ def root(ctx: typer.Context,
     if prompt is not None:
         return run_prompt(state, prompt, session, images=image)
     if image:
-        from cli_agent.contracts.errors import UsageError
+        from cli_agent.contracts import UsageError
 
         raise UsageError("--image goes with -p; in the REPL, name the image in your message: @shot.png")
     return run_interactive(state, session, onboard=model is None and api_base is None and api_key is None)

@@ -23,9 +23,8 @@ def sandbox_cmd(ctx: typer.Context, workspace: Workspace = None, config: ConfigF
     import shutil
     import sys
 
-    from cli_agent.contracts.escape import escape_for_terminal
-    from cli_agent.ui.view.sandbox_status import sandbox_report
-    from cli_agent.ui.view.wrapping import fit_lines
+    from cli_agent.contracts import escape_for_terminal
+    from cli_agent.ui.view import fit_lines, sandbox_report
 
     text, code = sandbox_report(load(ctx, workspace=workspace, config=config).settings)
     text = escape_for_terminal(text)  # a pipe gets whole lines; a terminal, lines wrapped to its width
@@ -84,11 +83,11 @@ def eval_cmd(ctx: typer.Context,
     load(ctx, announce=False)  # a broken config exits 2 here as everywhere
     flags = ctx.find_root().obj.flags or {}
     if suite == "real" and merge:
-        from cli_agent.eval.real_report import merge_command
+        from cli_agent.eval import merge_command
 
         return merge_command(list(merge), report)
     if suite == "real":
-        from cli_agent.eval.real_report import run_real_command
+        from cli_agent.eval import run_real_command
 
         return run_real_command(model=model or flags.get("model") or "local", protocols=protocols,
                                 variants=variants, only=only, report=report,
@@ -108,8 +107,8 @@ def local_status(ctx: typer.Context,
                                                                  "smollm2-135m | PATH.gguf")] = None,
                  config: ConfigFile = None) -> int:
     """The local model: its file, size, sha256 check, and whether the runtime is installed."""
-    from cli_agent.contracts.escape import escape_for_terminal
-    from cli_agent.providers.local_model import model_status, resolve_model
+    from cli_agent.contracts import escape_for_terminal
+    from cli_agent.providers import model_status, resolve_model
 
     loaded = load(ctx, local_model=local_model, config=config)
     status = model_status(resolve_model(loaded.settings.local.model), rehash=rehash)

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from cli_agent.session.launch import load_for, provider_factory
+from cli_agent.session import load_for, provider_factory
 
 __all__ = ["ApiBase", "ApiKey", "AsJson", "Attempts", "ConfigFile", "MaxSteps", "Model", "NoTools", "Output",
            "Protocol", "RequireVerified", "Timeout", "TracePath", "Trust", "Workspace", "Yes", "factory", "load",

@@ -22,7 +22,7 @@ from typing import Any
 
 from cli_agent.cli.state import resume_from, run_interactive, run_prompt
 from cli_agent.contracts import errors
-from cli_agent.session.launch import AppState, flags_given
+from cli_agent.session import AppState, flags_given
 
 __all__ = ["ROOT_OPTIONS", "exit_now", "main", "root_flags", "run"]
 
@@ -142,8 +142,7 @@ def _wants_json(argv: list[str], state: AppState) -> bool:
 
 def _json_failure(message: str, code: int) -> None:
     """The `--output json` object of a run that ended before it could report itself."""
-    from cli_agent.contracts.escape import json_for_output
-    from cli_agent.contracts.events import StopReason
+    from cli_agent.contracts import StopReason, json_for_output
 
     status = next((r.value for r in StopReason if r.exit_code == code and r is not StopReason.CANCELLED), "error")
     usage = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0, "cost_usd": 0.0, "cached_tokens": 0,
@@ -154,7 +153,7 @@ def _json_failure(message: str, code: int) -> None:
 
 
 def _fail(message: str, code: int, json_report: bool = False) -> int:
-    from cli_agent.contracts.escape import escape_for_terminal
+    from cli_agent.contracts import escape_for_terminal
 
     if json_report:
         _json_failure(message, code)

@@ -7,10 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from cli_agent.contracts import errors
-from cli_agent.contracts.events import ApprovalDecided, Event, RunFinished, RunStarted, ToolCallsProposed, ToolResult
-from cli_agent.replay.compare import short
-from cli_agent.replay.engine import replay
+from cli_agent.contracts import ApprovalDecided, Event, RunFinished, RunStarted, ToolCallsProposed, ToolResult, errors
+from cli_agent.replay import replay, short
 
 __all__ = ["run_replay"]
 
@@ -20,7 +18,7 @@ def run_replay(path: Path, output: str = "text", *, run_commands: bool = False) 
     replay went as recorded; a divergence is a one-line CliAgentError (exit 1)."""
     import sys
 
-    from cli_agent.contracts.escape import escape_for_terminal, json_for_output
+    from cli_agent.contracts import escape_for_terminal, json_for_output
 
     if output not in ("text", "json"):
         raise errors.UsageError(f"--output must be text or json for replay, not {output!r}")
@@ -46,7 +44,7 @@ def run_replay(path: Path, output: str = "text", *, run_commands: bool = False) 
 def _print_event(event: Event) -> None:
     import sys
 
-    from cli_agent.contracts.escape import escape_for_terminal
+    from cli_agent.contracts import escape_for_terminal
 
     line = None
     if isinstance(event, RunStarted):

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from cli_agent.contracts import errors
-from cli_agent.fs.broad import refuse_broad
-from cli_agent.session.launch import AppState, load_for, provider_factory
+from cli_agent.fs import refuse_broad
+from cli_agent.session import AppState, load_for, provider_factory
 
 __all__ = ["resume_from", "run_interactive", "run_prompt"]
 
@@ -22,7 +22,7 @@ def resume_from(continue_: bool, resume: str | None) -> str | None:
     if continue_ and resume is not None:
         raise errors.UsageError("-c/--continue and --resume ID exclude each other: give one")
     if continue_:
-        from cli_agent.history.session_index import LATEST
+        from cli_agent.history import LATEST
 
         return LATEST
     return resume
@@ -31,8 +31,7 @@ def resume_from(continue_: bool, resume: str | None) -> str | None:
 def run_interactive(state: AppState, resume: str | None, *, onboard: bool) -> int:
     """No `-p`: the trust question for a new folder, then the REPL, which loads the settings behind its prompt.
     `onboard`: no model, server or key was given on the command line (the REPL may offer to set one up)."""
-    from cli_agent.ui.repl.start.run import run_repl
-    from cli_agent.ui.repl.start.trust_question import ask_trust
+    from cli_agent.ui.repl import ask_trust, run_repl
 
     def load() -> Any:
         return load_for(state, announce=False)
@@ -46,7 +45,7 @@ def run_interactive(state: AppState, resume: str | None, *, onboard: bool) -> in
 def run_prompt(state: AppState, prompt: str, resume: str | None, *, images: list[str] | None = None) -> int:
     """`-p TEXT`: one task, then exit with its code. `state.flags` holds the root's flags; `images`: the files
     given with --image."""
-    from cli_agent.ui.headless.oneshot import run_one_shot
+    from cli_agent.ui.headless import run_one_shot
 
     loaded = load_for(state)
     return run_one_shot(loaded.settings, prompt, provider_factory=provider_factory(state), resume=resume,

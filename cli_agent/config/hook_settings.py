@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from cli_agent.validated.checked import rule
+from cli_agent.validated import rule
 
 __all__ = ["AgentType", "Hook", "HookEvent", "check_match", "hook_note"]
 

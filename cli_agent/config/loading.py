@@ -28,12 +28,9 @@ from cli_agent.config.settings import (
     owner,
     value_of,
 )
-from cli_agent.contracts.errors import ConfigError
-from cli_agent.fs import paths
-from cli_agent.fs.hostfile import RegularFile
-from cli_agent.validated.checked import check, plainly_valid
-from cli_agent.validated.reader import TomlFile, load_checked, read_toml
-from cli_agent.validated.wording import problem_of
+from cli_agent.contracts import ConfigError
+from cli_agent.fs import RegularFile, paths
+from cli_agent.validated import TomlFile, check, load_checked, plainly_valid, problem_of, read_toml
 
 __all__ = ["Loaded", "load_settings"]
 

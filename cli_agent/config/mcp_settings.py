@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from cli_agent.validated.checked import check, rule, unchecked
+from cli_agent.validated import check, rule, unchecked
 
 __all__ = ["ApprovalSetting", "McpServer", "check_names", "merge_servers", "server_of"]
 
@@ -104,7 +104,7 @@ def server_of(table: dict[str, Any], origin: str) -> McpServer:
     (`url: ...`) if it is wrong."""
     from pydantic import ValidationError
 
-    from cli_agent.validated.wording import problem_of
+    from cli_agent.validated import problem_of
 
     try:
         return dataclasses.replace(check(McpServer, table, strict=True), origin=origin)

@@ -6,7 +6,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from cli_agent.config.settings import KEYS, USER_ONLY_TABLES, mask_secret, value_of
-from cli_agent.validated.checked import Secret
+from cli_agent.validated import Secret
 
 if TYPE_CHECKING:
     from cli_agent.config.loading import Loaded

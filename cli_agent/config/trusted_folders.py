@@ -16,9 +16,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from cli_agent.contracts.errors import ConfigError
-from cli_agent.fs import paths
-from cli_agent.fs.hostfile import CONFIG_LIMIT, read_regular
+from cli_agent.contracts import ConfigError
+from cli_agent.fs import CONFIG_LIMIT, paths, read_regular
 
 __all__ = ["TrustEntry", "config_digest", "earlier_entry", "entries", "folder_trusted", "is_trusted", "listing",
            "revoke", "revoked_line", "trust_folder", "trusted_line"]

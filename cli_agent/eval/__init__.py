@@ -16,10 +16,12 @@ from typing import TYPE_CHECKING, Any
 from cli_agent.contracts import errors
 
 if TYPE_CHECKING:
+    from cli_agent.eval.real_report import merge_command, run_real_command
+
+if TYPE_CHECKING:
     from cli_agent.eval.live import ModelResult
     from cli_agent.eval.runner import ScenarioResult
 
-__all__ = ["run_eval_command", "run_live", "run_offline"]
 
 
 def run_offline(only: str | None = None) -> list[ScenarioResult]:
@@ -84,3 +86,20 @@ def run_eval_command(*, report: Path | None = None, models: str | None = None, a
         raise errors.CliAgentError(f"{failed} live task(s) failed" + "".join(
             f"; {m.model}: {m.note}" for m in live if m.missing_credentials))
     return 0
+
+__all__ = [
+    "merge_command",
+    "run_eval_command",
+    "run_live",
+    "run_offline",
+    "run_real_command",
+]
+
+
+def __getattr__(name: str) -> object:
+    """An export loads when it is first asked for: a front end imports only what its path uses."""
+    if name in ("merge_command", "run_real_command"):
+        from cli_agent.eval import real_report
+
+        return getattr(real_report, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -16,8 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cli_agent.contracts import errors
-from cli_agent.contracts.events import Event, RunFinished, StopReason, ToolCallsProposed, Warning
+from cli_agent.contracts import Event, RunFinished, StopReason, ToolCallsProposed, Warning, errors
 from cli_agent.eval.runner import prepare_workspace, snapshot
 from cli_agent.eval.scenarios import LiveTask
 
@@ -89,8 +88,8 @@ def run_model(model: str, tasks: list[LiveTask], *, api_base: str | None = None,
 
 
 def _run_task(model: str, task: LiveTask, api_base: str | None, max_steps: int, timeout: float) -> TaskResult:
-    from cli_agent.config.settings import Settings
-    from cli_agent.session.session import drive, open_session
+    from cli_agent.config import Settings
+    from cli_agent.session import drive, open_session
 
     outcome = TaskResult(task.name)
     with tempfile.TemporaryDirectory(prefix="cli-agent-live-") as tmp:

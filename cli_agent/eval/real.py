@@ -36,8 +36,7 @@ from typing import Any
 from cli_agent.contracts import errors
 from cli_agent.eval import real_sdist
 from cli_agent.eval.real_sdist import Project
-from cli_agent.validated.checked import rule
-from cli_agent.validated.reader import load_checked, read_toml
+from cli_agent.validated import load_checked, read_toml, rule
 
 __all__ = ["SWITCHES", "RealResult", "RealTask", "apply_edits", "grade", "load_real_tasks", "prepare",
            "reference_fix", "variant_settings"]

@@ -200,8 +200,8 @@ def _cli(run: Run, options: RunOptions, workspace: Path, venv: Path, folder: Pat
 
 def _read_trace(result: RealResult, trace: Path, code: int) -> None:
     """The run's figures from its trace (its last RunFinished and the calls it proposed)."""
-    from cli_agent.contracts.events import RunFinished, StopReason, ToolCallsProposed
-    from cli_agent.history.trace import read_trace
+    from cli_agent.contracts import RunFinished, StopReason, ToolCallsProposed
+    from cli_agent.history import read_trace
 
     result.exit_code = code
     try:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cli_agent import __version__
-from cli_agent.contracts.errors import UsageError
+from cli_agent.contracts import UsageError
 from cli_agent.fs import paths
 
 if TYPE_CHECKING:

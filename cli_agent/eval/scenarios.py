@@ -20,9 +20,8 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
-from cli_agent.contracts.errors import UsageError
-from cli_agent.validated.checked import rule
-from cli_agent.validated.reader import TomlFile, load_checked, read_toml
+from cli_agent.contracts import UsageError
+from cli_agent.validated import TomlFile, load_checked, read_toml, rule
 
 __all__ = ["Check", "Expect", "LiveTask", "Scenario", "load_live_tasks", "load_scenarios"]
 

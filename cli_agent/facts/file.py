@@ -19,10 +19,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from cli_agent.contracts.errors import ConfigError
-from cli_agent.fs.hostfile import CONFIG_LIMIT, RegularFile, read_regular
-from cli_agent.fs.paths import PROJECT_DIR
-from cli_agent.validated.reader import load_checked, parse_toml, read_toml
+from cli_agent.contracts import ConfigError
+from cli_agent.fs import CONFIG_LIMIT, PROJECT_DIR, RegularFile, read_regular
+from cli_agent.validated import load_checked, parse_toml, read_toml
 
 __all__ = ["appended", "load", "render_draft", "render_facts", "tables", "write"]
 

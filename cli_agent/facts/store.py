@@ -29,15 +29,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cli_agent.contracts.errors import ConfigError, UsageError
+from cli_agent.contracts import ConfigError, UsageError
 from cli_agent.facts import file as facts_file
-from cli_agent.fs.paths import PROJECT_DIR
-from cli_agent.validated.checked import rule
+from cli_agent.fs import PROJECT_DIR
+from cli_agent.validated import rule
 
 if TYPE_CHECKING:
-    from cli_agent.config.settings import Settings
-    from cli_agent.contracts.change import Change
-    from cli_agent.fs.workspace import Workspace
+    from cli_agent.config import Settings
+    from cli_agent.contracts import Change
+    from cli_agent.fs import Workspace
 
 __all__ = ["DRAFT_FILE", "FACTS_FILE", "Fact", "FactStore", "Proposal", "list_json", "one_line", "render_list",
            "workspace_for"]
@@ -204,7 +204,7 @@ class FactStore:
     @contextlib.contextmanager
     def _locked(self, *, create: bool) -> Iterator[int]:
         """The `.cli-agent` folder opened without following links, flock-ed for one read-modify-write."""
-        from cli_agent.fs.resolve_beneath import open_dir
+        from cli_agent.fs import open_dir
 
         try:
             root_fd = open_dir(str(self.root))
@@ -242,8 +242,7 @@ def workspace_for(settings: Settings, *,
     """The settings' workspace with every lock (config `locks`, facts.toml's `[locks] paths`) and every protected
     place (`cli_agent.fs.protected`: the config files read, the user dirs, `.git` and `.cli-agent` by their real
     place). `before_write`: the undo journal's hook."""
-    from cli_agent.fs.protected import protected_globs
-    from cli_agent.fs.workspace import Workspace
+    from cli_agent.fs import Workspace, protected_globs
 
     root = Path(settings.workspace)
     locks = tuple(dict.fromkeys([*settings.locks, *FactStore(root).locks()]))

@@ -16,8 +16,7 @@ import os
 import secrets
 from typing import TYPE_CHECKING
 
-from cli_agent.contracts.change import Change
-from cli_agent.contracts.envelope import ToolError
+from cli_agent.contracts import Change, ToolError
 from cli_agent.fs.resolve_beneath import Located, open_dir, open_regular
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ import os
 import pwd
 from pathlib import Path
 
-from cli_agent.contracts.errors import UsageError
+from cli_agent.contracts import UsageError
 
 __all__ = ["broad_reason", "refuse_broad"]
 

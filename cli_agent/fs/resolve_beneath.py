@@ -16,7 +16,7 @@ import os
 import stat
 from dataclasses import dataclass
 
-from cli_agent.contracts.envelope import ToolError
+from cli_agent.contracts import ToolError
 
 __all__ = ["MAX_LINKS", "Located", "locate", "locate_in", "open_dir", "open_regular"]
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import codecs
 from dataclasses import dataclass, replace
 
-from cli_agent.contracts.envelope import ToolError
+from cli_agent.contracts import ToolError
 
 __all__ = ["TextFormat", "decode", "detect", "encode", "guess_type", "lines", "round_trips", "to_lf"]
 

@@ -26,9 +26,7 @@ import stat
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from cli_agent.contracts.change import Change
-from cli_agent.contracts.envelope import Later, ToolError
-from cli_agent.contracts.errors import UsageError
+from cli_agent.contracts import Change, Later, ToolError, UsageError
 from cli_agent.fs import atomic
 from cli_agent.fs.credentials import credential_at, places
 from cli_agent.fs.pathmatch import GlobSet, glob_problem

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 from cli_agent.contracts import errors
 
 if TYPE_CHECKING:
-    from cli_agent.contracts.change import Change
+    from cli_agent.contracts import Change
 
 __all__ = ["FORMAT", "Entry", "Journal", "Turn", "collect_blobs"]
 
@@ -195,7 +195,7 @@ class Journal:
 
     def _inspect(self, rel: str) -> tuple[int | None, tuple[str, ...]]:
         """The file's current permission bits (None when missing) and the folders a write would create."""
-        from cli_agent.fs.resolve_beneath import locate_in
+        from cli_agent.fs import locate_in
 
         with locate_in(str(self.root), tuple(rel.split("/")), follow=False) as loc:
             mode = loc.stat.st_mode & 0o7777 if loc.stat is not None else None

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from cli_agent.contracts.errors import TraceError, UsageError
+from cli_agent.contracts import TraceError, UsageError
 from cli_agent.fs import paths
 from cli_agent.history.trace import Trace, read_trace
 

@@ -25,18 +25,18 @@ from pathlib import Path
 from typing import IO, Any
 
 from cli_agent import __version__
-from cli_agent.contracts.errors import TraceError
-from cli_agent.contracts.events import (
+from cli_agent.contracts import (
     ConversationReset,
     Event,
+    Message,
     MessagesAppended,
     RunFinished,
     RunStarted,
+    TraceError,
     event_from_dict,
+    reset_messages,
 )
-from cli_agent.contracts.messages import Message, reset_messages
-from cli_agent.fs import paths
-from cli_agent.fs.hostfile import TRACE_LIMIT, read_regular
+from cli_agent.fs import TRACE_LIMIT, paths, read_regular
 
 __all__ = ["FORMAT", "READABLE", "Trace", "TraceWriter", "default_trace_path", "raw_records", "read_trace"]
 

@@ -27,14 +27,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cli_agent.contracts import errors
-from cli_agent.contracts.escape import clip
-from cli_agent.contracts.escape import escape_for_terminal as esc
+from cli_agent.contracts import clip, errors
+from cli_agent.contracts import escape_for_terminal as esc
 from cli_agent.history.journal import Journal, Turn
 
 if TYPE_CHECKING:
-    from cli_agent.contracts.change import Change, ChangeKind
-    from cli_agent.fs.workspace import Workspace
+    from cli_agent.contracts import Change, ChangeKind
+    from cli_agent.fs import Workspace
 
 __all__ = ["Undone", "current_bytes", "remove_empty_dirs", "render_turns", "reverting_change", "shown_path",
            "turns_json", "undo_turn"]
@@ -51,8 +50,8 @@ class Undone:
 def undo_turn(journal: Journal, turn: int | None = None, *, listing: str = "cli-agent undo --list") -> Undone:
     """Revert `turn` (default: the newest turn not undone yet) of `journal`; see the module docstring. `listing`:
     how the front end lists the turns, named in the errors (the REPL's `/undo list`)."""
-    from cli_agent.contracts.envelope import ToolError
-    from cli_agent.fs.workspace import DEFAULT_PROTECTED, Workspace
+    from cli_agent.contracts import ToolError
+    from cli_agent.fs import DEFAULT_PROTECTED, Workspace
 
     workspace = Workspace(journal.root, protected=DEFAULT_PROTECTED)
     if not journal.file.exists():
@@ -98,7 +97,7 @@ def _plan(journal: Journal, workspace: Workspace, target: Turn) -> tuple[list[Ch
     """The changes that revert `target`, checked against the files as they are now (and as the changes planned
     before each leave them), and the folders to remove before a file comes back in their place (a turn that turned
     a file into a folder); nothing is written."""
-    from cli_agent.contracts.envelope import ToolError
+    from cli_agent.contracts import ToolError
 
     now: dict[str, bytes | None] = {}
     plan: list[Change] = []
@@ -144,7 +143,7 @@ def _current(workspace: Workspace, path: str, now: dict[str, bytes | None], empt
              ) -> bytes | None:
     """The bytes at `path` when its change comes: None under a file the plan deletes first, and None for a folder
     whose every file the plan deletes first (it is removed then, `emptied`); else `current_bytes`."""
-    from cli_agent.contracts.envelope import ToolError
+    from cli_agent.contracts import ToolError
 
     if _replaced(path, now, emptied):
         return None
@@ -189,7 +188,7 @@ def reverting_change(path: str, current: bytes | None, restored: bytes | None, *
                      summary: str) -> Change:
     """The change that puts `restored` back where `current` is now (None: no file), for `Workspace.apply`: its
     "unchanged since read" check makes a file that changed meanwhile refuse the write."""
-    from cli_agent.contracts.change import Change
+    from cli_agent.contracts import Change
 
     kind: ChangeKind = "delete" if restored is None else "create" if current is None else "write"
     return Change(tool="undo", kind=kind, path=path, before=current, after=restored, mode=mode, summary=summary)
@@ -197,8 +196,8 @@ def reverting_change(path: str, current: bytes | None, restored: bytes | None, *
 
 def current_bytes(workspace: Workspace, rel: str) -> bytes | None:
     """The file's bytes now (None: missing); a link anywhere on the way or a special file is a ToolError."""
-    from cli_agent.fs.resolve_beneath import locate_in, open_regular
-    from cli_agent.tools.handlers.files import FILE_MAX
+    from cli_agent.fs import locate_in, open_regular
+    from cli_agent.tools import FILE_MAX
 
     with locate_in(str(workspace.root), tuple(workspace.relative(rel).split("/")), follow=False) as loc:
         if loc.stat is None:
@@ -211,7 +210,7 @@ def current_bytes(workspace: Workspace, rel: str) -> bytes | None:
 def remove_empty_dirs(root: Path, dirs: Iterable[str]) -> None:
     """rmdir (never recursive, never through a link) each of the folders `dirs` (relative to `root`) that is empty,
     deepest first."""
-    from cli_agent.fs.resolve_beneath import locate_in
+    from cli_agent.fs import locate_in
 
     for rel in sorted(set(dirs), key=lambda d: -d.count("/")):
         with contextlib.suppress(Exception), locate_in(str(root), tuple(rel.split("/")), follow=False) as loc:

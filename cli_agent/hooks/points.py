@@ -23,14 +23,12 @@ from collections.abc import Generator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cli_agent.contracts.errors import DeniedError
-from cli_agent.contracts.events import HookRan
+from cli_agent.contracts import DeniedError, HookRan
 from cli_agent.hooks.process import run_hook
 
 if TYPE_CHECKING:
-    from cli_agent.config.hook_settings import Hook
-    from cli_agent.contracts.envelope import Envelope
-    from cli_agent.contracts.messages import ToolCall
+    from cli_agent.config import Hook
+    from cli_agent.contracts import Envelope, ToolCall
 
 __all__ = ["Hooks", "PromptBlocked"]
 

@@ -18,10 +18,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from cli_agent.config.mcp_settings import McpServer
-from cli_agent.contracts.envelope import Envelope
+from cli_agent.config import McpServer
+from cli_agent.contracts import Envelope
 from cli_agent.mcp.hub import McpCallError, McpHub, ServerState
-from cli_agent.tools.registry import Registry
+from cli_agent.tools import Registry
 
 __all__ = ["McpAttachment", "McpToolHandler", "log_dir"]
 

@@ -16,8 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from cli_agent.config.mcp_settings import McpServer
-from cli_agent.fs.hostfile import open_host_file
+from cli_agent.config import McpServer
+from cli_agent.fs import open_host_file
 from cli_agent.mcp.server_log import ServerLog
 
 __all__ = ["hold_connection", "list_all_tools", "one_line", "working_folder"]

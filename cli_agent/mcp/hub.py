@@ -28,8 +28,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from cli_agent.config.mcp_settings import McpServer
-from cli_agent.contracts.errors import CliAgentError
+from cli_agent.config import McpServer
+from cli_agent.contracts import CliAgentError
 
 __all__ = ["McpCallError", "McpHub", "ServerState", "ServerStatus"]
 

@@ -20,10 +20,9 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from cli_agent.config.mcp_settings import McpServer
-from cli_agent.contracts.envelope import Envelope
-from cli_agent.tools.schema_check import unbounded_keywords
-from cli_agent.tools.specs import ToolSpec, validate_parameters
+from cli_agent.config import McpServer
+from cli_agent.contracts import Envelope
+from cli_agent.tools import ToolSpec, unbounded_keywords, validate_parameters
 
 __all__ = ["MAX_RESULT_CHARS", "SEPARATOR", "envelope_for", "plain_tools", "spec_for", "specs_for_servers",
            "split_name"]

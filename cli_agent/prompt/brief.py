@@ -17,8 +17,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from cli_agent.fs.workspace import Workspace
-    from cli_agent.tools.context import SeenFiles
+    from cli_agent.fs import Workspace
+    from cli_agent.tools import SeenFiles
 
 __all__ = ["TASK_CHARS", "briefer"]
 

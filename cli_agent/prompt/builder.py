@@ -25,8 +25,7 @@ from typing import Any
 
 from cli_agent.prompt.compact import LISTING_CHARS, ranked_listing, render_compact
 from cli_agent.prompt.context import PromptContext
-from cli_agent.tools.registry import Registry
-from cli_agent.tools.specs import ToolSpec
+from cli_agent.tools import Registry, ToolSpec
 
 __all__ = ["BuiltPrompt", "PromptBuilder", "PromptContext", "json_protocol_schema", "native_schema",
            "plan_fingerprint"]

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from cli_agent.prompt.context import PromptContext
-    from cli_agent.tools.specs import ToolSpec
+    from cli_agent.tools import ToolSpec
 
 __all__ = ["LISTING_CHARS", "ranked_listing", "render_compact"]
 

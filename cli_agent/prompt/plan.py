@@ -8,11 +8,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from cli_agent.config.settings import Settings
-    from cli_agent.fs.workspace import Workspace
+    from cli_agent.config import Settings
+    from cli_agent.fs import Workspace
     from cli_agent.prompt.builder import BuiltPrompt, PromptBuilder
-    from cli_agent.providers.base import Preferences
-    from cli_agent.tools.registry import Registry
+    from cli_agent.providers import Preferences
+    from cli_agent.tools import Registry
 
 __all__ = ["Plan", "Planner", "planned_protocol", "preferences"]
 
@@ -92,7 +92,7 @@ class Planner:
         system = built.system
         if self.protocol == "json" and preferences(self.settings).constrained_json:
             from cli_agent.prompt.builder import json_protocol_schema
-            from cli_agent.providers.local import CONSTRAINED_ANSWER
+            from cli_agent.providers import CONSTRAINED_ANSWER
 
             options["response_format"] = {"type": "json_object", "schema": json_protocol_schema(built.tools)}
             system += CONSTRAINED_ANSWER
@@ -131,7 +131,7 @@ class Planner:
     def _facts(self) -> tuple[str, ...]:
         """The committed project facts, never the pending proposals; read once per run (the planner is called once
         a run). A broken facts.toml raises ConfigError, which ends the run with exit 2."""
-        from cli_agent.facts.store import FactStore
+        from cli_agent.facts import FactStore
 
         return tuple(" ".join(f.text.split()) for f in FactStore(self.workspace.root).committed())
 

@@ -25,7 +25,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from cli_agent.fs.hostfile import read_regular_or_none
+from cli_agent.fs import read_regular_or_none
 
 __all__ = ["Found", "detect_test_command", "find_test_command", "is_test_path", "shown"]
 

@@ -28,11 +28,11 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from cli_agent.contracts.envelope import ToolError
+from cli_agent.contracts import ToolError
 from cli_agent.prompt.project_tests import is_test_path
 
 if TYPE_CHECKING:
-    from cli_agent.fs.workspace import Workspace
+    from cli_agent.fs import Workspace
 
 __all__ = ["Outline", "RepoMap", "Symbol", "repo_map"]
 

@@ -25,10 +25,10 @@ import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from cli_agent.contracts.envelope import ToolError
+from cli_agent.contracts import ToolError
 
 if TYPE_CHECKING:
-    from cli_agent.fs.workspace import Workspace
+    from cli_agent.fs import Workspace
 
 __all__ = ["Place", "TaskBrief", "named_files", "task_brief"]
 

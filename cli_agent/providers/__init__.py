@@ -21,21 +21,15 @@ from cli_agent.providers.openai_http import HTTP_PREFIXES, OpenAIHTTPProvider
 from cli_agent.providers.scripted import ScriptedProvider, ScriptError
 
 if TYPE_CHECKING:
-    from cli_agent.config.settings import LocalSettings
+    from cli_agent.providers import litellm_provider
+    from cli_agent.providers.base import NoModel, Thinking
+    from cli_agent.providers.local import CONSTRAINED_ANSWER, default_to_local, setup_pending
+    from cli_agent.providers.local_model import model_status, resolve_model, runtime_version
+    from cli_agent.providers.waiting import cancelled_by
 
-__all__ = [
-    "LiteLLMProvider",
-    "OpenAIHTTPProvider",
-    "Preferences",
-    "Provider",
-    "ProviderReply",
-    "ProviderRequest",
-    "ScriptError",
-    "ScriptedProvider",
-    "make_provider",
-    "preferences_for",
-    "provider_class",
-]
+if TYPE_CHECKING:
+    from cli_agent.config import LocalSettings
+
 
 SCRIPTED_PREFIX = "scripted:"
 LOCAL = "local"  # the bundled model
@@ -75,3 +69,48 @@ def make_provider(model: str, *, api_base: str | None, api_key: str | None, max_
         hosted["cache"] = cache
     return cls(model, api_base=api_base, api_key=api_key, max_retries=max_retries,  # type: ignore[no-any-return]
                **hosted)
+
+__all__ = [
+    "CONSTRAINED_ANSWER",
+    "LiteLLMProvider",
+    "NoModel",
+    "OpenAIHTTPProvider",
+    "Preferences",
+    "Provider",
+    "ProviderReply",
+    "ProviderRequest",
+    "ScriptError",
+    "ScriptedProvider",
+    "Thinking",
+    "cancelled_by",
+    "default_to_local",
+    "litellm_provider",
+    "make_provider",
+    "model_status",
+    "preferences_for",
+    "provider_class",
+    "resolve_model",
+    "runtime_version",
+    "setup_pending",
+]
+
+
+def __getattr__(name: str) -> object:
+    """An export loads when it is first asked for: a front end imports only what its path uses."""
+    if name in ("NoModel", "Thinking"):
+        from cli_agent.providers import base
+
+        return getattr(base, name)
+    if name in ("CONSTRAINED_ANSWER", "default_to_local", "setup_pending"):
+        from cli_agent.providers import local
+
+        return getattr(local, name)
+    if name in ("model_status", "resolve_model", "runtime_version"):
+        from cli_agent.providers import local_model
+
+        return getattr(local_model, name)
+    if name in ("cancelled_by",):
+        from cli_agent.providers import waiting
+
+        return getattr(waiting, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

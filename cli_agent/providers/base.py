@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, Protocol, TypeVar, runtime_checkable
 from urllib.parse import urlsplit
 
-from cli_agent.contracts.errors import CliAgentError, RetryableProviderError
-from cli_agent.contracts.messages import Message, ToolCall, Usage
+from cli_agent.contracts import CliAgentError, Message, RetryableProviderError, ToolCall, Usage
 from cli_agent.providers.chunks import ThinkingBlocks, chunk_usage
 from cli_agent.providers.waiting import deadline_of, expired, iterate_until, timeout_error
 

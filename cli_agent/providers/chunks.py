@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from cli_agent.contracts.messages import Usage
+from cli_agent.contracts import Usage
 
 __all__ = ["ThinkingBlocks", "chunk_usage"]
 

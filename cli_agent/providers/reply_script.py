@@ -23,7 +23,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from cli_agent.contracts.errors import UsageError
+from cli_agent.contracts import UsageError
 
 __all__ = ["ERROR_KINDS", "KEYS", "check_item", "error_kind", "item_calls", "item_finish", "item_text", "status_of"]
 

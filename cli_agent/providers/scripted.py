@@ -18,14 +18,16 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from cli_agent.contracts.errors import (
+from cli_agent.contracts import (
     CliAgentError,
+    Message,
     MissingCredentialsError,
     ProviderError,
     RetryableProviderError,
+    ToolCall,
+    Usage,
     UsageError,
 )
-from cli_agent.contracts.messages import Message, ToolCall, Usage
 from cli_agent.providers.base import (
     ProviderReply,
     ProviderRequest,

@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import Any, TypeVar
 
-from cli_agent.contracts.errors import RunTimeoutError
+from cli_agent.contracts import RunTimeoutError
 
 __all__ = ["cancelled_by", "deadline_of", "expired", "iterate_until", "raise_if_cancelled", "timeout_error"]
 

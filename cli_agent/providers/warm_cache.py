@@ -27,7 +27,7 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from cli_agent.contracts.errors import UsageError
+from cli_agent.contracts import UsageError
 from cli_agent.fs import paths
 
 __all__ = ["WarmCache"]

@@ -13,3 +13,29 @@ The command, `cli-agent replay`, is `cli.replay`: it prints what `engine.replay`
 
 May import: session and everything below it (it opens a session on the copy); only cli imports it.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cli_agent.replay.compare import short
+    from cli_agent.replay.engine import replay
+
+__all__ = [
+    "replay",
+    "short",
+]
+
+
+def __getattr__(name: str) -> object:
+    """An export loads when it is first asked for: a front end imports only what its path uses."""
+    if name in ("short",):
+        from cli_agent.replay import compare
+
+        return getattr(compare, name)
+    if name in ("replay",):
+        from cli_agent.replay import engine
+
+        return getattr(engine, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

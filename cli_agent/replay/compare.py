@@ -11,9 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from cli_agent.contracts import errors
-from cli_agent.contracts.change import sha_of
-from cli_agent.contracts.events import (
+from cli_agent.contracts import (
     ApprovalDecided,
     AssistantMessage,
     Event,
@@ -23,8 +21,10 @@ from cli_agent.contracts.events import (
     StopReason,
     ToolCallsProposed,
     ToolResult,
+    errors,
+    sha_of,
 )
-from cli_agent.history.trace import Trace
+from cli_agent.history import Trace
 
 __all__ = ["Comparator", "Divergence", "short", "written"]
 
@@ -133,7 +133,7 @@ def _items(event: Event, wrote: str | None = None) -> list[tuple[Any, ...]]:
 def _finds(tool: str) -> bool:
     """Whether a result's data is compared: a built-in tool that reads the workspace (its spec's kind is read or
     search), whose data a faithful replay finds again; not a fetch, a plan, a sub-task or an MCP tool's."""
-    from cli_agent.tools.registry import Registry
+    from cli_agent.tools import Registry
 
     builtin = Registry.builtin()
     return tool in builtin and builtin.get(tool).kind in ("read", "search")

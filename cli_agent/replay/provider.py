@@ -12,8 +12,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-from cli_agent.contracts import errors
-from cli_agent.contracts.events import (
+from cli_agent.contracts import (
     Answer,
     ApprovalAsked,
     ApprovalDecided,
@@ -25,13 +24,14 @@ from cli_agent.contracts.events import (
     StopReason,
     SubagentEvent,
     ThinkingDelta,
+    ToolCall,
     ToolCallsProposed,
     ToolResult,
+    errors,
     event_from_dict,
 )
-from cli_agent.contracts.messages import ToolCall
-from cli_agent.history.trace import Trace
-from cli_agent.providers.base import NoModel
+from cli_agent.history import Trace
+from cli_agent.providers import NoModel
 
 __all__ = ["RecordedApprover", "ReplayProvider", "first_call", "outcomes", "replay_settings"]
 
@@ -42,7 +42,7 @@ _RAISED: dict[StopReason, type[errors.CliAgentError]] = {
 
 def replay_settings(trace: Trace, copy: Path, tmp: Path) -> Any:
     """The recording's settings as far as the trace has them: protocol, model, the limits that stopped a run."""
-    from cli_agent.config.loading import load_settings
+    from cli_agent.config import load_settings
 
     protocol = str(trace.header.get("protocol") or "native")
     flags: dict[str, Any] = {"workspace": str(copy), "model": str(trace.header.get("model") or "replay"),
@@ -139,7 +139,7 @@ class ReplayProvider(NoModel):
     name = "replay"
 
     def __init__(self, outcomes: list[dict[str, Any] | errors.CliAgentError]) -> None:
-        from cli_agent.providers.scripted import ScriptedProvider
+        from cli_agent.providers import ScriptedProvider
 
         self.outcomes = deque(outcomes)
         self._script = ScriptedProvider([o for o in outcomes if isinstance(o, dict)], name="replay")

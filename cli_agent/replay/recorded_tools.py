@@ -11,12 +11,10 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from cli_agent.contracts.envelope import Envelope
-from cli_agent.contracts.events import ApprovalDecided, ToolCallsProposed, ToolResult
-from cli_agent.history.trace import Trace
-from cli_agent.mcp.tools import category_for, split_name
-from cli_agent.tools.registry import Registry
-from cli_agent.tools.specs import ToolSpec
+from cli_agent.contracts import ApprovalDecided, Envelope, ToolCallsProposed, ToolResult
+from cli_agent.history import Trace
+from cli_agent.mcp import category_for, split_name
+from cli_agent.tools import Registry, ToolSpec
 
 __all__ = ["RecordedResults", "with_recorded_tools"]
 

@@ -17,22 +17,22 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cli_agent.contracts import errors
-from cli_agent.contracts.change import sha_of
-from cli_agent.contracts.events import (
+from cli_agent.contracts import (
     Event,
     RunStarted,
     SubagentEvent,
+    ToolCall,
     ToolCallsProposed,
     ToolResult,
+    errors,
     event_from_dict,
+    sha_of,
 )
-from cli_agent.contracts.messages import ToolCall
-from cli_agent.fs.copy import CopyLimits, CopyTooBig, copy_tree
-from cli_agent.history.trace import Trace
+from cli_agent.fs import CopyLimits, CopyTooBig, copy_tree
+from cli_agent.history import Trace
 
 if TYPE_CHECKING:
-    from cli_agent.fs.workspace import Workspace
+    from cli_agent.fs import Workspace
 
 __all__ = ["copy_workspace", "rewind"]
 
@@ -88,7 +88,7 @@ def rewind(copy: Path, trace: Trace, raw: list[dict[str, Any]]) -> list[str]:
                 known += [data["content"].encode(), (data["content"] + "\n").encode()]
             elif event.tool == "propose_fact" and data.get("status") == "pending":
                 proposals.append(str(data.get("id")))
-    from cli_agent.fs.workspace import DEFAULT_PROTECTED, Workspace
+    from cli_agent.fs import DEFAULT_PROTECTED, Workspace
 
     workspace = Workspace(copy, protected=DEFAULT_PROTECTED)
     notes = [note for call, change in reversed(changes) if (note := _undo(workspace, call, change, known))]
@@ -112,8 +112,8 @@ def _unnested(events: Any, raw: list[dict[str, Any]]) -> Any:
 
 
 def _undo(workspace: Workspace, call: ToolCall | None, change: dict[str, Any], known: list[bytes]) -> str | None:
-    from cli_agent.contracts.envelope import ToolError
-    from cli_agent.history.undo import current_bytes, remove_empty_dirs, reverting_change
+    from cli_agent.contracts import ToolError
+    from cli_agent.history import current_bytes, remove_empty_dirs, reverting_change
 
     rel = str(change.get("path", ""))
     try:
@@ -143,7 +143,7 @@ def _undo(workspace: Workspace, call: ToolCall | None, change: dict[str, Any], k
 def _unedit(after: bytes, call: ToolCall, rel: str) -> bytes:
     """`after` with the edit_file call's `new` turned back into `old` (b"" when that can't be done)."""
     from cli_agent.fs import textfile
-    from cli_agent.tools.handlers.edits import replace_text
+    from cli_agent.tools import replace_text
 
     args = call.arguments or {}
     fmt = textfile.detect(after)
@@ -161,7 +161,7 @@ def _withdraw(copy: Path, proposals: list[str]) -> None:
     """Take back the fact proposals the runs made, and the draft file if nothing else is in it."""
     if not proposals:
         return
-    from cli_agent.facts.store import FactStore
+    from cli_agent.facts import FactStore
 
     store = FactStore(copy)
     try:

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cli_agent.fs.credentials import CREDENTIALS, ETC_SECRETS, HOME_PRIVATE, KEY_NAMES, home_folder
+from cli_agent.fs import CREDENTIALS, ETC_SECRETS, HOME_PRIVATE, KEY_NAMES, home_folder
 from cli_agent.sandbox.confine import confine_locks
 from cli_agent.sandbox.home_tools import home_tool_paths
 from cli_agent.sandbox.secret_files import secret_files

@@ -17,7 +17,7 @@ from collections.abc import Generator, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from cli_agent.fs.credentials import own_folders
+from cli_agent.fs import own_folders
 from cli_agent.sandbox import process
 from cli_agent.sandbox.environment import command_env
 from cli_agent.sandbox.layout import Policy, bwrap_argv

@@ -17,7 +17,7 @@ import stat
 import time
 from pathlib import Path
 
-from cli_agent.fs.credentials import etc_private, etc_secret_name
+from cli_agent.fs import etc_private, etc_secret_name
 
 __all__ = ["secret_files"]
 

@@ -18,10 +18,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from cli_agent.contracts.change import Change
-from cli_agent.contracts.envelope import ToolError
-from cli_agent.fs.pathmatch import IgnoreRules
-from cli_agent.fs.resolve_beneath import locate_in, open_regular
+from cli_agent.contracts import Change, ToolError
+from cli_agent.fs import IgnoreRules, locate_in, open_regular
 
 __all__ = ["CACHE_IGNORES", "ChangeSet", "collect"]
 

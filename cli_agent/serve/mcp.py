@@ -17,16 +17,13 @@ import json
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from cli_agent.agent.approval import Verdict, assess
-from cli_agent.agent.approval_flow import facts_of
-from cli_agent.contracts.envelope import Envelope
-from cli_agent.contracts.messages import ToolCall
+from cli_agent.agent import Verdict, assess, facts_of
+from cli_agent.contracts import Envelope, ToolCall
 
 if TYPE_CHECKING:
-    from cli_agent.config.settings import Settings
-    from cli_agent.history.journal import Journal
-    from cli_agent.tools.dispatch import Dispatcher
-    from cli_agent.tools.specs import ToolSpec
+    from cli_agent.config import Settings
+    from cli_agent.history import Journal
+    from cli_agent.tools import Dispatcher, ToolSpec
 
 __all__ = ["SERVED_CATEGORIES", "FileToolServer", "serve_stdio"]
 
@@ -37,7 +34,7 @@ class FileToolServer:
     """The tools and how one call is answered, without any transport (so it is testable on its own)."""
 
     def __init__(self, settings: Settings) -> None:
-        from cli_agent.session.builder import assemble, policy_for
+        from cli_agent.session import assemble, policy_for
 
         # every change journaled first; no commands: run_command is not among the served tools
         parts = assemble(settings, journal=True, commands=False)

@@ -11,20 +11,17 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cli_agent.agent.approval import ApprovalMode, Policy
-from cli_agent.agent.loop import Agent, AgentSetup, Limits
+from cli_agent.agent import Agent, AgentSetup, ApprovalMode, Limits, Policy
 
 if TYPE_CHECKING:
-    from cli_agent.agent.judge.attempts import CandidateRun
-    from cli_agent.config.settings import Settings
-    from cli_agent.fs.workspace import Workspace
-    from cli_agent.history.journal import Journal
+    from cli_agent.agent import CandidateRun
+    from cli_agent.config import Settings
+    from cli_agent.fs import Workspace
+    from cli_agent.history import Journal
     from cli_agent.hooks import Hooks
-    from cli_agent.mcp.attach import McpAttachment
-    from cli_agent.providers.base import Provider
-    from cli_agent.tools.context import CommandSetup
-    from cli_agent.tools.dispatch import Dispatcher
-    from cli_agent.tools.registry import Registry
+    from cli_agent.mcp import McpAttachment
+    from cli_agent.providers import Provider
+    from cli_agent.tools import CommandSetup, Dispatcher, Registry
 
 __all__ = ["Parts", "agent_for", "assemble", "command_set", "dispatcher_for", "hooks_for", "journal_for", "limits_for",
            "policy_for", "start_mcp"]
@@ -53,16 +50,16 @@ def assemble(settings: Settings, *, journal: bool = False, commands: bool = True
     """The parts every front end's session is built from. `journal`: every change is recorded in the undo journal
     first (a recorded session, `mcp serve`); `commands`: run_command is set up (in the sandbox), else it is not
     offered; `writes`: the tools may change the workspace, so a broad folder (the root, HOME) is refused."""
-    from cli_agent.facts.store import workspace_for
-    from cli_agent.tools.registry import Registry
+    from cli_agent.facts import workspace_for
+    from cli_agent.tools import Registry
 
     if writes:
-        from cli_agent.fs.broad import refuse_broad
+        from cli_agent.fs import refuse_broad
 
         refuse_broad(settings.workspace)
     notes = []
     if not settings.model:  # no model, server or key: the bundled model (a named model never needs its module)
-        from cli_agent.providers.local import default_to_local
+        from cli_agent.providers import default_to_local
 
         settings, local_note = default_to_local(settings)
         notes.extend([local_note] if local_note else [])
@@ -81,7 +78,7 @@ def assemble(settings: Settings, *, journal: bool = False, commands: bool = True
 
 def journal_for(workspace: str | Path) -> Journal:
     """The undo journal of `workspace` (the one the sessions there record their changes in)."""
-    from cli_agent.history.journal import Journal
+    from cli_agent.history import Journal
 
     return Journal(workspace)
 
@@ -104,9 +101,7 @@ def dispatcher_for(settings: Settings, workspace: Workspace, registry: Registry,
                    track_reads: bool | None = None) -> Dispatcher:
     """The dispatcher of `registry`'s tools over `workspace` (`allowed`: the tools it offers; None: all).
     `track_reads`: an edit needs its file read in the conversation first (None: as `read_before_edit` says)."""
-    from cli_agent.tools.context import SeenFiles, ToolContext
-    from cli_agent.tools.dispatch import Dispatcher
-    from cli_agent.tools.web.fetch import WebSetup
+    from cli_agent.tools import Dispatcher, SeenFiles, ToolContext, WebSetup
 
     reads = settings.read_before_edit if track_reads is None else track_reads
     context = ToolContext(workspace, seen=SeenFiles() if reads else None, loose_edits=settings.loose_edits,
@@ -121,12 +116,8 @@ def agent_for(settings: Settings, workspace: Workspace, provider: Provider, prot
     task's files shown with the task, and the project's tests judging its changes when they can run. `candidate`:
     how one more candidate runs (a session of its own, `session.open_session`'s), for `attempts` > 1.
     `overrides`: fields of its `AgentSetup` given outright (a test's clock)."""
-    from cli_agent.agent.judge.attempts import Attempts
-    from cli_agent.agent.judge.bench import Judging
-    from cli_agent.agent.judge.verify import verification_for
-    from cli_agent.agent.wire import protocol_for
-    from cli_agent.prompt.brief import briefer
-    from cli_agent.prompt.plan import Planner
+    from cli_agent.agent import Attempts, Judging, protocol_for, verification_for
+    from cli_agent.prompt import Planner, briefer
 
     commands, seen = dispatcher.ctx.commands, dispatcher.ctx.seen
     verifier, unverified = verification_for(settings, commands, workspace.root)
@@ -161,7 +152,7 @@ def hooks_for(settings: Settings, workspace: Workspace) -> Hooks | None:
 def command_set(settings: Settings, workspace: Workspace) -> tuple[CommandSetup | None, list[str]]:
     """The session's command set-up and its notes for the user: commands off or unconfined, the network allowed,
     locks not bound."""
-    from cli_agent.tools.context import command_setup
+    from cli_agent.tools import command_setup
 
     setup = command_setup(settings, workspace)
     if setup is None:
@@ -179,7 +170,7 @@ def start_mcp(settings: Settings, registry: Registry) -> McpAttachment | None:
     server is enabled."""
     if not any(server.enabled for server in settings.mcp_servers.values()):
         return None
-    from cli_agent.mcp.attach import McpAttachment
+    from cli_agent.mcp import McpAttachment
 
     attached = McpAttachment(settings.mcp_servers, registry)
     attached.start()

@@ -12,13 +12,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cli_agent.contracts import errors
-from cli_agent.contracts.envelope import ToolError
-from cli_agent.contracts.images import IMAGE_SUFFIXES, MAX_SOURCE_BYTES, ImagePart, image_from_bytes
+from cli_agent.contracts import IMAGE_SUFFIXES, MAX_SOURCE_BYTES, ImagePart, ToolError, errors, image_from_bytes
 
 if TYPE_CHECKING:
-    from cli_agent.fs.workspace import Workspace
-    from cli_agent.providers.base import Provider
+    from cli_agent.fs import Workspace
+    from cli_agent.providers import Provider
 
 __all__ = ["image_refs", "images_for", "is_image_path", "pasted_paths", "with_images"]
 

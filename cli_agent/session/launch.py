@@ -27,7 +27,7 @@ def flags_given(**values: Any) -> dict[str, Any]:
 def load_for(state: AppState, *, announce: bool = True, **sub_flags: Any) -> Any:
     """The settings, from the root's flags overridden by the subcommand's. `announce`: the loader's notes (a
     project config's ignored keys) go to stderr here; the REPL shows them in its banner instead."""
-    from cli_agent.config.loading import load_settings
+    from cli_agent.config import load_settings
 
     flags = dict(state.flags or {}) | flags_given(**sub_flags)
     config_file = flags.pop("config", None)
@@ -35,7 +35,7 @@ def load_for(state: AppState, *, announce: bool = True, **sub_flags: Any) -> Any
     loaded = load_settings(flags, config_file=config_file, trust=None if trust is None else bool(trust))
     state.output = loaded.settings.output
     if announce and loaded.notes:
-        from cli_agent.contracts.escape import escape_for_terminal
+        from cli_agent.contracts import escape_for_terminal
 
         for note in loaded.notes:
             sys.stderr.write(f"cli-agent: {escape_for_terminal(note)}\n")

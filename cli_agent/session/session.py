@@ -17,25 +17,19 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cli_agent.agent.loop import Agent, Approver
-from cli_agent.contracts import errors
-from cli_agent.contracts.events import ConversationReset, Event, EventStream, RunFinished, Warning
-from cli_agent.history.trace import TraceWriter, default_trace_path, raw_records
+from cli_agent.agent import Agent, Approver
+from cli_agent.contracts import ConversationReset, Event, EventStream, RunFinished, Warning, errors
+from cli_agent.history import TraceWriter, default_trace_path, raw_records
 
 if TYPE_CHECKING:
-    from cli_agent.agent.approval import ApprovalMode
-    from cli_agent.agent.judge.attempts import CandidateRun
-    from cli_agent.config.settings import Settings
-    from cli_agent.contracts.images import ImagePart
-    from cli_agent.contracts.messages import ToolCall
-    from cli_agent.fs.workspace import Workspace
-    from cli_agent.history.journal import Journal
-    from cli_agent.history.session_index import SessionEntry
-    from cli_agent.history.trace import Trace
-    from cli_agent.mcp.attach import McpAttachment
-    from cli_agent.providers.base import Provider
-    from cli_agent.tools.context import CommandSetup
-    from cli_agent.tools.registry import Registry
+    from cli_agent.agent import ApprovalMode, CandidateRun
+    from cli_agent.config import Settings
+    from cli_agent.contracts import ImagePart, ToolCall
+    from cli_agent.fs import Workspace
+    from cli_agent.history import Journal, SessionEntry, Trace
+    from cli_agent.mcp import McpAttachment
+    from cli_agent.providers import Provider
+    from cli_agent.tools import CommandSetup, Registry
 
 __all__ = [
     "ProviderFactory",
@@ -129,7 +123,7 @@ class Session:
 
     def reset(self, reset: ConversationReset) -> None:
         """Start the conversation again (`/compact`, a model that can't read it), recorded in the trace."""
-        from cli_agent.agent.compaction import apply_reset
+        from cli_agent.agent import apply_reset
 
         apply_reset(self.agent, reset)
         self.trace(reset)
@@ -152,7 +146,7 @@ class Session:
             answered, status = finished[1], finished[0].stop_reason.value if finished[0] is not None else status
             return finished[0]
         finally:
-            from cli_agent.history.session_index import note_turn
+            from cli_agent.history import note_turn
 
             note_turn(self.session_id, prompt, status, answered=answered, workspace=self.workspace.root,
                       model=self.settings.model or "", trace_path=self.trace_path)
@@ -182,7 +176,7 @@ def _typed(events: EventStream, command: str) -> EventStream:
     """The run's events, its RunStarted (the first) saying what the user typed."""
     import dataclasses
 
-    from cli_agent.contracts.events import RunStarted
+    from cli_agent.contracts import RunStarted
 
     first = next(events)
     yield dataclasses.replace(first, command=command) if isinstance(first, RunStarted) else first
@@ -237,7 +231,7 @@ def open_session(settings: Settings, *, interactive: bool, provider_factory: Pro
                  record: bool = True, notes: Collection[str] = ()) -> Session:
     """`record`: add the session to the session index (eval and replay don't). `notes`: the loader's one-line
     warnings, shown with the session's own (the banner, `--output json`)."""
-    from cli_agent.prompt.plan import planned_protocol
+    from cli_agent.prompt import planned_protocol
     from cli_agent.session.builder import agent_for, assemble, start_mcp
 
     root = Path(settings.workspace)
@@ -264,7 +258,7 @@ def open_session(settings: Settings, *, interactive: bool, provider_factory: Pro
                       notes=[*notes, *parts.notes, *_provider_notes(provider, settings)], journal=parts.journal,
                       mcp=mcp, commands=parts.commands)
     if record:  # in the index once the model answers a run (Session._noted)
-        from cli_agent.history.session_index import writable
+        from cli_agent.history import writable
 
         problem = writable()
         session.session_id = "" if problem else uuid.uuid4().hex[:8]
@@ -298,7 +292,7 @@ def resume_into(session: Session, entry: SessionEntry, trace: Trace) -> None:
     """Give a freshly opened session the conversation of `entry`: its history, its trace's events (copied to the
     head of the new trace), and its place in the session index. Call it before the session's first run (a REPL's
     `/resume` opens a new session for it)."""
-    from cli_agent.history.session_index import adopt
+    from cli_agent.history import adopt
 
     session.agent.clear(trace.conversation())
     for record in raw_records(entry.trace_path):  # raw, so what the old trace kept about each change survives

@@ -15,10 +15,10 @@ from collections.abc import Callable, Generator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from cli_agent.contracts.envelope import Envelope
-from cli_agent.contracts.events import (
+from cli_agent.contracts import (
     ApprovalAsked,
     Decision,
+    Envelope,
     Event,
     RunFinished,
     StopReason,
@@ -27,11 +27,9 @@ from cli_agent.contracts.events import (
 )
 
 if TYPE_CHECKING:
-    from cli_agent.agent.approval import Policy
-    from cli_agent.agent.judge.bench import Judging
-    from cli_agent.agent.run_state import AgentSetup, Approver, RunState
-    from cli_agent.config.settings import Settings
-    from cli_agent.tools.dispatch import Prepared
+    from cli_agent.agent import AgentSetup, Approver, Judging, Policy, RunState
+    from cli_agent.config import Settings
+    from cli_agent.tools import Prepared
 
 __all__ = ["Subtasks", "helper_tools"]
 
@@ -57,7 +55,7 @@ class Subtasks:
     def __call__(self, run: RunState, prepared: Prepared, approve: Approver | None,
                  policy: Policy) -> Generator[Event, Decision | None, Envelope]:
         """Run the task call `prepared` under the parent's current approval `policy` (its grants too)."""
-        from cli_agent.agent.loop import Agent
+        from cli_agent.agent import Agent
 
         args = prepared.arguments
         description, prompt = str(args.get("description", "")), str(args.get("prompt", ""))

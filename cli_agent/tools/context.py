@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from cli_agent.config.settings import Settings
-    from cli_agent.fs.workspace import Workspace
+    from cli_agent.config import Settings
+    from cli_agent.fs import Workspace
     from cli_agent.sandbox import Capability, Policy
     from cli_agent.tools.web.fetch import WebSetup
 
@@ -35,8 +35,7 @@ def command_setup(settings: Settings, workspace: Workspace) -> CommandSetup | No
     """How this session runs commands; None when no sandbox can be set up here (then run_command isn't offered).
     Locks naming a literal path inside the workspace are bound read-only too (`confine`: the others are refused,
     each with a note); every lock is refused in a change set anyway."""
-    from cli_agent.sandbox import Policy, probe
-    from cli_agent.sandbox.confine import confine_locks
+    from cli_agent.sandbox import Policy, confine_locks, probe
 
     box = settings.sandbox
     locks = confine_locks(workspace.root, workspace.locks)

@@ -18,10 +18,7 @@ from collections.abc import Collection, Generator, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from cli_agent.contracts.change import Change, ChangeKind, Staged
-from cli_agent.contracts.envelope import Envelope, ToolError
-from cli_agent.contracts.events import ToolResult
-from cli_agent.contracts.messages import ToolCall
+from cli_agent.contracts import Change, ChangeKind, Envelope, Staged, ToolCall, ToolError, ToolResult
 
 if TYPE_CHECKING:
     from cli_agent.tools.handlers import ToolContext

@@ -20,7 +20,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from cli_agent.contracts.errors import CliAgentError, SpecError, UsageError
+from cli_agent.contracts import CliAgentError, SpecError, UsageError
 from cli_agent.tools.specs import ToolSpec, builtin_spec_dir, content_key, load_specs
 
 __all__ = ["CATEGORY_ORDER", "Registry", "load_remembered"]

@@ -23,12 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cli_agent.contracts.errors import SpecError
-from cli_agent.fs.hostfile import RegularFile
-from cli_agent.validated import checked
-from cli_agent.validated.checked import rule
-from cli_agent.validated.reader import load_checked, read_toml
-from cli_agent.validated.wording import Problem
+from cli_agent.contracts import SpecError
+from cli_agent.fs import RegularFile
+from cli_agent.validated import Problem, checked, load_checked, read_toml, rule
 
 __all__ = [
     "KINDS",

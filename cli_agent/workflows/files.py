@@ -26,13 +26,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from cli_agent.contracts.envelope import ToolError
-from cli_agent.contracts.errors import WorkflowError
-from cli_agent.fs import paths
-from cli_agent.fs.hostfile import RegularFile
-from cli_agent.validated.checked import rule
-from cli_agent.validated.reader import TomlFile, load_checked, read_toml
-from cli_agent.validated.wording import Loc
+from cli_agent.contracts import ToolError, WorkflowError
+from cli_agent.fs import RegularFile, paths
+from cli_agent.validated import Loc, TomlFile, load_checked, read_toml, rule
 
 __all__ = [
     "CATEGORY_ORDER",
@@ -210,7 +206,7 @@ def load_workflows(workspace: Any, *, tools: Collection[str] | None = None,
     (default: the built-in registry's). In a folder that is not `trusted` (default: as `CLI_AGENT_TRUST` and the
     trust store say) a project workflow does not shadow a built-in or user one of the same name."""
     if tools is None:
-        from cli_agent.tools.registry import Registry
+        from cli_agent.tools import Registry
 
         tools = Registry.builtin().names()
     root = workspace if isinstance(workspace, str | Path) else workspace.root
@@ -244,7 +240,7 @@ def load_workflows(workspace: Any, *, tools: Collection[str] | None = None,
 def _trusted(root: Path, trusted: bool | None) -> bool:
     if trusted is not None:
         return trusted
-    from cli_agent.config.trusted_folders import folder_trusted
+    from cli_agent.config import folder_trusted
 
     return folder_trusted(root)
 
@@ -326,7 +322,7 @@ def _step(toml: TomlFile, i: int, params: list[str], tools: set[str]) -> Step:
 
 
 def _check_arguments(where: Loc, step: ToolStep, params: list[str]) -> None:
-    from cli_agent.tools.registry import Registry
+    from cli_agent.tools import Registry
 
     registry = Registry.builtin()
     if step.tool in registry:

@@ -27,14 +27,12 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from cli_agent.contracts import errors
-from cli_agent.contracts.events import EventStream, RunFinished, StopReason
-from cli_agent.contracts.messages import ToolCall
+from cli_agent.contracts import EventStream, RunFinished, StopReason, ToolCall, errors
 from cli_agent.workflows.files import PLACEHOLDER, Catalog, Param, PromptStep, Value, Workflow
 
 if TYPE_CHECKING:
-    from cli_agent.agent.loop import Approver
-    from cli_agent.session.session import Session
+    from cli_agent.agent import Approver
+    from cli_agent.session import Session
 
 __all__ = [
     "MAX_ASKS",

@@ -50,3 +50,45 @@ def test_every_package_has_a_layer():
     named = {name.strip() for line in layers.splitlines() for name in line.split("|") if name.strip()}
     packages = {p.parent.name for p in (REPO / "cli_agent").glob("*/__init__.py")}
     assert packages == named
+
+
+def _walled() -> list[str]:
+    """The packages with a wall: each top-level package of cli_agent, and inside ui/ and serve/ each subpackage."""
+    text = (REPO / ".importlinter").read_text(encoding="utf-8")
+    return sorted(line.split("cli_agent.", 1)[1].split(" ", 1)[0] for line in text.splitlines()
+                  if line.startswith("name = Walls: cli_agent."))
+
+
+def test_every_package_has_a_wall_and_names_its_exports():
+    packages = {p.parent.name for p in (REPO / "cli_agent").glob("*/__init__.py")}
+    walled = _walled()
+    assert {w.split(".")[0] for w in walled} == packages
+    for unit in walled:
+        init = REPO / "cli_agent" / Path(*unit.split(".")) / "__init__.py"
+        assert "__all__" in init.read_text(encoding="utf-8"), f"cli_agent/{unit}/__init__.py names no exports"
+
+
+@pytest.mark.parametrize("unit", ["agent", "config", "contracts", "fs", "history", "mcp", "prompt", "providers",
+                                  "sandbox", "session", "tools", "ui.view", "validated", "workflows"])
+def test_every_export_of_a_package_is_there(unit):
+    """Each name a package's `__all__` gives resolves (a lazy export loads its module when first asked for)."""
+    import importlib
+    import importlib.util
+
+    module = importlib.import_module(f"cli_agent.{unit}")
+    missing = [name for name in module.__all__ if getattr(module, name, None) is None
+               and importlib.util.find_spec(f"cli_agent.{unit}.{name}") is None]  # a submodule it offers
+    assert missing == []
+
+
+@pytest.mark.parametrize(("outside", "inside"), [("cli", "cli_agent.sandbox.layout"),
+                                                 ("session", "cli_agent.tools.handlers.files"),
+                                                 ("agent", "cli_agent.providers.openai_http")])
+def test_a_packages_insides_imported_from_outside_break_its_wall(tmp_path, outside, inside):
+    root = _copy(tmp_path)
+    (root / "cli_agent" / outside / "planted.py").write_text(f"def late():\n    import {inside}  # noqa: F401\n")
+    result = _lint(root)
+    assert result.returncode != 0
+    package = inside.split(".")[1]
+    assert f"Walls: cli_agent.{package} is imported from outside only through its __init__ BROKEN" in result.stdout
+    assert f"cli_agent.{outside}.planted -> {inside}" in result.stdout, result.stdout[-2000:]

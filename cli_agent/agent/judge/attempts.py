@@ -23,9 +23,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cli_agent.agent.judge.verify import COULD_NOT_RUN
-from cli_agent.contracts.change import Change, ChangeKind
-from cli_agent.contracts.events import (
+from cli_agent.contracts import (
     AssistantMessage,
+    Change,
+    ChangeKind,
     Event,
     ModelRequest,
     Retry,
@@ -34,11 +35,10 @@ from cli_agent.contracts.events import (
     Verification,
     Warning,
 )
-from cli_agent.fs.copy import CopyLimits, CopyTooBig, copy_tree
-from cli_agent.fs.hostfile import read_regular
+from cli_agent.fs import CopyLimits, CopyTooBig, copy_tree, read_regular
 
 if TYPE_CHECKING:
-    from cli_agent.contracts.events import EventStream
+    from cli_agent.contracts import EventStream
 
 __all__ = ["Attempts", "Candidate", "CandidateRun", "revert"]
 

@@ -15,9 +15,9 @@ from cli_agent.agent.judge.bench import Bench
 
 if TYPE_CHECKING:
     from cli_agent.agent.run_state import Approver, RunState
-    from cli_agent.contracts.events import Decision, Event, RunFinished
-    from cli_agent.prompt.task_files import Place
-    from cli_agent.tools.dispatch import Prepared
+    from cli_agent.contracts import Decision, Event, RunFinished
+    from cli_agent.prompt import Place
+    from cli_agent.tools import Prepared
 
 __all__ = ["Judge"]
 

@@ -15,22 +15,24 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from cli_agent.agent.approval import CallFacts
-from cli_agent.contracts import errors
-from cli_agent.contracts.change import Staged
-from cli_agent.contracts.envelope import Envelope, ToolError
-from cli_agent.contracts.events import (
+from cli_agent.contracts import (
     ApprovalAsked,
     Decision,
+    Envelope,
     Event,
+    Message,
     RunFinished,
+    Staged,
     StopReason,
+    ToolCall,
     ToolCallsProposed,
+    ToolError,
     ToolResult,
     Verification,
+    errors,
+    numbered,
 )
-from cli_agent.contracts.line_numbers import numbered
-from cli_agent.contracts.messages import Message, ToolCall
-from cli_agent.prompt.project_tests import is_test_path
+from cli_agent.prompt import is_test_path
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -40,7 +42,7 @@ if TYPE_CHECKING:
     from cli_agent.agent.judge.bench import Bench, Judging
     from cli_agent.agent.judge.verify import TestRun, Verifier
     from cli_agent.agent.run_state import Approver, RunState
-    from cli_agent.tools.dispatch import Dispatcher, Prepared
+    from cli_agent.tools import Dispatcher, Prepared
 
 __all__ = ["AS_LEFT", "AS_LEFT_GRACE_S", "FIRST_SHARE", "Applied", "as_left", "candidates", "changed_lines", "gave_way",
            "judged", "test_feedback", "tests_kept", "unproven", "verify"]

@@ -36,18 +36,15 @@ from cli_agent.agent.judge.attempts import revert
 from cli_agent.agent.judge.repair import verify
 from cli_agent.agent.judge.task_examples import added_names
 from cli_agent.agent.model_call import exchange
-from cli_agent.contracts import errors
-from cli_agent.contracts.envelope import Envelope
-from cli_agent.contracts.events import Decision, Event, RunFinished, StopReason
-from cli_agent.contracts.messages import Message, ToolCall
-from cli_agent.prompt.task_files import Place, task_brief
-from cli_agent.providers.base import ProviderRequest
+from cli_agent.contracts import Decision, Envelope, Event, Message, RunFinished, StopReason, ToolCall, errors
+from cli_agent.prompt import Place, task_brief
+from cli_agent.providers import ProviderRequest
 
 if TYPE_CHECKING:
     from cli_agent.agent.approval_flow import Approvals
     from cli_agent.agent.judge.bench import Bench
     from cli_agent.agent.run_state import AgentSetup, RunState
-    from cli_agent.fs.workspace import Workspace
+    from cli_agent.fs import Workspace
 
 __all__ = ["SYSTEM", "candidate", "places_for", "planned_calls", "reply_code"]
 

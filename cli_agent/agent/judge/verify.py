@@ -31,15 +31,14 @@ from typing import TYPE_CHECKING
 from cli_agent.agent.judge import task_examples
 from cli_agent.agent.judge.proof import statements as task_statements
 from cli_agent.agent.judge.proof.test_output import could_not_run, summary_line, trimmed_failures
-from cli_agent.fs.hostfile import read_regular_or_none
-from cli_agent.prompt.project_tests import is_test_path
-from cli_agent.prompt.task_files import named_files
+from cli_agent.fs import read_regular_or_none
+from cli_agent.prompt import is_test_path, named_files
 
 if TYPE_CHECKING:
-    from cli_agent.config.settings import Settings
-    from cli_agent.fs.workspace import Workspace
-    from cli_agent.sandbox.process import Outcome
-    from cli_agent.tools.context import CommandSetup
+    from cli_agent.config import Settings
+    from cli_agent.fs import Workspace
+    from cli_agent.sandbox import Outcome
+    from cli_agent.tools import CommandSetup
 
 __all__ = ["COULD_NOT_RUN", "NO_TESTS", "TestRun", "Verifier", "could_not_run", "nearest_tests", "summary_line",
            "trimmed_failures", "verification_for"]
@@ -212,7 +211,7 @@ class Verifier:
     def _defining(self, said: tuple[task_statements.Statement, ...]) -> list[str]:
         """The source files (not tests) that define a name the statements are about: where to look when the task
         names no file and the run changed none but tests."""
-        from cli_agent.prompt.repo_map import Outline
+        from cli_agent.prompt import Outline
 
         wanted = {word for s in said if s.kind != "import" for word in s.text.split()}
         if not wanted:
@@ -229,7 +228,7 @@ class Verifier:
 
     @functools.cached_property
     def _workspace(self) -> Workspace:
-        from cli_agent.fs.workspace import Workspace
+        from cli_agent.fs import Workspace
         return Workspace(self.root)
 
     def _python(self) -> str:
@@ -249,8 +248,7 @@ class Verifier:
     def _sandboxed(self, command: str, deadline: float) -> Generator[bytes, None, Outcome | None]:
         """Runs `command` in the command sandbox until the deadline (None: no time left); nothing it writes is
         kept."""
-        from cli_agent.sandbox import run_in_sandbox
-        from cli_agent.sandbox.process import Limits
+        from cli_agent.sandbox import Limits, run_in_sandbox
 
         left = deadline - time.monotonic()
         if left <= 1:
@@ -309,6 +307,6 @@ def verification_for(settings: Settings, commands: CommandSetup | None, root: Pa
         return None, "no command sandbox here to run the tests in (see cli-agent sandbox)"
     if settings.commands == "ask":
         return None, 'every command is asked for (commands = "ask"), so the tests are not run unasked'
-    from cli_agent.prompt.project_tests import detect_test_command
+    from cli_agent.prompt import detect_test_command
     command = settings.test_command or detect_test_command(root)
     return Verifier(command, commands, root, settings.verify_rounds), "" if command else NO_TESTS

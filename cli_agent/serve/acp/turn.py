@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cli_agent.contracts.events import (
+from cli_agent.contracts import (
     ApprovalAsked,
     ApprovalDecided,
     AssistantMessage,
@@ -42,7 +42,7 @@ from cli_agent.contracts.events import (
 from cli_agent.serve.acp import updates
 
 if TYPE_CHECKING:
-    from cli_agent.tools.registry import Registry
+    from cli_agent.tools import Registry
 
 __all__ = ["Outcome", "Turn"]
 
@@ -94,7 +94,7 @@ class Turn:
         """Run the events to their end (in a worker thread); the last run's outcome. With one run (`runs=1`) it is
         also `answered` as soon as the run has finished (what follows, the session index's note, does not delay the
         answer); the events of a workflow (`runs=0`: how many is not known) are answered at their end."""
-        from cli_agent.providers.waiting import cancelled_by
+        from cli_agent.providers import cancelled_by
 
         with cancelled_by(self._cancelled):  # a cancel gives up a model reply in flight
             return self._drive(events, runs)

@@ -16,20 +16,21 @@ from typing import TYPE_CHECKING, Any
 
 from acp import schema
 
-from cli_agent.contracts.change import Change
-from cli_agent.contracts.events import (
+from cli_agent.contracts import (
     ApprovalAsked,
+    Change,
     Decision,
     HookRan,
+    Message,
     PlanUpdated,
     RunFinished,
     StopReason,
+    ToolCall,
     ToolResult,
 )
-from cli_agent.contracts.messages import Message, ToolCall
 
 if TYPE_CHECKING:
-    from cli_agent.tools.registry import Registry
+    from cli_agent.tools import Registry
 
 __all__ = ["ANSWERS", "PERMISSION_OPTIONS", "Update", "command_output", "fenced", "history_updates", "not_run",
            "permission_call",
@@ -75,7 +76,7 @@ def stop_reason(finished: RunFinished, finish_reason: str, warning: str) -> sche
 def tool_kind(tool: str, registry: Registry | None = None) -> schema.ToolKind:
     """The protocol's kind of a tool, as its spec says: the session's `registry` (its MCP tools too), else the
     built-in tools; "other" for a tool neither knows."""
-    from cli_agent.tools.registry import Registry
+    from cli_agent.tools import Registry
 
     for known in (registry, Registry.builtin()):
         if known is not None and tool in known:

@@ -10,11 +10,10 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
-from cli_agent.contracts.change import Staged
-from cli_agent.contracts.envelope import ToolError
+from cli_agent.contracts import Staged, ToolError
 
 if TYPE_CHECKING:
-    from cli_agent.fs.workspace import Workspace
+    from cli_agent.fs import Workspace
     from cli_agent.sandbox import CommandRun
     from cli_agent.tools.context import ToolContext
 
@@ -36,8 +35,7 @@ def _why_not(workspace: Workspace, rel: str, planned: bool = False) -> str | Non
 def run_command(ctx: ToolContext, command: str, timeout_s: float | None = None
                 ) -> Generator[bytes, None, Staged]:
     """Yields the output as it comes; returns the result and the change set."""
-    from cli_agent.sandbox import run_in_sandbox, run_unsandboxed
-    from cli_agent.sandbox.process import Limits
+    from cli_agent.sandbox import Limits, run_in_sandbox, run_unsandboxed
 
     setup = ctx.commands
     if setup is None:
@@ -67,7 +65,7 @@ def run_command(ctx: ToolContext, command: str, timeout_s: float | None = None
     data = run_data(command, run)
     import os
 
-    from cli_agent.sandbox.environment import wanting
+    from cli_agent.sandbox import wanting
 
     missing = wanting(run.outcome.output, run.outcome.exit_code, os.environ, setup.env_allow)
     if missing is not None:

@@ -26,8 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from cli_agent.contracts.envelope import ToolError
-from cli_agent.contracts.hunks import Region
+from cli_agent.contracts import Region, ToolError
 from cli_agent.tools.handlers.loose_match import Ambiguous, loose_match
 from cli_agent.tools.handlers.python_mend import mended
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from cli_agent.contracts.envelope import ToolError
-from cli_agent.contracts.errors import CliAgentError
+from cli_agent.contracts import CliAgentError, ToolError
 
 if TYPE_CHECKING:
     from cli_agent.tools.context import ToolContext
@@ -15,7 +14,7 @@ __all__ = ["propose_fact"]
 
 
 def propose_fact(ctx: ToolContext, text: str, reason: str) -> dict[str, Any]:
-    from cli_agent.facts.store import FactStore
+    from cli_agent.facts import FactStore
 
     try:
         proposal = FactStore(ctx.workspace.root).propose(text, reason)

@@ -14,11 +14,8 @@ import os
 import stat
 from typing import Any
 
-from cli_agent.contracts.change import Change, Staged
-from cli_agent.contracts.envelope import ToolError
-from cli_agent.contracts.images import ImagePart, image_from_bytes, image_kind
-from cli_agent.fs import linestream, textfile
-from cli_agent.fs.textfile import TextFormat
+from cli_agent.contracts import Change, ImagePart, Staged, ToolError, image_from_bytes, image_kind
+from cli_agent.fs import TextFormat, linestream, textfile
 from cli_agent.tools.context import ToolContext
 from cli_agent.tools.handlers import syntax_guard
 from cli_agent.tools.handlers.edits import replace_text

@@ -7,8 +7,7 @@ comes from what the model saw); appending does not.
 
 from __future__ import annotations
 
-from cli_agent.contracts.change import Change
-from cli_agent.contracts.envelope import ToolError
+from cli_agent.contracts import Change, ToolError
 from cli_agent.fs import textfile
 from cli_agent.tools.context import ToolContext
 from cli_agent.tools.handlers.files import _load, _planned, _text

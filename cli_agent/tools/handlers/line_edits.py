@@ -19,9 +19,7 @@ import ast
 import re
 import textwrap
 
-from cli_agent.contracts.change import Change
-from cli_agent.contracts.envelope import ToolError
-from cli_agent.contracts.line_numbers import numbered
+from cli_agent.contracts import Change, ToolError, numbered
 from cli_agent.fs import textfile
 from cli_agent.tools.context import ToolContext, digest
 from cli_agent.tools.handlers.files import _load, _planned, _text

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from cli_agent.fs.pathmatch import compile_glob
+from cli_agent.fs import compile_glob
 from cli_agent.tools.handlers.hits import FileHits, Hits, excerpt
 
 __all__ = ["ignore_rules", "rg_binary", "run"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from cli_agent.contracts.envelope import ToolError
+from cli_agent.contracts import ToolError
 
 if TYPE_CHECKING:
     from cli_agent.tools.context import ToolContext

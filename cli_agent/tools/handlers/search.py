@@ -16,15 +16,14 @@ import time
 import warnings
 from typing import TYPE_CHECKING, Any
 
-from cli_agent.contracts.envelope import ToolError
-from cli_agent.fs.credentials import credential_globs
-from cli_agent.fs.pathmatch import glob_problem
+from cli_agent.contracts import ToolError
+from cli_agent.fs import credential_globs, glob_problem
 from cli_agent.tools.context import ToolContext
 from cli_agent.tools.handlers import ripgrep, textscan
 from cli_agent.tools.handlers.hits import Hits, excerpt
 
 if TYPE_CHECKING:
-    from cli_agent.fs.workspace import Workspace
+    from cli_agent.fs import Workspace
 
 __all__ = ["search"]
 

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from cli_agent.contracts.envelope import ToolError
-from cli_agent.contracts.line_numbers import numbered
+from cli_agent.contracts import ToolError, numbered
 from cli_agent.tools.handlers.edits import closest_lines
 
 if TYPE_CHECKING:

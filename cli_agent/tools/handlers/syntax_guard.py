@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 import warnings
 
-from cli_agent.contracts.change import Change
+from cli_agent.contracts import Change
 
 __all__ = ["MAX_BYTES", "broken_by", "parses", "still_parses", "unreachable_by"]
 

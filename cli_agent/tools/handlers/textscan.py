@@ -17,12 +17,12 @@ import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, BinaryIO
 
-from cli_agent.contracts.envelope import ToolError
+from cli_agent.contracts import ToolError
 from cli_agent.fs import textfile
 from cli_agent.tools.handlers.hits import FileHits, Hits, excerpt
 
 if TYPE_CHECKING:
-    from cli_agent.fs.workspace import Workspace
+    from cli_agent.fs import Workspace
 
 __all__ = ["Finder", "finder", "scan"]
 

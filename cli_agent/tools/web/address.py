@@ -11,7 +11,7 @@ from __future__ import annotations
 import ipaddress
 import socket
 
-from cli_agent.contracts.envelope import ToolError
+from cli_agent.contracts import ToolError
 
 __all__ = ["open_checked", "refusal"]
 

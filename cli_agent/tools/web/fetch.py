@@ -15,7 +15,7 @@ import zlib
 from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit
 
-from cli_agent.contracts.envelope import ToolError
+from cli_agent.contracts import ToolError
 from cli_agent.tools.web.address import open_checked
 
 __all__ = ["Fetched", "WebSetup", "fetch", "host_of"]

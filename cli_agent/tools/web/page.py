@@ -8,7 +8,7 @@ import html
 import re
 from typing import TYPE_CHECKING, Any
 
-from cli_agent.contracts.envelope import ToolError
+from cli_agent.contracts import ToolError
 from cli_agent.tools.web.fetch import WebSetup, fetch
 
 if TYPE_CHECKING:

@@ -8,14 +8,13 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from cli_agent.contracts.escape import escape_for_terminal, json_for_output
+from cli_agent.contracts import escape_for_terminal, json_for_output
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
 
-    from cli_agent.config.settings import Settings
-    from cli_agent.tools.registry import Registry
-    from cli_agent.tools.specs import ToolSpec
+    from cli_agent.config import Settings
+    from cli_agent.tools import Registry, ToolSpec
 
 __all__ = ["list_workflows", "print_prompt", "print_tools", "tool_details", "tool_line"]
 
@@ -24,8 +23,8 @@ def print_tools(*, as_json: bool, verbose: bool = False, name: str | None = None
                 console: Console | None = None) -> None:
     """`cli-agent tools`: one line per tool, by category, cut to the width; `verbose` (or `name`, one tool) adds
     the description, when to use it and every parameter, wrapped to the width."""
-    from cli_agent.contracts.errors import UsageError
-    from cli_agent.tools.registry import Registry
+    from cli_agent.contracts import UsageError
+    from cli_agent.tools import Registry
 
     registry = Registry.builtin()
     if name is not None and name not in registry.names():
@@ -86,8 +85,8 @@ def tool_details(spec: ToolSpec) -> RenderableType:
 
 
 def print_prompt(settings: Settings, *, task: str, as_json: bool) -> None:
-    from cli_agent.prompt.plan import Planner, planned_protocol
-    from cli_agent.session.builder import assemble
+    from cli_agent.prompt import Planner, planned_protocol
+    from cli_agent.session import assemble
 
     # the plan a run would make, so the fingerprint matches the trace's: the same model default, protocol and tools
     parts = assemble(dataclasses.replace(settings, no_tools=False), writes=False)
@@ -109,8 +108,8 @@ def _with_mcp_tools(settings: Settings, registry: Registry) -> Registry:
     that fails is named on stderr."""
     if not any(server.enabled for server in settings.mcp_servers.values()):
         return registry
-    from cli_agent.contracts.escape import escape_for_terminal
-    from cli_agent.mcp.attach import McpAttachment
+    from cli_agent.contracts import escape_for_terminal
+    from cli_agent.mcp import McpAttachment
 
     attached = McpAttachment(settings.mcp_servers, registry)
     try:
@@ -125,7 +124,7 @@ def _with_mcp_tools(settings: Settings, registry: Registry) -> Registry:
 
 def _supports_native_tools(settings: Settings) -> bool:
     """What `protocol = "auto"` asks the provider; with no model to ask, native."""
-    from cli_agent.session.session import default_provider_factory
+    from cli_agent.session import default_provider_factory
 
     if not settings.model:
         return True
@@ -138,11 +137,9 @@ def _supports_native_tools(settings: Settings) -> bool:
 
 def list_workflows(settings: Settings, *, check: bool, trusted: bool | None = None) -> int:
     """`cli-agent workflows`: the list on stdout, broken files on stderr; with `check`, exit 2 if any is broken."""
-    from cli_agent.contracts import errors
-    from cli_agent.contracts.escape import escape_for_terminal
+    from cli_agent.contracts import errors, escape_for_terminal
     from cli_agent.ui.headless.printers import warn
-    from cli_agent.workflows.files import load_workflows
-    from cli_agent.workflows.run import render_catalog
+    from cli_agent.workflows import load_workflows, render_catalog
 
     catalog = load_workflows(settings.workspace, trusted=trusted)
     if catalog.workflows:

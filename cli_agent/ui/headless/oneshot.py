@@ -8,14 +8,13 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from cli_agent.contracts import errors
-from cli_agent.contracts.events import EventStream
+from cli_agent.contracts import EventStream, errors
 from cli_agent.ui.headless.printers import warn
 
 if TYPE_CHECKING:
-    from cli_agent.agent.loop import Approver
-    from cli_agent.config.settings import Settings
-    from cli_agent.session.session import Session
+    from cli_agent.agent import Approver
+    from cli_agent.config import Settings
+    from cli_agent.session import Session
     from cli_agent.ui.headless.printers import JsonReport
 
 __all__ = ["approver_for", "read_task", "run_one_shot", "run_tool", "run_workflow_command"]
@@ -40,7 +39,7 @@ def approver_for(interactive: bool, console: Any = None) -> Any:
     question no one answers)."""
     if not interactive:
         return None
-    from cli_agent.ui.view.approve import TerminalApprover
+    from cli_agent.ui.view import TerminalApprover
 
     return TerminalApprover(console, session_scoped=False)
 
@@ -50,7 +49,7 @@ def _terminal_renderer(session: Any) -> Any:
     Markdown answer."""
     from rich.console import Console
 
-    from cli_agent.ui.view.render import Renderer
+    from cli_agent.ui.view import Renderer
 
     registry = session.registry
 
@@ -73,16 +72,16 @@ def run_one_shot(settings: Settings, prompt: str, *, provider_factory: Any, resu
     text = read_task(prompt)
     resumed = None
     if resume is not None:
-        from cli_agent.history.session_index import load_resumable
+        from cli_agent.history import load_resumable
 
         resumed = load_resumable(settings.workspace, resume)  # a missing or damaged trace: exit 2 before anything
 
     def start(session: Session, approve: Approver) -> tuple[EventStream, JsonReport]:
         if resumed is not None:
-            from cli_agent.session.session import resume_into
+            from cli_agent.session import resume_into
 
             resume_into(session, *resumed)
-        from cli_agent.session.images import images_for, with_images
+        from cli_agent.session import images_for, with_images
 
         parts = images_for(text, session.workspace, images, session.provider)
         return (session.run(with_images(text, parts), approve, images=parts),
@@ -95,10 +94,9 @@ def run_workflow_command(settings: Settings, name: str, args: Sequence[str], *, 
                          notes: Sequence[str] = (), trusted: bool | None = None) -> int:
     """`cli-agent workflow run NAME [ARGS...]`: a missing or bad argument is a WorkflowError (exit 2) before a
     provider is even made. `trusted`: the folder's trust (None: as the environment and the trust store say)."""
-    from cli_agent.fs.workspace import Workspace
+    from cli_agent.fs import Workspace
     from cli_agent.ui.headless.printers import JsonReport
-    from cli_agent.workflows.files import load_workflows
-    from cli_agent.workflows.run import missing_message, parse_tokens, run_workflow
+    from cli_agent.workflows import load_workflows, missing_message, parse_tokens, run_workflow
 
     workspace = Workspace(settings.workspace, locks=tuple(settings.locks))
     catalog = load_workflows(workspace, trusted=trusted)
@@ -120,7 +118,7 @@ def _run_session(settings: Settings, provider_factory: Any,
                  start: Callable[[Session, Approver], tuple[EventStream, JsonReport]], notes: Sequence[str]) -> int:
     """Open a session, drive the events `start` gives to the trace and the `--output` printer, close it; a run
     that did not finish "done" raises its error (the exit code)."""
-    from cli_agent.session.session import drive, is_interactive, open_session
+    from cli_agent.session import drive, is_interactive, open_session
     from cli_agent.ui.headless.printers import output_sink
 
     interactive = is_interactive()
@@ -147,11 +145,9 @@ def _run_session(settings: Settings, provider_factory: Any,
 def run_tool(settings: Settings, name: str, json_args: str) -> int:
     """`cli-agent tools run`: one call through the loop's `run_call` (the dispatcher, the approval policy, the undo
     journal, a trace), with no model; the envelope is printed as JSON."""
-    from cli_agent.contracts.envelope import Envelope
-    from cli_agent.contracts.events import Event, ToolResult
-    from cli_agent.contracts.messages import ToolCall
-    from cli_agent.providers.base import NoModel
-    from cli_agent.session.session import drive, is_interactive, open_session
+    from cli_agent.contracts import Envelope, Event, ToolCall, ToolResult
+    from cli_agent.providers import NoModel
+    from cli_agent.session import drive, is_interactive, open_session
 
     try:
         arguments = json.loads(json_args)
@@ -169,7 +165,7 @@ def run_tool(settings: Settings, name: str, json_args: str) -> int:
         _close(session)
     result = next((e for e in events if isinstance(e, ToolResult)), None)
     envelope = result.envelope if result is not None else Envelope.failure("denied: " + finished.message)
-    from cli_agent.contracts.escape import json_for_output
+    from cli_agent.contracts import json_for_output
 
     sys.stdout.write(json_for_output(envelope.to_dict(), indent=2) + "\n")
     error_class = finished.stop_reason.error_class

@@ -13,8 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from cli_agent.contracts.escape import escape_for_terminal, json_for_output
-from cli_agent.contracts.events import (
+from cli_agent.contracts import (
     ApprovalDecided,
     Event,
     HookRan,
@@ -24,10 +23,12 @@ from cli_agent.contracts.events import (
     RunStarted,
     ToolCallsProposed,
     ToolResult,
+    Usage,
     Verification,
     Warning,
+    escape_for_terminal,
+    json_for_output,
 )
-from cli_agent.contracts.messages import Usage
 
 __all__ = ["JsonReport", "StreamJsonPrinter", "TextPrinter", "output_sink", "warn"]
 

@@ -73,7 +73,7 @@ def take_typed(stream: Any = None) -> Typed:
 def ask_key(message: Any, typed: Typed | None = None, *, input: Any = None, output: Any = None) -> str:
     """One key answers `message` (lower-cased; "\\r" for Enter, "" for Ctrl-C or Ctrl-D); what was typed before it
     was drawn goes into `typed` instead of answering it."""
-    from cli_agent.ui.view.approve import SignalInterrupt, read_key
+    from cli_agent.ui.view import SignalInterrupt, read_key
 
     ahead = take_typed(input)
     if typed is not None:

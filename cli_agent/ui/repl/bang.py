@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from cli_agent.contracts.events import EventStream, RunFinished
-    from cli_agent.session.session import Session
+    from cli_agent.contracts import EventStream, RunFinished
+    from cli_agent.session import Session
 
 __all__ = ["BangHost", "run_bang"]
 
@@ -36,7 +36,7 @@ class BangHost(Protocol):
 def run_bang(repl: BangHost, command: str) -> None:
     from rich.text import Text
 
-    from cli_agent.contracts.messages import ToolCall
+    from cli_agent.contracts import ToolCall
 
     session = repl.session
     if "run_command" not in session.registry:

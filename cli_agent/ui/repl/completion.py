@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Any
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
-from cli_agent.contracts.escape import escape_for_terminal as esc
-from cli_agent.contracts.images import IMAGE_SUFFIXES
+from cli_agent.contracts import IMAGE_SUFFIXES
+from cli_agent.contracts import escape_for_terminal as esc
 
 if TYPE_CHECKING:
 
-    from cli_agent.fs.workspace import Workspace
+    from cli_agent.fs import Workspace
     from cli_agent.ui.repl.commands.commands import CommandContext
 
 __all__ = [
@@ -271,7 +271,7 @@ def _fence(text: str) -> str:
 
 def _attachment(workspace: Workspace, path: str) -> tuple[str | None, str]:
     """(the block to append or None, a note for the user)."""
-    from cli_agent.contracts.envelope import ToolError
+    from cli_agent.contracts import ToolError
 
     try:
         if workspace.is_dir(path):

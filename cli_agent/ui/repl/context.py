@@ -20,9 +20,8 @@ from prompt_toolkit import PromptSession
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion, WordCompleter
 from prompt_toolkit.document import Document
 
-from cli_agent.contracts import errors
-from cli_agent.contracts.escape import escape_for_terminal as esc
-from cli_agent.contracts.events import RunFinished, StopReason
+from cli_agent.contracts import RunFinished, StopReason, errors
+from cli_agent.contracts import escape_for_terminal as esc
 from cli_agent.ui.repl.commands.builtin_commands import builtin_commands
 from cli_agent.ui.repl.commands.command_set import add_commands
 from cli_agent.ui.repl.keys import TurnKeys
@@ -34,10 +33,9 @@ from cli_agent.ui.repl.toolbar import next_mode
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from cli_agent.config.settings import Settings
-    from cli_agent.contracts.events import Event, EventStream
-    from cli_agent.contracts.images import ImagePart
-    from cli_agent.session.session import ProviderFactory, Session
+    from cli_agent.config import Settings
+    from cli_agent.contracts import Event, EventStream, ImagePart
+    from cli_agent.session import ProviderFactory, Session
 
 __all__ = ["ReplContext"]
 
@@ -98,7 +96,7 @@ class ReplContext:
     @property
     def approver(self) -> Any:
         if self._approver is None:
-            from cli_agent.ui.view.approve import TerminalApprover
+            from cli_agent.ui.view import TerminalApprover
 
             self._approver = TerminalApprover(self.console)
         return self._ask_paused
@@ -106,7 +104,7 @@ class ReplContext:
     @property
     def own_approver(self) -> Any:
         """The question about the changes of the user's own command (!COMMAND), worded for them."""
-        from cli_agent.ui.view.approve import TerminalApprover
+        from cli_agent.ui.view import TerminalApprover
 
         if self._approver is not None and not isinstance(self._approver, TerminalApprover):  # injected (tests)
             return self._ask_paused
@@ -155,8 +153,8 @@ class ReplContext:
     # -- running things -------------------------------------------------------------------------------------------
 
     def drive(self, events: EventStream) -> RunFinished:
-        from cli_agent.session.session import drive
-        from cli_agent.ui.view.render import Renderer
+        from cli_agent.session import drive
+        from cli_agent.ui.view import Renderer
 
         renderer = Renderer(self.console, compact=self.compact_call, typed=lambda: keys.shown() if keys else [],
                             mode=self.mode)
@@ -184,14 +182,14 @@ class ReplContext:
         """Whether a call of `tool` takes one line in the transcript: a tool that changes nothing."""
         registry = self.session.registry
         if tool not in registry.names():  # an MCP or unknown tool: only the known read-only ones are folded
-            from cli_agent.ui.view.transcript import changes_nothing
+            from cli_agent.ui.view import changes_nothing
 
             return changes_nothing(tool)
         spec = registry.get(tool)
         return not spec.mutates and not spec.requires_approval
 
     def _count(self, event: Event) -> None:
-        from cli_agent.contracts.events import AssistantMessage
+        from cli_agent.contracts import AssistantMessage
 
         if isinstance(event, RunFinished):
             self.steps += event.steps
@@ -214,8 +212,8 @@ class ReplContext:
 
     def show_resumed(self, session: Session, trace_path: Any) -> None:
         """A resumed session's transcript on screen, and its totals in the toolbar."""
-        from cli_agent.history.trace import read_trace
-        from cli_agent.ui.view.resume_view import show_transcript, undone_runs
+        from cli_agent.history import read_trace
+        from cli_agent.ui.view import show_transcript, undone_runs
 
         try:
             trace = read_trace(trace_path)

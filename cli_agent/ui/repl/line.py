@@ -16,7 +16,7 @@ from prompt_toolkit import PromptSession
 from prompt_toolkit.key_binding import merge_key_bindings
 from prompt_toolkit.styles import Style
 
-from cli_agent.contracts.escape import escape_for_terminal as esc
+from cli_agent.contracts import escape_for_terminal as esc
 from cli_agent.ui.repl.completion import PathIndex, ReplCompleter, bindings, history, match_paths
 from cli_agent.ui.repl.pastes import Pastes
 from cli_agent.ui.repl.start.mcp_startup import watch_failures

@@ -21,7 +21,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from cli_agent.contracts import errors
-from cli_agent.contracts.escape import escape_for_terminal as esc
+from cli_agent.contracts import escape_for_terminal as esc
 from cli_agent.ui.repl.bang import run_bang
 from cli_agent.ui.repl.commands.commands import Outcome
 from cli_agent.ui.repl.commands.context_commands import compact_if_full
@@ -30,13 +30,13 @@ from cli_agent.ui.repl.context import ReplContext
 from cli_agent.ui.repl.keys import no_echo
 from cli_agent.ui.repl.line import PromptLine
 from cli_agent.ui.repl.start.banner import banner, goodbye
-from cli_agent.ui.view.wrapping import fit_lines
+from cli_agent.ui.view import fit_lines
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from cli_agent.contracts.events import RunFinished
-    from cli_agent.session.session import ProviderFactory, Session
+    from cli_agent.contracts import RunFinished
+    from cli_agent.session import ProviderFactory, Session
     from cli_agent.ui.repl.start.startup import Startup
 
 __all__ = ["QUIT_WINDOW_S", "Repl"]
@@ -127,7 +127,7 @@ class Repl(ReplContext):
         """One message: its @paths attached, the conversation compacted first when it is full, then the turn."""
         from rich.text import Text
 
-        from cli_agent.session.images import images_for, with_images
+        from cli_agent.session import images_for, with_images
 
         images = images_for(text, self.session.workspace, provider=self.session.provider)  # refused: one line
         message, notes = attach_files(with_images(text, images), self.session.workspace)  # labels by the words

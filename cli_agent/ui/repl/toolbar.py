@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from cli_agent.contracts.escape import escape_for_terminal as esc
+from cli_agent.contracts import escape_for_terminal as esc
 from cli_agent.ui.repl.completion import short_path
 
 if TYPE_CHECKING:
     from prompt_toolkit.formatted_text import StyleAndTextTuples
 
-    from cli_agent.session.session import Session
+    from cli_agent.session import Session
 
 __all__ = ["context_share", "context_use", "next_mode", "toolbar"]
 
@@ -26,7 +26,7 @@ _MODES = ("ask", "edits", "all")
 
 def next_mode(mode: Any) -> Any:
     """The approval mode Shift+Tab moves to: ask → edits → all → ask."""
-    from cli_agent.agent.approval import ApprovalMode
+    from cli_agent.agent import ApprovalMode
 
     return ApprovalMode(_MODES[(_MODES.index(str(mode.value)) + 1) % len(_MODES)])
 

@@ -21,8 +21,8 @@ from rich.console import Group
 from rich.padding import Padding
 from rich.text import Text
 
-from cli_agent.contracts.escape import escape_for_terminal as esc
-from cli_agent.contracts.events import Answer, ApprovalAsked, Decision
+from cli_agent.contracts import Answer, ApprovalAsked, Decision
+from cli_agent.contracts import escape_for_terminal as esc
 from cli_agent.ui.view.change_view import change_body
 from cli_agent.ui.view.command_panel import hanging
 from cli_agent.ui.view.render import call_panel

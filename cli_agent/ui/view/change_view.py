@@ -9,9 +9,8 @@ import json
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from cli_agent.contracts.change import Change
-from cli_agent.contracts.escape import escape_for_terminal as esc
-from cli_agent.contracts.messages import ToolCall
+from cli_agent.contracts import Change, ToolCall
+from cli_agent.contracts import escape_for_terminal as esc
 from cli_agent.ui.view.transcript import target_of
 
 __all__ = ["FOLD_LINES", "arguments_text", "call_title", "change_body"]

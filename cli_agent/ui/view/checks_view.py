@@ -7,8 +7,8 @@ from __future__ import annotations
 from rich.console import RenderableType
 from rich.text import Text
 
+from cli_agent.contracts import escape_for_terminal as esc
 from cli_agent.contracts import events as ev
-from cli_agent.contracts.escape import escape_for_terminal as esc
 from cli_agent.ui.view.command_panel import hanging
 
 __all__ = ["Checks"]

@@ -19,13 +19,11 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from cli_agent.contracts.escape import escape_for_terminal as esc
+from cli_agent.contracts import escape_for_terminal as esc
 from cli_agent.ui.view.change_view import call_title, change_body
 
 if TYPE_CHECKING:
-    from cli_agent.contracts.change import Change
-    from cli_agent.contracts.events import ToolResult
-    from cli_agent.contracts.messages import ToolCall
+    from cli_agent.contracts import Change, ToolCall, ToolResult
 
 __all__ = ["DIFFS_SHOWN", "LIVE_LINES", "TAIL_LINES", "changes_panel", "command_expanded", "command_line",
            "command_result", "hanging", "output_block", "output_lines"]

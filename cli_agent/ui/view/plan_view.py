@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from cli_agent.contracts.escape import escape_for_terminal as esc
-from cli_agent.contracts.events import HookRan, PlanUpdated
+from cli_agent.contracts import HookRan, PlanUpdated
+from cli_agent.contracts import escape_for_terminal as esc
 
 __all__ = ["hook_line", "plan_summary", "plan_text"]
 

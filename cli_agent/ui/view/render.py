@@ -20,10 +20,9 @@ from rich.console import Console, Group, RenderableType
 from rich.panel import Panel
 from rich.text import Text
 
+from cli_agent.contracts import Change, ToolCall
+from cli_agent.contracts import escape_for_terminal as esc
 from cli_agent.contracts import events as ev
-from cli_agent.contracts.change import Change
-from cli_agent.contracts.escape import escape_for_terminal as esc
-from cli_agent.contracts.messages import ToolCall
 from cli_agent.ui.view.change_view import FOLD_LINES, arguments_text, call_title, change_body
 from cli_agent.ui.view.checks_view import Checks
 from cli_agent.ui.view.transcript import changes_nothing, compact_line, result_line

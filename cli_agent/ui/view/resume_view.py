@@ -19,8 +19,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.text import Text
 
-from cli_agent.contracts.escape import escape_for_terminal as esc
-from cli_agent.contracts.events import (
+from cli_agent.contracts import (
     ApprovalAsked,
     ApprovalDecided,
     ConversationReset,
@@ -29,12 +28,13 @@ from cli_agent.contracts.events import (
     RunStarted,
     ToolCallsProposed,
     ToolResult,
+    Usage,
 )
-from cli_agent.contracts.messages import Usage
-from cli_agent.history.trace import Trace
+from cli_agent.contracts import escape_for_terminal as esc
+from cli_agent.history import Trace
 
 if TYPE_CHECKING:
-    from cli_agent.history.journal import Turn
+    from cli_agent.history import Turn
 
 __all__ = ["SHOWN_TURNS", "Summary", "asked", "preview", "show_transcript", "summarise", "undone_runs"]
 
@@ -90,7 +90,7 @@ def _changed(run: list[Event]) -> list[str]:
 
 def _writes_files(tool: str) -> bool:
     """A built-in tool whose spec says it mutates: the path it is called with is a file it changed."""
-    from cli_agent.tools.registry import Registry
+    from cli_agent.tools import Registry
 
     builtin = Registry.builtin()
     return tool in builtin and builtin.get(tool).mutates

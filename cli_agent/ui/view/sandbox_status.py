@@ -8,17 +8,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from cli_agent.config.settings import Settings
-    from cli_agent.sandbox.layout import Shown
+    from cli_agent.config import Settings
+    from cli_agent.sandbox import Shown
 
 __all__ = ["sandbox_report"]
 
 
 def sandbox_report(settings: Settings) -> tuple[str, int]:
     """The report and the exit code: 0 when commands can run (sandboxed, or explicitly unsandboxed), 1 when not."""
-    from cli_agent.sandbox import probe
-    from cli_agent.sandbox.environment import BASE, dropped
-    from cli_agent.sandbox.layout import Policy, shown_trees
+    from cli_agent.sandbox import BASE, Policy, dropped, probe, shown_trees
 
     box = settings.sandbox
     if box.mode == "off":
@@ -32,9 +30,8 @@ def sandbox_report(settings: Settings) -> tuple[str, int]:
                  "  run_command is not offered to the model and !COMMAND is refused until then.",
                  '  (sandbox = "off" in the user config runs commands unconfined, each asked for first.)']
         return "\n".join(lines), 1
-    from cli_agent.facts.store import workspace_for
-    from cli_agent.sandbox.confine import confine_locks
-    from cli_agent.sandbox.reach import text_table
+    from cli_agent.facts import workspace_for
+    from cli_agent.sandbox import confine_locks, text_table
 
     policy = Policy(workspace=Path(settings.workspace), network=box.network, read_paths=tuple(box.read_paths),
                     write_paths=tuple(box.write_paths))
@@ -64,7 +61,7 @@ def sandbox_report(settings: Settings) -> tuple[str, int]:
 
 def _environments(shown: Shown) -> list[str]:
     """The environments PATH's folders belong to, and HOME's tool folders, as shown to commands."""
-    from cli_agent.fs.credentials import home_folder
+    from cli_agent.fs import home_folder
 
     home = home_folder()
 

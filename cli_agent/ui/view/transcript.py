@@ -20,12 +20,11 @@ from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
-from cli_agent.contracts.escape import escape_for_terminal as esc
-from cli_agent.contracts.events import ToolResult
-from cli_agent.contracts.messages import ToolCall
+from cli_agent.contracts import ToolCall, ToolResult
+from cli_agent.contracts import escape_for_terminal as esc
 
 if TYPE_CHECKING:
-    from cli_agent.tools.specs import ToolSpec
+    from cli_agent.tools import ToolSpec
 
 __all__ = ["call_label", "changes_nothing", "compact_line", "data_summary", "mcp_summary", "received_lines",
            "result_line", "target_of", "verb_of"]
@@ -38,13 +37,13 @@ _MIN_ROOM = 16  # a summary gets at least this many characters, however narrow t
 
 
 def _is_mcp(tool: str) -> bool:
-    from cli_agent.mcp.tools import split_name
+    from cli_agent.mcp import split_name
 
     return split_name(tool) is not None
 
 
 def _builtin_spec(tool: str) -> ToolSpec | None:
-    from cli_agent.tools.registry import Registry
+    from cli_agent.tools import Registry
 
     builtin = Registry.builtin()
     return builtin.get(tool) if tool in builtin else None

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from cli_agent.contracts.escape import escape_for_terminal as esc
+from cli_agent.contracts import escape_for_terminal as esc
 from cli_agent.ui.repl.commands.commands import Command, CommandContext, CommandRegistry, Outcome
 from cli_agent.ui.repl.commands.context_commands import context_commands
 
@@ -44,7 +44,7 @@ def _help(ctx: CommandContext, args: str) -> None:
         return
     from rich.table import Table
 
-    from cli_agent.ui.view.command_panel import hanging
+    from cli_agent.ui.view import hanging
 
     keys = Text(KEYS_HELP, style="dim")  # what a newcomer needs first
     keys.append("\nApproval answers: y yes · n no, stop the turn · f no, and tell the model what to do instead · "
@@ -98,7 +98,7 @@ _MODES = {"ask": "every change is asked for",
 
 
 def _approval(ctx: CommandContext, args: str) -> None:
-    from cli_agent.agent.approval import ApprovalMode
+    from cli_agent.agent import ApprovalMode
 
     agent = ctx.session.agent
     if args:

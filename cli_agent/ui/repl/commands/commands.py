@@ -15,15 +15,15 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from cli_agent.contracts.escape import escape_for_terminal as esc
+from cli_agent.contracts import escape_for_terminal as esc
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from cli_agent.agent.loop import Approver
-    from cli_agent.config.settings import Settings
-    from cli_agent.contracts.events import EventStream, RunFinished
-    from cli_agent.session.session import Session
+    from cli_agent.agent import Approver
+    from cli_agent.config import Settings
+    from cli_agent.contracts import EventStream, RunFinished
+    from cli_agent.session import Session
 
 __all__ = ["Command", "CommandContext", "CommandRegistry", "Handler", "Outcome"]
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from cli_agent.agent.compaction import AUTO_COMPACT_AT, compact_prompt
-from cli_agent.contracts.escape import escape_for_terminal as esc
-from cli_agent.contracts.events import ConversationReset, StopReason
+from cli_agent.agent import AUTO_COMPACT_AT, compact_prompt
+from cli_agent.contracts import ConversationReset, StopReason
+from cli_agent.contracts import escape_for_terminal as esc
 
 if TYPE_CHECKING:
     from cli_agent.ui.repl.commands.commands import Command, CommandContext
@@ -26,8 +26,8 @@ def _clear(ctx: CommandContext, args: str) -> None:
 
     from rich.text import Text
 
-    from cli_agent.session.session import open_session
-    from cli_agent.ui.view.command_panel import hanging
+    from cli_agent.session import open_session
+    from cli_agent.ui.view import hanging
 
     session = ctx.session
     if not session.agent.history:
@@ -95,9 +95,7 @@ def _expand(ctx: CommandContext, args: str) -> None:
     command's whole output), result, notices."""
     from rich.text import Text
 
-    from cli_agent.ui.view.command_panel import command_expanded
-    from cli_agent.ui.view.render import call_panel, hung
-    from cli_agent.ui.view.transcript import result_line
+    from cli_agent.ui.view import call_panel, command_expanded, hung, result_line
 
     folded: list[Any] = getattr(ctx, "last_folded", [])
     thoughts: list[str] = getattr(ctx, "last_thoughts", [])

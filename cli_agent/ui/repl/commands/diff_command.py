@@ -9,11 +9,11 @@ from __future__ import annotations
 import difflib
 from typing import TYPE_CHECKING
 
-from cli_agent.contracts.escape import escape_for_terminal as esc
+from cli_agent.contracts import escape_for_terminal as esc
 
 if TYPE_CHECKING:
-    from cli_agent.fs.workspace import Workspace
-    from cli_agent.history.journal import Journal
+    from cli_agent.fs import Workspace
+    from cli_agent.history import Journal
     from cli_agent.ui.repl.commands.commands import Command, CommandContext
 
 __all__ = ["diff_command", "session_diff"]
@@ -54,7 +54,7 @@ def _diff(ctx: CommandContext, args: str) -> None:
     from rich.syntax import Syntax
     from rich.text import Text
 
-    from cli_agent.session.builder import journal_for
+    from cli_agent.session import journal_for
 
     session = ctx.session
     journal = session.journal or journal_for(session.workspace.root)

@@ -12,10 +12,9 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from cli_agent.contracts.errors import UsageError
-from cli_agent.contracts.escape import clip
-from cli_agent.contracts.escape import escape_for_terminal as esc
-from cli_agent.facts.store import FactStore, render_list
+from cli_agent.contracts import UsageError, clip
+from cli_agent.contracts import escape_for_terminal as esc
+from cli_agent.facts import FactStore, render_list
 from cli_agent.ui.repl.commands.commands import Command
 
 if TYPE_CHECKING:

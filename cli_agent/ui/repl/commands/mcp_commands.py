@@ -14,19 +14,18 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from cli_agent.contracts import errors
-from cli_agent.contracts.escape import escape_for_terminal as esc
+from cli_agent.contracts import escape_for_terminal as esc
 
 if TYPE_CHECKING:
-    from cli_agent.config.loading import Loaded
-    from cli_agent.mcp.hub import ServerStatus
+    from cli_agent.config import Loaded
+    from cli_agent.mcp import ServerStatus
     from cli_agent.ui.repl.commands.commands import CommandContext, CommandRegistry
 
 __all__ = ["list_servers", "register_commands", "render_statuses", "status_json", "test_server"]
 
 
 def _discover(servers: dict[str, Any]) -> list[ServerStatus]:
-    from cli_agent.mcp.attach import log_dir
-    from cli_agent.mcp.hub import McpHub
+    from cli_agent.mcp import McpHub, log_dir
 
     hub = McpHub(servers, log_dir=log_dir())
     try:
@@ -65,7 +64,7 @@ def test_server(loaded: Loaded, name: str) -> int:
 
 
 def _not_started(servers: dict[str, Any]) -> list[ServerStatus]:
-    from cli_agent.mcp.hub import ServerState, ServerStatus
+    from cli_agent.mcp import ServerState, ServerStatus
 
     return [ServerStatus(name, server, ServerState.DISABLED) for name, server in servers.items()]
 

@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any
 from rich.text import Text
 
 from cli_agent.contracts import errors
-from cli_agent.contracts.escape import escape_for_terminal as esc
+from cli_agent.contracts import escape_for_terminal as esc
 
 if TYPE_CHECKING:
-    from cli_agent.config.settings import Settings
-    from cli_agent.providers.base import Provider
-    from cli_agent.session.session import Session
+    from cli_agent.config import Settings
+    from cli_agent.providers import Provider
+    from cli_agent.session import Session
     from cli_agent.ui.repl.commands.commands import CommandContext
 
 __all__ = ["KEY_MODELS", "known_models", "model_command", "settings_for", "switch_model"]
@@ -40,12 +40,12 @@ KEY_MODELS = (("OPENAI_API_KEY", "openai/gpt-4o-mini"), ("ANTHROPIC_API_KEY", "a
 def known_models(session: Session, env: dict[str, str] | None = None) -> list[str]:
     """The models to pick from: the current one, those used before in this workspace, one for each provider whose
     key is set, and the bundled local model when its runtime is installed."""
-    from cli_agent.providers.local_model import runtime_version
+    from cli_agent.providers import runtime_version
 
     env = dict(os.environ) if env is None else env
     models = [session.settings.model or ""]
     try:
-        from cli_agent.history.session_index import SessionIndex
+        from cli_agent.history import SessionIndex
 
         models += [e.model for e in SessionIndex().list(session.workspace.root, limit=50)]
     except Exception:  # an unreadable index offers fewer models, nothing more
@@ -119,7 +119,7 @@ def model_command(ctx: CommandContext, args: str) -> None:
 
 def _checked_provider(ctx: CommandContext, name: str) -> tuple[Provider, str]:
     """The new model's provider, checked, and its protocol; a UsageError or ProviderError if it is unusable."""
-    from cli_agent.prompt.plan import planned_protocol
+    from cli_agent.prompt import planned_protocol
 
     settings = settings_for(ctx, name)
     provider = ctx.provider_factory(settings)  # type: ignore[attr-defined]

@@ -9,10 +9,9 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cli_agent.contracts.errors import CliAgentError, UsageError
-from cli_agent.contracts.escape import clip, json_for_output
-from cli_agent.contracts.escape import escape_for_terminal as esc
-from cli_agent.history.session_index import SessionEntry, SessionIndex, index_key, load_resumable
+from cli_agent.contracts import CliAgentError, UsageError, clip, json_for_output
+from cli_agent.contracts import escape_for_terminal as esc
+from cli_agent.history import SessionEntry, SessionIndex, index_key, load_resumable
 from cli_agent.ui.repl.commands.commands import Command
 
 if TYPE_CHECKING:
@@ -37,7 +36,7 @@ def register_commands(registry: CommandRegistry, ctx: CommandContext) -> None:
 def _repl_resume(ctx: CommandContext, args: str) -> None:
     from rich.text import Text
 
-    from cli_agent.session.session import open_session, resume_into
+    from cli_agent.session import open_session, resume_into
 
     def say(text: str, style: str = "") -> None:
         ctx.console.print(Text(esc(text), style=style))
@@ -82,14 +81,14 @@ def _repl_resume(ctx: CommandContext, args: str) -> None:
 def _picked(ctx: CommandContext, rows: list[tuple[SessionEntry, str | None]]) -> SessionEntry | None:
     """The arrow-key picker, with a preview of the highlighted session (when, turns, files changed, its first
     message); without a terminal to pick on, a numbered list and a number."""
-    from cli_agent.history.trace import read_trace
-    from cli_agent.ui.view.resume_view import preview
+    from cli_agent.history import read_trace
+    from cli_agent.ui.view import preview
 
     journals: dict[str, list[Any]] = {}  # each workspace's undo journal, read once for the picker
 
     def turns(workspace: str) -> list[Any]:
         if workspace not in journals:
-            from cli_agent.session.builder import journal_for
+            from cli_agent.session import journal_for
 
             try:
                 journals[workspace] = journal_for(workspace).turns()

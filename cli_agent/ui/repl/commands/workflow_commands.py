@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from cli_agent.contracts.escape import escape_for_terminal as esc
+from cli_agent.contracts import escape_for_terminal as esc
 from cli_agent.ui.repl.commands.commands import Command
 
 if TYPE_CHECKING:
     from cli_agent.ui.repl.commands.commands import CommandContext, CommandRegistry, Handler
-    from cli_agent.workflows.files import Catalog, Param, Workflow
+    from cli_agent.workflows import Catalog, Param, Workflow
 
 __all__ = ["PREFIX", "register_commands"]
 
@@ -32,7 +32,7 @@ PREFIX = "wf:"  # `/wf:NAME` always reaches the workflow NAME
 
 
 def register_commands(registry: CommandRegistry, ctx: CommandContext) -> list[str]:
-    from cli_agent.workflows.files import load_workflows
+    from cli_agent.workflows import load_workflows
 
     catalog = load_workflows(ctx.settings.workspace)
     renamed: list[str] = []  # filled in below; the listing shows it
@@ -48,7 +48,7 @@ def register_commands(registry: CommandRegistry, ctx: CommandContext) -> list[st
 
 
 def _command(workflow: Workflow, name: str, aliases: tuple[str, ...]) -> Command:
-    from cli_agent.workflows.run import complete_arguments
+    from cli_agent.workflows import complete_arguments
 
     params = [f"  {p.describe()}" for p in workflow.params] or ["  (none)"]
     help_text = "\n".join([workflow.description, "", "parameters (positional in this order, or name=value):",
@@ -61,7 +61,7 @@ def _command(workflow: Workflow, name: str, aliases: tuple[str, ...]) -> Command
 
 def _runner(workflow: Workflow, name: str) -> Handler:
     def run(ctx: CommandContext, args: str) -> None:
-        from cli_agent.workflows.run import ask_missing, parse_arguments, run_workflow
+        from cli_agent.workflows import ask_missing, parse_arguments, run_workflow
 
         workspace = ctx.session.workspace
         values, missing = parse_arguments(workflow, args, workspace)  # a bad value: WorkflowError, one line
@@ -82,7 +82,7 @@ def _runner(workflow: Workflow, name: str) -> Handler:
 
 def _asker(ctx: CommandContext) -> Callable[[Param, str | None], str]:
     def ask(param: Param, problem: str | None) -> str:
-        from cli_agent.ui.view.command_panel import hanging
+        from cli_agent.ui.view import hanging
 
         said = Text(esc(problem or param.describe()), style="yellow" if problem else "dim")
         ctx.console.print(hanging(Text("  "), said))  # wrapped under itself, not at column 0
@@ -98,7 +98,7 @@ def _listing(catalog: Catalog, renamed: list[str]) -> Handler:
     """`/workflows`: the workflows as loaded when the REPL started (those it can run)."""
 
     def show(ctx: CommandContext, args: str) -> None:
-        from cli_agent.workflows.run import render_catalog
+        from cli_agent.workflows import render_catalog
 
         lines = [render_catalog(catalog, ctx.console.width) if catalog.workflows else "no workflows",
                  *(f"broken workflow file: {e}" for e in catalog.errors), "",

@@ -15,14 +15,14 @@ from prompt_toolkit import print_formatted_text
 from prompt_toolkit.formatted_text import FormattedText
 
 from cli_agent import __version__
-from cli_agent.contracts.escape import clip
-from cli_agent.contracts.escape import escape_for_terminal as esc
+from cli_agent.contracts import clip
+from cli_agent.contracts import escape_for_terminal as esc
 from cli_agent.ui.repl.completion import short_path
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from cli_agent.session.session import Session
+    from cli_agent.session import Session
     from cli_agent.ui.repl.start.startup import Startup
 
 __all__ = ["Shown", "announce", "banner", "goodbye", "say_notes"]

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from cli_agent.contracts import errors
 
 if TYPE_CHECKING:
-    from cli_agent.config.settings import Settings
+    from cli_agent.config import Settings
 
 __all__ = ["choose_model", "options_text", "remember_model", "say_wrapped"]
 
@@ -58,7 +58,7 @@ def choose_model(settings: Settings, *, env: dict[str, str] | None = None, say: 
     from cli_agent.ui.repl.commands.model_commands import KEY_MODELS
 
     if runtime is None:
-        from cli_agent.providers.local_model import runtime_version
+        from cli_agent.providers import runtime_version
 
         runtime = runtime_version
     env = dict(os.environ) if env is None else env

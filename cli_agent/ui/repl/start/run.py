@@ -18,8 +18,8 @@ from cli_agent.ui.repl.start.start_model import onboarded, with_its_model
 from cli_agent.ui.repl.start.startup import Startup
 
 if TYPE_CHECKING:
-    from cli_agent.config.loading import Loaded
-    from cli_agent.session.session import ProviderFactory
+    from cli_agent.config import Loaded
+    from cli_agent.session import ProviderFactory
 
 __all__ = ["NO_TERMINAL", "run_repl"]
 

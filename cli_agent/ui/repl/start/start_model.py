@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from cli_agent.contracts import errors
 
 if TYPE_CHECKING:
-    from cli_agent.config.loading import Loaded
+    from cli_agent.config import Loaded
     from cli_agent.ui.repl.answer import Typed
 
 __all__ = ["onboarded", "with_its_model"]
@@ -23,7 +23,7 @@ def with_its_model(load: Callable[[], Loaded], resume: str) -> Callable[[], Load
     says why."""
     import dataclasses
 
-    from cli_agent.history.session_index import load_resumable
+    from cli_agent.history import load_resumable
 
     loaded = load()
     try:

@@ -21,10 +21,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from cli_agent.config.loading import Loaded
-    from cli_agent.config.settings import Settings
-    from cli_agent.history.session_index import SessionEntry
-    from cli_agent.session.session import ProviderFactory, Session
+    from cli_agent.config import Loaded, Settings
+    from cli_agent.history import SessionEntry
+    from cli_agent.session import ProviderFactory, Session
 
 __all__ = ["Startup", "preload", "warm_up"]
 
@@ -91,19 +90,19 @@ class Startup:
         self._thread.start()
 
     def _open(self) -> Session:
-        from cli_agent.session.session import default_provider_factory, open_session
+        from cli_agent.session import default_provider_factory, open_session
 
         settings = self.settings
         assert settings is not None
         resumed = None
         if self.resume is not None:
-            from cli_agent.history.session_index import load_resumable
+            from cli_agent.history import load_resumable
 
             resumed = load_resumable(settings.workspace, self.resume)
         session = open_session(settings, interactive=True,
                                provider_factory=self.provider_factory or default_provider_factory, notes=self.notes)
         if resumed is not None:
-            from cli_agent.session.session import resume_into
+            from cli_agent.session import resume_into
 
             try:
                 resume_into(session, *resumed)
@@ -144,7 +143,7 @@ class Startup:
 
 
 def _local_setup_pending(settings: Settings) -> bool:
-    from cli_agent.providers.local import setup_pending
+    from cli_agent.providers import setup_pending
 
     return setup_pending(settings)
 

@@ -12,8 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from cli_agent.config.loading import Loaded
-    from cli_agent.config.trusted_folders import TrustEntry
+    from cli_agent.config import Loaded, TrustEntry
     from cli_agent.ui.repl.answer import Typed
 
 __all__ = ["ask_trust", "describe_withheld"]
@@ -21,9 +20,9 @@ __all__ = ["ask_trust", "describe_withheld"]
 
 def describe_withheld(withheld: dict[str, Any]) -> list[str]:
     """`key = value` lines for the keys a trusted config would set (an API key masked)."""
-    from cli_agent.config.settings import mask_secret
-    from cli_agent.contracts.escape import escape_for_terminal
-    from cli_agent.validated.checked import Secret
+    from cli_agent.config import mask_secret
+    from cli_agent.contracts import escape_for_terminal
+    from cli_agent.validated import Secret
 
     lines = []
     for key, value in withheld.items():
@@ -39,7 +38,7 @@ def ask_trust(load: Callable[[], Loaded], workspace_hint: str | None, typed: Typ
     the REPL's own start-up to report."""
     from cli_agent.contracts import errors
     from cli_agent.fs import paths
-    from cli_agent.session.session import is_interactive
+    from cli_agent.session import is_interactive
 
     if not is_interactive() or not paths.project_config_file(Path(workspace_hint or ".")).is_file():
         return
@@ -49,7 +48,7 @@ def ask_trust(load: Callable[[], Loaded], workspace_hint: str | None, typed: Typ
         return
     if not loaded.withheld:
         return
-    from cli_agent.config.trusted_folders import earlier_entry, trust_folder
+    from cli_agent.config import earlier_entry, trust_folder
     from cli_agent.ui.repl.answer import ask_key
 
     ws = Path(loaded.settings.workspace)
@@ -69,7 +68,7 @@ def _question_text(config: Path, lines: list[str], earlier: TrustEntry | None) -
     """What to say before asking: whether the config is new or changed (and how), and what trusting it sets."""
     import datetime
 
-    from cli_agent.contracts.escape import escape_for_terminal
+    from cli_agent.contracts import escape_for_terminal
 
     if earlier is None:
         head = [escape_for_terminal(f"This folder's project config ({config}) is not trusted. Trusting it would "
