@@ -122,9 +122,10 @@ def test_p_in_a_terminal_draws_like_the_repl_and_offers_no_session_grants(term, 
     assert "this session" not in legend  # a/t grant for later turns a one-shot run does not have
     t.child.send("y")
     rest = t.expect(pexpect.EOF)
-    last = [line.strip() for line in rest.splitlines() if line.strip()][-2:]
+    last = [line.strip() for line in rest.splitlines() if line.strip()][-3:]
     assert last[0] == "made b.py"  # the answer as Markdown (the raw text only streamed in the live region)
-    assert last[1].startswith("· 3 steps")
+    assert last[1] == "! not verified: no tests found (set test_command)"  # a change with no proof says so
+    assert last[2].startswith("· 3 steps")
     t.child.close()
     assert t.child.exitstatus == 0 and (t.ws / "b.py").read_text() == "y = 2\n"
 
