@@ -1,7 +1,8 @@
-"""The interactive REPL: `repl` (the loop of prompts), the command API its commands use (`context`), the prompt line
-and toolbar (`line`, `toolbar`), keys, completion, pastes, the picker and `!COMMAND` (`bang`); `start/` is what
-happens before and behind the first prompt (the terminal check, onboarding, the trust question, the session opening),
-and `commands/` holds the slash commands.
+"""The interactive REPL, in layers (`.importlinter`'s `repl` contract), from the top: `run` (its entry: the terminal
+check, onboarding, the trust question, then the loop), `repl` (the loop of prompts), the prompt line (`line`), the
+command API its commands use (`context`), completion, the slash commands (`commands/`), the start-up pieces
+(`start/`: what happens before and behind the first prompt), then the small parts they share: the toolbar, one-key
+answers (`answer`), the picker, pastes, `!COMMAND` (`bang`), keys and `home_path`.
 
 May import: view/ and the packages below ui/.
 """
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from cli_agent.ui.repl.commands.mcp_commands import list_servers, test_server
     from cli_agent.ui.repl.commands.session_commands import print_sessions
-    from cli_agent.ui.repl.start.run import run_repl
+    from cli_agent.ui.repl.run import run_repl
     from cli_agent.ui.repl.start.trust_question import ask_trust
 
 __all__ = [
@@ -36,7 +37,7 @@ def __getattr__(name: str) -> object:
 
         return getattr(session_commands, name)
     if name in ("run_repl",):
-        from cli_agent.ui.repl.start import run
+        from cli_agent.ui.repl import run
 
         return getattr(run, name)
     if name in ("ask_trust",):

@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
@@ -34,7 +33,6 @@ __all__ = [
     "complete_common",
     "history",
     "match_paths",
-    "short_path",
 ]
 
 _AT_END = re.compile(r'(?:^|(?<=\s))@("[^"]*|[^\s"]*)$')  # an @reference being typed at the cursor
@@ -144,11 +142,6 @@ class ReplCompleter(Completer):
 
 
 # -- keys, history, toolbar -----------------------------------------------------------------------------------
-
-def short_path(path: str) -> str:
-    home = str(Path.home())
-    return "~" + path[len(home):] if home != "/" and (path == home or path.startswith(home + "/")) else path
-
 
 def bindings(cycle_mode: Callable[[], None] | None = None) -> Any:
     """Enter sends, Meta+Enter / Ctrl-J a new line, Ctrl-C clears the line (or leaves an empty prompt),

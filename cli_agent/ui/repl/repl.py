@@ -1,4 +1,4 @@
-"""The interactive REPL: `cli-agent` with no arguments (`ui.repl.start.run.run_repl` starts it).
+"""The interactive REPL: `cli-agent` with no arguments (`ui.repl.run.run_repl` starts it).
 
 The prompt (`ui.repl.line`) reads a message or a slash command (`ui.repl.commands.commands`); a message runs one
 turn of the session's agent, drawn by `Renderer` and asked about by `TerminalApprover`. Ctrl-C during a turn

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from cli_agent.contracts import escape_for_terminal as esc
-from cli_agent.ui.repl.completion import short_path
+from cli_agent.ui.repl.home_path import short_path
 
 if TYPE_CHECKING:
     from prompt_toolkit.formatted_text import StyleAndTextTuples

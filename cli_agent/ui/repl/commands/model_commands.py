@@ -19,6 +19,7 @@ from rich.text import Text
 
 from cli_agent.contracts import errors
 from cli_agent.contracts import escape_for_terminal as esc
+from cli_agent.ui.repl.start.onboarding import KEY_MODELS
 
 if TYPE_CHECKING:
     from cli_agent.config import Settings
@@ -26,16 +27,7 @@ if TYPE_CHECKING:
     from cli_agent.session import Session
     from cli_agent.ui.repl.commands.commands import CommandContext
 
-__all__ = ["KEY_MODELS", "known_models", "model_command", "settings_for", "switch_model"]
-
-# A provider's key in the environment, and a model of that provider LiteLLM knows: what onboarding and the picker
-# offer.
-KEY_MODELS = (("OPENAI_API_KEY", "openai/gpt-4o-mini"), ("ANTHROPIC_API_KEY", "anthropic/claude-sonnet-4-20250514"),
-              ("GEMINI_API_KEY", "gemini/gemini-2.0-flash"), ("GOOGLE_API_KEY", "gemini/gemini-2.0-flash"),
-              ("MISTRAL_API_KEY", "mistral/mistral-small-latest"), ("GROQ_API_KEY", "groq/llama-3.3-70b-versatile"),
-              ("OPENROUTER_API_KEY", "openrouter/openai/gpt-4o-mini"), ("DEEPSEEK_API_KEY", "deepseek/deepseek-chat"),
-              ("XAI_API_KEY", "xai/grok-3"))
-
+__all__ = ["known_models", "model_command", "settings_for", "switch_model"]
 
 def known_models(session: Session, env: dict[str, str] | None = None) -> list[str]:
     """The models to pick from: the current one, those used before in this workspace, one for each provider whose

@@ -17,7 +17,7 @@ from prompt_toolkit.formatted_text import FormattedText
 from cli_agent import __version__
 from cli_agent.contracts import clip
 from cli_agent.contracts import escape_for_terminal as esc
-from cli_agent.ui.repl.completion import short_path
+from cli_agent.ui.repl.home_path import short_path
 
 if TYPE_CHECKING:
     from rich.console import Console

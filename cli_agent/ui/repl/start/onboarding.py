@@ -19,7 +19,15 @@ from cli_agent.contracts import errors
 if TYPE_CHECKING:
     from cli_agent.config import Settings
 
-__all__ = ["choose_model", "options_text", "remember_model", "say_wrapped"]
+__all__ = ["KEY_MODELS", "choose_model", "options_text", "remember_model", "say_wrapped"]
+
+# A provider's key in the environment, and a model of that provider LiteLLM knows: what onboarding and the picker
+# offer.
+KEY_MODELS = (("OPENAI_API_KEY", "openai/gpt-4o-mini"), ("ANTHROPIC_API_KEY", "anthropic/claude-sonnet-4-20250514"),
+              ("GEMINI_API_KEY", "gemini/gemini-2.0-flash"), ("GOOGLE_API_KEY", "gemini/gemini-2.0-flash"),
+              ("MISTRAL_API_KEY", "mistral/mistral-small-latest"), ("GROQ_API_KEY", "groq/llama-3.3-70b-versatile"),
+              ("OPENROUTER_API_KEY", "openrouter/openai/gpt-4o-mini"), ("DEEPSEEK_API_KEY", "deepseek/deepseek-chat"),
+              ("XAI_API_KEY", "xai/grok-3"))
 
 
 def options_text() -> str:
@@ -55,7 +63,6 @@ def choose_model(settings: Settings, *, env: dict[str, str] | None = None, say: 
     """`ask(question)`: one key ("y", "\\r" for Enter, "" for Ctrl-C); `choose(title, options)`: the index picked,
     None for none; `remember(model)`: saves the model in the user config and says where; `runtime`: the local
     model's runtime version, None when it is not installed (default: ask the install)."""
-    from cli_agent.ui.repl.commands.model_commands import KEY_MODELS
 
     if runtime is None:
         from cli_agent.providers import runtime_version
