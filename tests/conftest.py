@@ -29,21 +29,11 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    """A pytest-xdist worker's temporary folders go under a short folder of their own: xdist puts them one folder
-    deeper (`…/pytest-N/popen-gw1/`), and the terminal tests that print paths at 60 columns would wrap them
-    elsewhere than in a one-process run."""
-    worker = os.environ.get("PYTEST_XDIST_WORKER")
-    if worker:
-        config.option.basetemp = tempfile.mkdtemp(prefix=f"pt-{worker}-")
-
-
 # -- no test touches the real home ----------------------------------------------------------------------------------
 # cli-agent keeps its config, state and cache under CLI_AGENT_HOME when it is set (cli_agent/fs/paths.py). The whole
 # run gets one temporary home before any test module is imported (some build a registry at import, which writes the
 # cache), every child process inherits it, and each test starts with it and without the caller's other CLI_AGENT_*
 # settings. A test that wants a home of its own, empty, asks for `isolated_home`.
-
 
 _RUN_HOME = Path(tempfile.mkdtemp(prefix="cli-agent-test-home-"))
 _RUN_HOME.chmod(0o755)  # the unprivileged-sandbox test runs a child as nobody
