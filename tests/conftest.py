@@ -29,6 +29,12 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+# A terminal test's terminal is the pseudo-terminal it opens, whatever size the runner's terminal has: pytest-xdist's
+# workers set COLUMNS=80 and LINES=24, which a child would take over the size of its own terminal.
+os.environ.pop("COLUMNS", None)
+os.environ.pop("LINES", None)
+
+
 # -- no test touches the real home ----------------------------------------------------------------------------------
 # cli-agent keeps its config, state and cache under CLI_AGENT_HOME when it is set (cli_agent/fs/paths.py). The whole
 # run gets one temporary home before any test module is imported (some build a registry at import, which writes the

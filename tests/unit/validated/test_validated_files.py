@@ -21,8 +21,8 @@ from cli_agent.workflows.files import load_workflow_file
 
 pytestmark = pytest.mark.usefixtures("isolated_home")
 
-SPEC = ('name = "greet"\ncategory = "Edit"\ndescription = "Say hello."\nmutates = false\nkind = "other"\nverb = "Greet"\n'
-        '\n[parameters]\ntype = "object"\n')
+SPEC = ('name = "greet"\ncategory = "Edit"\ndescription = "Say hello."\nmutates = false\nkind = "other"\n'
+        'verb = "Greet"\n\n[parameters]\ntype = "object"\n')
 WORKFLOW = 'description = "D"\n\n[[steps]]\nprompt = "x"\n'
 SCENARIO = ('[[scenario]]\nname = "s"\ncovers = "c"\nprompt = "p"\nreplies = [{ text = "hi" }]\n\n'
             '[scenario.expect]\nexit_code = 0\n')
