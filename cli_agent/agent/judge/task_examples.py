@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Example", "Verdict", "added_names", "examples", "modules", "script", "verdicts"]
+__all__ = ["Example", "Verdict", "added_names", "examples", "marked_rows", "modules", "script", "verdicts"]
 
 MAX_EXAMPLES = 8
 MAX_EXPR_CHARS = 300
@@ -237,19 +237,26 @@ def script(found: tuple[Example, ...], names: list[str], folders: list[str], add
     return _PROGRAM.replace("DATA", repr(data))
 
 
-def verdicts(found: tuple[Example, ...], output: str) -> list[Verdict]:
-    """The script's lines read back; an example with no line (the program died) failed with the output's end."""
-    seen: dict[int, Verdict] = {}
+def marked_rows(output: str, mark: str, count: int) -> dict[int, tuple[bool | None, str]]:
+    """The rows a checking program printed, each a line `mark` + JSON `{"i", "ok", "detail"}`, by index (below
+    `count`); a line that is not one is skipped, and a detail is cut at 400 characters."""
+    rows: dict[int, tuple[bool | None, str]] = {}
     for line in output.splitlines():
-        if not line.startswith(MARK):
+        if not line.startswith(mark):
             continue
         try:
-            row = json.loads(line[len(MARK):])
+            row = json.loads(line[len(mark):])
             index, ok, detail = int(row["i"]), row["ok"], str(row["detail"])
         except (ValueError, KeyError, TypeError):
             continue
-        if 0 <= index < len(found) and ok in (True, False, None):
-            seen[index] = Verdict(found[index], ok, detail[:400])
+        if 0 <= index < count and ok in (True, False, None):
+            rows[index] = (ok, detail[:400])
+    return rows
+
+
+def verdicts(found: tuple[Example, ...], output: str) -> list[Verdict]:
+    """The script's lines read back; an example with no line (the program died) failed with the output's end."""
+    seen = {i: Verdict(found[i], ok, detail) for i, (ok, detail) in marked_rows(output, MARK, len(found)).items()}
     tail = " ".join(output.strip().splitlines()[-3:])[-300:] or "no output"
     return [seen.get(i, Verdict(e, False, f"not checked: {tail}")) for i, e in enumerate(found)]
 

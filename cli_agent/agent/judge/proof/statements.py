@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from cli_agent.agent.judge.task_examples import added_names
+from cli_agent.agent.judge.task_examples import added_names, marked_rows
 
 __all__ = ["MARK", "Statement", "StatementVerdict", "script", "statements", "verdicts"]
 
@@ -125,17 +125,8 @@ def script(found: tuple[Statement, ...], names: list[str], folders: list[str], l
 
 def verdicts(found: tuple[Statement, ...], output: str) -> list[StatementVerdict]:
     """The script's lines read back; a statement with no line (the program died) is not checked."""
-    seen: dict[int, StatementVerdict] = {}
-    for line in output.splitlines():
-        if not line.startswith(MARK):
-            continue
-        try:
-            row = json.loads(line[len(MARK):])
-            index, ok, detail = int(row["i"]), row["ok"], str(row["detail"])
-        except (ValueError, KeyError, TypeError):
-            continue
-        if 0 <= index < len(found) and ok in (True, False, None):
-            seen[index] = StatementVerdict(found[index], ok, detail[:400])
+    seen = {i: StatementVerdict(found[i], ok, detail)
+            for i, (ok, detail) in marked_rows(output, MARK, len(found)).items()}
     return [seen.get(i, StatementVerdict(s, None, "not checked")) for i, s in enumerate(found)]
 
 
