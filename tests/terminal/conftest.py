@@ -36,3 +36,11 @@ def term(tmp_path):
     for t in terms:
         if t.child.isalive():
             t.child.terminate(force=True)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """With pytest-xdist (`--dist loadgroup`), the terminal tests run one after another in one worker: each drives a
+    REPL in a pseudo-terminal and waits for what it draws, which the other terminal tests' REPLs would slow."""
+    for item in items:
+        if "terminal" in item.path.parts and item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group("terminal"))

@@ -61,7 +61,7 @@ def test_a_catastrophic_regex_is_cut_off_by_the_time_limit(ctx: ToolContext, pat
     except ToolError as exc:
         assert "took more than 0.5 s" in exc.message and "catastrophic" in exc.message
     else:  # no line was catastrophic for this engine: it finished within the limit anyway
-        assert result["truncated"] is False or "stopped after" in result.get("notice", "")
+        assert result["truncated"] is False or "stopped" in result.get("notice", "")  # at its time limit
     assert time.monotonic() - started < 15
 
 
