@@ -29,6 +29,14 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """A pytest-xdist worker's temporary folders go under a short folder of their own (`/tmp/pt-gw0-…/`): xdist would
+    put them one folder deeper than a one-process run's, and the terminal tests at 60 columns, whose screens show
+    those paths, would then wrap them elsewhere."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker:
+        config.option.basetemp = tempfile.mkdtemp(prefix=f"pt-{worker}-")
+
 # A terminal test's terminal is the pseudo-terminal it opens, whatever size the runner's terminal has: pytest-xdist's
 # workers set COLUMNS=80 and LINES=24, which a child would take over the size of its own terminal.
 os.environ.pop("COLUMNS", None)
