@@ -220,7 +220,8 @@ def grade(task: RealTask, prepared: Prepared) -> str:
             shutil.copytree(shipped, there)
         elif shipped.is_file():
             shutil.copy2(shipped, there)
-    argv = [str(real_sdist.venv_python(prepared.venv)), "-m", "pytest", "-q", "-p", "no:cacheprovider",
+    # --color=no after a configuration's addopts (wcwidth's tox.ini asks for --color=yes): the line is plain text
+    argv = [str(real_sdist.venv_python(prepared.venv)), "-m", "pytest", "-q", "-p", "no:cacheprovider", "--color=no",
             *shlex.split(task.check)]
     with tempfile.TemporaryDirectory(prefix="cli-agent-grade-") as home:
         try:

@@ -90,6 +90,15 @@ def test_each_tiny_task_fails_broken_and_passes_with_its_reference_fix(tiny, tmp
 
 
 @pytest.mark.slow
+def test_the_line_saying_why_is_plain_text_when_the_project_asks_pytest_for_colour(tiny, tmp_path):
+    _, tasks, cache = tiny
+    prepared = prepare(tasks[0], tmp_path / "run", cache)
+    (prepared.workspace / "pytest.ini").write_text("[pytest]\naddopts = --color=yes\n")
+    why = grade(tasks[0], prepared)
+    assert "failed" in why and "\x1b" not in why, why
+
+
+@pytest.mark.slow
 def test_the_model_cannot_pass_by_changing_the_tests(tiny, tmp_path):
     _, tasks, cache = tiny
     prepared = prepare(tasks[0], tmp_path / "run", cache)
