@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 
 from cli_agent.agent.judge import task_examples
 from cli_agent.agent.judge.proof import statements as task_statements
-from cli_agent.agent.judge.proof.test_output import could_not_run, summary_line, trimmed_failures
+from cli_agent.agent.judge.proof.test_output import could_not_run, plain, summary_line, trimmed_failures
 from cli_agent.fs import read_regular_or_none
 from cli_agent.prompt import is_test_path, named_files
 
@@ -259,7 +259,7 @@ class Verifier:
                         max_file_bytes=setup.policy.max_file_bytes, head_bytes=4 * 1024, tail_bytes=48 * 1024)
         done = yield from run_in_sandbox(command, setup.capability, setup.policy, limits, lambda _rel, _planned: None,
                                          setup.env_allow)
-        return done.outcome
+        return replace(done.outcome, output=plain(done.outcome.output))
 
     def _run(self, command: str, deadline: float, changed: tuple[str, ...] = ()) -> Generator[bytes, None, TestRun]:
         out = yield from self._sandboxed(command, deadline)

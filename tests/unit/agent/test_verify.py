@@ -12,6 +12,7 @@ import pytest
 from clikit import calc_project, cli
 from verifykit import DONE, PYTEST, READ, RIGHT, WRONG, run_json, user_messages
 
+from cli_agent.agent.judge.proof.test_output import plain
 from cli_agent.agent.judge.verify import nearest_tests, summary_line, trimmed_failures
 
 
@@ -49,6 +50,28 @@ def test_the_failures_are_trimmed_to_the_assertion_the_frame_and_the_summary() -
     assert summary_line(PYTEST_FAILURE, 1, False) == "1 failed, 1 passed in 0.03s"
     assert summary_line("==== 3 passed in 0.01s ====", 0, False) == "3 passed in 0.01s"
     assert summary_line("boom", 2, False) == "exit code 2"
+
+
+def test_a_coloured_run_reads_as_a_plain_one() -> None:
+    coloured = PYTEST_FAILURE.replace("E       assert 6 == 5", "\x1b[1m\x1b[31mE       assert 6 == 5\x1b[0m").replace(
+        "1 failed, 1 passed in 0.03s", "\x1b[31m\x1b[1m1 failed\x1b[0m, \x1b[32m1 passed\x1b[0m\x1b[31m in 0.03s\x1b[0m")
+    assert summary_line(coloured, 1, False) != "1 failed, 1 passed in 0.03s"  # what --color=yes did to the verdict
+    assert plain(coloured) == PYTEST_FAILURE
+    assert summary_line(plain(coloured), 1, False) == "1 failed, 1 passed in 0.03s"
+    assert plain("\x1b]8;;https://x\x07link\x1b]8;;\x07 \x1b(Bdone\x1bM") == "link done"
+    assert plain("no colour") == "no colour"
+
+
+@pytest.mark.slow
+def test_a_project_that_asks_pytest_for_colour_gets_the_verdict_and_the_failures_in_plain_text(
+        tmp_path: Path, project) -> None:
+    ws, home = project
+    (ws / "pytest.ini").write_text("[pytest]\naddopts = --color=yes\n")  # as wcwidth's tox.ini does
+    code, report, trace = run_json(tmp_path, ws, home, [READ, WRONG, DONE, DONE],
+                                   env_extra={"CLI_AGENT_VERIFY_ROUNDS": "1"})
+    assert code == 8 and report["tests"].startswith("1 failed"), report
+    feedback = next(t for t in user_messages(trace) if "tests fail after your change" in t)
+    assert "E       assert 6 == 5" in feedback and "\x1b" not in feedback
 
 
 def test_the_nearest_tests_are_the_ones_that_import_the_changed_module(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""Reading a test run's output: its closing line (`summary_line`), its failures as a model needs them
+"""Reading a test run's output, as plain text (`plain`): its closing line (`summary_line`), its failures as a model needs them
 (`trimmed_failures`), and whether it died before any test ran (`could_not_run`, the verdict "the tests could not
 run")."""
 
@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["FEEDBACK_CHARS", "could_not_run", "summary_line", "trimmed_failures"]
+__all__ = ["FEEDBACK_CHARS", "could_not_run", "plain", "summary_line", "trimmed_failures"]
 
 FEEDBACK_CHARS = 4000  # the most of a failing run the model is shown
 _SUMMARY = re.compile(r"^=+ (?P<text>.*\b(passed|failed|error|errors|no tests ran|skipped|deselected)\b.*) =+$")
@@ -20,6 +20,17 @@ _RUNNER_DIED = re.compile(r"No module named '?(pytest|_pytest|pluggy)\b|^\w*(Imp
                           r"\b(_pytest|pluggy)\b", re.MULTILINE)
 _COLLECTION = re.compile(r"\berrors? during collection\b|^ERROR collecting", re.MULTILINE)
 _MISSING = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
+
+
+# A terminal's control sequences: CSI (colours, `ESC[31m`), OSC (titles, links) up to BEL or ST, a character set's
+# choice (`ESC(B`) and the two-byte ones.
+_CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[()*+].|\x1b[@-Z\\-_]")
+
+
+def plain(output: str) -> str:
+    """The output without colours: a project can ask its runner for them (`addopts = --color=yes`, `FORCE_COLOR`),
+    and they would hide pytest's summary from `summary_line` and cost the model tokens."""
+    return _CONTROL.sub("", output) if "\x1b" in output else output
 
 
 def summary_line(output: str, exit_code: int | None, timed_out: bool) -> str:
