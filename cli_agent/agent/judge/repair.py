@@ -127,9 +127,15 @@ def as_left(b: Bench, run: RunState, finished: RunFinished) -> Generator[Event, 
 
 
 def gave_way(b: Bench, run: RunState, approve: Approver | None) -> Generator[Event, Decision | None, RunFinished]:
-    """The first attempt used its share of the run's time (`RunState.share_deadline`) without ending: the other
-    candidates get the rest."""
+    """The first attempt used its share of the run's time (`RunState.share_deadline`) without ending. A change it
+    made is checked first: passing, it ends the run "done"; else the other candidates get the rest."""
     used = f"the first attempt used its share of the time ({run.steps} model requests)"
+    j = b.judging
+    if run.changed and j.verifier is not None and j.verifier.command:
+        verdict = yield from verify(run, j.verifier)
+        if verdict.ran and verdict.passed:
+            return replace(b.talk.stop(run, StopReason.DONE, f"{used}; its change passes the tests"), verified=True,
+                           tests=verdict.summary)
     stopped = b.talk.stop(run, StopReason.TIMEOUT, used)
     return (yield from _other_candidates(b, run, stopped, approve, "it gave way"))
 

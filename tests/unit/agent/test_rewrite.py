@@ -16,6 +16,7 @@ from cli_agent.prompt.task_files import Place
 PYTEST = f"{sys.executable} -m pytest -q -p no:cacheprovider"
 READ = {"tool_calls": [{"name": "read_file", "arguments": {"path": "calc.py"}}]}
 WRONG = {"tool_calls": [{"name": "edit_file", "arguments": {"path": "calc.py", "old": "a - b", "new": "a * b"}}]}
+RIGHT = {"tool_calls": [{"name": "edit_file", "arguments": {"path": "calc.py", "old": "a - b", "new": "a + b"}}]}
 DONE = {"text": "Fixed add()."}
 SOURCE = ("import re\n\n\ndef helper(x):\n    return x\n\n\nclass Box:\n    def get(self):\n        return 1\n\n"
           "    def put(self, x):\n        return x\n")
@@ -136,6 +137,17 @@ def test_the_first_attempt_gives_way_at_a_third_of_the_time(tmp_path: Path, calc
     code, report, trace = run(tmp_path, ws, home, [slow_read, REWRITE], "--attempts", "2", "--timeout", "30")
     assert code == 0 and report["attempt"] == 2, report
     assert "the first attempt used its share of the time" in trace
+    assert (ws / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
+
+
+@pytest.mark.slow
+def test_a_first_attempt_that_gives_way_with_a_right_change_ends_done_without_candidates(tmp_path: Path, calc) -> None:
+    ws, home = calc
+    # its right edit comes past a third of the 30 s: the change is checked before any candidate is asked for
+    slow_right = {**RIGHT, "delay": 10.5}
+    code, report, trace = run(tmp_path, ws, home, [slow_right], "--attempts", "3", "--timeout", "30")
+    assert code == 0 and report["verified"] is True and report.get("attempt", 0) in (0, 1), report
+    assert "its change passes the tests" in report["message"] and '"candidate": 2' not in trace
     assert (ws / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
 
 

@@ -53,8 +53,9 @@ def test_the_failures_are_trimmed_to_the_assertion_the_frame_and_the_summary() -
 
 
 def test_a_coloured_run_reads_as_a_plain_one() -> None:
-    coloured = PYTEST_FAILURE.replace("E       assert 6 == 5", "\x1b[1m\x1b[31mE       assert 6 == 5\x1b[0m").replace(
-        "1 failed, 1 passed in 0.03s", "\x1b[31m\x1b[1m1 failed\x1b[0m, \x1b[32m1 passed\x1b[0m\x1b[31m in 0.03s\x1b[0m")
+    red, green, bold, off = "\x1b[31m", "\x1b[32m", "\x1b[1m", "\x1b[0m"
+    coloured = PYTEST_FAILURE.replace("E       assert 6 == 5", f"{bold}{red}E       assert 6 == 5{off}").replace(
+        "1 failed, 1 passed in 0.03s", f"{red}{bold}1 failed{off}, {green}1 passed{off}{red} in 0.03s{off}")
     assert summary_line(coloured, 1, False) != "1 failed, 1 passed in 0.03s"  # what --color=yes did to the verdict
     assert plain(coloured) == PYTEST_FAILURE
     assert summary_line(plain(coloured), 1, False) == "1 failed, 1 passed in 0.03s"

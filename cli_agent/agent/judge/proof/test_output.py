@@ -1,6 +1,6 @@
-"""Reading a test run's output, as plain text (`plain`): its closing line (`summary_line`), its failures as a model needs them
-(`trimmed_failures`), and whether it died before any test ran (`could_not_run`, the verdict "the tests could not
-run")."""
+"""Reading a test run's output, as plain text (`plain`): its closing line (`summary_line`), its failures as a model
+needs them (`trimmed_failures`), and whether it died before any test ran (`could_not_run`, the verdict "the tests
+could not run")."""
 
 from __future__ import annotations
 
