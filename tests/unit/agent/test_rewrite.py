@@ -215,7 +215,7 @@ def test_each_candidate_s_requests_and_replies_are_in_the_trace_tagged_with_it(t
 @pytest.mark.slow
 def test_stream_json_shows_each_candidate_and_replay_plays_its_replies_back(tmp_path: Path, calc) -> None:
     ws, home = calc
-    wrong = {"text": "```python\ndef add(a, b):\n    return b - a\n```"}
+    wrong = {"text": "I would swap the operands."}  # no code: each rewrite is asked for and answered, none tested
     script, trace = tmp_path / "script.json", tmp_path / "trace.jsonl"
     script.write_text(json.dumps([READ, WRONG, DONE, *[wrong] * SAMPLES]))
     done = cli(["-p", "add(2, 3) in calc.py returns -1, it should be 5", "--model", f"scripted:{script}", "-C",
