@@ -28,6 +28,22 @@ class Screen:
     def text(self) -> str:
         return "\n".join(self.lines())
 
+    def wait_for(self, child, text: str, timeout: float = 60) -> str:
+        """The screen once it shows `text` (fed while waiting): prompt_toolkit redraws only the cells that change, so
+        the raw stream of a redrawn picker need not hold the words it shows. AssertionError with the screen if not."""
+        import time
+
+        import pexpect
+
+        deadline = time.monotonic() + timeout
+        while text not in self.text() and time.monotonic() < deadline:
+            try:
+                child.expect(pexpect.TIMEOUT, timeout=0.1)
+            except pexpect.EOF:
+                break
+        assert text in self.text(), self.text()[-3000:]
+        return self.text()
+
 
 class Terms:
     """REPLs started in pseudo-terminals for one test, each with its screen, and ended with the test:

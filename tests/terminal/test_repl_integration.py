@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from screenkit import Terms
 from termkit import CONTROL, PROMPT, TIMEOUT, Repl, repl_env
 
 from cli_agent.facts.store import FactStore
@@ -164,24 +165,25 @@ def test_continue_reopens_the_last_session_in_the_repl(repl, tmp_path):
     assert now == before + 2  # and the first task's answer and the new message: the conversation went on
 
 
-def test_resume_is_a_picker_with_a_preview_and_a_damaged_session_cannot_be_chosen(repl, tmp_path):
+def test_resume_is_a_picker_with_a_preview_and_a_damaged_session_cannot_be_chosen(tmp_path):
     one_shot(tmp_path, "remember the word kiwi", "noted: kiwi", "first")
     one_shot(tmp_path, "a session whose trace breaks", "ok", "broken")
     traces = sorted((tmp_path / "home" / "state" / "traces").glob("*.jsonl"), key=lambda p: p.stat().st_mtime)
     traces[-1].write_text("not a trace\n")
-    r = repl([{"text": "the word was kiwi"}])
-    r.say("/resume")
-    listing = " ".join(r.expect("Esc leave").split())
-    assert "Resume which session?" in listing
-    assert re.search(r"1\. \S+ \S+ · scripted\S* · a session whose trace breaks \[cannot resume\]", listing)
-    assert re.search(r"2\. \S+ \S+ · scripted\S* · remember the word kiwi", listing)
-    assert " ".join(r.expect("damaged").split()).endswith("cannot resume: its trace is")  # the preview
-    r.child.send("\x1b[B")  # down: the preview follows
-    r.expect(r"1 turn · files changed: none")
-    r.child.send("\r")
-    r.expect("resumed session")
-    r.expect(PROMPT)
-    r.say("what was the word?")
-    r.expect("the word was kiwi")
-    r.expect(PROMPT)
-    assert r.quit() == 0
+    with Terms(tmp_path) as terms:  # a picker is redrawn cell by cell: what it shows is read on a screen
+        r, screen = terms.start([{"text": "the word was kiwi"}], 160)
+        r.say("/resume")
+        listing = " ".join(screen.wait_for(r.child, "Esc leave").split())
+        assert "Resume which session?" in listing
+        assert re.search(r"1\. \S+ \S+ · scripted\S* · a session whose trace breaks \[cannot resume\]", listing)
+        assert re.search(r"2\. \S+ \S+ · scripted\S* · remember the word kiwi", listing)
+        assert "cannot resume: its trace is damaged" in " ".join(screen.wait_for(r.child, "damaged").split())
+        r.child.send("\x1b[B")  # down: the preview follows
+        screen.wait_for(r.child, "1 turn · files changed: none")
+        r.child.send("\r")
+        r.expect("resumed session")
+        r.expect(PROMPT)
+        r.say("what was the word?")
+        r.expect("the word was kiwi")
+        r.expect(PROMPT)
+        assert r.quit() == 0
