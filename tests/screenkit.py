@@ -28,20 +28,24 @@ class Screen:
     def text(self) -> str:
         return "\n".join(self.lines())
 
-    def wait_for(self, child, text: str, timeout: float = 60) -> str:
-        """The screen once it shows `text` (fed while waiting): prompt_toolkit redraws only the cells that change, so
-        the raw stream of a redrawn picker need not hold the words it shows. AssertionError with the screen if not."""
+    def wait_until(self, child, holds, timeout: float = 60) -> bool:
+        """Feed the screen until `holds()` (or the timeout, or the child's end); whether it holds."""
         import time
 
         import pexpect
 
         deadline = time.monotonic() + timeout
-        while text not in self.text() and time.monotonic() < deadline:
+        while not holds() and time.monotonic() < deadline:
             try:
                 child.expect(pexpect.TIMEOUT, timeout=0.1)
             except pexpect.EOF:
                 break
-        assert text in self.text(), self.text()[-3000:]
+        return bool(holds())
+
+    def wait_for(self, child, text: str, timeout: float = 60) -> str:
+        """The screen once it shows `text`: prompt_toolkit redraws only the cells that change, so the raw stream of a
+        redrawn picker need not hold the words it shows. AssertionError with the screen if not."""
+        assert self.wait_until(child, lambda: text in self.text(), timeout), self.text()[-3000:]
         return self.text()
 
 

@@ -16,16 +16,7 @@ def _input_line(screen) -> str:
 
 def _drawn(t, screen, wanted) -> str:
     """The input line once `wanted(line)` holds (the screen is fed while waiting), or the last one drawn."""
-    import time
-
-    import pexpect
-
-    deadline = time.monotonic() + 30
-    while not wanted(_input_line(screen)) and time.monotonic() < deadline:
-        try:
-            t.child.expect(pexpect.TIMEOUT, timeout=0.1)
-        except pexpect.EOF:
-            break
+    screen.wait_until(t.child, lambda: wanted(_input_line(screen)), timeout=30)
     return _input_line(screen)
 
 
