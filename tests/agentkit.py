@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from cli_agent.agent.loop import Agent, Limits
+from cli_agent.agent.loop import Agent
+from cli_agent.agent.run_state import Limits
 from cli_agent.config.settings import Settings
 from cli_agent.contracts.events import ApprovalAsked, Decision, Event, RunFinished
 from cli_agent.fs.workspace import Workspace

@@ -13,7 +13,7 @@ from typing import Literal
 
 from cli_agent.contracts import ChangeKind
 
-__all__ = ["ApprovalMode", "Assessment", "CallFacts", "Policy", "Verdict", "assess"]
+__all__ = ["ApprovalMode", "Policy", "Verdict", "assess"]
 
 
 class ApprovalMode(enum.StrEnum):

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from cli_agent.hooks import Hooks
     from cli_agent.tools import Dispatcher, Prepared
 
-__all__ = ["Approvals", "facts_of"]
+__all__ = ["facts_of"]
 
 OUTPUT_EVERY_S = 0.2  # at most five CommandOutput events a second
 OUTPUT_TAIL = 4096  # each one the latest characters

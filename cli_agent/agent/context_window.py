@@ -10,8 +10,6 @@ from dataclasses import replace
 from cli_agent.contracts import Envelope, Message, Warning
 from cli_agent.prompt import Plan
 
-__all__ = ["ContextWindow", "for_model", "history_tokens"]
-
 ELIDE_AT = 0.8  # share of the window the conversation is kept under
 
 

@@ -19,8 +19,6 @@ if TYPE_CHECKING:
     from cli_agent.agent.run_state import RunState
     from cli_agent.agent.wire import Parsed, WireProtocol
 
-__all__ = ["Conversation"]
-
 _NOT_RUN = "not run: an earlier call in this turn was denied"
 _CUT_SHORT = (StopReason.INTERRUPTED, StopReason.TERMINATED, StopReason.TIMEOUT, StopReason.ERROR)
 

@@ -28,8 +28,6 @@ if TYPE_CHECKING:
     from cli_agent.agent.run_state import AgentSetup, RunState
     from cli_agent.prompt import Plan
 
-__all__ = ["backoff", "complete", "exchange", "send"]
-
 
 def complete(setup: AgentSetup, run: RunState, plan: Plan,
              history: list[Message]) -> Generator[Event, Decision | None, ProviderReply]:

@@ -11,8 +11,6 @@ from dataclasses import replace
 from cli_agent.agent.run_state import RunState
 from cli_agent.contracts import Envelope, StopReason, ToolCall
 
-__all__ = ["MAX_REPEATS", "REPEAT_NOTE", "count_repeats", "noted", "stuck"]
-
 MAX_REPEATS = 3  # the same call failing the same way this many times since the last change ends the run (exit 7/6)
 REPEAT_NOTE = ("this exact call already failed the same way, and will again: change its arguments (copy the file's "
                "text exactly from the lines shown) or do something else")

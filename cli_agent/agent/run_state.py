@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     SubtaskRunner = Callable[["RunState", Prepared, "Approver | None", Policy],
                              Generator[Event, Decision | None, Envelope]]
 
-__all__ = ["AgentSetup", "Approver", "Limits", "Planner", "RunState", "briefed", "over_budget", "stop_for"]
+__all__ = ["AgentSetup", "Approver", "Limits", "RunState"]
 
 Approver = Callable[[ApprovalAsked], "Decision | Answer"]
 Planner = Callable[[str, "Collection[str] | None"], Plan]  # (task text, tool subset) -> plan

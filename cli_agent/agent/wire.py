@@ -21,8 +21,7 @@ from cli_agent.contracts import Message, ToolCall
 if TYPE_CHECKING:
     from cli_agent.providers import ProviderReply
 
-__all__ = ["JSON_SHAPE", "JsonProtocol", "NativeProtocol", "Parsed", "PlainProtocol", "WireProtocol",
-           "protocol_for"]
+__all__ = ["protocol_for"]
 
 JSON_SHAPE = '{"tool": "<tool name>", "parameters": {...}, "terminate": false}'
 ANSWER_TOOL = "answer"  # the pseudo-tool a grammar-constrained model uses for its final answer

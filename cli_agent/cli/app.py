@@ -35,8 +35,6 @@ from cli_agent.cli.flags import (
 from cli_agent.cli.state import resume_from, run_interactive, run_prompt
 from cli_agent.session import AppState, flags_given
 
-__all__ = ["app"]
-
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None,
                   context_settings={"help_option_names": ["-h", "--help"]},
                   help="cli-agent: a terminal coding agent. Run it with no arguments for the REPL, or -p TEXT for "

@@ -12,8 +12,6 @@ import typer
 from cli_agent.cli.flags import ApiBase, Attempts, ConfigFile, Workspace, load, root_flag
 from cli_agent.contracts import errors
 
-__all__ = ["eval_cmd", "local_app", "replay_cmd", "sandbox_cmd"]
-
 local_app = typer.Typer(help="The bundled offline model (--model local).")
 
 

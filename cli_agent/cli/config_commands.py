@@ -13,8 +13,6 @@ from cli_agent.cli.flags import AsJson, ConfigFile, Workspace, load, root_flag
 from cli_agent.contracts import errors
 from cli_agent.session import flags_given
 
-__all__ = ["config_app", "facts_app", "trust_cmd"]
-
 config_app = typer.Typer(help="Show the effective configuration or the files it is read from.")
 facts_app = typer.Typer(help="Project facts: list them with the pending proposals, commit or reject a proposal.",
                         invoke_without_command=True)

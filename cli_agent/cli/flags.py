@@ -12,10 +12,6 @@ import typer
 
 from cli_agent.session import load_for, provider_factory
 
-__all__ = ["ApiBase", "ApiKey", "AsJson", "Attempts", "ConfigFile", "MaxSteps", "Model", "NoTools", "Output",
-           "Protocol", "RequireVerified", "Timeout", "TracePath", "Trust", "Workspace", "Yes", "factory", "load",
-           "root_flag", "trust_flag"]
-
 Model = Annotated[str | None, typer.Option("--model", "-m", help="A LiteLLM model string (e.g. openai/gpt-4o-mini), "
                                                                 "local for the bundled offline model, or "
                                                                 "scripted:FILE.json for the scripted provider.")]

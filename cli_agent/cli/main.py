@@ -24,8 +24,6 @@ from cli_agent.cli.state import resume_from, run_interactive, run_prompt
 from cli_agent.contracts import errors
 from cli_agent.session import AppState, flags_given
 
-__all__ = ["ROOT_OPTIONS", "exit_now", "main", "root_flags", "run"]
-
 # The root's options as the Typer app declares them (a test holds the two together): spelling -> (name, kind).
 # Kinds: "str", "int", "float", "path" take a value; "flag" is True when given.
 ROOT_OPTIONS: dict[str, tuple[str, str]] = {

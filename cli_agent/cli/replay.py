@@ -10,8 +10,6 @@ from pathlib import Path
 from cli_agent.contracts import ApprovalDecided, Event, RunFinished, RunStarted, ToolCallsProposed, ToolResult, errors
 from cli_agent.replay import replay, short
 
-__all__ = ["run_replay"]
-
 
 def run_replay(path: Path, output: str = "text", *, run_commands: bool = False) -> int:
     """`cli-agent replay TRACE [--run-commands]`: the replayed events (text) or one JSON object, then exit 0 if the

@@ -10,8 +10,6 @@ import typer
 
 from cli_agent.cli.flags import AsJson, ConfigFile, Workspace, Yes, load
 
-__all__ = ["acp_cmd", "mcp_app"]
-
 mcp_app = typer.Typer(help="MCP servers: list the configured ones, test one, or serve cli-agent's file tools.")
 
 

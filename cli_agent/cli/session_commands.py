@@ -9,8 +9,6 @@ import typer
 
 from cli_agent.cli.flags import AsJson, ConfigFile, Workspace, load
 
-__all__ = ["sessions_cmd", "undo_cmd"]
-
 
 def sessions_cmd(ctx: typer.Context, workspace: Workspace = None, config: ConfigFile = None,
                  as_json: AsJson = False) -> int:

@@ -14,8 +14,6 @@ from cli_agent.contracts import errors
 from cli_agent.fs import refuse_broad
 from cli_agent.session import AppState, load_for, provider_factory
 
-__all__ = ["resume_from", "run_interactive", "run_prompt"]
-
 
 def resume_from(continue_: bool, resume: str | None) -> str | None:
     """The session to continue: LATEST for -c, an id for --resume, None for a new one."""

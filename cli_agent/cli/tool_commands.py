@@ -11,8 +11,6 @@ import typer.core
 
 from cli_agent.cli.flags import AsJson, ConfigFile, Model, Output, Protocol, Workspace, Yes, factory, load, trust_flag
 
-__all__ = ["prompt_cmd", "tools_app", "workflow_app", "workflows_list"]
-
 
 class _ToolsGroup(typer.core.TyperGroup):
     """`cli-agent tools NAME` shows that tool: a name that is not a subcommand goes to the hidden `show`."""

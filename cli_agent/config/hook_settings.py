@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from cli_agent.validated import rule
 
-__all__ = ["AgentType", "Hook", "HookEvent", "check_match", "hook_note"]
+__all__ = ["Hook"]
 
 HookEvent = Literal["before_tool", "after_tool", "stop", "prompt"]
 

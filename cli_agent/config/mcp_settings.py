@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 from cli_agent.validated import check, rule, unchecked
 
-__all__ = ["ApprovalSetting", "McpServer", "check_names", "merge_servers", "server_of"]
+__all__ = ["McpServer", "server_of"]
 
 ApprovalSetting = Literal["ask", "never"]
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$")

@@ -15,8 +15,7 @@ from cli_agent.config.hook_settings import AgentType, Hook
 from cli_agent.config.mcp_settings import McpServer, check_names
 from cli_agent.validated import Secret, field_names, field_type, rule
 
-__all__ = ["KEYS", "TABLES", "USER_ONLY_TABLES", "LocalSettings", "SandboxSettings", "Settings", "WebSettings",
-           "env_var", "flag_name", "key_type", "mask_secret", "nest", "owner", "value_of"]
+__all__ = ["LocalSettings", "Settings", "mask_secret"]
 
 
 @dataclass(frozen=True)

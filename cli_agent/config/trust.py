@@ -23,8 +23,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["KEY_RULES", "KeyKind", "KeyRule", "Screened", "rule_for", "screen_project", "untrusted_note"]
-
 
 class KeyKind(enum.Enum):
     NARROWS = "narrows"

@@ -19,8 +19,7 @@ from pathlib import Path
 from cli_agent.contracts import ConfigError
 from cli_agent.fs import CONFIG_LIMIT, paths, read_regular
 
-__all__ = ["TrustEntry", "config_digest", "earlier_entry", "entries", "folder_trusted", "is_trusted", "listing",
-           "revoke", "revoked_line", "trust_folder", "trusted_line"]
+__all__ = ["TrustEntry", "earlier_entry", "folder_trusted", "trust_folder"]
 
 FILE = "trusted-folders.json"
 NO_CONFIG = "none"  # the digest of a folder without a project config

@@ -19,7 +19,7 @@ from typing import Any, Literal
 from cli_agent.contracts import hunks
 from cli_agent.contracts.hunks import Region
 
-__all__ = ["SHOWN_CHARS", "Change", "ChangeKind", "Recorded", "Staged", "sha_of"]
+__all__ = ["Change", "ChangeKind", "Staged", "sha_of"]
 
 SHOWN_CHARS = 100_000  # a change's text or diff a trace keeps, to draw it again on a resume
 

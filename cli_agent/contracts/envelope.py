@@ -14,7 +14,7 @@ from typing import Any
 
 from cli_agent.contracts.images import ImagePart
 
-__all__ = ["Envelope", "ToolError"]
+__all__ = ["Envelope", "Later", "ToolError"]
 
 
 class Later:

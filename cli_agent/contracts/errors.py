@@ -29,25 +29,8 @@ line meant for the user. Tool failures are not errors here: they become error en
 from __future__ import annotations
 
 __all__ = [
-    "ChangeFailedError",
-    "CliAgentError",
-    "ConfigError",
-    "DeniedError",
-    "Interrupted",
-    "MissingCredentialsError",
-    "ProviderError",
-    "RetryableProviderError",
-    "RunTimeoutError",
-    "SpecError",
-    "StepLimitError",
-    "TerminateSignal",
-    "Terminated",
-    "TestsFailedError",
-    "TraceError",
-    "UnusableOutputError",
-    "UnverifiedError",
-    "UsageError",
-    "WorkflowError",
+    "CliAgentError", "ConfigError", "DeniedError", "MissingCredentialsError", "ProviderError",
+    "RetryableProviderError", "RunTimeoutError", "SpecError", "TraceError", "UsageError", "WorkflowError",
 ]
 
 

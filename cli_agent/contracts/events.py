@@ -17,33 +17,12 @@ from cli_agent.contracts import errors
 from cli_agent.contracts.change import Change
 from cli_agent.contracts.envelope import Envelope
 from cli_agent.contracts.messages import Message, ToolCall, Usage
-from cli_agent.contracts.outcomes import Answer, Decision, StopReason
+from cli_agent.contracts.outcomes import Decision, StopReason
 
 __all__ = [
-    "Answer",
-    "ApprovalAsked",
-    "ApprovalDecided",
-    "AssistantMessage",
-    "CommandOutput",
-    "ConversationReset",
-    "Decision",
-    "Event",
-    "EventStream",
-    "HookRan",
-    "MessagesAppended",
-    "ModelRequest",
-    "PlanUpdated",
-    "Retry",
-    "RunFinished",
-    "RunStarted",
-    "StopReason",
-    "SubagentEvent",
-    "TextDelta",
-    "ThinkingDelta",
-    "ToolCallsProposed",
-    "ToolResult",
-    "Verification",
-    "Warning",
+    "ApprovalAsked", "ApprovalDecided", "AssistantMessage", "CommandOutput", "ConversationReset", "Event",
+    "EventStream", "HookRan", "MessagesAppended", "ModelRequest", "PlanUpdated", "Retry", "RunFinished", "RunStarted",
+    "SubagentEvent", "TextDelta", "ThinkingDelta", "ToolCallsProposed", "ToolResult", "Verification", "Warning",
     "event_from_dict",
 ]
 

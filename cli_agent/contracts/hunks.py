@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-__all__ = ["Region", "counts", "trimmed", "unified"]
+__all__ = ["Region"]
 
 _BLOCK = 1 << 16
 _DIFFLIB_MAX = 20_000  # lines on either side of one region that difflib still compares

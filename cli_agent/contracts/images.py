@@ -14,7 +14,7 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["IMAGE_SUFFIXES", "MAX_IMAGE_BYTES", "MAX_IMAGE_SIDE", "ImagePart", "image_from_bytes", "image_kind"]
+__all__ = ["IMAGE_SUFFIXES", "MAX_SOURCE_BYTES", "ImagePart", "image_from_bytes", "image_kind"]
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp")
 MAX_IMAGE_BYTES = 5 * 1024 * 1024  # Anthropic's limit for one image (OpenAI's is larger): what every provider takes

@@ -12,7 +12,7 @@ from typing import Any, Literal, Protocol
 
 from cli_agent.contracts.images import ImagePart
 
-__all__ = ["Message", "Reset", "Role", "ToolCall", "Usage", "reset_messages", "summary_messages"]
+__all__ = ["Message", "ToolCall", "Usage", "reset_messages"]
 
 Role = Literal["system", "user", "assistant", "tool"]
 

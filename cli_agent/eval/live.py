@@ -20,8 +20,6 @@ from cli_agent.contracts import Event, RunFinished, StopReason, ToolCallsPropose
 from cli_agent.eval.runner import prepare_workspace, snapshot
 from cli_agent.eval.scenarios import LiveTask
 
-__all__ = ["ModelResult", "TaskResult", "check_task", "run_model"]
-
 
 @dataclass
 class TaskResult:

@@ -38,9 +38,6 @@ from cli_agent.eval import real_sdist
 from cli_agent.eval.real_sdist import Project
 from cli_agent.validated import load_checked, read_toml, rule
 
-__all__ = ["SWITCHES", "RealResult", "RealTask", "apply_edits", "grade", "load_real_tasks", "prepare",
-           "reference_fix", "variant_settings"]
-
 SWITCHES = ("read_before_edit", "loose_edits", "task_files", "repo_map", "syntax_check", "verify")
 CHECK_TIMEOUT_S = 60
 # each task's run, candidates included: a real task is worth 3 minutes of a 2-core machine, its session's start and

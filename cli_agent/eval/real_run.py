@@ -28,8 +28,6 @@ from cli_agent.contracts import errors
 from cli_agent.eval import real_sdist
 from cli_agent.eval.real import TASK_TIMEOUT_S, RealResult, RealTask, grade, prepare, test_env, variant_settings
 
-__all__ = ["RunOptions", "planned", "ready", "run_all", "run_one", "shard_of"]
-
 # the run's own process gets this much more than its --timeout: its start, the model's server, its end
 GRACE_S = 120.0
 

@@ -32,8 +32,6 @@ from pathlib import Path
 
 from cli_agent.contracts import errors
 
-__all__ = ["Project", "fetch", "project_venv", "suite_cache", "task_venv", "unpack", "venv_python"]
-
 PIP_TIMEOUT_S = 600
 PTH = "_cli_agent_suite_workspace.pth"
 

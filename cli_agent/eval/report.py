@@ -15,8 +15,6 @@ if TYPE_CHECKING:
     from cli_agent.eval.live import ModelResult
     from cli_agent.eval.runner import ScenarioResult
 
-__all__ = ["default_report_path", "live_markdown", "print_live", "print_offline", "write_json"]
-
 
 def default_report_path() -> Path:
     return paths.user_state_dir() / "eval" / f"report-{time.strftime('%Y%m%d-%H%M%S')}.json"

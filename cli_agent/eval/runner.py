@@ -13,8 +13,6 @@ from typing import Any
 from cli_agent.contracts import Event, RunFinished, ToolResult
 from cli_agent.eval.scenarios import Scenario
 
-__all__ = ["ScenarioResult", "prepare_workspace", "run_scenario", "snapshot"]
-
 OUTSIDE_FILES = {"secret.txt": "outside the workspace: never touched\n"}
 
 

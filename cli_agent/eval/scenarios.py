@@ -23,8 +23,6 @@ from typing import Any
 from cli_agent.contracts import UsageError
 from cli_agent.validated import TomlFile, load_checked, read_toml, rule
 
-__all__ = ["Check", "Expect", "LiveTask", "Scenario", "load_live_tasks", "load_scenarios"]
-
 
 @dataclass(frozen=True, kw_only=True)
 class _Given:

@@ -23,8 +23,6 @@ from cli_agent.contracts import ConfigError
 from cli_agent.fs import CONFIG_LIMIT, PROJECT_DIR, RegularFile, read_regular
 from cli_agent.validated import load_checked, parse_toml, read_toml
 
-__all__ = ["appended", "load", "render_draft", "render_facts", "tables", "write"]
-
 _FACTS_HEADER = ("# Project facts for cli-agent: the model reads them as authoritative and can only propose new ones.\n"
                  "# `cli-agent facts` lists them; `cli-agent facts commit ID | reject ID` decides on proposals.\n"
                  "# [locks] paths: globs (.gitignore syntax) the agent may never change. Edit this file freely.\n")

@@ -39,8 +39,7 @@ if TYPE_CHECKING:
     from cli_agent.contracts import Change
     from cli_agent.fs import Workspace
 
-__all__ = ["DRAFT_FILE", "FACTS_FILE", "Fact", "FactStore", "Proposal", "list_json", "one_line", "render_list",
-           "workspace_for"]
+__all__ = ["FactStore", "list_json", "render_list", "workspace_for"]
 
 FACTS_FILE = "facts.toml"
 DRAFT_FILE = "facts.draft.toml"

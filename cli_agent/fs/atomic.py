@@ -22,7 +22,7 @@ from cli_agent.fs.resolve_beneath import Located, open_dir, open_regular
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["TEMP_PREFIX", "current", "fsync_dir", "make_dirs", "put", "remove", "write"]
+__all__ = ["fsync_dir"]
 
 TEMP_PREFIX = ".cli-agent-tmp-"
 _NO_HARDLINKS = {errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK, errno.ENOSYS}

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from cli_agent.fs.hostfile import kind_of
 
-__all__ = ["Copied", "CopyLimits", "CopyTooBig", "copy_tree"]
+__all__ = ["CopyLimits", "CopyTooBig", "copy_tree"]
 
 
 class CopyTooBig(Exception):

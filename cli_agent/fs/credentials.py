@@ -22,8 +22,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["CREDENTIALS", "ETC_SECRETS", "HOME_PRIVATE", "KEY_NAMES", "Places", "credential_at", "credential_globs",
-           "credential_in", "etc_private", "etc_secret_name", "home_folder", "own_folders", "places", "secret_place"]
+__all__ = [
+    "CREDENTIALS", "ETC_SECRETS", "HOME_PRIVATE", "KEY_NAMES", "credential_globs", "etc_private", "etc_secret_name",
+    "home_folder", "own_folders",
+]
 
 CREDENTIALS = (
     # keys, clouds and package registries

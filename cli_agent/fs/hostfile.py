@@ -20,17 +20,7 @@ import os
 import stat
 from pathlib import Path
 
-__all__ = [
-    "CONFIG_LIMIT",
-    "SCAN_LIMIT",
-    "TRACE_LIMIT",
-    "HostFileError",
-    "RegularFile",
-    "kind_of",
-    "open_host_file",
-    "read_regular",
-    "read_regular_or_none",
-]
+__all__ = ["CONFIG_LIMIT", "TRACE_LIMIT", "RegularFile", "open_host_file", "read_regular", "read_regular_or_none"]
 
 CONFIG_LIMIT = 4 << 20  # a config, facts, workflow or tool spec file: far more than any real one
 SCAN_LIMIT = 1 << 20  # what a scan (test detection, verification's import scan) reads of a file

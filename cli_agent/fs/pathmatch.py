@@ -19,7 +19,7 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-__all__ = ["Glob", "GlobSet", "IgnoreRules", "compile_glob", "fold", "glob_problem"]
+__all__ = ["IgnoreRules", "compile_glob", "glob_problem"]
 
 _NAMED = {
     "alnum": "a-zA-Z0-9", "alpha": "a-zA-Z", "blank": " \\t", "cntrl": "\\x00-\\x1f\\x7f", "digit": "0-9",

@@ -9,8 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["PROJECT_DIR", "project_config_file", "user_cache_dir", "user_config_dir", "user_config_file",
-           "user_state_dir"]
+__all__ = ["PROJECT_DIR"]
 
 APP = "cli-agent"
 PROJECT_DIR = ".cli-agent"

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from cli_agent.contracts import ToolError
 
-__all__ = ["MAX_LINKS", "Located", "locate", "locate_in", "open_dir", "open_regular"]
+__all__ = ["locate_in", "open_dir", "open_regular"]
 
 MAX_LINKS = 40
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC

@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 
 from cli_agent.contracts import ToolError
 
-__all__ = ["TextFormat", "decode", "detect", "encode", "guess_type", "lines", "round_trips", "to_lf"]
+__all__ = ["TextFormat"]
 
 _BOMS = (  # longest first: the UTF-32 LE BOM starts with the UTF-16 LE one
     (codecs.BOM_UTF32_LE, "utf-32-le", "utf-32"),

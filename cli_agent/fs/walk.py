@@ -14,8 +14,6 @@ from collections.abc import Callable
 from cli_agent.fs.pathmatch import IgnoreRules, compile_glob, fold
 from cli_agent.fs.resolve_beneath import open_dir
 
-__all__ = ["MAX_VISITS", "Listing", "walk_tree"]
-
 MAX_VISITS = 200_000  # entries looked at in one walk, listed or not
 _IGNORE_MAX = 1 << 20
 

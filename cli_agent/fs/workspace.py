@@ -34,7 +34,7 @@ from cli_agent.fs.protected import DEFAULT_PROTECTED
 from cli_agent.fs.resolve_beneath import Located, locate, open_dir, open_regular
 from cli_agent.fs.walk import Listing, walk_tree
 
-__all__ = ["DEFAULT_PROTECTED", "NAME_MAX", "PATH_MAX", "Workspace"]
+__all__ = ["Workspace"]
 
 NAME_MAX = 255
 PATH_MAX = 4096

@@ -46,7 +46,7 @@ from cli_agent.contracts import errors
 if TYPE_CHECKING:
     from cli_agent.contracts import Change
 
-__all__ = ["FORMAT", "Entry", "Journal", "Turn", "collect_blobs"]
+__all__ = ["Journal", "Turn"]
 
 FORMAT = 1
 KEEP_TURNS = 200  # turns kept per workspace; older ones are pruned

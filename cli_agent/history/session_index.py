@@ -28,8 +28,7 @@ from cli_agent.contracts import TraceError, UsageError
 from cli_agent.fs import paths
 from cli_agent.history.trace import Trace, read_trace
 
-__all__ = ["LATEST", "SessionEntry", "SessionIndex", "adopt", "index_key", "load_resumable", "note_prompt",
-           "note_turn", "record", "writable"]
+__all__ = ["LATEST", "SessionEntry", "SessionIndex", "adopt", "index_key", "load_resumable", "note_turn", "writable"]
 
 LATEST = "@latest"  # the selector `-c/--continue` stands for
 FIRST_MESSAGE_MAX = 500

@@ -38,7 +38,7 @@ from cli_agent.contracts import (
 )
 from cli_agent.fs import TRACE_LIMIT, paths, read_regular
 
-__all__ = ["FORMAT", "READABLE", "Trace", "TraceWriter", "default_trace_path", "raw_records", "read_trace"]
+__all__ = ["Trace", "TraceWriter", "default_trace_path", "raw_records", "read_trace"]
 
 FORMAT = 2
 READABLE = (1, 2)

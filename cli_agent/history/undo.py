@@ -35,8 +35,7 @@ if TYPE_CHECKING:
     from cli_agent.contracts import Change, ChangeKind
     from cli_agent.fs import Workspace
 
-__all__ = ["Undone", "current_bytes", "remove_empty_dirs", "render_turns", "reverting_change", "shown_path",
-           "turns_json", "undo_turn"]
+__all__ = ["current_bytes", "remove_empty_dirs", "render_turns", "reverting_change", "turns_json", "undo_turn"]
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,8 @@ hook's exit 2 tells the model its stderr, a `stop` hook's exit 2 sends its stder
 May import: config, fs, validated, contracts.
 """
 
-from cli_agent.hooks.points import Hooks, PromptBlocked
+from __future__ import annotations
+
+from cli_agent.hooks.points import *
 
 __all__ = ["Hooks", "PromptBlocked"]

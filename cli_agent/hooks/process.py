@@ -16,8 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-__all__ = ["OUTPUT_MAX", "Outcome", "run_hook"]
-
 OUTPUT_MAX = 64 * 1024
 
 

@@ -15,36 +15,8 @@ MCP results played back in a replay, in replay/).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from cli_agent.mcp.attach import *
+from cli_agent.mcp.hub import *
+from cli_agent.mcp.tools import *
 
-if TYPE_CHECKING:
-    from cli_agent.mcp.attach import McpAttachment, log_dir
-    from cli_agent.mcp.hub import McpHub, ServerState, ServerStatus
-    from cli_agent.mcp.tools import category_for, split_name
-
-__all__ = [
-    "McpAttachment",
-    "McpHub",
-    "ServerState",
-    "ServerStatus",
-    "category_for",
-    "log_dir",
-    "split_name",
-]
-
-
-def __getattr__(name: str) -> object:
-    """An export loads when it is first asked for: a front end imports only what its path uses."""
-    if name in ("McpAttachment", "log_dir"):
-        from cli_agent.mcp import attach
-
-        return getattr(attach, name)
-    if name in ("McpHub", "ServerState", "ServerStatus"):
-        from cli_agent.mcp import hub
-
-        return getattr(hub, name)
-    if name in ("category_for", "split_name"):
-        from cli_agent.mcp import tools
-
-        return getattr(tools, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__all__ = ["McpAttachment", "McpHub", "ServerState", "ServerStatus", "category_for", "log_dir", "split_name"]

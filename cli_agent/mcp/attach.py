@@ -23,7 +23,7 @@ from cli_agent.contracts import Envelope
 from cli_agent.mcp.hub import McpCallError, McpHub, ServerState
 from cli_agent.tools import Registry
 
-__all__ = ["McpAttachment", "McpToolHandler", "log_dir"]
+__all__ = ["McpAttachment", "log_dir"]
 
 
 def log_dir() -> Path:

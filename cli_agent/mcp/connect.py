@@ -20,8 +20,6 @@ from cli_agent.config import McpServer
 from cli_agent.fs import open_host_file
 from cli_agent.mcp.server_log import ServerLog
 
-__all__ = ["hold_connection", "list_all_tools", "one_line", "working_folder"]
-
 MAX_TOOL_PAGES = 20  # a server whose tools/list never stops paging is cut here
 
 

@@ -31,7 +31,7 @@ from typing import Any
 from cli_agent.config import McpServer
 from cli_agent.contracts import CliAgentError
 
-__all__ = ["McpCallError", "McpHub", "ServerState", "ServerStatus"]
+__all__ = ["McpHub", "ServerState", "ServerStatus"]
 
 PING_S = 3.0  # after a timed-out call: a server that does not answer a ping within this is hung
 MAX_RESTARTS = 1

@@ -18,8 +18,6 @@ import threading
 from pathlib import Path
 from typing import TextIO
 
-__all__ = ["MAX_LOG_BYTES", "ServerLog"]
-
 MAX_LOG_BYTES = 1 << 20
 _CHUNK = 1 << 16
 

@@ -24,8 +24,7 @@ from cli_agent.config import McpServer
 from cli_agent.contracts import Envelope
 from cli_agent.tools import ToolSpec, unbounded_keywords, validate_parameters
 
-__all__ = ["MAX_RESULT_CHARS", "SEPARATOR", "envelope_for", "plain_tools", "spec_for", "specs_for_servers",
-           "split_name"]
+__all__ = ["category_for", "split_name"]
 
 SEPARATOR = "__"
 MAX_RESULT_CHARS = 1_000_000

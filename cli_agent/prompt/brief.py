@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from cli_agent.fs import Workspace
     from cli_agent.tools import SeenFiles
 
-__all__ = ["TASK_CHARS", "briefer"]
+__all__ = ["briefer"]
 
 TASK_CHARS = 50_000  # of the task's text the brief looks at: the files and names a task points to are in its start
 

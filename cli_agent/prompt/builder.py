@@ -27,9 +27,6 @@ from cli_agent.prompt.compact import LISTING_CHARS, ranked_listing, render_compa
 from cli_agent.prompt.context import PromptContext
 from cli_agent.tools import Registry, ToolSpec
 
-__all__ = ["BuiltPrompt", "PromptBuilder", "PromptContext", "json_protocol_schema", "native_schema",
-           "plan_fingerprint"]
-
 MAX_AGENTS_MD_CHARS = 8000
 MAX_STRING = 4000  # characters of one string in a constrained json-protocol reply (about 1k tokens)
 CACHE_SIZE = 64

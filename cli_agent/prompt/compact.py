@@ -20,8 +20,6 @@ if TYPE_CHECKING:
     from cli_agent.prompt.context import PromptContext
     from cli_agent.tools import ToolSpec
 
-__all__ = ["LISTING_CHARS", "ranked_listing", "render_compact"]
-
 LISTING_CHARS = {"full": 6000, "compact": 1200}
 _PER_FOLDER = 12  # the listing's budget in characters (about 4 a token)
 

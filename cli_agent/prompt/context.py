@@ -10,8 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["PromptContext"]
-
 
 @dataclass(frozen=True)
 class PromptContext:

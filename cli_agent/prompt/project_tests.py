@@ -27,7 +27,7 @@ from pathlib import Path
 
 from cli_agent.fs import read_regular_or_none
 
-__all__ = ["Found", "detect_test_command", "find_test_command", "is_test_path", "shown"]
+__all__ = ["detect_test_command", "is_test_path", "shown"]
 
 WALK_ENTRIES = 5000  # directory entries looked at in the walk for test files, at most
 WALK_DEPTH = 6  # folders below the root the walk goes down, at most

@@ -34,7 +34,7 @@ from cli_agent.prompt.project_tests import is_test_path
 if TYPE_CHECKING:
     from cli_agent.fs import Workspace
 
-__all__ = ["Outline", "RepoMap", "Symbol", "repo_map"]
+__all__ = ["Outline"]
 
 MAX_FILES = 1500
 MAX_BYTES = 512 * 1024

@@ -30,7 +30,7 @@ from cli_agent.contracts import ToolError
 if TYPE_CHECKING:
     from cli_agent.fs import Workspace
 
-__all__ = ["Place", "TaskBrief", "named_files", "task_brief"]
+__all__ = ["Place", "named_files", "task_brief"]
 
 _MAX_FILES = 400
 _MAX_BYTES = 256 * 1024

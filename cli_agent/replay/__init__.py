@@ -16,26 +16,7 @@ May import: session and everything below it (it opens a session on the copy); on
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from cli_agent.replay.compare import *
+from cli_agent.replay.engine import *
 
-if TYPE_CHECKING:
-    from cli_agent.replay.compare import short
-    from cli_agent.replay.engine import replay
-
-__all__ = [
-    "replay",
-    "short",
-]
-
-
-def __getattr__(name: str) -> object:
-    """An export loads when it is first asked for: a front end imports only what its path uses."""
-    if name in ("short",):
-        from cli_agent.replay import compare
-
-        return getattr(compare, name)
-    if name in ("replay",):
-        from cli_agent.replay import engine
-
-        return getattr(engine, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__all__ = ["replay", "short"]

@@ -26,7 +26,7 @@ from cli_agent.contracts import (
 )
 from cli_agent.history import Trace
 
-__all__ = ["Comparator", "Divergence", "short", "written"]
+__all__ = ["short"]
 
 _ANCHORS = (ModelRequest, AssistantMessage, ToolCallsProposed, ApprovalDecided, ToolResult)
 _SIGNALS: dict[StopReason, Callable[[], BaseException]] = {

@@ -49,7 +49,7 @@ from cli_agent.replay.recorded_tools import RecordedResults, with_recorded_tools
 from cli_agent.replay.rewind import copy_workspace, rewind
 from cli_agent.tools import Registry
 
-__all__ = ["ReplayResult", "is_tool_step", "replay"]
+__all__ = ["replay"]
 
 
 @dataclass

@@ -33,8 +33,6 @@ from cli_agent.contracts import (
 from cli_agent.history import Trace
 from cli_agent.providers import NoModel
 
-__all__ = ["RecordedApprover", "ReplayProvider", "first_call", "outcomes", "replay_settings"]
-
 _RAISED: dict[StopReason, type[errors.CliAgentError]] = {
     StopReason.ERROR: errors.ProviderError, StopReason.USAGE: errors.MissingCredentialsError,
     StopReason.TIMEOUT: errors.RunTimeoutError}

@@ -16,8 +16,6 @@ from cli_agent.history import Trace
 from cli_agent.mcp import category_for, split_name
 from cli_agent.tools import Registry, ToolSpec
 
-__all__ = ["RecordedResults", "with_recorded_tools"]
-
 
 class RecordedResults:
     """`handler(ctx, **arguments)` answering with one tool's recorded envelopes, in order (an MCP tool's, or in a

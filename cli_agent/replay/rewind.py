@@ -34,8 +34,6 @@ from cli_agent.history import Trace
 if TYPE_CHECKING:
     from cli_agent.fs import Workspace
 
-__all__ = ["copy_workspace", "rewind"]
-
 COPY_LIMITS = CopyLimits(max_files=100_000, max_bytes=2 << 30)  # a replay copies a project, not a disk
 
 

@@ -24,61 +24,16 @@ May import: config, fs, validated, contracts.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from cli_agent.sandbox.layout import Policy
-from cli_agent.sandbox.probe import Capability, probe
-from cli_agent.sandbox.process import Outcome
-from cli_agent.sandbox.runner import CommandRun, run_in_sandbox, run_unsandboxed
-from cli_agent.sandbox.staging import ChangeSet
-
-if TYPE_CHECKING:
-    from cli_agent.sandbox.confine import confine_locks
-    from cli_agent.sandbox.environment import BASE, dropped, wanting
-    from cli_agent.sandbox.layout import Shown, shown_trees
-    from cli_agent.sandbox.process import Limits
-    from cli_agent.sandbox.reach import text_table
+from cli_agent.sandbox.confine import *
+from cli_agent.sandbox.environment import *
+from cli_agent.sandbox.layout import *
+from cli_agent.sandbox.probe import *
+from cli_agent.sandbox.process import *
+from cli_agent.sandbox.reach import *
+from cli_agent.sandbox.runner import *
+from cli_agent.sandbox.staging import *
 
 __all__ = [
-    "BASE",
-    "Capability",
-    "ChangeSet",
-    "CommandRun",
-    "Limits",
-    "Outcome",
-    "Policy",
-    "Shown",
-    "confine_locks",
-    "dropped",
-    "probe",
-    "run_in_sandbox",
-    "run_unsandboxed",
-    "shown_trees",
-    "text_table",
-    "wanting",
+    "BASE", "Capability", "ChangeSet", "CommandRun", "Limits", "Outcome", "Policy", "Shown", "confine_locks",
+    "dropped", "probe", "run_in_sandbox", "run_unsandboxed", "shown_trees", "text_table", "wanting",
 ]
-
-
-def __getattr__(name: str) -> object:
-    """An export loads when it is first asked for: a front end imports only what its path uses."""
-    if name in ("confine_locks",):
-        from cli_agent.sandbox import confine
-
-        return getattr(confine, name)
-    if name in ("BASE", "dropped", "wanting"):
-        from cli_agent.sandbox import environment
-
-        return getattr(environment, name)
-    if name in ("Shown", "shown_trees"):
-        from cli_agent.sandbox import layout
-
-        return getattr(layout, name)
-    if name in ("Limits",):
-        from cli_agent.sandbox import process
-
-        return getattr(process, name)
-    if name in ("text_table",):
-        from cli_agent.sandbox import reach
-
-        return getattr(reach, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

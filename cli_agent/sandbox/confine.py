@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Confined", "confine_locks"]
+__all__ = ["confine_locks"]
 
 _GLOB = frozenset("*?[!")
 

@@ -16,7 +16,7 @@ import fnmatch
 import re
 from collections.abc import Iterable, Mapping
 
-__all__ = ["BASE", "SHELL_OWN", "command_env", "dropped", "wanting"]
+__all__ = ["BASE", "dropped", "wanting"]
 
 BASE = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_*", "TERM", "COLORTERM", "NO_COLOR",
         "TZ", "VIRTUAL_ENV", "CONDA_PREFIX", "CONDA_DEFAULT_ENV", "JAVA_HOME", "GOROOT", "GOPATH", "CARGO_HOME",

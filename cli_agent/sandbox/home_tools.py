@@ -12,8 +12,6 @@ import glob
 import os
 from pathlib import Path
 
-__all__ = ["HOME_TOOLS", "home_tool_paths"]
-
 HOME_TOOLS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("pip", (".cache/pip",)),
     ("uv", (".cache/uv", ".local/share/uv/python", ".local/share/uv/tools")),

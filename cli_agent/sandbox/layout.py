@@ -28,7 +28,7 @@ from cli_agent.sandbox.home_tools import home_tool_paths
 from cli_agent.sandbox.secret_files import secret_files
 from cli_agent.sandbox.toolchains import Toolchain, toolchains
 
-__all__ = ["HOME_SECRETS", "Policy", "Shown", "bwrap_argv", "read_only_paths", "secret_paths", "shown_trees"]
+__all__ = ["Policy", "Shown", "shown_trees"]
 
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/nix/store")
 # Kernel interfaces in the sandbox's own /proc: bound read-only from the host's (the sandbox's uid 0 is the host's

@@ -14,8 +14,6 @@ import secrets
 import time
 from pathlib import Path
 
-__all__ = ["PidCgroup"]
-
 _BASES = (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup"))
 
 

@@ -20,7 +20,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["MIN_VERSION", "Capability", "bwrap_candidates", "probe"]
+__all__ = ["Capability", "probe"]
 
 MIN_VERSION = (0, 10, 0)  # --overlay-src / --overlay arrived in bubblewrap 0.10
 _TRIAL_TIMEOUT_S = 10.0

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from cli_agent.sandbox.pidlimit import PidCgroup
 
-__all__ = ["Limits", "Outcome", "run"]
+__all__ = ["Limits", "Outcome"]
 
 _CHUNK = 1 << 16
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["ROWS", "Row", "markdown_table", "text_table"]
+__all__ = ["text_table"]
 
 
 @dataclass(frozen=True)

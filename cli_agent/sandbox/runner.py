@@ -24,7 +24,7 @@ from cli_agent.sandbox.layout import Policy, bwrap_argv
 from cli_agent.sandbox.probe import Capability
 from cli_agent.sandbox.staging import ChangeSet, Check, collect
 
-__all__ = ["CommandRun", "run_in_sandbox", "run_unsandboxed", "shell_argv"]
+__all__ = ["CommandRun", "run_in_sandbox", "run_unsandboxed"]
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,6 @@ from pathlib import Path
 
 from cli_agent.fs import etc_private, etc_secret_name
 
-__all__ = ["secret_files"]
-
 _MAX_ENTRIES = 200_000
 _MAX_DEPTH = 64
 _TTL_S = 60.0

@@ -21,7 +21,7 @@ from typing import Any
 from cli_agent.contracts import Change, ToolError
 from cli_agent.fs import IgnoreRules, locate_in, open_regular
 
-__all__ = ["CACHE_IGNORES", "ChangeSet", "collect"]
+__all__ = ["ChangeSet"]
 
 Check = Callable[[str, bool], "str | None"]
 _PATH_MAX = 4096

@@ -24,8 +24,6 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Toolchain", "toolchains"]
-
 _PTH_FILES = 200  # .pth files read per site-packages
 _PTH_BYTES = 64 << 10
 _FINDER_BYTES = 256 << 10

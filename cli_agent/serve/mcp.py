@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from cli_agent.history import Journal
     from cli_agent.tools import Dispatcher, ToolSpec
 
-__all__ = ["SERVED_CATEGORIES", "FileToolServer", "serve_stdio"]
+__all__ = ["serve_stdio"]
 
 SERVED_CATEGORIES = ("Explore", "Edit")
 

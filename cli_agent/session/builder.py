@@ -23,8 +23,7 @@ if TYPE_CHECKING:
     from cli_agent.providers import Provider
     from cli_agent.tools import CommandSetup, Dispatcher, Registry
 
-__all__ = ["Parts", "agent_for", "assemble", "command_set", "dispatcher_for", "hooks_for", "journal_for", "limits_for",
-           "policy_for", "start_mcp"]
+__all__ = ["assemble", "journal_for", "policy_for"]
 
 
 @dataclass

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from cli_agent.fs import Workspace
     from cli_agent.providers import Provider
 
-__all__ = ["image_refs", "images_for", "is_image_path", "pasted_paths", "with_images"]
+__all__ = ["images_for", "with_images"]
 
 _REF = re.compile(r'(?:^|(?<=\s))@(?:"([^"]+)"|([^\s"]+))')
 # An absolute or home path as a terminal pastes a dropped file: quoted, or with its spaces escaped

@@ -8,7 +8,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["AppState", "default_provider", "flags_given", "load_for", "provider_factory"]
+__all__ = ["AppState", "flags_given", "load_for", "provider_factory"]
 
 
 @dataclass

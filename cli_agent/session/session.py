@@ -32,13 +32,7 @@ if TYPE_CHECKING:
     from cli_agent.tools import CommandSetup, Registry
 
 __all__ = [
-    "ProviderFactory",
-    "Session",
-    "default_provider_factory",
-    "drive",
-    "is_interactive",
-    "open_session",
-    "resume_into",
+    "ProviderFactory", "Session", "default_provider_factory", "drive", "is_interactive", "open_session", "resume_into",
 ]
 
 ProviderFactory = Callable[["Settings"], "Provider"]

@@ -31,8 +31,6 @@ if TYPE_CHECKING:
     from cli_agent.config import Settings
     from cli_agent.tools import Prepared
 
-__all__ = ["Subtasks", "helper_tools"]
-
 _NEVER = ("task", "update_plan")
 
 

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from cli_agent.sandbox import Capability, Policy
     from cli_agent.tools.web.fetch import WebSetup
 
-__all__ = ["CommandSetup", "SeenFiles", "ToolContext", "ToolLimits", "command_setup", "digest"]
+__all__ = ["CommandSetup", "SeenFiles", "ToolContext", "ToolLimits", "command_setup"]
 
 
 @dataclass(frozen=True)

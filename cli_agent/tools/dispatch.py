@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from cli_agent.contracts import Change, ChangeKind, Envelope, Staged, ToolCall, ToolError, ToolResult
 
 if TYPE_CHECKING:
-    from cli_agent.tools.handlers import ToolContext
+    from cli_agent.tools.context import ToolContext
     from cli_agent.tools.registry import Registry
     from cli_agent.tools.specs import ToolSpec
 

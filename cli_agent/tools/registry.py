@@ -23,7 +23,7 @@ from typing import Any
 from cli_agent.contracts import CliAgentError, SpecError, UsageError
 from cli_agent.tools.specs import ToolSpec, builtin_spec_dir, content_key, load_specs
 
-__all__ = ["CATEGORY_ORDER", "Registry", "load_remembered"]
+__all__ = ["Registry"]
 
 # Categories in the order the prompt shows them; any other category follows, alphabetically.
 CATEGORY_ORDER: tuple[str, ...] = ("Explore", "Edit", "Run", "Project knowledge", "Plan and delegate")

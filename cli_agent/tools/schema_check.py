@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
 from typing import Any
 
-__all__ = ["CHECK_BUDGET_S", "PATTERN_BUDGET_S", "CheckStopped", "check", "unbounded_keywords"]
+__all__ = ["unbounded_keywords"]
 
 CHECK_BUDGET_S = 1.0
 PATTERN_BUDGET_S = 0.1

@@ -27,17 +27,7 @@ from cli_agent.contracts import SpecError
 from cli_agent.fs import RegularFile
 from cli_agent.validated import Problem, checked, load_checked, read_toml, rule
 
-__all__ = [
-    "KINDS",
-    "Example",
-    "ToolSpec",
-    "builtin_spec_dir",
-    "check_handler",
-    "content_key",
-    "load_spec_file",
-    "load_specs",
-    "validate_parameters",
-]
+__all__ = ["ToolSpec", "validate_parameters"]
 
 _NAME = r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$"  # what OpenAI-style function names allow
 # The tool kinds of the Agent Client Protocol (its schema's `ToolKind`), which an editor shows as icons

@@ -24,7 +24,7 @@ from cli_agent.validated.checked import field_names, field_type
 if TYPE_CHECKING:
     from pydantic import ValidationError
 
-__all__ = ["Loc", "Problem", "dotted", "problem_of"]
+__all__ = ["Loc", "Problem", "problem_of"]
 
 Loc = tuple[str | int, ...]  # a key path in a file's data: table keys and array indexes
 

@@ -30,19 +30,7 @@ from cli_agent.contracts import ToolError, WorkflowError
 from cli_agent.fs import RegularFile, paths
 from cli_agent.validated import Loc, TomlFile, load_checked, read_toml, rule
 
-__all__ = [
-    "CATEGORY_ORDER",
-    "PLACEHOLDER",
-    "Catalog",
-    "Param",
-    "PromptStep",
-    "ToolStep",
-    "Value",
-    "Workflow",
-    "load_workflow_file",
-    "load_workflows",
-    "workflow_dirs",
-]
+__all__ = ["Catalog", "Param", "Workflow", "load_workflows"]
 
 CATEGORY_ORDER: tuple[str, ...] = ("Understand", "Change", "Project")
 Value = str | int | bool | None

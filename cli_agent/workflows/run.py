@@ -35,14 +35,7 @@ if TYPE_CHECKING:
     from cli_agent.session import Session
 
 __all__ = [
-    "MAX_ASKS",
-    "ask_missing",
-    "complete_arguments",
-    "missing_message",
-    "parse_arguments",
-    "parse_tokens",
-    "render",
-    "render_catalog",
+    "ask_missing", "complete_arguments", "missing_message", "parse_arguments", "parse_tokens", "render_catalog",
     "run_workflow",
 ]
 

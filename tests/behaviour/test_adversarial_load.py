@@ -16,7 +16,8 @@ from cli_agent.fs.workspace import Workspace
 from cli_agent.history.journal import Journal
 from cli_agent.history.trace import read_trace
 from cli_agent.history.undo import undo_turn
-from cli_agent.tools.handlers import ToolContext, files
+from cli_agent.tools import ToolContext
+from cli_agent.tools.handlers import files
 
 STEPS = int(os.environ.get("CLI_AGENT_LOAD_STEPS", "2000"))
 PEAK_RSS_MB = 400

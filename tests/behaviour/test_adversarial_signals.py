@@ -155,7 +155,8 @@ def test_a_signal_in_the_middle_of_a_large_write(tmp_path: Path, signum: int, co
 
 def test_a_signal_as_the_temp_file_is_created_leaves_no_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from cli_agent.fs.workspace import Workspace
-    from cli_agent.tools.handlers import ToolContext, files
+    from cli_agent.tools import ToolContext
+    from cli_agent.tools.handlers import files
 
     (tmp_path / "a.txt").write_text("old\n")
     ws = Workspace(tmp_path)

@@ -40,7 +40,7 @@ from cli_agent.fs import CopyLimits, CopyTooBig, copy_tree, read_regular
 if TYPE_CHECKING:
     from cli_agent.contracts import EventStream
 
-__all__ = ["Attempts", "Candidate", "CandidateRun", "revert"]
+__all__ = ["Attempts", "CandidateRun"]
 
 COPY_MAX_FILES = 20_000
 COPY_MAX_BYTES = 512 << 20

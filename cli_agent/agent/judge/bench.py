@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from cli_agent.agent.judge.verify import Verifier
     from cli_agent.agent.run_state import AgentSetup
 
-__all__ = ["Bench", "Judging"]
+__all__ = ["Judging"]
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,6 @@ if TYPE_CHECKING:
     from cli_agent.prompt import Place
     from cli_agent.tools import Prepared
 
-__all__ = ["Judge"]
-
 Judged = Generator["Event", "Decision | None", "RunFinished"]
 
 

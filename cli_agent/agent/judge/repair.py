@@ -44,9 +44,6 @@ if TYPE_CHECKING:
     from cli_agent.agent.run_state import Approver, RunState
     from cli_agent.tools import Dispatcher, Prepared
 
-__all__ = ["AS_LEFT", "AS_LEFT_GRACE_S", "FIRST_SHARE", "Applied", "as_left", "candidates", "changed_lines", "gave_way",
-           "judged", "test_feedback", "tests_kept", "unproven", "verify"]
-
 
 FIRST_SHARE = 1 / 3  # with more candidates (`attempts`), the part of the run's time the first attempt may take
 # the ends of a run, other than "done", whose changes get a verdict as they are left

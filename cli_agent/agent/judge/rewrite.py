@@ -46,8 +46,6 @@ if TYPE_CHECKING:
     from cli_agent.agent.run_state import AgentSetup, RunState
     from cli_agent.fs import Workspace
 
-__all__ = ["SYSTEM", "candidate", "places_for", "planned_calls", "reply_code"]
-
 SYSTEM = ("You fix Python code. You get a task and the code it is about; the code does not do what the task asks "
           "yet. Think about which line is wrong, then reply with one ```python block that holds the complete new "
           "version of each function or class you change or add. Keep their names; leave out the ones you do not "

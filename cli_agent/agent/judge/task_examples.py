@@ -24,8 +24,6 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Example", "Verdict", "added_names", "examples", "marked_rows", "modules", "script", "verdicts"]
-
 MAX_EXAMPLES = 8
 MAX_EXPR_CHARS = 300
 SENTENCE_CHARS = 240  # how far after "returns X" a correction ("instead of Y") is looked for

@@ -40,8 +40,7 @@ if TYPE_CHECKING:
     from cli_agent.sandbox import Outcome
     from cli_agent.tools import CommandSetup
 
-__all__ = ["COULD_NOT_RUN", "NO_TESTS", "TestRun", "Verifier", "could_not_run", "nearest_tests", "summary_line",
-           "trimmed_failures", "verification_for"]
+__all__ = ["verification_for"]
 
 EXAMPLES = "the task's examples"  # what checked them, as a verdict's command says
 COULD_NOT_RUN = "the tests could not run"  # how the third verdict's summary starts

@@ -8,20 +8,6 @@ The official SDK (`acp`, about 0.4 s to import) is imported only here.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from cli_agent.serve.acp.server import *
 
-if TYPE_CHECKING:
-    from cli_agent.serve.acp.server import serve
-
-__all__ = [
-    "serve",
-]
-
-
-def __getattr__(name: str) -> object:
-    """An export loads when it is first asked for: a front end imports only what its path uses."""
-    if name in ("serve",):
-        from cli_agent.serve.acp import server
-
-        return getattr(server, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__all__ = ["serve"]

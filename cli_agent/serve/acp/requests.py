@@ -12,8 +12,6 @@ from acp import RequestError, schema
 
 from cli_agent.serve.acp.updates import fenced
 
-__all__ = ["client_servers", "prompt_text"]
-
 
 def _workspace_path(uri: str, root: Path) -> str | None:
     """A `file://` URI inside the workspace as its workspace-relative path; None for anything else."""

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from cli_agent.contracts import EventStream
     from cli_agent.session import AppState, Session
 
-__all__ = ["AcpAgent", "serve"]
+__all__ = ["serve"]
 
 _log = logging.getLogger("cli_agent.serve.acp")
 _LISTED = 200  # sessions session/list returns, last used first

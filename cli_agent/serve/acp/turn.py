@@ -44,8 +44,6 @@ from cli_agent.serve.acp import updates
 if TYPE_CHECKING:
     from cli_agent.tools import Registry
 
-__all__ = ["Outcome", "Turn"]
-
 _log = logging.getLogger("cli_agent.serve.acp")
 _SEND_TIMEOUT = 30.0  # seconds an update may take to be written before the client counts as gone
 _OUTPUT_CHARS = 8192  # the tail of a running command's output shown in its tool call

@@ -32,10 +32,6 @@ from cli_agent.contracts import (
 if TYPE_CHECKING:
     from cli_agent.tools import Registry
 
-__all__ = ["ANSWERS", "PERMISSION_OPTIONS", "Update", "command_output", "fenced", "history_updates", "not_run",
-           "permission_call",
-           "result_update", "stop_reason", "text_chunk", "tool_call_start", "tool_kind"]
-
 Update = (schema.AgentMessageChunk | schema.UserMessageChunk | schema.ToolCallStart | schema.ToolCallProgress
           | schema.AvailableCommandsUpdate | schema.CurrentModeUpdate)
 

@@ -20,8 +20,6 @@ import sys
 import threading
 from typing import Any
 
-__all__ = ["LINE_LIMIT", "StdioWire", "log_to_stderr", "problem", "stdio_streams"]
-
 LINE_LIMIT = 50 * 1024 * 1024  # the longest message taken (the SDK's own default: prompts may embed files)
 _ID_TYPES = (str, int, type(None))
 

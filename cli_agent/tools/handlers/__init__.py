@@ -12,10 +12,6 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from cli_agent.tools.context import ToolContext, ToolLimits
-
-__all__ = ["ToolContext", "ToolLimits", "handlers"]
-
 
 @functools.cache
 def handlers() -> dict[str, Callable[..., Any]]:

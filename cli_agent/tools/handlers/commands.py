@@ -17,8 +17,6 @@ if TYPE_CHECKING:
     from cli_agent.sandbox import CommandRun
     from cli_agent.tools.context import ToolContext
 
-__all__ = ["run_command", "run_data"]
-
 
 def _why_not(workspace: Workspace, rel: str, planned: bool = False) -> str | None:
     """Why `rel` may not be changed, or None; `planned`: the change set itself clears the way (see `collect`)."""

@@ -30,7 +30,7 @@ from cli_agent.contracts import Region, ToolError
 from cli_agent.tools.handlers.loose_match import Ambiguous, loose_match
 from cli_agent.tools.handlers.python_mend import mended
 
-__all__ = ["Replaced", "closest_lines", "replace_text"]
+__all__ = ["replace_text"]
 
 _SHOWN_CHARS = 600
 _HINT_BUDGET_S = 0.03  # CPU seconds the closest-lines hint may spend looking

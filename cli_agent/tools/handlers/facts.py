@@ -10,8 +10,6 @@ from cli_agent.contracts import CliAgentError, ToolError
 if TYPE_CHECKING:
     from cli_agent.tools.context import ToolContext
 
-__all__ = ["propose_fact"]
-
 
 def propose_fact(ctx: ToolContext, text: str, reason: str) -> dict[str, Any]:
     from cli_agent.facts import FactStore

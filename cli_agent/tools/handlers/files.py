@@ -19,11 +19,10 @@ from cli_agent.fs import TextFormat, linestream, textfile
 from cli_agent.tools.context import ToolContext
 from cli_agent.tools.handlers import syntax_guard
 from cli_agent.tools.handlers.edits import replace_text
-from cli_agent.tools.handlers.search import search
+from cli_agent.tools.handlers.search import search as search  # the search tool, a file tool as the others
 from cli_agent.tools.handlers.seen import require_seen
 
-__all__ = ["create_file", "delete_file", "edit_file", "list_files", "read_file", "rename_file", "search",
-           "write_file"]
+__all__ = ["FILE_MAX"]
 
 FILE_MAX = 32 << 20  # the largest file the mutating tools load
 STREAM_FROM = 8 << 20  # read_file reads larger files in blocks, a page at a time

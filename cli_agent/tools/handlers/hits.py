@@ -11,8 +11,6 @@ import heapq
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["FileHits", "Hits", "excerpt"]
-
 TEXT_MAX = 300  # characters of a matching line shown around the match
 _SKIPPED_SHOWN = 20
 

@@ -13,8 +13,6 @@ from cli_agent.tools.context import ToolContext
 from cli_agent.tools.handlers.files import _load, _planned, _text
 from cli_agent.tools.handlers.seen import require_seen
 
-__all__ = ["insert_text"]
-
 
 def insert_text(ctx: ToolContext, path: str, text: str, after_line: int | None = None) -> Change:
     rel = ctx.workspace.check_writable(path)

@@ -27,8 +27,6 @@ from cli_agent.tools.handlers.python_mend import mended
 from cli_agent.tools.handlers.seen import require_seen
 from cli_agent.tools.handlers.syntax_guard import still_parses
 
-__all__ = ["replace_definition", "replace_lines"]
-
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _NUMBERED = re.compile(r"^ *\d+\| ?")
 

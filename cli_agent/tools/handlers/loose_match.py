@@ -25,8 +25,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["Ambiguous", "LooseMatch", "loose_match"]
-
 _MAX_COMPARISONS = 2_000_000
 
 

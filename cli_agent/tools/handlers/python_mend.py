@@ -19,8 +19,6 @@ from collections.abc import Callable
 
 from cli_agent.tools.handlers.syntax_guard import parses, still_parses
 
-__all__ = ["mended"]
-
 _OPENER = re.compile(r"^[ \t]*(?:if|elif|else|for|while|def|class|try|except|finally|with|async[ \t]+(?:def|for|with))"
                      r"\b[^#]*$")
 

@@ -32,8 +32,6 @@ from typing import Any
 from cli_agent.fs import compile_glob
 from cli_agent.tools.handlers.hits import FileHits, Hits, excerpt
 
-__all__ = ["ignore_rules", "rg_binary", "run"]
-
 LINE_MAX = 16 << 20  # a JSON message longer than this (one huge matching line) is counted, not shown
 _FLAGS = ("--no-config", "--json", "--hidden", "--binary", "--crlf", "--no-require-git", "--no-ignore-parent",
           "--no-ignore-dot", "--no-ignore-global", "--no-ignore-exclude", "--iglob", "!.git")

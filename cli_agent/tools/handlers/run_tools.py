@@ -10,8 +10,6 @@ from cli_agent.contracts import ToolError
 if TYPE_CHECKING:
     from cli_agent.tools.context import ToolContext
 
-__all__ = ["task", "update_plan"]
-
 
 def update_plan(ctx: ToolContext, steps: list[dict[str, str]], explanation: str | None = None) -> dict[str, Any]:
     """The plan as it now stands (the loop shows it: the `PlanUpdated` event)."""

@@ -25,8 +25,6 @@ from cli_agent.tools.handlers.hits import Hits, excerpt
 if TYPE_CHECKING:
     from cli_agent.fs import Workspace
 
-__all__ = ["search"]
-
 MAX_FILES = 1_000_000  # files the Python scan lists; rg has no such limit
 OUTPUT_MODES = ("content", "files", "count")
 CONTEXT_MAX = 10  # lines of context either side of a match

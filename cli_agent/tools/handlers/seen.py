@@ -20,8 +20,6 @@ from cli_agent.tools.handlers.edits import closest_lines
 if TYPE_CHECKING:
     from cli_agent.tools.context import SeenFiles
 
-__all__ = ["require_seen"]
-
 
 def require_seen(seen: SeenFiles | None, rel: str, view: str, old: str = "", *, line: int | None = None) -> None:
     """Nothing when there is no conversation or `rel` was seen; else a ToolError with the region that `old` (or

@@ -18,8 +18,6 @@ import warnings
 
 from cli_agent.contracts import Change
 
-__all__ = ["MAX_BYTES", "broken_by", "parses", "still_parses", "unreachable_by"]
-
 MAX_BYTES = 2 << 20  # larger files are not parsed (bounded cost: ~10 ms a 100 KB file)
 _AROUND = 2  # lines shown each side of the error
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)

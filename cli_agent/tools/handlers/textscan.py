@@ -24,8 +24,6 @@ from cli_agent.tools.handlers.hits import FileHits, Hits, excerpt
 if TYPE_CHECKING:
     from cli_agent.fs import Workspace
 
-__all__ = ["Finder", "finder", "scan"]
-
 WHOLE_MAX = 64 << 20  # files up to this size are decoded whole; larger ones stream
 BLOCK = 8 << 20
 LINE_MAX = 64 << 20  # a line longer than this in a streamed file: the file is skipped, with the reason

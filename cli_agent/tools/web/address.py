@@ -13,8 +13,6 @@ import socket
 
 from cli_agent.contracts import ToolError
 
-__all__ = ["open_checked", "refusal"]
-
 
 def refusal(address: str, allow_private: bool) -> str | None:
     """Why `address` (an IP address as text) may not be reached, or None when it may. `allow_private` (the user's

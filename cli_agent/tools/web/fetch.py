@@ -18,7 +18,7 @@ from urllib.parse import urljoin, urlsplit
 from cli_agent.contracts import ToolError
 from cli_agent.tools.web.address import open_checked
 
-__all__ = ["Fetched", "WebSetup", "fetch", "host_of"]
+__all__ = ["WebSetup", "host_of"]
 
 _REDIRECTS = (301, 302, 303, 307, 308)
 _USER_AGENT = "cli-agent-web-fetch/1"

@@ -15,8 +15,6 @@ if TYPE_CHECKING:
     from cli_agent.tools.context import ToolContext
     from cli_agent.tools.web.fetch import Fetched
 
-__all__ = ["PART_CHARS", "page_data", "to_markdown", "web_fetch"]
-
 _HTML = ("text/html", "application/xhtml+xml")
 _TEXT = re.compile(r"^(text/.*|application/(json|xml|javascript|x-javascript|ld\+json|toml|yaml|x-yaml|x-sh)"
                    r"|application/[\w.+-]+\+(json|xml))$")

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from cli_agent.config import Settings
     from cli_agent.tools import Registry, ToolSpec
 
-__all__ = ["list_workflows", "print_prompt", "print_tools", "tool_details", "tool_line"]
+__all__ = ["list_workflows", "print_prompt", "print_tools"]
 
 
 def print_tools(*, as_json: bool, verbose: bool = False, name: str | None = None,

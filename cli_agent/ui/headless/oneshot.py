@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from cli_agent.session import Session
     from cli_agent.ui.headless.printers import JsonReport
 
-__all__ = ["approver_for", "read_task", "run_one_shot", "run_tool", "run_workflow_command"]
+__all__ = ["run_one_shot", "run_tool", "run_workflow_command"]
 
 
 def read_task(prompt: str) -> str:

@@ -30,8 +30,6 @@ from cli_agent.contracts import (
     json_for_output,
 )
 
-__all__ = ["JsonReport", "StreamJsonPrinter", "TextPrinter", "output_sink", "warn"]
-
 
 @dataclass
 class RunRecord:

@@ -9,39 +9,9 @@ May import: view/ and the packages below ui/.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from cli_agent.ui.repl.commands.mcp_commands import *
+from cli_agent.ui.repl.commands.session_commands import *
+from cli_agent.ui.repl.run import *
+from cli_agent.ui.repl.start.trust_question import *
 
-if TYPE_CHECKING:
-    from cli_agent.ui.repl.commands.mcp_commands import list_servers, test_server
-    from cli_agent.ui.repl.commands.session_commands import print_sessions
-    from cli_agent.ui.repl.run import run_repl
-    from cli_agent.ui.repl.start.trust_question import ask_trust
-
-__all__ = [
-    "ask_trust",
-    "list_servers",
-    "print_sessions",
-    "run_repl",
-    "test_server",
-]
-
-
-def __getattr__(name: str) -> object:
-    """An export loads when it is first asked for: a front end imports only what its path uses."""
-    if name in ("list_servers", "test_server"):
-        from cli_agent.ui.repl.commands import mcp_commands
-
-        return getattr(mcp_commands, name)
-    if name in ("print_sessions",):
-        from cli_agent.ui.repl.commands import session_commands
-
-        return getattr(session_commands, name)
-    if name in ("run_repl",):
-        from cli_agent.ui.repl import run
-
-        return getattr(run, name)
-    if name in ("ask_trust",):
-        from cli_agent.ui.repl.start import trust_question
-
-        return getattr(trust_question, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__all__ = ["ask_trust", "list_servers", "print_sessions", "run_repl", "test_server"]

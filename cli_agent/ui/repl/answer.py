@@ -18,8 +18,6 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Typed", "ask_key", "take_typed"]
-
 
 @dataclass
 class Typed:

@@ -14,8 +14,6 @@ if TYPE_CHECKING:
     from cli_agent.contracts import EventStream, RunFinished
     from cli_agent.session import Session
 
-__all__ = ["BangHost", "run_bang"]
-
 NOTE_BY = "The user (with !COMMAND)"
 QUESTION = "Attach your command's output to your next message to the model? [Y/n] (any other key: no) "
 

@@ -23,18 +23,6 @@ if TYPE_CHECKING:
     from cli_agent.fs import Workspace
     from cli_agent.ui.repl.commands.commands import CommandContext
 
-__all__ = [
-    "ATTACH_MAX",
-    "PathIndex",
-    "ReplCompleter",
-    "attach_files",
-    "attachment_refs",
-    "bindings",
-    "complete_common",
-    "history",
-    "match_paths",
-]
-
 _AT_END = re.compile(r'(?:^|(?<=\s))@("[^"]*|[^\s"]*)$')  # an @reference being typed at the cursor
 _AT_ANY = re.compile(r'(?:^|(?<=\s))@(?:"([^"]+)"|([^\s"]+))')  # every complete @reference in a message
 _TRAILING = ".,;:!?)]}'"  # punctuation after an unquoted @path ends the sentence, not the name

@@ -37,8 +37,6 @@ if TYPE_CHECKING:
     from cli_agent.contracts import Event, EventStream, ImagePart
     from cli_agent.session import ProviderFactory, Session
 
-__all__ = ["ReplContext"]
-
 
 class ReplContext:
     """The REPL's state and the `CommandContext` its commands use."""

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["short_path"]
-
 
 def short_path(path: str) -> str:
     """`path` with the home folder said as `~`."""

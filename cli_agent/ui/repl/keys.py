@@ -26,8 +26,6 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["TurnKeys", "no_echo"]
-
 ESC_WAIT_S = 0.05  # after \x1b, how long to wait for the rest of an escape sequence
 _POLL_S = 0.05
 

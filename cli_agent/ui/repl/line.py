@@ -26,8 +26,6 @@ from cli_agent.ui.repl.toolbar import toolbar
 if TYPE_CHECKING:
     from cli_agent.ui.repl.context import ReplContext
 
-__all__ = ["PromptLine"]
-
 
 class PromptLine:
     """The prompt of one REPL (`repl`), made at the first `read`."""

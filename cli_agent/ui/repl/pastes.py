@@ -7,8 +7,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["FOLD_LINES", "Pastes"]
-
 FOLD_LINES = 10
 _FOLD = re.compile(r"\[Pasted text #(\d+) \+\d+ lines\]")
 

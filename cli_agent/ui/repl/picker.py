@@ -11,8 +11,6 @@ import textwrap
 from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["pick"]
-
 SHOWN = 10  # rows of the list on screen at once
 
 

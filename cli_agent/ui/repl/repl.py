@@ -39,8 +39,6 @@ if TYPE_CHECKING:
     from cli_agent.session import ProviderFactory, Session
     from cli_agent.ui.repl.start.startup import Startup
 
-__all__ = ["QUIT_WINDOW_S", "Repl"]
-
 QUIT_WINDOW_S = 2.0  # a second Ctrl-C at an empty prompt within this long quits
 
 

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from cli_agent.config import Loaded
     from cli_agent.session import ProviderFactory
 
-__all__ = ["NO_TERMINAL", "run_repl"]
+__all__ = ["run_repl"]
 
 NO_TERMINAL = "no terminal for the REPL: pass -p TEXT, or -p - to read the task from stdin"
 

@@ -18,8 +18,6 @@ if TYPE_CHECKING:
 
     from cli_agent.session import Session
 
-__all__ = ["context_share", "context_use", "next_mode", "toolbar"]
-
 
 _MODES = ("ask", "edits", "all")
 

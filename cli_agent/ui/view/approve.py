@@ -27,8 +27,7 @@ from cli_agent.ui.view.change_view import change_body
 from cli_agent.ui.view.command_panel import hanging
 from cli_agent.ui.view.render import call_panel
 
-__all__ = ["KEYS", "TerminalApprover", "changes_files", "choices", "decided_line", "flush_typeahead", "parse_answer",
-           "prompt_for", "read_key", "render_call"]
+__all__ = ["SignalInterrupt", "TerminalApprover", "read_key"]
 
 KEYS = {"y": Decision.YES, "yes": Decision.YES, "n": Decision.NO, "no": Decision.NO, "a": Decision.ALL,
         "all": Decision.ALL, "t": Decision.TOOL, "tool": Decision.TOOL, "f": Decision.FEEDBACK,

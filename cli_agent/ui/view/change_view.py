@@ -13,8 +13,6 @@ from cli_agent.contracts import Change, ToolCall
 from cli_agent.contracts import escape_for_terminal as esc
 from cli_agent.ui.view.transcript import target_of
 
-__all__ = ["FOLD_LINES", "arguments_text", "call_title", "change_body"]
-
 FOLD_LINES = 30  # lines of new content shown before the rest is folded (a diff gets twice as many)
 _VALUE_CHARS = 300  # characters of one argument shown in a panel
 

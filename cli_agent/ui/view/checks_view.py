@@ -11,8 +11,6 @@ from cli_agent.contracts import escape_for_terminal as esc
 from cli_agent.contracts import events as ev
 from cli_agent.ui.view.command_panel import hanging
 
-__all__ = ["Checks"]
-
 _STYLE = {"passed": "green", "failed": "red", "running": "dim", "unverified": "yellow"}
 
 

@@ -25,8 +25,7 @@ from cli_agent.ui.view.change_view import call_title, change_body
 if TYPE_CHECKING:
     from cli_agent.contracts import Change, ToolCall, ToolResult
 
-__all__ = ["DIFFS_SHOWN", "LIVE_LINES", "TAIL_LINES", "changes_panel", "command_expanded", "command_line",
-           "command_result", "hanging", "output_block", "output_lines"]
+__all__ = ["command_expanded", "hanging"]
 
 DIFFS_SHOWN = 5  # files whose diff is drawn; more than that get a one-line summary each
 TAIL_LINES = 12  # lines of a finished command's output drawn in the transcript (all of it: /expand)

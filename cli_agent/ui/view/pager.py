@@ -7,8 +7,6 @@ import os
 import subprocess
 from typing import Any
 
-__all__ = ["page"]
-
 
 def page(console: Any, renderable: Any) -> None:
     """Show `renderable` in the pager at the console's width; printed instead when no pager can be started."""

@@ -16,8 +16,6 @@ from rich.text import Text
 from cli_agent.contracts import HookRan, PlanUpdated
 from cli_agent.contracts import escape_for_terminal as esc
 
-__all__ = ["hook_line", "plan_summary", "plan_text"]
-
 _MARKS = {"completed": ("✓", "green"), "in_progress": ("▸", "bold cyan"), "pending": ("○", "dim")}
 _MOST = 12  # steps drawn; a longer plan keeps the one in progress in sight
 

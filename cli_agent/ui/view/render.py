@@ -23,12 +23,12 @@ from rich.text import Text
 from cli_agent.contracts import Change, ToolCall
 from cli_agent.contracts import escape_for_terminal as esc
 from cli_agent.contracts import events as ev
-from cli_agent.ui.view.change_view import FOLD_LINES, arguments_text, call_title, change_body
+from cli_agent.ui.view.change_view import arguments_text, call_title, change_body
 from cli_agent.ui.view.checks_view import Checks
 from cli_agent.ui.view.transcript import changes_nothing, compact_line, result_line
 from cli_agent.ui.view.working import Working
 
-__all__ = ["FOLD_LINES", "Renderer", "call_panel", "finish_line", "hung", "markdown", "result_line"]
+__all__ = ["Renderer", "call_panel", "hung"]
 
 def markdown(text: str) -> RenderableType:
     """Model text as Markdown: escaped first; links shown as text (url), never as hidden hyperlinks."""

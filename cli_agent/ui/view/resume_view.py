@@ -36,7 +36,7 @@ from cli_agent.history import Trace
 if TYPE_CHECKING:
     from cli_agent.history import Turn
 
-__all__ = ["SHOWN_TURNS", "Summary", "asked", "preview", "show_transcript", "summarise", "undone_runs"]
+__all__ = ["preview", "show_transcript", "undone_runs"]
 
 SHOWN_TURNS = 3  # the newest turns drawn in full on a resume
 

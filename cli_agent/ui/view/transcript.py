@@ -26,8 +26,7 @@ from cli_agent.contracts import escape_for_terminal as esc
 if TYPE_CHECKING:
     from cli_agent.tools import ToolSpec
 
-__all__ = ["call_label", "changes_nothing", "compact_line", "data_summary", "mcp_summary", "received_lines",
-           "result_line", "target_of", "verb_of"]
+__all__ = ["changes_nothing", "result_line"]
 
 _DONE = {"create": "created", "edit": "edited", "write": "rewritten", "delete": "deleted"}
 _ESCAPE = re.compile(r'\\(u[0-9a-fA-F]{4}|.)|"')

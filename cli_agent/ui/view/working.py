@@ -11,8 +11,6 @@ from rich.text import Text
 
 from cli_agent.contracts import escape_for_terminal as esc
 
-__all__ = ["Working"]
-
 _LIVE_KEEP = 64 * 1024  # characters of a running command's output kept for its live tail
 
 

@@ -14,8 +14,8 @@ from cli_agent.contracts.envelope import ToolError
 from cli_agent.contracts.events import StopReason, ToolResult
 from cli_agent.fs.workspace import Workspace
 from cli_agent.providers.scripted import ScriptedProvider
+from cli_agent.tools import ToolContext
 from cli_agent.tools.context import SeenFiles
-from cli_agent.tools.handlers import ToolContext
 from cli_agent.tools.handlers.files import edit_file
 from cli_agent.tools.handlers.insert import insert_text
 

@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 
 from cli_agent.contracts.change import Change
 from cli_agent.fs.workspace import Workspace
-from cli_agent.tools.handlers import ToolContext, files
+from cli_agent.tools import ToolContext
+from cli_agent.tools.handlers import files
 from cli_agent.tools.handlers.edits import replace_text
 
 _HEADER = re.compile(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
@@ -108,7 +109,8 @@ def test_one_line_of_a_20_mb_file_within_three_times_its_size(tmp_path: Path) ->
     script = textwrap.dedent(f"""
         import resource, sys
         from cli_agent.fs.workspace import Workspace
-        from cli_agent.tools.handlers import ToolContext, files
+        from cli_agent.tools import ToolContext
+        from cli_agent.tools.handlers import files
         from cli_agent.tools.dispatch import _change_result
         ws = Workspace({str(tmp_path)!r})
         ctx = ToolContext(ws)

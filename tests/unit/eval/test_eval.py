@@ -71,7 +71,7 @@ def test_the_checks_bite(name, expect, failure):
 
 
 def test_a_failing_suite_exits_1(tmp_path, capsys, monkeypatch):
-    import cli_agent.eval.scenarios as scenarios
+    import cli_agent.eval.command as scenarios  # the command reads the suite through its own name
 
     broken = dataclasses.replace(scenario("text-answer"), expect=Expect(answer_contains="43"))
     monkeypatch.setattr(scenarios, "load_scenarios", lambda only=None: [broken])

@@ -15,8 +15,9 @@ from cli_agent.facts.store import FactStore
 from cli_agent.fs.workspace import Workspace
 from cli_agent.prompt.builder import PromptBuilder, PromptContext
 from cli_agent.providers.scripted import ScriptedProvider
+from cli_agent.tools import ToolContext
 from cli_agent.tools.dispatch import Dispatcher
-from cli_agent.tools.handlers import ToolContext, handlers
+from cli_agent.tools.handlers import handlers
 from cli_agent.tools.registry import Registry
 
 pytestmark = pytest.mark.usefixtures("isolated_home")

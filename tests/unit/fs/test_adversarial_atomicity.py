@@ -93,7 +93,7 @@ _WRITER = textwrap.dedent("""
     from cli_agent.contracts.messages import ToolCall
     from cli_agent.tools.registry import Registry
     from cli_agent.fs.workspace import Workspace
-    from cli_agent.tools.handlers import ToolContext
+    from cli_agent.tools import ToolContext
     root, home = sys.argv[1], Path(sys.argv[2])
     journal = Journal(root, home=home)
 

@@ -17,8 +17,8 @@ import pytest
 
 from cli_agent.contracts.messages import ToolCall
 from cli_agent.fs.workspace import Workspace
+from cli_agent.tools import ToolContext
 from cli_agent.tools.dispatch import Dispatcher
-from cli_agent.tools.handlers import ToolContext
 from cli_agent.tools.registry import Registry
 
 SECRET = "SECRET-5d1e outside the workspace"

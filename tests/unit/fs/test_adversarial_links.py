@@ -18,8 +18,9 @@ from cli_agent.contracts.messages import ToolCall
 from cli_agent.fs.workspace import Workspace
 from cli_agent.providers.scripted import ScriptedProvider
 from cli_agent.session.session import drive
+from cli_agent.tools import ToolContext
 from cli_agent.tools.dispatch import Dispatcher
-from cli_agent.tools.handlers import ToolContext, files
+from cli_agent.tools.handlers import files
 from cli_agent.tools.registry import Registry
 
 SECRET = "SECRET-a91f outside the workspace"

@@ -17,8 +17,8 @@ import pytest
 from cli_agent.contracts.envelope import Envelope
 from cli_agent.contracts.messages import ToolCall
 from cli_agent.fs.workspace import Workspace
+from cli_agent.tools import ToolContext
 from cli_agent.tools.dispatch import Dispatcher
-from cli_agent.tools.handlers import ToolContext
 from cli_agent.tools.registry import Registry
 
 ALL: tuple[tuple[str, dict[str, str]], ...] = (
@@ -81,7 +81,7 @@ _SPARSE = textwrap.dedent("""
     from cli_agent.contracts.messages import ToolCall
     from cli_agent.tools.registry import Registry
     from cli_agent.fs.workspace import Workspace
-    from cli_agent.tools.handlers import ToolContext
+    from cli_agent.tools import ToolContext
     root = sys.argv[1]
     with open(os.path.join(root, "sparse.log"), "wb") as fh:
         fh.write(b"first line\\n" * 1000)

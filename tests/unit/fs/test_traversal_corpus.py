@@ -19,7 +19,8 @@ from places import CORPORA
 
 from cli_agent.contracts.envelope import ToolError
 from cli_agent.fs.workspace import Workspace
-from cli_agent.tools.handlers import ToolContext, files
+from cli_agent.tools import ToolContext
+from cli_agent.tools.handlers import files
 
 CORPUS = CORPORA / "path_traversal"
 SENTINEL = "sentinel.txt"

@@ -21,7 +21,8 @@ from cli_agent.contracts.change import Change
 from cli_agent.contracts.envelope import ToolError
 from cli_agent.fs.atomic import TEMP_PREFIX
 from cli_agent.fs.workspace import Workspace
-from cli_agent.tools.handlers import ToolContext, files
+from cli_agent.tools import ToolContext
+from cli_agent.tools.handlers import files
 
 SECRET = b"TOP SECRET outside the workspace\n"
 
@@ -435,7 +436,8 @@ def test_apply_leaves_no_temp_file_and_sets_modes(ws: Workspace, ctx: ToolContex
 _FSIZE_SCRIPT = textwrap.dedent("""
     import os, resource, signal, sys
     from cli_agent.fs.workspace import Workspace
-    from cli_agent.tools.handlers import ToolContext, files
+    from cli_agent.tools import ToolContext
+    from cli_agent.tools.handlers import files
     from cli_agent.contracts.envelope import ToolError
     ws = Workspace(sys.argv[1])
     change = files.write_file(ToolContext(ws), "big.txt", "y" * 200_000)

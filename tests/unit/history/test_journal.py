@@ -19,7 +19,8 @@ from cli_agent.fs.workspace import Workspace
 from cli_agent.history import journal
 from cli_agent.history.journal import Journal, collect_blobs
 from cli_agent.history.undo import render_turns, undo_turn
-from cli_agent.tools.handlers import ToolContext, files
+from cli_agent.tools import ToolContext
+from cli_agent.tools.handlers import files
 
 
 class Agentish:

@@ -89,9 +89,9 @@ def test_an_example_too_big_or_too_deep_to_evaluate_is_skipped_with_a_note(tmp_p
 
 def test_replace_definition_in_a_file_nested_past_the_parser_s_depth_is_a_tool_error(tmp_path: Path) -> None:
     from cli_agent.contracts.messages import ToolCall
+    from cli_agent.tools import ToolContext
     from cli_agent.tools.context import SeenFiles
     from cli_agent.tools.dispatch import Dispatcher
-    from cli_agent.tools.handlers import ToolContext
     from cli_agent.tools.registry import Registry
 
     (tmp_path / "deep.py").write_text("def f():\n    return 1\n\nx = " + "-" * 6000 + "1\n")

@@ -151,7 +151,7 @@ def test_commands_get_an_allowlisted_environment(ws: Path, monkeypatch: pytest.M
 @pytest.mark.slow
 def test_the_dropped_variables_are_said_by_cli_agent_sandbox_and_where_a_command_wants_one(
         ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from cli_agent.tools.handlers import ToolContext
+    from cli_agent.tools import ToolContext
     from cli_agent.tools.handlers.commands import run_command
 
     monkeypatch.setenv("GITHUB_PAT", "LEAK-ghp")

@@ -11,7 +11,8 @@ import pytest
 
 from cli_agent.contracts.envelope import ToolError
 from cli_agent.fs.workspace import Workspace
-from cli_agent.tools.handlers import ToolContext, files
+from cli_agent.tools import ToolContext
+from cli_agent.tools.handlers import files
 
 
 @pytest.fixture(scope="module")

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from cli_agent.contracts.envelope import Envelope
 from cli_agent.contracts.messages import ToolCall
 from cli_agent.fs.workspace import Workspace
+from cli_agent.tools import ToolContext
 from cli_agent.tools.dispatch import Dispatcher
-from cli_agent.tools.handlers import ToolContext
 from cli_agent.tools.registry import Registry
 
 FUZZ_EXAMPLES = 150

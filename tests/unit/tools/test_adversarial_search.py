@@ -11,7 +11,8 @@ import pytest
 
 from cli_agent.contracts.envelope import ToolError
 from cli_agent.fs.workspace import Workspace
-from cli_agent.tools.handlers import ToolContext, ToolLimits, files
+from cli_agent.tools import ToolContext, ToolLimits
+from cli_agent.tools.handlers import files
 
 FLAGS = ["--pre=x", "--pre=sh", "-f/etc/passwd", "-f", "/etc/passwd", "-e", "--", "--help", "-r", "--files",
          "-uuu", "--no-ignore", "-L", "--follow", "-z", "--search-zip", "$(touch pwned)", "`touch pwned`",

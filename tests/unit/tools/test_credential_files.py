@@ -12,7 +12,8 @@ import pytest
 from cli_agent.contracts.envelope import ToolError
 from cli_agent.fs.credentials import CREDENTIALS
 from cli_agent.fs.workspace import Workspace
-from cli_agent.tools.handlers import ToolContext, ToolLimits, files
+from cli_agent.tools import ToolContext, ToolLimits
+from cli_agent.tools.handlers import files
 
 # the credential files the sandbox's list lacked, and the usual ones, as a workspace may hold them
 HELD = (".ssh/id_ed25519", ".aws/credentials", ".pgpass", ".s3cfg", ".vault-token",

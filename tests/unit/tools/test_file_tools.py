@@ -13,7 +13,8 @@ import pytest
 from cli_agent.contracts.change import Change
 from cli_agent.contracts.envelope import ToolError
 from cli_agent.fs.workspace import Workspace
-from cli_agent.tools.handlers import ToolContext, ToolLimits, files, handlers
+from cli_agent.tools import ToolContext, ToolLimits
+from cli_agent.tools.handlers import files, handlers
 
 
 @pytest.fixture

@@ -11,9 +11,9 @@ import pytest
 
 from cli_agent.contracts.messages import ToolCall
 from cli_agent.fs.workspace import Workspace
+from cli_agent.tools import ToolContext
 from cli_agent.tools.context import SeenFiles
 from cli_agent.tools.dispatch import Dispatcher, Prepared
-from cli_agent.tools.handlers import ToolContext
 from cli_agent.tools.registry import Registry
 
 APP = "import os\n\n\ndef add(a, b):\n    return a - b\n\n\nclass Cart:\n    @property\n    def total(self):\n" \

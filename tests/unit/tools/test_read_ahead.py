@@ -11,8 +11,8 @@ from agentkit import call, make_agent, run
 from cli_agent.contracts.events import ToolResult
 from cli_agent.contracts.messages import ToolCall
 from cli_agent.fs.workspace import Workspace
+from cli_agent.tools import ToolContext
 from cli_agent.tools.dispatch import Dispatcher
-from cli_agent.tools.handlers import ToolContext
 from cli_agent.tools.registry import Registry
 
 

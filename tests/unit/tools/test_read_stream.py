@@ -12,7 +12,8 @@ import pytest
 
 from cli_agent.contracts.envelope import ToolError
 from cli_agent.fs.workspace import Workspace
-from cli_agent.tools.handlers import ToolContext, ToolLimits, files
+from cli_agent.tools import ToolContext, ToolLimits
+from cli_agent.tools.handlers import files
 
 
 def numbered(n: int, ending: str = "\n") -> str:
@@ -99,7 +100,8 @@ def test_memory_stays_bounded_on_one_huge_line(tmp_path: Path) -> None:
     script = textwrap.dedent(f"""
         import resource
         from cli_agent.fs.workspace import Workspace
-        from cli_agent.tools.handlers import ToolContext, files
+        from cli_agent.tools import ToolContext
+        from cli_agent.tools.handlers import files
         ctx = ToolContext(Workspace({str(tmp_path)!r}))
         (Workspace({str(tmp_path)!r}).root / "small.txt").write_text("a\\n")
         files.read_file(ctx, "small.txt")

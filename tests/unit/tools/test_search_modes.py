@@ -9,7 +9,8 @@ import pytest
 
 from cli_agent.contracts.envelope import ToolError
 from cli_agent.fs.workspace import Workspace
-from cli_agent.tools.handlers import ToolContext, ToolLimits, files
+from cli_agent.tools import ToolContext, ToolLimits
+from cli_agent.tools.handlers import files
 
 ENGINES = ["auto", "python"]
 

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from cli_agent.fs.workspace import Workspace
-from cli_agent.tools.handlers import ToolContext, ToolLimits, files, ripgrep
+from cli_agent.tools import ToolContext, ToolLimits
+from cli_agent.tools.handlers import files, ripgrep
 
 RG = ripgrep.rg_binary()
 pytestmark = pytest.mark.skipif(RG is None, reason="rg is installed with the package; this machine has none")

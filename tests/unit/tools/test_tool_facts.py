@@ -1,37 +1,39 @@
-"""A tool's facts come from its spec: every packaged spec states its kind, whether it mutates, its verb; and what the
-front ends show for each built-in tool is what their own tables of names said before the spec held these facts
-(the ACP kinds, the transcript's verbs, the read-only tools a replay compares, MCP serve's destructive hint, the
-files a resumed session lists) — except the entries that had drifted, which are now right."""
+"""A tool's facts live in its spec, and every front end shows them from there: for each packaged spec, whatever its
+name, ACP's tool kind, the transcript's verb and one-line fold, `mcp serve`'s hints and which tools it serves, what
+a replay compares and plays back, and the files a resumed session lists all follow from the spec's fields. The
+specs come from the product's own loader, so this file names no built-in tool: a new tool is checked here the day
+its spec is written, and needs nothing added to pass."""
 
 from __future__ import annotations
 
 import tomllib
 import typing
+from pathlib import Path
 
 import pytest
 from acp import schema
 
+from cli_agent.contracts import ApprovalAsked, Envelope, ToolCall, ToolCallsProposed, ToolResult
 from cli_agent.tools.registry import Registry
-from cli_agent.tools.specs import KINDS, builtin_spec_dir
+from cli_agent.tools.specs import KINDS, ToolSpec, builtin_spec_dir
 
-# The tables as they stood, copied by hand from the modules that held them.
-OLD_ACP_KINDS = {
-    "read_file": "read", "list_files": "search", "search": "search", "create_file": "edit", "edit_file": "edit",
-    "write_file": "edit", "insert_text": "edit", "delete_file": "delete", "rename_file": "move",
-    "run_command": "execute", "propose_fact": "think", "web_fetch": "fetch", "update_plan": "think", "task": "think",
-}
-DRIFTED_ACP_KINDS = {"replace_lines": "edit", "replace_definition": "edit"}  # were "other": the table lacked them
-OLD_VERBS = {"read_file": "Read", "list_files": "List", "search": "Search", "propose_fact": "Propose",
-             "update_plan": "Plan", "task": "Task", "web_fetch": "Fetch"}
-OLD_REPLAY_COMPARED = {"list_files", "read_file", "search"}
-OLD_DESTRUCTIVE = {"delete_file", "write_file"}
-OLD_RESUME_WRITERS = {"create_file", "edit_file", "write_file", "delete_file", "rename_file"}
-DRIFTED_RESUME_WRITERS = {"insert_text", "replace_lines", "replace_definition"}  # the table lacked them
+SPECS = Registry.builtin().specs()
 FACTS = ("kind", "mutates", "verb")
+# The kinds that say what a call does to the files: a spec's `mutates` has to agree with them.
+WRITES, READS = ("edit", "delete", "move"), ("read", "search", "fetch", "think")
+ROOT = Path("/workspace")
 
 
 def _files():
     return sorted((f for f in builtin_spec_dir().iterdir() if f.name.endswith(".toml")), key=lambda f: f.name)
+
+
+def _call(spec: ToolSpec, **arguments) -> ToolCall:
+    return ToolCall(id="c1", name=spec.name, arguments=arguments)
+
+
+def _result(spec: ToolSpec, data: object) -> ToolResult:
+    return ToolResult("c1", spec.name, Envelope.success(data))
 
 
 @pytest.mark.parametrize("file", _files(), ids=lambda f: f.name)
@@ -46,43 +48,84 @@ def test_the_kinds_are_the_protocols():
     assert set(KINDS) == set(typing.get_args(schema.ToolKind))
 
 
-def test_acp_kinds_are_the_old_tables_and_the_drifted_ones_are_right():
-    from cli_agent.serve.acp.updates import tool_kind
-
-    builtin = Registry.builtin()
-    assert {name: tool_kind(name) for name in builtin.names()} == {**OLD_ACP_KINDS, **DRIFTED_ACP_KINDS}
-    assert tool_kind("git__status") == "other"
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
+def test_a_specs_kind_agrees_with_whether_it_mutates(spec):
+    assert spec.kind not in WRITES or spec.mutates, f"kind {spec.kind!r} changes files: mutates must be true"
+    assert spec.kind not in READS or not spec.mutates, f"kind {spec.kind!r} changes no file: mutates must be false"
 
 
-def test_the_transcript_shows_the_old_verbs_and_folds_the_same_tools():
-    from cli_agent.ui.view.transcript import changes_nothing, verb_of
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
+def test_acp_shows_the_specs_kind(spec):
+    from cli_agent.serve.acp.updates import permission_call, tool_call_start, tool_kind
 
-    builtin = Registry.builtin()
-    assert {name: verb_of(name) for name in builtin.names() if changes_nothing(name)} == OLD_VERBS
-    assert verb_of("git__status") == "git__status" and not changes_nothing("git__status")
-
-
-def test_replay_compares_the_data_of_the_same_tools():
-    from cli_agent.replay import compare
-
-    assert {name for name in Registry.builtin().names() if compare._finds(name)} == OLD_REPLAY_COMPARED
+    call = _call(spec)
+    assert tool_call_start(call, ROOT).kind == spec.kind
+    assert permission_call(ApprovalAsked(call=call, change=None, index=1, total=1), ROOT).kind == spec.kind
+    session = Registry([], {})  # a session's registry that lacks the tool (only MCP tools): the spec still says
+    assert tool_kind(spec.name, session) == spec.kind
 
 
-def test_mcp_serve_marks_the_same_tools_destructive():
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
+def test_the_transcript_shows_the_specs_verb_and_folds_what_changes_nothing(spec):
+    from cli_agent.ui.view.transcript import call_label, changes_nothing, verb_of
+
+    assert verb_of(spec.name) == spec.verb
+    assert call_label(_call(spec), spec.name).plain == spec.verb
+    assert changes_nothing(spec.name) == (not spec.mutates)
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
+def test_mcp_serve_gives_the_specs_hints(spec):
     from cli_agent.serve.mcp import _tool
 
-    builtin = Registry.builtin()
-    hints = {name: _tool(builtin.get(name)).annotations for name in builtin.names()}
-    assert {name for name, a in hints.items() if a.destructive_hint} == OLD_DESTRUCTIVE
-    assert {name for name, a in hints.items() if a.read_only_hint} == {
-        name for name in builtin.names() if not builtin.get(name).mutates}
+    tool = _tool(spec)
+    assert (tool.name, tool.description, tool.input_schema) == (spec.name, spec.description, spec.parameters)
+    hints = tool.annotations
+    assert hints.read_only_hint == (not spec.mutates) and hints.idempotent_hint == (not spec.mutates)
+    assert hints.destructive_hint == spec.destructive
 
 
-def test_a_resumed_session_lists_the_files_of_every_tool_that_writes_one():
-    from cli_agent.ui.view import resume_view
+def test_mcp_serve_serves_the_exposed_specs_of_its_categories(tmp_path):
+    from cli_agent.config import Settings
+    from cli_agent.serve.mcp import SERVED_CATEGORIES, FileToolServer
 
-    writers = {name for name in Registry.builtin().names() if resume_view._writes_files(name)}
-    assert writers - {"run_command"} == OLD_RESUME_WRITERS | DRIFTED_RESUME_WRITERS
+    served = FileToolServer(Settings(workspace=str(tmp_path))).specs
+    assert served == [s for s in SPECS if s.category in SERVED_CATEGORIES and s.exposed_to_model]
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
+def test_replay_compares_the_data_of_the_specs_that_read_the_workspace(spec):
+    """A replayed result whose data differs from the recording's diverges when the spec's kind is read or search
+    (a faithful replay finds the same data again); any other tool's data is not compared."""
+    from cli_agent.replay.compare import Comparator
+
+    comparator = Comparator(1, [_result(spec, {"seen": "recorded"})], {}, "/original", "/copy")
+    comparator(_result(spec, {"seen": "replayed"}))
+    comparator.finish()
+    assert (comparator.divergence is not None) == (spec.kind in ("read", "search"))
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
+def test_replay_plays_back_the_specs_that_run_a_command(spec):
+    """A call of a tool whose spec runs a command is answered from the trace (unless --run-commands), never run."""
+    from cli_agent.history import Trace
+    from cli_agent.replay.engine import _with_recorded_commands
+
+    call = _call(spec)
+    trace = Trace({}, (ToolCallsProposed(calls=(call,)), _result(spec, {"exit_code": 0})))
+    registry, played = _with_recorded_commands(Registry.builtin(), trace)
+    assert played == ({call.id} if spec.runs_command else set())
+    if spec.runs_command:
+        replayed = registry.get(spec.name)
+        assert not replayed.runs_command and not replayed.mutates and replayed.requires_approval
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
+def test_a_resumed_session_lists_the_file_a_mutating_spec_was_called_with(spec):
+    from cli_agent.ui.view.resume_view import _changed
+
+    run = [ToolCallsProposed(calls=(_call(spec, path="f.txt"),)), _result(spec, {})]
+    assert _changed(run) == (["f.txt"] if spec.mutates else [])
 
 
 def test_an_mcp_tool_is_read_when_its_server_says_so_else_other():
@@ -91,6 +134,7 @@ def test_an_mcp_tool_is_read_when_its_server_says_so_else_other():
     from cli_agent.config.mcp_settings import McpServer
     from cli_agent.mcp.tools import spec_for
     from cli_agent.serve.acp.updates import tool_kind
+    from cli_agent.ui.view.transcript import changes_nothing, verb_of
 
     server = McpServer(command="demo")
     reader = spec_for("git", server, Tool(name="status", input_schema={"type": "object"},
@@ -101,4 +145,5 @@ def test_an_mcp_tool_is_read_when_its_server_says_so_else_other():
     assert (plain.kind, plain.verb) == ("other", "git__commit")
     session = Registry([reader, plain], {})
     assert tool_kind("git__status", session) == "read" and tool_kind("git__commit", session) == "other"
-    assert tool_kind("read_file", session) == "read"  # a built-in tool the session's registry lacks
+    assert tool_kind("git__status") == "other"  # a tool neither the session nor the built-ins know
+    assert verb_of("git__status") == "git__status" and not changes_nothing("git__status")

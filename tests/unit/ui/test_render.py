@@ -21,7 +21,8 @@ from cli_agent.contracts.events import (
     Warning,
 )
 from cli_agent.contracts.messages import ToolCall, Usage
-from cli_agent.ui.view.render import FOLD_LINES, Renderer, call_panel, finish_line, result_line
+from cli_agent.ui.view.change_view import FOLD_LINES
+from cli_agent.ui.view.render import Renderer, call_panel, finish_line, result_line
 
 
 def console() -> Console:

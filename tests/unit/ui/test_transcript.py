@@ -14,7 +14,6 @@ from cli_agent.agent.context_window import for_model as _for_model
 from cli_agent.contracts.change import Change
 from cli_agent.contracts.envelope import Envelope
 from cli_agent.contracts.events import (
-    Answer,
     ApprovalAsked,
     ApprovalDecided,
     Decision,
@@ -28,6 +27,7 @@ from cli_agent.contracts.events import (
     Warning,
 )
 from cli_agent.contracts.messages import ToolCall
+from cli_agent.contracts.outcomes import Answer
 from cli_agent.ui.view.approve import TerminalApprover, choices, decided_line
 from cli_agent.ui.view.render import Renderer
 from cli_agent.ui.view.transcript import compact_line, mcp_summary, received_lines, result_line

@@ -31,8 +31,6 @@ from pathlib import Path
 
 from cli_agent.agent.judge.task_examples import added_names, marked_rows
 
-__all__ = ["MARK", "Statement", "StatementVerdict", "script", "statements", "verdicts"]
-
 MARK = "cli-agent-statement "
 MAX_STATEMENTS = 8
 MAX_TASK_CHARS = 20_000

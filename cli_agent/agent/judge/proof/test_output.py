@@ -8,8 +8,6 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["FEEDBACK_CHARS", "could_not_run", "plain", "summary_line", "trimmed_failures"]
-
 FEEDBACK_CHARS = 4000  # the most of a failing run the model is shown
 _SUMMARY = re.compile(r"^=+ (?P<text>.*\b(passed|failed|error|errors|no tests ran|skipped|deselected)\b.*) =+$")
 _ASSERTION = re.compile(r"^E\s")

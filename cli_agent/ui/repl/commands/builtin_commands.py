@@ -10,8 +10,6 @@ from cli_agent.contracts import escape_for_terminal as esc
 from cli_agent.ui.repl.commands.commands import Command, CommandContext, CommandRegistry, Outcome
 from cli_agent.ui.repl.commands.context_commands import context_commands
 
-__all__ = ["KEYS_HELP", "builtin_commands"]
-
 KEYS_HELP = ("Enter sends · Meta+Enter or Ctrl-J: new line · Ctrl-R: search history · Tab: complete · "
              "@path attaches a file · //text sends /text · Ctrl-O: a folded paste in full · Esc or Ctrl-C "
              "interrupts the turn (what you type meanwhile is queued and sent next) · Ctrl-D, or Ctrl-C twice at "

@@ -15,8 +15,6 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from cli_agent.ui.repl.commands.commands import CommandContext, CommandRegistry
 
-__all__ = ["add_commands", "command_modules"]
-
 Register = Callable[["CommandRegistry", "CommandContext"], "Iterable[str] | None"]
 
 

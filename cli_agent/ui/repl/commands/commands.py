@@ -25,8 +25,6 @@ if TYPE_CHECKING:
     from cli_agent.contracts import EventStream, RunFinished
     from cli_agent.session import Session
 
-__all__ = ["Command", "CommandContext", "CommandRegistry", "Handler", "Outcome"]
-
 class Outcome(enum.Enum):
     CONTINUE = "continue"
     EXIT = "exit"

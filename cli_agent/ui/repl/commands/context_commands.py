@@ -16,8 +16,6 @@ from cli_agent.contracts import escape_for_terminal as esc
 if TYPE_CHECKING:
     from cli_agent.ui.repl.commands.commands import Command, CommandContext
 
-__all__ = ["compact", "compact_if_full", "context_commands"]
-
 
 def _clear(ctx: CommandContext, args: str) -> None:
     """A new session on the same model: the model forgets the conversation, and the old session stays listed (in

@@ -16,8 +16,6 @@ if TYPE_CHECKING:
     from cli_agent.history import Journal
     from cli_agent.ui.repl.commands.commands import Command, CommandContext
 
-__all__ = ["diff_command", "session_diff"]
-
 
 def session_diff(journal: Journal, workspace: Workspace, session_id: str) -> tuple[str, list[str]]:
     """(the unified diff of the session's files, notes about files it cannot show)."""

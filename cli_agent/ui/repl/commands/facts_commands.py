@@ -20,8 +20,6 @@ from cli_agent.ui.repl.commands.commands import Command
 if TYPE_CHECKING:
     from cli_agent.ui.repl.commands.commands import CommandContext, CommandRegistry
 
-__all__ = ["register_commands"]
-
 
 def register_commands(registry: CommandRegistry, ctx: CommandContext) -> None:
     registry.register(Command("facts", "the project's facts; commit or reject the model's proposals", _repl_facts,

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from cli_agent.mcp import ServerStatus
     from cli_agent.ui.repl.commands.commands import CommandContext, CommandRegistry
 
-__all__ = ["list_servers", "register_commands", "render_statuses", "status_json", "test_server"]
+__all__ = ["list_servers", "test_server"]
 
 
 def _discover(servers: dict[str, Any]) -> list[ServerStatus]:

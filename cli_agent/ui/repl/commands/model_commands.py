@@ -27,8 +27,6 @@ if TYPE_CHECKING:
     from cli_agent.session import Session
     from cli_agent.ui.repl.commands.commands import CommandContext
 
-__all__ = ["known_models", "model_command", "settings_for", "switch_model"]
-
 def known_models(session: Session, env: dict[str, str] | None = None) -> list[str]:
     """The models to pick from: the current one, those used before in this workspace, one for each provider whose
     key is set, and the bundled local model when its runtime is installed."""

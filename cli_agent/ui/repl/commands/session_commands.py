@@ -17,7 +17,7 @@ from cli_agent.ui.repl.commands.commands import Command
 if TYPE_CHECKING:
     from cli_agent.ui.repl.commands.commands import CommandContext, CommandRegistry
 
-__all__ = ["print_sessions", "register_commands"]
+__all__ = ["print_sessions"]
 
 PICK_MAX = 20  # sessions the picker lists
 

@@ -13,8 +13,6 @@ from cli_agent.ui.view import fit_lines
 if TYPE_CHECKING:
     from cli_agent.ui.repl.commands.commands import CommandContext, CommandRegistry
 
-__all__ = ["register_commands"]
-
 
 def register_commands(registry: CommandRegistry, ctx: CommandContext) -> None:
     registry.register(Command("undo", "revert the last turn's file changes", _repl_undo, "[N|list]",

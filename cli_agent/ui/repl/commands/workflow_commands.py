@@ -26,8 +26,6 @@ if TYPE_CHECKING:
     from cli_agent.ui.repl.commands.commands import CommandContext, CommandRegistry, Handler
     from cli_agent.workflows import Catalog, Param, Workflow
 
-__all__ = ["PREFIX", "register_commands"]
-
 PREFIX = "wf:"  # `/wf:NAME` always reaches the workflow NAME
 
 

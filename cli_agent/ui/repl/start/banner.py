@@ -25,8 +25,6 @@ if TYPE_CHECKING:
     from cli_agent.session import Session
     from cli_agent.ui.repl.start.startup import Startup
 
-__all__ = ["Shown", "announce", "banner", "goodbye", "say_notes"]
-
 
 class Shown(Protocol):
     """What the banner draws from: the REPL's start-up, its console and its prompt's terminal (`ReplContext`)."""

@@ -13,8 +13,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["POLL_S", "watch_failures"]
-
 POLL_S = 0.2
 
 

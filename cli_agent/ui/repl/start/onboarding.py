@@ -19,8 +19,6 @@ from cli_agent.contracts import errors
 if TYPE_CHECKING:
     from cli_agent.config import Settings
 
-__all__ = ["KEY_MODELS", "choose_model", "options_text", "remember_model", "say_wrapped"]
-
 # A provider's key in the environment, and a model of that provider LiteLLM knows: what onboarding and the picker
 # offer.
 KEY_MODELS = (("OPENAI_API_KEY", "openai/gpt-4o-mini"), ("ANTHROPIC_API_KEY", "anthropic/claude-sonnet-4-20250514"),

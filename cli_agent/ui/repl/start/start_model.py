@@ -13,8 +13,6 @@ if TYPE_CHECKING:
     from cli_agent.config import Loaded
     from cli_agent.ui.repl.answer import Typed
 
-__all__ = ["onboarded", "with_its_model"]
-
 
 def with_its_model(load: Callable[[], Loaded], resume: str) -> Callable[[], Loaded]:
     """The settings (loaded now) with the model and server of the session to continue, when neither the command line

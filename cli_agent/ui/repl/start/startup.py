@@ -25,8 +25,6 @@ if TYPE_CHECKING:
     from cli_agent.history import SessionEntry
     from cli_agent.session import ProviderFactory, Session
 
-__all__ = ["Startup", "preload", "warm_up"]
-
 class Startup:
     """The session and what comes with it, made by `start()` in a background thread, or given ready (`session=`).
 

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from cli_agent.config import Loaded, TrustEntry
     from cli_agent.ui.repl.answer import Typed
 
-__all__ = ["ask_trust", "describe_withheld"]
+__all__ = ["ask_trust"]
 
 
 def describe_withheld(withheld: dict[str, Any]) -> list[str]:
