@@ -1,7 +1,10 @@
-"""The layers contract (`.importlinter`): the tree keeps it, and an upward import breaks it."""
+"""The contracts of `.importlinter`: the tree keeps the layers and the walls, an upward import breaks the layers, and
+an import of a package's insides from outside it, a new package's included, breaks the walls."""
 
 from __future__ import annotations
 
+import ast
+import configparser
 import os
 import shutil
 import subprocess
@@ -17,7 +20,7 @@ LINT = Path(sys.executable).with_name("lint-imports")
 
 
 def _lint(root: Path) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONPATH=str(root))
+    env = dict(os.environ, PYTHONPATH=str(root), COLUMNS="200")  # a contract's name and its verdict on one line
     return subprocess.run([str(LINT), "--no-cache", "--config", str(REPO / ".importlinter")], cwd=root, env=env,
                           capture_output=True, text=True, timeout=120)
 
@@ -28,7 +31,11 @@ def _copy(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def test_the_tree_keeps_the_layers_contract(tmp_path):
+def _plant(module: Path, imported: str) -> None:
+    module.write_text(f"def late():\n    import {imported}  # noqa: F401\n")
+
+
+def test_the_tree_keeps_its_contracts(tmp_path):
     result = _lint(_copy(tmp_path))
     assert result.returncode == 0, result.stdout[-3000:]
     assert "0 broken" in result.stdout
@@ -38,7 +45,7 @@ def test_the_tree_keeps_the_layers_contract(tmp_path):
                                            ("fs", "cli_agent.config.settings")])
 def test_an_upward_import_breaks_the_contract(tmp_path, low, high):
     root = _copy(tmp_path)
-    (root / "cli_agent" / low / "planted.py").write_text(f"def late():\n    import {high}  # noqa: F401\n")
+    _plant(root / "cli_agent" / low / "planted.py", high)
     result = _lint(root)
     assert result.returncode != 0
     assert f"cli_agent.{low} is not allowed to import cli_agent.{high.split('.')[1]}" in result.stdout
@@ -52,43 +59,79 @@ def test_every_package_has_a_layer():
     assert packages == named
 
 
-def _walled() -> list[str]:
-    """The packages with a wall: each top-level package of cli_agent, and inside ui/ and serve/ each subpackage."""
-    text = (REPO / ".importlinter").read_text(encoding="utf-8")
-    return sorted(line.split("cli_agent.", 1)[1].split(" ", 1)[0] for line in text.splitlines()
-                  if line.startswith("name = Walls: cli_agent."))
+def _walls() -> configparser.SectionProxy:
+    config = configparser.ConfigParser()
+    config.read(REPO / ".importlinter", encoding="utf-8")
+    return config["importlinter:contract:walls"]
 
 
-def test_every_package_has_a_wall_and_names_its_exports():
-    packages = {p.parent.name for p in (REPO / "cli_agent").glob("*/__init__.py")}
-    walled = _walled()
-    assert {w.split(".")[0] for w in walled} == packages
-    for unit in walled:
-        init = REPO / "cli_agent" / Path(*unit.split(".")) / "__init__.py"
-        assert "__all__" in init.read_text(encoding="utf-8"), f"cli_agent/{unit}/__init__.py names no exports"
+def _listed(key: str) -> set[str]:
+    return {line.strip() for line in _walls()[key].splitlines() if line.strip()}
 
 
-@pytest.mark.parametrize("unit", ["agent", "config", "contracts", "fs", "history", "mcp", "prompt", "providers",
-                                  "sandbox", "session", "tools", "ui.view", "validated", "workflows"])
-def test_every_export_of_a_package_is_there(unit):
-    """Each name a package's `__all__` gives resolves (a lazy export loads its module when first asked for)."""
-    import importlib
-    import importlib.util
+def _declared_all(init: Path) -> list[str] | None:
+    for node in ast.parse(init.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(target, ast.Name) and target.id == "__all__" for target in targets):
+                return [str(name) for name in ast.literal_eval(node.value)]
+    return None
 
-    module = importlib.import_module(f"cli_agent.{unit}")
-    missing = [name for name in module.__all__ if getattr(module, name, None) is None
-               and importlib.util.find_spec(f"cli_agent.{unit}.{name}") is None]  # a submodule it offers
-    assert missing == []
+
+def _units() -> tuple[list[Path], list[Path]]:
+    """The walled packages: each top-level package of cli_agent, and each subpackage of those whose subpackages the
+    walls name as sources (`cli_agent.ui.*`): those subpackages are faces of their own."""
+    holders = [s.removeprefix("cli_agent.").removesuffix(".*") for s in _listed("source_modules") - {"cli_agent.*"}]
+    tops = sorted(p.parent for p in (REPO / "cli_agent").glob("*/__init__.py"))
+    subs = sorted(p.parent for holder in holders for p in (REPO / "cli_agent" / holder).glob("*/__init__.py"))
+    return tops, subs
+
+
+def test_one_wall_covers_every_package_and_each_names_its_exports():
+    assert _listed("source_modules") >= {"cli_agent.*"}
+    assert _listed("forbidden_modules") == {"cli_agent.*.*"}
+    tops, subs = _units()
+    for package in tops + subs:
+        if any(package.glob("[!_]*.py")):  # a package of subpackages only (ui/) offers nothing itself
+            assert _declared_all(package / "__init__.py") is not None, f"{package}/__init__.py names no exports"
+
+
+def test_the_wall_lets_through_exactly_what_the_faces_offer_whole():
+    """A name in a face's `__all__` that is one of its modules is imported as that module, and the subpackages of
+    ui/ and serve/ are faces: those, and the entry point, are the wall's only exceptions."""
+    tops, subs = _units()
+    dotted = [".".join(p.relative_to(REPO).parts) for p in tops + subs]
+    whole = {f"{unit}.{name}" for package, unit in zip(tops + subs, dotted, strict=True)
+             for name in _declared_all(package / "__init__.py") or []
+             if (package / f"{name}.py").exists() or (package / name / "__init__.py").exists()}
+    faces = {".".join(p.relative_to(REPO).parts) for p in subs}
+    expected = {f"cli_agent.** -> {module}" for module in whole | faces} | {"cli_agent.__main__ -> cli_agent.cli.main"}
+    assert _listed("ignore_imports") == expected
 
 
 @pytest.mark.parametrize(("outside", "inside"), [("cli", "cli_agent.sandbox.layout"),
                                                  ("session", "cli_agent.tools.handlers.files"),
-                                                 ("agent", "cli_agent.providers.openai_http")])
+                                                 ("agent", "cli_agent.providers.openai_http"),
+                                                 ("cli", "cli_agent.serve.mcp"),
+                                                 ("ui.headless", "cli_agent.ui.view.approve")])
 def test_a_packages_insides_imported_from_outside_break_its_wall(tmp_path, outside, inside):
     root = _copy(tmp_path)
-    (root / "cli_agent" / outside / "planted.py").write_text(f"def late():\n    import {inside}  # noqa: F401\n")
+    _plant(root / "cli_agent" / Path(*outside.split(".")) / "planted.py", inside)
     result = _lint(root)
     assert result.returncode != 0
-    package = inside.split(".")[1]
-    assert f"Walls: cli_agent.{package} is imported from outside only through its __init__ BROKEN" in result.stdout
+    assert f"{_walls()['name']} BROKEN" in result.stdout, result.stdout[-2000:]
     assert f"cli_agent.{outside}.planted -> {inside}" in result.stdout, result.stdout[-2000:]
+
+
+def test_a_new_package_is_walled_from_its_first_commit(tmp_path):
+    """A package no contract names yet may not reach into another's insides, nor another into its own."""
+    root = _copy(tmp_path)
+    (root / "cli_agent" / "newpkg").mkdir()
+    (root / "cli_agent" / "newpkg" / "__init__.py").write_text("__all__: list[str] = []\n")
+    _plant(root / "cli_agent" / "newpkg" / "reach.py", "cli_agent.sandbox.layout")
+    _plant(root / "cli_agent" / "agent" / "planted.py", "cli_agent.newpkg.reach")
+    result = _lint(root)
+    assert result.returncode != 0
+    assert f"{_walls()['name']} BROKEN" in result.stdout, result.stdout[-2000:]
+    assert "cli_agent.newpkg.reach -> cli_agent.sandbox.layout" in result.stdout, result.stdout[-2000:]
+    assert "cli_agent.agent.planted -> cli_agent.newpkg.reach" in result.stdout, result.stdout[-2000:]
