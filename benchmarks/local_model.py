@@ -48,7 +48,7 @@ import httpx
 from cli_agent.config.settings import LocalSettings, Settings
 from cli_agent.contracts.events import Decision
 from cli_agent.providers.base import ProviderReply, ProviderRequest
-from cli_agent.providers.local import LocalProvider
+from cli_agent.providers.local.provider import LocalProvider
 from cli_agent.session.session import drive, open_session
 
 TASK = "Create a file hello.py that prints hello"
@@ -265,7 +265,7 @@ def _timed_install(args: list[str]) -> dict[str, Any]:
 
 
 def install_report(*, as_json: bool) -> str:
-    from cli_agent.providers.local_model import requirements
+    from cli_agent.providers.local.model import requirements
 
     checkout = Path(__file__).resolve().parent.parent
     figures = {"cli_agent[local]": _timed_install(["--only-binary", "xllamacpp", "-e", f"{checkout}[local]"]),

@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/local_threads.py                          # Qwen2.5-Coder-1.5B, 2 rounds
     .venv/bin/python benchmarks/local_threads.py --model smollm2-135m --threads 1 2 4 --rounds 3 --json
 
-For each thread count a server (`python -m cli_agent.providers.local_engine`, the child cli-agent starts) is started
+For each thread count a server (`python -m cli_agent.providers.local.engine`, the child cli-agent starts) is started
 with that many threads for generating and for evaluating prompts, and sent the same request: a ~600-token prompt
 evaluated whole (`cache_prompt: false`), then 64 tokens generated at temperature 0. The rates are llama.cpp's own
 (`timings.prompt_per_second`, `timings.predicted_per_second`): the model's time, not the HTTP's. Rounds alternate the
@@ -24,9 +24,9 @@ from typing import Any
 
 import httpx
 
-from cli_agent.providers.local import LOCAL_MODEL
-from cli_agent.providers.local_model import ensure_model, resolve_model
-from cli_agent.providers.local_reply import wire_options
+from cli_agent.providers.local.model import ensure_model, resolve_model
+from cli_agent.providers.local.provider import LOCAL_MODEL
+from cli_agent.providers.local.reply import wire_options
 
 PROMPT = "\n".join(f"def f{i}(x):\n    return x * {i} + {i % 7}\n" for i in range(40))
 
@@ -37,7 +37,7 @@ def measure(path: str, threads: int) -> dict[str, float]:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    server = subprocess.Popen([sys.executable, "-m", "cli_agent.providers.local_engine", "--model", path,
+    server = subprocess.Popen([sys.executable, "-m", "cli_agent.providers.local.engine", "--model", path,
                                "--port", str(port), "--ctx", "4096", "--threads", str(threads),
                                "--batch-threads", str(threads)], stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL, start_new_session=True)

@@ -8,7 +8,7 @@ Each round, alternating which side goes first:
 - *cli-agent*: `python -m cli_agent --model local -p TASK --max-steps 1 --output json` in a fresh workspace, from
   process start to exit: import, model check, server start, slot restore, first request, one reply (so an upper
   bound of its first token). With `local.warm_start` (the default) the slot saved by the round before is restored.
-- *direct*: the same server child (`python -m cli_agent.providers.local_engine`, llama.cpp's server from
+- *direct*: the same server child (`python -m cli_agent.providers.local.engine`, llama.cpp's server from
   xllamacpp) started by hand with no slot file, polled until it answers, then the very body cli-agent sends first,
   POSTed with plain httpx, from process start to the first token and to the whole reply: every round evaluates the
   whole prompt, which is what a cold process pays.
@@ -33,10 +33,10 @@ import httpx
 from cli_agent.config.settings import LocalSettings, Settings
 from cli_agent.contracts.messages import Message
 from cli_agent.providers.base import ProviderRequest
-from cli_agent.providers.local import LOCAL_MODEL
-from cli_agent.providers.local_model import ensure_model, resolve_model
-from cli_agent.providers.local_reply import wire_options
-from cli_agent.providers.local_server import default_threads
+from cli_agent.providers.local.model import ensure_model, resolve_model
+from cli_agent.providers.local.provider import LOCAL_MODEL
+from cli_agent.providers.local.reply import wire_options
+from cli_agent.providers.local.server import default_threads
 from cli_agent.providers.openai_http import OpenAIHTTPProvider
 
 TASK = "What does app.py print? Answer in one word."
@@ -71,7 +71,7 @@ def direct(path: Path, body: dict[str, object]) -> tuple[float, float]:
     """Seconds from starting a bare server to the first token, and to the whole reply."""
     port = 18000 + os.getpid() % 1000
     started = time.monotonic()
-    server = subprocess.Popen([sys.executable, "-m", "cli_agent.providers.local_engine", "--model", str(path),
+    server = subprocess.Popen([sys.executable, "-m", "cli_agent.providers.local.engine", "--model", str(path),
                                "--port", str(port), "--ctx", "8192", "--threads", str(threads := default_threads()),
                                "--batch-threads", str(threads)], stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)

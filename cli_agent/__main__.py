@@ -1,5 +1,5 @@
 from __future__ import annotations
 
-from cli_agent.cli.main import main
+from cli_agent.cli.entry import main
 
 main()

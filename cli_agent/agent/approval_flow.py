@@ -25,6 +25,7 @@ from cli_agent.contracts import (
     PlanUpdated,
     RunFinished,
 )
+from cli_agent.tools import host_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -45,8 +46,6 @@ def facts_of(prepared: Prepared) -> CallFacts:
     an "a" answer grants (its spec's `approval_scope`: the host of a URL)."""
     scope = ""
     if prepared.spec is not None and prepared.spec.approval_scope == "host":
-        from cli_agent.tools import host_of
-
         scope = host_of(str(prepared.arguments.get("url", "")))
     return CallFacts(prepared.call.name, prepared.needs_approval, prepared.approval_kind, scope)
 

@@ -24,7 +24,7 @@ from cli_agent.agent.conversation import Conversation
 from cli_agent.agent.judge.bench import Judging
 from cli_agent.agent.judge.judge import Judge
 from cli_agent.agent.model_call import complete
-from cli_agent.agent.run_state import AgentSetup, Approver, Limits, Planner, RunState, briefed, over_budget, stop_for
+from cli_agent.agent.run_state import AgentSetup, Approver, RunState, briefed, over_budget, stop_for
 from cli_agent.agent.wire import protocol_for
 from cli_agent.contracts import (
     Decision,
@@ -42,7 +42,7 @@ from cli_agent.contracts import (
     Warning,
     errors,
 )
-from cli_agent.prompt import Planner as PromptPlanner
+from cli_agent.tools import Dispatcher
 
 if TYPE_CHECKING:
     from cli_agent.agent.approval import ApprovalMode, Policy
@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from cli_agent.providers import Provider, ProviderReply
     from cli_agent.tools import Dispatcher, Registry
 
-__all__ = ["Agent", "AgentSetup", "Approver", "Limits", "Planner"]
+__all__ = ["Agent"]
 
 MAX_STRIKES = 3  # consecutive unusable replies before the run ends (exit 6)
 
@@ -104,18 +104,14 @@ class Agent:
         s = self._setup
         s.provider, s.model, s.protocol = provider, model, protocol_for(protocol)
         self._talk.protocol = s.protocol
-        if isinstance(s.planner, PromptPlanner):
-            s.planner.switch_model(settings, protocol)
+        s.planner.switch_model(settings, protocol)
 
     def use_registry(self, registry: Registry) -> None:
         """Offer and dispatch the tools of `registry` from the next run on (the built-ins grown by MCP tools)."""
-        from cli_agent.tools import Dispatcher
-
         s = self._setup
         exposed = [spec.name for spec in registry.specs() if spec.exposed_to_model]
         s.dispatcher = Dispatcher(registry, s.dispatcher.ctx, allowed=exposed)
-        if isinstance(s.planner, PromptPlanner):
-            s.planner.use_registry(registry)
+        s.planner.use_registry(registry)
 
     def plan(self, task: str) -> Plan:
         """The prompt plan a run of `task` would send (`/prompt`)."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Collection, Generator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from cli_agent.contracts import (
     Answer,
@@ -28,10 +28,11 @@ from cli_agent.prompt import Plan
 if TYPE_CHECKING:
     from cli_agent.agent.approval import Policy
     from cli_agent.agent.wire import WireProtocol
+    from cli_agent.config import Settings
     from cli_agent.contracts import Change, Envelope
     from cli_agent.hooks import Hooks
     from cli_agent.providers import Provider
-    from cli_agent.tools import Dispatcher, Prepared
+    from cli_agent.tools import Dispatcher, Prepared, Registry
 
     # (run, the prepared task call, the approver, the policy now) -> the sub-task's events, then its envelope
     SubtaskRunner = Callable[["RunState", Prepared, "Approver | None", Policy],
@@ -40,7 +41,17 @@ if TYPE_CHECKING:
 __all__ = ["AgentSetup", "Approver", "Limits", "RunState"]
 
 Approver = Callable[[ApprovalAsked], "Decision | Answer"]
-Planner = Callable[[str, "Collection[str] | None"], Plan]  # (task text, tool subset) -> plan
+
+
+class Planner(Protocol):
+    """What the loop asks of its planner (`prompt.Planner`): a run's plan, once a run, and to plan the next runs for
+    another model or another registry of tools."""
+
+    def __call__(self, task: str, only_tools: Collection[str] | None, /) -> Plan: ...
+
+    def switch_model(self, settings: Settings, protocol: str) -> None: ...
+
+    def use_registry(self, registry: Registry) -> None: ...
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from cli_agent.cli.flags import (
     Yes,
 )
 from cli_agent.cli.state import resume_from, run_interactive, run_prompt
+from cli_agent.contracts import UsageError
 from cli_agent.session import AppState, flags_given
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None,
@@ -78,8 +79,6 @@ def root(ctx: typer.Context,
     if prompt is not None:
         return run_prompt(state, prompt, session, images=image)
     if image:
-        from cli_agent.contracts import UsageError
-
         raise UsageError("--image goes with -p; in the REPL, name the image in your message: @shot.png")
     return run_interactive(state, session, onboard=model is None and api_base is None and api_key is None)
 

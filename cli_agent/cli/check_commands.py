@@ -4,13 +4,18 @@ model), and checks of the agent itself (a recorded session again, the scenario a
 No `from __future__ import annotations` (see `cli.flags`): Typer reads the annotations at each start.
 """
 
+import shutil
+import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from cli_agent.cli.flags import ApiBase, Attempts, ConfigFile, Workspace, load, root_flag
-from cli_agent.contracts import errors
+from cli_agent.cli.replay import run_replay
+from cli_agent.contracts import errors, escape_for_terminal
+from cli_agent.providers import model_status, resolve_model
+from cli_agent.ui.view import fit_lines, sandbox_report
 
 local_app = typer.Typer(help="The bundled offline model (--model local).")
 
@@ -18,12 +23,6 @@ local_app = typer.Typer(help="The bundled offline model (--model local).")
 def sandbox_cmd(ctx: typer.Context, workspace: Workspace = None, config: ConfigFile = None) -> int:
     """What the command sandbox (run_command, !COMMAND) can do here, or why there is none and what would enable
     it. Exit 1 when commands can't run."""
-    import shutil
-    import sys
-
-    from cli_agent.contracts import escape_for_terminal
-    from cli_agent.ui.view import fit_lines, sandbox_report
-
     text, code = sandbox_report(load(ctx, workspace=workspace, config=config).settings)
     text = escape_for_terminal(text)  # a pipe gets whole lines; a terminal, lines wrapped to its width
     typer.echo(fit_lines(text, shutil.get_terminal_size().columns) if sys.stdout.isatty() else text)
@@ -38,8 +37,6 @@ def replay_cmd(ctx: typer.Context,
                                           "of playing their recorded results back.")] = False) -> int:
     """Re-run a recorded session in a copy of its workspace; exit 1 at the first divergence. The trace's commands
     are played back, not run, unless --run-commands."""
-    from cli_agent.cli.replay import run_replay
-
     load(ctx, announce=False)  # a broken config exits 2 here as everywhere
     return run_replay(trace_file, output or root_flag(ctx, "output") or "text", run_commands=run_commands)
 
@@ -76,16 +73,16 @@ def eval_cmd(ctx: typer.Context,
              = None) -> int:
     """Offline: the scripted scenario suite (exit 1 if any fails). Live (--models): real tasks per model.
     --suite real: real tasks on released projects, each graded by the project's own tests."""
-    from cli_agent.eval import run_eval_command
+    from cli_agent.eval import run_eval_command  # deferred: the eval suites, only for `cli-agent eval`
 
     load(ctx, announce=False)  # a broken config exits 2 here as everywhere
     flags = ctx.find_root().obj.flags or {}
     if suite == "real" and merge:
-        from cli_agent.eval import merge_command
+        from cli_agent.eval import merge_command  # deferred: the eval suites, only for `cli-agent eval`
 
         return merge_command(list(merge), report)
     if suite == "real":
-        from cli_agent.eval import run_real_command
+        from cli_agent.eval import run_real_command  # deferred: the eval suites, only for `cli-agent eval`
 
         return run_real_command(model=model or flags.get("model") or "local", protocols=protocols,
                                 variants=variants, only=only, report=report,
@@ -105,9 +102,6 @@ def local_status(ctx: typer.Context,
                                                                  "smollm2-135m | PATH.gguf")] = None,
                  config: ConfigFile = None) -> int:
     """The local model: its file, size, sha256 check, and whether the runtime is installed."""
-    from cli_agent.contracts import escape_for_terminal
-    from cli_agent.providers import model_status, resolve_model
-
     loaded = load(ctx, local_model=local_model, config=config)
     status = model_status(resolve_model(loaded.settings.local.model), rehash=rehash)
     typer.echo(escape_for_terminal("\n".join(status.lines())))

@@ -10,7 +10,11 @@ from typing import Annotated, Any
 import typer
 
 from cli_agent.cli.flags import AsJson, ConfigFile, Workspace, load, root_flag
-from cli_agent.contracts import errors
+from cli_agent.config import render_paths, render_show, trusted_folders
+from cli_agent.contracts import errors, escape_for_terminal, json_for_output
+from cli_agent.contracts import escape_for_terminal as esc
+from cli_agent.facts import FactStore, list_json, render_list
+from cli_agent.prompt import shown
 from cli_agent.session import flags_given
 
 config_app = typer.Typer(help="Show the effective configuration or the files it is read from.")
@@ -21,10 +25,6 @@ facts_app = typer.Typer(help="Project facts: list them with the pending proposal
 @config_app.command("show")
 def config_show(ctx: typer.Context, workspace: Workspace = None, config: ConfigFile = None) -> int:
     """The effective configuration, each value with where it came from, and the test command runs are verified with."""
-    from cli_agent.config import render_show
-    from cli_agent.contracts import escape_for_terminal
-    from cli_agent.prompt import shown
-
     loaded = load(ctx, workspace=workspace, config=config)
     tests = shown(loaded.settings.test_command, loaded.sources["test_command"], Path(loaded.settings.workspace)) \
         if loaded.settings.verify else "# tests: not run after a run's changes (verify = false)"
@@ -35,23 +35,15 @@ def config_show(ctx: typer.Context, workspace: Workspace = None, config: ConfigF
 @config_app.command("path")
 def config_path(ctx: typer.Context, workspace: Workspace = None, config: ConfigFile = None) -> int:
     """The config files read, in the order they are layered."""
-    from cli_agent.config import render_paths
-    from cli_agent.contracts import escape_for_terminal
-
     typer.echo(escape_for_terminal(render_paths(load(ctx, workspace=workspace, config=config))))
     return 0
 
 
 def _fact_store(ctx: typer.Context, workspace: str | None, config: Path | None) -> Any:
-    from cli_agent.facts import FactStore
-
     return FactStore(load(ctx, workspace=workspace, config=config).settings.workspace)
 
 
 def _print_facts(store: Any, as_json: bool) -> None:
-    from cli_agent.contracts import escape_for_terminal, json_for_output
-    from cli_agent.facts import list_json, render_list
-
     if as_json:
         typer.echo(json_for_output(list_json(store), indent=2))
     else:
@@ -85,8 +77,6 @@ def facts_commit(ctx: typer.Context, fact_id: Annotated[str, typer.Argument(meta
                                                                              "your user name).")] = None,
                  workspace: Workspace = None, config: ConfigFile = None) -> int:
     """Make a pending proposal a project fact: the model sees it as authoritative from the next run on."""
-    from cli_agent.contracts import escape_for_terminal
-
     fact = _fact_store(ctx, workspace, config).commit(fact_id, author)
     typer.echo(escape_for_terminal(f"committed {fact.id}: {fact.text}"))
     return 0
@@ -97,8 +87,6 @@ def facts_reject(ctx: typer.Context, fact_id: Annotated[str, typer.Argument(meta
                                                                                              "proposal's ID.")],
                  workspace: Workspace = None, config: ConfigFile = None) -> int:
     """Drop a pending proposal."""
-    from cli_agent.contracts import escape_for_terminal
-
     proposal = _fact_store(ctx, workspace, config).reject(fact_id)
     typer.echo(escape_for_terminal(f"rejected {proposal.id}: {proposal.text}"))
     return 0
@@ -109,9 +97,6 @@ def trust_cmd(ctx: typer.Context,
               list_all: Annotated[bool, typer.Option("--list", help="List the trusted folders.")] = False,
               workspace: Workspace = None) -> int:
     """Trust the folder's project config (.cli-agent/config.toml) as it is now: it may then set every key."""
-    from cli_agent.config import trusted_folders
-    from cli_agent.contracts import escape_for_terminal as esc
-
     if list_all:
         for line in trusted_folders.listing():
             typer.echo(esc(line))

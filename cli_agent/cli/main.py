@@ -16,12 +16,13 @@ import errno
 import os
 import signal
 import sys
+import textwrap
 import threading
 from pathlib import Path
 from typing import Any
 
 from cli_agent.cli.state import resume_from, run_interactive, run_prompt
-from cli_agent.contracts import errors
+from cli_agent.contracts import StopReason, errors, escape_for_terminal, json_for_output
 from cli_agent.session import AppState, flags_given
 
 # The root's options as the Typer app declares them (a test holds the two together): spelling -> (name, kind).
@@ -99,7 +100,7 @@ def _run_root(values: dict[str, Any], args: list[str], state: AppState) -> int:
 
 
 def _run_app(args: list[str], state: AppState) -> int:
-    from cli_agent.cli.app import app
+    from cli_agent.cli.app import app  # deferred: Typer's app, only for what the plain parser leaves
 
     result = app(args=args, obj=state, standalone_mode=False, prog_name="cli-agent")
     return result if isinstance(result, int) else 0
@@ -109,7 +110,7 @@ def _typer_outcome(exc: Exception, args: list[str], state: AppState) -> int | No
     """The exit code of Typer's own exceptions (only the app raises them), else None."""
     if "typer" not in sys.modules:
         return None
-    import typer
+    import typer  # deferred: Typer, only when the app parses the command line
 
     if isinstance(exc, typer.Exit):
         return int(exc.exit_code or 0)
@@ -140,8 +141,6 @@ def _wants_json(argv: list[str], state: AppState) -> bool:
 
 def _json_failure(message: str, code: int) -> None:
     """The `--output json` object of a run that ended before it could report itself."""
-    from cli_agent.contracts import StopReason, json_for_output
-
     status = next((r.value for r in StopReason if r.exit_code == code and r is not StopReason.CANCELLED), "error")
     usage = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0, "cost_usd": 0.0, "cached_tokens": 0,
              "cache_write_tokens": 0, "evaluated_tokens": 0}  # Usage().to_dict()'s keys
@@ -151,8 +150,6 @@ def _json_failure(message: str, code: int) -> None:
 
 
 def _fail(message: str, code: int, json_report: bool = False) -> int:
-    from cli_agent.contracts import escape_for_terminal
-
     if json_report:
         _json_failure(message, code)
     sys.stdout.flush()
@@ -170,7 +167,6 @@ def _on_stderr(line: str) -> str:
         width = os.get_terminal_size(sys.stderr.fileno()).columns - 1
     except (AttributeError, OSError, ValueError):
         return line
-    import textwrap
 
     indent = " " * len("cli-agent: ")
     return "\n".join(textwrap.fill(part, max(width, 30), subsequent_indent=indent, break_long_words=False,

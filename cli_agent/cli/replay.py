@@ -5,19 +5,26 @@ run with the replayed events printed as they come, then its summary (text) or on
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
-from cli_agent.contracts import ApprovalDecided, Event, RunFinished, RunStarted, ToolCallsProposed, ToolResult, errors
+from cli_agent.contracts import (
+    ApprovalDecided,
+    Event,
+    RunFinished,
+    RunStarted,
+    ToolCallsProposed,
+    ToolResult,
+    errors,
+    escape_for_terminal,
+    json_for_output,
+)
 from cli_agent.replay import replay, short
 
 
 def run_replay(path: Path, output: str = "text", *, run_commands: bool = False) -> int:
     """`cli-agent replay TRACE [--run-commands]`: the replayed events (text) or one JSON object, then exit 0 if the
     replay went as recorded; a divergence is a one-line CliAgentError (exit 1)."""
-    import sys
-
-    from cli_agent.contracts import escape_for_terminal, json_for_output
-
     if output not in ("text", "json"):
         raise errors.UsageError(f"--output must be text or json for replay, not {output!r}")
     result = replay(path, *([] if output == "json" else [_print_event]), run_commands=run_commands)
@@ -40,10 +47,6 @@ def run_replay(path: Path, output: str = "text", *, run_commands: bool = False) 
 
 
 def _print_event(event: Event) -> None:
-    import sys
-
-    from cli_agent.contracts import escape_for_terminal
-
     line = None
     if isinstance(event, RunStarted):
         line = f"run: {short(event.prompt, 100)}"

@@ -17,7 +17,7 @@ mcp_app = typer.Typer(help="MCP servers: list the configured ones, test one, or 
 def mcp_list(ctx: typer.Context, as_json: AsJson = False, workspace: Workspace = None,
              config: ConfigFile = None) -> int:
     """Start the configured MCP servers and show each one's state and tools."""
-    from cli_agent.ui.repl import list_servers
+    from cli_agent.ui.repl import list_servers  # deferred: the REPL's stack (prompt_toolkit), only for the REPL
 
     return list_servers(load(ctx, workspace=workspace, config=config), as_json=as_json)
 
@@ -26,7 +26,7 @@ def mcp_list(ctx: typer.Context, as_json: AsJson = False, workspace: Workspace =
 def mcp_test(ctx: typer.Context, name: Annotated[str, typer.Argument(help="A server of [mcp_servers].")],
              workspace: Workspace = None, config: ConfigFile = None) -> int:
     """Start one MCP server (even a disabled one) and list its tools; exit 1 with the reason if it does not start."""
-    from cli_agent.ui.repl import test_server
+    from cli_agent.ui.repl import test_server  # deferred: the REPL's stack (prompt_toolkit), only for the REPL
 
     return test_server(load(ctx, workspace=workspace, config=config), name)
 
@@ -38,7 +38,7 @@ def mcp_serve(ctx: typer.Context, workspace: Workspace = None, yes: Yes = None,
               config: ConfigFile = None) -> int:
     """Offer the sandboxed file tools over stdio to another MCP client; a change that needs approval is refused
     unless started with --yes or --approval edits|all."""
-    from cli_agent.serve import serve_stdio
+    from cli_agent.serve import serve_stdio  # deferred: the MCP server, only for `cli-agent mcp serve`
 
     return serve_stdio(load(ctx, workspace=workspace, yes=yes, approval=approval, config=config).settings)
 
@@ -47,7 +47,7 @@ def acp_cmd(ctx: typer.Context, workspace: Workspace = None, config: ConfigFile 
     """Serve the Agent Client Protocol over stdio, for editors (Zed, JetBrains, Toad): each session works in the
     folder the editor gives, with the same config, trust, sandbox and approvals as the CLI. -C DIR: the folder
     whose settings are checked at start (a broken config exits 2 before serving)."""
-    from cli_agent.serve.acp import serve
+    from cli_agent.serve.acp import serve  # deferred: the ACP server, only for `cli-agent acp`
 
     state = ctx.find_root().obj
     load(ctx, workspace=workspace, config=config)  # a broken config exits 2 here, before any client speaks

@@ -8,12 +8,15 @@ from typing import Annotated
 import typer
 
 from cli_agent.cli.flags import AsJson, ConfigFile, Workspace, load
+from cli_agent.contracts import escape_for_terminal, json_for_output
+from cli_agent.history import render_turns, turns_json, undo_turn
+from cli_agent.session import journal_for
 
 
 def sessions_cmd(ctx: typer.Context, workspace: Workspace = None, config: ConfigFile = None,
                  as_json: AsJson = False) -> int:
     """This workspace's sessions, last used first; continue one with -c or --resume ID."""
-    from cli_agent.ui.repl import print_sessions
+    from cli_agent.ui.repl import print_sessions  # deferred: the REPL's stack (prompt_toolkit), only for the REPL
 
     return print_sessions(load(ctx, workspace=workspace, config=config).settings.workspace, as_json=as_json)
 
@@ -26,10 +29,6 @@ def undo_cmd(ctx: typer.Context,
              as_json: Annotated[bool, typer.Option("--json", help="With --list: as JSON.")] = False,
              workspace: Workspace = None, config: ConfigFile = None) -> int:
     """Revert the agent's changes of the newest turn (or --turn N) byte for byte, from the undo journal."""
-    from cli_agent.contracts import escape_for_terminal, json_for_output
-    from cli_agent.history import render_turns, turns_json, undo_turn
-    from cli_agent.session import journal_for
-
     journal = journal_for(load(ctx, workspace=workspace, config=config).settings.workspace)
     if list_turns:
         turns = journal.turns()

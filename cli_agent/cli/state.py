@@ -12,7 +12,9 @@ from typing import Any
 
 from cli_agent.contracts import errors
 from cli_agent.fs import refuse_broad
+from cli_agent.history import LATEST
 from cli_agent.session import AppState, load_for, provider_factory
+from cli_agent.ui.headless import run_one_shot
 
 
 def resume_from(continue_: bool, resume: str | None) -> str | None:
@@ -20,8 +22,6 @@ def resume_from(continue_: bool, resume: str | None) -> str | None:
     if continue_ and resume is not None:
         raise errors.UsageError("-c/--continue and --resume ID exclude each other: give one")
     if continue_:
-        from cli_agent.history import LATEST
-
         return LATEST
     return resume
 
@@ -29,7 +29,7 @@ def resume_from(continue_: bool, resume: str | None) -> str | None:
 def run_interactive(state: AppState, resume: str | None, *, onboard: bool) -> int:
     """No `-p`: the trust question for a new folder, then the REPL, which loads the settings behind its prompt.
     `onboard`: no model, server or key was given on the command line (the REPL may offer to set one up)."""
-    from cli_agent.ui.repl import ask_trust, run_repl
+    from cli_agent.ui.repl import ask_trust, run_repl  # deferred: the REPL's stack (prompt_toolkit), only for the REPL
 
     def load() -> Any:
         return load_for(state, announce=False)
@@ -43,8 +43,6 @@ def run_interactive(state: AppState, resume: str | None, *, onboard: bool) -> in
 def run_prompt(state: AppState, prompt: str, resume: str | None, *, images: list[str] | None = None) -> int:
     """`-p TEXT`: one task, then exit with its code. `state.flags` holds the root's flags; `images`: the files
     given with --image."""
-    from cli_agent.ui.headless import run_one_shot
-
     loaded = load_for(state)
     return run_one_shot(loaded.settings, prompt, provider_factory=provider_factory(state), resume=resume,
                         notes=loaded.notes, images=images or [])

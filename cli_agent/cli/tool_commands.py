@@ -10,6 +10,7 @@ import typer
 import typer.core
 
 from cli_agent.cli.flags import AsJson, ConfigFile, Model, Output, Protocol, Workspace, Yes, factory, load, trust_flag
+from cli_agent.ui.headless import list_workflows, print_prompt, print_tools, run_tool, run_workflow_command
 
 
 class _ToolsGroup(typer.core.TyperGroup):
@@ -32,7 +33,6 @@ def tools_list(ctx: typer.Context, as_json: AsJson = False,
     """List the tools the model can use, by category: one line each."""
     if ctx.invoked_subcommand is not None:
         return 0
-    from cli_agent.ui.headless import print_tools
 
     load(ctx, announce=False)  # a broken config exits 2 here as everywhere
     print_tools(as_json=as_json, verbose=verbose)
@@ -42,8 +42,6 @@ def tools_list(ctx: typer.Context, as_json: AsJson = False,
 @tools_app.command("show", hidden=True)
 def tools_show(name: str, as_json: AsJson = False) -> int:
     """One tool in full: its description, when to use it, its parameters."""
-    from cli_agent.ui.headless import print_tools
-
     print_tools(as_json=as_json, name=name)
     return 0
 
@@ -53,8 +51,6 @@ def tools_run(ctx: typer.Context, name: str, json_args: Annotated[str, typer.Arg
                                                                                          "object.")] = "{}",
               workspace: Workspace = None, yes: Yes = None, config: ConfigFile = None) -> int:
     """Run one tool call through the dispatcher and the approval policy; print its envelope as JSON."""
-    from cli_agent.ui.headless import run_tool
-
     loaded = load(ctx, workspace=workspace, yes=yes, config=config)
     return run_tool(loaded.settings, name, json_args)
 
@@ -65,8 +61,6 @@ def prompt_cmd(ctx: typer.Context,
                                                                             "selects optional tools.")] = "",
                workspace: Workspace = None, model: Model = None, config: ConfigFile = None) -> int:
     """Print the enhanced system prompt built from the tool specs."""
-    from cli_agent.ui.headless import print_prompt
-
     loaded = load(ctx, protocol=protocol, workspace=workspace, model=model, config=config)
     print_prompt(loaded.settings, task=task, as_json=as_json)
     return 0
@@ -77,8 +71,6 @@ def workflows_list(ctx: typer.Context,
                                                                         "any is broken.")] = False,
                    workspace: Workspace = None, config: ConfigFile = None) -> int:
     """List the workflows by category: parameters, the file each comes from, and what it shadows."""
-    from cli_agent.ui.headless import list_workflows
-
     return list_workflows(load(ctx, workspace=workspace, config=config).settings, check=check,
                           trusted=trust_flag(ctx))
 
@@ -90,8 +82,6 @@ def workflow_run(ctx: typer.Context, name: str,
                  yes: Yes = None, output: Output = None, workspace: Workspace = None, model: Model = None,
                  config: ConfigFile = None) -> int:
     """Run the workflow NAME with its parameters; a missing or bad one exits 2 before anything runs."""
-    from cli_agent.ui.headless import run_workflow_command
-
     loaded = load(ctx, yes=yes, output=output, workspace=workspace, model=model, config=config)
     return run_workflow_command(loaded.settings, name, args or [], provider_factory=factory(ctx),
                                 notes=loaded.notes, trusted=trust_flag(ctx))

@@ -9,13 +9,17 @@ config itself.
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, get_origin
+from urllib.parse import urlsplit
 
+from cli_agent.config.hook_settings import hook_note
+from cli_agent.config.mcp_settings import merge_servers
 from cli_agent.config.settings import (
     KEYS,
     TABLES,
@@ -28,6 +32,8 @@ from cli_agent.config.settings import (
     owner,
     value_of,
 )
+from cli_agent.config.trust import screen_project, untrusted_note
+from cli_agent.config.trusted_folders import TRUE, is_trusted
 from cli_agent.contracts import ConfigError
 from cli_agent.fs import RegularFile, paths
 from cli_agent.validated import TomlFile, check, load_checked, plainly_valid, problem_of, read_toml
@@ -123,7 +129,6 @@ def _mcp_servers(user: _Layer, project: _Layer, explicit: _Layer) -> tuple[dict[
               if layer.get("mcp_servers", ({}, ""))[0]]
     if not layers:
         return {}, []
-    from cli_agent.config.mcp_settings import merge_servers
 
     return merge_servers(layers, project_trusted=True)
 
@@ -131,22 +136,17 @@ def _mcp_servers(user: _Layer, project: _Layer, explicit: _Layer) -> tuple[dict[
 def _screened(project: _Layer, user: _Layer, path: Path, ws: Path, trust: bool | None,
               env: Mapping[str, str]) -> tuple[_Layer, dict[str, Any], tuple[str, ...]]:
     """The project layer as the folder's trust allows: (kept layer, withheld key -> value, notes)."""
-    from cli_agent.config.trust import screen_project, untrusted_note
-
     defaults = Settings()
     below = {key: user[key][0] if key in user else value_of(defaults, key) for key in project}
     given = {key: value for key, (value, _) in project.items()}
     screened = screen_project(given, below, trusted=bool(trust))
     if screened.needs_trust and trust is None:
-        from cli_agent.config.trusted_folders import TRUE, is_trusted
-
         trusted = env.get("CLI_AGENT_TRUST", "").strip().lower() in TRUE or is_trusted(ws)
         if trusted:
             screened = screen_project(given, below, trusted=True)
     withheld = {key: given[key] for key in screened.needs_trust}
     hooks = withheld.get("hooks")
     if hooks:  # named, once, in a line of their own: they would run commands
-        from cli_agent.config.hook_settings import hook_note
 
         screened = replace(screened, needs_trust=tuple(k for k in screened.needs_trust if k != "hooks"))
     note = untrusted_note(str(path), screened)
@@ -225,7 +225,6 @@ def _url_problem(key: str, value: Any) -> str | None:
     request); None for any other key."""
     if key != "api_base" or not isinstance(value, str):
         return None
-    from urllib.parse import urlsplit
 
     parts = urlsplit(value.strip())
     if parts.scheme in ("http", "https") and parts.netloc:
@@ -241,7 +240,7 @@ def _validate_one(key: str, value: Any, where: str) -> Any:
         raise ConfigError(f"{where}: {problem}")
     if plainly_valid(*owner(key), value):  # most flags: pydantic is not imported
         return value
-    from pydantic import ValidationError
+    from pydantic import ValidationError  # deferred: pydantic (40 ms), only when a config file is checked
 
     data = nest({key: value})
     try:
@@ -257,7 +256,5 @@ def _in_a_table(key: str) -> str | None:
 
 
 def _did_you_mean(key: str) -> str:
-    import difflib
-
     close = difflib.get_close_matches(key, KEYS, n=1)
     return _in_a_table(key) or (f" (did you mean '{close[0]}'?)" if close else "")

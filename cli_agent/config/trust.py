@@ -19,6 +19,7 @@ A key of a table is looked up by its full name (`local.model`), then by its tabl
 from __future__ import annotations
 
 import enum
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -47,8 +48,6 @@ def _lower(new: Any, below: Any) -> bool:
 
 def _fewer_threads(new: Any, below: Any) -> bool:
     """No more threads than the one below, or than the machine's cores (None there is one per core)."""
-    import os
-
     return new is not None and new <= (below or os.cpu_count() or 1)
 
 

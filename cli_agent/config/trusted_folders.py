@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cli_agent.contracts import ConfigError
-from cli_agent.fs import CONFIG_LIMIT, paths, read_regular
+from cli_agent.fs import CONFIG_LIMIT, atomic, paths, read_regular
 
 __all__ = ["TrustEntry", "earlier_entry", "folder_trusted", "trust_folder"]
 
@@ -128,8 +128,6 @@ def entries() -> list[TrustEntry]:
 
 
 def _save(items: list[TrustEntry]) -> None:
-    from cli_agent.fs import atomic
-
     folder = paths.user_state_dir()
     folder.mkdir(parents=True, exist_ok=True)
     data = {"format": 1, "folders": [{"folder": e.folder, "digest": e.digest, "trusted_at": e.trusted_at,

@@ -128,7 +128,7 @@ def image_from_bytes(name: str, data: bytes) -> ImagePart:
     if width * height > MAX_DECODED_PIXELS or len(data) > MAX_SOURCE_BYTES:
         raise ValueError(f"{name} is {size}: {limits}, and it is too large to downscale here")
     try:
-        from PIL import Image
+        from PIL import Image  # deferred: Pillow, only for an image over the limits
     except ImportError:
         raise ValueError(f"{name} is {size}: {limits} (pip install 'cli-agent[images]' to have it downscaled)"
                          ) from None

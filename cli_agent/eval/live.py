@@ -16,9 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cli_agent.config import Settings
 from cli_agent.contracts import Event, RunFinished, StopReason, ToolCallsProposed, Warning, errors
 from cli_agent.eval.runner import prepare_workspace, snapshot
 from cli_agent.eval.scenarios import LiveTask
+from cli_agent.session import drive, open_session
 
 
 @dataclass
@@ -86,9 +88,6 @@ def run_model(model: str, tasks: list[LiveTask], *, api_base: str | None = None,
 
 
 def _run_task(model: str, task: LiveTask, api_base: str | None, max_steps: int, timeout: float) -> TaskResult:
-    from cli_agent.config import Settings
-    from cli_agent.session import drive, open_session
-
     outcome = TaskResult(task.name)
     with tempfile.TemporaryDirectory(prefix="cli-agent-live-") as tmp:
         ws = prepare_workspace(Path(tmp), task.files)
@@ -115,7 +114,7 @@ def _run_task(model: str, task: LiveTask, api_base: str | None, max_steps: int, 
 
 def _measure(outcome: TaskResult, events: list[Event], finished: RunFinished, names: set[str],
              registry: Any) -> None:
-    import jsonschema
+    import jsonschema  # deferred: jsonschema (40 ms), only for what the fast checks leave
 
     outcome.stop_reason = finished.stop_reason.value
     outcome.steps, outcome.tokens = finished.steps, finished.usage.total_tokens

@@ -10,6 +10,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cli_agent.contracts import errors
+from cli_agent.eval import report as out
+from cli_agent.eval.real import RealResult, load_real_tasks
+from cli_agent.eval.real_run import RunOptions, planned, ready, run_all, shard_of
 
 if TYPE_CHECKING:
     from cli_agent.eval.real import RealResult
@@ -46,9 +49,6 @@ def _pass_at(results: list[RealResult], attempts: int) -> str:
 def run_real_command(*, model: str, protocols: str, variants: str, only: str | None, report: Path | None,
                      api_base: str | None, keep: Path | None = None, attempts: int = 1, workers: int = 1,
                      shard: str | None = None, suite: Path | None = None) -> int:
-    from cli_agent.eval.real import load_real_tasks
-    from cli_agent.eval.real_run import RunOptions, planned, ready, run_all, shard_of
-
     tasks = load_real_tasks(only, suite)
     if not tasks:
         raise errors.UsageError(f"no real task matches {only!r}")
@@ -81,8 +81,6 @@ def run_real_command(*, model: str, protocols: str, variants: str, only: str | N
 
 
 def _finish(results: list[RealResult], meta: dict[str, Any], report: Path | None) -> int:
-    from cli_agent.eval import report as out
-
     sys.stdout.write("\n" + "\n".join(summary(results, int(meta["attempts"]))) + "\n")
     written = out.write_json(report, meta | {"results": [r.to_dict() for r in results]})
     sys.stdout.write(f"report: {written}\n")
@@ -95,8 +93,6 @@ def _finish(results: list[RealResult], meta: dict[str, Any], report: Path | None
 def merge_command(paths: list[Path], report: Path | None) -> int:
     """The shards' reports as one: every shard of one plan once, the same model and attempts; exit 1 if a run
     failed, as the whole run would."""
-    from cli_agent.eval.real import RealResult
-
     if not paths:
         raise errors.UsageError("--merge needs the shards' reports (REPORT.json ...)")
     metas, results = [], []

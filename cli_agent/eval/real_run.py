@@ -24,9 +24,10 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 
-from cli_agent.contracts import errors
+from cli_agent.contracts import RunFinished, StopReason, ToolCallsProposed, errors
 from cli_agent.eval import real_sdist
 from cli_agent.eval.real import TASK_TIMEOUT_S, RealResult, RealTask, grade, prepare, test_env, variant_settings
+from cli_agent.history import read_trace
 
 # the run's own process gets this much more than its --timeout: its start, the model's server, its end
 GRACE_S = 120.0
@@ -198,9 +199,6 @@ def _cli(run: Run, options: RunOptions, workspace: Path, venv: Path, folder: Pat
 
 def _read_trace(result: RealResult, trace: Path, code: int) -> None:
     """The run's figures from its trace (its last RunFinished and the calls it proposed)."""
-    from cli_agent.contracts import RunFinished, StopReason, ToolCallsProposed
-    from cli_agent.history import read_trace
-
     result.exit_code = code
     try:
         runs = read_trace(trace, complete=False).runs if trace.is_file() else []

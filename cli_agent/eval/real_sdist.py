@@ -30,6 +30,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import platformdirs
+
 from cli_agent.contracts import errors
 
 PIP_TIMEOUT_S = 600
@@ -62,7 +64,6 @@ def suite_cache() -> Path:
     override = os.environ.get("CLI_AGENT_SUITE_CACHE")
     if override:
         return Path(override)
-    import platformdirs
 
     return Path(platformdirs.user_cache_dir("cli-agent-suite", appauthor=False))
 

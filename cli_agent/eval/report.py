@@ -33,7 +33,7 @@ def write_json(path: Path | None, report: dict[str, Any]) -> Path:
 
 def _console() -> Any:
     """A Rich console; one that is not a terminal gets 120 columns (Rich's 80 squeezes the table)."""
-    from rich.console import Console
+    from rich.console import Console  # deferred: Rich is not on a one-shot run's path
 
     console = Console(highlight=False)
     if not console.is_terminal and console.width < 120:
@@ -42,7 +42,7 @@ def _console() -> Any:
 
 
 def print_offline(results: list[ScenarioResult]) -> None:
-    from rich.markup import escape
+    from rich.markup import escape  # deferred: Rich is not on a one-shot run's path
     from rich.table import Table
 
     table = Table(title="cli-agent eval (offline)", title_justify="left")
@@ -75,7 +75,7 @@ def _live_rows(results: list[ModelResult]) -> list[tuple[str, ...]]:
 
 
 def print_live(results: list[ModelResult]) -> None:
-    from rich.table import Table
+    from rich.table import Table  # deferred: Rich is not on a one-shot run's path
 
     table = Table(title="cli-agent eval (live)", title_justify="left")
     for column in _LIVE_COLUMNS:

@@ -10,8 +10,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cli_agent.config import Settings
 from cli_agent.contracts import Event, RunFinished, ToolResult
 from cli_agent.eval.scenarios import Scenario
+from cli_agent.facts import FactStore
+from cli_agent.providers import ScriptedProvider
+from cli_agent.session import drive, open_session
+from cli_agent.validated import check
 
 OUTSIDE_FILES = {"secret.txt": "outside the workspace: never touched\n"}
 
@@ -86,11 +91,6 @@ def run_scenario(scenario: Scenario, base: Path | None = None) -> ScenarioResult
 
 
 def _run(scenario: Scenario, base: Path, result: ScenarioResult) -> None:
-    from cli_agent.config import Settings
-    from cli_agent.providers import ScriptedProvider
-    from cli_agent.session import drive, open_session
-    from cli_agent.validated import check
-
     ws = prepare_workspace(base, scenario.files, scenario.symlinks)
     outside_before = snapshot(base / "outside")
     provider = ScriptedProvider(_expand(scenario.replies, ws, base / "outside"),
@@ -136,8 +136,6 @@ def _check(expect: dict[str, Any], result: ScenarioResult, finished: RunFinished
     if "answer_contains" in expect and expect["answer_contains"] not in finished.answer:
         failures.append(f"answer: expected it to contain {expect['answer_contains']!r}, got {finished.answer!r}")
     if "pending_facts" in expect or "committed_facts" in expect:
-        from cli_agent.facts import FactStore
-
         store = FactStore(ws)
         for key, count in (("pending_facts", len(store.pending())), ("committed_facts", len(store.committed()))):
             if key in expect and expect[key] != count:

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import dataclasses
 import errno
+import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from cli_agent.contracts import ConfigError
-from cli_agent.fs import CONFIG_LIMIT, PROJECT_DIR, RegularFile, read_regular
+from cli_agent.fs import CONFIG_LIMIT, PROJECT_DIR, RegularFile, atomic, read_regular
 from cli_agent.validated import load_checked, parse_toml, read_toml
 
 _FACTS_HEADER = ("# Project facts for cli-agent: the model reads them as authoritative and can only propose new ones.\n"
@@ -76,8 +77,6 @@ def tables(name: str, rows: Iterable[Any]) -> str:
 
 def write(dir_fd: int, name: str, text: str) -> None:
     """Replace the file `name` in the open `.cli-agent` folder atomically; ConfigError if that fails."""
-    from cli_agent.fs import atomic
-
     try:
         atomic.write(dir_fd, name, text.encode("utf-8"), 0o644, create=False)
     except OSError as exc:
@@ -85,8 +84,6 @@ def write(dir_fd: int, name: str, text: str) -> None:
 
 
 def _toml_string(value: str) -> str:
-    import json
-
     return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
 
 

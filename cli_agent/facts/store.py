@@ -21,6 +21,8 @@ every protected place (`cli_agent.fs.protected`).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import getpass
 import os
 import re
 from collections.abc import Callable, Iterator
@@ -31,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from cli_agent.contracts import ConfigError, UsageError
 from cli_agent.facts import file as facts_file
-from cli_agent.fs import PROJECT_DIR
+from cli_agent.fs import PROJECT_DIR, Workspace, open_dir, protected_globs
 from cli_agent.validated import rule
 
 if TYPE_CHECKING:
@@ -203,8 +205,6 @@ class FactStore:
     @contextlib.contextmanager
     def _locked(self, *, create: bool) -> Iterator[int]:
         """The `.cli-agent` folder opened without following links, flock-ed for one read-modify-write."""
-        from cli_agent.fs import open_dir
-
         try:
             root_fd = open_dir(str(self.root))
         except OSError as exc:
@@ -241,8 +241,6 @@ def workspace_for(settings: Settings, *,
     """The settings' workspace with every lock (config `locks`, facts.toml's `[locks] paths`) and every protected
     place (`cli_agent.fs.protected`: the config files read, the user dirs, `.git` and `.cli-agent` by their real
     place). `before_write`: the undo journal's hook."""
-    from cli_agent.fs import Workspace, protected_globs
-
     root = Path(settings.workspace)
     locks = tuple(dict.fromkeys([*settings.locks, *FactStore(root).locks()]))
     configs = list(settings.config_files)
@@ -271,8 +269,6 @@ def render_list(store: FactStore, *, how: str = "cli-agent facts") -> str:
 
 def list_json(store: FactStore) -> dict[str, Any]:
     """`cli-agent facts --json`: committed facts, pending proposals and locks."""
-    import dataclasses
-
     return {"committed": [dataclasses.asdict(f) for f in store.committed()],
             "pending": [dataclasses.asdict(p) for p in store.pending()], "locks": list(store.locks())}
 
@@ -288,8 +284,6 @@ def _number(fact_id: str) -> int:
 
 
 def _user() -> str:
-    import getpass
-
     try:
         return getpass.getuser() or "user"
     except Exception:  # no user name in the environment or the password database
@@ -298,7 +292,7 @@ def _user() -> str:
 
 def _flock(fd: int) -> None:
     try:
-        import fcntl
+        import fcntl  # deferred: POSIX only
     except ImportError:  # not POSIX: no advisory lock, the atomic writes still keep each file whole
         return
     fcntl.flock(fd, fcntl.LOCK_EX)

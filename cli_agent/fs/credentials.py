@@ -22,6 +22,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import platformdirs
+
+from cli_agent.fs import paths
+
 __all__ = [
     "CREDENTIALS", "ETC_SECRETS", "HOME_PRIVATE", "KEY_NAMES", "credential_globs", "etc_private", "etc_secret_name",
     "home_folder", "own_folders",
@@ -108,10 +112,6 @@ def home_folder() -> Path | None:
 def own_folders() -> list[str]:
     """cli-agent's config (keys), state (traces, undo journal) and cache folders: where CLI_AGENT_HOME puts them
     and the platform's own ones (an earlier session's stay there when CLI_AGENT_HOME points elsewhere)."""
-    import platformdirs
-
-    from cli_agent.fs import paths
-
     ours = [paths.user_config_dir(), paths.user_state_dir(), paths.user_cache_dir()]
     ours += [Path(f(paths.APP, appauthor=False)) for f in (platformdirs.user_config_dir, platformdirs.user_state_dir,
                                                           platformdirs.user_cache_dir, platformdirs.user_data_dir)]

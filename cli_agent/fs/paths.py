@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import platformdirs
+
 __all__ = ["PROJECT_DIR"]
 
 APP = "cli-agent"
@@ -21,20 +23,14 @@ def _home_override(kind: str) -> Path | None:
 
 
 def user_config_dir() -> Path:
-    import platformdirs
-
     return _home_override("config") or Path(platformdirs.user_config_dir(APP, appauthor=False))
 
 
 def user_state_dir() -> Path:
-    import platformdirs
-
     return _home_override("state") or Path(platformdirs.user_state_dir(APP, appauthor=False))
 
 
 def user_cache_dir() -> Path:
-    import platformdirs
-
     return _home_override("cache") or Path(platformdirs.user_cache_dir(APP, appauthor=False))
 
 

@@ -31,6 +31,7 @@ This module stores and records (`Journal`, pruning, `collect_blobs`); undoing a 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -42,6 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cli_agent.contracts import errors
+from cli_agent.fs import atomic, locate_in, paths
 
 if TYPE_CHECKING:
     from cli_agent.contracts import Change
@@ -92,8 +94,6 @@ def _sha(data: bytes) -> str:
 
 def _replace(folder: Path, name: str, data: bytes) -> None:
     """`data` as `folder/name` (mode 0600), atomically: a temporary file, fsync, rename, folder fsync."""
-    from cli_agent.fs import atomic
-
     fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         atomic.write(fd, name, data, 0o600, create=False)
@@ -103,8 +103,6 @@ def _replace(folder: Path, name: str, data: bytes) -> None:
 
 class Journal:
     def __init__(self, workspace: str | Path, home: Path | None = None) -> None:
-        from cli_agent.fs import paths
-
         self.root = Path(os.path.realpath(workspace))
         self.home = home if home is not None else paths.user_state_dir() / "journal"
         self.dir = self.home / hashlib.sha256(os.fsencode(self.root)).hexdigest()[:16]
@@ -154,8 +152,6 @@ class Journal:
     @contextlib.contextmanager
     def running(self) -> Iterator[None]:
         """Held (shared) while a turn runs, so `undo` never reverts a turn that is still adding changes."""
-        import fcntl
-
         fd = self._turn_lock_fd()
         try:
             fcntl.flock(fd, fcntl.LOCK_SH)
@@ -166,8 +162,6 @@ class Journal:
     @contextlib.contextmanager
     def no_turn_running(self) -> Iterator[None]:
         """Held (exclusive) by `undo`; a turn running in this workspace, in any process, is an error."""
-        import fcntl
-
         fd = self._turn_lock_fd()
         try:
             try:
@@ -195,8 +189,6 @@ class Journal:
 
     def _inspect(self, rel: str) -> tuple[int | None, tuple[str, ...]]:
         """The file's current permission bits (None when missing) and the folders a write would create."""
-        from cli_agent.fs import locate_in
-
         with locate_in(str(self.root), tuple(rel.split("/")), follow=False) as loc:
             mode = loc.stat.st_mode & 0o7777 if loc.stat is not None else None
             made = [loc.dir_parts + loc.tail[:i] for i in range(1, len(loc.tail))]
@@ -215,10 +207,6 @@ class Journal:
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
-        import fcntl
-
-        from cli_agent.fs import atomic
-
         created = not self.dir.exists()
         self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         if created:
@@ -249,8 +237,6 @@ class Journal:
         finally:
             os.close(fd)
         if size == 0:
-            from cli_agent.fs import atomic
-
             atomic.fsync_dir(self.dir)
 
     def _header(self) -> bytes:

@@ -27,9 +27,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cli_agent.contracts import clip, errors
+from cli_agent.contracts import Change, ToolError, clip, errors
 from cli_agent.contracts import escape_for_terminal as esc
+from cli_agent.fs import DEFAULT_PROTECTED, Workspace, locate_in, open_regular
 from cli_agent.history.journal import Journal, Turn
+from cli_agent.tools import FILE_MAX
 
 if TYPE_CHECKING:
     from cli_agent.contracts import Change, ChangeKind
@@ -49,9 +51,6 @@ class Undone:
 def undo_turn(journal: Journal, turn: int | None = None, *, listing: str = "cli-agent undo --list") -> Undone:
     """Revert `turn` (default: the newest turn not undone yet) of `journal`; see the module docstring. `listing`:
     how the front end lists the turns, named in the errors (the REPL's `/undo list`)."""
-    from cli_agent.contracts import ToolError
-    from cli_agent.fs import DEFAULT_PROTECTED, Workspace
-
     workspace = Workspace(journal.root, protected=DEFAULT_PROTECTED)
     if not journal.file.exists():
         raise errors.UsageError(f"nothing to undo in {journal.root}: cli-agent has not changed a file here")
@@ -96,8 +95,6 @@ def _plan(journal: Journal, workspace: Workspace, target: Turn) -> tuple[list[Ch
     """The changes that revert `target`, checked against the files as they are now (and as the changes planned
     before each leave them), and the folders to remove before a file comes back in their place (a turn that turned
     a file into a folder); nothing is written."""
-    from cli_agent.contracts import ToolError
-
     now: dict[str, bytes | None] = {}
     plan: list[Change] = []
     emptied: dict[str, list[str]] = {}
@@ -142,8 +139,6 @@ def _current(workspace: Workspace, path: str, now: dict[str, bytes | None], empt
              ) -> bytes | None:
     """The bytes at `path` when its change comes: None under a file the plan deletes first, and None for a folder
     whose every file the plan deletes first (it is removed then, `emptied`); else `current_bytes`."""
-    from cli_agent.contracts import ToolError
-
     if _replaced(path, now, emptied):
         return None
     try:
@@ -187,17 +182,12 @@ def reverting_change(path: str, current: bytes | None, restored: bytes | None, *
                      summary: str) -> Change:
     """The change that puts `restored` back where `current` is now (None: no file), for `Workspace.apply`: its
     "unchanged since read" check makes a file that changed meanwhile refuse the write."""
-    from cli_agent.contracts import Change
-
     kind: ChangeKind = "delete" if restored is None else "create" if current is None else "write"
     return Change(tool="undo", kind=kind, path=path, before=current, after=restored, mode=mode, summary=summary)
 
 
 def current_bytes(workspace: Workspace, rel: str) -> bytes | None:
     """The file's bytes now (None: missing); a link anywhere on the way or a special file is a ToolError."""
-    from cli_agent.fs import locate_in, open_regular
-    from cli_agent.tools import FILE_MAX
-
     with locate_in(str(workspace.root), tuple(workspace.relative(rel).split("/")), follow=False) as loc:
         if loc.stat is None:
             return None
@@ -209,8 +199,6 @@ def current_bytes(workspace: Workspace, rel: str) -> bytes | None:
 def remove_empty_dirs(root: Path, dirs: Iterable[str]) -> None:
     """rmdir (never recursive, never through a link) each of the folders `dirs` (relative to `root`) that is empty,
     deepest first."""
-    from cli_agent.fs import locate_in
-
     for rel in sorted(set(dirs), key=lambda d: -d.count("/")):
         with contextlib.suppress(Exception), locate_in(str(root), tuple(rel.split("/")), follow=False) as loc:
             if loc.stat is not None and loc.tail and stat.S_ISDIR(loc.stat.st_mode):

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Generator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -82,8 +83,6 @@ class Hooks:
     def after_tool(self, call: ToolCall, envelope: Envelope,
                    deadline: float | None) -> Generator[HookRan, None, Envelope]:
         """The result as the model gets it: with a hook's stderr added when it exited 2."""
-        from dataclasses import replace
-
         blocked = yield from self._run("after_tool", {"tool_name": call.name, "tool_input": call.arguments,
                                                       "call_id": call.id, "tool_response": envelope.to_dict()},
                                        deadline, call.name, call.id)

@@ -20,15 +20,15 @@ from typing import Any
 
 from cli_agent.config import McpServer
 from cli_agent.contracts import Envelope
+from cli_agent.fs import paths
 from cli_agent.mcp.hub import McpCallError, McpHub, ServerState
+from cli_agent.mcp.tools import MANY_TOOLS_CHARS, envelope_for, specs_for_servers, split_name
 from cli_agent.tools import Registry
 
 __all__ = ["McpAttachment", "log_dir"]
 
 
 def log_dir() -> Path:
-    from cli_agent.fs import paths
-
     return paths.user_state_dir() / "mcp"
 
 
@@ -44,8 +44,6 @@ class McpToolHandler:
         self.__name__ = self.__qualname__ = f"{server}__{tool}"
 
     def __call__(self, ctx: Any, **arguments: Any) -> Envelope:
-        from cli_agent.mcp.tools import envelope_for
-
         try:
             result = self.hub.call(self.server, self.tool, arguments, deadline=getattr(ctx, "deadline", None))
         except McpCallError as exc:
@@ -105,8 +103,6 @@ class McpAttachment:
         return any(s.state is ServerState.STARTING for s in self.hub.statuses())
 
     def _build(self, ready: list[Any]) -> tuple[Registry, list[str]]:
-        from cli_agent.mcp.tools import MANY_TOOLS_CHARS, specs_for_servers, split_name
-
         specs, notes = specs_for_servers([(s.name, s.server, s.tools) for s in ready], self.base.names())
         handlers: dict[str, Any] = {name: self.base.handler(name) for name in self.base.names()
                                     if self.base.has_handler(name)}

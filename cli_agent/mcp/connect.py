@@ -16,6 +16,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import httpx2
+from mcp_types import PaginatedRequestParams, ToolListChangedNotification
+
 from cli_agent.config import McpServer
 from cli_agent.fs import open_host_file
 from cli_agent.mcp.server_log import ServerLog
@@ -38,8 +41,6 @@ async def hold_connection(name: str, server: McpServer, log_dir: Path, started: 
             on_tools(await list_all_tools(client))
 
     async def on_message(message: Any) -> None:
-        from mcp_types import ToolListChangedNotification
-
         if isinstance(message, Exception) and not started.done() and not garbage:
             garbage.append(one_line(message))
         elif isinstance(message, ToolListChangedNotification) and started.done():
@@ -50,7 +51,7 @@ async def hold_connection(name: str, server: McpServer, log_dir: Path, started: 
     try:
         _route_sdk_log(log_dir)
         async with contextlib.AsyncExitStack() as stack:
-            import mcp
+            import mcp  # deferred: the MCP SDK, only when a server is configured or served
 
             transport, stderr = await _transport(stack, server, log)
             client = await stack.enter_async_context(mcp.Client(transport, mode="legacy", cache=None,
@@ -73,8 +74,6 @@ async def hold_connection(name: str, server: McpServer, log_dir: Path, started: 
 
 
 async def list_all_tools(client: Any) -> list[Any]:
-    from mcp_types import PaginatedRequestParams
-
     tools: list[Any] = []
     cursor = None
     for _ in range(MAX_TOOL_PAGES):
@@ -89,6 +88,7 @@ async def list_all_tools(client: Any) -> list[Any]:
 async def _transport(stack: contextlib.AsyncExitStack, server: McpServer, log: Path) -> tuple[Any, ServerLog | None]:
     """The SDK's transport, and for a stdio server the log its stderr goes to (capped, see server_log)."""
     if server.command is not None:
+        # deferred: the MCP SDK, only when a server is configured or served
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
         stderr = ServerLog(log)
@@ -96,7 +96,7 @@ async def _transport(stack: contextlib.AsyncExitStack, server: McpServer, log: P
         params = StdioServerParameters(command=server.command, args=list(server.args), env=dict(server.env) or None,
                                        cwd=working_folder(server, log.parent / "run" / log.stem))
         return stdio_client(params, errlog=stderr.writer), stderr
-    import httpx2
+    # deferred: the MCP SDK, only when a server is configured or served
     from mcp.client.streamable_http import streamable_http_client
 
     assert server.url is not None

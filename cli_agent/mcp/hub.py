@@ -28,8 +28,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+
 from cli_agent.config import McpServer
 from cli_agent.contracts import CliAgentError
+from cli_agent.mcp.connect import hold_connection, one_line
+from cli_agent.mcp.tools import plain_tools
 
 __all__ = ["McpHub", "ServerState", "ServerStatus"]
 
@@ -153,8 +157,6 @@ class McpHub:
     # -- one connection ---------------------------------------------------------------------------------------
 
     async def _open(self, name: str) -> None:
-        from cli_agent.mcp.connect import hold_connection
-
         conn = self._conns[name]
         conn.stop = asyncio.Event()
         started = asyncio.get_running_loop().create_future()
@@ -184,8 +186,6 @@ class McpHub:
 
     def _kept(self, conn: _Connection, tools: list[Any]) -> tuple[tuple[Any, ...], tuple[str, ...]]:
         """The tools to offer (plain names, on the allowlist) and the notes on those refused for their names."""
-        from cli_agent.mcp.tools import plain_tools
-
         plain, notes = plain_tools(conn.status.name, tools)
         return tuple(t for t in plain if conn.status.server.allows(t.name)), tuple(notes)
 
@@ -253,8 +253,7 @@ class McpHub:
             raise
 
     async def _call(self, name: str, tool: str, arguments: dict[str, Any], timeout: float, cut: bool) -> Any:
-        from mcp.shared.exceptions import MCPError
-        from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+        from mcp.shared.exceptions import MCPError  # deferred: the MCP SDK, only when a server is configured or served
 
         conn = self._conns[name]
         client = conn.client
@@ -296,6 +295,4 @@ class McpHub:
 
 
 def _one_line(exc: BaseException) -> str:
-    from cli_agent.mcp.connect import one_line
-
     return one_line(exc)

@@ -16,6 +16,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from cli_agent.prompt.repo_map import Outline
+from cli_agent.prompt.repo_map import repo_map as ranked
+from cli_agent.prompt.task_files import task_brief
+
 if TYPE_CHECKING:
     from cli_agent.fs import Workspace
     from cli_agent.tools import SeenFiles
@@ -36,8 +40,6 @@ def briefer(workspace: Workspace, seen: SeenFiles | None, *, files: bool = True,
         task = task[:TASK_CHARS]
         parts = []
         if files:
-            from cli_agent.prompt.task_files import task_brief
-
             found = task_brief(task, workspace)
             if found is not None:
                 for path in found.paths:
@@ -45,9 +47,6 @@ def briefer(workspace: Workspace, seen: SeenFiles | None, *, files: bool = True,
                         seen.note(path, _bytes(workspace, path))
                 parts.append(found.text)
         if repo_map:
-            from cli_agent.prompt.repo_map import Outline
-            from cli_agent.prompt.repo_map import repo_map as ranked
-
             outline = outline or Outline(workspace)
             where = ranked(task, outline)
             if where is not None:

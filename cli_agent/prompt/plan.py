@@ -7,14 +7,19 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from cli_agent.facts import FactStore
+from cli_agent.prompt.builder import PromptBuilder, PromptContext, json_protocol_schema, plan_fingerprint
+from cli_agent.prompt.project_tests import detect_test_command
+from cli_agent.providers import preferences_for
+
 if TYPE_CHECKING:
     from cli_agent.config import Settings
     from cli_agent.fs import Workspace
-    from cli_agent.prompt.builder import BuiltPrompt, PromptBuilder
+    from cli_agent.prompt.builder import BuiltPrompt
     from cli_agent.providers import Preferences
     from cli_agent.tools import Registry
 
-__all__ = ["Plan", "Planner", "planned_protocol", "preferences"]
+__all__ = ["Plan", "Planner", "planned_protocol"]
 
 LISTING_LIMIT = 200  # workspace files named in the system prompt
 AGENTS_MD_LIMIT = 16_000  # bytes of AGENTS.md read; the prompt keeps prompting.MAX_AGENTS_MD_CHARS of them
@@ -38,8 +43,6 @@ class Plan:
 
 def preferences(settings: Settings) -> Preferences:
     """What the provider of the settings' model asks of a session (`providers.base.Preferences`)."""
-    from cli_agent.providers import preferences_for
-
     return preferences_for(settings.model or "", settings.api_base)
 
 
@@ -82,20 +85,17 @@ class Planner:
 
     def plan(self, task: str, only_tools: Collection[str] | None) -> tuple[Plan, BuiltPrompt | None]:
         """The plan, and the prompt it was built from (None for plain chat)."""
-        from cli_agent.prompt.builder import plan_fingerprint
-
         options = self.options()
         if self.protocol == "plain":
             system = self.settings.system_prompt
             return Plan(system, None, options, plan_fingerprint(system or "", None, options)), None
         built = self.build(task, only_tools)
         system = built.system
-        if self.protocol == "json" and preferences(self.settings).constrained_json:
-            from cli_agent.prompt.builder import json_protocol_schema
-            from cli_agent.providers import CONSTRAINED_ANSWER
+        wants = preferences(self.settings)
+        if self.protocol == "json" and wants.constrained_json:  # the schema, and the words on how to answer with it
 
             options["response_format"] = {"type": "json_object", "schema": json_protocol_schema(built.tools)}
-            system += CONSTRAINED_ANSWER
+            system += wants.constrained_answer
         schemas = tuple(built.schemas) if self.protocol == "native" else None
         return Plan(system, schemas, options, plan_fingerprint(system, list(schemas or ()), options)), built
 
@@ -109,8 +109,6 @@ class Planner:
         return options
 
     def build(self, task: str, only_tools: Collection[str] | None) -> BuiltPrompt:
-        from cli_agent.prompt.builder import PromptBuilder, PromptContext
-
         files = self.workspace.walk(".", limit=LISTING_LIMIT + 1)
         context = PromptContext(
             protocol="json" if self.protocol == "json" else "native", task=task,
@@ -124,15 +122,11 @@ class Planner:
         return self._builder.build(context)
 
     def _test_command(self) -> str | None:
-        from cli_agent.prompt.project_tests import detect_test_command
-
         return self.settings.test_command or detect_test_command(self.workspace.root)
 
     def _facts(self) -> tuple[str, ...]:
         """The committed project facts, never the pending proposals; read once per run (the planner is called once
         a run). A broken facts.toml raises ConfigError, which ends the run with exit 2."""
-        from cli_agent.facts import FactStore
-
         return tuple(" ".join(f.text.split()) for f in FactStore(self.workspace.root).committed())
 
     def _agents_md(self) -> str | None:

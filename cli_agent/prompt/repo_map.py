@@ -287,7 +287,7 @@ def _parser(suffix: str) -> Any:
     """A tree-sitter parser for the suffix's language; None without the grammar package."""
     module_name, attribute = _GRAMMARS[suffix]
     try:
-        import tree_sitter
+        import tree_sitter  # deferred: tree-sitter, only when such a file is outlined
 
         grammar = getattr(importlib.import_module(module_name), attribute)()
         return tree_sitter.Parser(tree_sitter.Language(grammar))

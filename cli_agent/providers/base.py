@@ -19,24 +19,7 @@ from cli_agent.contracts import CliAgentError, Message, RetryableProviderError, 
 from cli_agent.providers.chunks import ThinkingBlocks, chunk_usage
 from cli_agent.providers.waiting import deadline_of, expired, iterate_until, timeout_error
 
-__all__ = [
-    "END_OF_REPLY",
-    "NoModel",
-    "Preferences",
-    "Provider",
-    "ProviderReply",
-    "ProviderRequest",
-    "ReplyAssembler",
-    "Rule",
-    "Thinking",
-    "decode_tool_call",
-    "exception_chain",
-    "exception_detail",
-    "is_local_url",
-    "relay",
-    "rule_for_exception",
-    "translate",
-]
+__all__ = ["NoModel", "Preferences", "Provider", "ProviderReply", "ProviderRequest", "Thinking"]
 
 R = TypeVar("R")
 _LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", "0.0.0.0"}
@@ -81,13 +64,15 @@ class Thinking(NamedTuple):
 class Preferences:
     """What a provider asks of the sessions that use it (a provider class declares `preferences`; the default asks
     nothing): a wire protocol it needs whatever the settings say, request options it wants unless the settings
-    set them, the prompt's detail, and whether its json replies are constrained by a schema sent with each request.
-    `prompt_plan` is the one place that reads them."""
+    set them, the prompt's detail, whether its json replies are constrained by a schema sent with each request, and
+    what the system prompt then adds to say how to answer. The planner (`prompt/plan.py`) is the one place that
+    reads them."""
 
     protocol: Literal["native", "json"] | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
     detail: Literal["full", "compact"] | None = None
     constrained_json: bool = False
+    constrained_answer: str = ""  # appended to the system prompt of a constrained json request
 
 
 @runtime_checkable

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["EPHEMERAL", "MAX_BREAKPOINTS", "breakpoints", "takes_breakpoints"]
-
 EPHEMERAL = {"type": "ephemeral"}
 MAX_BREAKPOINTS = 4  # Anthropic refuses a request with more
 _CLAUDE_HOSTS = ("bedrock", "bedrock_converse", "vertex_ai", "vertex_ai_beta")

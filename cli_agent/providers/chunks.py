@@ -8,8 +8,6 @@ from typing import Any
 
 from cli_agent.contracts import Usage
 
-__all__ = ["ThinkingBlocks", "chunk_usage"]
-
 
 def chunk_usage(chunk: Mapping[str, Any]) -> Usage | None:
     """The usage a chunk reports (its `usage`, else llama.cpp's `timings`), None when it reports none."""

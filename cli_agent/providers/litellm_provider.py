@@ -13,6 +13,7 @@ config or a trusted project config, never from a file a library finds.
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import threading
@@ -21,7 +22,7 @@ from dataclasses import replace
 from types import ModuleType
 from typing import Any
 
-from cli_agent.contracts import CliAgentError, MissingCredentialsError, ProviderError, Usage
+from cli_agent.contracts import CliAgentError, MissingCredentialsError, ProviderError, Usage, UsageError
 from cli_agent.providers.base import (
     END_OF_REPLY,
     ProviderReply,
@@ -38,7 +39,7 @@ from cli_agent.providers.base import (
 from cli_agent.providers.cache_marks import breakpoints, takes_breakpoints
 from cli_agent.providers.openai_http import LOCAL_DUMMY_KEY, TRANSPORT_RULES, status_error
 
-__all__ = ["LITELLM_QUIETED_WARNINGS", "LITELLM_RULES", "LiteLLMProvider", "preload", "price", "refuse_dotenv"]
+__all__ = ["LiteLLMProvider"]
 
 # Warnings LiteLLM silences itself at import (its own pydantic noise); a strict test run has to do the same.
 LITELLM_QUIETED_WARNINGS = (
@@ -74,7 +75,7 @@ def refuse_dotenv() -> None:
     """Make python-dotenv load nothing in this process, whoever calls it and whenever (LiteLLM calls
     `dotenv.load_dotenv()` at import; a later version might call it elsewhere, or bind it by name first). Reading a
     file given by name (`dotenv_values`) is left alone: it sets nothing."""
-    try:
+    try:  # deferred: ~9 ms, needed only just before LiteLLM loads (and it may not be installed)
         import dotenv
         import dotenv.main
     except ImportError:  # not installed: nothing can load a .env
@@ -92,7 +93,7 @@ def preload() -> ModuleType:
     with _preload_lock:
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
         refuse_dotenv()
-        import litellm
+        import litellm  # deferred: seconds; only a LiteLLM model needs it
 
         litellm.suppress_debug_info = True
         litellm.disable_streaming_logging = True  # else every chunk is handed to a logging thread we never use
@@ -169,10 +170,6 @@ class LiteLLMProvider:
     def check(self) -> None:
         """Before the first request (the REPL's `/model`): a UsageError when LiteLLM cannot route the name, or does
         not know the model and no server is given to send it to; then the key, as `check_credentials`."""
-        import difflib
-
-        from cli_agent.contracts import UsageError
-
         litellm = preload()
         try:
             litellm.get_llm_provider(self.model, api_base=self.api_base)

@@ -20,7 +20,7 @@ from cli_agent.providers import base
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["HTTP_PREFIXES", "STATUS_RULES", "TRANSPORT_RULES", "OpenAIHTTPProvider", "import_httpx", "status_error"]
+__all__ = ["OpenAIHTTPProvider"]
 
 # Model prefixes this transport speaks, with the env var holding their key; None: the key is optional.
 HTTP_PREFIXES: dict[str, str | None] = {"openai": "OPENAI_API_KEY", "hosted_vllm": None}
@@ -211,7 +211,7 @@ def import_httpx() -> Any:
     hidden = [name for name in _NEVER_CALLED if name.partition(".")[0] not in sys.modules and name not in sys.modules]
     for name in hidden:
         sys.modules[name] = None  # type: ignore[assignment]
-    try:
+    try:  # deferred: httpx and its transport cost ~100 ms with the TLS stack: only a request needs them
         import httpcore  # noqa: F401 - httpx's transport imports it on first use
         import httpx
     finally:

@@ -25,8 +25,6 @@ from typing import Any
 
 from cli_agent.contracts import UsageError
 
-__all__ = ["ERROR_KINDS", "KEYS", "check_item", "error_kind", "item_calls", "item_finish", "item_text", "status_of"]
-
 KEYS = frozenset({"text", "tool_calls", "raw", "error", "status", "headers", "close", "message", "delay",
                   "chunk_delay", "chunks", "usage", "finish_reason", "thinking"})
 ERROR_KINDS = ("retryable", "fatal", "missing_key")

@@ -1,6 +1,6 @@
 """ScriptedProvider: a deterministic model that plays back a list of replies (tests, `cli-agent eval`, replay).
 
-Each item of the script is one reply, in the format `providers.script` defines (the same one the fake HTTP server
+Each item of the script is one reply, in the format `providers.reply_script` defines (the same one the fake HTTP server
 plays): text, tool calls, json-protocol text, errors (as `error` or as an HTTP `status`), delays.
 
 It records every request in `.requests` and checks each one like a strict server would, raising `ScriptError`:
@@ -37,7 +37,7 @@ from cli_agent.providers.base import (
 from cli_agent.providers.reply_script import check_item, error_kind, item_calls, item_finish, item_text
 from cli_agent.providers.waiting import deadline_of, timeout_error
 
-__all__ = ["ScriptError", "ScriptedProvider", "check_conversation"]
+__all__ = ["ScriptError", "ScriptedProvider"]
 
 _ERRORS: dict[str, type[CliAgentError]] = {
     "retryable": RetryableProviderError,

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 from cli_agent.contracts import RunTimeoutError
 
-__all__ = ["cancelled_by", "deadline_of", "expired", "iterate_until", "raise_if_cancelled", "timeout_error"]
+__all__ = ["cancelled_by"]
 
 T = TypeVar("T")
 

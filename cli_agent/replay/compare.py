@@ -25,6 +25,7 @@ from cli_agent.contracts import (
     sha_of,
 )
 from cli_agent.history import Trace
+from cli_agent.tools import Registry
 
 __all__ = ["short"]
 
@@ -133,8 +134,6 @@ def _items(event: Event, wrote: str | None = None) -> list[tuple[Any, ...]]:
 def _finds(tool: str) -> bool:
     """Whether a result's data is compared: a built-in tool that reads the workspace (its spec's kind is read or
     search), whose data a faithful replay finds again; not a fetch, a plan, a sub-task or an MCP tool's."""
-    from cli_agent.tools import Registry
-
     builtin = Registry.builtin()
     return tool in builtin and builtin.get(tool).kind in ("read", "search")
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from cli_agent.agent import apply_reset
 from cli_agent.contracts import (
     ConversationReset,
     Event,
@@ -42,11 +43,13 @@ from cli_agent.contracts import (
     ToolResult,
     errors,
 )
+from cli_agent.fs import broad_reason
 from cli_agent.history import Trace, raw_records, read_trace
 from cli_agent.replay.compare import Comparator, Divergence, written
 from cli_agent.replay.provider import RecordedApprover, ReplayProvider, first_call, outcomes, replay_settings
 from cli_agent.replay.recorded_tools import RecordedResults, with_recorded_tools
 from cli_agent.replay.rewind import copy_workspace, rewind
+from cli_agent.session import drive, open_session
 from cli_agent.tools import Registry
 
 __all__ = ["replay"]
@@ -75,8 +78,6 @@ class ReplayResult:
 def replay(path: Path, *sinks: Callable[[Event], None], run_commands: bool = False) -> ReplayResult:
     """Replay the trace at `path`, feeding every event of the replay to `sinks`; the trace's commands are played
     back from it unless `run_commands` (then they run in the command sandbox, on the copy)."""
-    from cli_agent.session import drive, open_session
-
     trace = read_trace(path)
     original = trace.header.get("workspace")
     if not isinstance(original, str) or not Path(original).is_dir():
@@ -134,8 +135,6 @@ def replay(path: Path, *sinks: Callable[[Event], None], run_commands: bool = Fal
 def _refuse_broad(path: Path, original: Path) -> None:
     """The trace names the folder that is copied: never the filesystem's root, your home folder or a folder above
     it (a copy of everything you have, for an edited trace to read)."""
-    from cli_agent.fs import broad_reason
-
     reason = broad_reason(original)
     if reason is not None:
         raise errors.TraceError(f"{path}: the trace's workspace {str(original)!r} is {reason}, not a project; "
@@ -176,8 +175,6 @@ def _with_recorded_commands(base: Registry, trace: Trace) -> tuple[Registry, set
 def _follow_resets(agent: Any, events: list[Event]) -> None:
     """Apply the /clear and /compact, and the notes (an /undo), recorded in `events` up to a run's start: those
     before the first run, or, given a run's events after its `run_finished`, those between it and the next run."""
-    from cli_agent.agent import apply_reset
-
     for event in events:
         if isinstance(event, RunStarted):
             return

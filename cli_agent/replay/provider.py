@@ -12,6 +12,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
+from cli_agent.config import load_settings
 from cli_agent.contracts import (
     Answer,
     ApprovalAsked,
@@ -31,7 +32,7 @@ from cli_agent.contracts import (
     event_from_dict,
 )
 from cli_agent.history import Trace
-from cli_agent.providers import NoModel
+from cli_agent.providers import NoModel, ScriptedProvider
 
 _RAISED: dict[StopReason, type[errors.CliAgentError]] = {
     StopReason.ERROR: errors.ProviderError, StopReason.USAGE: errors.MissingCredentialsError,
@@ -40,8 +41,6 @@ _RAISED: dict[StopReason, type[errors.CliAgentError]] = {
 
 def replay_settings(trace: Trace, copy: Path, tmp: Path) -> Any:
     """The recording's settings as far as the trace has them: protocol, model, the limits that stopped a run."""
-    from cli_agent.config import load_settings
-
     protocol = str(trace.header.get("protocol") or "native")
     flags: dict[str, Any] = {"workspace": str(copy), "model": str(trace.header.get("model") or "replay"),
                              "trace": str(tmp / "replay.jsonl")}
@@ -137,8 +136,6 @@ class ReplayProvider(NoModel):
     name = "replay"
 
     def __init__(self, outcomes: list[dict[str, Any] | errors.CliAgentError]) -> None:
-        from cli_agent.providers import ScriptedProvider
-
         self.outcomes = deque(outcomes)
         self._script = ScriptedProvider([o for o in outcomes if isinstance(o, dict)], name="replay")
 

@@ -13,6 +13,7 @@ proposals the runs made are withdrawn. Every file left as it is gets a note.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,13 +24,16 @@ from cli_agent.contracts import (
     SubagentEvent,
     ToolCall,
     ToolCallsProposed,
+    ToolError,
     ToolResult,
     errors,
     event_from_dict,
     sha_of,
 )
-from cli_agent.fs import CopyLimits, CopyTooBig, copy_tree
-from cli_agent.history import Trace
+from cli_agent.facts import FactStore
+from cli_agent.fs import DEFAULT_PROTECTED, CopyLimits, CopyTooBig, Workspace, copy_tree, textfile
+from cli_agent.history import Trace, current_bytes, remove_empty_dirs, reverting_change
+from cli_agent.tools import replace_text
 
 if TYPE_CHECKING:
     from cli_agent.fs import Workspace
@@ -86,7 +90,6 @@ def rewind(copy: Path, trace: Trace, raw: list[dict[str, Any]]) -> list[str]:
                 known += [data["content"].encode(), (data["content"] + "\n").encode()]
             elif event.tool == "propose_fact" and data.get("status") == "pending":
                 proposals.append(str(data.get("id")))
-    from cli_agent.fs import DEFAULT_PROTECTED, Workspace
 
     workspace = Workspace(copy, protected=DEFAULT_PROTECTED)
     notes = [note for call, change in reversed(changes) if (note := _undo(workspace, call, change, known))]
@@ -97,8 +100,6 @@ def rewind(copy: Path, trace: Trace, raw: list[dict[str, Any]]) -> list[str]:
 def _unnested(events: Any, raw: list[dict[str, Any]]) -> Any:
     """The events with their records; a sub-task's proposed calls and results (the task tool's helper) as its own,
     in their place: what the helper wrote is undone as the parent's changes are."""
-    import contextlib
-
     for event, record in zip(events, raw, strict=False):
         inner = record.get("event") if isinstance(event, SubagentEvent) else None
         if isinstance(inner, dict) and inner.get("type") in ("tool_calls_proposed", "tool_result"):
@@ -110,9 +111,6 @@ def _unnested(events: Any, raw: list[dict[str, Any]]) -> Any:
 
 
 def _undo(workspace: Workspace, call: ToolCall | None, change: dict[str, Any], known: list[bytes]) -> str | None:
-    from cli_agent.contracts import ToolError
-    from cli_agent.history import current_bytes, remove_empty_dirs, reverting_change
-
     rel = str(change.get("path", ""))
     try:
         now = current_bytes(workspace, rel)
@@ -140,9 +138,6 @@ def _undo(workspace: Workspace, call: ToolCall | None, change: dict[str, Any], k
 
 def _unedit(after: bytes, call: ToolCall, rel: str) -> bytes:
     """`after` with the edit_file call's `new` turned back into `old` (b"" when that can't be done)."""
-    from cli_agent.fs import textfile
-    from cli_agent.tools import replace_text
-
     args = call.arguments or {}
     fmt = textfile.detect(after)
     if fmt is None or not isinstance(args.get("old"), str) or not isinstance(args.get("new"), str):
@@ -159,7 +154,6 @@ def _withdraw(copy: Path, proposals: list[str]) -> None:
     """Take back the fact proposals the runs made, and the draft file if nothing else is in it."""
     if not proposals:
         return
-    from cli_agent.facts import FactStore
 
     store = FactStore(copy)
     try:

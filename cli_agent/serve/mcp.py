@@ -17,8 +17,12 @@ import json
 import uuid
 from typing import TYPE_CHECKING, Any
 
+from mcp_types import CallToolResult, ListToolsResult, TextContent, Tool, ToolAnnotations
+
+from cli_agent import __version__
 from cli_agent.agent import Verdict, assess, facts_of
 from cli_agent.contracts import Envelope, ToolCall
+from cli_agent.session import assemble, policy_for
 
 if TYPE_CHECKING:
     from cli_agent.config import Settings
@@ -34,8 +38,6 @@ class FileToolServer:
     """The tools and how one call is answered, without any transport (so it is testable on its own)."""
 
     def __init__(self, settings: Settings) -> None:
-        from cli_agent.session import assemble, policy_for
-
         # every change journaled first; no commands: run_command is not among the served tools
         parts = assemble(settings, journal=True, commands=False)
         assert parts.journal is not None
@@ -66,28 +68,21 @@ class FileToolServer:
 
 
 def _tool(spec: ToolSpec) -> Any:
-    from mcp_types import Tool, ToolAnnotations
-
     annotations = ToolAnnotations(read_only_hint=not spec.mutates, destructive_hint=spec.destructive,
                                   idempotent_hint=not spec.mutates, open_world_hint=False)
     return Tool(name=spec.name, description=spec.description, input_schema=spec.parameters, annotations=annotations)
 
 
 def _result(envelope: Envelope) -> Any:
-    from mcp_types import CallToolResult, TextContent
-
     return CallToolResult(content=[TextContent(type="text", text=envelope.to_json())],
                           structured_content=envelope.to_dict(), is_error=not envelope.ok)
 
 
 def serve_stdio(settings: Settings) -> int:
     """Serve until the client closes stdin."""
-    import anyio
-    from mcp.server.lowlevel import Server
+    import anyio  # deferred: the MCP SDK's event loop, only for `mcp serve`
+    from mcp.server.lowlevel import Server  # deferred: the MCP SDK, only when a server is configured or served
     from mcp.server.stdio import stdio_server
-    from mcp_types import ListToolsResult
-
-    from cli_agent import __version__
 
     tools = FileToolServer(settings)
 

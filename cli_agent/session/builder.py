@@ -11,7 +11,25 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cli_agent.agent import Agent, AgentSetup, ApprovalMode, Limits, Policy
+from cli_agent.agent import (
+    Agent,
+    AgentSetup,
+    ApprovalMode,
+    Attempts,
+    Judging,
+    Limits,
+    Policy,
+    protocol_for,
+    verification_for,
+)
+from cli_agent.facts import workspace_for
+from cli_agent.fs import refuse_broad
+from cli_agent.history import Journal
+from cli_agent.hooks import Hooks
+from cli_agent.prompt import Planner, briefer
+from cli_agent.providers import default_to_local
+from cli_agent.session.subtask import Subtasks
+from cli_agent.tools import Dispatcher, Registry, SeenFiles, ToolContext, WebSetup, command_setup
 
 if TYPE_CHECKING:
     from cli_agent.agent import CandidateRun
@@ -49,16 +67,10 @@ def assemble(settings: Settings, *, journal: bool = False, commands: bool = True
     """The parts every front end's session is built from. `journal`: every change is recorded in the undo journal
     first (a recorded session, `mcp serve`); `commands`: run_command is set up (in the sandbox), else it is not
     offered; `writes`: the tools may change the workspace, so a broad folder (the root, HOME) is refused."""
-    from cli_agent.facts import workspace_for
-    from cli_agent.tools import Registry
-
     if writes:
-        from cli_agent.fs import refuse_broad
-
         refuse_broad(settings.workspace)
     notes = []
     if not settings.model:  # no model, server or key: the bundled model (a named model never needs its module)
-        from cli_agent.providers import default_to_local
 
         settings, local_note = default_to_local(settings)
         notes.extend([local_note] if local_note else [])
@@ -77,8 +89,6 @@ def assemble(settings: Settings, *, journal: bool = False, commands: bool = True
 
 def journal_for(workspace: str | Path) -> Journal:
     """The undo journal of `workspace` (the one the sessions there record their changes in)."""
-    from cli_agent.history import Journal
-
     return Journal(workspace)
 
 
@@ -100,8 +110,6 @@ def dispatcher_for(settings: Settings, workspace: Workspace, registry: Registry,
                    track_reads: bool | None = None) -> Dispatcher:
     """The dispatcher of `registry`'s tools over `workspace` (`allowed`: the tools it offers; None: all).
     `track_reads`: an edit needs its file read in the conversation first (None: as `read_before_edit` says)."""
-    from cli_agent.tools import Dispatcher, SeenFiles, ToolContext, WebSetup
-
     reads = settings.read_before_edit if track_reads is None else track_reads
     context = ToolContext(workspace, seen=SeenFiles() if reads else None, loose_edits=settings.loose_edits,
                           syntax_check=settings.syntax_check, commands=commands,
@@ -115,9 +123,6 @@ def agent_for(settings: Settings, workspace: Workspace, provider: Provider, prot
     task's files shown with the task, and the project's tests judging its changes when they can run. `candidate`:
     how one more candidate runs (a session of its own, `session.open_session`'s), for `attempts` > 1.
     `overrides`: fields of its `AgentSetup` given outright (a test's clock)."""
-    from cli_agent.agent import Attempts, Judging, protocol_for, verification_for
-    from cli_agent.prompt import Planner, briefer
-
     commands, seen = dispatcher.ctx.commands, dispatcher.ctx.seen
     verifier, unverified = verification_for(settings, commands, workspace.root)
     setup = AgentSetup(provider=provider, protocol=protocol_for(protocol), dispatcher=dispatcher,
@@ -133,7 +138,6 @@ def agent_for(settings: Settings, workspace: Workspace, provider: Provider, prot
                       task_files=settings.task_files)
     final = replace(setup, **overrides)
     if final.subtasks is None and "task" in dispatcher.allowed:  # the task tool's helpers share this very set-up
-        from cli_agent.session.subtask import Subtasks
 
         final.subtasks = Subtasks(settings, final, judging)
     return Agent(final, judging)
@@ -143,7 +147,6 @@ def hooks_for(settings: Settings, workspace: Workspace) -> Hooks | None:
     """The hooks of the settings (`[[hooks]]`: the user config's, and a trusted project's), or None."""
     if not settings.hooks:
         return None
-    from cli_agent.hooks import Hooks
 
     return Hooks(settings.hooks, workspace.root)
 
@@ -151,8 +154,6 @@ def hooks_for(settings: Settings, workspace: Workspace) -> Hooks | None:
 def command_set(settings: Settings, workspace: Workspace) -> tuple[CommandSetup | None, list[str]]:
     """The session's command set-up and its notes for the user: commands off or unconfined, the network allowed,
     locks not bound."""
-    from cli_agent.tools import command_setup
-
     setup = command_setup(settings, workspace)
     if setup is None:
         return None, ["run_command is off: no command sandbox can be set up here (see `cli-agent sandbox`)"]
@@ -169,7 +170,7 @@ def start_mcp(settings: Settings, registry: Registry) -> McpAttachment | None:
     server is enabled."""
     if not any(server.enabled for server in settings.mcp_servers.values()):
         return None
-    from cli_agent.mcp import McpAttachment
+    from cli_agent.mcp import McpAttachment  # deferred: the MCP client (asyncio, the SDK), only with servers
 
     attached = McpAttachment(settings.mcp_servers, registry)
     attached.start()

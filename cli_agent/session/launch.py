@@ -8,6 +8,10 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+from cli_agent.config import load_settings
+from cli_agent.contracts import escape_for_terminal
+from cli_agent.session.session import default_provider_factory
+
 __all__ = ["AppState", "flags_given", "load_for", "provider_factory"]
 
 
@@ -27,16 +31,12 @@ def flags_given(**values: Any) -> dict[str, Any]:
 def load_for(state: AppState, *, announce: bool = True, **sub_flags: Any) -> Any:
     """The settings, from the root's flags overridden by the subcommand's. `announce`: the loader's notes (a
     project config's ignored keys) go to stderr here; the REPL shows them in its banner instead."""
-    from cli_agent.config import load_settings
-
     flags = dict(state.flags or {}) | flags_given(**sub_flags)
     config_file = flags.pop("config", None)
     trust = flags.pop("trust", None)
     loaded = load_settings(flags, config_file=config_file, trust=None if trust is None else bool(trust))
     state.output = loaded.settings.output
     if announce and loaded.notes:
-        from cli_agent.contracts import escape_for_terminal
-
         for note in loaded.notes:
             sys.stderr.write(f"cli-agent: {escape_for_terminal(note)}\n")
     return loaded
@@ -47,8 +47,4 @@ def provider_factory(state: AppState) -> Any:
 
 
 def default_provider(settings: Any) -> Any:
-    from cli_agent.session.session import (
-        default_provider_factory,  # imported when needed: the REPL draws its prompt first
-    )
-
     return default_provider_factory(settings)

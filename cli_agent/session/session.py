@@ -9,6 +9,7 @@ without patching anything.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import uuid
@@ -17,9 +18,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cli_agent.agent import Agent, Approver
-from cli_agent.contracts import ConversationReset, Event, EventStream, RunFinished, Warning, errors
-from cli_agent.history import TraceWriter, default_trace_path, raw_records
+from cli_agent.agent import Agent, Approver, apply_reset
+from cli_agent.contracts import ConversationReset, Event, EventStream, RunFinished, RunStarted, Warning, errors
+from cli_agent.history import TraceWriter, adopt, default_trace_path, note_turn, raw_records, writable
+from cli_agent.prompt import planned_protocol
+from cli_agent.providers import make_provider
+from cli_agent.session.builder import agent_for, assemble, start_mcp
 
 if TYPE_CHECKING:
     from cli_agent.agent import ApprovalMode, CandidateRun
@@ -44,8 +48,6 @@ def is_interactive() -> bool:
 
 
 def default_provider_factory(settings: Settings) -> Provider:
-    from cli_agent.providers import make_provider
-
     if not settings.model:
         raise errors.UsageError("no model configured: pass --model (e.g. openai/gpt-4o-mini, or scripted:FILE.json), "
                                 "set CLI_AGENT_MODEL, or set model in config.toml")
@@ -117,8 +119,6 @@ class Session:
 
     def reset(self, reset: ConversationReset) -> None:
         """Start the conversation again (`/compact`, a model that can't read it), recorded in the trace."""
-        from cli_agent.agent import apply_reset
-
         apply_reset(self.agent, reset)
         self.trace(reset)
 
@@ -140,8 +140,6 @@ class Session:
             answered, status = finished[1], finished[0].stop_reason.value if finished[0] is not None else status
             return finished[0]
         finally:
-            from cli_agent.history import note_turn
-
             note_turn(self.session_id, prompt, status, answered=answered, workspace=self.workspace.root,
                       model=self.settings.model or "", trace_path=self.trace_path)
 
@@ -168,10 +166,6 @@ class Session:
 
 def _typed(events: EventStream, command: str) -> EventStream:
     """The run's events, its RunStarted (the first) saying what the user typed."""
-    import dataclasses
-
-    from cli_agent.contracts import RunStarted
-
     first = next(events)
     yield dataclasses.replace(first, command=command) if isinstance(first, RunStarted) else first
     return (yield from events)
@@ -225,9 +219,6 @@ def open_session(settings: Settings, *, interactive: bool, provider_factory: Pro
                  record: bool = True, notes: Collection[str] = ()) -> Session:
     """`record`: add the session to the session index (eval and replay don't). `notes`: the loader's one-line
     warnings, shown with the session's own (the banner, `--output json`)."""
-    from cli_agent.prompt import planned_protocol
-    from cli_agent.session.builder import agent_for, assemble, start_mcp
-
     root = Path(settings.workspace)
     if not root.is_dir():
         raise errors.UsageError(f"workspace is not a folder: {root}")
@@ -252,7 +243,6 @@ def open_session(settings: Settings, *, interactive: bool, provider_factory: Pro
                       notes=[*notes, *parts.notes, *_provider_notes(provider, settings)], journal=parts.journal,
                       mcp=mcp, commands=parts.commands)
     if record:  # in the index once the model answers a run (Session._noted)
-        from cli_agent.history import writable
 
         problem = writable()
         session.session_id = "" if problem else uuid.uuid4().hex[:8]
@@ -286,8 +276,6 @@ def resume_into(session: Session, entry: SessionEntry, trace: Trace) -> None:
     """Give a freshly opened session the conversation of `entry`: its history, its trace's events (copied to the
     head of the new trace), and its place in the session index. Call it before the session's first run (a REPL's
     `/resume` opens a new session for it)."""
-    from cli_agent.history import adopt
-
     session.agent.clear(trace.conversation())
     for record in raw_records(entry.trace_path):  # raw, so what the old trace kept about each change survives
         session.trace.write_record(record)

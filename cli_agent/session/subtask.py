@@ -15,6 +15,7 @@ from collections.abc import Callable, Generator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from cli_agent.agent import Agent
 from cli_agent.contracts import (
     ApprovalAsked,
     Decision,
@@ -25,6 +26,7 @@ from cli_agent.contracts import (
     SubagentEvent,
     ToolResult,
 )
+from cli_agent.hooks import Hooks
 
 if TYPE_CHECKING:
     from cli_agent.agent import AgentSetup, Approver, Judging, Policy, RunState
@@ -53,8 +55,6 @@ class Subtasks:
     def __call__(self, run: RunState, prepared: Prepared, approve: Approver | None,
                  policy: Policy) -> Generator[Event, Decision | None, Envelope]:
         """Run the task call `prepared` under the parent's current approval `policy` (its grants too)."""
-        from cli_agent.agent import Agent
-
         args = prepared.arguments
         description, prompt = str(args.get("description", "")), str(args.get("prompt", ""))
         tools, instructions = self._kind(args.get("agent"))
@@ -65,7 +65,6 @@ class Subtasks:
             return Envelope.failure(f"the sub-task was not started: {why_not}")
         hooks = self.parent.hooks
         if hooks is not None:  # its tool calls are hooked as the parent's; its prompt and its end are not the user's
-            from cli_agent.hooks import Hooks
 
             hooks = Hooks([h for h in hooks.hooks if h.event in ("before_tool", "after_tool")], hooks.root)
         judging = replace(self.judging, verifier=None, attempts=None) if self.judging is not None else None

@@ -15,7 +15,7 @@ from cli_agent.tools.handlers.files import *
 from cli_agent.tools.registry import *
 from cli_agent.tools.schema_check import *
 from cli_agent.tools.specs import *
-from cli_agent.tools.web.fetch import *
+from cli_agent.tools.web.address import *
 
 __all__ = [
     "FILE_MAX", "CommandSetup", "Dispatcher", "Prepared", "Registry", "SeenFiles", "ToolContext", "ToolLimits",

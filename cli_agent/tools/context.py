@@ -10,11 +10,13 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from cli_agent.sandbox import Policy, confine_locks, probe
+
 if TYPE_CHECKING:
     from cli_agent.config import Settings
     from cli_agent.fs import Workspace
     from cli_agent.sandbox import Capability, Policy
-    from cli_agent.tools.web.fetch import WebSetup
+    from cli_agent.tools.web.address import WebSetup
 
 __all__ = ["CommandSetup", "SeenFiles", "ToolContext", "ToolLimits", "command_setup"]
 
@@ -35,8 +37,6 @@ def command_setup(settings: Settings, workspace: Workspace) -> CommandSetup | No
     """How this session runs commands; None when no sandbox can be set up here (then run_command isn't offered).
     Locks naming a literal path inside the workspace are bound read-only too (`confine`: the others are refused,
     each with a note); every lock is refused in a change set anyway."""
-    from cli_agent.sandbox import Policy, confine_locks, probe
-
     box = settings.sandbox
     locks = confine_locks(workspace.root, workspace.locks)
     policy = Policy(workspace=workspace.root, network=box.network, read_paths=tuple(box.read_paths),

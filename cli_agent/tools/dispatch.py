@@ -11,14 +11,18 @@ change. A `Staged` set with no changes needs no approval.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import difflib
+import os
 import time
 from collections.abc import Collection, Generator, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from cli_agent.contracts import Change, ChangeKind, Envelope, Staged, ToolCall, ToolError, ToolResult
+from cli_agent.tools.handlers.syntax_guard import broken_by, unreachable_by
+from cli_agent.tools.schema_check import CheckStopped, check
 
 if TYPE_CHECKING:
     from cli_agent.tools.context import ToolContext
@@ -159,7 +163,7 @@ class Dispatcher:
     def read_ahead(self, calls: Sequence[ToolCall]) -> dict[int, tuple[Prepared, Envelope]]:
         """Run the read-only calls that come before the turn's first other call at the same time; by position.
         The rest run in order as usual, so a read after an edit of the same turn sees the edit."""
-        from concurrent.futures import ThreadPoolExecutor
+        from concurrent.futures import ThreadPoolExecutor  # deferred: a thread pool, only for calls run side by side
 
         leading: list[tuple[int, Prepared]] = []
         for index, call in enumerate(calls):
@@ -220,9 +224,6 @@ class Dispatcher:
         (every applied one is in the undo journal). The result lists exactly what was applied; each path refused
         when staged (a link, an odd name, a lock) is a warning naming it and why, and a change that fails now makes
         the result a failure naming it."""
-        import contextlib
-        import os
-
         applied: list[str] = []
         failed: list[str] = []
         refused = tuple(f"not applied: {path}: {why}" for path, why in staged.refused)
@@ -251,8 +252,6 @@ class Dispatcher:
     def _validate(self, spec: ToolSpec, arguments: dict[str, Any]) -> list[str]:
         """What is wrong with the arguments; the check is bounded in time (cli_agent.tools.schema_check) and stops at
         the run's deadline, refusing what it could not settle."""
-        from cli_agent.tools.schema_check import CheckStopped, check
-
         try:
             return [_describe(e) for e in check(spec.parameters, arguments, until=self.ctx.deadline)]
         except CheckStopped as exc:
@@ -276,16 +275,10 @@ def _wrap(result: Any) -> Envelope:
 
 
 def _broken_by(change: Change) -> str | None:
-    from cli_agent.tools.handlers.syntax_guard import (
-        broken_by,  # at the call, as every cli_agent.tools.handlers import here
-    )
-
     return broken_by(change)
 
 
 def _unreachable_by(change: Change) -> str | None:
-    from cli_agent.tools.handlers.syntax_guard import unreachable_by
-
     return unreachable_by(change)
 
 

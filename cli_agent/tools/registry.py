@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from cli_agent.contracts import CliAgentError, SpecError, UsageError
+from cli_agent.fs import paths
+from cli_agent.tools.handlers import handlers
 from cli_agent.tools.specs import ToolSpec, builtin_spec_dir, content_key, load_specs
 
 __all__ = ["Registry"]
@@ -174,8 +176,5 @@ def load_remembered(directory: Any, handlers: Mapping[str, Callable[..., Any]], 
 
 @functools.cache
 def _builtin() -> Registry:
-    from cli_agent.fs import paths
-    from cli_agent.tools.handlers import handlers
-
     table = handlers()
     return Registry(load_remembered(builtin_spec_dir(), table, paths.user_cache_dir() / "checked-specs"), table)

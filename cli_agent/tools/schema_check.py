@@ -64,7 +64,7 @@ def _left() -> float:
 
 @functools.lru_cache(maxsize=256)
 def _compiled(pattern: str) -> Any:
-    import regex
+    import regex  # deferred: only for a pattern matched with a time limit
 
     return regex.compile(pattern)
 
@@ -82,7 +82,7 @@ def _search(pattern: str, text: str) -> bool:
 
 
 def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[Any]:
-    from jsonschema import ValidationError
+    from jsonschema import ValidationError  # deferred: jsonschema (40 ms), only for what the fast checks leave
 
     if validator.is_type(instance, "string") and not _search(pattern, instance):
         yield ValidationError(f"{instance[:80]!r} does not match {pattern!r}")
@@ -98,7 +98,7 @@ def _pattern_properties(validator: Any, patterns: dict[str, Any], instance: Any,
 
 
 def _additional_properties(validator: Any, additional: Any, instance: Any, schema: Any) -> Iterator[Any]:
-    from jsonschema import ValidationError
+    from jsonschema import ValidationError  # deferred: jsonschema (40 ms), only for what the fast checks leave
 
     if not validator.is_type(instance, "object"):
         return
@@ -125,7 +125,7 @@ def _timed(keyword: Callable[..., Any]) -> Callable[..., Iterator[Any]]:
 
 @functools.lru_cache(maxsize=256)
 def _validator(schema_json: str) -> Any:
-    import jsonschema
+    import jsonschema  # deferred: jsonschema (40 ms), only for what the fast checks leave
 
     schema = json.loads(schema_json)
     base = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)

@@ -91,6 +91,7 @@ def validate_parameters(schema: Any) -> str | None:
 
 
 def _parameters_problem(schema: Any) -> Problem | None:
+    # deferred: jsonschema (40 ms), only for what the fast checks leave
     from jsonschema import Draft202012Validator, SchemaError
 
     if not isinstance(schema, dict):
@@ -109,7 +110,7 @@ def _parameters_problem(schema: Any) -> Problem | None:
 
 
 def _check_content(spec: ToolSpec) -> Problem | None:
-    from jsonschema import Draft202012Validator
+    from jsonschema import Draft202012Validator  # deferred: jsonschema (40 ms), only for what the fast checks leave
 
     problem = _parameters_problem(spec.parameters)
     if problem:

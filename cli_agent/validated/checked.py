@@ -118,6 +118,7 @@ def _hints(cls: type) -> dict[str, Any]:
 
 @functools.cache
 def _model(cls: type) -> Any:
+    # deferred: pydantic (40 ms), only when a config file is checked
     from pydantic import AfterValidator, BeforeValidator, ConfigDict, Field, create_model, model_validator
 
     fields: dict[str, Any] = {}
@@ -158,7 +159,7 @@ _PLAIN_OF: dict[type, type] = {}  # a derived pydantic model -> its dataclass
 def _translate(hint: Any) -> Any:
     """The type as pydantic checks it: checked dataclasses become their models, `Secret` pydantic's SecretStr."""
     if hint is Secret:
-        from pydantic import SecretStr
+        from pydantic import SecretStr  # deferred: pydantic (40 ms), only when a config file is checked
 
         return SecretStr
     if isinstance(hint, type) and dataclasses.is_dataclass(hint):
@@ -168,7 +169,7 @@ def _translate(hint: Any) -> Any:
         return hint
     translated = tuple(_translate(arg) for arg in args)
     if origin is tuple:  # a TOML array is a list: taken as the tuple even when checked strictly
-        from pydantic import BeforeValidator
+        from pydantic import BeforeValidator  # deferred: pydantic (40 ms), only when a config file is checked
 
         return typing.Annotated[tuple[translated], BeforeValidator(_as_tuple)]  # type: ignore[valid-type]
     if translated == args:
@@ -193,7 +194,7 @@ def _plain(value: Any) -> Any:
         return type(value)(_plain(item) for item in value)
     if isinstance(value, dict):
         return {key: _plain(item) for key, item in value.items()}
-    from pydantic import SecretStr
+    from pydantic import SecretStr  # deferred: pydantic (40 ms), only when a config file is checked
 
     return Secret(value.get_secret_value()) if isinstance(value, SecretStr) else value
 

@@ -82,7 +82,7 @@ def load_checked(cls: type[T], toml: TomlFile, error: type[Exception], *, strict
     """The file's data (or its table at `part`, such as `("steps", 2)`) as a `cls` (`checked.check`); `error`
     naming the file, the line and the key if it is wrong. `suggest(key)` may word the hint for an unknown key
     (`wording.problem_of`)."""
-    from pydantic import ValidationError
+    from pydantic import ValidationError  # deferred: pydantic (40 ms), only when a config file is checked
 
     data: Any = toml.data
     for key in part:

@@ -13,6 +13,7 @@ file and the line in front of it (`path:3: max_steps: ...`); a flag or a variabl
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import re
 import types
 import typing
@@ -127,8 +128,6 @@ def _found(value: Any, loc: Loc) -> str:
 
 
 def _hint(cls: type, loc: Loc) -> str:
-    import difflib
-
     names = _names_at(cls, loc[:-1])
     if not names:
         return ""

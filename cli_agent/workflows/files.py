@@ -26,8 +26,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from cli_agent.config import folder_trusted
 from cli_agent.contracts import ToolError, WorkflowError
 from cli_agent.fs import RegularFile, paths
+from cli_agent.tools import Registry
 from cli_agent.validated import Loc, TomlFile, load_checked, read_toml, rule
 
 __all__ = ["Catalog", "Param", "Workflow", "load_workflows"]
@@ -194,8 +196,6 @@ def load_workflows(workspace: Any, *, tools: Collection[str] | None = None,
     (default: the built-in registry's). In a folder that is not `trusted` (default: as `CLI_AGENT_TRUST` and the
     trust store say) a project workflow does not shadow a built-in or user one of the same name."""
     if tools is None:
-        from cli_agent.tools import Registry
-
         tools = Registry.builtin().names()
     root = workspace if isinstance(workspace, str | Path) else workspace.root
     found: dict[str, Workflow] = {}
@@ -228,7 +228,6 @@ def load_workflows(workspace: Any, *, tools: Collection[str] | None = None,
 def _trusted(root: Path, trusted: bool | None) -> bool:
     if trusted is not None:
         return trusted
-    from cli_agent.config import folder_trusted
 
     return folder_trusted(root)
 
@@ -310,8 +309,6 @@ def _step(toml: TomlFile, i: int, params: list[str], tools: set[str]) -> Step:
 
 
 def _check_arguments(where: Loc, step: ToolStep, params: list[str]) -> None:
-    from cli_agent.tools import Registry
-
     registry = Registry.builtin()
     if step.tool in registry:
         schema = registry.get(step.tool).parameters
@@ -335,7 +332,7 @@ def _check_arguments(where: Loc, step: ToolStep, params: list[str]) -> None:
 
 def _schema_problem(schema: dict[str, Any], value: Any) -> str | None:
     """What is wrong with a literal argument of a tool step, checked against its property's JSON Schema."""
-    from jsonschema import Draft202012Validator
+    from jsonschema import Draft202012Validator  # deferred: jsonschema (40 ms), only for what the fast checks leave
 
     error = next(iter(Draft202012Validator(schema).iter_errors(value)), None)
     return error.message if error is not None else None

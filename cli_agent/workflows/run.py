@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import textwrap
 import uuid
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -223,8 +224,6 @@ def render_catalog(catalog: Catalog, width: int | None = None) -> str:
 
 
 def _wrapped(line: str, width: int) -> str:
-    import textwrap
-
     indent = " " * (len(line) - len(line.lstrip(" ")))
     return textwrap.fill(line, max(width, 20), subsequent_indent=indent + "  ", break_long_words=False,
                          break_on_hyphens=False) if line.strip() else line

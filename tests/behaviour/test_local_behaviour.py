@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from cli_agent.providers.local import KEY_VARIABLES
-from cli_agent.providers.local_model import CATALOG, runtime_version
+from cli_agent.providers.local.model import CATALOG
+from cli_agent.providers.local.provider import KEY_VARIABLES
+from cli_agent.providers.local.runtime import runtime_version
 
 
 def _qwen_missing() -> str | None:

@@ -12,6 +12,8 @@ import pytest
 from screenkit import Screen, Terms
 from termkit import PROMPT, QUESTION, create
 
+from cli_agent.tools.registry import Registry
+
 pytestmark = pytest.mark.slow
 
 
@@ -65,8 +67,11 @@ def test_cli_agent_sandbox_wraps_its_rows_under_themselves(tmp_path, cols):
 @pytest.mark.parametrize("cols", [60, 80])
 def test_cli_agent_tools_keeps_one_column_for_every_tool(tmp_path, cols):
     lines = [line for line in _run(tmp_path, cols, "tools") if line]
-    _whole_words(lines, cols)
     tools = [line for line in lines if line.startswith("  ")]
+    _whole_words([line for line in lines if line not in tools], cols)
+    first = {s.name: s.description.split(". ")[0].rstrip(".") for s in Registry.builtin().specs()}
+    for line in tools:  # its description's first sentence whole, or cut with `…`: it may fill the width exactly
+        assert line.endswith("…") or line.removesuffix(" (optional)").endswith(first[line.split()[0]]), line
     names = {"edit_file", "replace_definition", "replace_lines", "web_fetch", "update_plan", "task", "read_file"}
     assert names <= {line.split()[0] for line in tools}
     starts = {len(line) - len(line[2:].lstrip(" ").split(" ", 1)[1].lstrip(" *")) for line in tools}

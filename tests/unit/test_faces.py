@@ -39,12 +39,18 @@ def unit_of(module: Path) -> str:
 
 def _declared_all(tree: ast.Module) -> list[str] | None:
     for node in tree.body:
-        target = node.target if isinstance(node, ast.AnnAssign) else (
-            node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None)
-        if isinstance(target, ast.Name) and target.id == "__all__" and node.value is not None:
-            value = ast.literal_eval(node.value)
-            assert isinstance(value, list)
-            return [str(name) for name in value]
+        target: ast.expr
+        value: ast.expr | None
+        if isinstance(node, ast.AnnAssign):
+            target, value = node.target, node.value
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        else:
+            continue
+        if isinstance(target, ast.Name) and target.id == "__all__" and value is not None:
+            names = ast.literal_eval(value)
+            assert isinstance(names, list)
+            return [str(name) for name in names]
     return None
 
 

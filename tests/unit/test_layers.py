@@ -105,7 +105,7 @@ def test_the_wall_lets_through_exactly_what_the_faces_offer_whole():
              for name in _declared_all(package / "__init__.py") or []
              if (package / f"{name}.py").exists() or (package / name / "__init__.py").exists()}
     faces = {".".join(p.relative_to(REPO).parts) for p in subs}
-    expected = {f"cli_agent.** -> {module}" for module in whole | faces} | {"cli_agent.__main__ -> cli_agent.cli.main"}
+    expected = {f"cli_agent.** -> {module}" for module in whole | faces} | {"cli_agent.__main__ -> cli_agent.cli.entry"}
     assert _listed("ignore_imports") == expected
 
 

@@ -31,8 +31,9 @@ from typing import TYPE_CHECKING
 from cli_agent.agent.judge import task_examples
 from cli_agent.agent.judge.proof import statements as task_statements
 from cli_agent.agent.judge.proof.test_output import could_not_run, plain, summary_line, trimmed_failures
-from cli_agent.fs import read_regular_or_none
-from cli_agent.prompt import is_test_path, named_files
+from cli_agent.fs import Workspace, read_regular_or_none
+from cli_agent.prompt import Outline, detect_test_command, is_test_path, named_files
+from cli_agent.sandbox import Limits, run_in_sandbox
 
 if TYPE_CHECKING:
     from cli_agent.config import Settings
@@ -210,8 +211,6 @@ class Verifier:
     def _defining(self, said: tuple[task_statements.Statement, ...]) -> list[str]:
         """The source files (not tests) that define a name the statements are about: where to look when the task
         names no file and the run changed none but tests."""
-        from cli_agent.prompt import Outline
-
         wanted = {word for s in said if s.kind != "import" for word in s.text.split()}
         if not wanted:
             return []
@@ -227,7 +226,6 @@ class Verifier:
 
     @functools.cached_property
     def _workspace(self) -> Workspace:
-        from cli_agent.fs import Workspace
         return Workspace(self.root)
 
     def _python(self) -> str:
@@ -247,8 +245,6 @@ class Verifier:
     def _sandboxed(self, command: str, deadline: float) -> Generator[bytes, None, Outcome | None]:
         """Runs `command` in the command sandbox until the deadline (None: no time left); nothing it writes is
         kept."""
-        from cli_agent.sandbox import Limits, run_in_sandbox
-
         left = deadline - time.monotonic()
         if left <= 1:
             return None
@@ -306,6 +302,5 @@ def verification_for(settings: Settings, commands: CommandSetup | None, root: Pa
         return None, "no command sandbox here to run the tests in (see cli-agent sandbox)"
     if settings.commands == "ask":
         return None, 'every command is asked for (commands = "ask"), so the tests are not run unasked'
-    from cli_agent.prompt import detect_test_command
     command = settings.test_command or detect_test_command(root)
     return Verifier(command, commands, root, settings.verify_rounds), "" if command else NO_TESTS

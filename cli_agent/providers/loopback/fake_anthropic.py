@@ -30,8 +30,6 @@ from typing import Any
 
 from cli_agent.providers.reply_script import check_item, item_calls, item_text, status_of
 
-__all__ = ["FakeAnthropicServer"]
-
 LOOKBACK = 20  # blocks before a breakpoint that Anthropic checks for an earlier cache entry
 _STOP = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens"}
 

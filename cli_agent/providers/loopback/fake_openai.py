@@ -31,8 +31,6 @@ from typing import Any
 
 from cli_agent.providers.reply_script import check_item, item_calls, item_finish, item_text, status_of
 
-__all__ = ["FakeOpenAIServer"]
-
 _ARGUMENT_PIECE = 7  # characters of tool-call arguments per streamed fragment
 
 

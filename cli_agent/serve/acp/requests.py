@@ -10,6 +10,7 @@ from urllib.parse import unquote, urlparse
 
 from acp import RequestError, schema
 
+from cli_agent.config import server_of
 from cli_agent.serve.acp.updates import fenced
 
 
@@ -62,8 +63,6 @@ def client_servers(servers: list[Any] | None) -> dict[str, Any]:
     """The client's MCP servers as `[mcp_servers]` entries, under the same approval rules as the config's (every
     tool asks). A stdio server is a command, an HTTP one a streamable HTTP URL; SSE servers are not taken (the
     capabilities say so)."""
-    from cli_agent.config import server_of
-
     out: dict[str, Any] = {}
     for server in servers or []:
         name = _NAME.sub("-", server.name).strip("-")[:32] or "client"

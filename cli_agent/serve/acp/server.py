@@ -17,6 +17,7 @@ import datetime
 import logging
 import os
 import signal
+import sqlite3
 import sys
 import uuid
 from dataclasses import dataclass, field
@@ -29,10 +30,13 @@ from acp.agent.connection import AgentSideConnection
 from cli_agent import __version__
 from cli_agent.agent import ApprovalMode
 from cli_agent.contracts import RunFinished, StopReason, errors
+from cli_agent.history import SessionIndex, load_resumable
 from cli_agent.serve.acp import updates
 from cli_agent.serve.acp.requests import client_servers, prompt_text
 from cli_agent.serve.acp.turn import Outcome, Turn
 from cli_agent.serve.acp.wire import LINE_LIMIT, StdioWire, log_to_stderr, stdio_streams
+from cli_agent.session import load_for, open_session, provider_factory, resume_into
+from cli_agent.workflows import load_workflows, missing_message, parse_arguments, run_workflow
 
 if TYPE_CHECKING:
     from cli_agent.contracts import EventStream
@@ -123,8 +127,6 @@ class AcpAgent:
     def _open(self, cwd: str, servers: list[Any] | None) -> Session:
         """A cli-agent session for the client's working directory, with the client's MCP servers besides the
         config's (in a worker thread: it starts MCP servers)."""
-        from cli_agent.session import load_for, open_session, provider_factory
-
         if not os.path.isabs(cwd):
             raise RequestError(-32602, f"cwd must be an absolute path, got {cwd!r}")
         extra = client_servers(servers)
@@ -177,9 +179,6 @@ class AcpAgent:
             for e in entries])
 
     def _resumed(self, cwd: str, session_id: str, servers: list[Any] | None) -> Session:
-        from cli_agent.history import load_resumable
-        from cli_agent.session import resume_into
-
         session = self._open(cwd, servers)
         try:
             entry, trace = load_resumable(session.workspace.root, session_id)
@@ -209,8 +208,6 @@ class AcpAgent:
             _log.warning("could not greet session %s: %s", session_id, exc)
 
     def _commands(self, opened: _Open) -> list[schema.AvailableCommand]:
-        from cli_agent.workflows import load_workflows
-
         catalog = load_workflows(opened.session.workspace, trusted=self._trusted())
         return [schema.AvailableCommand(name=wf.name, description=wf.description or wf.title,
                                         input=schema.AvailableCommandInput(root=schema.UnstructuredCommandInput(
@@ -279,8 +276,6 @@ class AcpAgent:
         """The turn's events and how many runs they hold (0: a workflow's, as many as its steps that run)."""
         name, _, rest = text.removeprefix("/").partition(" ")
         if text.startswith("/") and name:
-            from cli_agent.workflows import load_workflows, missing_message, parse_arguments, run_workflow
-
             workflow = load_workflows(opened.session.workspace, trusted=self._trusted()).get(name)
             if workflow is not None:
                 values, missing = parse_arguments(workflow, rest, opened.session.workspace)
@@ -315,10 +310,6 @@ class AcpAgent:
 
 
 def _listed(folder: str) -> list[Any]:
-    import sqlite3
-
-    from cli_agent.history import SessionIndex
-
     try:
         return SessionIndex().list(folder, limit=_LISTED)
     except (sqlite3.Error, OSError, errors.CliAgentError) as exc:

@@ -39,6 +39,7 @@ from cli_agent.contracts import (
     Verification,
     Warning,
 )
+from cli_agent.providers import cancelled_by
 from cli_agent.serve.acp import updates
 
 if TYPE_CHECKING:
@@ -92,8 +93,6 @@ class Turn:
         """Run the events to their end (in a worker thread); the last run's outcome. With one run (`runs=1`) it is
         also `answered` as soon as the run has finished (what follows, the session index's note, does not delay the
         answer); the events of a workflow (`runs=0`: how many is not known) are answered at their end."""
-        from cli_agent.providers import cancelled_by
-
         with cancelled_by(self._cancelled):  # a cancel gives up a model reply in flight
             return self._drive(events, runs)
 

@@ -28,6 +28,7 @@ from cli_agent.contracts import (
     ToolCall,
     ToolResult,
 )
+from cli_agent.tools import Registry
 
 if TYPE_CHECKING:
     from cli_agent.tools import Registry
@@ -72,8 +73,6 @@ def stop_reason(finished: RunFinished, finish_reason: str, warning: str) -> sche
 def tool_kind(tool: str, registry: Registry | None = None) -> schema.ToolKind:
     """The protocol's kind of a tool, as its spec says: the session's `registry` (its MCP tools too), else the
     built-in tools; "other" for a tool neither knows."""
-    from cli_agent.tools import Registry
-
     for known in (registry, Registry.builtin()):
         if known is not None and tool in known:
             return known.get(tool).kind  # type: ignore[return-value]  # the spec loader allows only ToolKind's

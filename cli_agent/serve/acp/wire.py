@@ -158,7 +158,7 @@ def _feed_in_thread(loop: asyncio.AbstractEventLoop, reader: asyncio.StreamReade
 
 async def stdio_streams(limit: int = LINE_LIMIT) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     """stdin and stdout as a stream pair, whether they are pipes, sockets, terminals or regular files."""
-    from acp import stdio_streams as pipe_streams
+    from acp import stdio_streams as pipe_streams  # deferred: the ACP SDK's models (0.4 s), only for `cli-agent acp`
 
     stdin, stdout = sys.stdin.fileno(), sys.stdout.fileno()
     if not _is_file(stdin) and not _is_file(stdout):

@@ -12,28 +12,15 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from cli_agent.tools.handlers import commands, facts, files, insert, line_edits, run_tools, search
+from cli_agent.tools.web import page
+
+_MODULES = (files, search, insert, line_edits, commands, facts, run_tools, page)  # where the handlers are written
+
 
 @functools.cache
 def handlers() -> dict[str, Callable[..., Any]]:
-    """Every built-in handler by name (imported on first use, so importing this package stays cheap)."""
-    from cli_agent.tools.handlers import commands, facts, files, insert, line_edits, run_tools
-    from cli_agent.tools.web import page
-
-    return {
-        "list_files": files.list_files,
-        "read_file": files.read_file,
-        "search": files.search,
-        "create_file": files.create_file,
-        "edit_file": files.edit_file,
-        "insert_text": insert.insert_text,
-        "replace_lines": line_edits.replace_lines,
-        "replace_definition": line_edits.replace_definition,
-        "write_file": files.write_file,
-        "delete_file": files.delete_file,
-        "rename_file": files.rename_file,
-        "run_command": commands.run_command,
-        "propose_fact": facts.propose_fact,
-        "web_fetch": page.web_fetch,
-        "update_plan": run_tools.update_plan,
-        "task": run_tools.task,
-    }
+    """Every built-in handler by name: a handler is the public function of a handler module that bears its tool's
+    name (a spec with no such function fails at load, naming the tool), so a new tool's handler needs no table."""
+    return {name: value for module in _MODULES for name, value in vars(module).items()
+            if not name.startswith("_") and callable(value) and getattr(value, "__module__", None) == module.__name__}

@@ -7,10 +7,13 @@ set. With `sandbox = "off"` it runs in the workspace itself, asked for every tim
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
 from cli_agent.contracts import Staged, ToolError
+from cli_agent.sandbox import Limits, run_in_sandbox, run_unsandboxed, wanting
 
 if TYPE_CHECKING:
     from cli_agent.fs import Workspace
@@ -33,8 +36,6 @@ def _why_not(workspace: Workspace, rel: str, planned: bool = False) -> str | Non
 def run_command(ctx: ToolContext, command: str, timeout_s: float | None = None
                 ) -> Generator[bytes, None, Staged]:
     """Yields the output as it comes; returns the result and the change set."""
-    from cli_agent.sandbox import Limits, run_in_sandbox, run_unsandboxed
-
     setup = ctx.commands
     if setup is None:
         raise ToolError("run_command is not available here: no command sandbox could be set up "
@@ -43,7 +44,6 @@ def run_command(ctx: ToolContext, command: str, timeout_s: float | None = None
         raise ToolError("command is empty: give the shell command line to run")
     if "\0" in command:
         raise ToolError("command contains a NUL byte; refused")
-    import time
 
     wanted = setup.default_timeout_s if timeout_s is None else float(timeout_s)
     timeout = min(wanted, setup.max_timeout_s)
@@ -61,9 +61,6 @@ def run_command(ctx: ToolContext, command: str, timeout_s: float | None = None
                                         lambda rel, planned: _why_not(ctx.workspace, rel, planned),
                                         setup.env_allow)
     data = run_data(command, run)
-    import os
-
-    from cli_agent.sandbox import wanting
 
     missing = wanting(run.outcome.output, run.outcome.exit_code, os.environ, setup.env_allow)
     if missing is not None:

@@ -6,14 +6,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from cli_agent.contracts import CliAgentError, ToolError
+from cli_agent.facts import FactStore
 
 if TYPE_CHECKING:
     from cli_agent.tools.context import ToolContext
 
 
 def propose_fact(ctx: ToolContext, text: str, reason: str) -> dict[str, Any]:
-    from cli_agent.facts import FactStore
-
     try:
         proposal = FactStore(ctx.workspace.root).propose(text, reason)
     except CliAgentError as exc:

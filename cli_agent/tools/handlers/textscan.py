@@ -45,7 +45,7 @@ def finder(pattern: str, literal: bool, ignore_case: bool = False) -> Finder:
         warnings.simplefilter("ignore")  # `re`'s FutureWarning on `[a&&b]`: Python's reading is the one used here
         compiled = re.compile(pattern, re.MULTILINE | (re.IGNORECASE if ignore_case else 0))
         try:
-            import regex
+            import regex  # deferred: only for a pattern matched with a time limit
 
             fast = regex.compile(pattern, regex.VERSION0 | regex.MULTILINE | (regex.IGNORECASE if ignore_case else 0))
         except Exception:  # no `regex`, or a pattern it reads differently: plain `re`

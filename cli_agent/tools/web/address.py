@@ -3,15 +3,38 @@ resolved to, connect to a checked address itself, and check the peer of the open
 
 The name is resolved once, here, and the connection goes to the address that was checked, never to the name: a
 DNS answer that changes between the check and the connection (DNS rebinding) cannot lead it anywhere else.
-Environment proxies are not used, so the address checked is the address reached.
+Environment proxies are not used, so the address checked is the address reached. `WebSetup` is what the user's
+settings allow web_fetch (which addresses, how many redirects, how much, how long); `host_of` is a URL's host.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import socket
+from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from cli_agent.contracts import ToolError
+
+__all__ = ["WebSetup", "host_of"]
+
+
+@dataclass(frozen=True)
+class WebSetup:
+    """How web_fetch reaches the web. `allow_private` comes from the user config only (`[web] allow_private`)."""
+
+    allow_private: bool = False
+    max_redirects: int = 5
+    max_bytes: int = 5 * 1024 * 1024  # of the body, after any decompression
+    timeout_s: float = 30.0  # the whole fetch, redirects included
+
+
+def host_of(url: str) -> str:
+    """The host name of `url`, lower-case ("" when it has none)."""
+    try:
+        return (urlsplit(url).hostname or "").lower()
+    except ValueError:
+        return ""
 
 
 def refusal(address: str, allow_private: bool) -> str | None:

@@ -16,22 +16,10 @@ from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit
 
 from cli_agent.contracts import ToolError
-from cli_agent.tools.web.address import open_checked
-
-__all__ = ["WebSetup", "host_of"]
+from cli_agent.tools.web.address import WebSetup, open_checked
 
 _REDIRECTS = (301, 302, 303, 307, 308)
 _USER_AGENT = "cli-agent-web-fetch/1"
-
-
-@dataclass(frozen=True)
-class WebSetup:
-    """How web_fetch reaches the web. `allow_private` comes from the user config only (`[web] allow_private`)."""
-
-    allow_private: bool = False
-    max_redirects: int = 5
-    max_bytes: int = 5 * 1024 * 1024  # of the body, after any decompression
-    timeout_s: float = 30.0  # the whole fetch, redirects included
 
 
 @dataclass(frozen=True)
@@ -44,14 +32,6 @@ class Fetched:
     body: bytes
     truncated: bool
     redirects: tuple[str, ...]
-
-
-def host_of(url: str) -> str:
-    """The host name of `url`, lower-case ("" when it has none)."""
-    try:
-        return (urlsplit(url).hostname or "").lower()
-    except ValueError:
-        return ""
 
 
 def _checked_url(url: str) -> tuple[str, str, int, str]:

@@ -4,12 +4,14 @@ with its type and size."""
 
 from __future__ import annotations
 
+import codecs
 import html
 import re
+import time
 from typing import TYPE_CHECKING, Any
 
 from cli_agent.contracts import ToolError
-from cli_agent.tools.web.fetch import WebSetup, fetch
+from cli_agent.tools.web.address import WebSetup
 
 if TYPE_CHECKING:
     from cli_agent.tools.context import ToolContext
@@ -27,7 +29,7 @@ PART_CHARS = 16_000  # characters of the page's text a call returns; `offset` re
 
 def web_fetch(ctx: ToolContext, url: str, offset: int = 0) -> dict[str, Any]:
     """Fetch `url` and return its text for the model, from character `offset` on, at most PART_CHARS of it."""
-    import time
+    from cli_agent.tools.web.fetch import fetch  # deferred: the HTTP/TLS stack loads when a page is first fetched
 
     setup = ctx.web or WebSetup()
     deadline = min(time.monotonic() + setup.timeout_s, ctx.deadline or float("inf"))
@@ -63,8 +65,6 @@ def page_data(page: Fetched, offset: int = 0) -> dict[str, Any]:
 
 
 def _codec(charset: str | None) -> str:
-    import codecs
-
     try:
         return codecs.lookup(charset or "utf-8").name
     except LookupError:
@@ -79,7 +79,7 @@ def _converted(page: Fetched, text: str) -> str:
 def to_markdown(markup: str, base_url: str | None = None) -> str:
     """HTML as Markdown: headings, lists, links, code and tables kept; scripts, styles, navigation and images
     dropped."""
-    from html_to_markdown import ConversionOptions, convert
+    from html_to_markdown import ConversionOptions, convert  # deferred: only when a page is fetched
 
     options = ConversionOptions(heading_style="atx", skip_images=True, compact_tables=True, extract_metadata=False,
                                 strip_tags=_DROPPED, base_url=base_url)

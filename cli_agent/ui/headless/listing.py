@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import dataclasses
+import shutil
 import sys
 from typing import TYPE_CHECKING
 
-from rich.text import Text
-
-from cli_agent.contracts import escape_for_terminal, json_for_output
+from cli_agent.contracts import UsageError, errors, escape_for_terminal, json_for_output
+from cli_agent.prompt import Planner, planned_protocol
+from cli_agent.session import assemble, default_provider_factory
+from cli_agent.tools import Registry
+from cli_agent.ui.headless.printers import warn
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
+    from rich.text import Text
 
     from cli_agent.config import Settings
     from cli_agent.tools import Registry, ToolSpec
@@ -23,9 +27,6 @@ def print_tools(*, as_json: bool, verbose: bool = False, name: str | None = None
                 console: Console | None = None) -> None:
     """`cli-agent tools`: one line per tool, by category, cut to the width; `verbose` (or `name`, one tool) adds
     the description, when to use it and every parameter, wrapped to the width."""
-    from cli_agent.contracts import UsageError
-    from cli_agent.tools import Registry
-
     registry = Registry.builtin()
     if name is not None and name not in registry.names():
         raise UsageError(f"unknown tool {name!r}; the tools are: {', '.join(registry.names())}")
@@ -33,7 +34,8 @@ def print_tools(*, as_json: bool, verbose: bool = False, name: str | None = None
     if as_json:
         sys.stdout.write(json_for_output([dataclasses.asdict(spec) for spec in specs], indent=2) + "\n")
         return
-    from rich.console import Console
+    from rich.console import Console  # deferred, as Rich is in each function here: not on a one-shot run's path
+    from rich.text import Text  # deferred: Rich is not on a one-shot run's path
 
     out = console or Console(highlight=False)
     if name is not None or verbose:
@@ -52,6 +54,8 @@ def print_tools(*, as_json: bool, verbose: bool = False, name: str | None = None
 def tool_line(spec: ToolSpec, column: int = 13) -> Text:
     """`  read_file     Read a text file of the workspace…` (`*` when it asks before running), the descriptions
     starting at `column` after the indent (one column for every tool listed)."""
+    from rich.text import Text  # deferred: Rich is not on a one-shot run's path
+
     line = Text("  ")
     line.append(f"{spec.name:<{column}}" if len(spec.name) < column else spec.name + " ", style="cyan")
     line.append("*" if spec.requires_approval else " ", style="yellow")
@@ -63,8 +67,9 @@ def tool_line(spec: ToolSpec, column: int = 13) -> Text:
 
 def tool_details(spec: ToolSpec) -> RenderableType:
     """One tool in full: what it is for and its parameters, each wrapped under its own indent."""
-    from rich.console import Group
+    from rich.console import Group  # deferred: Rich is not on a one-shot run's path
     from rich.padding import Padding
+    from rich.text import Text
 
     head = Text.assemble((spec.name, "bold cyan"), (f"  {spec.category}", "dim"),
                          ("  · asks before it runs" if spec.requires_approval else "", "yellow"),
@@ -85,9 +90,6 @@ def tool_details(spec: ToolSpec) -> RenderableType:
 
 
 def print_prompt(settings: Settings, *, task: str, as_json: bool) -> None:
-    from cli_agent.prompt import Planner, planned_protocol
-    from cli_agent.session import assemble
-
     # the plan a run would make, so the fingerprint matches the trace's: the same model default, protocol and tools
     parts = assemble(dataclasses.replace(settings, no_tools=False), writes=False)
     settings, workspace, registry = parts.settings, parts.workspace, parts.registry
@@ -106,10 +108,10 @@ def print_prompt(settings: Settings, *, task: str, as_json: bool) -> None:
 def _with_mcp_tools(settings: Settings, registry: Registry) -> Registry:
     """The registry with the tools of the configured MCP servers (started, listed and stopped again); a server
     that fails is named on stderr."""
+    from cli_agent.mcp import McpAttachment  # deferred: the MCP client (asyncio, the SDK) only with servers
+
     if not any(server.enabled for server in settings.mcp_servers.values()):
         return registry
-    from cli_agent.contracts import escape_for_terminal
-    from cli_agent.mcp import McpAttachment
 
     attached = McpAttachment(settings.mcp_servers, registry)
     try:
@@ -124,8 +126,6 @@ def _with_mcp_tools(settings: Settings, registry: Registry) -> Registry:
 
 def _supports_native_tools(settings: Settings) -> bool:
     """What `protocol = "auto"` asks the provider; with no model to ask, native."""
-    from cli_agent.session import default_provider_factory
-
     if not settings.model:
         return True
     provider = default_provider_factory(settings)
@@ -137,13 +137,11 @@ def _supports_native_tools(settings: Settings) -> bool:
 
 def list_workflows(settings: Settings, *, check: bool, trusted: bool | None = None) -> int:
     """`cli-agent workflows`: the list on stdout, broken files on stderr; with `check`, exit 2 if any is broken."""
-    from cli_agent.contracts import errors, escape_for_terminal
-    from cli_agent.ui.headless.printers import warn
-    from cli_agent.workflows import load_workflows, render_catalog
+    from cli_agent.workflows import load_workflows, render_catalog  # deferred: not on a one-shot run's path
 
     catalog = load_workflows(settings.workspace, trusted=trusted)
     if catalog.workflows:
-        import shutil
+
 
         width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
         sys.stdout.write(escape_for_terminal(render_catalog(catalog, width)) + "\n")

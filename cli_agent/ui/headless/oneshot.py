@@ -8,8 +8,12 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from cli_agent.contracts import EventStream, errors
-from cli_agent.ui.headless.printers import warn
+from cli_agent.contracts import Envelope, Event, EventStream, ToolCall, ToolResult, errors, json_for_output
+from cli_agent.fs import Workspace
+from cli_agent.history import load_resumable
+from cli_agent.providers import NoModel
+from cli_agent.session import drive, images_for, is_interactive, open_session, resume_into, with_images
+from cli_agent.ui.headless.printers import JsonReport, output_sink, warn
 
 if TYPE_CHECKING:
     from cli_agent.agent import Approver
@@ -39,6 +43,7 @@ def approver_for(interactive: bool, console: Any = None) -> Any:
     question no one answers)."""
     if not interactive:
         return None
+    # deferred: the terminal renderer (Rich), only when stdout is a terminal
     from cli_agent.ui.view import TerminalApprover
 
     return TerminalApprover(console, session_scoped=False)
@@ -47,9 +52,9 @@ def approver_for(interactive: bool, console: Any = None) -> Any:
 def _terminal_renderer(session: Any) -> Any:
     """The REPL's renderer, for `--output text` on a terminal: the same panels, one-line reads, spinner and
     Markdown answer."""
-    from rich.console import Console
+    from rich.console import Console  # deferred: Rich is not on a one-shot run's path
 
-    from cli_agent.ui.view import Renderer
+    from cli_agent.ui.view import Renderer  # deferred: the terminal renderer (Rich), only when stdout is a terminal
 
     registry = session.registry
 
@@ -67,21 +72,14 @@ def run_one_shot(settings: Settings, prompt: str, *, provider_factory: Any, resu
     """`cli-agent -p TEXT`; `resume`: continue that session (session_index.LATEST or an id) instead of a new one;
     `notes`: the loader's warnings (for `--output json`); `images`: files given with --image (with the task's
     `@shot.png`, they go to the model as image parts)."""
-    from cli_agent.ui.headless.printers import JsonReport
-
     text = read_task(prompt)
     resumed = None
     if resume is not None:
-        from cli_agent.history import load_resumable
-
         resumed = load_resumable(settings.workspace, resume)  # a missing or damaged trace: exit 2 before anything
 
     def start(session: Session, approve: Approver) -> tuple[EventStream, JsonReport]:
         if resumed is not None:
-            from cli_agent.session import resume_into
-
             resume_into(session, *resumed)
-        from cli_agent.session import images_for, with_images
 
         parts = images_for(text, session.workspace, images, session.provider)
         return (session.run(with_images(text, parts), approve, images=parts),
@@ -94,8 +92,7 @@ def run_workflow_command(settings: Settings, name: str, args: Sequence[str], *, 
                          notes: Sequence[str] = (), trusted: bool | None = None) -> int:
     """`cli-agent workflow run NAME [ARGS...]`: a missing or bad argument is a WorkflowError (exit 2) before a
     provider is even made. `trusted`: the folder's trust (None: as the environment and the trust store say)."""
-    from cli_agent.fs import Workspace
-    from cli_agent.ui.headless.printers import JsonReport
+    # deferred: workflows, only for a `/NAME` task
     from cli_agent.workflows import load_workflows, missing_message, parse_tokens, run_workflow
 
     workspace = Workspace(settings.workspace, locks=tuple(settings.locks))
@@ -118,9 +115,6 @@ def _run_session(settings: Settings, provider_factory: Any,
                  start: Callable[[Session, Approver], tuple[EventStream, JsonReport]], notes: Sequence[str]) -> int:
     """Open a session, drive the events `start` gives to the trace and the `--output` printer, close it; a run
     that did not finish "done" raises its error (the exit code)."""
-    from cli_agent.session import drive, is_interactive, open_session
-    from cli_agent.ui.headless.printers import output_sink
-
     interactive = is_interactive()
     session = open_session(settings, interactive=interactive, provider_factory=provider_factory, notes=notes)
     try:
@@ -145,10 +139,6 @@ def _run_session(settings: Settings, provider_factory: Any,
 def run_tool(settings: Settings, name: str, json_args: str) -> int:
     """`cli-agent tools run`: one call through the loop's `run_call` (the dispatcher, the approval policy, the undo
     journal, a trace), with no model; the envelope is printed as JSON."""
-    from cli_agent.contracts import Envelope, Event, ToolCall, ToolResult
-    from cli_agent.providers import NoModel
-    from cli_agent.session import drive, is_interactive, open_session
-
     try:
         arguments = json.loads(json_args)
     except json.JSONDecodeError as exc:
@@ -165,7 +155,6 @@ def run_tool(settings: Settings, name: str, json_args: str) -> int:
         _close(session)
     result = next((e for e in events if isinstance(e, ToolResult)), None)
     envelope = result.envelope if result is not None else Envelope.failure("denied: " + finished.message)
-    from cli_agent.contracts import json_for_output
 
     sys.stdout.write(json_for_output(envelope.to_dict(), indent=2) + "\n")
     error_class = finished.stop_reason.error_class

@@ -18,6 +18,9 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
+from cli_agent.ui.repl.keys import TurnKeys
+from cli_agent.ui.view import SignalInterrupt, read_key
+
 
 @dataclass
 class Typed:
@@ -37,10 +40,8 @@ class Typed:
 def take_typed(stream: Any = None) -> Typed:
     """What was typed at the terminal and not read yet, read without waiting (echo off meanwhile): nothing when
     `stream` (stdin) is not a terminal."""
-    from cli_agent.ui.repl.keys import TurnKeys
-
     try:
-        import termios
+        import termios  # deferred: POSIX terminals only
 
         fd = (stream or sys.stdin).fileno()
         saved = termios.tcgetattr(fd) if os.isatty(fd) else None
@@ -71,8 +72,6 @@ def take_typed(stream: Any = None) -> Typed:
 def ask_key(message: Any, typed: Typed | None = None, *, input: Any = None, output: Any = None) -> str:
     """One key answers `message` (lower-cased; "\\r" for Enter, "" for Ctrl-C or Ctrl-D); what was typed before it
     was drawn goes into `typed` instead of answering it."""
-    from cli_agent.ui.view import SignalInterrupt, read_key
-
     ahead = take_typed(input)
     if typed is not None:
         typed.add(ahead)

@@ -8,6 +8,10 @@ import json
 import uuid
 from typing import TYPE_CHECKING, Any, Protocol
 
+from rich.text import Text
+
+from cli_agent.contracts import ToolCall
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -32,10 +36,6 @@ class BangHost(Protocol):
 
 
 def run_bang(repl: BangHost, command: str) -> None:
-    from rich.text import Text
-
-    from cli_agent.contracts import ToolCall
-
     session = repl.session
     if "run_command" not in session.registry:
         repl.console.print(Text("!COMMAND is off: no command sandbox can be set up here; `cli-agent sandbox` says "

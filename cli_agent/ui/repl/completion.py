@@ -14,9 +14,15 @@ from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
+from prompt_toolkit.enums import DEFAULT_BUFFER
+from prompt_toolkit.filters import emacs_insert_mode, has_focus, vi_insert_mode
+from prompt_toolkit.history import FileHistory, InMemoryHistory
+from prompt_toolkit.key_binding import KeyBindings
+from prompt_toolkit.keys import Keys
 
-from cli_agent.contracts import IMAGE_SUFFIXES
+from cli_agent.contracts import IMAGE_SUFFIXES, ToolError
 from cli_agent.contracts import escape_for_terminal as esc
+from cli_agent.fs import paths
 
 if TYPE_CHECKING:
 
@@ -134,11 +140,6 @@ class ReplCompleter(Completer):
 def bindings(cycle_mode: Callable[[], None] | None = None) -> Any:
     """Enter sends, Meta+Enter / Ctrl-J a new line, Ctrl-C clears the line (or leaves an empty prompt),
     Shift+Tab calls `cycle_mode` (the next approval mode)."""
-    from prompt_toolkit.enums import DEFAULT_BUFFER
-    from prompt_toolkit.filters import emacs_insert_mode, has_focus, vi_insert_mode
-    from prompt_toolkit.key_binding import KeyBindings
-    from prompt_toolkit.keys import Keys
-
     bindings = KeyBindings()
     focused = has_focus(DEFAULT_BUFFER)
 
@@ -213,8 +214,6 @@ def _typed_ahead(queue: Any) -> str:
     than it is handled (a paste the terminal does not mark as one, fast typing) goes into the buffer in one insert,
     so the completer, the toolbar and the screen follow once for it, not once per character. Anything else (Enter,
     a control key, an escape sequence) stays queued and ends the run."""
-    from prompt_toolkit.keys import Keys
-
     taken: list[str] = []
     while queue:
         key = queue[0]
@@ -226,10 +225,6 @@ def _typed_ahead(queue: Any) -> str:
 
 def history(warn: Callable[[str], None]) -> Any:
     """The prompt's history, kept in the user state dir; in memory only (and `warn` says so) where it can't be."""
-    from prompt_toolkit.history import FileHistory, InMemoryHistory
-
-    from cli_agent.fs import paths
-
     try:
         path = paths.user_state_dir() / "history"
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -252,8 +247,6 @@ def _fence(text: str) -> str:
 
 def _attachment(workspace: Workspace, path: str) -> tuple[str | None, str]:
     """(the block to append or None, a note for the user)."""
-    from cli_agent.contracts import ToolError
-
     try:
         if workspace.is_dir(path):
             entries = workspace.walk(path, depth=1, limit=200)

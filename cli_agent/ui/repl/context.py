@@ -20,15 +20,20 @@ from prompt_toolkit import PromptSession
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion, WordCompleter
 from prompt_toolkit.document import Document
 
-from cli_agent.contracts import RunFinished, StopReason, errors
+from cli_agent.contracts import AssistantMessage, RunFinished, StopReason, errors
 from cli_agent.contracts import escape_for_terminal as esc
+from cli_agent.history import read_trace
+from cli_agent.session import drive
+from cli_agent.ui.repl.answer import Typed, ask_key
 from cli_agent.ui.repl.commands.builtin_commands import builtin_commands
 from cli_agent.ui.repl.commands.command_set import add_commands
+from cli_agent.ui.repl.completion import bindings
 from cli_agent.ui.repl.keys import TurnKeys
 from cli_agent.ui.repl.picker import pick
 from cli_agent.ui.repl.start.banner import announce
 from cli_agent.ui.repl.start.startup import Startup
 from cli_agent.ui.repl.toolbar import next_mode
+from cli_agent.ui.view import Renderer, TerminalApprover, changes_nothing, show_transcript, undone_runs
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -81,7 +86,7 @@ class ReplContext:
     @property
     def console(self) -> Console:
         if self._console is None:
-            from rich.console import Console
+            from rich.console import Console  # deferred: Rich is not on a one-shot run's path
 
             self._console = Console(highlight=False)
         return self._console
@@ -94,16 +99,12 @@ class ReplContext:
     @property
     def approver(self) -> Any:
         if self._approver is None:
-            from cli_agent.ui.view import TerminalApprover
-
             self._approver = TerminalApprover(self.console)
         return self._ask_paused
 
     @property
     def own_approver(self) -> Any:
         """The question about the changes of the user's own command (!COMMAND), worded for them."""
-        from cli_agent.ui.view import TerminalApprover
-
         if self._approver is not None and not isinstance(self._approver, TerminalApprover):  # injected (tests)
             return self._ask_paused
         own = TerminalApprover(self.console, own=True)
@@ -151,9 +152,6 @@ class ReplContext:
     # -- running things -------------------------------------------------------------------------------------------
 
     def drive(self, events: EventStream) -> RunFinished:
-        from cli_agent.session import drive
-        from cli_agent.ui.view import Renderer
-
         renderer = Renderer(self.console, compact=self.compact_call, typed=lambda: keys.shown() if keys else [],
                             mode=self.mode)
         keys = None
@@ -180,15 +178,12 @@ class ReplContext:
         """Whether a call of `tool` takes one line in the transcript: a tool that changes nothing."""
         registry = self.session.registry
         if tool not in registry.names():  # an MCP or unknown tool: only the known read-only ones are folded
-            from cli_agent.ui.view import changes_nothing
 
             return changes_nothing(tool)
         spec = registry.get(tool)
         return not spec.mutates and not spec.requires_approval
 
     def _count(self, event: Event) -> None:
-        from cli_agent.contracts import AssistantMessage
-
         if isinstance(event, RunFinished):
             self.steps += event.steps
         elif isinstance(event, AssistantMessage) and event.usage.prompt_tokens:
@@ -210,9 +205,6 @@ class ReplContext:
 
     def show_resumed(self, session: Session, trace_path: Any) -> None:
         """A resumed session's transcript on screen, and its totals in the toolbar."""
-        from cli_agent.history import read_trace
-        from cli_agent.ui.view import show_transcript, undone_runs
-
         try:
             trace = read_trace(trace_path)
             undone = undone_runs(trace, self._journal_turns(session), session.session_id)
@@ -245,8 +237,6 @@ class ReplContext:
 
     def ask(self, question: str, *, choices: Iterable[str] = (), default: str = "", paths: bool = False) -> str:
         """One line; Tab completes `choices`, or with `paths` the workspace's paths (as `@path` does)."""
-        from cli_agent.ui.repl.completion import bindings
-
         words = list(choices)
         completer = _PathCompleter(self) if paths else WordCompleter(words) if words else None
         io = {k: v for k, v in self.io.items() if v}
@@ -259,8 +249,6 @@ class ReplContext:
     def ask_key(self, question: str) -> str:
         """A question answered with one key (lower-cased; "\\r" for Enter, "" for Ctrl-C or Ctrl-D); keys typed
         before it was drawn are kept for the prompt instead of answering it."""
-        from cli_agent.ui.repl.answer import Typed, ask_key
-
         typed = Typed()
         keys = self._keys
         if keys is None:

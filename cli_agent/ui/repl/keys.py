@@ -76,7 +76,7 @@ class TurnKeys:
         return [*self.queued, self.partial + "▏"] if self.partial or self.queued else []
 
     def start(self) -> None:
-        import termios
+        import termios  # deferred: POSIX terminals only
         import tty
 
         with contextlib.suppress(termios.error):
@@ -92,7 +92,7 @@ class TurnKeys:
         self._restore()
 
     def _restore(self) -> None:
-        import termios
+        import termios  # deferred: POSIX terminals only
 
         if self._saved is not None:
             with contextlib.suppress(termios.error):
@@ -101,7 +101,7 @@ class TurnKeys:
     @contextlib.contextmanager
     def paused(self) -> Iterator[None]:
         """No key is read in the block (an approval question reads them itself), and the terminal is as it was."""
-        import termios
+        import termios  # deferred: POSIX terminals only
         import tty
 
         with self._lock:
@@ -166,7 +166,7 @@ def no_echo(stream: Any = None) -> Iterator[None]:
     """The terminal does not echo keys in the block (they stay in its input, unread); as it was afterwards. Nothing
     when `stream` (stdin) is not a terminal."""
     try:
-        import termios
+        import termios  # deferred: POSIX terminals only
 
         fd = (stream or sys.stdin).fileno()
         saved = termios.tcgetattr(fd) if os.isatty(fd) else None

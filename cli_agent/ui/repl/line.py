@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from prompt_toolkit import PromptSession
 from prompt_toolkit.key_binding import merge_key_bindings
 from prompt_toolkit.styles import Style
+from rich.text import Text
 
 from cli_agent.contracts import escape_for_terminal as esc
 from cli_agent.ui.repl.completion import PathIndex, ReplCompleter, bindings, history, match_paths
@@ -89,8 +90,6 @@ class PromptLine:
             return
 
         def say(notes: list[str]) -> None:
-            from rich.text import Text
-
             for note in notes:
                 self.repl.console.print(Text("! " + esc(note), style="yellow"))
 

@@ -7,6 +7,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from prompt_toolkit.key_binding import KeyBindings
+from prompt_toolkit.keys import Keys
+
 FOLD_LINES = 10
 _FOLD = re.compile(r"\[Pasted text #(\d+) \+\d+ lines\]")
 
@@ -36,9 +39,6 @@ class Pastes:
 
     def bindings(self) -> Any:
         """A bracketed paste folded when long; Ctrl-O expands the folds in the input."""
-        from prompt_toolkit.key_binding import KeyBindings
-        from prompt_toolkit.keys import Keys
-
         bindings = KeyBindings()
 
         @bindings.add(Keys.BracketedPaste)

@@ -11,6 +11,11 @@ import textwrap
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from prompt_toolkit.application import Application, get_app
+from prompt_toolkit.formatted_text import FormattedText
+from prompt_toolkit.key_binding import KeyBindings
+from prompt_toolkit.layout import FormattedTextControl, HSplit, Layout, Window
+
 SHOWN = 10  # rows of the list on screen at once
 
 
@@ -19,10 +24,6 @@ def pick(title: str, options: Sequence[str], *, preview: Callable[[int], str] | 
     """The index chosen, or None (Esc, Ctrl-C, Ctrl-D, or no options)."""
     if not options:
         return None
-    from prompt_toolkit.application import Application
-    from prompt_toolkit.formatted_text import FormattedText
-    from prompt_toolkit.key_binding import KeyBindings
-    from prompt_toolkit.layout import FormattedTextControl, HSplit, Layout, Window
 
     state: dict[str, Any] = {"at": max(0, min(selected, len(options) - 1)), "typed": ""}
     bindings = KeyBindings()
@@ -90,8 +91,6 @@ def pick(title: str, options: Sequence[str], *, preview: Callable[[int], str] | 
 
 
 def _columns() -> int:
-    from prompt_toolkit.application import get_app
-
     try:
         return get_app().output.get_size().columns
     except Exception:  # no terminal size known: the usual width

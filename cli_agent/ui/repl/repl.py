@@ -20,8 +20,11 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
+from rich.text import Text
+
 from cli_agent.contracts import errors
 from cli_agent.contracts import escape_for_terminal as esc
+from cli_agent.session import images_for, with_images
 from cli_agent.ui.repl.bang import run_bang
 from cli_agent.ui.repl.commands.commands import Outcome
 from cli_agent.ui.repl.commands.context_commands import compact_if_full
@@ -93,8 +96,6 @@ class Repl(ReplContext):
 
     def _next_queued(self) -> str:
         """The next line typed ahead, echoed as if it had been typed at the prompt (its answer comes under it)."""
-        from rich.text import Text
-
         text = self.queued.pop(0)
         self.console.print(Text.assemble(("> ", "bold cyan"), esc(text)))
         return text
@@ -102,8 +103,6 @@ class Repl(ReplContext):
     def _handle(self, text: str) -> bool:
         """Run one line (a command or a message); True when the REPL should end. A Ctrl-C or a command's error
         returns to the prompt; a session that could not be opened ends the REPL with its error."""
-        from rich.text import Text
-
         line = text.lstrip()
         try:
             self.session  # noqa: B018 - every line waits for the start-up, so commands and workflows are all there
@@ -123,10 +122,6 @@ class Repl(ReplContext):
 
     def turn(self, text: str) -> RunFinished:
         """One message: its @paths attached, the conversation compacted first when it is full, then the turn."""
-        from rich.text import Text
-
-        from cli_agent.session import images_for, with_images
-
         images = images_for(text, self.session.workspace, provider=self.session.provider)  # refused: one line
         message, notes = attach_files(with_images(text, images), self.session.workspace)  # labels by the words
         for note in [*notes, *(f"attached {i.label}" for i in images)]:

@@ -13,11 +13,12 @@ are thrown away before asking, so typing ahead can never answer the question.
 
 from __future__ import annotations
 
+import io
 import sys
 from collections.abc import Callable
 from typing import Any
 
-from rich.console import Group
+from rich.console import Console, Group
 from rich.padding import Padding
 from rich.text import Text
 
@@ -25,6 +26,7 @@ from cli_agent.contracts import Answer, ApprovalAsked, Decision
 from cli_agent.contracts import escape_for_terminal as esc
 from cli_agent.ui.view.change_view import change_body
 from cli_agent.ui.view.command_panel import hanging
+from cli_agent.ui.view.pager import page
 from cli_agent.ui.view.render import call_panel
 
 __all__ = ["SignalInterrupt", "TerminalApprover", "read_key"]
@@ -120,7 +122,7 @@ def flush_typeahead(stream: Any = None) -> None:
     """Discard keys typed before the question was asked (a terminal only)."""
     stream = stream or sys.stdin
     try:
-        import termios
+        import termios  # deferred: POSIX terminals only
 
         if stream.isatty():
             termios.tcflush(stream.fileno(), termios.TCIFLUSH)
@@ -135,6 +137,7 @@ class SignalInterrupt(KeyboardInterrupt):
 def read_key(message: Any, *, input: Any = None, output: Any = None) -> str:
     """One key press, without Enter; "" for Ctrl-C or Ctrl-D. `message` (text or prompt_toolkit formatted text)
     wraps to the width and is erased once a key is pressed."""
+    # deferred: prompt_toolkit, only when a question is asked in a terminal
     from prompt_toolkit.application import Application
     from prompt_toolkit.key_binding import KeyBindings
     from prompt_toolkit.layout import FormattedTextControl, Layout, Window
@@ -164,10 +167,8 @@ def read_key(message: Any, *, input: Any = None, output: Any = None) -> str:
 def _question(legend: Text, width: int, prompt: str = PROMPT) -> Any:
     """The legend, wrapped between words under a two-space indent to `width` (by Rich, as everything else on
     screen), then the prompt: prompt_toolkit formatted text."""
-    import io
-
+    # deferred: prompt_toolkit, only when a question is asked in a terminal
     from prompt_toolkit.formatted_text import ANSI
-    from rich.console import Console
 
     out = io.StringIO()
     Console(file=out, width=max(width, 20), force_terminal=True, color_system="standard",
@@ -182,7 +183,7 @@ def _ask_terminal(message: Any) -> str:
 
 def _feedback_terminal(message: str) -> str:
     """The line for `f`, typed after `message`; a line longer than the terminal goes on under its own start."""
-    from prompt_toolkit import prompt
+    from prompt_toolkit import prompt  # deferred: prompt_toolkit, only when a question is asked in a terminal
 
     return prompt(message, prompt_continuation=" " * len(message))
 
@@ -198,8 +199,6 @@ class TerminalApprover:
                  session_scoped: bool = True, read_feedback: Callable[[str], str] | None = None,
                  own: bool = False) -> None:
         if console is None:
-            from rich.console import Console
-
             console = Console(stderr=True)
         self.console = console
         self.read = read or _ask_terminal
@@ -257,6 +256,5 @@ class TerminalApprover:
         if not self.console.is_terminal:
             self.console.print(whole)
             return
-        from cli_agent.ui.view.pager import page
 
         page(self.console, whole)

@@ -25,7 +25,7 @@ def _fold(text: str, limit: int | None = FOLD_LINES) -> tuple[str, int]:
 
 
 def _lexer(path: str) -> str:
-    from pygments.lexers import get_lexer_for_filename
+    from pygments.lexers import get_lexer_for_filename  # deferred: Pygments, when a diff is first coloured
     from pygments.util import ClassNotFound
 
     try:
@@ -35,7 +35,7 @@ def _lexer(path: str) -> str:
 
 
 def _syntax(code: str, lexer: str, *, numbers: bool = False) -> RenderableType:
-    from rich.syntax import Syntax
+    from rich.syntax import Syntax  # deferred: Pygments, when a diff is first coloured
 
     return Syntax(code, lexer, theme="ansi_dark", line_numbers=numbers, word_wrap=True, background_color="default")
 

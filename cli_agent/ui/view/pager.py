@@ -3,17 +3,16 @@
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 from typing import Any
 
+from rich.console import Console
+
 
 def page(console: Any, renderable: Any) -> None:
     """Show `renderable` in the pager at the console's width; printed instead when no pager can be started."""
-    import io
-
-    from rich.console import Console
-
     out = io.StringIO()
     Console(file=out, width=console.width, force_terminal=True, color_system=console.color_system or "standard",
             highlight=False).print(renderable)

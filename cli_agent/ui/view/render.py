@@ -25,6 +25,8 @@ from cli_agent.contracts import escape_for_terminal as esc
 from cli_agent.contracts import events as ev
 from cli_agent.ui.view.change_view import arguments_text, call_title, change_body
 from cli_agent.ui.view.checks_view import Checks
+from cli_agent.ui.view.command_panel import changes_panel, command_line, command_result, hanging, output_block
+from cli_agent.ui.view.plan_view import hook_line, plan_summary, plan_text
 from cli_agent.ui.view.transcript import changes_nothing, compact_line, result_line
 from cli_agent.ui.view.working import Working
 
@@ -32,7 +34,7 @@ __all__ = ["Renderer", "call_panel", "hung"]
 
 def markdown(text: str) -> RenderableType:
     """Model text as Markdown: escaped first; links shown as text (url), never as hidden hyperlinks."""
-    from rich.markdown import Markdown
+    from rich.markdown import Markdown  # deferred: Rich's Markdown, when an answer is first drawn
 
     return Markdown(esc(text), hyperlinks=False)
 
@@ -43,8 +45,6 @@ def call_panel(call: ToolCall, change: Change | None = None, *, index: int = 0, 
     each file's, otherwise its arguments (and `about`, what the tool's spec says to weigh before approving it)."""
     body: RenderableType
     if changes:
-        from cli_agent.ui.view.command_panel import changes_panel
-
         return changes_panel(call, changes, index=index, total=total)
     if change is None and about:
         body = Group(Text(esc(about), style="dim"), arguments_text(call))
@@ -67,8 +67,6 @@ def call_panel(call: ToolCall, change: Change | None = None, *, index: int = 0, 
 
 def hung(line: Text) -> RenderableType:
     """A `  ✓ …` line whose continuation lines wrap under its first word, not at column 0."""
-    from cli_agent.ui.view.command_panel import hanging
-
     head, _, _ = line.plain.partition("\n")
     if not head.startswith(("  ✓ ", "  ✗ ")):
         return line
@@ -179,11 +177,9 @@ class Renderer:
         self.close()
         self._working = Working(self.clock, self.typed, self._hint, command)
         if self._plan is not None:
-            from cli_agent.ui.view.plan_view import plan_text
-
             self._working.plan = plan_text(self._plan, self.console.width)
         if self.live:
-            from rich.live import Live
+            from rich.live import Live  # deferred: Rich is not on a one-shot run's path
 
             live = Live(self._working, console=self.console, transient=True, refresh_per_second=8,
                         vertical_overflow="crop")
@@ -202,8 +198,6 @@ class Renderer:
         self._plan = None
 
     def _on_plan_updated(self, event: ev.PlanUpdated) -> None:
-        from cli_agent.ui.view.plan_view import plan_text
-
         self._plan = event
         if self._working is not None:
             self._working.plan = plan_text(event, self.console.width)
@@ -274,8 +268,6 @@ class Renderer:
     def _on_command_output(self, event: ev.CommandOutput) -> None:
         """The first (empty) says the command started: `$ COMMAND`, then its output's tail under a spinner."""
         if self._command != event.call_id:
-            from cli_agent.ui.view.command_panel import command_line
-
             self._end_command()
             self.close()
             call = self._calls.get(event.call_id)
@@ -292,7 +284,6 @@ class Renderer:
         """The ended command's output, drawn once: `output` (its result's) or else the tail the live region had."""
         if self._command is None:
             return
-        from cli_agent.ui.view.command_panel import output_block
 
         live = self._working.text if self._working is not None and self._working.command else ""
         self._command = None
@@ -308,8 +299,6 @@ class Renderer:
             self.close()
         data = event.envelope.data
         if isinstance(data, dict) and "exit_code" in data:
-            from cli_agent.ui.view.command_panel import changes_panel, command_result
-
             if self._command == event.call_id:
                 self._end_command(str(data.get("output", "")))
             if event.changes and event.call_id not in self._asked_changes and call is not None:
@@ -319,8 +308,6 @@ class Renderer:
             return
         self._end_command()
         if event.changes and event.call_id not in self._asked_changes and call is not None:
-            from cli_agent.ui.view.command_panel import changes_panel
-
             self._shown.add(event.call_id)
             self.print(changes_panel(call, event.changes))
         if event.change is None and event.call_id not in self._shown and self.compact(event.tool):
@@ -362,8 +349,6 @@ class Renderer:
             self._working.task = f"⟳ task: {event.description} · {doing}"
 
     def _on_hook_ran(self, event: ev.HookRan) -> None:
-        from cli_agent.ui.view.plan_view import hook_line
-
         self._end_command()
         self.close()
         self.print(hook_line(event, self.console.width))
@@ -372,8 +357,6 @@ class Renderer:
         self.print(self._checks.line(event))
 
     def _on_retry(self, event: ev.Retry) -> None:
-        from cli_agent.ui.view.command_panel import hanging
-
         self.print(hanging(Text(f"retrying in {event.delay_s:.1f}s ", style="dim"),
                            Text(f"(attempt {event.attempt}): {esc(event.reason)}", style="dim")))
 
@@ -392,8 +375,6 @@ class Renderer:
         if self._elided:
             self.print(Text("! " + esc(self._elided), style="yellow"))
         if self._plan is not None:
-            from cli_agent.ui.view.plan_view import plan_summary
-
             self.print(plan_summary(self._plan))
         if not self.one_shot or event.stop_reason is ev.StopReason.DONE:
             self.print(finish_line(event, self.clock() - self._started))

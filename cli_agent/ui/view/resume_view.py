@@ -32,6 +32,10 @@ from cli_agent.contracts import (
 )
 from cli_agent.contracts import escape_for_terminal as esc
 from cli_agent.history import Trace
+from cli_agent.tools import Registry
+from cli_agent.ui.view.approve import decided_line, render_call
+from cli_agent.ui.view.command_panel import hanging
+from cli_agent.ui.view.render import Renderer
 
 if TYPE_CHECKING:
     from cli_agent.history import Turn
@@ -90,8 +94,6 @@ def _changed(run: list[Event]) -> list[str]:
 
 def _writes_files(tool: str) -> bool:
     """A built-in tool whose spec says it mutates: the path it is called with is a file it changed."""
-    from cli_agent.tools import Registry
-
     builtin = Registry.builtin()
     return tool in builtin and builtin.get(tool).mutates
 
@@ -190,10 +192,6 @@ _UNDONE = "  ↶ undone since (/undo)"
 
 def _draw_run(console: Console, run: list[Event], compact: object, undone: AbstractSet[str]) -> None:
     """One turn as it was drawn when it ran: its prompt, calls, panels, answers and closing line."""
-    from cli_agent.ui.view.approve import decided_line, render_call
-    from cli_agent.ui.view.command_panel import hanging
-    from cli_agent.ui.view.render import Renderer
-
     started = run[0]
     if isinstance(started, RunStarted):
         line = Text.assemble(("› ", "bold cyan"), (esc(_one_line(asked(started), 400)), "bold"))

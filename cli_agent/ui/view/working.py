@@ -7,9 +7,11 @@ from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console
+from rich.spinner import Spinner
 from rich.text import Text
 
 from cli_agent.contracts import escape_for_terminal as esc
+from cli_agent.ui.view.command_panel import LIVE_LINES, output_block
 
 _LIVE_KEEP = 64 * 1024  # characters of a running command's output kept for its live tail
 
@@ -21,8 +23,6 @@ class Working:
 
     def __init__(self, clock: Callable[[], float], typed: Callable[[], list[str]], hint: Callable[[], str],
                  command: bool = False) -> None:
-        from rich.spinner import Spinner
-
         self.hint = hint
         self.clock = clock
         self.typed = typed
@@ -46,8 +46,6 @@ class Working:
         used = (len(self.plan.plain.splitlines()) if self.plan is not None else 0) + bool(self.task)
         room = max(1, (options.height or console.height) - 2 - len(queued) - used)
         if self.command:
-            from cli_agent.ui.view.command_panel import LIVE_LINES, output_block
-
             block = output_block(self.text, min(room, LIVE_LINES), more="")
             if block is not None:
                 yield block

@@ -50,9 +50,9 @@ def test_version_imports_nothing_heavy(tmp_path, env):
     result, modules = imported(["-m", "cli_agent", "--version"], env, tmp_path)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.startswith("cli-agent ")
-    assert "cli_agent.cli.main" in modules  # the parse really went through importtime
+    assert "cli_agent.cli.entry" in modules  # the run really went through importtime
     assert loaded(modules, NEVER_ON_VERSION) == []
-    assert loaded(modules, ("pydantic", "httpx", "jsonschema")) == []
+    assert loaded(modules, ("pydantic", "httpx", "jsonschema", "typer", "cli_agent.session", "cli_agent.agent")) == []
 
 
 @pytest.mark.slow
@@ -71,6 +71,29 @@ def test_one_shot_over_http_imports_no_litellm_and_checks_specs_once(tmp_path, e
     assert second.returncode == 0, second.stderr[-2000:]
     assert loaded(modules, NEVER_ON_ONE_SHOT) == []
     assert loaded(modules, ("jsonschema",)) == []  # the checked specs are not checked again
+
+
+# What a scripted one-shot run never imports: each is deferred to where it is first used (docs/architecture.md,
+# "Imports"), so a run that does not use it does not pay for it.
+DEFERRED = ("litellm", "httpx", "acp", "mcp", "anyio", "tree_sitter", "xllamacpp", "PIL", "html_to_markdown",
+            "http.client", "ssl", "email", "cli_agent.tools.web.fetch", "prompt_toolkit", "rich", "typer", "click",
+            "pydantic", "jsonschema", "regex", "pygments", "asyncio", "cli_agent.mcp", "cli_agent.workflows",
+            "cli_agent.ui.repl", "cli_agent.ui.view", "cli_agent.serve", "cli_agent.eval", "cli_agent.cli.app")
+
+
+@pytest.mark.slow
+def test_a_scripted_one_shot_run_imports_none_of_the_deferred_modules(tmp_path, env):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    script = tmp_path / "replies.json"
+    script.write_text('[{"text": "hello from the script"}]', encoding="utf-8")
+    argv = ["-m", "cli_agent", "-p", "hi", "--model", f"scripted:{script}"]
+    imported(argv, env, ws)  # the first start checks the packaged specs (jsonschema) and remembers them
+    result, modules = imported(argv, env, ws)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "hello from the script" in result.stdout
+    assert "cli_agent.agent.loop" in modules  # the run really went through importtime
+    assert loaded(modules, DEFERRED) == []
 
 
 @pytest.mark.slow

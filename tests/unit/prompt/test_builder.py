@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 
 import pytest
 from jsonschema import Draft202012Validator
@@ -21,7 +22,8 @@ from cli_agent.tools.handlers import handlers
 from cli_agent.tools.registry import Registry
 from cli_agent.tools.specs import builtin_spec_dir, load_specs
 
-GOLDEN_CTX = PromptContext(task="Remember: we indent with tabs.",
+# The task hints every optional tool (a fact, a URL), so the golden prompts show every tool there is.
+GOLDEN_CTX = PromptContext(task="Remember: we indent with tabs, as https://example.com/style says.",
                            files=("README.md", "src/app.py", "tests/test_app.py"), files_truncated=3,
                            agents_md="Indent with tabs.\nRun `make test` before finishing.",
                            facts=("Tests use pytest.",), workspace_name="demo")
@@ -39,16 +41,27 @@ def _build(**fields):
     return PromptBuilder(_registry()).build(PromptContext(**{"workspace_name": "demo", **fields}))
 
 
+def _golden_tools(golden: str) -> set[str]:
+    """The tools a golden prompt shows, by their `### NAME (required)` headings."""
+    return set(re.findall(r"^### (\S+) \((?:required|optional)\)$", golden, re.MULTILINE))
+
+
 @pytest.mark.parametrize("protocol", ["json", "native"])
 def test_golden_system_prompt(protocol):
+    """The whole prompt, word for word, with the tools the golden file was written with: a tool added since is left
+    out of the comparison (its section is checked by the tests below, as every tool's is), so a new tool fails
+    nothing here; a changed or removed one does. `UPDATE_GOLDEN=1 pytest tests/unit/prompt/test_builder.py` writes
+    the files again with every tool, after a review of the difference."""
     ctx = PromptContext(**{**GOLDEN_CTX.__dict__, "protocol": protocol})
-    system = PromptBuilder(_registry()).build(ctx).system
     path = GOLDEN / f"system_prompt_{protocol}.txt"
+    registry = _registry()
     if os.environ.get("UPDATE_GOLDEN") == "1":
         path.parent.mkdir(exist_ok=True)
-        path.write_text(system, encoding="utf-8")
+        path.write_text(PromptBuilder(registry).build(ctx).system, encoding="utf-8")
     assert path.is_file(), f"{path} is missing: run UPDATE_GOLDEN=1 pytest {__file__}"
-    assert system == path.read_text(encoding="utf-8"), f"prompt changed: review, then UPDATE_GOLDEN=1 ({path})"
+    golden = path.read_text(encoding="utf-8")
+    system = PromptBuilder(registry.without(set(registry.names()) - _golden_tools(golden))).build(ctx).system
+    assert system == golden, f"prompt changed: review, then UPDATE_GOLDEN=1 ({path})"
 
 
 def test_builtin_registry_renders_like_the_tested_one():
@@ -119,7 +132,7 @@ def test_the_compact_prompt_of_a_small_model_leaves_out_the_sub_agent_and_the_ch
     sub-agent or keeps the plan."""
     full, compact = _build(protocol="json"), _build(detail="compact", protocol="json")
     left_out = {t.name for t in full.tools if t.runs_agent or t.updates_plan}
-    assert left_out == {"task", "update_plan"}
+    assert {"task", "update_plan"} <= left_out
     assert left_out <= {t.name for t in full.tools}
     assert not left_out & {t.name for t in compact.tools}
     assert "create_file" in {t.name for t in compact.tools}

@@ -108,7 +108,7 @@ def test_with_an_injected_provider_the_trace_and_the_scripted_model_file_agree(w
 
 
 def test_with_no_model_both_sides_plan_for_the_bundled_local_model(ws, tmp_path, capsys, monkeypatch):
-    from cli_agent.providers.local import KEY_VARIABLES
+    from cli_agent.providers.local.provider import KEY_VARIABLES
 
     for name in KEY_VARIABLES:
         monkeypatch.delenv(name, raising=False)

@@ -31,8 +31,9 @@ def test_a_cancel_gives_up_a_reply_in_flight_and_no_cancel_waits_for_it() -> Non
 
 @pytest.mark.slow
 def test_a_cancel_gives_up_waiting_for_the_bundled_model_to_load() -> None:
-    from cli_agent.providers.local_model import CATALOG, model_path, runtime_version
-    from cli_agent.providers.local_server import LlamaServer
+    from cli_agent.providers.local.model import CATALOG, model_path
+    from cli_agent.providers.local.runtime import runtime_version
+    from cli_agent.providers.local.server import LlamaServer
 
     try:
         assert runtime_version() is not None

@@ -20,9 +20,9 @@ from cli_agent.config.settings import LocalSettings, Settings
 from cli_agent.contracts.errors import UsageError
 from cli_agent.fs.workspace import Workspace
 from cli_agent.prompt.plan import Planner
-from cli_agent.providers import local_model
-from cli_agent.providers.local import KEY_VARIABLES, default_to_local
-from cli_agent.providers.local_model import (
+from cli_agent.providers.local import model as local_model
+from cli_agent.providers.local import runtime as local_runtime
+from cli_agent.providers.local.model import (
     CATALOG,
     Chunk,
     ModelSpec,
@@ -32,6 +32,7 @@ from cli_agent.providers.local_model import (
     requirements,
     resolve_model,
 )
+from cli_agent.providers.local.provider import KEY_VARIABLES, default_to_local
 from cli_agent.providers.scripted import ScriptedProvider
 from cli_agent.tools.registry import Registry
 
@@ -82,6 +83,17 @@ def test_the_local_extra_pins_exactly_what_the_catalog_needs():
     assert "CMAKE_ARGS" not in ci and "llama-cpp-python" not in ci  # nothing is compiled
     install = (ROOT / "install.sh").read_text()
     assert "--only-binary xllamacpp" in install and "CMAKE_ARGS" not in install
+
+
+@pytest.mark.slow
+def test_install_sh_asks_whether_a_wheel_fits_before_anything_is_installed():
+    """install.sh runs the runtime's module as a file, in a Python with nothing installed yet: the standard library
+    only (`-S`: no site-packages)."""
+    runtime = "cli_agent/providers/local/runtime.py"
+    assert f'runpy.run_path("{runtime}")' in (ROOT / "install.sh").read_text()
+    code = f'import runpy; print(runpy.run_path("{runtime}")["runtime_unfit"]("Linux", "riscv64", ("glibc", "2.36")))'
+    done = subprocess.run([sys.executable, "-S", "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "no prebuilt wheel for Linux riscv64" in done.stdout, done.stderr
 
 
 def test_the_catalog_pins_the_upstream_qwen_file():
@@ -172,7 +184,7 @@ def test_install_command_needs_no_compiler_and_names_the_extra():
     ("FreeBSD", "amd64", ("", ""), "no prebuilt wheel for FreeBSD amd64"),
 ])
 def test_a_machine_no_wheel_fits_is_told_in_one_line_what_to_do(system, machine, glibc, expected):
-    reason = local_model.runtime_unfit(system, machine, glibc)
+    reason = local_runtime.runtime_unfit(system, machine, glibc)
     if expected is None:
         assert reason is None
     else:
@@ -274,7 +286,7 @@ def test_needs_setup_until_the_file_is_assembled_and_recorded_and_again_when_it_
 
 def test_the_repl_leaves_the_local_models_set_up_to_the_foreground(chunked, monkeypatch):
     from cli_agent.config.settings import Settings
-    from cli_agent.providers import local
+    from cli_agent.providers.local import provider as local
 
     monkeypatch.setattr(local, "resolve_model", lambda choice: chunked)
     monkeypatch.setattr(local, "runtime_version", lambda: "0.3.36")
@@ -286,7 +298,7 @@ def test_the_repl_leaves_the_local_models_set_up_to_the_foreground(chunked, monk
 
 
 def test_threads_follow_the_idle_cores():
-    from cli_agent.providers.local_server import _cores, default_threads
+    from cli_agent.providers.local.server import _cores, default_threads
 
     cores = _cores()
     assert default_threads(lambda: (0.0, 0.0, 0.0)) == cores  # idle: every core (2 threads ran 1.6-1.9x faster)
@@ -298,12 +310,12 @@ def test_threads_follow_the_idle_cores():
 # ---- a reply that runs away -------------------------------------------------------------------------------------
 
 def test_a_tail_that_repeats_one_short_unit_runs_away_and_code_does_not():
-    from cli_agent.providers.local_reply import RUNAWAY_CHARS, runs_away
+    from cli_agent.providers.local.reply import RUNAWAY_CHARS, runs_away
 
     assert runs_away('{"tool": "edit", "parameters": {"old": "' + "\\t" * 600)
     assert runs_away("intro " + "This is a test. " * 40)
     assert not runs_away("\\t" * 100)  # short runs are fine
-    code = (ROOT / "cli_agent" / "providers" / "local_model.py").read_text()
+    code = (ROOT / "cli_agent" / "providers" / "local" / "model.py").read_text()
     assert not any(runs_away(code[:end]) for end in range(RUNAWAY_CHARS, len(code), 97))
     assert not runs_away("=" * 80 + "\n" + "x = [0, 0, 0, 0, 0, 0, 0, 0]\n" * 3 + "def f(): pass\n" * 10)
 
@@ -311,7 +323,7 @@ def test_a_tail_that_repeats_one_short_unit_runs_away_and_code_does_not():
 def test_a_stream_that_runs_away_is_cut_as_a_reply_cut_off_with_its_usage_so_far():
     from cli_agent.contracts.errors import CliAgentError
     from cli_agent.providers.base import ProviderReply, relay
-    from cli_agent.providers.local_reply import cut_runaway
+    from cli_agent.providers.local.reply import cut_runaway
 
     sent: list[int] = []
     closed: list[bool] = []
@@ -370,7 +382,7 @@ def test_a_runtime_that_does_not_load_here_ends_the_server_in_one_line_with_exit
     (fake / "__init__.py").write_text(
         "raise OSError('/lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.29` not found')\n")
     env = os.environ | {"PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}"}
-    done = subprocess.run([sys.executable, "-m", "cli_agent.providers.local_engine", "--model", "m.gguf", "--port",
+    done = subprocess.run([sys.executable, "-m", "cli_agent.providers.local.engine", "--model", "m.gguf", "--port",
                            "1", "--ctx", "512", "--threads", "1", "--batch-threads", "1"], capture_output=True,
                           text=True, env=env, timeout=60)
     assert done.returncode == 3 and done.stderr == ""
@@ -380,7 +392,7 @@ def test_a_runtime_that_does_not_load_here_ends_the_server_in_one_line_with_exit
 
 
 def test_a_temperature_above_zero_samples_and_zero_stays_greedy() -> None:
-    from cli_agent.providers.local_reply import wire_options
+    from cli_agent.providers.local.reply import wire_options
 
     greedy = wire_options({"temperature": 0.0})
     assert greedy["top_k"] == 1 and greedy["seed"] == 0  # the same reply every time

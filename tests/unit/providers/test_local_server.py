@@ -22,10 +22,11 @@ from cli_agent.contracts.errors import ProviderError
 from cli_agent.contracts.messages import Message
 from cli_agent.prompt.builder import json_protocol_schema
 from cli_agent.providers.base import ProviderReply, ProviderRequest
-from cli_agent.providers.local import KEY_VARIABLES, LocalProvider
-from cli_agent.providers.local_model import CATALOG, model_path, runtime_version
-from cli_agent.providers.local_reply import SAMPLING, runs_away
-from cli_agent.providers.local_server import LlamaServer
+from cli_agent.providers.local.model import CATALOG, model_path
+from cli_agent.providers.local.provider import KEY_VARIABLES, LocalProvider
+from cli_agent.providers.local.reply import SAMPLING, runs_away
+from cli_agent.providers.local.runtime import runtime_version
+from cli_agent.providers.local.server import LlamaServer
 from cli_agent.tools.registry import Registry
 
 
@@ -195,7 +196,7 @@ def server_child(parent: int) -> int:
     def find():
         for pid in children(parent):
             try:
-                if b"cli_agent.providers.local_engine" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                if b"cli_agent.providers.local.engine" in Path(f"/proc/{pid}/cmdline").read_bytes():
                     return pid
             except OSError:
                 continue
@@ -264,7 +265,7 @@ def test_a_server_whose_port_is_taken_says_so_in_one_line_and_exits_1():
 def test_a_port_taken_before_the_server_binds_it_is_chosen_again(monkeypatch):
     import socket
 
-    from cli_agent.providers import local_server
+    from cli_agent.providers.local import server as local_server
 
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -332,7 +333,7 @@ def test_a_slot_file_the_server_cannot_load_is_removed_and_the_run_goes_on(tmp_p
     try:
         request = ProviderRequest((Message("system", SYSTEM), Message("user", "x")), options={
             "response_format": {"type": "json_object", "schema": SCHEMA}})
-        from cli_agent.providers.local_reply import plan_key
+        from cli_agent.providers.local.reply import plan_key
 
         damaged = provider.cache.folder / provider.cache.slot_file(plan_key(request))
         damaged.write_bytes(b"\x00garbage" * 100)

@@ -10,9 +10,9 @@ import sys
 import pytest
 
 from cli_agent.contracts.errors import UsageError
-from cli_agent.providers.local_model import CATALOG, model_path
-from cli_agent.providers.local_server import LlamaServer
-from cli_agent.providers.warm_cache import WarmCache
+from cli_agent.providers.local.model import CATALOG, model_path
+from cli_agent.providers.local.server import LlamaServer
+from cli_agent.providers.local.warm_cache import WarmCache
 
 pytestmark = pytest.mark.usefixtures("isolated_home")
 SHA = "ab" * 32
@@ -81,7 +81,7 @@ def _smollm2() -> bool:
 @pytest.mark.skipif(not _smollm2(), reason="the SmolLM2 weight package is not installed")
 def test_a_damaged_cache_ends_a_local_run_with_exit_2_before_loading(tmp_path, isolated_home):
     spec = CATALOG["smollm2-135m"]
-    from cli_agent.providers.local_model import runtime_version
+    from cli_agent.providers.local.runtime import runtime_version
 
     cache = WarmCache.for_model(spec.sha256 or "", runtime_version() or "")
     cache.folder.mkdir(parents=True)

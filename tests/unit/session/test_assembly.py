@@ -56,7 +56,7 @@ def test_without_commands_run_command_is_not_offered(ws: Path) -> None:
 
 
 def test_no_model_configured_means_the_bundled_one_with_a_note(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from cli_agent.providers.local import KEY_VARIABLES
+    from cli_agent.providers.local.provider import KEY_VARIABLES
 
     for key in KEY_VARIABLES:
         monkeypatch.delenv(key, raising=False)

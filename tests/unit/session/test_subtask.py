@@ -16,6 +16,7 @@ from cli_agent.contracts.events import (
     ToolResult,
 )
 from cli_agent.session.subtask import Subtasks
+from cli_agent.tools.registry import Registry
 
 FIND = call("task", description="Find the retry limit", prompt="Where is the retry limit set? Say the value.")
 
@@ -40,7 +41,10 @@ def test_a_helper_reads_a_file_in_its_own_conversation_and_answers(ws):
     assert [m.role for m in helper_first.messages][-1] == "user" and len(helper_first.messages) == 2  # its own
     assert helper_first.messages[-1].content.startswith("Where is the retry limit set?")
     offered = {t["function"]["name"] for t in helper_first.tools}
-    assert offered == {"list_files", "read_file", "search"}  # read-only by default
+    assert {"list_files", "read_file", "search"} <= offered  # read-only by default: what changes nothing, asks nothing
+    assert not offered & {"task", "update_plan", "create_file", "run_command", "web_fetch", "propose_fact"}
+    assert not any(spec.mutates or spec.requires_approval or spec.optional for spec in Registry.builtin().specs()
+                   if spec.name in offered)
     nested = [e for e in events if isinstance(e, SubagentEvent)]
     proposed = [e for e in events if isinstance(e, ToolCallsProposed)]
     assert {e.call_id for e in nested} == {proposed[0].calls[0].id}  # under the parent's call

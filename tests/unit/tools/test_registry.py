@@ -1,4 +1,5 @@
-"""The registry: lookups, category order, which tools the model is offered."""
+"""The registry: lookups, category order, which tools the model is offered. The packaged tools are taken from their
+specs (a new tool needs nothing here); the tools a test names are there for what they do."""
 
 from __future__ import annotations
 
@@ -6,12 +7,8 @@ import pytest
 
 from cli_agent.contracts.errors import CliAgentError, SpecError, UsageError
 from cli_agent.tools.handlers import handlers
-from cli_agent.tools.registry import Registry
+from cli_agent.tools.registry import CATEGORY_ORDER, Registry
 from cli_agent.tools.specs import ToolSpec, builtin_spec_dir, load_specs
-
-ALL = frozenset({"list_files", "read_file", "search", "create_file", "edit_file", "write_file", "delete_file",
-                 "insert_text", "propose_fact", "rename_file", "run_command", "replace_lines", "replace_definition",
-                 "web_fetch", "update_plan", "task"})
 
 
 def _noop(ctx, **arguments): ...
@@ -30,13 +27,19 @@ def _spec(name: str, **fields) -> ToolSpec:
 
 
 def test_names_and_categories_are_ordered():
+    registry = Registry([_spec("b", category="Edit"), _spec("z", category="Zeta"), _spec("a", category="Edit"),
+                         _spec("y", category="Explore"), _spec("q", category="Alpha"), _spec("r", category="Run")], {})
+    assert registry.categories() == ["Explore", "Edit", "Run", "Alpha", "Zeta"]  # the known order, then by name
+    assert registry.names() == ["y", "a", "b", "r", "q", "z"]  # by category, then by name
+    assert [s.name for s in registry.by_category("Edit")] == ["a", "b"]
+    assert len(registry) == 6 and "a" in registry and "grep" not in registry
+
+
+def test_the_packaged_tools_fill_the_known_categories_in_order():
     registry = _registry()
-    assert registry.categories() == ["Explore", "Edit", "Run", "Project knowledge", "Plan and delegate"]
-    assert registry.names() == ["list_files", "read_file", "search", "web_fetch", "create_file", "delete_file",
-                                "edit_file", "insert_text", "rename_file", "replace_definition", "replace_lines",
-                                "write_file", "run_command", "propose_fact", "task", "update_plan"]
-    assert [s.name for s in registry.by_category("Explore")] == ["list_files", "read_file", "search", "web_fetch"]
-    assert len(registry) == 16 and "search" in registry and "grep" not in registry
+    assert registry.categories()[:len(CATEGORY_ORDER)] == list(CATEGORY_ORDER)
+    assert registry.names() == [s.name for c in registry.categories() for s in registry.by_category(c)]
+    assert len(registry) == sum(f.name.endswith(".toml") for f in builtin_spec_dir().iterdir())
     assert _registry(_spec("zz", category="Alpha")).categories()[-1] == "Alpha"
 
 
@@ -44,9 +47,7 @@ def test_unknown_tool_lists_the_available_ones():
     registry = _registry()
     with pytest.raises(UsageError) as info:
         registry.get("grep")
-    assert str(info.value) == ("unknown tool 'grep'; available tools: list_files, read_file, search, web_fetch, "
-                               "create_file, delete_file, edit_file, insert_text, rename_file, replace_definition, "
-                               "replace_lines, write_file, run_command, propose_fact, task, update_plan")
+    assert str(info.value) == f"unknown tool 'grep'; available tools: {', '.join(registry.names())}"
     with pytest.raises(UsageError, match="available tools"):
         registry.handler("grep")
 
@@ -69,17 +70,17 @@ def _offered(registry: Registry, *args, **kwargs) -> list[str]:
 
 def test_optional_tool_only_when_hinted():
     registry = _registry()
-    required = ["list_files", "read_file", "search", "create_file", "delete_file", "edit_file", "insert_text",
-                "rename_file", "replace_definition", "replace_lines", "write_file", "run_command"]
-    later = ["task", "update_plan"]  # the category after Project knowledge
-    assert _offered(registry) == [*required, *later]
-    assert _offered(registry, "fix the failing test in app.py") == [*required, *later]
-    assert _offered(registry, "refactor the factory class") == [*required, *later]  # whole words only
-    assert _offered(registry, "Remember: we indent with tabs") == [*required, "propose_fact", *later]
-    assert _offered(registry, "note this DECISION") == [*required, "propose_fact", *later]
-    assert _offered(registry, "from now on use pytest") == [*required, "propose_fact", *later]
-    assert _offered(registry, "", workflow="record_decision") == [*required, "propose_fact", *later]
-    assert _offered(registry, "", workflow="record-conventions") == [*required, "propose_fact", *later]
+    required = [s.name for s in registry.specs() if not s.optional]
+    with_fact = [s.name for s in registry.specs() if not s.optional or s.name == "propose_fact"]  # in its place
+    assert registry.get("propose_fact").optional and with_fact != required
+    assert _offered(registry) == required
+    assert _offered(registry, "fix the failing test in app.py") == required
+    assert _offered(registry, "refactor the factory class") == required  # whole words only
+    assert _offered(registry, "Remember: we indent with tabs") == with_fact
+    assert _offered(registry, "note this DECISION") == with_fact
+    assert _offered(registry, "from now on use pytest") == with_fact
+    assert _offered(registry, "", workflow="record_decision") == with_fact
+    assert _offered(registry, "", workflow="record-conventions") == with_fact
 
 
 def test_only_restricts_and_switches_on_named_optional_tools():
@@ -87,7 +88,7 @@ def test_only_restricts_and_switches_on_named_optional_tools():
     assert _offered(registry, "remember this", only=["read_file", "search"]) == ["read_file", "search"]
     assert _offered(registry, "", only=("propose_fact", "read_file")) == ["read_file", "propose_fact"]
     assert _offered(registry, "", only=()) == []
-    with pytest.raises(UsageError, match="unknown tool 'grep'; available tools: list_files"):
+    with pytest.raises(UsageError, match=f"unknown tool 'grep'; available tools: {registry.names()[0]}, "):
         registry.model_tools(only=["grep"])
 
 
@@ -108,5 +109,5 @@ def test_fingerprint_follows_the_contents():
 def test_builtin_is_loaded_once():
     registry = Registry.builtin()
     assert registry is Registry.builtin()
-    assert set(registry.names()) == ALL
-    assert registry.handler("read_file").__name__ == "read_file"
+    assert registry.specs() == Registry(load_specs([builtin_spec_dir()], handlers()), handlers()).specs()
+    assert all(registry.handler(name) is handlers()[name] for name in registry.names())

@@ -85,6 +85,7 @@ def test_mcp_serve_gives_the_specs_hints(spec):
     assert hints.destructive_hint == spec.destructive
 
 
+@pytest.mark.usefixtures("isolated_home")  # the server opens an undo journal
 def test_mcp_serve_serves_the_exposed_specs_of_its_categories(tmp_path):
     from cli_agent.config import Settings
     from cli_agent.serve.mcp import SERVED_CATEGORIES, FileToolServer

@@ -6,9 +6,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from rich.table import Table
+from rich.text import Text
+
+from cli_agent.agent import ApprovalMode
 from cli_agent.contracts import escape_for_terminal as esc
 from cli_agent.ui.repl.commands.commands import Command, CommandContext, CommandRegistry, Outcome
 from cli_agent.ui.repl.commands.context_commands import context_commands
+from cli_agent.ui.repl.commands.model_commands import model_command
+from cli_agent.ui.view import hanging
 
 KEYS_HELP = ("Enter sends · Meta+Enter or Ctrl-J: new line · Ctrl-R: search history · Tab: complete · "
              "@path attaches a file · //text sends /text · Ctrl-O: a folded paste in full · Esc or Ctrl-C "
@@ -19,14 +25,10 @@ KEYS_HELP = ("Enter sends · Meta+Enter or Ctrl-J: new line · Ctrl-R: search hi
 # -- the built-ins ---------------------------------------------------------------------------------------------
 
 def _say(ctx: CommandContext, text: str, style: str = "") -> None:
-    from rich.text import Text
-
     ctx.console.print(Text(esc(text), style=style))
 
 
 def _help(ctx: CommandContext, args: str) -> None:
-    from rich.text import Text
-
     if args:
         command = ctx.commands.get(args.split()[0])
         if command is None:
@@ -40,9 +42,6 @@ def _help(ctx: CommandContext, args: str) -> None:
             out.append("\n  also: " + ", ".join("/" + esc(a) for a in command.aliases), style="dim")
         ctx.console.print(out)
         return
-    from rich.table import Table
-
-    from cli_agent.ui.view import hanging
 
     keys = Text(KEYS_HELP, style="dim")  # what a newcomer needs first
     keys.append("\nApproval answers: y yes · n no, stop the turn · f no, and tell the model what to do instead · "
@@ -85,8 +84,6 @@ def _exit(ctx: CommandContext, args: str) -> Outcome:
 
 
 def _model(ctx: CommandContext, args: str) -> None:
-    from cli_agent.ui.repl.commands.model_commands import model_command  # Rich and the provider list: only when used
-
     model_command(ctx, args)
 
 
@@ -96,8 +93,6 @@ _MODES = {"ask": "every change is asked for",
 
 
 def _approval(ctx: CommandContext, args: str) -> None:
-    from cli_agent.agent import ApprovalMode
-
     agent = ctx.session.agent
     if args:
         if args not in _MODES:
@@ -112,9 +107,6 @@ def _approval(ctx: CommandContext, args: str) -> None:
 
 
 def _tools(ctx: CommandContext, args: str) -> None:
-    from rich.table import Table
-    from rich.text import Text
-
     table = Table(box=None, pad_edge=False, show_header=True, header_style="bold")
     for column in ("tool", "category", "asks", "description"):
         table.add_column(column, overflow="fold")

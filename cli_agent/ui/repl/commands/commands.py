@@ -143,7 +143,7 @@ class CommandRegistry:
         command = self.get(name)
         if command is None:
             hint = self.suggest(name)
-            from rich.text import Text
+            from rich.text import Text  # deferred: Rich is not on a one-shot run's path
 
             text = Text(f"unknown command {esc(name)}", style="yellow")
             text.append(", did you mean " + " or ".join("/" + h for h in hint) + "?" if hint else "", style="yellow")

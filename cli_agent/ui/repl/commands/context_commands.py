@@ -7,11 +7,19 @@ trace (`cli_agent.agent.compaction`), so a resume restores only what was live an
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Any
+
+from rich.text import Text
 
 from cli_agent.agent import AUTO_COMPACT_AT, compact_prompt
 from cli_agent.contracts import ConversationReset, StopReason
 from cli_agent.contracts import escape_for_terminal as esc
+from cli_agent.session import open_session
+from cli_agent.ui.repl.commands.commands import Command
+from cli_agent.ui.repl.commands.diff_command import diff_command
+from cli_agent.ui.repl.toolbar import context_use
+from cli_agent.ui.view import call_panel, command_expanded, hanging, hung, result_line
 
 if TYPE_CHECKING:
     from cli_agent.ui.repl.commands.commands import Command, CommandContext
@@ -20,13 +28,6 @@ if TYPE_CHECKING:
 def _clear(ctx: CommandContext, args: str) -> None:
     """A new session on the same model: the model forgets the conversation, and the old session stays listed (in
     /resume and `cli-agent sessions`) to go back to."""
-    import dataclasses
-
-    from rich.text import Text
-
-    from cli_agent.session import open_session
-    from cli_agent.ui.view import hanging
-
     session = ctx.session
     if not session.agent.history:
         ctx.console.print(Text("the conversation is empty already", style="dim"))
@@ -45,14 +46,11 @@ def _clear(ctx: CommandContext, args: str) -> None:
 def compact(ctx: CommandContext, focus: str = "", *, auto: bool = False) -> bool:
     """The model summarises the conversation and the summary replaces it; False (the conversation goes on whole)
     when the summary could not be made."""
-    from rich.text import Text
-
     session = ctx.session
     agent = session.agent
     if not agent.history:
         ctx.console.print(Text("nothing to compact: the conversation is empty", style="dim"))
         return False
-    from cli_agent.ui.repl.toolbar import context_use
 
     used = context_use(session, getattr(ctx, "context_tokens", lambda: None)())[0]
     read_only = [spec.name for spec in session.registry.specs() if not spec.mutates and not spec.requires_approval]
@@ -71,10 +69,6 @@ def compact(ctx: CommandContext, focus: str = "", *, auto: bool = False) -> bool
 
 def compact_if_full(ctx: CommandContext) -> None:
     """Before a turn: near the context window, compact first, and say so."""
-    from rich.text import Text
-
-    from cli_agent.ui.repl.toolbar import context_use
-
     measured = getattr(ctx, "context_tokens", lambda: None)()
     used, window = context_use(ctx.session, measured)
     if not window or used < AUTO_COMPACT_AT * window:
@@ -91,10 +85,6 @@ def _compact(ctx: CommandContext, args: str) -> None:
 def _expand(ctx: CommandContext, args: str) -> None:
     """The last turn's thinking (a reasoning model's) and its one-line calls and commands in full: arguments (a
     command's whole output), result, notices."""
-    from rich.text import Text
-
-    from cli_agent.ui.view import call_panel, command_expanded, hung, result_line
-
     folded: list[Any] = getattr(ctx, "last_folded", [])
     thoughts: list[str] = getattr(ctx, "last_thoughts", [])
     if not folded and not thoughts:
@@ -115,9 +105,6 @@ def _expand(ctx: CommandContext, args: str) -> None:
 
 
 def context_commands() -> list[Command]:
-    from cli_agent.ui.repl.commands.commands import Command
-    from cli_agent.ui.repl.commands.diff_command import diff_command
-
     return [
         Command("clear", "start a new session", _clear,
                 help="A new session on the same model: the model forgets the conversation; the files stay as they "

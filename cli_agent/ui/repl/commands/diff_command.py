@@ -9,7 +9,11 @@ from __future__ import annotations
 import difflib
 from typing import TYPE_CHECKING
 
+from rich.text import Text
+
 from cli_agent.contracts import escape_for_terminal as esc
+from cli_agent.session import journal_for
+from cli_agent.ui.repl.commands.commands import Command
 
 if TYPE_CHECKING:
     from cli_agent.fs import Workspace
@@ -49,10 +53,7 @@ def session_diff(journal: Journal, workspace: Workspace, session_id: str) -> tup
 
 
 def _diff(ctx: CommandContext, args: str) -> None:
-    from rich.syntax import Syntax
-    from rich.text import Text
-
-    from cli_agent.session import journal_for
+    from rich.syntax import Syntax  # deferred: Pygments, when a diff is first coloured
 
     session = ctx.session
     journal = session.journal or journal_for(session.workspace.root)
@@ -76,8 +77,6 @@ def _diff(ctx: CommandContext, args: str) -> None:
 
 
 def diff_command() -> Command:
-    from cli_agent.ui.repl.commands.commands import Command
-
     return Command("diff", "this session's changes as one diff", _diff,
                    help="Every file this session changed, from before its first change to now (from the undo "
                         "journal); turns undone are left out.")

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from cli_agent.contracts import errors
 from cli_agent.contracts import escape_for_terminal as esc
+from cli_agent.mcp import McpHub, ServerState, ServerStatus, log_dir
+from cli_agent.ui.repl.commands.commands import Command
 
 if TYPE_CHECKING:
     from cli_agent.config import Loaded
@@ -25,8 +27,6 @@ __all__ = ["list_servers", "test_server"]
 
 
 def _discover(servers: dict[str, Any]) -> list[ServerStatus]:
-    from cli_agent.mcp import McpHub, log_dir
-
     hub = McpHub(servers, log_dir=log_dir())
     try:
         hub.start()
@@ -64,8 +64,6 @@ def test_server(loaded: Loaded, name: str) -> int:
 
 
 def _not_started(servers: dict[str, Any]) -> list[ServerStatus]:
-    from cli_agent.mcp import ServerState, ServerStatus
-
     return [ServerStatus(name, server, ServerState.DISABLED) for name, server in servers.items()]
 
 
@@ -109,8 +107,6 @@ def render_statuses(statuses: list[ServerStatus]) -> str:
 # -- /mcp in the REPL ---------------------------------------------------------------------------------------------
 
 def register_commands(registry: CommandRegistry, ctx: CommandContext) -> None:
-    from cli_agent.ui.repl.commands.commands import Command
-
     registry.register(Command("mcp", "the MCP servers of this session: state and tools", _repl_mcp,
                               help="/mcp shows each configured MCP server (from [mcp_servers] in your config), "
                                    "whether it is starting, ready or failed and why, and the tools it gives the "

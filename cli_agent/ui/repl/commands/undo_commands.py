@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rich.text import Text
+
 from cli_agent.contracts import errors
 from cli_agent.contracts import escape_for_terminal as esc
 from cli_agent.history import render_turns, undo_turn
+from cli_agent.session import journal_for
 from cli_agent.ui.repl.commands.commands import Command
 from cli_agent.ui.view import fit_lines
 
@@ -23,10 +26,6 @@ def register_commands(registry: CommandRegistry, ctx: CommandContext) -> None:
 
 
 def _repl_undo(ctx: CommandContext, args: str) -> None:
-    from rich.text import Text
-
-    from cli_agent.session import journal_for
-
     journal = getattr(ctx.session, "journal", None) or journal_for(ctx.session.workspace.root)
     word = args.strip()
     try:

@@ -21,6 +21,15 @@ from rich.text import Text
 
 from cli_agent.contracts import escape_for_terminal as esc
 from cli_agent.ui.repl.commands.commands import Command
+from cli_agent.ui.view import hanging
+from cli_agent.workflows import (
+    ask_missing,
+    complete_arguments,
+    load_workflows,
+    parse_arguments,
+    render_catalog,
+    run_workflow,
+)
 
 if TYPE_CHECKING:
     from cli_agent.ui.repl.commands.commands import CommandContext, CommandRegistry, Handler
@@ -30,8 +39,6 @@ PREFIX = "wf:"  # `/wf:NAME` always reaches the workflow NAME
 
 
 def register_commands(registry: CommandRegistry, ctx: CommandContext) -> list[str]:
-    from cli_agent.workflows import load_workflows
-
     catalog = load_workflows(ctx.settings.workspace)
     renamed: list[str] = []  # filled in below; the listing shows it
     registry.register(Command("workflows", "the workflows, by category", _listing(catalog, renamed)))
@@ -46,8 +53,6 @@ def register_commands(registry: CommandRegistry, ctx: CommandContext) -> list[st
 
 
 def _command(workflow: Workflow, name: str, aliases: tuple[str, ...]) -> Command:
-    from cli_agent.workflows import complete_arguments
-
     params = [f"  {p.describe()}" for p in workflow.params] or ["  (none)"]
     help_text = "\n".join([workflow.description, "", "parameters (positional in this order, or name=value):",
                            *params, "", f"from {workflow.source}: {workflow.path}",
@@ -59,8 +64,6 @@ def _command(workflow: Workflow, name: str, aliases: tuple[str, ...]) -> Command
 
 def _runner(workflow: Workflow, name: str) -> Handler:
     def run(ctx: CommandContext, args: str) -> None:
-        from cli_agent.workflows import ask_missing, parse_arguments, run_workflow
-
         workspace = ctx.session.workspace
         values, missing = parse_arguments(workflow, args, workspace)  # a bad value: WorkflowError, one line
         if missing:
@@ -80,8 +83,6 @@ def _runner(workflow: Workflow, name: str) -> Handler:
 
 def _asker(ctx: CommandContext) -> Callable[[Param, str | None], str]:
     def ask(param: Param, problem: str | None) -> str:
-        from cli_agent.ui.view import hanging
-
         said = Text(esc(problem or param.describe()), style="yellow" if problem else "dim")
         ctx.console.print(hanging(Text("  "), said))  # wrapped under itself, not at column 0
         choices = param.choices if param.type == "choice" else ("yes", "no") if param.type == "bool" else ()
@@ -96,8 +97,6 @@ def _listing(catalog: Catalog, renamed: list[str]) -> Handler:
     """`/workflows`: the workflows as loaded when the REPL started (those it can run)."""
 
     def show(ctx: CommandContext, args: str) -> None:
-        from cli_agent.workflows import render_catalog
-
         lines = [render_catalog(catalog, ctx.console.width) if catalog.workflows else "no workflows",
                  *(f"broken workflow file: {e}" for e in catalog.errors), "",
                  f"run one with /NAME ARGS (or /{PREFIX}NAME ARGS); /help NAME shows its parameters", *renamed]

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from prompt_toolkit import print_formatted_text
 from prompt_toolkit.formatted_text import FormattedText
+from rich.text import Text
 
 from cli_agent import __version__
 from cli_agent.contracts import clip
@@ -48,7 +49,6 @@ def banner(repl: Shown) -> None:
         print_formatted_text(FormattedText([("bold", f"cli-agent {__version__}"), ("", " · /help for help")]),
                              output=repl.io["output"])
         return
-    from rich.text import Text
 
     line = Text(f"cli-agent {__version__}", style="bold")
     if session is not None:
@@ -66,16 +66,12 @@ def announce(repl: Shown, session: Session) -> None:
 
 
 def say_notes(repl: Shown, notes: Iterable[str]) -> None:
-    from rich.text import Text
-
     for note in notes:
         repl.console.print(Text(esc(note), style="dim"))
 
 
 def goodbye(repl: Shown) -> None:
     """On the way out: the session's id and how to go on with it."""
-    from rich.text import Text
-
     session = repl.startup.session if repl.startup.ready else None
     if session is None or not session.session_id or not session.agent.history:
         return
@@ -85,8 +81,6 @@ def goodbye(repl: Shown) -> None:
 
 def _where(repl: Shown, session: Session) -> Any:
     """model · workspace [· resumed session ID: its first message]"""
-    from rich.text import Text
-
     line = Text.assemble((esc(session.settings.model or "no model"), "cyan"), " · ",
                          esc(short_path(str(session.workspace.root))))
     entry = repl.startup.resumed

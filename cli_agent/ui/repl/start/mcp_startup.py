@@ -13,6 +13,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from prompt_toolkit.application import run_in_terminal
+from prompt_toolkit.application.current import set_app
+
 POLL_S = 0.2
 
 
@@ -22,8 +25,6 @@ def watch_failures(attached: Any, app: Callable[[], Any], say: Callable[[list[st
     deadline = time.monotonic() + attached.hub.start_limit()
 
     def above_the_prompt(application: Any) -> None:  # on the prompt's event loop
-        from prompt_toolkit.application import run_in_terminal
-        from prompt_toolkit.application.current import set_app
 
         if not application.is_running:  # the line was sent meanwhile: the turn says it
             return

@@ -11,10 +11,16 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import textwrap
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from cli_agent.contracts import errors
+from cli_agent.fs import paths
+from cli_agent.providers import runtime_version
+from cli_agent.ui.repl.answer import ask_key
+from cli_agent.ui.repl.picker import pick
 
 if TYPE_CHECKING:
     from cli_agent.config import Settings
@@ -29,8 +35,6 @@ KEY_MODELS = (("OPENAI_API_KEY", "openai/gpt-4o-mini"), ("ANTHROPIC_API_KEY", "a
 
 
 def options_text() -> str:
-    from cli_agent.fs import paths
-
     return "\n".join([
         "cli-agent needs a model. Any of these works:",
         "  · a hosted model: set its key (OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, …), then",
@@ -44,9 +48,6 @@ def options_text() -> str:
 
 def say_wrapped(text: str) -> None:
     """Lines on stdout, each wrapped between words to the terminal's width under its own indent (never mid-word)."""
-    import shutil
-    import textwrap
-
     width = max(20, shutil.get_terminal_size((80, 24)).columns - 1)
     for line in text.splitlines() or [""]:
         indent = " " * (len(line) - len(line.lstrip()))
@@ -63,8 +64,6 @@ def choose_model(settings: Settings, *, env: dict[str, str] | None = None, say: 
     model's runtime version, None when it is not installed (default: ask the install)."""
 
     if runtime is None:
-        from cli_agent.providers import runtime_version
-
         runtime = runtime_version
     env = dict(os.environ) if env is None else env
     if settings.model or settings.api_base or settings.api_key:
@@ -94,8 +93,6 @@ def choose_model(settings: Settings, *, env: dict[str, str] | None = None, say: 
 def remember_model(model: str) -> str:
     """Save `model` as the user config's model (a line put first, where a top-level key belongs), so the next start
     does not ask again; what was done, in words."""
-    from cli_agent.fs import paths
-
     config = paths.user_config_file()
     line = f"model = {json.dumps(model)}  # chosen at first start\n"
     try:
@@ -110,12 +107,8 @@ def remember_model(model: str) -> str:
 
 
 def _ask_key(question: str) -> str:
-    from cli_agent.ui.repl.answer import ask_key
-
     return ask_key(question)
 
 
 def _pick(title: str, options: list[str]) -> int | None:
-    from cli_agent.ui.repl.picker import pick
-
     return pick(title, options)

@@ -4,10 +4,14 @@ that loads the settings again every time (trusting the folder in between may cha
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from cli_agent.contracts import errors
+from cli_agent.history import load_resumable
+from cli_agent.ui.repl.answer import ask_key
+from cli_agent.ui.repl.start.onboarding import choose_model
 
 if TYPE_CHECKING:
     from cli_agent.config import Loaded
@@ -19,10 +23,6 @@ def with_its_model(load: Callable[[], Loaded], resume: str) -> Callable[[], Load
     nor the environment names a model: `-c` goes on with the model it was talking to. Its key is never kept; the
     provider finds it as it would for a new session. A session that cannot be found is left to the start-up, which
     says why."""
-    import dataclasses
-
-    from cli_agent.history import load_resumable
-
     loaded = load()
     try:
         entry, trace = load_resumable(loaded.settings.workspace, resume)
@@ -47,14 +47,9 @@ def with_its_model(load: Callable[[], Loaded], resume: str) -> Callable[[], Load
 def onboarded(load: Callable[[], Loaded], typed: Typed | None = None) -> Callable[[], Loaded]:
     """The settings, loaded now (only for a user with no model on the command line or in the environment), with the
     model onboarding chose; keys typed before its question was drawn go into `typed`, for the prompt."""
-    import dataclasses
-
-    from cli_agent.ui.repl.start.onboarding import choose_model
-
     loaded = load()
     if {"model", "api_base"} & set(loaded.withheld):  # the project config names one: the trust question decides
         return load
-    from cli_agent.ui.repl.answer import ask_key
 
     model = choose_model(loaded.settings, ask=lambda question: ask_key(question, typed))
     if model is None:

@@ -20,6 +20,10 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from cli_agent.history import load_resumable
+from cli_agent.providers import litellm_provider, setup_pending
+from cli_agent.session import default_provider_factory, open_session, resume_into
+
 if TYPE_CHECKING:
     from cli_agent.config import Loaded, Settings
     from cli_agent.history import SessionEntry
@@ -88,20 +92,14 @@ class Startup:
         self._thread.start()
 
     def _open(self) -> Session:
-        from cli_agent.session import default_provider_factory, open_session
-
         settings = self.settings
         assert settings is not None
         resumed = None
         if self.resume is not None:
-            from cli_agent.history import load_resumable
-
             resumed = load_resumable(settings.workspace, self.resume)
         session = open_session(settings, interactive=True,
                                provider_factory=self.provider_factory or default_provider_factory, notes=self.notes)
         if resumed is not None:
-            from cli_agent.session import resume_into
-
             try:
                 resume_into(session, *resumed)
             except BaseException:
@@ -141,16 +139,12 @@ class Startup:
 
 
 def _local_setup_pending(settings: Settings) -> bool:
-    from cli_agent.providers import setup_pending
-
     return setup_pending(settings)
 
 
 def _preloader(provider: Any) -> Callable[[], Any] | None:
     """What imports the provider's modules: LiteLLM's `preload` for a LiteLLM model, else the provider's own (the
     HTTP transport's httpx); None when it needs nothing (the scripted one)."""
-    from cli_agent.providers import litellm_provider
-
     owner = litellm_provider if isinstance(provider, litellm_provider.LiteLLMProvider) else provider
     return getattr(owner, "preload", None)
 
@@ -162,8 +156,8 @@ def preload(provider: Any) -> None:
     with contextlib.suppress(Exception):
         if load is not None:
             load()
-        import rich.live
-        import rich.markdown
+        import rich.live  # deferred: Rich is not on a one-shot run's path
+        import rich.markdown  # deferred: Rich's Markdown, when an answer is first drawn
         import rich.spinner  # noqa: F401
 
 

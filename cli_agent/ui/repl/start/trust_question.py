@@ -6,10 +6,20 @@ config sets something that needs trust; it shows exactly what trusting would cha
 
 from __future__ import annotations
 
+import datetime
+import shutil
 import sys
+import textwrap
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from cli_agent.config import earlier_entry, mask_secret, trust_folder
+from cli_agent.contracts import errors, escape_for_terminal
+from cli_agent.fs import paths
+from cli_agent.session import is_interactive
+from cli_agent.ui.repl.answer import ask_key
+from cli_agent.validated import Secret
 
 if TYPE_CHECKING:
     from cli_agent.config import Loaded, TrustEntry
@@ -20,10 +30,6 @@ __all__ = ["ask_trust"]
 
 def describe_withheld(withheld: dict[str, Any]) -> list[str]:
     """`key = value` lines for the keys a trusted config would set (an API key masked)."""
-    from cli_agent.config import mask_secret
-    from cli_agent.contracts import escape_for_terminal
-    from cli_agent.validated import Secret
-
     lines = []
     for key, value in withheld.items():
         shown = mask_secret(value.get_secret_value()) if isinstance(value, Secret) else repr(value)
@@ -36,10 +42,6 @@ def ask_trust(load: Callable[[], Loaded], workspace_hint: str | None, typed: Typ
     yes. The text wraps between words to the terminal's width; a config changed since it was trusted says what
     changed. Keys typed before the question was drawn go into `typed`, for the prompt. A config error is left for
     the REPL's own start-up to report."""
-    from cli_agent.contracts import errors
-    from cli_agent.fs import paths
-    from cli_agent.session import is_interactive
-
     if not is_interactive() or not paths.project_config_file(Path(workspace_hint or ".")).is_file():
         return
     try:
@@ -48,8 +50,6 @@ def ask_trust(load: Callable[[], Loaded], workspace_hint: str | None, typed: Typ
         return
     if not loaded.withheld:
         return
-    from cli_agent.config import earlier_entry, trust_folder
-    from cli_agent.ui.repl.answer import ask_key
 
     ws = Path(loaded.settings.workspace)
     lines = describe_withheld(loaded.withheld)
@@ -66,10 +66,6 @@ def ask_trust(load: Callable[[], Loaded], workspace_hint: str | None, typed: Typ
 
 def _question_text(config: Path, lines: list[str], earlier: TrustEntry | None) -> list[str]:
     """What to say before asking: whether the config is new or changed (and how), and what trusting it sets."""
-    import datetime
-
-    from cli_agent.contracts import escape_for_terminal
-
     if earlier is None:
         head = [escape_for_terminal(f"This folder's project config ({config}) is not trusted. Trusting it would "
                                     f"also set:"), *lines]
@@ -91,9 +87,6 @@ def _question_text(config: Path, lines: list[str], earlier: TrustEntry | None) -
 
 def _say(text: str) -> None:
     """A line on stdout, wrapped between words to the terminal's width (continuation lines under its indent)."""
-    import shutil
-    import textwrap
-
     width = max(20, shutil.get_terminal_size((80, 24)).columns - 1)
     indent = " " * (len(text) - len(text.lstrip()))
     sys.stdout.write(textwrap.fill(text, width, subsequent_indent=indent + "  ",

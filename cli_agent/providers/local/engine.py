@@ -1,9 +1,9 @@
 """The local model's server process: llama.cpp's own HTTP server from the `xllamacpp` wheel, on 127.0.0.1.
 
-    python -m cli_agent.providers.local_engine --model M.gguf --port P --ctx N --threads T --batch-threads B \
+    python -m cli_agent.providers.local.engine --model M.gguf --port P --ctx N --threads T --batch-threads B \
         [--slot-save-path DIR]
 
-`LlamaServer` (providers/local_server.py) starts this as its child; it builds xllamacpp's `CommonParams`, starts
+`LlamaServer` (providers/local/server.py) starts this as its child; it builds xllamacpp's `CommonParams`, starts
 `xllamacpp.Server` (which serves `/v1/chat/completions`, `/v1/models`, `/health` and `/slots` from its own threads)
 and sleeps until a signal ends it. One slot with the prompt cache on: each request evaluates only the tokens after
 the prefix it shares with the slot's last one. A server that fails to start (a bad model file, a port taken)
@@ -18,13 +18,11 @@ import os
 import signal
 import sys
 
-__all__ = ["ALIAS", "main"]
-
-ALIAS = "local"  # the model name the server answers to
+from cli_agent.providers.local.server import ALIAS
 
 
 def _params(args: argparse.Namespace) -> object:
-    import xllamacpp
+    import xllamacpp  # deferred: ~100 MB of shared library, loaded only in the server child
 
     params = xllamacpp.CommonParams()
     params.model.path = args.model
@@ -57,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--slot-save-path", default="")
     args = parser.parse_args(argv)
     try:
-        import xllamacpp
+        import xllamacpp  # deferred: heavy, and it may not load here (the error below says so)
     except Exception as exc:  # an ImportError, or an OSError from the shared library (glibc, CPU)
         print(f"local_engine: the xllamacpp runtime does not load here ({type(exc).__name__}: {exc})", flush=True)
         return 3

@@ -1,4 +1,4 @@
-"""The local model's server child: `LlamaServer` starts `python -m cli_agent.providers.local_engine` on 127.0.0.1
+"""The local model's server child: `LlamaServer` starts `python -m cli_agent.providers.local.engine` on 127.0.0.1
 at a free port, waits until it answers, saves and restores its slot, and stops its whole process group.
 
 The child gets its own process group (so a Ctrl-C at the terminal reaches only us, and `stop` can end everything it
@@ -19,23 +19,20 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from typing import IO, TYPE_CHECKING
+from pathlib import Path
+from typing import IO
 
 from cli_agent.contracts import ProviderError
-from cli_agent.providers.local_model import install_command, runtime_unfit
+from cli_agent.providers.local.model import install_command
+from cli_agent.providers.local.runtime import runtime_unfit
+from cli_agent.providers.local.warm_cache import WarmCache
 from cli_agent.providers.openai_http import import_httpx
 from cli_agent.providers.waiting import raise_if_cancelled
 
-if TYPE_CHECKING:
-    from pathlib import Path
-
-    from cli_agent.providers.warm_cache import WarmCache
-
-__all__ = ["LlamaServer", "default_threads"]
-
+ALIAS = "local"  # the model name the server answers to
 _SAVE_TIMEOUT_S = 15.0  # a state of a full 8k context is ~230 MB: written in about a second
 _PR_SET_PDEATHSIG = 1
-_RUNTIME_FAILED = 3  # local_engine's exit code when xllamacpp does not import
+_RUNTIME_FAILED = 3  # the engine's exit code when xllamacpp does not import
 _ERROR_LINE = re.compile(r"^\S+ E (.*)$")  # llama.cpp's log: `0.00.003.923 E llama_model_load: error ...`
 
 
@@ -69,7 +66,7 @@ def _die_with_parent() -> Callable[[], None] | None:
     The death signal follows the thread that forked: start the server from the main thread."""
     if not sys.platform.startswith("linux"):
         return None
-    import ctypes
+    import ctypes  # deferred: ~4 ms of a run that may never start a server
 
     try:
         libc = ctypes.CDLL(None, use_errno=True)
@@ -87,7 +84,7 @@ def _die_with_parent() -> Callable[[], None] | None:
 
 
 class LlamaServer:
-    """One llama.cpp server child (`local_engine`) on 127.0.0.1 at a free port."""
+    """One llama.cpp server child (`engine`) on 127.0.0.1 at a free port."""
 
     def __init__(self, model_path: Path, *, threads: int, context_size: int, batch_threads: int | None = None,
                  cache: WarmCache | None = None) -> None:
@@ -119,7 +116,7 @@ class LlamaServer:
         return self.process.pid if self.process else None
 
     def command(self) -> list[str]:
-        return [sys.executable, "-m", "cli_agent.providers.local_engine", "--model", str(self.model_path),
+        return [sys.executable, "-m", "cli_agent.providers.local.engine", "--model", str(self.model_path),
                 "--port", str(self.port), "--ctx", str(self.context_size), "--threads", str(self.threads),
                 "--batch-threads", str(self.batch_threads)] + (
                 ["--slot-save-path", str(self.cache.folder)] if self.cache else [])

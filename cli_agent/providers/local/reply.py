@@ -9,12 +9,12 @@ loop treats as malformed.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from cli_agent.providers.base import END_OF_REPLY, ProviderRequest
-
-__all__ = ["MAX_TOKENS", "RUNAWAY_CHARS", "SAMPLED", "SAMPLING", "cut_runaway", "plan_key", "runs_away", "wire_options"]
 
 MAX_TOKENS = 2048  # a constrained reply that never closes its JSON still ends
 _PLAN_ONLY = ("model", "protocol")  # plan options that describe the request, not wire parameters
@@ -41,9 +41,6 @@ def wire_options(options: Mapping[str, Any]) -> dict[str, Any]:
 
 def plan_key(request: ProviderRequest) -> str:
     """The fingerprint of what every request of a run starts with: the system prompt and the constrained schema."""
-    import hashlib
-    import json
-
     system = next((m.content for m in request.messages if m.role == "system"), "")
     plan = {"system": system, "response_format": request.options.get("response_format"),
             "tools": request.tools}
