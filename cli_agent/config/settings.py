@@ -25,7 +25,7 @@ class LocalSettings:
     model: str = "qwen2.5-coder-1.5b"  # or "smollm2-135m", or a path to a .gguf file
     threads: int | None = rule(None, ge=1)
     context_size: int = rule(8192, ge=1)
-    warm_start: bool = True  # keep the evaluated prompt's state on disk for the next process (providers.warm_cache)
+    warm_start: bool = True  # keep the evaluated prompt's state on disk for the next process (local/warm_cache.py)
 
 
 @dataclass(frozen=True)

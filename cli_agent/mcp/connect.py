@@ -16,9 +16,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import httpx2
-from mcp_types import PaginatedRequestParams, ToolListChangedNotification
-
 from cli_agent.config import McpServer
 from cli_agent.fs import open_host_file
 from cli_agent.mcp.server_log import ServerLog
@@ -41,6 +38,8 @@ async def hold_connection(name: str, server: McpServer, log_dir: Path, started: 
             on_tools(await list_all_tools(client))
 
     async def on_message(message: Any) -> None:
+        from mcp_types import ToolListChangedNotification  # deferred: the MCP SDK, only with a server
+
         if isinstance(message, Exception) and not started.done() and not garbage:
             garbage.append(one_line(message))
         elif isinstance(message, ToolListChangedNotification) and started.done():
@@ -74,6 +73,8 @@ async def hold_connection(name: str, server: McpServer, log_dir: Path, started: 
 
 
 async def list_all_tools(client: Any) -> list[Any]:
+    from mcp_types import PaginatedRequestParams  # deferred: the MCP SDK, only when a server is configured or served
+
     tools: list[Any] = []
     cursor = None
     for _ in range(MAX_TOOL_PAGES):
@@ -96,7 +97,8 @@ async def _transport(stack: contextlib.AsyncExitStack, server: McpServer, log: P
         params = StdioServerParameters(command=server.command, args=list(server.args), env=dict(server.env) or None,
                                        cwd=working_folder(server, log.parent / "run" / log.stem))
         return stdio_client(params, errlog=stderr.writer), stderr
-    # deferred: the MCP SDK, only when a server is configured or served
+    # deferred: the MCP SDK and its HTTP client, only when a server is configured or served
+    import httpx2
     from mcp.client.streamable_http import streamable_http_client
 
     assert server.url is not None

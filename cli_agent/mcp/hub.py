@@ -28,8 +28,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
-
 from cli_agent.config import McpServer
 from cli_agent.contracts import CliAgentError
 from cli_agent.mcp.connect import hold_connection, one_line
@@ -253,7 +251,9 @@ class McpHub:
             raise
 
     async def _call(self, name: str, tool: str, arguments: dict[str, Any], timeout: float, cut: bool) -> Any:
-        from mcp.shared.exceptions import MCPError  # deferred: the MCP SDK, only when a server is configured or served
+        # deferred: the MCP SDK, only when a server is configured or served
+        from mcp.shared.exceptions import MCPError
+        from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
         conn = self._conns[name]
         client = conn.client

@@ -161,10 +161,11 @@ def test_sigterm_during_a_turn_exits_143_with_a_complete_trace(term):
     assert t.traces()[-1]["type"] == "run_finished" and t.traces()[-1]["stop_reason"] == "terminated"
 
 
-def test_the_prompt_is_drawn_before_litellm_pydantic_or_rich_is_imported(tmp_path):
+def test_the_prompt_is_drawn_before_litellm_pydantic_or_rich_markdown_is_imported(tmp_path):
     """-X importtime prints each import as it completes: the prompt comes before LiteLLM, pydantic (the config),
-    jsonschema (the specs and workflows) and Rich, which load behind it (REPL ready ≤ 0.25 s); a plain start with
-    root flags only never imports Typer (click may come later, with LiteLLM's httpx)."""
+    jsonschema (the specs and workflows) and Rich's Markdown and Pygments, which load behind it (REPL ready ≤ 0.25 s;
+    Rich's core, which the terminal views stand on, comes with them); a plain start with root flags only never
+    imports Typer (click may come later, with LiteLLM's httpx)."""
     args = ["-X", "importtime", "-m", "cli_agent", "--model", "openai/gpt-4o-mini", "-C", str(tmp_path)]
     env = {k: v for k, v in os.environ.items() if not k.startswith("CLI_AGENT_") and k != "CI"}
     env |= {"CLI_AGENT_HOME": str(tmp_path / "home"), "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1",
@@ -173,7 +174,7 @@ def test_the_prompt_is_drawn_before_litellm_pydantic_or_rich_is_imported(tmp_pat
     try:
         child.expect(r"\x1b\[0;36;1m> ")
         assert "/help for help" in child.before  # the banner, then the prompt
-        for heavy in ("litellm", "pydantic", "jsonschema", "rich"):
+        for heavy in ("litellm", "pydantic", "jsonschema", "rich.markdown", "rich.syntax", "pygments"):
             assert not re.search(rf"\| +{heavy}(\.|\r|$)", child.before, re.M), heavy
         child.sendcontrol("d")
         child.expect(pexpect.EOF, timeout=60)

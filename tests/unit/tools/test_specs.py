@@ -74,7 +74,9 @@ def test_every_builtin_spec_is_complete(spec):
 
 
 def test_every_builtin_spec_has_its_handler():
-    assert set(handlers()) == set(_builtin())
+    """A handler is the public function of a handler module named as its tool (the modules' other public functions
+    are there too, and are no tool's until a spec names them)."""
+    assert set(_builtin()) <= set(handlers())
 
 
 GOOD = """\
