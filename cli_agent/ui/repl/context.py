@@ -22,8 +22,6 @@ from prompt_toolkit.document import Document
 
 from cli_agent.contracts import AssistantMessage, RunFinished, StopReason, errors
 from cli_agent.contracts import escape_for_terminal as esc
-from cli_agent.history import read_trace
-from cli_agent.session import drive
 from cli_agent.ui.repl.answer import Typed, ask_key
 from cli_agent.ui.repl.commands.builtin_commands import builtin_commands
 from cli_agent.ui.repl.commands.command_set import add_commands
@@ -152,6 +150,9 @@ class ReplContext:
     # -- running things -------------------------------------------------------------------------------------------
 
     def drive(self, events: EventStream) -> RunFinished:
+        # deferred: the agent's stack loads behind the REPL's first prompt (Startup)
+        from cli_agent.session import drive
+
         renderer = Renderer(self.console, compact=self.compact_call, typed=lambda: keys.shown() if keys else [],
                             mode=self.mode)
         keys = None
@@ -205,6 +206,9 @@ class ReplContext:
 
     def show_resumed(self, session: Session, trace_path: Any) -> None:
         """A resumed session's transcript on screen, and its totals in the toolbar."""
+        # deferred: the agent's stack loads behind the REPL's first prompt (Startup)
+        from cli_agent.history import read_trace
+
         try:
             trace = read_trace(trace_path)
             undone = undone_runs(trace, self._journal_turns(session), session.session_id)

@@ -24,7 +24,6 @@ from rich.text import Text
 
 from cli_agent.contracts import errors
 from cli_agent.contracts import escape_for_terminal as esc
-from cli_agent.session import images_for, with_images
 from cli_agent.ui.repl.bang import run_bang
 from cli_agent.ui.repl.commands.commands import Outcome
 from cli_agent.ui.repl.commands.context_commands import compact_if_full
@@ -122,6 +121,9 @@ class Repl(ReplContext):
 
     def turn(self, text: str) -> RunFinished:
         """One message: its @paths attached, the conversation compacted first when it is full, then the turn."""
+        # deferred: the agent's stack loads behind the REPL's first prompt (Startup)
+        from cli_agent.session import images_for, with_images
+
         images = images_for(text, self.session.workspace, provider=self.session.provider)  # refused: one line
         message, notes = attach_files(with_images(text, images), self.session.workspace)  # labels by the words
         for note in [*notes, *(f"attached {i.label}" for i in images)]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from cli_agent.agent import ApprovalMode
 from cli_agent.contracts import escape_for_terminal as esc
 from cli_agent.ui.repl.home_path import short_path
 
@@ -25,6 +24,9 @@ _MODES = ("ask", "edits", "all")
 
 def next_mode(mode: Any) -> Any:
     """The approval mode Shift+Tab moves to: ask → edits → all → ask."""
+    # deferred: the agent's stack loads behind the REPL's first prompt (Startup)
+    from cli_agent.agent import ApprovalMode
+
     return ApprovalMode(_MODES[(_MODES.index(str(mode.value)) + 1) % len(_MODES)])
 
 

@@ -31,14 +31,12 @@ from cli_agent.contracts import (
     Usage,
 )
 from cli_agent.contracts import escape_for_terminal as esc
-from cli_agent.history import Trace
-from cli_agent.tools import Registry
 from cli_agent.ui.view.approve import decided_line, render_call
 from cli_agent.ui.view.command_panel import hanging
 from cli_agent.ui.view.render import Renderer
 
 if TYPE_CHECKING:
-    from cli_agent.history import Turn
+    from cli_agent.history import Trace, Turn
 
 __all__ = ["preview", "show_transcript", "undone_runs"]
 
@@ -94,6 +92,8 @@ def _changed(run: list[Event]) -> list[str]:
 
 def _writes_files(tool: str) -> bool:
     """A built-in tool whose spec says it mutates: the path it is called with is a file it changed."""
+    from cli_agent.tools import Registry  # deferred: the agent's stack loads behind the REPL's first prompt (Startup)
+
     builtin = Registry.builtin()
     return tool in builtin and builtin.get(tool).mutates
 

@@ -7,9 +7,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cli_agent.facts import workspace_for
 from cli_agent.fs import home_folder
-from cli_agent.sandbox import BASE, Policy, confine_locks, dropped, probe, shown_trees, text_table
 
 if TYPE_CHECKING:
     from cli_agent.config import Settings
@@ -20,6 +18,9 @@ __all__ = ["sandbox_report"]
 
 def sandbox_report(settings: Settings) -> tuple[str, int]:
     """The report and the exit code: 0 when commands can run (sandboxed, or explicitly unsandboxed), 1 when not."""
+    # deferred: the agent's stack loads behind the REPL's first prompt (Startup)
+    from cli_agent.sandbox import BASE, Policy, dropped, probe, shown_trees
+
     box = settings.sandbox
     if box.mode == "off":
         return ('command sandbox: OFF (sandbox = "off" in the user config)\n'
@@ -32,6 +33,9 @@ def sandbox_report(settings: Settings) -> tuple[str, int]:
                  "  run_command is not offered to the model and !COMMAND is refused until then.",
                  '  (sandbox = "off" in the user config runs commands unconfined, each asked for first.)']
         return "\n".join(lines), 1
+    # deferred: the agent's stack loads behind the REPL's first prompt (Startup)
+    from cli_agent.facts import workspace_for
+    from cli_agent.sandbox import confine_locks, text_table
 
     policy = Policy(workspace=Path(settings.workspace), network=box.network, read_paths=tuple(box.read_paths),
                     write_paths=tuple(box.write_paths))

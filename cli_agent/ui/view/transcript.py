@@ -22,8 +22,6 @@ from rich.text import Text
 
 from cli_agent.contracts import ToolCall, ToolResult
 from cli_agent.contracts import escape_for_terminal as esc
-from cli_agent.mcp import split_name
-from cli_agent.tools import Registry
 
 if TYPE_CHECKING:
     from cli_agent.tools import ToolSpec
@@ -38,10 +36,14 @@ _MIN_ROOM = 16  # a summary gets at least this many characters, however narrow t
 
 
 def _is_mcp(tool: str) -> bool:
+    from cli_agent.mcp import split_name  # deferred: the MCP client (asyncio, the SDK), only with servers
+
     return split_name(tool) is not None
 
 
 def _builtin_spec(tool: str) -> ToolSpec | None:
+    from cli_agent.tools import Registry  # deferred: the agent's stack loads behind the REPL's first prompt (Startup)
+
     builtin = Registry.builtin()
     return builtin.get(tool) if tool in builtin else None
 

@@ -9,7 +9,6 @@ from collections.abc import Iterable
 from rich.table import Table
 from rich.text import Text
 
-from cli_agent.agent import ApprovalMode
 from cli_agent.contracts import escape_for_terminal as esc
 from cli_agent.ui.repl.commands.commands import Command, CommandContext, CommandRegistry, Outcome
 from cli_agent.ui.repl.commands.context_commands import context_commands
@@ -93,6 +92,9 @@ _MODES = {"ask": "every change is asked for",
 
 
 def _approval(ctx: CommandContext, args: str) -> None:
+    # deferred: the agent's stack loads behind the REPL's first prompt (Startup)
+    from cli_agent.agent import ApprovalMode
+
     agent = ctx.session.agent
     if args:
         if args not in _MODES:

@@ -12,10 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
-from cli_agent.agent import AUTO_COMPACT_AT, compact_prompt
 from cli_agent.contracts import ConversationReset, StopReason
 from cli_agent.contracts import escape_for_terminal as esc
-from cli_agent.session import open_session
 from cli_agent.ui.repl.commands.commands import Command
 from cli_agent.ui.repl.commands.diff_command import diff_command
 from cli_agent.ui.repl.toolbar import context_use
@@ -28,6 +26,9 @@ if TYPE_CHECKING:
 def _clear(ctx: CommandContext, args: str) -> None:
     """A new session on the same model: the model forgets the conversation, and the old session stays listed (in
     /resume and `cli-agent sessions`) to go back to."""
+    # deferred: the agent's stack loads behind the REPL's first prompt (Startup)
+    from cli_agent.session import open_session
+
     session = ctx.session
     if not session.agent.history:
         ctx.console.print(Text("the conversation is empty already", style="dim"))
@@ -46,6 +47,9 @@ def _clear(ctx: CommandContext, args: str) -> None:
 def compact(ctx: CommandContext, focus: str = "", *, auto: bool = False) -> bool:
     """The model summarises the conversation and the summary replaces it; False (the conversation goes on whole)
     when the summary could not be made."""
+    # deferred: the agent's stack loads behind the REPL's first prompt (Startup)
+    from cli_agent.agent import compact_prompt
+
     session = ctx.session
     agent = session.agent
     if not agent.history:
@@ -69,6 +73,9 @@ def compact(ctx: CommandContext, focus: str = "", *, auto: bool = False) -> bool
 
 def compact_if_full(ctx: CommandContext) -> None:
     """Before a turn: near the context window, compact first, and say so."""
+    # deferred: the agent's stack loads behind the REPL's first prompt (Startup)
+    from cli_agent.agent import AUTO_COMPACT_AT
+
     measured = getattr(ctx, "context_tokens", lambda: None)()
     used, window = context_use(ctx.session, measured)
     if not window or used < AUTO_COMPACT_AT * window:
@@ -105,6 +112,9 @@ def _expand(ctx: CommandContext, args: str) -> None:
 
 
 def context_commands() -> list[Command]:
+    # deferred: the agent's stack loads behind the REPL's first prompt (Startup)
+    from cli_agent.agent import AUTO_COMPACT_AT
+
     return [
         Command("clear", "start a new session", _clear,
                 help="A new session on the same model: the model forgets the conversation; the files stay as they "

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 
 from cli_agent.contracts import escape_for_terminal as esc
-from cli_agent.session import journal_for
 from cli_agent.ui.repl.commands.commands import Command
 
 if TYPE_CHECKING:
@@ -54,6 +53,9 @@ def session_diff(journal: Journal, workspace: Workspace, session_id: str) -> tup
 
 def _diff(ctx: CommandContext, args: str) -> None:
     from rich.syntax import Syntax  # deferred: Pygments, when a diff is first coloured
+
+    # deferred: the agent's stack loads behind the REPL's first prompt (Startup)
+    from cli_agent.session import journal_for
 
     session = ctx.session
     journal = session.journal or journal_for(session.workspace.root)

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 from cli_agent.contracts import errors
 from cli_agent.contracts import escape_for_terminal as esc
-from cli_agent.mcp import McpHub, ServerState, ServerStatus, log_dir
 from cli_agent.ui.repl.commands.commands import Command
 
 if TYPE_CHECKING:
@@ -27,6 +26,8 @@ __all__ = ["list_servers", "test_server"]
 
 
 def _discover(servers: dict[str, Any]) -> list[ServerStatus]:
+    from cli_agent.mcp import McpHub, log_dir  # deferred: the MCP client (asyncio, the SDK), only with servers
+
     hub = McpHub(servers, log_dir=log_dir())
     try:
         hub.start()
@@ -64,6 +65,9 @@ def test_server(loaded: Loaded, name: str) -> int:
 
 
 def _not_started(servers: dict[str, Any]) -> list[ServerStatus]:
+    # deferred: the MCP client (asyncio, the SDK), only with servers
+    from cli_agent.mcp import ServerState, ServerStatus
+
     return [ServerStatus(name, server, ServerState.DISABLED) for name, server in servers.items()]
 
 

@@ -11,7 +11,6 @@ before starting a new one (recorded in the trace as a `/clear`).
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
 from typing import TYPE_CHECKING, Any
@@ -20,9 +19,6 @@ from rich.text import Text
 
 from cli_agent.contracts import errors
 from cli_agent.contracts import escape_for_terminal as esc
-from cli_agent.history import SessionIndex
-from cli_agent.prompt import planned_protocol
-from cli_agent.providers import runtime_version
 from cli_agent.ui.repl.keys import TurnKeys
 from cli_agent.ui.repl.start.onboarding import KEY_MODELS
 from cli_agent.ui.repl.start.startup import warm_up
@@ -36,10 +32,18 @@ if TYPE_CHECKING:
 def known_models(session: Session, env: dict[str, str] | None = None) -> list[str]:
     """The models to pick from: the current one, those used before in this workspace, one for each provider whose
     key is set, and the bundled local model when its runtime is installed."""
+    # deferred: the agent's stack loads behind the REPL's first prompt (Startup)
+    from cli_agent.providers import runtime_version
+
     env = dict(os.environ) if env is None else env
     models = [session.settings.model or ""]
-    with contextlib.suppress(Exception):  # an unreadable index offers fewer models, nothing more
+    try:
+        # deferred: the agent's stack loads behind the REPL's first prompt (Startup)
+        from cli_agent.history import SessionIndex
+
         models += [e.model for e in SessionIndex().list(session.workspace.root, limit=50)]
+    except Exception:  # an unreadable index offers fewer models, nothing more
+        pass
     models += [model for key, model in KEY_MODELS if env.get(key)]
     if runtime_version() is not None:
         models.append("local")
@@ -109,6 +113,9 @@ def model_command(ctx: CommandContext, args: str) -> None:
 
 def _checked_provider(ctx: CommandContext, name: str) -> tuple[Provider, str]:
     """The new model's provider, checked, and its protocol; a UsageError or ProviderError if it is unusable."""
+    # deferred: the agent's stack loads behind the REPL's first prompt (Startup)
+    from cli_agent.prompt import planned_protocol
+
     settings = settings_for(ctx, name)
     provider = ctx.provider_factory(settings)  # type: ignore[attr-defined]
     try:

@@ -14,12 +14,11 @@ from rich.text import Text
 
 from cli_agent.contracts import CliAgentError, UsageError, clip, json_for_output
 from cli_agent.contracts import escape_for_terminal as esc
-from cli_agent.history import SessionEntry, SessionIndex, index_key, load_resumable, read_trace
-from cli_agent.session import journal_for, open_session, resume_into
 from cli_agent.ui.repl.commands.commands import Command
 from cli_agent.ui.view import preview
 
 if TYPE_CHECKING:
+    from cli_agent.history import SessionEntry
     from cli_agent.ui.repl.commands.commands import CommandContext, CommandRegistry
 
 __all__ = ["print_sessions"]
@@ -39,6 +38,11 @@ def register_commands(registry: CommandRegistry, ctx: CommandContext) -> None:
 
 
 def _repl_resume(ctx: CommandContext, args: str) -> None:
+    # deferred: the agent's stack loads behind the REPL's first prompt (Startup)
+    # deferred: the agent's stack loads behind the REPL's first prompt (Startup)
+    from cli_agent.history import SessionIndex, load_resumable
+    from cli_agent.session import open_session, resume_into
+
     def say(text: str, style: str = "") -> None:
         ctx.console.print(Text(esc(text), style=style))
 
@@ -82,10 +86,16 @@ def _repl_resume(ctx: CommandContext, args: str) -> None:
 def _picked(ctx: CommandContext, rows: list[tuple[SessionEntry, str | None]]) -> SessionEntry | None:
     """The arrow-key picker, with a preview of the highlighted session (when, turns, files changed, its first
     message); without a terminal to pick on, a numbered list and a number."""
+    # deferred: the agent's stack loads behind the REPL's first prompt (Startup)
+    from cli_agent.history import read_trace
+
     journals: dict[str, list[Any]] = {}  # each workspace's undo journal, read once for the picker
 
     def turns(workspace: str) -> list[Any]:
         if workspace not in journals:
+            # deferred: the agent's stack loads behind the REPL's first prompt (Startup)
+            from cli_agent.session import journal_for
+
             try:
                 journals[workspace] = journal_for(workspace).turns()
             except (CliAgentError, OSError):  # no journal to say what was undone: the trace says it all
@@ -133,6 +143,9 @@ def _when(stamp: float) -> str:
 def print_sessions(workspace: str | Path, *, as_json: bool = False, limit: int = 50) -> int:
     """`cli-agent sessions`: this workspace's sessions, last used first, under a header row, each line cut to the
     terminal's width; a failed one marked, one that cannot be resumed with why not."""
+    # deferred: the agent's stack loads behind the REPL's first prompt (Startup)
+    from cli_agent.history import SessionIndex, index_key
+
     index = SessionIndex()
     try:
         entries = index.list(workspace, limit=limit)

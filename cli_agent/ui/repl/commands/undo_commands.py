@@ -8,8 +8,6 @@ from rich.text import Text
 
 from cli_agent.contracts import errors
 from cli_agent.contracts import escape_for_terminal as esc
-from cli_agent.history import render_turns, undo_turn
-from cli_agent.session import journal_for
 from cli_agent.ui.repl.commands.commands import Command
 from cli_agent.ui.view import fit_lines
 
@@ -26,6 +24,11 @@ def register_commands(registry: CommandRegistry, ctx: CommandContext) -> None:
 
 
 def _repl_undo(ctx: CommandContext, args: str) -> None:
+    # deferred: the agent's stack loads behind the REPL's first prompt (Startup)
+    # deferred: the agent's stack loads behind the REPL's first prompt (Startup)
+    from cli_agent.history import render_turns, undo_turn
+    from cli_agent.session import journal_for
+
     journal = getattr(ctx.session, "journal", None) or journal_for(ctx.session.workspace.root)
     word = args.strip()
     try:

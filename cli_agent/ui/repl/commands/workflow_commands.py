@@ -22,14 +22,6 @@ from rich.text import Text
 from cli_agent.contracts import escape_for_terminal as esc
 from cli_agent.ui.repl.commands.commands import Command
 from cli_agent.ui.view import hanging
-from cli_agent.workflows import (
-    ask_missing,
-    complete_arguments,
-    load_workflows,
-    parse_arguments,
-    render_catalog,
-    run_workflow,
-)
 
 if TYPE_CHECKING:
     from cli_agent.ui.repl.commands.commands import CommandContext, CommandRegistry, Handler
@@ -39,6 +31,8 @@ PREFIX = "wf:"  # `/wf:NAME` always reaches the workflow NAME
 
 
 def register_commands(registry: CommandRegistry, ctx: CommandContext) -> list[str]:
+    from cli_agent.workflows import load_workflows  # deferred: workflows, only for a `/NAME` task
+
     catalog = load_workflows(ctx.settings.workspace)
     renamed: list[str] = []  # filled in below; the listing shows it
     registry.register(Command("workflows", "the workflows, by category", _listing(catalog, renamed)))
@@ -53,6 +47,8 @@ def register_commands(registry: CommandRegistry, ctx: CommandContext) -> list[st
 
 
 def _command(workflow: Workflow, name: str, aliases: tuple[str, ...]) -> Command:
+    from cli_agent.workflows import complete_arguments  # deferred: workflows, only for a `/NAME` task
+
     params = [f"  {p.describe()}" for p in workflow.params] or ["  (none)"]
     help_text = "\n".join([workflow.description, "", "parameters (positional in this order, or name=value):",
                            *params, "", f"from {workflow.source}: {workflow.path}",
@@ -64,6 +60,9 @@ def _command(workflow: Workflow, name: str, aliases: tuple[str, ...]) -> Command
 
 def _runner(workflow: Workflow, name: str) -> Handler:
     def run(ctx: CommandContext, args: str) -> None:
+        # deferred: workflows, only for a `/NAME` task
+        from cli_agent.workflows import ask_missing, parse_arguments, run_workflow
+
         workspace = ctx.session.workspace
         values, missing = parse_arguments(workflow, args, workspace)  # a bad value: WorkflowError, one line
         if missing:
@@ -97,6 +96,8 @@ def _listing(catalog: Catalog, renamed: list[str]) -> Handler:
     """`/workflows`: the workflows as loaded when the REPL started (those it can run)."""
 
     def show(ctx: CommandContext, args: str) -> None:
+        from cli_agent.workflows import render_catalog  # deferred: workflows, only for a `/NAME` task
+
         lines = [render_catalog(catalog, ctx.console.width) if catalog.workflows else "no workflows",
                  *(f"broken workflow file: {e}" for e in catalog.errors), "",
                  f"run one with /NAME ARGS (or /{PREFIX}NAME ARGS); /help NAME shows its parameters", *renamed]

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING
 
 from cli_agent.contracts import errors
 from cli_agent.fs import paths
-from cli_agent.providers import runtime_version
 from cli_agent.ui.repl.answer import ask_key
 from cli_agent.ui.repl.picker import pick
 
@@ -64,6 +63,9 @@ def choose_model(settings: Settings, *, env: dict[str, str] | None = None, say: 
     model's runtime version, None when it is not installed (default: ask the install)."""
 
     if runtime is None:
+        # deferred: the agent's stack loads behind the REPL's first prompt (Startup)
+        from cli_agent.providers import runtime_version
+
         runtime = runtime_version
     env = dict(os.environ) if env is None else env
     if settings.model or settings.api_base or settings.api_key:

@@ -9,7 +9,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from cli_agent.contracts import errors
-from cli_agent.history import load_resumable
 from cli_agent.ui.repl.answer import ask_key
 from cli_agent.ui.repl.start.onboarding import choose_model
 
@@ -23,6 +22,9 @@ def with_its_model(load: Callable[[], Loaded], resume: str) -> Callable[[], Load
     nor the environment names a model: `-c` goes on with the model it was talking to. Its key is never kept; the
     provider finds it as it would for a new session. A session that cannot be found is left to the start-up, which
     says why."""
+    # deferred: the agent's stack loads behind the REPL's first prompt (Startup)
+    from cli_agent.history import load_resumable
+
     loaded = load()
     try:
         entry, trace = load_resumable(loaded.settings.workspace, resume)

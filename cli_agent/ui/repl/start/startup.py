@@ -20,10 +20,6 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from cli_agent.history import load_resumable
-from cli_agent.providers import litellm_provider, setup_pending
-from cli_agent.session import default_provider_factory, open_session, resume_into
-
 if TYPE_CHECKING:
     from cli_agent.config import Loaded, Settings
     from cli_agent.history import SessionEntry
@@ -92,14 +88,23 @@ class Startup:
         self._thread.start()
 
     def _open(self) -> Session:
+        # deferred: the agent's stack loads behind the REPL's first prompt (Startup)
+        from cli_agent.session import default_provider_factory, open_session
+
         settings = self.settings
         assert settings is not None
         resumed = None
         if self.resume is not None:
+            # deferred: the agent's stack loads behind the REPL's first prompt (Startup)
+            from cli_agent.history import load_resumable
+
             resumed = load_resumable(settings.workspace, self.resume)
         session = open_session(settings, interactive=True,
                                provider_factory=self.provider_factory or default_provider_factory, notes=self.notes)
         if resumed is not None:
+            # deferred: the agent's stack loads behind the REPL's first prompt (Startup)
+            from cli_agent.session import resume_into
+
             try:
                 resume_into(session, *resumed)
             except BaseException:
@@ -139,12 +144,18 @@ class Startup:
 
 
 def _local_setup_pending(settings: Settings) -> bool:
+    # deferred: the agent's stack loads behind the REPL's first prompt (Startup)
+    from cli_agent.providers import setup_pending
+
     return setup_pending(settings)
 
 
 def _preloader(provider: Any) -> Callable[[], Any] | None:
     """What imports the provider's modules: LiteLLM's `preload` for a LiteLLM model, else the provider's own (the
     HTTP transport's httpx); None when it needs nothing (the scripted one)."""
+    # deferred: the agent's stack loads behind the REPL's first prompt (Startup)
+    from cli_agent.providers import litellm_provider
+
     owner = litellm_provider if isinstance(provider, litellm_provider.LiteLLMProvider) else provider
     return getattr(owner, "preload", None)
 

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 from cli_agent.config import earlier_entry, mask_secret, trust_folder
 from cli_agent.contracts import errors, escape_for_terminal
 from cli_agent.fs import paths
-from cli_agent.session import is_interactive
 from cli_agent.ui.repl.answer import ask_key
 from cli_agent.validated import Secret
 
@@ -42,6 +41,9 @@ def ask_trust(load: Callable[[], Loaded], workspace_hint: str | None, typed: Typ
     yes. The text wraps between words to the terminal's width; a config changed since it was trusted says what
     changed. Keys typed before the question was drawn go into `typed`, for the prompt. A config error is left for
     the REPL's own start-up to report."""
+    # deferred: the agent's stack loads behind the REPL's first prompt (Startup)
+    from cli_agent.session import is_interactive
+
     if not is_interactive() or not paths.project_config_file(Path(workspace_hint or ".")).is_file():
         return
     try:
