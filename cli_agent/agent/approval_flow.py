@@ -109,7 +109,7 @@ class Approvals:
         if self.hooks is not None:
             blocked = yield from self.hooks.before_tool(prepared.call, run.deadline)
             if blocked is not None:  # the model gets the hook's reason as the call's result
-                return replace(prepared, error=Envelope.failure(blocked)), None
+                return replace(prepared, error=Envelope.failure(blocked), blocked=True), None
         if prepared.deferred:
             reason = yield from self._decide(run, prepared, index, total, approve)
             if reason is not None:

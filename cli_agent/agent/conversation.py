@@ -78,9 +78,10 @@ class Conversation:
         if failed is None:
             return self.stop(run, StopReason.DONE, message, answer=answer)
         path = failed["arguments"].get("path", "") if isinstance(failed["arguments"], dict) else ""
+        what = f"{failed['tool']} {path}" if path else failed["tool"]
         why = "; ".join(failed["errors"])[:300]
         return replace(self.stop(run, StopReason.CHANGE_FAILED, f"the model stopped after a failed change "
-                                                                f"({failed['tool']} {path}: {why}); nothing was "
+                                                                f"({what}: {why}); nothing was "
                                                                 f"changed after it", answer=answer),
                        failed_change=failed)
 

@@ -273,7 +273,7 @@ class Agent:
             envelope = repeats.noted(envelope, count)
             if not envelope.ok:
                 failures.append(f"{call.name}: {'; '.join(envelope.errors)}")
-            if mutates:
+            if mutates and not prepared.blocked:  # a hook's block is the hook's doing, not a failed change
                 run.failed_change = None if envelope.ok else {
                     "tool": call.name, "arguments": call.arguments, "errors": list(envelope.errors)}
             content, cut = for_model(envelope, limit)

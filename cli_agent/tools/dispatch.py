@@ -44,6 +44,7 @@ class Prepared:
     invalid: bool = False
     staged: Staged | None = None  # several changes approved as one (a command's change set, a rename)
     deferred: bool = False  # a command not run yet (see Dispatcher.stage)
+    blocked: bool = False  # a before_tool hook stopped it: the hook's doing, not a failure of the run's work
 
     @property
     def arguments(self) -> dict[str, Any]:

@@ -72,3 +72,16 @@ def test_a_bad_hook_in_the_user_config_is_a_config_error(tmp_path, ws):
     user_config(home, '[[hooks]]\nevent = "before_everything"\ncommand = "true"\n')
     done = cli(["-C", str(ws), "-p", "x", "--model", "scripted:/nonexistent"], home=home)
     assert done.returncode == 2 and "hooks" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_call_a_before_tool_hook_blocks_does_not_fail_the_work_before_it(tmp_path, ws):
+    home = tmp_path / "home"
+    user_config(home, '[[hooks]]\nevent = "before_tool"\nmatch = "run_command"\n'
+                      'command = "grep -q \'rm \' && { echo no rm here >&2; exit 2; } || exit 0"\n')
+    remove = {"tool_calls": [{"name": "run_command", "arguments": {"command": "rm -rf build && true"}}]}
+    done = cli(["-C", str(ws), "-p", "make a", "--model", _script(tmp_path / "s.json", _create(), remove,
+                                                                   {"text": "made a.txt"}),
+                "--yes", "--output", "json"], home=home)
+    report = json.loads(done.stdout)
+    assert done.returncode == 0 and report["status"] == "done", done.stdout
+    assert (ws / "a.txt").exists() and "blocked by a before_tool hook: no rm here" in json.dumps(report["tool_calls"])
