@@ -87,7 +87,7 @@ def test_a_blocked_call_is_not_run_and_the_model_gets_the_reason(ws):
                                    command="echo use edits only >&2; exit 2")])
     events, finished = run(agent, "make a")
     assert not (ws / "a.txt").exists()
-    assert finished.stop_reason is StopReason.CHANGE_FAILED  # the model stopped on a change that did not land
+    assert finished.stop_reason is StopReason.DONE  # the block is the hook doing its job, not a failed change
     result = next(e for e in events if isinstance(e, ToolResult))
     assert result.envelope.errors == ("blocked by a before_tool hook: use edits only",)
     assert "use edits only" in json.dumps(provider.requests[-1].messages[-1].to_dict())
