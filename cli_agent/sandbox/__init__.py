@@ -18,12 +18,14 @@ back as a change set (`staging.collect`), which cli-agent applies only once it i
     process.py       running it: limits, timeout, capped output, every process killed
     staging.py       the staging layer read back as a `ChangeSet`
     runner.py        put together: `run_in_sandbox`
+    background.py    processes that keep running for the session: `Processes`
 
 May import: config, fs, validated, contracts.
 """
 
 from __future__ import annotations
 
+from cli_agent.sandbox.background import *
 from cli_agent.sandbox.confine import *
 from cli_agent.sandbox.environment import *
 from cli_agent.sandbox.layout import *
@@ -34,6 +36,7 @@ from cli_agent.sandbox.runner import *
 from cli_agent.sandbox.staging import *
 
 __all__ = [
-    "BASE", "Capability", "ChangeSet", "CommandRun", "Limits", "Outcome", "Policy", "Shown", "confine_locks",
+    "BASE", "MAX_RUNNING", "Capability", "ChangeSet", "CommandRun", "Limits", "Outcome", "Policy", "Process",
+    "Processes", "Shown", "confine_locks",
     "dropped", "probe", "run_in_sandbox", "run_unsandboxed", "shown_trees", "text_table", "wanting",
 ]

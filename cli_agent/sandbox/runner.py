@@ -64,7 +64,7 @@ def run_in_sandbox(command: str, capability: Capability, policy: Policy, limits:
         outcome = yield from process.run(argv, env, limits)
         changes = collect(Path(os.path.realpath(policy.workspace)), upper, check)
     finally:
-        _remove(staging)
+        remove_staging(staging)
     return CommandRun(outcome, changes, sandboxed=True)
 
 
@@ -75,7 +75,7 @@ def run_unsandboxed(command: str, workspace: Path, limits: process.Limits, env_a
     return CommandRun(outcome, ChangeSet(), sandboxed=False)
 
 
-def _remove(folder: Path) -> None:
+def remove_staging(folder: Path) -> None:
     """rmtree that also gets through the overlay's mode-0 work folder."""
     def unlock(_func: object, path: str, _exc: object) -> None:
         with contextlib.suppress(OSError):

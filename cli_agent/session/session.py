@@ -155,8 +155,15 @@ class Session:
         events = _with_notes(events, notes) if notes else events
         return _typed(events, command) if command else events
 
+    def stop_processes(self) -> int:
+        """Kill the session's background processes (nothing they changed is applied); how many were running."""
+        if self.commands is None or self.commands.processes is None:
+            return 0
+        return self.commands.processes.stop_all()
+
     def close(self) -> None:
         try:
+            self.stop_processes()
             if self.mcp is not None:
                 self.mcp.close()
             self.provider.close()

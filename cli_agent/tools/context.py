@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from cli_agent.sandbox import Policy, confine_locks, probe
+from cli_agent.sandbox import Policy, Processes, confine_locks, probe
 
 if TYPE_CHECKING:
     from cli_agent.config import Settings
@@ -31,6 +31,7 @@ class CommandSetup:
     max_timeout_s: float = 600.0
     env_allow: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()  # one line each, shown once per session (a refused lock)
+    processes: Processes | None = None  # the session's background processes (None: no sandbox, none may start)
 
 
 def command_setup(settings: Settings, workspace: Workspace) -> CommandSetup | None:
@@ -46,8 +47,9 @@ def command_setup(settings: Settings, workspace: Workspace) -> CommandSetup | No
         capability = probe()
         if not capability.available:
             return None
+    processes = None if capability is None else Processes(capability, policy, box.env_allow)
     return CommandSetup(capability, policy, settings.command_timeout, settings.command_timeout_max,
-                        tuple(box.env_allow), notes=locks.notes)
+                        tuple(box.env_allow), notes=locks.notes, processes=processes)
 
 
 def digest(data: bytes) -> str:

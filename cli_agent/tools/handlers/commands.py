@@ -3,6 +3,10 @@
 It runs in the command sandbox (`cli_agent.sandbox`) set up by the session (`CommandSetup`, made by
 `tools.context.command_setup`); the command writes to a staging layer, and what it changed comes back as the change
 set. With `sandbox = "off"` it runs in the workspace itself, asked for every time, and nothing is staged.
+
+With `background` the command goes on after the call (`sandbox.Processes`, the session's table): the call returns
+its process number and first output; `process_output` reads what it printed since, `stop_process` ends it. Once it
+has ended, its change set comes back from whichever of the two sees it first, to be approved like a command's.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
 from cli_agent.contracts import Staged, ToolError
-from cli_agent.sandbox import Limits, run_in_sandbox, run_unsandboxed, wanting
+from cli_agent.sandbox import Limits, Process, Processes, run_in_sandbox, run_unsandboxed, wanting
 
 if TYPE_CHECKING:
     from cli_agent.fs import Workspace
@@ -33,7 +37,7 @@ def _why_not(workspace: Workspace, rel: str, planned: bool = False) -> str | Non
     return None
 
 
-def run_command(ctx: ToolContext, command: str, timeout_s: float | None = None
+def run_command(ctx: ToolContext, command: str, timeout_s: float | None = None, background: bool = False
                 ) -> Generator[bytes, None, Staged]:
     """Yields the output as it comes; returns the result and the change set."""
     setup = ctx.commands
@@ -44,6 +48,8 @@ def run_command(ctx: ToolContext, command: str, timeout_s: float | None = None
         raise ToolError("command is empty: give the shell command line to run")
     if "\0" in command:
         raise ToolError("command contains a NUL byte; refused")
+    if background:
+        return (yield from _start_background(ctx, command))
 
     wanted = setup.default_timeout_s if timeout_s is None else float(timeout_s)
     timeout = min(wanted, setup.max_timeout_s)
@@ -84,3 +90,48 @@ def run_data(command: str, run: CommandRun) -> dict[str, Any]:
                                       "wrote to the workspace directly"}
     return data
 
+
+
+def _processes(ctx: ToolContext) -> Processes:
+    setup = ctx.commands
+    if setup is None or setup.processes is None:
+        raise ToolError("background processes need the command sandbox, and this session has none "
+                        "(`cli-agent sandbox` says why)")
+    return setup.processes
+
+
+def _start_background(ctx: ToolContext, command: str) -> Generator[bytes, None, Staged]:
+    processes = _processes(ctx)
+    process = processes.start(command, lambda rel, planned: _why_not(ctx.workspace, rel, planned))
+    yield from processes.first_output(process)
+    return _report(processes, process)
+
+
+def _report(processes: Processes, process: Process) -> Staged:
+    """What it printed since the last read and how it stands; once it has ended, its change set (handed out once:
+    approved and applied, or discarded, by the caller)."""
+    output, dropped = process.ring.since_last()
+    data = process.status()
+    data["output"] = output
+    if dropped:
+        data["output_dropped_bytes"] = dropped
+    if process.running:
+        return Staged(data)
+    changes = process.settle()
+    data["changes"] = changes.to_dict()
+    data.pop("pending_changes", None)
+    process.changes_taken = True
+    processes.forget(process.number)
+    return Staged(data, changes.changes, changes.removed_dirs, changes.refused)
+
+
+def process_output(ctx: ToolContext, process: int) -> Staged:
+    """What background process `process` printed since the last read, whether it runs, its exit code."""
+    processes = _processes(ctx)
+    return _report(processes, processes.get(process))
+
+
+def stop_process(ctx: ToolContext, process: int) -> Staged:
+    """End background process `process` and everything it started; its change set comes back to be approved."""
+    processes = _processes(ctx)
+    return _report(processes, processes.stop(process))
