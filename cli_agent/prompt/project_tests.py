@@ -3,6 +3,8 @@ test runner would find them), and which files are tests (`is_test_path`).
 
 `find_test_command(root)` says which command runs the tests and why (`Found`; `cli-agent config show` prints both):
 
+0. The pytest or unittest run the project documents (`test_runners`: tox, nox, a Makefile, hatch scripts, its CI
+   workflow), read and never run.
 1. Python, as pytest finds tests: a configuration (`pytest.ini`, `pyproject.toml`'s `[tool.pytest.ini_options]`,
    `setup.cfg`'s `[tool:pytest]`, `tox.ini`'s `[pytest]`) or a `conftest.py` at the root → pytest.
 2. A runner the project declares: `package.json` with a real `test` script (`npm test`, or `pnpm`/`yarn`/`bun` by
@@ -13,7 +15,10 @@ test runner would find them), and which files are tests (`is_test_path`).
    `test*.py` holding `unittest` test cases → `python3 -m unittest discover`.
 4. A `Makefile` with a `test` target → `make test`.
 
-None when nothing says. The walk stops after `WALK_ENTRIES` entries or `WALK_DEPTH` levels: a few milliseconds.
+Python tests run with the active virtual environment's own interpreter (`VENV/bin/python -m pytest -q`), never a
+pytest that belongs to another one; a venv without pytest whose tests are unittest test cases runs `python -m
+unittest discover` from the folder they are in. None when nothing says. The walk stops after `WALK_ENTRIES` entries
+or `WALK_DEPTH` levels: a few milliseconds.
 """
 
 from __future__ import annotations
@@ -21,11 +26,14 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from cli_agent.fs import read_regular_or_none
+from cli_agent.prompt.test_runners import Runner, documented, has_pytest, interpreter
 
 __all__ = ["detect_test_command", "is_test_path", "shown"]
 
@@ -143,20 +151,56 @@ def _makefile(root: Path) -> Found | None:
     return None
 
 
-def find_test_command(root: Path) -> Found | None:
-    """The command that runs the project's tests and why, found as its runner finds them; None when nothing says."""
+def find_test_command(root: Path, environ: Mapping[str, str] | None = None) -> Found | None:
+    """The command that runs the project's tests and why, found as its runner finds them; None when nothing says.
+    `environ` (default: this process's) says which virtual environment is active."""
+    python = interpreter(root, os.environ if environ is None else environ)
+    runner = documented(root)
+    if runner:
+        return _python_run(runner, python, root)
     config = _pytest_config(root)
     if config:
-        return Found(_pytest(), config)
+        return _python_run(Runner("pytest", (), config), python, root)
     declared = _declared(root)
     if declared:
         return declared
     pytest_file, unittest_file = _walk(root)
     if pytest_file:
-        return Found(_pytest(), f"{pytest_file} (pytest finds test_*.py and *_test.py)")
+        return _python_run(Runner("pytest", (), f"{pytest_file} (pytest finds test_*.py and *_test.py)"), python,
+                           root, pytest_file)
     if unittest_file:
-        return Found("python3 -m unittest discover", f"{unittest_file} (unittest test cases)")
+        return _python_run(Runner("unittest", ("discover",), f"{unittest_file} (unittest test cases)"), python, root)
     return _makefile(root)
+
+
+def _python_run(runner: Runner, python: str | None, root: Path, test_file: str | None = None) -> Found:
+    """The command for a pytest or unittest run, with the venv's own interpreter when one is active (else as
+    before: `pytest -q` on PATH, `python3 -m ...`); a venv without pytest whose tests are unittest test cases runs
+    unittest discover from their folder instead."""
+    args = " ".join(shlex.quote(a) for a in runner.args)
+    if runner.tool == "unittest":
+        return Found(f"{shlex.quote(python or 'python3')} -m unittest {args}".strip(), runner.source)
+    if python is None:
+        return Found(f"{_pytest()} {args}".strip(), runner.source)
+    if has_pytest(python):
+        return Found(f"{shlex.quote(python)} -m pytest -q {args}".strip(), runner.source)
+    start = _unittest_start(root, test_file or _walk(root)[0])
+    if start is not None:
+        return Found(f"{shlex.quote(python)} -m unittest discover {start}".strip(),
+                     f"{runner.source}; {python} has no pytest, the tests are unittest test cases")
+    return Found(f"{shlex.quote(python)} -m pytest -q {args}".strip(), f"{runner.source}; {python} has no pytest")
+
+
+def _unittest_start(root: Path, test_file: str | None) -> str | None:
+    """unittest discover's options for the folder a unittest test file is in (`-s tests`, `-s tests -t .` for a
+    package); None when the file is no unittest test case."""
+    if test_file is None or "unittest" not in _text(root / test_file, 64 * 1024):
+        return None
+    folder = Path(test_file).parent
+    if folder == Path("."):
+        return ""
+    top = folder.parts[0]
+    return f"-s {shlex.quote(top)}" + (" -t ." if (root / top / "__init__.py").is_file() else "")
 
 
 def shown(configured: str | None, source: str, root: Path) -> str:

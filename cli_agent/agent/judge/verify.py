@@ -30,7 +30,14 @@ from typing import TYPE_CHECKING
 
 from cli_agent.agent.judge import task_examples
 from cli_agent.agent.judge.proof import statements as task_statements
-from cli_agent.agent.judge.proof.test_output import could_not_run, plain, summary_line, trimmed_failures
+from cli_agent.agent.judge.proof.test_output import (
+    PYTEST_RUN,
+    UNITTEST_RUN,
+    could_not_run,
+    plain,
+    summary_line,
+    trimmed_failures,
+)
 from cli_agent.fs import Workspace, read_regular_or_none
 from cli_agent.prompt import Outline, detect_test_command, is_test_path, named_files
 from cli_agent.sandbox import Limits, run_in_sandbox
@@ -141,7 +148,7 @@ class Verifier:
         if not self.command:
             return []
         commands = []
-        if "pytest" in self.command:
+        if PYTEST_RUN.search(self.command):
             nearest = nearest_tests(self.root, changed)
             if nearest:
                 commands.append(f"{self.command} {' '.join(shlex.quote(p) for p in nearest)}")
@@ -220,7 +227,7 @@ class Verifier:
 
     def _python_project(self) -> bool:
         if self.command:
-            return "pytest" in self.command or "unittest" in self.command
+            return bool(PYTEST_RUN.search(self.command) or UNITTEST_RUN.search(self.command))
         return any(self.root.glob("*.py")) or (self.root / "pyproject.toml").is_file() or \
             (self.root / "setup.py").is_file() or (self.root / "setup.cfg").is_file()
 
@@ -263,8 +270,9 @@ class Verifier:
         summary = summary_line(out.output, out.exit_code, out.timed_out)
         why = could_not_run(command, out.output, out.exit_code, changed, self.root) if not out.timed_out else ""
         if why:
-            return TestRun(command, False, f"{COULD_NOT_RUN}: {why}", "", ran=False, broken=True)
-        if out.exit_code == _PYTEST_NO_TESTS and ("pytest" in command or "unittest" in command):
+            return TestRun(command, False, f"{COULD_NOT_RUN}: {why}", trimmed_failures(out.output), ran=False,
+                           broken=True)
+        if out.exit_code == _PYTEST_NO_TESTS and (PYTEST_RUN.search(command) or UNITTEST_RUN.search(command)):
             return TestRun(command, True, summary, "", ran=False)
         passed = out.exit_code == 0 and not out.timed_out
         failures = "" if passed else trimmed_failures(out.output)

@@ -82,3 +82,86 @@ def test_test_paths_of_the_common_runners() -> None:
     assert all(is_test_path(p) for p in ("test_a.py", "a_test.py", "src/a.test.tsx", "a.spec.js", "a_test.go",
                                          "spec/a_spec.rb", "tests/helpers.py", "test/x.js"))
     assert not any(is_test_path(p) for p in ("app.py", "contest.py", "src/latest.js"))
+
+
+# -- the runner the project documents, run with the active venv's own interpreter ---------------------------------
+
+NOXFILE = '''import nox
+
+
+@nox.session
+def lint(session):
+    session.run("ruff", "check", ".")
+
+
+@nox.session(python=["3.11", "3.12"])
+def tests(session):
+    session.install("-e", ".")
+    session.run("python", "-m", "unittest", "discover", "-s", "tests", "-t", ".")
+'''
+UNITTEST_CASE = "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_x(self):\n        pass\n"
+
+
+def _venv(folder: Path, with_pytest: bool) -> Path:
+    """A venv's layout (read, never run, by the detection): `pyvenv.cfg`, `bin/python`, its site-packages."""
+    (folder / "bin").mkdir(parents=True)
+    (folder / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (folder / "bin" / "python").write_text("")
+    site = folder / "lib" / "python3.11" / "site-packages"
+    site.mkdir(parents=True)
+    if with_pytest:
+        (site / "pytest").mkdir()
+    return folder
+
+
+@pytest.mark.parametrize(("files", "command", "source"), [
+    ({"tox.ini": "[tox]\nenvlist = py3\n\n[testenv]\ndeps = pytest\ncommands =\n    pytest {posargs} tests\n",
+      "tests/test_a.py": ""}, "-m pytest -q tests", "tox.ini's commands"),
+    ({"tox.ini": "[testenv]\ncommands = python -m unittest discover -s tests\n", "tests/test_a.py": UNITTEST_CASE},
+     "-m unittest discover -s tests", "tox.ini's commands"),
+    ({"noxfile.py": NOXFILE, "tests/test_a.py": UNITTEST_CASE}, "-m unittest discover -s tests -t .",
+     "noxfile.py's tests session"),
+    ({"Makefile": "test:\n\t@coverage run -m pytest tests/\n", "tests/x": ""}, "-m pytest -q tests/",
+     "Makefile's test target"),
+    ({"pyproject.toml": '[tool.hatch.envs.default.scripts]\ntest = "pytest {args:tests}"\n'}, "-m pytest -q",
+     "pyproject.toml's hatch script default:test"),
+    ({".github/workflows/ci.yml": "jobs:\n  t:\n    steps:\n      - run: pip install .\n      - run: |\n"
+                                  "          python -m unittest tests.test_a\n"},
+     "-m unittest tests.test_a", ".github/workflows/ci.yml's run step"),
+])
+def test_the_runner_the_project_documents_runs_with_the_venvs_interpreter(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, files: dict[str, str], command: str, source: str) -> None:
+    ws = tmp_path / "ws"
+    _tree(ws, files)
+    python = _venv(tmp_path / "venv", with_pytest=True) / "bin" / "python"
+    found = find_test_command(ws, {"VIRTUAL_ENV": str(tmp_path / "venv")})
+    assert found == type(found)(f"{python} {command}", source), found
+    monkeypatch.setenv("VIRTUAL_ENV", str(tmp_path / "venv"))  # config show names it, from the active venv
+    assert shown(None, "", ws).startswith(f"# tests: {python} {command}  # found: {source}")
+
+
+def test_a_venv_without_pytest_runs_unittest_discover_from_the_tests_folder(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    _tree(ws, {"nox.py": "", "src/pkg/__init__.py": "", "tests/test_pkg.py": UNITTEST_CASE,
+               "pyproject.toml": "[project]\nname = 'pkg'\n"})
+    venv = _venv(tmp_path / "venv", with_pytest=False)
+    found = find_test_command(ws, {"VIRTUAL_ENV": str(venv)})
+    assert found is not None and found.command == f"{venv}/bin/python -m unittest discover -s tests", found
+    assert "has no pytest" in found.source
+    (ws / "tests" / "test_pkg.py").write_text("def test_x():\n    assert True\n")  # pytest-style: it cannot run here
+    found = find_test_command(ws, {"VIRTUAL_ENV": str(venv)})
+    assert found is not None and found.command == f"{venv}/bin/python -m pytest -q", found
+    pth = venv / "lib" / "python3.11" / "site-packages" / "more.pth"  # pytest reached through a .pth counts
+    (tmp_path / "elsewhere" / "pytest").mkdir(parents=True)
+    pth.write_text(f"import site; site.addsitedir({str(tmp_path / 'elsewhere')!r})\n")
+    assert find_test_command(ws, {"VIRTUAL_ENV": str(venv)}) == type(found)(f"{venv}/bin/python -m pytest -q",
+                                                                            "tests/test_pkg.py (pytest finds "
+                                                                            "test_*.py and *_test.py)")
+
+
+def test_hostile_runner_files_are_read_within_bounds_and_never_raise(tmp_path: Path) -> None:
+    _tree(tmp_path, {"tox.ini": "[testenv]\ncommands = pytest '\n" + "x" * 300_000,
+                     "noxfile.py": "def tests(session:\n" * 5000, "Makefile": "test:\n" + "\tpytest\t'\n" * 10_000,
+                     "pyproject.toml": "[tool.hatch\n", ".github/workflows/a.yml": "run: |\n" + "  x\n" * 50_000})
+    found = find_test_command(tmp_path, {})  # the 200 command lines each file kind is read for say no pytest
+    assert found is not None and found.command == "make test", found

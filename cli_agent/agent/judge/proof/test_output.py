@@ -18,6 +18,10 @@ _RUNNER_DIED = re.compile(r"No module named '?(pytest|_pytest|pluggy)\b|^\w*(Imp
                           r"\b(_pytest|pluggy)\b", re.MULTILINE)
 _COLLECTION = re.compile(r"\berrors? during collection\b|^ERROR collecting", re.MULTILINE)
 _MISSING = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
+# the runner a command starts, as a word of it (`pytest`, `.venv/bin/pytest`, `-m pytest`), never a path that only
+# contains the name (`/tmp/pytest-of-root/venv/bin/python -m unittest`)
+PYTEST_RUN = re.compile(r"(?:^|[\s/])(?:pytest|py\.test)(?:\s|$)")
+UNITTEST_RUN = re.compile(r"(?:^|\s)-m\s+unittest(?:\s|$)")
 
 
 # A terminal's control sequences: CSI (colours, `ESC[31m`), OSC (titles, links) up to BEL or ST, a character set's
@@ -59,7 +63,7 @@ def could_not_run(command: str, output: str, exit_code: int | None, changed: Ite
         return f"{runner}: command not found (exit 127)"
     if exit_code == 126:
         return f"{runner}: not executable (exit 126)"
-    pytest = "pytest" in command
+    pytest = bool(PYTEST_RUN.search(command))
     why = ""
     if _RUNNER_DIED.search(output):
         why = f"the test runner failed to start: {_last_line(output)}"
@@ -81,7 +85,7 @@ def could_not_run(command: str, output: str, exit_code: int | None, changed: Ite
 def _last_line(output: str) -> str:
     lines = [line.strip() for line in output.splitlines() if line.strip()]
     errors = [line for line in lines if re.match(r"^(E\s+)?\w*(Error|Exception)\b", line)]
-    return ((errors or lines or ["no output"])[-1].removeprefix("E").strip())[:200]
+    return re.sub(r"^E\s+", "", (errors or lines or ["no output"])[-1])[:200]
 
 
 def _own_module(dotted: str, root: Path | None) -> bool:

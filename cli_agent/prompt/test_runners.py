@@ -1,0 +1,213 @@
+"""What a project says about running its tests, read and never run, and the interpreter that runs them.
+
+`documented(root)` reads, in order: `tox.ini`'s `commands`, a test-like session's `session.run(...)` in
+`noxfile.py`, a Makefile's `test` recipe, `pyproject.toml`'s `[tool.hatch.envs.*.scripts]`, then the `run:` steps
+of the GitHub Actions workflows. The first that runs pytest or unittest gives a `Runner`: which of the two, its
+arguments that still mean something outside that tool (test paths; unittest's `-s`/`-t`/`-p`), and where it was
+read. `interpreter(root, environ)` is the active virtual environment's Python (`VIRTUAL_ENV`, else a `.venv` or
+`venv` at the root), and `has_pytest` says, by looking at its site-packages, whether it can import pytest.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import os
+import re
+import shlex
+import tomllib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from cli_agent.fs import read_regular_or_none
+
+_LIMIT = 256 * 1024  # the most of any one file read
+_TEST_NAMES = re.compile(r"^(tests?|unit|unittests?|pytest|check|cov(erage)?)(\b|_|-|\d|$)|(^|[_-])tests?$")
+_UNITTEST_OPTIONS = {"-s": "--start-directory", "-t": "--top-level-directory", "-p": "--pattern"}
+_MAX_WORKFLOWS = 20
+_MAX_LINES = 200  # command lines looked at in each file kind, at most
+_MAX_LINE = 1000  # characters of one command line
+
+
+@dataclass(frozen=True)
+class Runner:
+    tool: str  # "pytest" or "unittest"
+    args: tuple[str, ...]  # what still means something run with the venv's own interpreter: paths, discover options
+    source: str  # "tox.ini's commands", "noxfile.py's tests session", ...
+
+
+def _text(path: Path) -> str:
+    data = read_regular_or_none(path, _LIMIT)  # a FIFO or a device is skipped, never waited on
+    return "" if data is None else data.decode("utf-8", errors="replace")
+
+
+def runner_in(line: str, root: Path, source: str) -> Runner | None:
+    """The pytest or unittest run a command line asks for (`pytest tests`, `python -m unittest discover -s tests`,
+    `coverage run -m pytest`), None for any other command."""
+    try:
+        words = shlex.split(line.replace("{posargs}", ""), comments=True)
+    except ValueError:
+        return None
+    for at, word in enumerate(words):
+        if word.rsplit("/", 1)[-1] in ("pytest", "py.test"):  # `pytest`, `.venv/bin/pytest`, `-m pytest`
+            return Runner("pytest", _paths(words[at + 1:], root), source)
+        if word == "unittest" and at and words[at - 1] == "-m":
+            return Runner("unittest", _discover(words[at + 1:]), source)
+    return None
+
+
+def _paths(words: list[str], root: Path) -> tuple[str, ...]:
+    """The arguments that are test paths in the project (`tests`, `tests/test_x.py::T`): options and their values
+    belong to the project's own environment and are left to it."""
+    return tuple(w for w in words if not w.startswith("-") and ".." not in w and not w.startswith("/")
+                 and (root / w.split("::")[0]).exists())
+
+
+def _discover(words: list[str]) -> tuple[str, ...]:
+    """What follows `-m unittest`: `discover` with its options (`-s tests -t .`, also from the positional `discover
+    START PATTERN TOP`), the test modules named (`tests.test_x`), or `discover` alone for a bare `-m unittest`."""
+    if words and words[0] != "discover":
+        named = tuple(w for w in words if re.fullmatch(r"[A-Za-z_][\w.]*", w))
+        return named or ("discover",)
+    kept: list[str] = ["discover"]
+    rest = words[1:] if words else []
+    positional = 0
+    at = 0
+    while at < len(rest):
+        word = rest[at]
+        option = next((short for short, long in _UNITTEST_OPTIONS.items() if word in (short, long)), None)
+        if option and at + 1 < len(rest):
+            kept += [option, rest[at + 1]]
+            at += 2
+            continue
+        if not word.startswith("-") and positional < 3:
+            kept += [("-s", "-p", "-t")[positional], word]
+            positional += 1
+        at += 1
+    return tuple(kept)
+
+
+def _tox(root: Path) -> Iterator[tuple[str, str]]:
+    section = ""
+    commands = False
+    for raw in _text(root / "tox.ini").splitlines():
+        line = raw.strip()
+        if line.startswith("["):
+            section, commands = line.strip("[]"), False
+            continue
+        if not section.startswith("testenv") or not line or line.startswith(("#", ";")):
+            continue
+        key, sep, value = line.partition("=")
+        if sep and not raw[:1].isspace():
+            commands = key.strip() == "commands"
+            line = value.strip()
+        if commands and line:
+            yield line.removeprefix("-").strip(), "tox.ini's commands"
+
+
+def _nox(root: Path) -> Iterator[tuple[str, str]]:
+    text = _text(root / "noxfile.py")
+    if "session" not in text:
+        return
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return
+    for node in tree.body:
+        if not isinstance(node, ast.FunctionDef) or not _TEST_NAMES.search(node.name):
+            continue
+        for call in ast.walk(node):
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "run":
+                words = [a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+                if words:
+                    yield shlex.join(words), f"noxfile.py's {node.name} session"
+
+
+def _make(root: Path) -> Iterator[tuple[str, str]]:
+    for name in ("Makefile", "makefile", "GNUmakefile"):
+        recipe = False
+        for line in _text(root / name).splitlines():
+            if re.match(r"^tests?\s*:", line):
+                recipe = True
+            elif recipe and line.startswith("\t"):
+                yield line.strip().lstrip("@-"), f"{name}'s test target"
+            elif line.strip() and not line.startswith("#"):
+                recipe = False
+
+
+def _hatch(root: Path) -> Iterator[tuple[str, str]]:
+    text = _text(root / "pyproject.toml")
+    if "tool.hatch" not in text:
+        return
+    try:
+        envs = tomllib.loads(text).get("tool", {}).get("hatch", {}).get("envs", {})
+    except tomllib.TOMLDecodeError:
+        return
+    for env_name, env in (envs.items() if isinstance(envs, dict) else ()):
+        scripts = env.get("scripts", {}) if isinstance(env, dict) else {}
+        for key, value in (scripts.items() if isinstance(scripts, dict) else ()):
+            if _TEST_NAMES.search(str(key)):
+                for line in value if isinstance(value, list) else [value]:
+                    yield str(line), f"pyproject.toml's hatch script {env_name}:{key}"
+
+
+def _workflows(root: Path) -> Iterator[tuple[str, str]]:
+    folder = root / ".github" / "workflows"
+    try:
+        files = sorted(p for p in folder.iterdir() if p.suffix in (".yml", ".yaml"))[:_MAX_WORKFLOWS]
+    except OSError:
+        return
+    for path in files:
+        block = None
+        for line in _text(path).splitlines():
+            indent = len(line) - len(line.lstrip())
+            if block is not None and (indent > block or not line.strip()):
+                yield line.strip(), f".github/workflows/{path.name}'s run step"
+                continue
+            block = None
+            match = re.match(r"^\s*(?:-\s+)?run:\s*(.*)$", line)
+            if match:
+                value = match.group(1).strip()
+                if value in ("|", ">", "|-", ">-"):
+                    block = indent
+                else:
+                    yield value, f".github/workflows/{path.name}'s run step"
+
+
+def documented(root: Path) -> Runner | None:
+    """The pytest or unittest run the project documents, first of tox, nox, make, hatch and its CI; None when none
+    of them names one."""
+    for lines in (_tox(root), _nox(root), _make(root), _hatch(root), _workflows(root)):
+        for line, source in itertools.islice(lines, _MAX_LINES):
+            found = runner_in(line[:_MAX_LINE], root, source)
+            if found:
+                return found
+    return None
+
+
+def interpreter(root: Path, environ: Mapping[str, str]) -> str | None:
+    """The active virtual environment's Python: `VIRTUAL_ENV`'s, else the root's `.venv` or `venv`; None without."""
+    for prefix in (environ.get("VIRTUAL_ENV", ""), str(root / ".venv"), str(root / "venv")):
+        if prefix and os.path.isfile(os.path.join(prefix, "pyvenv.cfg")):
+            for name in ("python", "python3"):
+                candidate = os.path.join(prefix, "bin", name)
+                if os.path.isfile(candidate):
+                    return candidate
+    return None
+
+
+def has_pytest(python: str) -> bool:
+    """Whether a venv's interpreter can import pytest: in its site-packages, or in a folder a `.pth` there adds."""
+    prefix = Path(python).parent.parent
+    if (prefix / "bin" / "pytest").is_file():
+        return True
+    for site in list((prefix / "lib").glob("python*/site-packages"))[:4]:
+        folders = [site]
+        for pth in sorted(site.glob("*.pth"))[:50]:
+            folders += [Path(p) for p in re.findall(r"""addsitedir\(\s*['"]([^'"]+)['"]""", _text(pth))]
+            folders += [Path(line.strip()) for line in _text(pth).splitlines()
+                        if line.strip().startswith("/") and not line.startswith("import")]
+        if any((folder / "pytest").is_dir() or (folder / "pytest.py").is_file() for folder in folders):
+            return True
+    return False

@@ -1,0 +1,85 @@
+"""The proof runs the way the project runs its tests: a `src/` project whose tests are unittest test cases, run by
+nox with `python -m unittest`, in a venv outside the workspace that has no pytest. Through the real CLI, the real
+sandbox and real unittest runs, with the scripted model."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from clikit import cli, user_config
+from verifykit import DONE, run_json, user_messages
+
+pytestmark = pytest.mark.slow
+
+NOXFILE = '''import nox
+
+
+@nox.session
+def tests(session):
+    session.install("-e", ".")
+    session.run("python", "-m", "unittest", "discover", "-s", "tests")
+'''
+TEST = '''import unittest
+
+from tinyunit import add
+
+
+class AddTest(unittest.TestCase):
+    def test_add(self):
+        self.assertEqual(add(2, 3), 5)
+'''
+
+
+def _edit(old: str, new: str) -> dict[str, object]:
+    return {"tool_calls": [{"name": "edit_file", "arguments": {"path": "src/tinyunit/__init__.py", "old": old,
+                                                                 "new": new}}]}
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A venv outside any workspace, made from the base interpreter, with no pytest in it."""
+    folder = tmp_path_factory.mktemp("env") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True, timeout=60)
+    assert not list(folder.glob("lib/python*/site-packages/pytest"))
+    return folder
+
+
+def _project(tmp_path: Path, venv: Path) -> tuple[Path, Path, dict[str, str]]:
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    (ws / "src" / "tinyunit").mkdir(parents=True)
+    (ws / "tests").mkdir()
+    (ws / "src" / "tinyunit" / "__init__.py").write_text("def add(a, b):\n    return a - b\n")
+    (ws / "tests" / "test_add.py").write_text(TEST)
+    (ws / "noxfile.py").write_text(NOXFILE)
+    (ws / "pyproject.toml").write_text("[project]\nname = 'tinyunit'\nversion = '1.0'\n")
+    for site in venv.glob("lib/python*/site-packages"):  # as `pip install -e .` leaves it
+        (site / "tinyunit.pth").write_text(f"{ws / 'src'}\n")
+    user_config(home, "")
+    env = {"VIRTUAL_ENV": str(venv), "PATH": f"{venv}/bin:{os.environ['PATH']}"}
+    return ws, home, env
+
+
+def test_config_show_names_unittest_with_the_venvs_interpreter(tmp_path: Path, venv: Path) -> None:
+    ws, home, env = _project(tmp_path, venv)
+    done = cli(["config", "show", "-C", str(ws)], home=home, env_extra=env)
+    assert f"# tests: {venv}/bin/python -m unittest discover -s tests  # found: noxfile.py's tests session" \
+        in done.stdout, done.stdout + done.stderr
+
+
+def test_a_right_fix_is_verified_and_a_wrong_one_ends_with_exit_8_and_the_unittest_failure(
+        tmp_path: Path, venv: Path) -> None:
+    ws, home, env = _project(tmp_path, venv)
+    code, report, _ = run_json(tmp_path, ws, home, [_edit("a - b", "a + b"), DONE], env_extra=env)
+    assert code == 0 and report["verified"] is True, report
+    assert report["tests"].startswith("Ran 1 test") or report["tests"] == "OK", report["tests"]
+    (ws / "src" / "tinyunit" / "__init__.py").write_text("def add(a, b):\n    return a - b\n")
+    code, report, trace = run_json(tmp_path, ws, home, [_edit("a - b", "a * b"), DONE, DONE],
+                                   env_extra=env | {"CLI_AGENT_VERIFY_ROUNDS": "1"})
+    assert code == 8 and report["verified"] is False, report
+    assert "FAILED (failures=1)" in report["tests"], report["tests"]
+    feedback = next(t for t in user_messages(trace) if "tests fail after your change" in t)
+    assert "AssertionError: 6 != 5" in feedback
