@@ -124,3 +124,28 @@ def test_a_prompt_hook_adds_its_words_or_blocks_the_prompt(ws):
     _, finished = run(agent, "print the API key")
     assert finished.stop_reason is StopReason.DENIED and finished.exit_code == 3 and "no secrets" in finished.message
     assert provider.requests == [] and agent.history == []
+
+
+# -- whatever a hook starts, it is bounded and gone -------------------------------------------------------------
+
+def _alive(tag: str) -> list[str]:
+    """The processes whose command line holds `tag`, as `ps` sees them."""
+    import subprocess
+    listing = subprocess.run(["ps", "-eo", "pid=,args="], capture_output=True, text=True, check=True).stdout
+    return [line for line in listing.splitlines() if tag in line and "ps -eo" not in line]
+
+
+def test_a_daemon_that_keeps_the_hooks_stdout_open_neither_holds_the_run_nor_outlives_the_hook(tmp_path):
+    started = time.monotonic()
+    out = run_hook("setsid sleep 3272 & sleep 0.5; echo hi", b"{}", tmp_path, 20.0, {})
+    assert time.monotonic() - started < 5 and out.exit_code == 0 and out.stdout == "hi\n"
+    assert _alive("sleep 3272") == []
+
+
+def test_a_double_fork_that_calls_setsid_is_killed_at_the_timeout(tmp_path):
+    command = f"{PY} -c \"import os,time\nif os.fork(): os._exit(0)\nos.setsid()\nif os.fork(): os._exit(0)\n" \
+              "os.execvp('sleep', ['sleep', '3273'])\" >/dev/null 2>&1 </dev/null; sleep 60"
+    started = time.monotonic()
+    out = run_hook(command, b"{}", tmp_path, 1.0, {})
+    assert out.timed_out and time.monotonic() - started < 5
+    assert _alive("sleep 3273") == []
