@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cli_agent.contracts import IMAGE_SUFFIXES, MAX_SOURCE_BYTES, ImagePart, ToolError, errors, image_from_bytes
+from cli_agent.fs import read_regular
 
 if TYPE_CHECKING:
     from cli_agent.fs import Workspace
@@ -65,10 +66,10 @@ def _from_workspace(workspace: Workspace, path: str) -> ImagePart:
 
 
 def _from_host(path: str) -> ImagePart:
-    """A file the user named with --image: read at most one byte past the limit (a huge file costs nothing)."""
+    """A file the user named with --image, through the host files' opener (a regular file, opened without blocking:
+    a FIFO or a device is refused at once): at most one byte past the limit is read (a huge file costs nothing)."""
     try:
-        with open(Path(path).expanduser(), "rb") as file:
-            data = file.read(MAX_SOURCE_BYTES + 1)
+        data = read_regular(Path(path).expanduser(), MAX_SOURCE_BYTES + 1, cut=True)
     except OSError as exc:
         raise errors.UsageError(f"cannot read the image {path}: {exc.strerror or exc}") from exc
     return _part(Path(path).name, data)

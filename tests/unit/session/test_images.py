@@ -50,3 +50,23 @@ def test_a_vision_model_gets_every_image_and_a_blind_one_keeps_pasted_paths_as_t
 def test_an_image_outside_the_workspace_cannot_be_named_with_an_at(files):
     with pytest.raises(UsageError, match=r"cannot attach @\.\./Desktop/plain\.png: .* climbs out of the workspace"):
         images_for("@../Desktop/plain.png", Workspace(files / "ws"))
+
+
+@pytest.mark.slow
+def test_a_fifo_given_with_image_is_refused_at_once_through_the_cli(tmp_path):
+    import os
+    import time
+
+    from clikit import cli
+    fifo = tmp_path / "shot.png"
+    os.mkfifo(fifo)  # no writer: a plain open() would wait for one forever
+    (tmp_path / "ws").mkdir()
+    script = tmp_path / "model.json"
+    script.write_text('[{"text": "never asked"}]')
+    started = time.monotonic()
+    result = cli(["-p", "what is this?", "--image", str(fifo), "-m", f"scripted:{script}", "-C", str(tmp_path / "ws")],
+                 home=tmp_path / "home", timeout=30)
+    assert time.monotonic() - started < 15
+    assert result.returncode == 2, result.stderr
+    said = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(said) == 1 and "shot.png" in said[0] and "FIFO" in said[0].upper(), result.stderr
