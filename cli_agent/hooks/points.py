@@ -37,6 +37,17 @@ BLOCK = 2  # the exit code that blocks (as in Claude Code)
 _SAID_MAX = 4000  # characters of a hook's stderr the model gets
 
 
+def _json(event: dict[str, Any]) -> bytes:
+    """The event as UTF-8 JSON. A file name that is not UTF-8 (Python holds its bytes as lone surrogates) cannot be
+    written as UTF-8: then the whole event is ASCII JSON, such a name a `\\udcXX` escape a JSON reader takes back
+    (Python's `os.fsencode(json.loads(...))` gives the name's bytes)."""
+    text = json.dumps(event, ensure_ascii=False, default=str)
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        return json.dumps(event, default=str).encode("ascii")
+
+
 class PromptBlocked(DeniedError):
     """A prompt hook blocked the user's prompt: the run ends denied (exit 3), with the hook's reason."""
 
@@ -55,8 +66,7 @@ class Hooks:
     def _run(self, event: str, payload: dict[str, Any], deadline: float | None, tool: str = "",
              call_id: str = "") -> Generator[HookRan, None, HookRan | None]:
         """Run the hooks of `event` (those matching `tool`) in order; the first that blocked, else None."""
-        body = json.dumps({"event": event, "cwd": str(self.root), **payload},
-                          ensure_ascii=False, default=str).encode()
+        body = _json({"event": event, "cwd": str(self.root), **payload})
         for hook in self.hooks:
             if hook.event != event or not hook.matches(tool):
                 continue

@@ -85,3 +85,28 @@ def test_a_call_a_before_tool_hook_blocks_does_not_fail_the_work_before_it(tmp_p
     report = json.loads(done.stdout)
     assert done.returncode == 0 and report["status"] == "done", done.stdout
     assert (ws / "a.txt").exists() and "blocked by a before_tool hook: no rm here" in json.dumps(report["tool_calls"])
+
+
+def test_a_file_name_that_is_not_utf8_reaches_an_after_tool_hook_as_json(tmp_path, ws):
+    home = tmp_path / "home"
+    (ws / "caf\udce9.txt").write_text("x")  # the bytes caf\xe9.txt: Latin-1, not UTF-8
+    user_config(home, f'[[hooks]]\nevent = "after_tool"\ncommand = "cat > {tmp_path}/seen.json"\n')
+    listing = {"tool_calls": [{"name": "list_files", "arguments": {}}]}
+    done = cli(["-C", str(ws), "-p", "list", "--model", _script(tmp_path / "s.json", listing, {"text": "ok"}),
+                "--output", "json"], home=home)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads((tmp_path / "seen.json").read_bytes())  # valid JSON, whatever the names
+    assert "caf\udce9.txt" in json.dumps(seen["tool_response"], ensure_ascii=False)
+
+
+def test_a_hook_whose_daemon_keeps_its_output_open_does_not_hold_the_run(tmp_path, ws):
+    import subprocess
+    import time
+    home = tmp_path / "home"
+    user_config(home, '[[hooks]]\nevent = "before_tool"\ncommand = "setsid sleep 3274 & sleep 1"\n')
+    started = time.monotonic()
+    done = cli(["-C", str(ws), "-p", "make a", "--model", _script(tmp_path / "s.json", _create(), {"text": "ok"}),
+                "--yes", "--output", "json", "--timeout", "20"], home=home, timeout=60)
+    assert done.returncode == 0 and time.monotonic() - started < 15, done.stderr
+    listing = subprocess.run(["ps", "-eo", "args="], capture_output=True, text=True, check=True).stdout
+    assert "sleep 3274" not in listing  # what the hook started is gone with it
