@@ -85,7 +85,7 @@ def test_bang_questions_are_worded_as_the_users_own_command_and_take_one_key(rep
     r.child.send("f")  # not an answer here: no model to tell
     r.expect("no: the files stay as they were")
     r.expect("Attach your command's output")
-    r.child.send("x")  # one key, as every question: any other key is no
+    r.child.send("\x1b")  # one key, as every question: Esc is no
     r.expect("not attached")
     r.expect(PROMPT)
     assert r.quit() == 0

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from cli_agent.session import Session
 
 NOTE_BY = "The user (with !COMMAND)"
-QUESTION = "Attach your command's output to your next message to the model? [Y/n] (any other key: no) "
+QUESTION = "Attach your command's output to your next message to the model? [Y/n, Esc: no] "
 
 
 class BangHost(Protocol):
@@ -60,5 +60,6 @@ def run_bang(repl: BangHost, command: str) -> None:
 
 
 def _yes(repl: BangHost, question: str) -> bool:
-    """One key: yes (y, Enter) or no (n, Esc, Ctrl-C, Ctrl-D, any other key), as every question of the REPL."""
+    """One key: yes (y, Enter) or no (n, Esc, Ctrl-C, Ctrl-D), as every question of the REPL; another
+    printable key starts a line kept for the prompt (`ask_key`)."""
     return repl.ask_key(question) in ("y", "\r", "\n")

@@ -134,11 +134,26 @@ class SignalInterrupt(KeyboardInterrupt):
     """SIGINT arrived from outside while the question waited (Ctrl-C typed at it is a key, and means no)."""
 
 
-def read_key(message: Any, *, input: Any = None, output: Any = None) -> str:
+def read_key(message: Any, *, answers: str | None = None, kept: list[str] | None = None, input: Any = None,
+             output: Any = None) -> str:
     """One key press, without Enter; "" for Ctrl-C or Ctrl-D. `message` (text or prompt_toolkit formatted text)
-    wraps to the width and is erased once a key is pressed."""
+    wraps to the width and is erased once a key is pressed. With `answers` (the keys that answer), another printable
+    key does not answer: it starts a line, drawn after the question, that Enter ends; the line goes to `kept` and
+    the question waits on (a sentence typed at it answers nothing and loses no key)."""
+    while True:
+        line: list[str] = []
+        key = _one_key(message, answers, line, input, output)
+        if line and kept is not None:
+            kept.append("".join(line))
+        if key is not None:
+            return key
+
+
+def _one_key(message: Any, answers: str | None, line: list[str], input: Any, output: Any) -> str | None:
+    """The key that answered, or None when a typed line (in `line`) was ended with Enter."""
     # deferred: prompt_toolkit, only when a question is asked in a terminal
     from prompt_toolkit.application import Application
+    from prompt_toolkit.formatted_text import to_formatted_text
     from prompt_toolkit.key_binding import KeyBindings
     from prompt_toolkit.layout import FormattedTextControl, Layout, Window
 
@@ -146,7 +161,16 @@ def read_key(message: Any, *, input: Any = None, output: Any = None) -> str:
 
     @bindings.add("<any>")
     def _key(event: Any) -> None:
-        event.app.exit(result=event.key_sequence[0].data)
+        data = event.key_sequence[0].data
+        typing = len(data) == 1 and data.isprintable() and data.lower() not in (answers or "")
+        if answers is None or not (line or typing):
+            event.app.exit(result=data)
+        elif data in ("\r", "\n"):
+            event.app.exit(result=None)
+        elif data in ("\x7f", "\x08"):
+            line.pop()
+        elif len(data) == 1 and data.isprintable():
+            line.append(data)
 
     @bindings.add("c-c")
     @bindings.add("c-d")
@@ -157,11 +181,13 @@ def read_key(message: Any, *, input: Any = None, output: Any = None) -> str:
     def _signal(event: Any) -> None:  # a SIGINT sent to the process, not a key: the run is interrupted (130)
         event.app.exit(exception=SignalInterrupt())
 
-    app: Application[str] = Application(layout=Layout(Window(FormattedTextControl(message), wrap_lines=True,
-                                                             dont_extend_height=True)),
-                                        key_bindings=bindings, input=input, output=output, full_screen=False,
-                                        erase_when_done=True)
-    return app.run() or ""
+    def shown() -> Any:
+        return [*to_formatted_text(message), ("", "".join(line))] if line else message
+
+    app: Application[str | None] = Application(
+        layout=Layout(Window(FormattedTextControl(shown), wrap_lines=True, dont_extend_height=True)),
+        key_bindings=bindings, input=input, output=output, full_screen=False, erase_when_done=True)
+    return app.run()
 
 
 def _question(legend: Text, width: int, prompt: str = PROMPT) -> Any:

@@ -1,7 +1,7 @@
 """`/facts` in the REPL: the project's facts, and the user's decision on each of the model's proposals.
 
 `/facts` prints the listing (`facts.render_list`), then asks about each pending proposal (one key): y commits it,
-n rejects it, any other key leaves it pending, Esc or Ctrl-C stops asking. `/facts list` only lists; `/facts commit
+n rejects it, Enter leaves it pending, Esc or Ctrl-C stops asking. `/facts list` only lists; `/facts commit
 ID` and `/facts reject ID` decide on one. A decision that fails (no such proposal any more, a broken file) is one
 line and the REPL goes on.
 """
@@ -26,7 +26,7 @@ def register_commands(registry: CommandRegistry, ctx: CommandContext) -> None:
                               "[commit|reject ID]",
                               help="/facts lists the committed facts, the proposals and the locks, then asks about "
                                    "each proposal: y commits it (the model sees it from the next turn on), n "
-                                   "rejects it, any other key leaves it pending; Esc or Ctrl-C stops asking. "
+                                   "rejects it, Enter leaves it pending; Esc or Ctrl-C stops asking. "
                                    "/facts list only lists; /facts commit ID and /facts reject ID decide on one.",
                               complete=lambda c, args: ["list", "commit", "reject"]))
 
@@ -47,7 +47,7 @@ def _repl_facts(ctx: CommandContext, args: str) -> None:
     if word == "list":
         return
     for proposal in store.pending():
-        answer = ctx.ask_key(f"{proposal.id} {clip(proposal.text, 70)!r}: commit? [y/n, any other key: later] ")
+        answer = ctx.ask_key(f"{proposal.id} {clip(proposal.text, 70)!r}: commit? [y/n, Enter: later] ")
         if answer in ("", "\x1b"):  # Ctrl-C, Ctrl-D or Esc
             ctx.console.print(Text("stopped: the rest stay pending", style="yellow"))
             return
