@@ -4,6 +4,8 @@ An image goes to a vision model as an image part (a data URL); the transcript, t
 only its label, `[image: shot.png 1280×720]`, never the bytes. Reading the header needs no imaging library: PNG,
 GIF, JPEG and WebP say their size in their first bytes (JPEG's in the first start-of-frame segment). An image over
 the limits is downscaled when Pillow is installed (`pip install 'cli-agent[images]'`), else refused naming the limit.
+What is decoded is bounded, not what the header says: a GIF whose frame is larger than its header's screen is
+measured by the frame, before any pixel is decoded, and only the first frame is ever decoded.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import base64
 import io
 import struct
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -133,16 +136,37 @@ def image_from_bytes(name: str, data: bytes) -> ImagePart:
         raise ValueError(f"{name} is {size}: {limits} (pip install 'cli-agent[images]' to have it downscaled)"
                          ) from None
     try:
-        with Image.open(io.BytesIO(data)) as opened:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)  # we bound it below, more tightly
+            opened = Image.open(io.BytesIO(data))
+        with opened:
+            decoded = _decoded_pixels(opened)
+            if decoded > MAX_DECODED_PIXELS:  # a frame larger than the header says: refused before it is decoded
+                raise _TooLarge(f"{name} is {size}: {limits}, and it decodes to {opened.size[0]}×{opened.size[1]} "
+                                "pixels: too large to downscale here")
             opened.draft("RGB", (MAX_IMAGE_SIDE, MAX_IMAGE_SIDE))  # a JPEG decodes at a smaller scale directly
             image = opened.convert("RGBA" if media_type == "image/png" else "RGB")
-    except Exception:  # Pillow's errors for a damaged file are many; any of them means "cannot be read"
+    except _TooLarge as exc:
+        raise ValueError(str(exc)) from None
+    except Exception:  # Pillow's errors for a damaged file (a decompression bomb too) are many: "cannot be read"
         raise ValueError(f"{name} is {size}: {limits}, and it cannot be read to downscale it") from None
     smaller = _downscaled(image, media_type)
     if smaller is None:
         raise ValueError(f"{name} is {size}: {limits}, and it stays too large when downscaled")
     media_type, width, height, data = smaller
     return ImagePart(name, media_type, width, height, data)
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _decoded_pixels(opened: Any) -> int:
+    """The pixels decoding `opened`'s (first, the only decoded) frame costs: its canvas (Pillow grows it to a frame
+    larger than the header's size) or any tile of it, whichever is larger."""
+    width, height = opened.size
+    tiles = [(t[1][2] - t[1][0]) * (t[1][3] - t[1][1]) for t in getattr(opened, "tile", ()) or ()]
+    return max([width * height, *tiles])
 
 
 def _downscaled(image: Any, media_type: str) -> tuple[str, int, int, bytes] | None:

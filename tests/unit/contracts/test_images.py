@@ -85,3 +85,19 @@ def test_thinking_blocks_round_trip_unchanged():
     assert message.to_openai()["thinking_blocks"] == [block]
     assert Message.from_dict(message.to_dict()).thinking_blocks == (block,)
     assert "thinking_blocks" not in Message("assistant", "hi").to_openai()
+
+
+def test_a_gif_whose_frame_is_larger_than_its_header_is_refused_before_it_is_decoded():
+    pil = pytest.importorskip("PIL.Image")
+    import io
+    import resource
+    buffer = io.BytesIO()
+    pil.new("P", (1, 1)).save(buffer, "GIF")
+    data = bytearray(buffer.getvalue())
+    data[6:10] = struct.pack("<HH", 8001, 1)  # the header: 8001×1, over the side limit, "cheap" to downscale
+    frame = data.index(b"\x2c")  # the image descriptor: the frame Pillow decodes is 13000×13000
+    data[frame + 5:frame + 9] = struct.pack("<HH", 13000, 13000)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(ValueError, match=r"8001×1: .* decodes to 13000×13000 pixels: too large to downscale here"):
+        image_from_bytes("bomb.gif", bytes(data))
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 100 * 1024  # KB: nothing was decoded
