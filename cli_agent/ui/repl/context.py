@@ -232,6 +232,7 @@ class ReplContext:
         old, self.startup.session = self.startup.session, session
         if old is None or old is session:
             return
+        old.stop_processes()
         if old.provider is session.provider:
             old.trace.close()
         else:

@@ -59,15 +59,17 @@ def toolbar(settings: Any, session: Session | None, steps: int, *, width: int = 
     if policy.granted_tools and not policy.yes and policy.mode.value != "all":  # under "all" a grant adds nothing
         mode += " +" + ",".join(sorted(policy.granted_tools))
     share = context_share(session, measured)
+    running = _running(session)
     model = esc(session.settings.model or "no model")
     parts = {"model": model, "mode": f"approval: {mode} (⇧Tab)",
              "context": f"context {share:.0%}" if share is not None and share >= 0.7 else "",
              "tokens": f"{usage.total_tokens:,} tokens" + (f" ({usage.cached_tokens:,} cached)"
                                                            if usage.cached_tokens else ""),
              "cost": f"${usage.cost_usd:.4f}" if usage.cost_usd else "",
-             "steps": f"steps {steps}", "workspace": esc(short_path(str(session.workspace.root))), "help": "/help"}
+             "steps": f"steps {steps}", "processes": f"{running} running (/ps)" if running else "",
+             "workspace": esc(short_path(str(session.workspace.root))), "help": "/help"}
     shorter = [("help", ""), ("workspace", ""), ("tokens", f"{usage.total_tokens:,} tokens"), ("steps", ""),
-               ("mode", f"approval: {mode}"), ("cost", ""),
+               ("mode", f"approval: {mode}"), ("cost", ""), ("processes", f"{running} bg" if running else ""),
                ("tokens", f"{_short_count(usage.total_tokens)} tok"), ("model", model.rsplit("/", 1)[-1]),
                ("mode", mode), ("context", f"ctx {share:.0%}" if parts["context"] else ""),
                ("model", _clip(model.rsplit("/", 1)[-1], 14)), ("context", ""), ("tokens", "")]
@@ -92,6 +94,13 @@ def _command_marker(session: Session) -> StyleAndTextTuples:
     if box is not None and box.network:
         return [("bg:ansiyellow fg:ansiblack", " net ")]
     return []
+
+
+def _running(session: Session) -> int:
+    """How many background processes run (`run_command` with `background`)."""
+    commands = getattr(session, "commands", None)
+    processes = None if commands is None else commands.processes
+    return 0 if processes is None else len(processes.running())
 
 
 def _short_count(n: int) -> str:

@@ -12,7 +12,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
-from cli_agent.ui.repl.commands import facts_commands, mcp_commands, session_commands, undo_commands, workflow_commands
+from cli_agent.ui.repl.commands import (
+    facts_commands,
+    mcp_commands,
+    ps_commands,
+    session_commands,
+    undo_commands,
+    workflow_commands,
+)
 
 if TYPE_CHECKING:
     from cli_agent.ui.repl.commands.commands import CommandContext, CommandRegistry
@@ -24,7 +31,7 @@ def command_modules() -> tuple[tuple[str, Register], ...]:
     """Every module of REPL commands, in the order they register."""
     return (("facts", facts_commands.register_commands), ("undo", undo_commands.register_commands),
             ("sessions", session_commands.register_commands), ("mcp", mcp_commands.register_commands),
-            ("workflows", workflow_commands.register_commands))
+            ("processes", ps_commands.register_commands), ("workflows", workflow_commands.register_commands))
 
 
 def add_commands(registry: CommandRegistry, ctx: CommandContext,
