@@ -104,6 +104,7 @@ class RunState:
     changed: dict[str, None] = field(default_factory=dict)  # the paths this run changed, in order
     applied: list[Change] = field(default_factory=list)  # the changes this run applied, in order
     verify_round: int = 0  # test runs so far
+    tests_failed_at: int | None = None  # len(applied) when the project's tests first failed in this run
     share_deadline: float | None = None  # with more candidates: when the first attempt gives way to them
     stop_hooked: bool = False  # a stop hook already held this run back once (its next stop says so)
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from cli_agent.agent.approval import CallFacts
+from cli_agent.agent.judge.proof.runner_config import configures_tests
 from cli_agent.contracts import (
     ApprovalAsked,
     Decision,
@@ -35,13 +36,14 @@ from cli_agent.contracts import (
 from cli_agent.prompt import is_test_path
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from cli_agent.agent.approval_flow import Approvals
     from cli_agent.agent.judge.attempts import Attempts
     from cli_agent.agent.judge.bench import Bench, Judging
     from cli_agent.agent.judge.verify import TestRun, Verifier
     from cli_agent.agent.run_state import Approver, RunState
+    from cli_agent.contracts import Change
     from cli_agent.tools import Dispatcher, Prepared
 
 
@@ -166,10 +168,37 @@ def verify(run: RunState, verifier: Verifier) -> Generator[Event, Decision | Non
         verdict: TestRun = done.value
     finally:
         testing.close()
+    verdict = _own_doing(run, verdict)
+    if verdict.ran and not verdict.passed and not verdict.examples and run.tests_failed_at is None:
+        run.tests_failed_at = len(run.applied)
     phase = "unverified" if not verdict.ran else "passed" if verdict.passed else "failed"
     yield Verification(command=verdict.command, round=run.verify_round, phase=phase, summary=verdict.summary,
                        examples=verdict.examples)
     return verdict
+
+
+def _own_doing(run: RunState, verdict: TestRun) -> TestRun:
+    """`verdict` as this run's change answers for it: tests that could not run after they ran in this run, or after
+    it changed what configures them (`runner_config`), fail the change (whatever file the error names); tests that
+    pass only after it changed what judges them, once they had failed, prove nothing."""
+    if verdict.broken:
+        configured = _paths(run.applied, run.task, tests=False)
+        if run.tests_failed_at is not None or configured:
+            after = f"after this run's change ({', '.join(configured)})" if configured else "after this run's change"
+            return replace(verdict, ran=True, broken=False, summary=f"{verdict.summary}, {after}")
+    if verdict.passed and verdict.ran and run.tests_failed_at is not None:
+        judging = _paths(run.applied[run.tests_failed_at:], run.task, tests=True)
+        if judging:
+            return replace(verdict, passed=False, ran=False, broken=True, summary=(
+                f"the tests pass only after this run changed what judges them ({', '.join(judging)}), once they "
+                "had failed: that is no proof"))
+    return verdict
+
+
+def _paths(changes: Sequence[Change], task: str, *, tests: bool) -> list[str]:
+    """The paths of `changes` that configure the tests (and, with `tests`, the test files), the task's own aside."""
+    return list(dict.fromkeys(c.path for c in changes if (configures_tests(c) or (tests and is_test_path(c.path)))
+                              and not _named(c.path, task)))
 
 
 def test_feedback(verdict: TestRun, changed: str) -> str:
@@ -212,15 +241,19 @@ def changed_lines(run: RunState, dispatcher: Dispatcher, *, files: int = 2, arou
 
 
 def tests_kept(run: RunState, prepared: Prepared) -> Prepared:
-    """Once the tests have failed in this run, a change to a test file the task does not name is refused: the tests
-    judge the repair, and a repair that rewrote them would pass by their word alone."""
+    """Once the tests have failed in this run, a change to a test file the task does not name, or to what configures
+    the tests (`runner_config`: a `conftest.py`, `pytest.ini`, the test settings of `pyproject.toml`...), is
+    refused: the tests judge the repair, and a repair that rewrote them would pass by their word alone."""
     if not run.verify_round:
         return prepared
     touched = [c.path for c in prepared.changes if is_test_path(c.path) and not _named(c.path, run.task)]
-    if not touched:
+    configured = [p for p in _paths(prepared.changes, run.task, tests=False) if p not in touched]
+    if not touched and not configured:
         return prepared
+    what = [f"{', '.join(touched)}: a test file"] if touched else []
+    what += [f"{', '.join(configured)}: it configures the project's tests"] if configured else []
     return replace(prepared, change=None, staged=None, error=Envelope.failure(
-        f"{', '.join(touched)}: a test file, and the project's tests judge this repair, so they stay as they are "
+        f"{'; '.join(what)}, and the project's tests judge this repair, so they stay as they are "
         "(the task does not name it): change the code under test instead"))
 
 

@@ -50,6 +50,12 @@ def test_a_run_that_died_before_any_test_could_not_run(command: str, output: str
     assert could_not_run(command, output, code).startswith(why)
 
 
+def test_the_reason_keeps_the_first_letter_of_pytest_s_error_line() -> None:
+    output = "ERROR: Error importing plugin \"missing_plugin\": No module named 'missing_plugin'\n"
+    assert could_not_run(PYTEST, output, 4) == ("pytest's usage error: ERROR: Error importing plugin "
+                                                "\"missing_plugin\": No module named 'missing_plugin'")
+
+
 def test_a_failure_the_change_caused_is_a_failing_run_for_the_model(tmp_path: Path) -> None:
     assert could_not_run(PYTEST, FAILED, 1) == ""
     assert could_not_run(PYTEST, "", 0) == ""
