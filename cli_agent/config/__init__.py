@@ -16,6 +16,6 @@ from cli_agent.config.show import *
 from cli_agent.config.trusted_folders import *
 
 __all__ = [
-    "Hook", "Loaded", "LocalSettings", "McpServer", "Settings", "TrustEntry", "earlier_entry", "folder_trusted",
+    "Hook", "Loaded", "LocalSettings", "McpServer", "NetworkRules", "Settings", "TrustEntry", "earlier_entry", "folder_trusted",
     "load_settings", "mask_secret", "render_paths", "render_show", "server_of", "trust_folder", "trusted_folders",
 ]

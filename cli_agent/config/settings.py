@@ -7,6 +7,7 @@ that set them are read by `cli_agent.config.loading`; `config show` and `config 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -15,7 +16,7 @@ from cli_agent.config.hook_settings import AgentType, Hook
 from cli_agent.config.mcp_settings import McpServer, check_names
 from cli_agent.validated import Secret, field_names, field_type, rule
 
-__all__ = ["LocalSettings", "Settings", "mask_secret"]
+__all__ = ["LocalSettings", "NetworkRules", "Settings", "mask_secret"]
 
 
 @dataclass(frozen=True)
@@ -28,12 +29,39 @@ class LocalSettings:
     warm_start: bool = True  # keep the evaluated prompt's state on disk for the next process (local/warm_cache.py)
 
 
+_PRESETS = ("python", "node", "rust", "go", "github")  # the hosts each stands for: the sandbox's network rules
+_NET_RULE = re.compile(r"(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*(:\d{1,5})?"
+                       r"|\[[0-9a-f:.]+\](:\d{1,5})?", re.IGNORECASE)
+
+
+def _check_network(value: Any) -> Any:
+    """`[sandbox.network] allow`: each rule a host, host:port, [IPv6]:port or *.domain."""
+    if isinstance(value, Mapping):
+        for text in value.get("allow", ()) or ():
+            if not isinstance(text, str) or not _NET_RULE.fullmatch(text):
+                raise ValueError(f"{text!r} is not a host, host:port or *.domain (as in \"*.pythonhosted.org\", "
+                                 f"\"localhost:3141\")")
+        for name in value.get("presets", ()) or ():
+            if name not in _PRESETS:
+                raise ValueError(f"unknown preset {name!r}: the presets are {', '.join(_PRESETS)}")
+    return value
+
+
+@dataclass(frozen=True)
+class NetworkRules:
+    """`[sandbox.network]`: the hosts commands may reach through the proxy (none by default)."""
+
+    allow: list[str] = field(default_factory=list)  # "pypi.org", "*.pythonhosted.org", "localhost:3141"
+    presets: list[Literal["python", "node", "rust", "go", "github"]] = field(default_factory=list)
+
+
 @dataclass(frozen=True)
 class SandboxSettings:
     """The command sandbox (`run_command`, `!COMMAND`). User config only: a project can't widen it."""
 
     mode: Literal["auto", "off"] = "auto"  # "off": no sandbox; every command is asked for and runs unconfined
-    network: bool = False  # let commands reach the network
+    # true: commands share the host's whole network; a table ([sandbox.network] allow, presets): through the proxy
+    network: bool | NetworkRules = rule(False, before=_check_network)
     read_paths: list[str] = field(default_factory=list)  # more folders commands may read
     write_paths: list[str] = field(default_factory=list)  # folders commands may write directly (not staged)
     env_allow: list[str] = field(default_factory=list)  # variables passed to commands beyond the base (NAME, PREFIX*)

@@ -18,6 +18,8 @@ back as a change set (`staging.collect`), which cli-agent applies only once it i
     process.py       running it: limits, timeout, capped output, every process killed
     staging.py       the staging layer read back as a `ChangeSet`
     runner.py        put together: `run_in_sandbox`
+    network/         the network by rule: the address check (web_fetch's too), the rules and presets, the proxy
+                     outside the sandbox and the relay inside it, and the session's `SessionNet`
     background.py    processes that keep running for the session: `Processes`
 
 May import: config, fs, validated, contracts.
@@ -29,6 +31,10 @@ from cli_agent.sandbox.background import *
 from cli_agent.sandbox.confine import *
 from cli_agent.sandbox.environment import *
 from cli_agent.sandbox.layout import *
+from cli_agent.sandbox.network.address import *
+from cli_agent.sandbox.network.proxy import *
+from cli_agent.sandbox.network.rules import *
+from cli_agent.sandbox.network.session_net import *
 from cli_agent.sandbox.probe import *
 from cli_agent.sandbox.process import *
 from cli_agent.sandbox.reach import *
@@ -36,7 +42,8 @@ from cli_agent.sandbox.runner import *
 from cli_agent.sandbox.staging import *
 
 __all__ = [
-    "BASE", "MAX_RUNNING", "Capability", "ChangeSet", "CommandRun", "Limits", "Outcome", "Policy", "Process",
-    "Processes", "Shown", "confine_locks",
-    "dropped", "probe", "run_in_sandbox", "run_unsandboxed", "shown_trees", "text_table", "wanting",
+    "BASE", "MAX_RUNNING", "PRESETS", "Capability", "ChangeSet", "CommandRun", "Connection", "Limits", "NetQuestion",
+    "NetRules", "Outcome", "Policy", "Process", "Processes", "Resolver", "SessionNet", "Shown", "allow_setting",
+    "confine_locks", "dropped", "embedded_ipv4", "open_checked", "probe", "refusal", "resolved", "run_in_sandbox",
+    "run_unsandboxed", "shown_trees", "text_table", "wanting",
 ]

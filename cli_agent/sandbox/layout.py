@@ -64,6 +64,17 @@ class Policy:
     max_file_bytes: int = 1 << 30  # the largest file a command may write
     extra_env: dict[str, str] = field(default_factory=dict)
 
+    def writable(self) -> list[Path]:
+        """The `write_paths` bound read-write: real folders that exist, neither in nor around the workspace, and
+        no kernel tree."""
+        ws = Path(os.path.realpath(self.workspace))
+        out: list[Path] = []
+        for raw in self.write_paths:
+            tree = Path(os.path.realpath(os.path.expanduser(raw)))
+            if os.path.isdir(tree) and not _covers(tree, ws) and not _covers(ws, tree) and not _kernel_tree(tree):
+                out.append(tree)
+        return out
+
 
 def _exists(path: str) -> bool:
     return os.path.lexists(path)
@@ -185,7 +196,9 @@ def _kernel_tree(path: Path) -> bool:
     return str(path) == "/" or any(_covers(k, path) for k in _KERNEL_PATHS)
 
 
-def bwrap_argv(bwrap: str, policy: Policy, upper: Path, work: Path, command: Sequence[str]) -> list[str]:
+def bwrap_argv(bwrap: str, policy: Policy, upper: Path, work: Path, command: Sequence[str],
+               more: Sequence[str] = ()) -> list[str]:
+    """`more`: bwrap arguments after every mount and mask (the network proxy's socket)."""
     ws = Path(os.path.realpath(policy.workspace))
     home = _home()
     argv = [bwrap, "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
@@ -214,13 +227,13 @@ def bwrap_argv(bwrap: str, policy: Policy, upper: Path, work: Path, command: Seq
     argv += ["--overlay-src", str(ws), "--overlay", str(upper), str(work), str(ws)]
     for rel in confine_locks(ws, policy.read_only).paths:  # a repository's names stay inside the workspace
         argv += _shown(ws / rel, empty, mounts)
-    writable = _write_paths(policy, ws)
+    writable = policy.writable()
     for tree in writable:
         argv += ["--bind", str(tree), str(tree)]
     # The host's deny list comes last, over everything bound above, so nothing bound can uncover it.
     argv += _masks([*secret_paths([Path("/etc"), ws, *extra, *writable], home, policy.hidden),
                     *_workspace_credentials(ws)])
-    argv += ["--chdir", str(ws), "--", *command]
+    argv += [*more, "--chdir", str(ws), "--", *command]
     return argv
 
 
@@ -252,16 +265,6 @@ def _mount_points() -> list[str]:
         return []
     decoded = [re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), p) for p in points]
     return sorted(dict.fromkeys(decoded), key=lambda p: p.count("/"))
-
-
-def _write_paths(policy: Policy, ws: Path) -> list[Path]:
-    out: list[Path] = []
-    for raw in policy.write_paths:
-        writable = Path(os.path.realpath(os.path.expanduser(raw)))
-        if os.path.isdir(writable) and not _covers(writable, ws) and not _covers(ws, writable) and \
-                not _kernel_tree(writable):
-            out.append(writable)
-    return out
 
 
 def secret_paths(bound: Sequence[Path], home: Path | None, hidden: Sequence[str] = ()) -> list[Path]:

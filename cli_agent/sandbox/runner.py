@@ -21,6 +21,7 @@ from cli_agent.fs import own_folders
 from cli_agent.sandbox import process
 from cli_agent.sandbox.environment import command_env
 from cli_agent.sandbox.layout import Policy, bwrap_argv
+from cli_agent.sandbox.network.session_net import SessionNet
 from cli_agent.sandbox.probe import Capability
 from cli_agent.sandbox.staging import ChangeSet, Check, collect
 
@@ -46,10 +47,11 @@ def shell_argv(command: str, limits: process.Limits | None = None) -> list[str]:
 
 
 def run_in_sandbox(command: str, capability: Capability, policy: Policy, limits: process.Limits,
-                   check: Check, env_allow: Iterable[str] = ()
+                   check: Check, env_allow: Iterable[str] = (), net: SessionNet | None = None
                    ) -> Generator[bytes, None, CommandRun]:
     """Yields the output as it comes; returns the outcome and the change set (nothing is written to the
-    workspace). `check(path, planned)` says why a path may not be changed (protected, locked), or None."""
+    workspace). `check(path, planned)` says why a path may not be changed (protected, locked), or None. With `net`
+    (and no `policy.network`), the command reaches the network through the session's proxy."""
     if not capability.available:
         raise RuntimeError(f"no command sandbox: {capability.reason}")
     staging = Path(tempfile.mkdtemp(prefix="cli-agent-stage-"))
@@ -58,9 +60,12 @@ def run_in_sandbox(command: str, capability: Capability, policy: Policy, limits:
         upper.mkdir()
         work.mkdir()
         hidden = (*policy.hidden, *own_folders(), str(staging))
+        proxied = net is not None and not policy.network
+        inner = shell_argv(command, limits)
         argv = bwrap_argv(capability.bwrap, Policy(**{**policy.__dict__, "hidden": hidden}), upper, work,
-                          shell_argv(command, limits))
-        env = command_env(os.environ, env_allow, policy.extra_env)
+                          net.wrap(inner) if net is not None and proxied else inner,
+                          net.bwrap_args() if net is not None and proxied else ())
+        env = command_env(os.environ, env_allow, {**policy.extra_env, **(net.env() if net and proxied else {})})
         outcome = yield from process.run(argv, env, limits)
         changes = collect(Path(os.path.realpath(policy.workspace)), upper, check)
     finally:

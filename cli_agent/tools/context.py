@@ -10,7 +10,8 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from cli_agent.sandbox import Policy, Processes, confine_locks, probe
+from cli_agent.config import NetworkRules
+from cli_agent.sandbox import NetRules, Policy, Processes, SessionNet, confine_locks, probe
 
 if TYPE_CHECKING:
     from cli_agent.config import Settings
@@ -31,6 +32,7 @@ class CommandSetup:
     max_timeout_s: float = 600.0
     env_allow: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()  # one line each, shown once per session (a refused lock)
+    net: SessionNet | None = None  # the network by rule (None: `sandbox.network = true`, or no sandbox)
     processes: Processes | None = None  # the session's background processes (None: no sandbox, none may start)
 
 
@@ -40,7 +42,8 @@ def command_setup(settings: Settings, workspace: Workspace) -> CommandSetup | No
     each with a note); every lock is refused in a change set anyway."""
     box = settings.sandbox
     locks = confine_locks(workspace.root, workspace.locks)
-    policy = Policy(workspace=workspace.root, network=box.network, read_paths=tuple(box.read_paths),
+    whole_net = box.network is True
+    policy = Policy(workspace=workspace.root, network=whole_net, read_paths=tuple(box.read_paths),
                     write_paths=tuple(box.write_paths), read_only=(".git", ".cli-agent", *locks.paths))
     capability = None
     if box.mode != "off":
@@ -49,7 +52,14 @@ def command_setup(settings: Settings, workspace: Workspace) -> CommandSetup | No
             return None
     processes = None if capability is None else Processes(capability, policy, box.env_allow)
     return CommandSetup(capability, policy, settings.command_timeout, settings.command_timeout_max,
-                        tuple(box.env_allow), notes=locks.notes, processes=processes)
+                        tuple(box.env_allow), notes=locks.notes, processes=processes,
+                        net=None if capability is None or whole_net else session_net(box.network))
+
+
+def session_net(network: bool | NetworkRules) -> SessionNet:
+    """The session's network by rule: the user's `[sandbox.network]` rules and presets (none: nothing allowed)."""
+    rules = network if isinstance(network, NetworkRules) else NetworkRules()
+    return SessionNet(NetRules(tuple(rules.allow), tuple(rules.presets)))
 
 
 def digest(data: bytes) -> str:

@@ -63,10 +63,15 @@ def run_command(ctx: ToolContext, command: str, timeout_s: float | None = None, 
     if setup.capability is None:
         run = yield from run_unsandboxed(command, ctx.workspace.root, limits, setup.env_allow)
     else:
+        if setup.net is not None:
+            setup.net.refusals()  # what an earlier command was refused is its own
         run = yield from run_in_sandbox(command, setup.capability, setup.policy, limits,
                                         lambda rel, planned: _why_not(ctx.workspace, rel, planned),
-                                        setup.env_allow)
+                                        setup.env_allow, net=setup.net)
     data = run_data(command, run)
+    refused = setup.net.refusals() if setup.net is not None and setup.capability is not None else []
+    if refused:
+        data["network"] = "; ".join(refused)  # the hosts the proxy refused, and the setting that would allow each
 
     missing = wanting(run.outcome.output, run.outcome.exit_code, os.environ, setup.env_allow)
     if missing is not None:

@@ -1,7 +1,7 @@
 """One GET over http or https, following at most `max_redirects` redirects (each checked as the first URL is),
 reading at most `max_bytes` of the body before `deadline`.
 
-Connections go through `address.open_checked`; https verifies the certificate for the URL's host name (SNI and
+Connections go through the sandbox's `open_checked`; https verifies the certificate for the URL's host name (SNI and
 the Host header say the name, the socket goes to the checked address). Nothing is sent but the request line and a
 few plain headers: no cookies, no credentials, no proxy.
 """
@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit
 
 from cli_agent.contracts import ToolError
-from cli_agent.tools.web.address import WebSetup, open_checked
+from cli_agent.sandbox import open_checked
+from cli_agent.tools.web.address import WebSetup
 
 _REDIRECTS = (301, 302, 303, 307, 308)
 _USER_AGENT = "cli-agent-web-fetch/1"
@@ -54,18 +55,24 @@ def _checked_url(url: str) -> tuple[str, str, int, str]:
     return parts.scheme, parts.hostname, port or (443 if parts.scheme == "https" else 80), path
 
 
+def _hint(allow_private: bool) -> str:
+    return "" if allow_private else "[web] allow_private = true in your user config allows it"
+
+
 class _Http(http.client.HTTPConnection):
     allow_private = False
 
     def connect(self) -> None:
-        self.sock = open_checked(self.host, self.port, self.timeout or 30.0, self.allow_private)
+        self.sock = open_checked(self.host, self.port, self.timeout or 30.0, self.allow_private,
+                                 hint=_hint(self.allow_private))
 
 
 class _Https(http.client.HTTPSConnection):
     allow_private = False
 
     def connect(self) -> None:
-        sock = open_checked(self.host, self.port, self.timeout or 30.0, self.allow_private)
+        sock = open_checked(self.host, self.port, self.timeout or 30.0, self.allow_private,
+                            hint=_hint(self.allow_private))
         context: ssl.SSLContext = self._context  # type: ignore[attr-defined]
         self.sock = context.wrap_socket(sock, server_hostname=self.host)
 

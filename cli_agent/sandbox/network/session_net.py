@@ -1,0 +1,147 @@
+"""The network of a session's commands: `SessionNet` owns the proxy (started at the first command, closed with the
+session), decides each connection (the rules, the hosts granted in this session, else the user's answer when
+someone is asking, else refused) and keeps the connections for whoever shows them (`drain`).
+
+A command gets it through `run_in_sandbox(..., net=...)`: the proxy's socket bound read-only at `relay.SOCKET`,
+the relay in front of the command, and the proxy variables in its environment (`bwrap_args`, `wrap`, `env`).
+
+Asking: the proxy's thread never talks to the user. When a front end is draining questions (`asking` is on while
+a command runs in the foreground) the thread posts a `NetQuestion` and waits for its answer; the front end takes
+it with `questions()` and answers it with `NetQuestion.answer`. Otherwise an unlisted host is refused at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import shutil
+import tempfile
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+from cli_agent.sandbox.network.address import Resolver, resolved
+from cli_agent.sandbox.network.proxy import Connection, NetProxy
+from cli_agent.sandbox.network.relay import SOCKET, proxy_env, relay_argv
+from cli_agent.sandbox.network.rules import NetRules, allow_setting
+
+__all__ = ["NetQuestion", "SessionNet"]
+
+ANSWER_WAIT_S = 300.0  # a question no one answers in this time is a refusal
+
+
+@dataclass
+class NetQuestion:
+    """A command's first connection to a host no rule allows: "once", "session", "always" or "no"."""
+
+    host: str
+    port: int
+    _done: threading.Event = field(default_factory=threading.Event, repr=False)
+    grant: str = "no"
+
+    def answer(self, grant: str) -> None:
+        self.grant = grant
+        self._done.set()
+
+
+class SessionNet:
+    """One per session; `close` when it ends. `resolve` is the name lookup the proxy uses (tests inject one)."""
+
+    def __init__(self, rules: NetRules, resolve: Resolver = resolved) -> None:
+        self.rules = rules
+        self.resolve = resolve
+        self.asking = False
+        self._lock = threading.Lock()
+        self._log: list[Connection] = []
+        self._refused: dict[tuple[str, int], str] = {}  # since the last `refusals`
+        self._questions: queue.Queue[NetQuestion] = queue.Queue()
+        self._folder: str | None = None
+        self._proxy: NetProxy | None = None
+
+    def start(self) -> str:
+        """The proxy's socket on the host, the proxy started if it was not."""
+        with self._lock:
+            if self._proxy is None:
+                self._folder = tempfile.mkdtemp(prefix="cli-agent-net-")
+                self._proxy = NetProxy(os.path.join(self._folder, "proxy.sock"), self)
+            return self._proxy.path
+
+    def close(self) -> None:
+        with self._lock:
+            if self._proxy is not None:
+                self._proxy.close()
+                self._proxy = None
+            if self._folder is not None:
+                shutil.rmtree(self._folder, ignore_errors=True)
+                self._folder = None
+
+    # what a sandboxed command gets
+    def bwrap_args(self) -> list[str]:
+        return ["--ro-bind", self.start(), SOCKET]
+
+    def wrap(self, argv: Sequence[str]) -> list[str]:
+        return relay_argv(argv)
+
+    def env(self) -> dict[str, str]:
+        named = [r.host for r in self.rules.rules if r.port is not None]
+        return proxy_env([n for n in ("localhost", "127.0.0.1", "::1") if n in named])
+
+    # the gate the proxy asks
+    def decide(self, host: str, port: int) -> tuple[bool, str]:
+        rule = self.rules.allows(host, port)
+        if rule is not None:
+            return True, rule
+        if not self.asking:
+            return False, f"{host}:{port} is not allowed: {allow_setting(host, port)}"
+        question = NetQuestion(host, port)
+        self._questions.put(question)
+        question._done.wait(ANSWER_WAIT_S)
+        if question.grant in ("session", "always"):
+            with self._lock:
+                self.rules = self.rules.grant(host, port)
+        if question.grant == "no":
+            return False, f"{host}:{port} was refused by the user"
+        return True, f"allowed by the user ({question.grant})"
+
+    def names_address(self, host: str, port: int, address: str) -> bool:
+        return self.rules.names_address(host, port, address)
+
+    def record(self, connection: Connection) -> None:
+        with self._lock:
+            self._log.append(connection)
+            if not connection.allowed:
+                self._refused.setdefault((connection.host, connection.port), connection.why)
+
+    # what the front end takes
+    def drain(self) -> list[Connection]:
+        """The connections since the last drain, oldest first."""
+        with self._lock:
+            out, self._log = self._log, []
+        return out
+
+    def refusals(self) -> list[str]:
+        """One line per host refused since the last call (what a command's result says)."""
+        with self._lock:
+            out, self._refused = list(self._refused.values()), {}
+        return out
+
+    def questions(self) -> Iterator[NetQuestion]:
+        """The questions waiting for an answer, each once."""
+        while True:
+            try:
+                yield self._questions.get_nowait()
+            except queue.Empty:
+                return
+
+    @contextlib.contextmanager
+    def asked_by(self) -> Iterator[None]:
+        """While this holds, unlisted hosts are asked about (the caller drains `questions`); then refused again,
+        and any question left is answered no."""
+        self.asking = True
+        try:
+            yield
+        finally:
+            self.asking = False
+            for question in self.questions():
+                question.answer("no")
