@@ -95,3 +95,4 @@ for _name, _group in (("tools", tool_commands.tools_app), ("config", config_comm
                       ("workflow", tool_commands.workflow_app), ("facts", config_commands.facts_app),
                       ("local", check_commands.local_app), ("mcp", serve_commands.mcp_app)):
     app.add_typer(_group, name=_name)
+                        ("skills", tool_commands.skills_list),

@@ -10,7 +10,7 @@ import typer
 import typer.core
 
 from cli_agent.cli.flags import AsJson, ConfigFile, Model, Output, Protocol, Workspace, Yes, factory, load, trust_flag
-from cli_agent.ui.headless import list_workflows, print_prompt, print_tools, run_tool, run_workflow_command
+from cli_agent.ui.headless import list_skills, list_workflows, print_prompt, print_tools, run_tool, run_workflow_command
 
 
 class _ToolsGroup(typer.core.TyperGroup):
@@ -73,6 +73,13 @@ def workflows_list(ctx: typer.Context,
     """List the workflows by category: parameters, the file each comes from, and what it shadows."""
     return list_workflows(load(ctx, workspace=workspace, config=config).settings, check=check,
                           trusted=trust_flag(ctx))
+
+
+def skills_list(ctx: typer.Context, as_json: AsJson = False, workspace: Workspace = None,
+                config: ConfigFile = None) -> int:
+    """List the skills (SKILL.md folders of the project and the user) with their folders."""
+    return list_skills(load(ctx, workspace=workspace, config=config).settings, as_json=as_json,
+                       trusted=trust_flag(ctx))
 
 
 @workflow_app.command("run")

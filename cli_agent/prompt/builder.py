@@ -294,6 +294,35 @@ def verify_note(ctx: PromptContext, tools: tuple[ToolSpec, ...]) -> str | None:
             "the cause and run them again.")
 
 
+SKILLS_CHARS = {"full": 4000, "compact": 1500}  # the skill list's budget in the system prompt
+
+
+def _instruction_sections(ctx: PromptContext, tools: tuple[ToolSpec, ...]) -> list[str]:
+    """The project's instruction files (a lone root AGENTS.md under its old heading), then the skills, bounded."""
+    sections = []
+    if len(ctx.instructions) == 1 and ctx.instructions[0][0] == "AGENTS.md" and not ctx.instructions_note:
+        sections.append(f"# Project instructions (AGENTS.md)\n{ctx.instructions[0][1]}")
+    elif ctx.instructions:
+        parts = [f"## {path}\n{text}" for path, text in ctx.instructions]
+        note = [ctx.instructions_note] if ctx.instructions_note else []
+        sections.append("\n\n".join(["# Project instructions (root first; a deeper folder's are more specific)",
+                                      *parts, *note]))
+    if ctx.skills and any(t.name == "skill" for t in tools):
+        lines: list[str] = []
+        budget = SKILLS_CHARS[ctx.detail]
+        for name, description in ctx.skills:
+            line = f"- {name}: {description}"
+            if sum(len(x) + 1 for x in lines) + len(line) > budget:
+                break
+            lines.append(line)
+        left = len(ctx.skills) - len(lines)
+        if left:
+            lines.append(f"- ... and {left} more skill(s) left out here; skill(name) loads any of them by name")
+        sections.append("# Skills\nWhen the task matches a skill's description, call skill(name) first and follow "
+                        "the instructions it returns.\n" + "\n".join(lines))
+    return sections
+
+
 def _context_sections(ctx: PromptContext, tools: tuple[ToolSpec, ...]) -> list[str]:
     shown, hidden = ranked_listing(ctx.files, LISTING_CHARS[ctx.detail])
     hidden += ctx.files_truncated
@@ -307,7 +336,8 @@ def _context_sections(ctx: PromptContext, tools: tuple[ToolSpec, ...]) -> list[s
             lines.append(f"... and {hidden} more")
         sections = ["\n".join([f"# Workspace: {ctx.workspace_name}", "Files (paths relative to the workspace root):",
                                *lines])]
-    if ctx.agents_md and ctx.agents_md.strip():
+    sections.extend(_instruction_sections(ctx, tools))
+    if not ctx.instructions and ctx.agents_md and ctx.agents_md.strip():
         text = ctx.agents_md.strip()
         if len(text) > MAX_AGENTS_MD_CHARS:
             cut = len(text) - MAX_AGENTS_MD_CHARS

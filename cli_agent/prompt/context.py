@@ -19,7 +19,10 @@ class PromptContext:
     workflow: str | None = None
     files: tuple[str, ...] = ()
     files_truncated: int = 0
-    agents_md: str | None = None
+    agents_md: str | None = None  # the root's AGENTS.md alone (`instructions` holds every file read)
+    instructions: tuple[tuple[str, str], ...] = ()  # (path, text): AGENTS.md (or CLAUDE.md, GEMINI.md), root first
+    instructions_note: str = ""  # what the bound on the instructions cut or left out
+    skills: tuple[tuple[str, str], ...] = ()  # (name, description) of each skill, as the user's folders hold them
     facts: tuple[str, ...] = ()
     only_tools: tuple[str, ...] | None = None
     workspace_name: str = "workspace"

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cli_agent.facts import FactStore
+from cli_agent.instructions import Instructions, load_skills, read_instructions
 from cli_agent.prompt.builder import PromptBuilder, PromptContext, json_protocol_schema, plan_fingerprint
 from cli_agent.prompt.project_tests import detect_test_command
 from cli_agent.providers import preferences_for
@@ -22,7 +24,6 @@ if TYPE_CHECKING:
 __all__ = ["Plan", "Planner", "planned_protocol"]
 
 LISTING_LIMIT = 200  # workspace files named in the system prompt
-AGENTS_MD_LIMIT = 16_000  # bytes of AGENTS.md read; the prompt keeps prompting.MAX_AGENTS_MD_CHARS of them
 
 
 @dataclass(frozen=True)
@@ -110,11 +111,12 @@ class Planner:
 
     def build(self, task: str, only_tools: Collection[str] | None) -> BuiltPrompt:
         files = self.workspace.walk(".", limit=LISTING_LIMIT + 1)
+        found = self.instructions()
         context = PromptContext(
             protocol="json" if self.protocol == "json" else "native", task=task,
             detail=preferences(self.settings).detail or self.settings.detail,
             workflow=None, files=tuple(files[:LISTING_LIMIT]), files_truncated=max(0, len(files) - LISTING_LIMIT),
-            agents_md=self._agents_md(), facts=self._facts(),
+            instructions=found.parts, instructions_note=found.note, skills=self._skills(), facts=self._facts(),
             only_tools=tuple(only_tools) if only_tools is not None else None,
             workspace_name=self.workspace.root.name, test_command=self._test_command())
         if self._builder is None:
@@ -129,11 +131,12 @@ class Planner:
         a run). A broken facts.toml raises ConfigError, which ends the run with exit 2."""
         return tuple(" ".join(f.text.split()) for f in FactStore(self.workspace.root).committed())
 
-    def _agents_md(self) -> str | None:
-        try:
-            if not self.workspace.exists("AGENTS.md"):
-                return None
-            return self.workspace.read_bytes("AGENTS.md", limit=AGENTS_MD_LIMIT).decode("utf-8", errors="replace")
-        except Exception:  # an unreadable AGENTS.md leaves the prompt without it, nothing more
-            return None
+    def instructions(self) -> Instructions:
+        """The instruction files from the workspace root down to the folder the user works in (the current one)."""
+        return read_instructions(self.workspace, Path.cwd())
 
+    def _skills(self) -> tuple[tuple[str, str], ...]:
+        if "skill" not in self.registry:
+            return ()
+        return tuple((s.name, s.description + ("" if s.trusted else " (from an untrusted folder)"))
+                     for s in load_skills(self.workspace.root).skills.values())

@@ -44,7 +44,7 @@ _ERRORS: dict[str, type[CliAgentError]] = {
     "fatal": ProviderError,
     "missing_key": MissingCredentialsError,
 }
-_FILE_KEYS = {"replies", "name", "native_tools", "context_window"}
+_FILE_KEYS = {"replies", "name", "native_tools", "context_window", "record"}
 
 
 class ScriptError(AssertionError):
@@ -53,8 +53,10 @@ class ScriptError(AssertionError):
 
 class ScriptedProvider:
     def __init__(self, replies: Iterable[Mapping[str, Any]], *, name: str = "scripted",
-                 native_tools: bool = True, context_window: int | None = None, vision: bool = True) -> None:
+                 native_tools: bool = True, context_window: int | None = None, vision: bool = True,
+                 record: str | None = None) -> None:
         self.name = name
+        self._record = record  # a file each request's messages are appended to, one JSON line each (tests' eyes)
         self._vision = vision
         self._replies = deque(check_item(n, item) for n, item in enumerate(replies))
         self._native_tools = native_tools
@@ -64,7 +66,8 @@ class ScriptedProvider:
 
     @classmethod
     def from_file(cls, path: str | Path) -> ScriptedProvider:
-        """A JSON list of replies, or an object {"replies": [...], "native_tools"?, "context_window"?}."""
+        """A JSON list of replies, or an object {"replies": [...], "native_tools"?, "context_window"?, "record"?}
+        (`record`: a file every request's messages are appended to, one JSON line a request)."""
         try:
             data = json.loads(Path(path).read_text(encoding="utf-8"))
         except OSError as exc:
@@ -104,6 +107,9 @@ class ScriptedProvider:
 
     def stream(self, request: ProviderRequest) -> Iterator[str | Thinking | ProviderReply]:
         self.requests.append(request)
+        if self._record:
+            with open(self._record, "a", encoding="utf-8") as out:
+                out.write(json.dumps([m.to_dict() for m in request.messages], ensure_ascii=False, default=str) + "\n")
         check_conversation(request.messages)
         if not self._replies:
             raise ScriptError(f"no scripted reply left for request {len(self.requests)}")

@@ -26,6 +26,7 @@ from cli_agent.facts import workspace_for
 from cli_agent.fs import refuse_broad
 from cli_agent.history import Journal
 from cli_agent.hooks import Hooks
+from cli_agent.instructions import load_skills
 from cli_agent.prompt import Planner, briefer
 from cli_agent.providers import default_to_local
 from cli_agent.session.subtask import Subtasks
@@ -84,6 +85,8 @@ def assemble(settings: Settings, *, journal: bool = False, commands: bool = True
         notes.extend(command_notes)
     if setup is None:  # no way to run a command: run_command is not offered
         registry = registry.without({"run_command"})
+    if not load_skills(workspace.root):  # no skill anywhere: skill is not offered
+        registry = registry.without({"skill"})
     return Parts(settings, workspace, registry, setup, undo, notes)
 
 

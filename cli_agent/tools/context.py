@@ -76,6 +76,7 @@ class SeenFiles:
     def __init__(self) -> None:
         self.paths: set[str] = set()
         self._shown: dict[str, str] = {}  # path -> digest of the bytes last shown with line numbers
+        self.instructions: set[str] = set()  # nested instruction files (pkg/AGENTS.md) shown next to a result
 
     def note(self, rel: str, data: bytes | None = None) -> None:
         """`rel` was seen; with `data`, shown whole with line numbers as these bytes (line edits may use them)."""
@@ -98,6 +99,7 @@ class SeenFiles:
     def clear(self) -> None:
         self.paths.clear()
         self._shown.clear()
+        self.instructions.clear()
 
 
 @dataclass(frozen=True)

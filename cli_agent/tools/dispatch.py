@@ -18,9 +18,11 @@ import os
 import time
 from collections.abc import Collection, Generator, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from cli_agent.contracts import Change, ChangeKind, Envelope, Staged, ToolCall, ToolError, ToolResult
+from cli_agent.instructions import nested_instructions
 from cli_agent.tools.handlers.syntax_guard import broken_by, unreachable_by
 from cli_agent.tools.schema_check import CheckStopped, check
 
@@ -202,10 +204,11 @@ class Dispatcher:
         try:
             if prepared.change is not None:
                 self.ctx.workspace.apply(prepared.change)
-                return Envelope.success(_change_result(prepared.change), warnings=prepared.change.warnings)
+                return self._with_instructions(Envelope.success(_change_result(prepared.change),
+                                                                warnings=prepared.change.warnings))
             if prepared.staged is not None:
                 return self._apply_staged(prepared.staged)
-            return _wrap(self._run_handler(spec, prepared.arguments))
+            return self._with_instructions(_wrap(self._run_handler(spec, prepared.arguments)))
         except ToolError as exc:
             return Envelope.failure(exc.message, data=exc.hints or None)
         except Exception as exc:
@@ -249,6 +252,19 @@ class Dispatcher:
             data["not_applied"] = failed
             return Envelope.failure(*(f"not applied: {f}" for f in failed), data=data, warnings=refused)
         return Envelope.success(data, warnings=refused)
+
+    def _with_instructions(self, envelope: Envelope) -> Envelope:
+        """A file read or changed in a folder with instructions of its own (pkg/AGENTS.md, not in the system
+        prompt): their text joins the result, once a conversation."""
+        seen, data = self.ctx.seen, envelope.data
+        if seen is None or not envelope.ok or not isinstance(data, dict) or not isinstance(data.get("path"), str):
+            return envelope
+        nested = nested_instructions(self.ctx.workspace, data["path"], seen.instructions, Path.cwd())
+        if not nested:
+            return envelope
+        seen.instructions.update(path for path, _ in nested)
+        said = [f"{path} (instructions for the files under its folder; follow them):\n{text}" for path, text in nested]
+        return dataclasses.replace(envelope, data={**data, "instructions": "\n\n".join(said)})
 
     def _validate(self, spec: ToolSpec, arguments: dict[str, Any]) -> list[str]:
         """What is wrong with the arguments; the check is bounded in time (cli_agent.tools.schema_check) and stops at

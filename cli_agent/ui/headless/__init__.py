@@ -1,5 +1,5 @@
 """The front ends with no prompt: the one-shot run (`oneshot`: `-p`, `workflow run`, `tools run`), the printers of
-`--output text|json|stream-json` (`printers`) and the listings (`tools`, `prompt`, `workflows`).
+`--output text|json|stream-json` (`printers`) and the listings (`tools`, `prompt`, `workflows`, `skills`).
 
 May import: view/ and the packages below ui/.
 """
@@ -9,4 +9,6 @@ from __future__ import annotations
 from cli_agent.ui.headless.listing import *
 from cli_agent.ui.headless.oneshot import *
 
-__all__ = ["list_workflows", "print_prompt", "print_tools", "run_one_shot", "run_tool", "run_workflow_command"]
+__all__ = [
+    "list_skills", "list_workflows", "print_prompt", "print_tools", "run_one_shot", "run_tool", "run_workflow_command",
+]

@@ -1,13 +1,15 @@
-"""`cli-agent tools`, `cli-agent prompt` and `cli-agent workflows`: what the model and the user are given."""
+"""`cli-agent tools`, `prompt`, `workflows` and `skills`: what the model and the user are given."""
 
 from __future__ import annotations
 
 import dataclasses
 import shutil
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cli_agent.contracts import UsageError, errors, escape_for_terminal, json_for_output
+from cli_agent.instructions import load_skills
 from cli_agent.prompt import Planner, planned_protocol
 from cli_agent.session import assemble, default_provider_factory
 from cli_agent.tools import Registry
@@ -20,7 +22,7 @@ if TYPE_CHECKING:
     from cli_agent.config import Settings
     from cli_agent.tools import Registry, ToolSpec
 
-__all__ = ["list_workflows", "print_prompt", "print_tools"]
+__all__ = ["list_skills", "list_workflows", "print_prompt", "print_tools"]
 
 
 def print_tools(*, as_json: bool, verbose: bool = False, name: str | None = None,
@@ -96,13 +98,19 @@ def print_prompt(settings: Settings, *, task: str, as_json: bool) -> None:
     protocol = planned_protocol(settings, lambda: _supports_native_tools(settings))
     planner = Planner(settings, _with_mcp_tools(settings, registry), workspace, protocol)
     plan, built = planner.plan(task, None)
+    read = planner.instructions()
     if as_json:
         tools = list(built.schemas) if built is not None else []
         out = {"protocol": protocol, "system": plan.system, "tools": tools, "options": plan.options,
-               "fingerprint": plan.fingerprint}
+               "fingerprint": plan.fingerprint, "instructions": list(read.files)}
         sys.stdout.write(json_for_output(out, indent=2) + "\n")
     else:
         sys.stdout.write(escape_for_terminal(plan.system or "") + "\n")
+        said = ", ".join(read.files) if read else "none"
+        sys.stderr.write(f"cli-agent: instruction files read: {escape_for_terminal(said)}\n")
+        for note in (read.note, *load_skills(workspace.root).notes):
+            if note:
+                sys.stderr.write(f"cli-agent: {escape_for_terminal(note)}\n")
 
 
 def _with_mcp_tools(settings: Settings, registry: Registry) -> Registry:
@@ -151,4 +159,20 @@ def list_workflows(settings: Settings, *, check: bool, trusted: bool | None = No
     warn(catalog.errors, "broken workflow file: ")
     if check and catalog.errors:
         raise errors.WorkflowError(f"{len(catalog.errors)} workflow file(s) are broken (listed above)")
+    return 0
+
+
+def list_skills(settings: Settings, *, as_json: bool = False, trusted: bool | None = None) -> int:
+    """`cli-agent skills`: each skill with its description and folder (an untrusted folder's said so), the
+    malformed ones on stderr; a workflow of the same name wins `/NAME`, and says so."""
+    found = load_skills(Path(settings.workspace), trusted=trusted)
+    if as_json:
+        out = [{"name": s.name, "description": s.description, "folder": str(s.folder), "place": s.place,
+                "trusted": s.trusted} for s in found.skills.values()]
+        sys.stdout.write(json_for_output({"skills": out, "notes": found.notes}, indent=2) + "\n")
+        return 0
+    lines = [f"{s.name}\n    {s.description}\n    from {s.origin}: {s.folder}" for s in found.skills.values()]
+    sys.stdout.write(escape_for_terminal("\n".join(lines) if lines else "no skills") + "\n")
+    sys.stdout.flush()
+    warn(found.notes, "")
     return 0

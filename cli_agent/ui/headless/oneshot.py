@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from cli_agent.contracts import Envelope, Event, EventStream, ToolCall, ToolResult, errors, json_for_output
 from cli_agent.fs import Workspace
 from cli_agent.history import load_resumable
+from cli_agent.instructions import load_skills
 from cli_agent.providers import NoModel
 from cli_agent.session import drive, images_for, is_interactive, open_session, resume_into, with_images
 from cli_agent.ui.headless.printers import JsonReport, output_sink, warn
@@ -77,15 +78,49 @@ def run_one_shot(settings: Settings, prompt: str, *, provider_factory: Any, resu
     if resume is not None:
         resumed = load_resumable(settings.workspace, resume)  # a missing or damaged trace: exit 2 before anything
 
+    slash = _slash_command(settings, text)
+
     def start(session: Session, approve: Approver) -> tuple[EventStream, JsonReport]:
         if resumed is not None:
             resume_into(session, *resumed)
-
+        if slash is not None:
+            return slash(session, approve)
         parts = images_for(text, session.workspace, images, session.provider)
         return (session.run(with_images(text, parts), approve, images=parts),
                 JsonReport(trace=str(session.trace_path), notes=session.notes))
 
     return _run_session(settings, provider_factory, start, notes)
+
+
+def _slash_command(settings: Settings, text: str) -> Callable[[Session, Approver], tuple[EventStream, JsonReport]] \
+        | None:
+    """`-p "/NAME ARGS"`: the workflow NAME (a bad argument: exit 2 before a model is made), else the skill NAME;
+    None when NAME is neither (the text is then the task as it is)."""
+    name, _, rest = text.strip()[1:].partition(" ") if text.lstrip().startswith("/") else ("", "", "")
+    if not name or "/" in name:
+        return None
+    # deferred: workflows, only for a `/NAME` task
+    from cli_agent.workflows import load_workflows, missing_message, parse_arguments, run_workflow
+
+    workspace = Workspace(settings.workspace, locks=tuple(settings.locks))
+    workflow = load_workflows(workspace).get(name)
+    skill = load_skills(workspace.root).get(name)
+    typed = " ".join(text.split())
+    if workflow is not None:
+        if skill is not None:
+            warn([f"/{name} runs the workflow {name}; the skill of the same name is left out"], "")
+        values, missing = parse_arguments(workflow, rest, workspace)
+        if missing:
+            raise errors.WorkflowError(missing_message(workflow, missing))
+        return lambda session, approve: (
+            run_workflow(session, workflow, values, approve, command=typed),
+            JsonReport(trace=str(session.trace_path), notes=session.notes, extra={"workflow": workflow.name}))
+    if skill is None:
+        return None
+    task = skill.prompt(workspace.root, rest)
+    return lambda session, approve: (
+        session.run(task, approve, command=typed),
+        JsonReport(trace=str(session.trace_path), notes=session.notes, extra={"skill": skill.name}))
 
 
 def run_workflow_command(settings: Settings, name: str, args: Sequence[str], *, provider_factory: Any,
