@@ -103,6 +103,7 @@ class Turn:
         finish_reason, warning, streamed = "stop", "", False
         outputs: dict[str, str] = {}
         open_calls: dict[str, None] = {}  # calls proposed and not yet answered by a result, in order
+        planning: set[str] = set()  # update_plan calls: shown as the `plan` update, not as tool calls
         while True:
             try:
                 event = events.throw(throw) if throw is not None else events.send(send) if send is not None \
@@ -125,6 +126,9 @@ class Turn:
                 finish_reason = event.finish_reason
             elif isinstance(event, ToolCallsProposed):
                 for call in event.calls:
+                    if updates.plans(call.name, self.registry):  # the plan is its own update (PlanUpdated)
+                        planning.add(call.id)
+                        continue
                     open_calls[call.id] = None
                     self._post(updates.tool_call_start(call, self.root, registry=self.registry))
             elif isinstance(event, ApprovalAsked):
@@ -136,11 +140,13 @@ class Turn:
             elif isinstance(event, CommandOutput):
                 outputs[event.call_id] = (outputs.get(event.call_id, "") + event.text)[-_OUTPUT_CHARS:]
                 self._post(updates.command_output(event.call_id, outputs[event.call_id]))
+            elif isinstance(event, ToolResult) and event.call_id in planning:
+                pass  # the model's checklist went out as the `plan` update
             elif isinstance(event, ToolResult):
                 open_calls.pop(event.call_id, None)
                 self._post(updates.result_update(event, self.root))
-            elif isinstance(event, Verification):
-                self._post(updates.thought_chunk(event.line + "\n"))
+            elif isinstance(event, Verification):  # the harness's own test run: a line of the turn's answer
+                self._post(updates.text_chunk("\n" + event.line + "\n"))
             elif isinstance(event, Retry):  # shown as it happens: a model server that stays away is not silence
                 _log.warning("retrying: %s", event.reason)
                 self._post(updates.thought_chunk(f"retrying in {event.delay_s:.1f}s (attempt {event.attempt}): "

@@ -70,6 +70,14 @@ def stop_reason(finished: RunFinished, finish_reason: str, warning: str) -> sche
     return _STOPS[finished.stop_reason]
 
 
+def plans(tool: str, registry: Registry | None = None) -> bool:
+    """Whether a call of `tool` sets the plan: it is sent as the `plan` update only, never as a tool card."""
+    for known in (registry, Registry.builtin()):
+        if known is not None and tool in known:
+            return known.get(tool).updates_plan
+    return False
+
+
 def tool_kind(tool: str, registry: Registry | None = None) -> schema.ToolKind:
     """The protocol's kind of a tool, as its spec says: the session's `registry` (its MCP tools too), else the
     built-in tools; "other" for a tool neither knows."""
@@ -102,7 +110,8 @@ def hook_line(event: HookRan) -> str:
 
 
 def thought_chunk(text: str) -> schema.AgentThoughtChunk:
-    """What the harness does on its own (a test run and its verdict), shown apart from the answer."""
+    """The model's thinking, and what the harness does on its own around it (a retry, a hook), shown apart from
+    the answer."""
     return schema.AgentThoughtChunk(session_update="agent_thought_chunk",
                                     content=schema.TextContentBlock(type="text", text=text))
 
