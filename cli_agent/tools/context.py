@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import os
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -51,9 +52,24 @@ def command_setup(settings: Settings, workspace: Workspace) -> CommandSetup | No
         if not capability.available:
             return None
     processes = None if capability is None else Processes(capability, policy, box.env_allow)
+    notes = (*locks.notes, *(write_notes(policy) if capability is not None else ()))
     return CommandSetup(capability, policy, settings.command_timeout, settings.command_timeout_max,
-                        tuple(box.env_allow), notes=locks.notes, processes=processes,
+                        tuple(box.env_allow), notes=notes, processes=processes,
                         net=None if capability is None or whole_net else session_net(box.network))
+
+
+def write_notes(policy: Policy) -> list[str]:
+    """One line naming the folders outside the workspace that commands change in place (`[sandbox] write_paths`),
+    and one for each listed folder that is not bound, with why."""
+    bound = policy.writable()
+    notes = [f"commands may change {', '.join(map(str, bound))} in place: not staged, not undoable "
+             f"([sandbox] write_paths)"] if bound else []
+    kept = {str(p) for p in bound}
+    for raw in policy.write_paths:
+        if os.path.realpath(os.path.expanduser(raw)) not in kept:
+            notes.append(f"[sandbox] write_paths {raw!r} is not writable by commands: it is no folder, holds or lies "
+                         f"in the workspace, or is a kernel tree")
+    return notes
 
 
 def session_net(network: bool | NetworkRules) -> SessionNet:

@@ -12,8 +12,10 @@ has ended, its change set comes back from whichever of the two sees it first, to
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Generator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cli_agent.contracts import Staged, ToolError
@@ -76,11 +78,35 @@ def run_command(ctx: ToolContext, command: str, timeout_s: float | None = None, 
     missing = wanting(run.outcome.output, run.outcome.exit_code, os.environ, setup.env_allow)
     if missing is not None:
         data["environment"] = missing  # the dropped variables, said only where a command failed for want of one
+    read_only = read_only_note(run.outcome.output, run.outcome.exit_code, ctx.workspace.root) \
+        if setup.capability is not None else None
+    if read_only is not None:
+        data["read_only"] = read_only
     if run_cut:
         data["note"] = f"cut at the run's deadline ({timeout:.1f} s left of the run when it started)"
     elif wanted > timeout:
         data["note"] = f"timeout_s {wanted:g} is over the configured maximum; {timeout:g} s was used"
     return Staged(data, run.changes.changes, run.changes.removed_dirs, run.changes.refused)
+
+
+_READ_ONLY = re.compile(r"""['"]?(/[^\s'":]+)['"]?: Read-only file system|Read-only file system: ['"](/[^'"]+)['"]""")
+
+
+def read_only_note(output: str, exit_code: int | None, workspace: Path) -> str | None:
+    """For a command that failed writing outside the workspace (a venv elsewhere, a cache): the folder, and the
+    setting that lets commands change it in place; None when it did not fail that way."""
+    if not exit_code or "Read-only file system" not in output:
+        return None
+    found = _READ_ONLY.search(output)
+    if found is None:
+        return None
+    path = Path(found.group(1) or found.group(2))
+    root = Path(os.path.realpath(workspace))
+    if path == root or root in path.parents:
+        return None
+    folder = next((p for p in (path, *path.parents) if (p / "pyvenv.cfg").is_file()), path.parent)
+    return (f"{path} is read-only to commands (outside the workspace): to let them change {folder} in place, add "
+            f"it to [sandbox] write_paths in the user config")
 
 
 def run_data(command: str, run: CommandRun) -> dict[str, Any]:
