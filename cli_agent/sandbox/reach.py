@@ -55,6 +55,13 @@ ROWS = (
         "test_commands_get_an_allowlisted_environment"),
     Row("processes", "all die with the command; at most 512 at once",
         "test_background_jobs_setsid_nohup_and_double_forks_die_with_the_command"),
+    Row("background processes (`run_command` with `background`)", "at most 4 at once, each in a sandbox of its "
+        "own until it ends, is stopped, or the session ends (also on SIGTERM, or cli-agent killed); its changes "
+        "staged and asked for once it has ended",
+        "test_no_process_outlives_cli_agent_terminated_or_killed"),
+    Row("write paths (`sandbox.write_paths`, user config only)", "changed in place: not staged, not undoable; "
+        "any other folder outside the workspace refused, the setting named",
+        "test_pip_into_a_venv_not_listed_is_refused_naming_the_setting"),
     Row("time", "the call's `timeout_s`, at most `command_timeout_max` and never past the run's deadline",
         "test_the_runs_deadline_cuts_a_long_command"),
     Row("file size", "at most 1 GiB per file", "test_a_huge_write_is_bounded"),
