@@ -234,6 +234,8 @@ class Agent:
                     continue
                 finished = found
             ended = yield from self._judge.verdict(run, finished, approve)
+            if ended is not None:  # its files' verdict as left comes before the stop hook: the run is over after it
+                ended = yield from self._judge.as_left(run, ended)
             if ended is not None and not (yield from self._approvals.stop_held(run, ended, self._talk)):
                 return ended
 

@@ -110,3 +110,20 @@ def test_a_hook_whose_daemon_keeps_its_output_open_does_not_hold_the_run(tmp_pat
     assert done.returncode == 0 and time.monotonic() - started < 15, done.stderr
     listing = subprocess.run(["ps", "-eo", "args="], capture_output=True, text=True, check=True).stdout
     assert "sleep 3274" not in listing  # what the hook started is gone with it
+
+
+def test_the_stop_hook_runs_once_the_run_is_over_after_its_verification(tmp_path, ws):
+    import sys
+
+    home = tmp_path / "home"
+    pytest_cmd = f"{sys.executable} -m pytest -q -p no:cacheprovider"
+    user_config(home, f'test_command = {json.dumps(pytest_cmd)}\n[[hooks]]\nevent = "stop"\ncommand = "echo over"\n')
+    (ws / "stats.py").write_text("def mean(xs):\n    return sum(xs) / (len(xs) + 1)\n")
+    (ws / "test_stats.py").write_text("from stats import mean\n\n\ndef test_m():\n    assert mean([1, 2, 3]) == 2\n")
+    fix = {"tool_calls": [{"name": "edit_file", "arguments": {"path": "stats.py", "old": "(len(xs) + 1)",
+                                                              "new": "len(xs)"}}]}
+    miss = {"tool_calls": [{"name": "edit_file", "arguments": {"path": "stats.py", "old": "nothere", "new": "x"}}]}
+    done = cli(["-C", str(ws), "-p", "fix mean", "--model", _script(tmp_path / "s.json", fix, miss, {"text": "ok"}),
+                "--yes", "--output", "stream-json"], home=home, timeout=120)
+    kinds = [e["type"] for e in map(json.loads, done.stdout.splitlines()) if e["type"] in ("verification", "hook_ran")]
+    assert kinds == ["verification", "verification", "hook_ran"], kinds
