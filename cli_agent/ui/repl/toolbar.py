@@ -68,11 +68,13 @@ def toolbar(settings: Any, session: Session | None, steps: int, *, width: int = 
              "cost": f"${usage.cost_usd:.4f}" if usage.cost_usd else "",
              "steps": f"steps {steps}", "processes": f"{running} running (/ps)" if running else "",
              "workspace": esc(short_path(str(session.workspace.root))), "help": "/help"}
-    shorter = [("help", ""), ("workspace", ""), ("tokens", f"{usage.total_tokens:,} tokens"), ("steps", ""),
-               ("mode", f"approval: {mode}"), ("cost", ""), ("processes", f"{running} bg" if running else ""),
-               ("tokens", f"{_short_count(usage.total_tokens)} tok"), ("model", model.rsplit("/", 1)[-1]),
-               ("mode", mode), ("context", f"ctx {share:.0%}" if parts["context"] else ""),
-               ("model", _clip(model.rsplit("/", 1)[-1], 14)), ("context", ""), ("tokens", "")]
+    cached = f" ({_short_count(usage.cached_tokens)} cached)" if usage.cached_tokens else ""
+    shorter = [("help", ""), ("workspace", ""), ("steps", ""), ("mode", f"approval: {mode}"), ("cost", ""),
+               ("processes", f"{running} bg" if running else ""), ("model", model.rsplit("/", 1)[-1]),
+               ("tokens", f"{_short_count(usage.total_tokens)} tok{cached}"), ("mode", mode),
+               ("context", f"ctx {share:.0%}" if parts["context"] else ""),
+               ("model", _clip(model.rsplit("/", 1)[-1], 14)), ("tokens", f"{_short_count(usage.total_tokens)} tok"),
+               ("context", ""), ("tokens", "")]
 
     def line() -> str:
         return " " + " · ".join(text for text in parts.values() if text) + " "

@@ -4,6 +4,7 @@ fixed-width recording consoles and in a pseudo-terminal."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import sys
 
@@ -96,9 +97,19 @@ def test_the_toolbar_shows_the_prompt_tokens_served_from_cache_when_it_has_room(
     session.agent.usage = Usage(12_000, 345, 0.0, cached_tokens=11_000)
     assert "12,345 tokens (11,000 cached)" in bar(session, 160)
     narrow = bar(session, 60)
-    assert len(narrow) <= 60 and "cached" not in narrow and "tok" in narrow
+    assert len(narrow) <= 60 and "12.3k tok (11.0k cached)" in narrow
+    narrower = bar(session, 40)
+    assert len(narrower) <= 40 and "cached" not in narrower and "tok" in narrower
     session.agent.usage = Usage(12_000, 345)
     assert "cached" not in bar(session, 160)
+
+
+@pytest.mark.parametrize("model", ["anthropic/claude-sonnet-4-20250514", "openai/gpt-4o-mini-2024-07-18"])
+def test_at_80_columns_a_long_model_name_leaves_room_for_the_cached_tokens(session, model):
+    session.settings = dataclasses.replace(session.settings, model=model)
+    session.agent.usage = Usage(12_000, 345, 0.0123, cached_tokens=11_000)
+    text = bar(session, 80)
+    assert len(text) <= 80 and "cached)" in text and model.rsplit("/", 1)[-1] in text, text
 
 
 def test_the_context_meter_shows_from_70_percent(session):
