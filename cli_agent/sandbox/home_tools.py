@@ -4,10 +4,16 @@ Toolchains keep their caches, installed interpreters and environments in known p
 shown, each read-only; HOME is otherwise empty in the sandbox. Whatever is not named is absent, so no credential
 file in a cache can be read, at whatever depth, under whatever name, created whenever. A last name may be a glob
 (`python3*`). `[sandbox] read_paths` in the user config shows more.
+
+A place the user linked elsewhere in HOME (`~/.pyenv/version -> ~/.bashrc`) is shown only where its link leads to
+another allowlisted place (`home_tool_allows`); a link out of HOME (a cache moved to another disk) is followed.
+Environments kept in these places hold their own credentials (`ENV_HOLDERS`, `toolchains.PREFIX_SECRETS`): those
+are masked.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import glob
 import os
 from pathlib import Path
@@ -39,6 +45,23 @@ HOME_TOOLS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("huggingface models", (".cache/huggingface/hub",)),
     ("playwright", (".cache/ms-playwright",)),
 )
+
+# The allowlisted places that hold whole environments (venvs, conda envs, Node prefixes), one level of them per
+# pattern: each keeps its own credentials at its root (`toolchains.PREFIX_SECRETS`)
+ENV_HOLDERS = (".virtualenvs/*", ".local/share/virtualenvs/*", ".local/share/pipx/venvs/*", ".local/pipx/venvs/*",
+               ".conda/envs/*", ".pyenv/versions/*", ".pyenv/versions/*/envs/*", ".nvm/versions/node/*",
+               ".local/share/uv/tools/*", ".local/share/uv/python/*", ".local/share/hatch/env/virtual/*/*")
+
+
+def home_tool_allows(parts: tuple[str, ...]) -> bool:
+    """Whether the place `parts` below HOME (real) lies in an allowlisted place (a glob matches one name)."""
+    for _tool, names in HOME_TOOLS:
+        for name in names:
+            pattern = name.split("/")
+            if len(parts) >= len(pattern) and all(fnmatch.fnmatchcase(p, q) for p, q in
+                                                  zip(parts[:len(pattern)], pattern, strict=True)):
+                return True
+    return False
 
 
 def home_tool_paths(home: Path) -> list[tuple[str, Path]]:

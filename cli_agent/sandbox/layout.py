@@ -15,6 +15,7 @@ credential files at the workspace's root. `read_paths` and `write_paths` (user c
 
 from __future__ import annotations
 
+import glob
 import os
 import re
 import sys
@@ -24,9 +25,9 @@ from pathlib import Path
 
 from cli_agent.fs import CREDENTIALS, ETC_SECRETS, HOME_PRIVATE, KEY_NAMES, home_folder
 from cli_agent.sandbox.confine import confine_locks
-from cli_agent.sandbox.home_tools import home_tool_paths
+from cli_agent.sandbox.home_tools import ENV_HOLDERS, home_tool_allows, home_tool_paths
 from cli_agent.sandbox.secret_files import secret_files
-from cli_agent.sandbox.toolchains import Toolchain, toolchains
+from cli_agent.sandbox.toolchains import Toolchain, prefix_secrets, toolchains
 
 __all__ = ["Policy", "Shown", "shown_trees"]
 
@@ -44,6 +45,7 @@ HOME_SECRETS = (*HOME_PRIVATE, *CREDENTIALS)  # never shown from HOME, whatever 
 # user's shell reads them, from the workspace up
 VERSION_FILES = (".python-version", ".tool-versions", ".nvmrc", ".node-version", "rust-toolchain",
                  "rust-toolchain.toml")
+NESTED = ("envs/*", "versions/*", "versions/*/envs/*", "versions/node/*")  # environments a shown tree may hold
 _LINK_HOPS = 64  # links made again at most
 _KERNEL_PATHS = tuple(Path(k) for k in KERNEL_TREES)
 _HOME_SECRET_PARTS = tuple(tuple(s.split("/")) for s in HOME_SECRETS)
@@ -108,21 +110,34 @@ def read_only_paths(policy: Policy) -> list[Path]:
 
 def shown_trees(policy: Policy) -> Shown:
     """`read_only_paths`, with the links on the way to them and the environments they come from. Worked out for
-    each command (a venv made between two commands is shown to the second)."""
+    each command (a venv made between two commands is shown to the second). A link that HOME's allowlist, a
+    repository's environment or a version file leads through is followed only to a place that is itself allowed
+    (`_allowed`, `_version_files`)."""
     home, ws = _home(), Path(os.path.realpath(policy.workspace))
     chains = toolchains(os.environ.get("PATH", ""), os.environ, home, str(ws))
-    tools = home_tool_paths(home) if home is not None else []
+    users = [Path(os.path.realpath(t)) for c in chains if not _covers(ws, Path(os.path.realpath(c.where)))
+             for t in c.trees]
+    tools = [(tool, t) for tool, t in (home_tool_paths(home) if home is not None else [])
+             if _allowed(Path(os.path.realpath(t)), ws, home, users)]
+    chains = tuple(Toolchain(c.kind, c.where, tuple(t for t in c.trees if _allowed(Path(os.path.realpath(t)), ws,
+                                                                                    home, users)))
+                   if _covers(ws, Path(os.path.realpath(c.where))) else c for c in chains)
     spelt: list[str] = [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable))]
     spelt += [p for p in sys.path if p and os.path.isdir(p)]
     spelt += [p for p in os.environ.get("PATH", "").split(os.pathsep) if p and os.path.isabs(p) and os.path.isdir(p)]
-    spelt += [t for chain in chains for t in chain.trees] + [str(t) for _, t in tools] + _version_files(ws)
+    spelt += [t for chain in chains for t in chain.trees] + [str(t) for _, t in tools]
     system = [Path(s) for s in SYSTEM if os.path.isdir(s) and not os.path.islink(s)]
     picked: list[Path] = []
     reals = {raw: Path(os.path.realpath(raw)) for raw in spelt}
-    for real in dict.fromkeys(reals.values()):
-        if not _showable(real, ws, home, system) or any(_covers(p, real) for p in picked):
-            continue
-        picked = [p for p in picked if not _covers(real, p)] + [real]
+    for _round in ("toolchains", "version files"):
+        for real in dict.fromkeys(reals.values()):
+            if not _showable(real, ws, home, system) or any(_covers(p, real) for p in picked):
+                continue
+            picked = [p for p in picked if not _covers(real, p)] + [real]
+        if _round == "toolchains":
+            versions = _version_files(ws, [*picked, *system])
+            spelt += versions
+            reals.update((raw, Path(os.path.realpath(raw))) for raw in versions)
     asked = [Path(os.path.realpath(os.path.expanduser(p))) for p in policy.read_paths if _exists(os.path.expanduser(p))]
     trees = (*picked, *(p for p in asked if not _kernel_tree(p)))
     links = _links([*spelt, os.environ.get("HOME", "")], trees, ws, home)
@@ -151,11 +166,26 @@ def _near_secret(parts: tuple[str, ...]) -> bool:
     return False
 
 
-def _version_files(ws: Path) -> list[str]:
-    """The toolchain version files in the workspace's ancestors (the workspace's own are in its view)."""
+def _allowed(real: Path, ws: Path, home: Path | None, users: Sequence[Path]) -> bool:
+    """Whether a link may lead to `real`: a place outside HOME, in the workspace, in an allowlisted place of HOME
+    (`home_tool_allows`) or in one of the user's own environments (`users`: those outside the workspace)."""
+    home_real = Path(os.path.realpath(home)) if home is not None else None
+    if home_real is None or not _covers(home_real, real) or _covers(ws, real):
+        return True
+    return home_tool_allows(real.relative_to(home_real).parts) or any(_covers(u, real) for u in users)
+
+
+def _version_files(ws: Path, shown: Sequence[Path]) -> list[str]:
+    """The toolchain version files in the workspace's ancestors (the workspace's own are in its view). One that is a
+    link is kept only where it leads to what is shown anyway (`shown`, the workspace, another of these files): a
+    repository's `.python-version -> ~/.bashrc` brings nothing."""
+    found = [folder / n for folder in ws.parents for n in VERSION_FILES if os.path.isfile(folder / n)]
+    plain = {p for p in found if not os.path.islink(p)}
     out: list[str] = []
-    for folder in ws.parents:
-        out += [str(folder / n) for n in VERSION_FILES if os.path.isfile(folder / n)]
+    for path in found:
+        real = Path(os.path.realpath(path))
+        if path in plain or real in plain or any(_covers(t, real) for t in (ws, *shown)):
+            out.append(str(path))
     return out
 
 
@@ -231,7 +261,7 @@ def bwrap_argv(bwrap: str, policy: Policy, upper: Path, work: Path, command: Seq
     for tree in writable:
         argv += ["--bind", str(tree), str(tree)]
     # The host's deny list comes last, over everything bound above, so nothing bound can uncover it.
-    argv += _masks([*secret_paths([Path("/etc"), ws, *extra, *writable], home, policy.hidden),
+    argv += _masks([*secret_paths([Path("/etc"), ws, *extra, *writable], home, policy.hidden, extra),
                     *_workspace_credentials(ws)])
     argv += [*more, "--chdir", str(ws), "--", *command]
     return argv
@@ -267,18 +297,33 @@ def _mount_points() -> list[str]:
     return sorted(dict.fromkeys(decoded), key=lambda p: p.count("/"))
 
 
-def secret_paths(bound: Sequence[Path], home: Path | None, hidden: Sequence[str] = ()) -> list[Path]:
+def secret_paths(bound: Sequence[Path], home: Path | None, hidden: Sequence[str] = (),
+                 environments: Sequence[Path] = ()) -> list[Path]:
     """Every path to hide in the trees `bound` (real, absolute): the fixed lists (/etc's, HOME's, `hidden`) where a
-    tree shows them, and what the rules of `secret_files` find in the trees under /etc. HOME's tool folders are
-    not scanned: only the allowlisted ones are shown (`home_tools`), and those hold no credentials."""
+    tree shows them, what the rules of `secret_files` find in the trees under /etc, and the credentials an
+    environment keeps at its root (`toolchains.PREFIX_SECRETS`) in each of the trees `environments` and those they
+    and HOME's allowlisted places hold (`_environments`). HOME's tool folders are not scanned otherwise: only the
+    allowlisted ones are shown (`home_tools`)."""
     fixed = [Path("/etc") / name for name in ETC_SECRETS]
     fixed += [home / s for s in HOME_SECRETS] if home is not None else []
     fixed += [Path(p) for p in hidden]
+    fixed += prefix_secrets(_environments(environments, home))
     out = [r for r in (Path(os.path.realpath(p)) for p in fixed) if any(_covers(b, r) for b in bound)]
     for tree in bound:
         if _covers(Path("/etc"), tree):
             out += secret_files(tree)
     return list(dict.fromkeys(out))
+
+
+def _environments(trees: Sequence[Path], home: Path | None) -> list[Path]:
+    """`trees` and the environments kept in them (`NESTED`: a pyenv's versions, nvm's Node versions, a conda base's
+    envs) and in HOME's allowlisted places (`home_tools.ENV_HOLDERS`)."""
+    found = [*trees]
+    patterns = [(str(t), n) for t in trees for n in NESTED]
+    patterns += [(str(home), n) for n in ENV_HOLDERS] if home is not None else []
+    for root, pattern in patterns:
+        found += [Path(p) for p in glob.glob(os.path.join(glob.escape(root), pattern))]
+    return found
 
 
 def _workspace_credentials(ws: Path) -> list[Path]:

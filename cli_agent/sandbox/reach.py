@@ -35,6 +35,19 @@ ROWS = (
         "test_homes_tool_folders_are_shown_by_name_and_nothing_else"),
     Row("anything else under HOME (a token in `~/.cache/app/` at any depth, under any name, made at any time)",
         "absent", "test_homes_tool_folders_are_shown_by_name_and_nothing_else"),
+    Row("a toolchain version file in the workspace's ancestors (`.python-version`, `.nvmrc`, `.node-version`, "
+        "`.tool-versions`, `rust-toolchain`)", "read only; one that is a link only where it leads to what is shown "
+        "anyway (a monorepo's `.python-version -> ~/.bashrc` shows nothing)",
+        "test_a_version_file_linked_into_home_shows_nothing_of_home"),
+    Row("a place of HOME's allowlist the user linked elsewhere (`~/.pyenv/version -> ~/.bashrc`)", "followed only "
+        "to another allowlisted place of HOME, or out of HOME (a cache moved to another disk)",
+        "test_an_allowlisted_place_linked_elsewhere_shows_only_what_is_allowed"),
+    Row("what a repository's own environment links to (a `.venv` whose `bin/python3.x` leads to a Python-looking "
+        "folder of HOME)", "only a Python outside HOME, in HOME's allowlist or among your own environments",
+        "test_a_workspace_venv_whose_python_links_into_home_does_not_show_that_folder"),
+    Row("credentials an environment keeps in itself (a venv's `pip.conf`, a Node prefix's `etc/npmrc`, a conda "
+        "env's `.condarc`, ...), in `PATH`'s environments and those HOME's allowlisted places hold", "never",
+        "test_the_credentials_a_toolchain_keeps_in_itself_are_masked"),
     Row("the rest of HOME (`~/.ssh`, `~/.aws`, `~/.config`, `~/.docker`, `~/.kube`, `~/.gnupg`, `~/.netrc`, ...)",
         "never", "test_secrets_in_home_and_the_user_config_are_unreachable"),
     Row("credential files (`~/.pgpass`, `~/.vault-token`, `~/.my.cnf`, shell histories, other agents' logins, "

@@ -11,7 +11,8 @@ whole environment, and the interpreter it was made from.
 
 Nothing is run to find them: the user's interpreter is never started outside the sandbox. Every tree is spelt as
 the user's shell spells it; `layout` resolves links, shows each real tree read-only, recreates the links on the way
-and keeps every masking rule over them.
+and keeps every masking rule over them, and masks the credentials an environment keeps at its root
+(`PREFIX_SECRETS`: a venv's `pip.conf`, a Node prefix's `etc/npmrc`, a conda env's `.condarc`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import ast
 import glob
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +31,10 @@ _FINDER_BYTES = 256 << 10
 _CFG_BYTES = 16 << 10
 _PYENV = ("bin", "libexec", "plugins", "shims", "versions", "pyenv.d", "version")
 _RUSTUP = ("toolchains", "settings.toml", "update-hashes")
+# What an environment's own tools read from its root and may hold a password or a token in: pip (`pip.conf`,
+# `pip.ini`), npm (`etc/npmrc`), conda (`.condarc`, `condarc`, `condarc.d/`), and the usual login files
+PREFIX_SECRETS = ("pip.conf", "pip.ini", "etc/npmrc", ".npmrc", ".condarc", "condarc", "condarc.d", ".pypirc",
+                  ".netrc", ".yarnrc", ".yarnrc.yml")
 _MAPPING = re.compile(r"^MAPPING\s*(?::[^=\n]*)?=\s*(\{.*?\})\s*$", re.MULTILINE | re.DOTALL)
 
 
@@ -56,6 +61,11 @@ def toolchains(path_env: str, env: Mapping[str, str], home: Path | None, workspa
         return tuple(found.values())
     return tuple(Toolchain(c.kind, c.where, tuple(t for t in c.trees if _python_prefix(t)))
                  if _within(os.path.realpath(c.where), workspace) else c for c in found.values())
+
+
+def prefix_secrets(roots: Iterable[Path]) -> list[Path]:
+    """The credential files (`PREFIX_SECRETS`) at the root of each of `roots` (environments, or trees that may be)."""
+    return [root / name for root in roots for name in PREFIX_SECRETS if os.path.lexists(root / name)]
 
 
 def _of_folder(folder: str, env: Mapping[str, str], home: Path | None) -> Iterator[Toolchain]:

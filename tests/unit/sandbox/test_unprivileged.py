@@ -69,7 +69,8 @@ def test_an_unprivileged_user_gets_the_same_sandbox(open_tmp: Path) -> None:
 @pytest.mark.slow
 def test_the_host_stays_out_for_an_unprivileged_user_too(open_tmp: Path) -> None:
     """The tests of unit/sandbox/test_host.py (locks, kernel interfaces, sockets, environment, secret files) and
-    test_toolchains.py (the user's venvs and HOME's tool folders) run again as nobody, whose own files they then
+    test_toolchains.py and test_toolchain_links.py (the user's venvs, HOME's tool folders, the links and credentials
+    that come with them) run again as nobody, whose own files they then
     are (all but the run's deadline and verification's run, which start cli-agent itself, and the /etc one, which
     needs root to write under /etc)."""
     os.chown(open_tmp, 65534, 65534)
@@ -83,7 +84,8 @@ def test_the_host_stays_out_for_an_unprivileged_user_too(open_tmp: Path) -> None
                            f"--basetemp={open_tmp / 'pytest'}",
                            "-k", "not deadline and not verification",  # they start cli-agent: no one's file
                            str(ROOT / "tests" / "unit" / "sandbox" / "test_host.py"),
-                           str(ROOT / "tests" / "unit" / "sandbox" / "test_toolchains.py")],
+                           str(ROOT / "tests" / "unit" / "sandbox" / "test_toolchains.py"),
+                           str(ROOT / "tests" / "unit" / "sandbox" / "test_toolchain_links.py")],
                           capture_output=True, text=True, timeout=600, env=env, cwd=str(open_tmp))
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     assert " passed" in done.stdout and "failed" not in done.stdout
