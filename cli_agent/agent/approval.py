@@ -11,6 +11,7 @@ import enum
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from cli_agent.config import PermissionRule, Subject, decide
 from cli_agent.contracts import ChangeKind
 
 __all__ = ["ApprovalMode", "Policy", "Verdict", "assess"]
@@ -20,6 +21,7 @@ class ApprovalMode(enum.StrEnum):
     ASK = "ask"  # every change is asked for
     EDITS = "edits"  # creating and editing files is approved; deleting is asked for
     ALL = "all"  # every change is approved
+    PLAN = "plan"  # read only: nothing changes until the user approves the plan
 
 
 class Verdict(enum.StrEnum):
@@ -37,6 +39,7 @@ class Policy:
     ask_commands: bool = False  # commands = "ask": a sandboxed command is asked for before it runs
     unsandboxed: bool = False  # sandbox = "off": every command is asked for, whatever was granted
     granted_scopes: frozenset[tuple[str, str]] = field(default_factory=frozenset)  # (tool, host) by "a" answers
+    rules: tuple[PermissionRule, ...] = ()  # [[permissions]]: deny, then ask, then allow, before all the above
 
     def grant_tool(self, tool: str) -> Policy:
         return replace(self, granted_tools=self.granted_tools | {tool})
@@ -50,6 +53,9 @@ class Policy:
     def with_mode(self, mode: ApprovalMode) -> Policy:
         return replace(self, mode=mode)
 
+    def with_rule(self, rule: PermissionRule) -> Policy:
+        return replace(self, rules=(*self.rules, rule))
+
 
 @dataclass(frozen=True)
 class CallFacts:
@@ -59,15 +65,42 @@ class CallFacts:
     requires_approval: bool
     kind: ChangeKind | Literal["command"] | None = None  # "command": running a command, before its changes
     scope: str = ""  # what an "a" answer grants for the session instead of everything (web_fetch: the URL's host)
+    subject: Subject | None = None  # what the [[permissions]] rules look at (its command, paths, host)
 
 
 @dataclass(frozen=True)
 class Assessment:
     verdict: Verdict
     rule: str  # the rule that allowed or denied; for a denial, what would have allowed it
+    by_rule: PermissionRule | None = None  # the [[permissions]] rule that decided
+
+
+def by_rule(call: CallFacts, policy: Policy) -> Assessment | None:
+    """What the [[permissions]] rules say about the call (None: no rule matches). A deny holds even with --yes;
+    an ask asks (--yes answers it; with no one to ask it is refused)."""
+    if not policy.rules:
+        return None
+    found = decide(policy.rules, call.subject or Subject(call.tool))
+    if found is None:
+        return None
+    why = f" ({found.reason})" if found.reason else ""
+    if found.decision == "deny":
+        return Assessment(Verdict.DENY, f"denied by rule {found.describe()}{why}", found)
+    if found.decision == "allow":
+        return Assessment(Verdict.ALLOW, f"allowed by rule {found.describe()}{why}", found)
+    if policy.yes:
+        return Assessment(Verdict.ALLOW, f"--yes answered rule {found.describe()}{why}", found)
+    if policy.interactive:
+        return Assessment(Verdict.ASK, f"asked by rule {found.describe()}{why}", found)
+    return Assessment(Verdict.DENY, f"asked by rule {found.describe()}{why}, and no one can be asked", found)
 
 
 def assess(call: CallFacts, policy: Policy) -> Assessment:
+    ruled = by_rule(call, policy)
+    if ruled is not None:
+        return ruled
+    if policy.mode is ApprovalMode.PLAN and (call.kind is not None or call.requires_approval):
+        return Assessment(Verdict.DENY, "plan mode: nothing changes until the plan is approved")
     if call.kind == "command":
         return _assess_command(call, policy)
     if not call.requires_approval:

@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from cli_agent.agent.approval import CallFacts, Policy, Verdict, assess
+from cli_agent.config import Subject
 from cli_agent.contracts import (
     Answer,
     ApprovalAsked,
@@ -37,6 +38,10 @@ if TYPE_CHECKING:
 
 __all__ = ["facts_of"]
 
+
+class RuleDenial(str):
+    """A call a [[permissions]] rule denies: the model is told why, as the call's result, and the run goes on."""
+
 OUTPUT_EVERY_S = 0.2  # at most five CommandOutput events a second
 OUTPUT_TAIL = 4096  # each one the latest characters
 
@@ -45,9 +50,15 @@ def facts_of(prepared: Prepared) -> CallFacts:
     """What the policy weighs about a prepared call: its tool, whether it needs approval, what it would do, and what
     an "a" answer grants (its spec's `approval_scope`: the host of a URL)."""
     scope = ""
-    if prepared.spec is not None and prepared.spec.approval_scope == "host":
-        scope = host_of(str(prepared.arguments.get("url", "")))
-    return CallFacts(prepared.call.name, prepared.needs_approval, prepared.approval_kind, scope)
+    spec, args = prepared.spec, prepared.arguments
+    if spec is not None and spec.approval_scope == "host":
+        scope = host_of(str(args.get("url", "")))
+    command = str(args.get("command", "")) if spec is not None and spec.runs_command else None
+    paths = tuple(dict.fromkeys(c.path for c in prepared.changes)) or (
+        (str(args["path"]),) if isinstance(args.get("path"), str) and command is None else ())
+    host = host_of(str(args["url"])) if isinstance(args.get("url"), str) else None
+    subject = Subject(prepared.call.name, command=command, paths=paths, host=host or None)
+    return CallFacts(prepared.call.name, prepared.needs_approval, prepared.approval_kind, scope, subject)
 
 
 class Approvals:
@@ -112,12 +123,17 @@ class Approvals:
                 return replace(prepared, error=Envelope.failure(blocked), blocked=True), None
         if prepared.deferred:
             reason = yield from self._decide(run, prepared, index, total, approve)
+            if isinstance(reason, RuleDenial):
+                return replace(prepared, error=Envelope.failure(reason), blocked=True), None
             if reason is not None:
                 return prepared, reason
             prepared = yield from self._stage(prepared, dispatcher.at(run.deadline))
             if prepared.error is not None:
                 return prepared, None
         reason = yield from self._decide(run, prepared, index, total, approve)
+        if isinstance(reason, RuleDenial):
+            return replace(prepared, change=None, staged=None, blocked=True,
+                           error=Envelope.failure(reason + prepared.denial_note())), None
         return prepared, None if reason is None else reason + prepared.denial_note()
 
     def _stage(self, prepared: Prepared, dispatcher: Dispatcher) -> Generator[Event, Decision | None, Prepared]:
@@ -160,12 +176,17 @@ class Approvals:
         """The policy's answer for a call, else the user's (`asked`); None when it may go ahead, else why not."""
         call = asked.call
         assessment = assess(facts, self.policy)
+        ruled = assessment.by_rule is not None
         if assessment.verdict is Verdict.ALLOW:
-            if facts.requires_approval:
-                yield ApprovalDecided(call_id=call.id, decision=Decision.YES, by="policy", rule=assessment.rule)
+            if facts.requires_approval or ruled:
+                yield ApprovalDecided(call_id=call.id, decision=Decision.YES, by="rule" if ruled else "policy",
+                                      rule=assessment.rule)
             return None
         if assessment.verdict is Verdict.DENY:
-            yield ApprovalDecided(call_id=call.id, decision=Decision.NO, by="non-interactive", rule=assessment.rule)
+            yield ApprovalDecided(call_id=call.id, decision=Decision.NO, by="rule" if ruled else "non-interactive",
+                                  rule=assessment.rule)
+            if ruled:
+                return RuleDenial(f"{call.name} was {assessment.rule}")
             return (f"{call.name} needs approval and no one can be asked (not a terminal); "
                     f"re-run with {assessment.rule} to allow it")
         waited_from = self._clock()

@@ -14,7 +14,14 @@ from typing import Annotated
 import typer
 
 from cli_agent import __version__
-from cli_agent.cli import check_commands, config_commands, serve_commands, session_commands, tool_commands
+from cli_agent.cli import (
+    check_commands,
+    config_commands,
+    permission_commands,
+    serve_commands,
+    session_commands,
+    tool_commands,
+)
 from cli_agent.cli.flags import (
     ApiBase,
     ApiKey,
@@ -59,6 +66,8 @@ def root(ctx: typer.Context,
          reasoning_effort: Annotated[str | None, typer.Option("--reasoning-effort", help="low | medium | high: how "
                                                               "hard a reasoning model thinks (as LiteLLM maps it).")
                                      ] = None,
+         mode: Annotated[str | None, typer.Option("--mode", help="default | plan | edits | all: what runs "
+                                                  "without asking (plan: read only, ends with a plan).")] = None,
          image: Annotated[list[str] | None, typer.Option("--image", help="An image for the task (PNG, JPEG, GIF, "
                                                                           "WebP; repeatable), for a vision model.")
                           ] = None,
@@ -72,7 +81,8 @@ def root(ctx: typer.Context,
     state.flags = flags_given(model=model, api_base=api_base, api_key=api_key, workspace=workspace, yes=yes,
                          protocol=protocol, max_steps=max_steps, timeout=timeout, output=output, trace=trace,
                          no_tools=no_tools, config=config, trust=trust, attempts=attempts,
-                         verify="required" if require_verified else None, reasoning_effort=reasoning_effort)
+                         verify="required" if require_verified else None, reasoning_effort=reasoning_effort,
+                         mode=mode)
     if ctx.invoked_subcommand is not None:
         return 0
     session = resume_from(continue_, resume)
@@ -86,6 +96,7 @@ def root(ctx: typer.Context,
 # -- every command, in the order `--help` lists them (the commands first, then the groups) ---------------------------
 
 for _name, _command in (("prompt", tool_commands.prompt_cmd), ("workflows", tool_commands.workflows_list),
+                        ("skills", tool_commands.skills_list),
                         ("trust", config_commands.trust_cmd), ("sandbox", check_commands.sandbox_cmd),
                         ("replay", check_commands.replay_cmd), ("eval", check_commands.eval_cmd),
                         ("sessions", session_commands.sessions_cmd), ("undo", session_commands.undo_cmd),
@@ -93,6 +104,6 @@ for _name, _command in (("prompt", tool_commands.prompt_cmd), ("workflows", tool
     app.command(_name)(_command)
 for _name, _group in (("tools", tool_commands.tools_app), ("config", config_commands.config_app),
                       ("workflow", tool_commands.workflow_app), ("facts", config_commands.facts_app),
-                      ("local", check_commands.local_app), ("mcp", serve_commands.mcp_app)):
+                      ("local", check_commands.local_app), ("mcp", serve_commands.mcp_app),
+                      ("permissions", permission_commands.permissions_app)):
     app.add_typer(_group, name=_name)
-                        ("skills", tool_commands.skills_list),

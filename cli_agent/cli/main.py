@@ -36,7 +36,7 @@ ROOT_OPTIONS: dict[str, tuple[str, str]] = {
     "--no-tools": ("no_tools", "flag"), "--config": ("config", "path"), "--trust": ("trust", "flag"),
     "-c": ("continue_", "flag"), "--continue": ("continue_", "flag"), "--resume": ("resume", "str"),
     "--attempts": ("attempts", "int"), "--require-verified": ("require_verified", "flag"),
-    "--reasoning-effort": ("reasoning_effort", "str"),
+    "--reasoning-effort": ("reasoning_effort", "str"), "--mode": ("mode", "str"),
 }  # --image (repeatable) is the app's alone
 _CONVERT = {"str": str, "int": int, "float": float, "path": Path}
 

@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 
 from cli_agent.config.hook_settings import hook_note
 from cli_agent.config.mcp_settings import merge_servers
+from cli_agent.config.permission_files import own_rules, rules_of, screened_rules
 from cli_agent.config.settings import (
     KEYS,
     TABLES,
@@ -100,10 +101,12 @@ def load_settings(flags: Mapping[str, Any], *, env: Mapping[str, str] | None = N
     sources = dict.fromkeys(KEYS, "default")
     for layer in (user, project, explicit, env_layer, flag_layer):
         for key, (value, source) in layer.items():
-            if key not in ("mcp_servers", "hooks", "agents"):  # merged below: by name, or (hooks) added up
+            if key not in ("mcp_servers", "hooks", "agents", "permissions"):  # merged below: by name, or added up
                 values[key], sources[key] = value, source
     values["mcp_servers"], mcp_notes = _mcp_servers(user, project, explicit)
     values["hooks"] = [hook for layer in (user, project, explicit) for hook in layer.get("hooks", ([], ""))[0]]
+    values["permissions"] = [*(r for layer in (user, project, explicit)
+                                for r in layer.get("permissions", ([], ""))[0]), *own_rules(ws)]
     values["agents"] = {name: kind for layer in (user, project, explicit)
                         for name, kind in layer.get("agents", ({}, ""))[0].items()}
     notes = (*notes, *mcp_notes)
@@ -145,12 +148,21 @@ def _screened(project: _Layer, user: _Layer, path: Path, ws: Path, trust: bool |
         if trusted:
             screened = screen_project(given, below, trusted=True)
     withheld = {key: given[key] for key in screened.needs_trust}
+    rules = withheld.pop("permissions", None)
+    rule_note = None
+    if rules is not None:  # its deny and ask rules count; its allow rules are named, once
+        kept_rules, rule_note = screened_rules(rules, str(path))
+        withheld["permissions"] = [r for r in rules if r not in kept_rules]
+        project = {**project, "permissions": (kept_rules, project["permissions"][1])}
+        screened = replace(screened, kept=(*screened.kept, "permissions"),
+                           needs_trust=tuple(k for k in screened.needs_trust if k != "permissions"))
     hooks = withheld.get("hooks")
     if hooks:  # named, once, in a line of their own: they would run commands
 
         screened = replace(screened, needs_trust=tuple(k for k in screened.needs_trust if k != "hooks"))
     note = untrusted_note(str(path), screened)
-    notes = (*((note,) if note else ()), *((hook_note(str(path), hooks),) if hooks else ()))
+    notes = (*((note,) if note else ()), *((hook_note(str(path), hooks),) if hooks else ()),
+             *((rule_note,) if rule_note else ()))
     return {key: project[key] for key in screened.kept}, withheld, notes
 
 
@@ -212,6 +224,8 @@ def _file_layer(path: Path, label: str, files: dict[str, TomlFile]) -> _Layer:
     if isinstance(data.get("sandbox"), str):  # sandbox = "off" is [sandbox] mode = "off"
         data["sandbox"] = {"mode": data["sandbox"]}
     model = load_checked(Settings, toml, ConfigError, strict=True, suggest=_in_a_table)
+    if model.permissions:
+        model = replace(model, permissions=rules_of(toml, label.split(" (")[0], model.permissions))
     problem = _url_problem("api_base", data.get("api_base"))
     if problem is not None:
         raise ConfigError(toml.at(("api_base",), problem))

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from cli_agent.config.hook_settings import AgentType, Hook
 from cli_agent.config.mcp_settings import McpServer, check_names
+from cli_agent.config.permissions import PermissionRule
 from cli_agent.validated import Secret, field_names, field_type, rule
 
 __all__ = ["LocalSettings", "NetworkRules", "Settings", "mask_secret"]
@@ -85,6 +86,7 @@ class Settings:
     workspace: str = "."
     yes: bool = False
     approval: Literal["ask", "edits", "all"] = "ask"
+    mode: Literal["default", "plan", "edits", "all"] | None = None  # --mode: approval's modes, and plan (read only)
     protocol: Literal["auto", "native", "json"] = "auto"
     max_steps: int = rule(20, ge=1)
     timeout: float = rule(300.0, gt=0)
@@ -124,12 +126,13 @@ class Settings:
     web: WebSettings = field(default_factory=WebSettings)
     hooks: list[Hook] = field(default_factory=list)  # [[hooks]]: config files only; they add up (user config first)
     agents: dict[str, AgentType] = field(default_factory=dict)  # [agents.NAME]: the task tool's agent types
+    permissions: list[PermissionRule] = field(default_factory=list)  # [[permissions]]: config files only; they add up
 
 
 # a setting per key
 TABLES: dict[str, type] = {"local": LocalSettings, "sandbox": SandboxSettings, "web": WebSettings}
 # taken whole, from config files only: no flag, no env variable, not in KEYS
-_WHOLE = ("mcp_servers", "config_files", "hooks", "agents")
+_WHOLE = ("mcp_servers", "config_files", "hooks", "agents", "permissions")
 KEYS: tuple[str, ...] = (*(k for k in field_names(Settings) if k not in TABLES and k not in _WHOLE),
                          *(f"{t}.{k}" for t, model in TABLES.items() for k in field_names(model)))
 USER_ONLY_TABLES = ("sandbox", "web")  # tables only the user config file may set

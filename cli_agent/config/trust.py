@@ -60,6 +60,11 @@ def _ranked(*order: str) -> Narrows:
     return lambda new, below: order.index(new) <= order.index(below)
 
 
+def _no_allow(new: Any, below: Any) -> bool:
+    """Rules that only deny or ask."""
+    return all(getattr(r, "decision", "allow") != "allow" for r in new)
+
+
 def _false(new: Any, below: Any) -> bool:
     return new is False
 
@@ -80,6 +85,9 @@ KEY_RULES: dict[str, KeyRule] = {
     "workspace": KeyRule(KeyKind.USER_ONLY, why="moves the agent to another folder"),
     "mcp_servers": KeyRule(KeyKind.NEEDS_TRUST, why="starts commands (MCP servers) that offer the model tools"),
     "hooks": KeyRule(KeyKind.NEEDS_TRUST, why="runs commands of its choosing on the agent's events"),
+    "permissions": KeyRule(KeyKind.NEEDS_TRUST, _no_allow, "allows calls without asking ([[permissions]] allow rules)"),
+    "mode": KeyRule(KeyKind.NEEDS_TRUST, lambda new, below: _ranked("plan", "default", "edits", "all")(
+        new, below or "default"), "approves changes without asking"),
     "agents": KeyRule(KeyKind.NEEDS_TRUST, why="gives the task tool's helpers more tools"),
     **dict.fromkeys(("sandbox", "sandbox.mode", "sandbox.network", "sandbox.read_paths", "sandbox.write_paths",
                      "sandbox.env_allow"), KeyRule(KeyKind.USER_ONLY, why="widens what commands may read or reach")),

@@ -123,7 +123,7 @@ class ApprovalDecided(_Event):
     type: ClassVar[str] = "approval_decided"
     call_id: str
     decision: Decision
-    by: str  # "user", "policy" (mode or grant), "non-interactive", "protected"
+    by: str  # "user", "policy" (mode or grant), "rule" (a [[permissions]] rule), "non-interactive", "protected"
     rule: str = ""  # what would have allowed a denied call (e.g. "--yes"), or which rule allowed it
     feedback: str = ""  # with Decision.FEEDBACK: what the user told the model to do instead
 

@@ -97,8 +97,16 @@ def journal_for(workspace: str | Path) -> Journal:
 
 def policy_for(settings: Settings, *, interactive: bool) -> Policy:
     """The approval policy of the settings; `interactive`: someone can be asked."""
-    return Policy(mode=ApprovalMode(settings.approval), interactive=interactive, yes=settings.yes,
-                  ask_commands=settings.commands == "ask", unsandboxed=settings.sandbox.mode == "off")
+    return Policy(mode=mode_of(settings), interactive=interactive, yes=settings.yes,
+                  ask_commands=settings.commands == "ask", unsandboxed=settings.sandbox.mode == "off",
+                  rules=tuple(settings.permissions))
+
+
+def mode_of(settings: Settings) -> ApprovalMode:
+    """The approval mode: `mode` when set (`default` is `ask`), else `approval`."""
+    if settings.mode is None:
+        return ApprovalMode(settings.approval)
+    return ApprovalMode("ask" if settings.mode == "default" else settings.mode)
 
 
 def limits_for(settings: Settings) -> Limits:

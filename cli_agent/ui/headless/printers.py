@@ -53,6 +53,8 @@ class RunRecord:
             if entry is not None:
                 entry["approved"] = event.decision.approves
                 entry["decided_by"] = event.by
+                if event.by == "rule":
+                    entry["rule"] = event.rule
                 if not event.decision.approves and event.rule:
                     entry["would_allow"] = event.rule
         elif isinstance(event, ToolResult):

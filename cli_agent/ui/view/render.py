@@ -257,7 +257,7 @@ class Renderer:
     def _on_approval_decided(self, event: ev.ApprovalDecided) -> None:
         if event.by == "user":
             self._approved_by.pop(event.call_id, None)
-        elif event.by == "policy" and event.rule:
+        elif event.by in ("policy", "rule") and event.decision.approves and event.rule:
             if event.call_id in self._calls and self._calls[event.call_id].name == "run_command" \
                     and event.call_id not in self._ran:
                 return  # that a sandboxed command may run says nothing about its changes
