@@ -72,6 +72,9 @@ def judged(b: Bench, run: RunState, finished: RunFinished,
     j = b.judging
     if finished.stop_reason is StopReason.CHANGE_FAILED and j.verifier is not None and j.verifier.command:
         return (yield from _other_candidates(b, run, finished, approve, "its change did not land"))
+    if finished.stop_reason is StopReason.DONE and not run.changed and j.verifier is not None \
+            and j.verifier.states(run.task):
+        return (yield from _unchanged(b, run, finished, approve, j.verifier))
     if finished.stop_reason is not StopReason.DONE or not run.changed:
         return finished
     if j.verifier is None:
@@ -89,6 +92,20 @@ def judged(b: Bench, run: RunState, finished: RunFinished,
                       verified=False, tests=verdict.summary)
     why = f"{j.verifier.rounds} repair round(s) did not fix them"
     return (yield from _other_candidates(b, run, stopped, approve, why))
+
+
+def _unchanged(b: Bench, run: RunState, finished: RunFinished, approve: Approver | None,
+               verifier: Verifier) -> Generator[Event, Decision | None, RunFinished]:
+    """A run that changed nothing while its task states examples, imports or names: they are checked all the same.
+    Failing, the run ends as failing examples end a change (exit 8), saying that nothing was changed, and the other
+    candidates (`attempts`) get their turn."""
+    verdict = yield from verify(run, verifier, stated_only=True)
+    if not verdict.ran or verdict.passed:
+        return replace(finished, tests=verdict.summary) if verdict.ran else finished
+    stopped = replace(b.talk.stop(run, StopReason.TESTS_FAILED, f"nothing was changed, and {_subject(verdict).lower()} "
+                                                              f"fail ({verdict.summary})", answer=finished.answer),
+                      verified=False, tests=verdict.summary)
+    return (yield from _other_candidates(b, run, stopped, approve, "the run changed nothing"))
 
 
 def unproven(run: RunState, finished: RunFinished, j: Judging, why: str, *,
@@ -153,14 +170,17 @@ def _other_candidates(b: Bench, run: RunState, failed: RunFinished, approve: App
                    attempt=won.attempt, answer=failed.answer)
 
 
-def verify(run: RunState, verifier: Verifier) -> Generator[Event, Decision | None, TestRun]:
+def verify(run: RunState, verifier: Verifier, *, stated_only: bool = False
+           ) -> Generator[Event, Decision | None, TestRun]:
     """Check what this run changed: the task's examples, then the project's tests (in the command sandbox; nothing
-    they write is kept)."""
+    they write is kept); `stated_only`: only the task's examples and statements."""
     run.verify_round += 1
     what = verifier.describe(run.task, run.changed)
+    if stated_only:
+        what = what.split(", then ")[0]  # the task's examples, not the tests
     if what:
         yield Verification(command=what, round=run.verify_round, phase="running")
-    testing = verifier.check(tuple(run.changed), run.deadline, run.task)
+    testing = verifier.check(tuple(run.changed), run.deadline, run.task, stated_only=stated_only)
     try:
         while True:
             next(testing)

@@ -57,6 +57,9 @@ _SKIP_DIRS = frozenset({".git", ".hg", ".venv", "venv", "node_modules", "__pycac
                         ".pytest_cache", "build", "dist", ".cli-agent"})
 _MAX_TEST_FILES = 2000  # test files looked at for imports
 _PYTEST_NO_TESTS = 5  # pytest's exit code when it collected no test
+# a task that asks for a file to go (or to move): its deletions are its own
+_DELETION = re.compile(r"\b(?:delet|remov|drop)\w*|\b(?:renam|mov)\w*\s+(?:(?:the|a|this)\s+)?(?:file|module|folder|"
+                       r"directory|package|`?[\w./-]+\.\w+\b)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -160,10 +163,22 @@ class Verifier:
         stated = self._stated(task, tuple(changed)) is not None
         return ", then ".join([*([EXAMPLES] if stated else []), *([self.command] if self.command else [])])
 
-    def check(self, changed: Iterable[str], deadline: float, task: str = "") -> Generator[bytes, None, TestRun]:
+    def check(self, changed: Iterable[str], deadline: float, task: str = "", *,
+              stated_only: bool = False) -> Generator[bytes, None, TestRun]:
         """Checks what the task states (`task_examples`, `proof.statements`), then runs the plan until a command
-        fails; yields the output as it comes; returns the verdict."""
+        fails; yields the output as it comes; returns the verdict, which names the files the run deleted when the
+        task asked for no deletion. `stated_only` (a run that changed nothing): only what the task states is
+        checked (`ran` False when it states nothing that could be checked)."""
         changed = tuple(changed)
+        run = yield from self._check(changed, deadline, task, stated_only)
+        deleted = [p for p in changed if not os.path.lexists(self.root / p)]
+        if deleted and not _DELETION.search(task):
+            run = replace(run, summary=f"{run.summary}; deleted by this run, though the task asks for no deletion: "
+                                       f"{', '.join(deleted[:5])}{' ...' if len(deleted) > 5 else ''}")
+        return run
+
+    def _check(self, changed: tuple[str, ...], deadline: float, task: str,
+               stated_only: bool) -> Generator[bytes, None, TestRun]:
         stated = self._stated(task, changed)
         held = ""
         if stated is not None:
@@ -178,6 +193,8 @@ class Verifier:
             if failed:
                 return _examples_failed(failed, len(found) + len(said))
             held = _held(sum(v.ok is True for v in verdicts), sum(v.ok is True for v in checked))
+        if stated_only:  # the run changed nothing: what the task states is all there is to check
+            return TestRun(EXAMPLES, True, held or "nothing was checked", "", ran=bool(held), examples=True)
         if not self.command:
             return TestRun("", False, NO_TESTS + (f"; {held}" if held else ""), "", ran=False)
         run = _no_time(self.command)
@@ -188,6 +205,10 @@ class Verifier:
         if held and run.passed and run.ran:
             run = replace(run, summary=f"{run.summary}; {held}")
         return run
+
+    def states(self, task: str) -> bool:
+        """Whether the task states examples, imports or names to check even when a run changed nothing."""
+        return self._stated(task, ()) is not None
 
     def _stated(self, task: str, changed: tuple[str, ...]
                 ) -> tuple[tuple[task_examples.Example, ...], tuple[task_statements.Statement, ...], str] | None:

@@ -30,10 +30,16 @@ def test_imports_added_renamed_and_removed_names_are_found(toolz: Path) -> None:
         Statement("renamed", "soft_str soft_text"), Statement("gone", "soft_str"), Statement("gone", "keyfilter"))
 
 
+def test_a_rename_is_two_statements_the_new_name_defined_and_the_old_one_gone(toolz: Path) -> None:
+    assert statements("Rename soft_str to soft_text", toolz) == (
+        Statement("renamed", "soft_str soft_text"), Statement("gone", "soft_str"))
+
+
 def test_what_is_not_a_statement_is_left_alone(toolz: Path) -> None:
     assert statements("`from numpy import array` works", toolz) == ()  # not the workspace's module
     assert statements("`from toolz import old` should fail now", toolz) == ()
-    assert statements("Rename soft_str to soft_text", toolz) == (Statement("renamed", "soft_str soft_text"),)
+    assert statements("Rename soft_str to soft_text, keep the old name as an alias", toolz) == (
+        Statement("renamed", "soft_str soft_text"),)
     assert statements("Add `None` handling; add `n` to the index", toolz) == ()  # no kind of definition named
     assert statements("Add error handling to keyfilter.", toolz) == ()
 
@@ -83,3 +89,13 @@ def test_an_added_name_must_be_in_the_file_the_task_names_not_only_in_its_packag
     program = script(found, names, folders, ["toolz"], ["toolz.dicttoolz"])
     out = subprocess.run([sys.executable, "-c", program], cwd=toolz, capture_output=True, text=True, timeout=60)
     assert [(v.ok, v.detail) for v in verdicts(found, out.stdout)] == [(False, "not defined in toolz.dicttoolz")]
+
+
+@pytest.mark.slow
+def test_a_rename_whose_new_name_is_defined_nowhere_fails_though_the_old_one_is_gone(toolz: Path) -> None:
+    found = statements("Rename `soft_str` to `soft_text` in toolz/dicttoolz.py, its stub and the README.", toolz)
+    (toolz / "toolz" / "dicttoolz.py").write_text("def keyfilter(f, d):\n    return d\n")  # the old name deleted only
+    (toolz / "toolz" / "dicttoolz.pyi").write_text("def soft_text(x: object) -> str: ...\n")  # a stub does not count
+    verdict = check(toolz, found, ["toolz/dicttoolz.py"])
+    assert verdict == [(False, "soft_text is defined nowhere in toolz, toolz.dicttoolz (and soft_str is gone)"),
+                       (True, "gone")], verdict

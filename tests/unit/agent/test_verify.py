@@ -175,6 +175,41 @@ def test_a_run_that_changed_nothing_runs_no_tests(tmp_path: Path, project) -> No
     assert code == 0 and report["verified"] is None and '"verification"' not in trace
 
 
+MUL_TASK = "Add a function mul(a, b) to calc.py so that `from calc import mul` works."
+ADD_MUL = {"tool_calls": [{"name": "edit_file", "arguments": {
+    "path": "calc.py", "old": "    return a + b\n",
+    "new": "    return a + b\n\n\ndef mul(a, b):\n    return a * b\n"}}]}
+
+
+@pytest.mark.slow
+def test_a_run_that_changed_nothing_while_the_tasks_import_fails_is_not_done(tmp_path: Path, project) -> None:
+    ws, home = project
+    (ws / "calc.py").write_text("def add(a, b):\n    return a + b\n")  # the tests pass: only the import fails
+    code, report, _ = run_json(tmp_path, ws, home, [{"text": "Done: mul is added."}], task=MUL_TASK)
+    assert code == 8 and report["status"] == "tests_failed" and report["verified"] is False, report
+    assert report["message"].startswith("nothing was changed, and the examples your task states fail"), report
+    assert "from calc import mul" in report["tests"] and "ImportError" in report["tests"], report
+    code, report, _ = run_json(tmp_path, ws, home, [{"text": "Done: mul is added."}, READ, ADD_MUL, DONE], "--attempts",
+                               "2", task=MUL_TASK, env_extra=LOOP_CANDIDATES)
+    assert code == 0 and report["verified"] is True and report["attempt"] == 2, report  # --attempts goes on
+    assert "def mul" in (ws / "calc.py").read_text()
+
+
+@pytest.mark.slow
+def test_a_file_the_run_deleted_unasked_is_named_in_the_verdict(tmp_path: Path, project) -> None:
+    ws, home = project
+    (ws / "calc.pyi").write_text("def add(a: int, b: int) -> int: ...\n")
+    delete = {"tool_calls": [{"name": "delete_file", "arguments": {"path": "calc.pyi"}}]}
+    code, report, _ = run_json(tmp_path, ws, home, [READ, WRONG, delete, RIGHT, DONE])
+    assert code == 0 and report["verified"] is True, report
+    assert report["tests"].endswith("; deleted by this run, though the task asks for no deletion: calc.pyi"), report
+    (ws / "calc.pyi").write_text("def add(a: int, b: int) -> int: ...\n")
+    (ws / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    code, report, _ = run_json(tmp_path, ws, home, [READ, WRONG, delete, RIGHT, DONE],
+                               task="add(2, 3) returns -1: fix add and delete the stale stub calc.pyi")
+    assert code == 0 and "deleted" not in report["tests"], report
+
+
 # -- several candidates, the tests as the judge -------------------------------------------------------------------
 
 LOOP_CANDIDATES = {"CLI_AGENT_TASK_FILES": "false"}  # the task names `add`: candidate 2 would be a rewrite

@@ -10,8 +10,9 @@ tests cannot see: they never import a name that did not exist, and they may defi
 - a name the task adds: a function or method written with its parameters, a class, or a backticked name after
   "add", "define" or "implement" and its kind ("add a function `select_keys`"); it must be defined where the task
   says (the modules of the files the task names, else of the files the run changed; test files never count);
-- a name the task renames ("rename A to B"): B must be defined there (not judged when neither is a definition, as
-  for a parameter); A must be gone when the task says not to keep it ("do not keep the old name", "no alias");
+- a name the task renames ("rename A to B") is two statements: B must be defined there, in the module (a stub does
+  not count; not judged when A or B is a parameter of a function there), and A must be gone, unless the task says
+  to keep it ("keep the old name as an alias");
 - a name the task removes ("remove the function A", "delete `A`"): it must be gone.
 
 "Defined" means a module's attribute, or an attribute of a class the module defines. `script(...)` is a Python
@@ -48,6 +49,8 @@ _RENAME = re.compile(rf"\brename[sd]?\s+(?:(?:the\s+)?(?:function|method|class|a
                      rf"`?\s+(?:to|as|into)\s+`?({_NAME})`?", re.IGNORECASE)
 _KEEP_NOT = re.compile(r"\b(?:do\s+not|don't|must\s+not|should\s+not|without)\s+keep(?:ing)?\b|\bno\s+(?:alias|"
                        r"backwards?[- ]compatible)|\bremove\s+the\s+old\s+name", re.IGNORECASE)
+_KEEP_OLD = re.compile(r"\bkeep(?:ing)?\s+(?:the\s+old|an?\s+(?:deprecated\s+)?alias|`?\w+`?\s+as\s+an?\s+)|"
+                       r"\b(?:deprecated|backwards?[- ]compatible)\s+alias", re.IGNORECASE)
 _REMOVE = re.compile(rf"\b(?:remove|delete|drop)\s+(?:(?:the|deprecated|unused|old)\s+)*"
                      rf"(?:(?:function|method|class|alias|helper|constant)\s+`?({_NAME})`?|`({_NAME})`)",
                      re.IGNORECASE)
@@ -87,8 +90,8 @@ def statements(task: str, root: Path) -> tuple[Statement, ...]:
     added = [name for name in (*added_names(task), *_ADD.findall(task)) if _named(name)]
     found += [Statement("exists", name) for name in added]
     found += [Statement("renamed", f"{old} {new}") for old, new in renames if new not in added]
-    keep_not = bool(_KEEP_NOT.search(task))
-    gone = [old for old, _ in renames if keep_not] + [a or b for a, b in _REMOVE.findall(task)]
+    kept = bool(_KEEP_OLD.search(task)) and not _KEEP_NOT.search(task)
+    gone = [old for old, _ in renames if not kept] + [a or b for a, b in _REMOVE.findall(task)]
     found += [Statement("gone", name) for name in gone if name not in added and _named(name)]
     return tuple(dict.fromkeys(found))[:MAX_STATEMENTS]
 
@@ -154,6 +157,17 @@ def where(name, among):
             if isinstance(v, type) and getattr(v, "__module__", "") == m.__name__ and name in vars(v):
                 return "%s.%s" % (m.__name__, v.__name__)
     return None
+def parameter(name):
+    import inspect
+    for m in mods:
+        for v in list(vars(m).values()):
+            for f in [v, *(vars(v).values() if isinstance(v, type) else ())]:
+                try:
+                    if callable(f) and name in inspect.signature(f).parameters:
+                        return True
+                except (TypeError, ValueError):
+                    pass
+    return False
 for i, (kind, text) in enumerate(D["statements"]):
     if kind == "import":
         try:
@@ -174,8 +188,10 @@ for i, (kind, text) in enumerate(D["statements"]):
         if found or before:
             say(i, found is not None, "defined in %s" % found if found else "not defined in %s; %s still is (in %s)"
                 % (", ".join(D["exact"]), old, before))
-        else:
+        elif parameter(old) or parameter(new):
             say(i, None, "neither %s nor %s is a definition here" % (old, new))
+        else:
+            say(i, False, "%s is defined nowhere in %s (and %s is gone)" % (new, ", ".join(D["exact"]), old))
         continue
     found = where(text, D["exact"] if kind == "exists" else D["modules"])
     if kind == "exists":
