@@ -221,9 +221,12 @@ class Renderer:
         self.thoughts.append(thought)
         if self._working is not None:
             self._working.thinking = ""
-        first = " ".join(thought.split())
-        self.console.print(Text(f"✻ thought: {esc(first[:60])}{'…' if len(first) > 60 else ''} "
-                                f"({len(thought.split())} words · /expand)", style="dim italic"))
+        first, words = " ".join(thought.split()), len(thought.split())
+        count = f"({words} words{'' if self.one_shot else ' · /expand'})"  # a one-shot run has no /expand
+        room = max(self.console.width - len("✻ thought: ") - len(count) - 2, 10)  # one line, whatever the width
+        shown = first if len(first) <= room else first[:room - 1].rstrip() + "…"
+        self.console.print(Text(f"✻ thought: {esc(shown)} {count}", style="dim italic", no_wrap=True,
+                                overflow="ellipsis"))
 
     def _on_text_delta(self, event: ev.TextDelta) -> None:
         self._fold_thinking()
