@@ -46,6 +46,6 @@ def test_the_repl_folds_the_thought_in_one_line_with_its_count(tmp_path, cols):
     t.say("why?")
     t.expect("Nothing to change")
     t.expect(PROMPT)
-    first, after = _folded(screen.lines())
+    first, _ = _folded(screen.lines())
     assert first.endswith("(29 words · /expand)") and len(first) <= cols, first
     assert t.quit() == 0

@@ -22,7 +22,8 @@ def test_thinking_folds_to_one_line_when_the_answer_starts_and_is_kept_for_expan
     renderer.close()
     shown = console.export_text()
     folded = [line for line in shown.splitlines() if line.startswith("✻ thought:")]
-    assert folded == ["✻ thought: The failing test imports parse from a.py, so read a.py first… (16 words · /expand)"]
+    assert folded == ["✻ thought: The failing test imports parse from a.py, so read a.py first and c… (16 words · "
+                      "/expand)"]
     assert "empty-string" not in shown  # the rest waits for /expand
     assert renderer.thoughts == [" ".join(THOUGHT.split()) + " "]
     assert shown.index("✻ thought") < shown.index("Fixed it.")
