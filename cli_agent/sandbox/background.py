@@ -31,6 +31,7 @@ from cli_agent.contracts import ToolError
 from cli_agent.fs import own_folders
 from cli_agent.sandbox.environment import command_env
 from cli_agent.sandbox.layout import Policy, bwrap_argv
+from cli_agent.sandbox.network.session_net import SessionNet
 from cli_agent.sandbox.probe import Capability
 from cli_agent.sandbox.process import Limits
 from cli_agent.sandbox.runner import remove_staging, shell_argv
@@ -188,23 +189,28 @@ class _Launcher:
         return value
 
 
-def sandboxed_argv(capability: Capability, policy: Policy, staging: Path, command: str) -> list[str]:
-    """The bwrap command line of a background process (the seam a session's shared network namespace plugs into)."""
+def sandboxed_argv(capability: Capability, policy: Policy, staging: Path, command: str,
+                   net: SessionNet | None = None) -> tuple[list[str], dict[str, str]]:
+    """The bwrap command line of a background process and the environment it adds, as `run_in_sandbox` makes
+    them: with `net` (and no `policy.network`) it reaches the network through the session's proxy."""
     upper, work = staging / "upper", staging / "work"
     upper.mkdir()
     work.mkdir()
     hidden = (*policy.hidden, *own_folders(), str(staging))
     limits = Limits(max_processes=policy.max_processes, max_file_bytes=policy.max_file_bytes)
-    return bwrap_argv(capability.bwrap, Policy(**{**policy.__dict__, "hidden": hidden}), upper, work,
-                      shell_argv(command, limits))
+    inner = shell_argv(command, limits)
+    proxied = net if net is not None and not policy.network else None
+    argv = bwrap_argv(capability.bwrap, Policy(**{**policy.__dict__, "hidden": hidden}), upper, work,
+                      proxied.wrap(inner) if proxied else inner, proxied.bwrap_args() if proxied else ())
+    return argv, proxied.env() if proxied else {}
 
 
 class Processes:
     """A session's background processes (see the module's docstring)."""
 
     def __init__(self, capability: Capability, policy: Policy, env_allow: Iterable[str] = (),
-                 max_running: int = MAX_RUNNING) -> None:
-        self.capability, self.policy, self.env_allow = capability, policy, tuple(env_allow)
+                 max_running: int = MAX_RUNNING, net: SessionNet | None = None) -> None:
+        self.capability, self.policy, self.env_allow, self.net = capability, policy, tuple(env_allow), net
         self.max_running = max_running
         self.table: dict[int, Process] = {}
         self.next_number = 1
@@ -228,8 +234,8 @@ class Processes:
             number, self.next_number = self.next_number, self.next_number + 1
         staging = Path(tempfile.mkdtemp(prefix="cli-agent-bg-"))
         try:
-            argv = sandboxed_argv(self.capability, self.policy, staging, command)
-            env = command_env(os.environ, self.env_allow, self.policy.extra_env)
+            argv, net_env = sandboxed_argv(self.capability, self.policy, staging, command, self.net)
+            env = command_env(os.environ, self.env_allow, {**self.policy.extra_env, **net_env})
             env["PYTHONUNBUFFERED"] = "1"  # its output is read while it runs: Python's would wait in a buffer
             if self._launcher is None:
                 self._launcher, self._before_exec = _Launcher(), _parent_death_signal()

@@ -51,11 +51,11 @@ def command_setup(settings: Settings, workspace: Workspace) -> CommandSetup | No
         capability = probe()
         if not capability.available:
             return None
-    processes = None if capability is None else Processes(capability, policy, box.env_allow)
+    net = None if capability is None or whole_net else session_net(box.network)
+    processes = None if capability is None else Processes(capability, policy, box.env_allow, net=net)
     notes = (*locks.notes, *(write_notes(policy) if capability is not None else ()))
     return CommandSetup(capability, policy, settings.command_timeout, settings.command_timeout_max,
-                        tuple(box.env_allow), notes=notes, processes=processes,
-                        net=None if capability is None or whole_net else session_net(box.network))
+                        tuple(box.env_allow), notes=notes, processes=processes, net=net)
 
 
 def write_notes(policy: Policy) -> list[str]:

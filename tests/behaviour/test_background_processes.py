@@ -89,22 +89,26 @@ def test_the_session_ending_leaves_no_process_even_one_it_started_in_the_backgro
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["sigterm", "sigkill"])
 def test_no_process_outlives_cli_agent_terminated_or_killed(tmp_path: Path, ws: Path, sig: signal.Signals) -> None:
-    mark = uuid.uuid4().hex[:10]
-    command, env = argv(tmp_path, ws, [bg(f"sleep 300 # {mark}"), call("run_command", command="sleep 60")])
+    mark = f"300.{uuid.uuid4().int % 10**9:09d}"  # `sleep 300.NNN`: its own command line, once it runs
+    command, env = argv(tmp_path, ws, [bg(f"sleep {mark}"), call("run_command", command="sleep 60")])
     agent = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def sleeping() -> bool:  # the command itself runs (bwrap has set the sandbox up)
+        return any(Path(f"/proc/{pid}/cmdline").read_bytes().startswith(b"sleep\0")
+                   for pid in processes_matching(f"sleep {mark}") if Path(f"/proc/{pid}").exists())
     try:
         deadline = time.monotonic() + 30
-        while len(processes_matching(f"# {mark}")) < 2 and time.monotonic() < deadline:  # bwrap and the shell
+        while not sleeping() and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert processes_matching(f"# {mark}"), "the background process never started"
+        assert processes_matching(mark), "the background process never started"
         agent.send_signal(sig)
         agent.wait(timeout=30)
     finally:
         agent.kill()
     deadline = time.monotonic() + 5  # a SIGKILL leaves it to the parent-death signal: the kernel's, at once
-    while processes_matching(f"# {mark}") and time.monotonic() < deadline:
+    while processes_matching(mark) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert processes_matching(f"# {mark}") == []
+    assert processes_matching(mark) == []
 
 
 def test_its_file_changes_are_asked_for_once_it_ended_and_never_applied_unasked(tmp_path: Path, ws: Path) -> None:
