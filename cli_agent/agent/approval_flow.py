@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from cli_agent.agent.approval import CallFacts, Policy, Verdict, assess
+from cli_agent.agent.net_watch import asking, net_of, watch
 from cli_agent.config import Subject
 from cli_agent.contracts import (
     Answer,
@@ -127,7 +128,7 @@ class Approvals:
                 return replace(prepared, error=Envelope.failure(reason), blocked=True), None
             if reason is not None:
                 return prepared, reason
-            prepared = yield from self._stage(prepared, dispatcher.at(run.deadline))
+            prepared = yield from self._stage(prepared, dispatcher.at(run.deadline), run, approve)
             if prepared.error is not None:
                 return prepared, None
         reason = yield from self._decide(run, prepared, index, total, approve)
@@ -136,28 +137,34 @@ class Approvals:
                            error=Envelope.failure(reason + prepared.denial_note())), None
         return prepared, None if reason is None else reason + prepared.denial_note()
 
-    def _stage(self, prepared: Prepared, dispatcher: Dispatcher) -> Generator[Event, Decision | None, Prepared]:
+    def _stage(self, prepared: Prepared, dispatcher: Dispatcher, run: RunState,
+               approve: Approver | None) -> Generator[Event, Decision | None, Prepared]:
         """Run a command; its output becomes CommandOutput events, at most five a second (the latest 4 KiB), after
-        an empty one that says it has started."""
+        an empty one that says it has started; its connections through the network proxy become events, and a
+        host no rule allows is asked about (`net_watch`)."""
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         yield CommandOutput(call_id=prepared.call.id, text="")
+        net = net_of(dispatcher)
         running = dispatcher.stage(prepared)
         pending, last = "", self._clock()
         try:
-            while True:
-                try:
-                    chunk = next(running)
-                except StopIteration as done:
-                    staged: Prepared = done.value
-                    break
-                pending = (pending + decoder.decode(chunk))[-OUTPUT_TAIL:]
-                if pending and self._clock() - last >= OUTPUT_EVERY_S:
-                    yield CommandOutput(call_id=prepared.call.id, text=pending)
-                    pending, last = "", self._clock()
+            with asking(net, self.policy.interactive):
+                while True:
+                    try:
+                        chunk = next(running)
+                    except StopIteration as done:
+                        staged: Prepared = done.value
+                        break
+                    yield from watch(net, run, prepared.call, approve)
+                    pending = (pending + decoder.decode(chunk))[-OUTPUT_TAIL:]
+                    if pending and self._clock() - last >= OUTPUT_EVERY_S:
+                        yield CommandOutput(call_id=prepared.call.id, text=pending)
+                        pending, last = "", self._clock()
         finally:
             running.close()  # an interrupt thrown in at a yield still kills the command
         if pending:
             yield CommandOutput(call_id=prepared.call.id, text=pending)
+        yield from watch(net, run, prepared.call, approve)
         return staged
 
     def _decide(self, run: RunState, prepared: Prepared, index: int, total: int,

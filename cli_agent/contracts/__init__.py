@@ -24,7 +24,7 @@ __all__ = [
     "IMAGE_SUFFIXES", "MAX_SOURCE_BYTES", "Answer", "ApprovalAsked", "ApprovalDecided", "AssistantMessage", "Change",
     "ChangeKind", "CliAgentError", "CommandOutput", "ConfigError", "ConversationReset", "Decision", "DeniedError",
     "Envelope", "Event", "EventStream", "HookRan", "ImagePart", "Later", "Message", "MessagesAppended",
-    "MissingCredentialsError", "ModelRequest", "PlanUpdated", "ProviderError", "Region", "Retry",
+    "MissingCredentialsError", "ModelRequest", "NetworkConnection", "PlanUpdated", "ProviderError", "Region", "Retry",
     "RetryableProviderError", "RunFinished", "RunStarted", "RunTimeoutError", "SpecError", "Staged", "StopReason",
     "SubagentEvent", "TextDelta", "ThinkingDelta", "ToolCall", "ToolCallsProposed", "ToolError", "ToolResult",
     "TraceError", "Usage", "UsageError", "Verification", "Warning", "WorkflowError", "clip", "errors",

@@ -21,9 +21,9 @@ from cli_agent.contracts.outcomes import Decision, StopReason
 
 __all__ = [
     "ApprovalAsked", "ApprovalDecided", "AssistantMessage", "CommandOutput", "ConversationReset", "Event",
-    "EventStream", "HookRan", "MessagesAppended", "ModelRequest", "PlanUpdated", "Retry", "RunFinished", "RunStarted",
-    "SubagentEvent", "TextDelta", "ThinkingDelta", "ToolCallsProposed", "ToolResult", "Verification", "Warning",
-    "event_from_dict",
+    "EventStream", "HookRan", "MessagesAppended", "ModelRequest", "NetworkConnection", "PlanUpdated", "Retry",
+    "RunFinished", "RunStarted", "SubagentEvent", "TextDelta", "ThinkingDelta", "ToolCallsProposed", "ToolResult",
+    "Verification", "Warning", "event_from_dict",
 ]
 
 
@@ -147,6 +147,26 @@ class CommandOutput(_Event):
     type: ClassVar[str] = "command_output"
     call_id: str
     text: str
+
+
+@dataclass(frozen=True)
+class NetworkConnection(_Event):
+    """A connection a running command asked the sandbox's network proxy for, allowed or refused: the host and port,
+    and the rule or answer that allowed it, or why it was refused (one line)."""
+
+    type: ClassVar[str] = "network_connection"
+    call_id: str
+    host: str
+    port: int
+    allowed: bool
+    why: str
+
+    @property
+    def line(self) -> str:
+        """`network: allowed pypi.org:443 (preset python)` / `network: refused x:443: ...`."""
+        return (f"network: allowed {self.host}:{self.port} ({self.why})" if self.allowed
+                else f"network: refused {self.why}" if self.why.startswith(f"{self.host}:")
+                else f"network: refused {self.host}:{self.port}: {self.why}")
 
 
 @dataclass(frozen=True)
@@ -282,7 +302,7 @@ class ConversationReset(_Event):
 
 Event = (RunStarted | ModelRequest | TextDelta | ThinkingDelta | AssistantMessage | ToolCallsProposed | ApprovalAsked
          | ApprovalDecided | ToolResult | CommandOutput | Warning | Verification | Retry | MessagesAppended
-         | RunFinished | ConversationReset | PlanUpdated | HookRan | SubagentEvent)
+         | RunFinished | ConversationReset | PlanUpdated | HookRan | SubagentEvent | NetworkConnection)
 # A run's events: a generator, so a front end can throw a Ctrl-C into it (`session.drive`) and the loop finishes
 # the run cleanly, and can answer an `ApprovalAsked` by sending its `Decision` (`events.send(Decision.YES)`) instead
 # of through a callback. A run of the loop returns its `RunFinished` (`finished = yield from agent.run(...)`).

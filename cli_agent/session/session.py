@@ -164,6 +164,8 @@ class Session:
     def close(self) -> None:
         try:
             self.stop_processes()
+            if self.commands is not None and self.commands.net is not None:
+                self.commands.net.close()  # the network proxy, with its socket
             if self.mcp is not None:
                 self.mcp.close()
             self.provider.close()

@@ -17,6 +17,7 @@ from cli_agent.contracts import (
     ApprovalDecided,
     Event,
     HookRan,
+    NetworkConnection,
     PlanUpdated,
     Retry,
     RunFinished,
@@ -127,10 +128,12 @@ class TextPrinter:
     """`--output text`: the answer on stdout; one progress line per step on stderr when it is a terminal, and a line
     for each retry of a model request whatever stderr is (a server that stays away is not waited for in silence)."""
 
-    def __init__(self, out: IO[str] | None = None, err: IO[str] | None = None) -> None:
+    def __init__(self, out: IO[str] | None = None, err: IO[str] | None = None, *, planning: bool = False) -> None:
         self.out = out or sys.stdout
         self.err = err or sys.stderr
         self.progress = self.err.isatty()
+        self.planning = planning  # plan mode: the plan's checklist goes to stdout before the answer
+        self.steps: tuple[dict[str, str], ...] = ()
 
     def _note(self, line: str) -> None:
         if self.progress:
@@ -163,10 +166,16 @@ class TextPrinter:
         elif isinstance(event, Verification):
             self._note(event.line)
         elif isinstance(event, PlanUpdated):
+            self.steps = tuple(event.steps)
             self._note(f"☰ {event.summary}")
         elif isinstance(event, HookRan):
             self._note(f"⚑ {event.event} hook `{event.command}`: " + _hook_outcome(event))
-        elif isinstance(event, RunFinished) and event.answer:
+        elif isinstance(event, NetworkConnection):
+            self._note(f"⇄ {event.line}")
+        elif isinstance(event, RunFinished) and (event.answer or self.planning and self.steps):
+            if self.planning and self.steps:
+                self.out.write("Plan:\n" + "".join(f"  {n}. {escape_for_terminal(str(step.get('step', '')))}\n"
+                                                    for n, step in enumerate(self.steps, 1)) + "\n")
             self.out.write(escape_for_terminal(event.answer.rstrip("\n")) + "\n")
             self.out.flush()
 
@@ -177,11 +186,12 @@ def _hook_outcome(event: HookRan) -> str:
     return how + (f": {said}" if said else "")
 
 
-def output_sink(output: str, report: JsonReport) -> Callable[[Event], None]:
-    """The front end `--output` names: `report` for json, else the stream-json or the text printer."""
+def output_sink(output: str, report: JsonReport, *, planning: bool = False) -> Callable[[Event], None]:
+    """The front end `--output` names: `report` for json, else the stream-json or the text printer (`planning`:
+    plan mode, whose checklist is printed with the answer)."""
     if output == "json":
         return report
-    return StreamJsonPrinter() if output == "stream-json" else TextPrinter()
+    return StreamJsonPrinter() if output == "stream-json" else TextPrinter(planning=planning)
 
 
 def warn(lines: Sequence[str], prefix: str) -> None:

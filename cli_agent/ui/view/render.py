@@ -356,6 +356,10 @@ class Renderer:
         self.close()
         self.print(hook_line(event, self.console.width))
 
+    def _on_network_connection(self, event: ev.NetworkConnection) -> None:
+        """One line under its command, above the command's live tail."""
+        self.print(Text(f"  ⇄ {esc(event.line)}", style="dim" if event.allowed else "yellow"))
+
     def _on_verification(self, event: ev.Verification) -> None:
         self.print(self._checks.line(event))
 

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from cli_agent.config import NetworkRules
 from cli_agent.fs import home_folder
 
 if TYPE_CHECKING:
@@ -37,7 +38,7 @@ def sandbox_report(settings: Settings) -> tuple[str, int]:
     from cli_agent.facts import workspace_for
     from cli_agent.sandbox import confine_locks, text_table
 
-    policy = Policy(workspace=Path(settings.workspace), network=box.network, read_paths=tuple(box.read_paths),
+    policy = Policy(workspace=Path(settings.workspace), network=box.network is True, read_paths=tuple(box.read_paths),
                     write_paths=tuple(box.write_paths))
     gone = dropped(os.environ, box.env_allow)
     try:
@@ -52,7 +53,7 @@ def sandbox_report(settings: Settings) -> tuple[str, int]:
         *_environments(shown),
         "read-only trees here (besides /usr, /bin, /lib*, /etc, /opt):",
         *(f"  {p}" for p in shown.trees),
-        "network:   " + ("ALLOWED (sandbox.network = true)" if box.network else "none (own loopback only)"),
+        *_network_lines(box.network),
         f"env:       only {', '.join(BASE)}"
         + (f", and (sandbox.env_allow) {', '.join(box.env_allow)}" if box.env_allow else ""),
         f"           {len(gone)} variable(s) dropped here" + (f": {', '.join(gone)}" if gone else ""),
@@ -61,6 +62,21 @@ def sandbox_report(settings: Settings) -> tuple[str, int]:
     if box.write_paths:
         lines.append(f"  writable directly (not staged): {', '.join(box.write_paths)}")
     return "\n".join(lines), 0
+
+
+def _network_lines(network: bool | NetworkRules) -> list[str]:
+    """Which network mode holds, and the rules of the proxy's."""
+    if network is True:
+        return ["network:   ALL of the host's (sandbox.network = true)"]
+    from cli_agent.sandbox import NetRules  # deferred: as the rest of the sandbox here
+
+    rules = network if isinstance(network, NetworkRules) else NetworkRules()
+    lines = NetRules(tuple(rules.allow), tuple(rules.presets)).lines()
+    if not lines:
+        return ["network:   by rule, through cli-agent's proxy; no rule yet: every host refused (asked in the REPL)",
+                '           ([sandbox.network] presets = ["python"] or allow = ["pypi.org"] in the user config)']
+    return ["network:   by rule, through cli-agent's proxy ([sandbox.network]); other hosts refused (asked in the "
+            "REPL)", *(f"           {line}" for line in lines)]
 
 
 def _environments(shown: Shown) -> list[str]:

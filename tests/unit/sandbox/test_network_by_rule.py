@@ -4,29 +4,22 @@ PEP 503 index served on a loopback address through the proxy, as root and as an 
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import http.server
-import io
 import os
 import shutil
 import socket
 import subprocess
 import sys
 import tempfile
-import threading
-import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from netkit import INDEX_HOST, IndexServer, pip_download, wheel_index
 from places import REPO
 from sandboxkit import run_policy
 
 from cli_agent.sandbox import NetRules, Policy, SessionNet, probe, refusal, run_in_sandbox
 from cli_agent.sandbox.process import Limits
-
-INDEX_HOST = "127.0.0.2"  # a loopback address the sandbox's NO_PROXY does not name: its requests go to the proxy
 
 
 @pytest.mark.parametrize(("address", "refused"), [
@@ -45,7 +38,7 @@ INDEX_HOST = "127.0.0.2"  # a loopback address the sandbox's NO_PROXY does not n
 ])
 def test_ipv6_forms_that_carry_a_private_ipv4_address_are_refused(address: str, refused: bool) -> None:
     assert (refusal(address, False) is not None) is refused
-    if refused and "a9fe" in address or "169.254" in address:
+    if (refused and "a9fe" in address) or "169.254" in address:
         assert "link-local" in str(refusal(address, True))  # never, even where private addresses are allowed
 
 
@@ -75,9 +68,9 @@ def _ask_proxy(net: SessionNet, request: bytes) -> bytes:
 
 
 def test_a_name_that_resolves_to_loopback_or_link_local_is_refused_unless_a_rule_names_the_address() -> None:
-    server = _Server(Path(tempfile.mkdtemp()), "127.0.0.1")
+    server = IndexServer(Path(tempfile.mkdtemp()), "127.0.0.1")
     names = {"mirror.test": "127.0.0.1", "meta.test": "169.254.169.254"}
-    net = SessionNet(NetRules(("mirror.test:%d" % server.port, "meta.test")),
+    net = SessionNet(NetRules((f"mirror.test:{server.port}", "meta.test")),
                      resolve=lambda host, _port: [(socket.AF_INET, names[host])])
     try:
         assert _ask_proxy(net, b"CONNECT meta.test:80 HTTP/1.1\r\n\r\n").startswith(b"HTTP/1.1 403")
@@ -98,57 +91,11 @@ def test_a_name_that_resolves_to_loopback_or_link_local_is_refused_unless_a_rule
         server.close()
 
 
-# a PEP 503 index of one tiny wheel, served on a loopback address by a test server
-
-
-def _wheel(folder: Path) -> Path:
-    name = "tinypkg-1.0-py3-none-any.whl"
-    files = {"tinypkg/__init__.py": b"VALUE = 1\n",
-             "tinypkg-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: tinypkg\nVersion: 1.0\n",
-             "tinypkg-1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\n"
-                                              b"Tag: py3-none-any\n"}
-    record = "".join(f"{path},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()},"
-                     f"{len(data)}\n" for path, data in files.items()) + "tinypkg-1.0.dist-info/RECORD,,\n"
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        for path, data in files.items():
-            archive.writestr(path, data)
-        archive.writestr("tinypkg-1.0.dist-info/RECORD", record)
-    (folder / "simple" / "tinypkg").mkdir(parents=True)
-    (folder / "simple" / "tinypkg" / name).write_bytes(buffer.getvalue())
-    (folder / "simple" / "tinypkg" / "index.html").write_text(f'<a href="{name}">{name}</a>\n')
-    (folder / "simple" / "index.html").write_text('<a href="tinypkg/">tinypkg</a>\n')
-    return folder
-
-
-class _Server:
-    def __init__(self, root: Path, host: str) -> None:
-        handler = lambda *a: _Quiet(*a, directory=str(root))  # noqa: E731
-        self.httpd = http.server.ThreadingHTTPServer((host, 0), handler)
-        self.port = self.httpd.server_address[1]
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args: object) -> None:
-        pass
-
-
 @pytest.fixture
-def index(tmp_path: Path) -> Iterator[_Server]:
-    server = _Server(_wheel(tmp_path / "index"), INDEX_HOST)
+def index(tmp_path: Path) -> Iterator[IndexServer]:
+    server = IndexServer(wheel_index(tmp_path / "index"), INDEX_HOST)
     yield server
     server.close()
-
-
-def _pip(port: int, python: str = sys.executable) -> str:
-    return (f"{python} -m pip download --no-deps --disable-pip-version-check --no-cache-dir --retries 0 "
-            f"--timeout 5 --index-url http://{INDEX_HOST}:{port}/simple -d /tmp/dl tinypkg 2>&1 | tail -3; "
-            f"ls /tmp/dl")
 
 
 def _run(ws: Path, command: str, net: SessionNet) -> tuple[str, int | None]:
@@ -161,19 +108,20 @@ def _run(ws: Path, command: str, net: SessionNet) -> tuple[str, int | None]:
 
 
 @pytest.mark.slow
-def test_pip_downloads_from_an_index_a_rule_allows_and_not_from_one_it_does_not(index: _Server, tmp_path: Path) -> None:
+def test_pip_downloads_from_an_index_a_rule_allows_and_not_from_one_it_does_not(index: IndexServer,
+                                                                                 tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
     allowed = SessionNet(NetRules((f"{INDEX_HOST}:{index.port}",)))
     try:
-        output, _ = _run(ws, _pip(index.port), allowed)
+        output, _ = _run(ws, pip_download(index.port), allowed)
         assert "tinypkg-1.0-py3-none-any.whl" in output.splitlines()[-1], output
         assert all(c.allowed for c in allowed.drain())
     finally:
         allowed.close()
     refused = SessionNet(NetRules())
     try:
-        output, _ = _run(ws, _pip(index.port), refused)
+        output, _ = _run(ws, pip_download(index.port), refused)
         assert "tinypkg-1.0-py3-none-any.whl" not in output
         lines = refused.refusals()
         assert lines == [f'{INDEX_HOST}:{index.port} is not allowed: [sandbox.network] allow = '
@@ -183,7 +131,7 @@ def test_pip_downloads_from_an_index_a_rule_allows_and_not_from_one_it_does_not(
 
 
 @pytest.mark.slow
-def test_a_direct_connection_fails_as_before(index: _Server, tmp_path: Path) -> None:
+def test_a_direct_connection_fails_as_before(index: IndexServer, tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
     net = SessionNet(NetRules((f"{INDEX_HOST}:{index.port}",)))  # even with a rule, only the proxy goes out
@@ -221,7 +169,7 @@ net.close()
 
 @pytest.mark.slow
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root to drop privileges")
-def test_an_unprivileged_user_reaches_the_index_through_the_proxy(index: _Server) -> None:
+def test_an_unprivileged_user_reaches_the_index_through_the_proxy(index: IndexServer) -> None:
     folder = Path(tempfile.mkdtemp(prefix="cli-agent-test-"))
     try:
         folder.chmod(0o755)
@@ -229,8 +177,9 @@ def test_an_unprivileged_user_reaches_the_index_through_the_proxy(index: _Server
         ws.mkdir()
         os.chown(ws, 65534, 65534)
         env = {k: v for k, v in os.environ.items() if not k.startswith("CLI_AGENT_")} | {"HOME": str(folder / "no")}
+        command = pip_download(index.port, "python3")
         done = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c",
-                               UNPRIVILEGED, str(REPO), str(ws), f"{INDEX_HOST}:{index.port}", _pip(index.port, "python3")],
+                               UNPRIVILEGED, str(REPO), str(ws), f"{INDEX_HOST}:{index.port}", command],
                               capture_output=True, text=True, timeout=120, env=env, cwd=str(folder))
         assert done.returncode == 0, done.stderr
         assert "tinypkg-1.0-py3-none-any.whl" in done.stdout, done.stdout
