@@ -12,7 +12,7 @@ from collections.abc import Generator
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from cli_agent.agent.approval import CallFacts, Policy, Verdict, assess
+from cli_agent.agent.approval import ApprovalMode, CallFacts, Policy, Verdict, assess
 from cli_agent.agent.net_watch import asking, net_of, watch
 from cli_agent.config import Subject
 from cli_agent.contracts import (
@@ -30,7 +30,7 @@ from cli_agent.contracts import (
 from cli_agent.tools import host_of
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Collection
 
     from cli_agent.agent.conversation import Conversation
     from cli_agent.agent.run_state import Approver, RunState, SubtaskRunner
@@ -43,6 +43,9 @@ __all__ = ["facts_of"]
 class RuleDenial(str):
     """A call a [[permissions]] rule denies: the model is told why, as the call's result, and the run goes on."""
 
+PLAN_NOTE = ("(Plan mode: nothing may change yet. Read what you need with the read-only tools, then set the plan "
+             "with update_plan, its steps in order, and end with your answer: the plan, what each step changes and "
+             "why. The user approves it before any change is made.)")
 OUTPUT_EVERY_S = 0.2  # at most five CommandOutput events a second
 OUTPUT_TAIL = 4096  # each one the latest characters
 
@@ -78,10 +81,22 @@ class Approvals:
         return self.hooks is not None and self.hooks.on_tools
 
     def prompted(self, run: RunState, prompt: str) -> Generator[Event, Decision | None, str]:
-        """What the prompt hooks add to the user's prompt; raises `PromptBlocked` when one blocks it."""
+        """What plan mode and the prompt hooks add to the user's prompt; raises `PromptBlocked` when a hook blocks
+        it."""
+        planning = PLAN_NOTE if self.policy.mode is ApprovalMode.PLAN else ""
         if self.hooks is None:
-            return ""
-        return (yield from self.hooks.prompt(prompt, run.deadline))
+            return planning
+        said = yield from self.hooks.prompt(prompt, run.deadline)
+        return "\n\n".join(filter(None, (planning, said)))
+
+    def scoped(self, dispatcher: Dispatcher, only: Collection[str] | None) -> tuple[Dispatcher, Collection[str] | None]:
+        """The run's tools: `only` (a workflow step's), and in plan mode none that changes anything (no edit, no
+        command, no sub-task)."""
+        if self.policy.mode is ApprovalMode.PLAN:
+            specs = {s.name: s for s in dispatcher.registry.specs()}
+            reads = [n for n in dispatcher.allowed if n in specs and not specs[n].mutates and not specs[n].runs_agent]
+            only = [name for name in reads if only is None or name in only]
+        return (dispatcher if only is None else dispatcher.only(only)), only
 
     def stop_held(self, run: RunState, ended: RunFinished,
                   talk: Conversation) -> Generator[Event, Decision | None, bool]:

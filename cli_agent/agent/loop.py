@@ -125,7 +125,7 @@ class Agent:
         s = self._setup
         run = yield from self._started(prompt)
         self._judge.started(run)
-        dispatcher = s.dispatcher if only_tools is None else s.dispatcher.only(only_tools)
+        dispatcher, only_tools = self._approvals.scoped(s.dispatcher, only_tools)  # plan mode: read-only tools
         try:  # the prompt hooks' words, then the task's brief, go with the prompt (a blocking hook raises)
             brief = "\n\n".join(filter(None, ((yield from self._approvals.prompted(run, prompt)),
                                                (yield from briefed(s.brief, prompt)))))

@@ -156,7 +156,8 @@ def _run_session(settings: Settings, provider_factory: Any,
         renderer = _terminal_renderer(session) if settings.output == "text" and sys.stdout.isatty() else None
         events, report = start(session, approver_for(interactive, renderer.console if renderer is not None else None))
         try:
-            finished = drive(events, session.trace, renderer or output_sink(settings.output, report))
+            finished = drive(events, session.trace, renderer or output_sink(settings.output, report,
+                                                                     planning=settings.mode == "plan"))
         finally:
             if renderer is not None:
                 renderer.close()

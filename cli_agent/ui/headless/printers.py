@@ -172,7 +172,7 @@ class TextPrinter:
             self._note(f"⚑ {event.event} hook `{event.command}`: " + _hook_outcome(event))
         elif isinstance(event, NetworkConnection):
             self._note(f"⇄ {event.line}")
-        elif isinstance(event, RunFinished) and (event.answer or self.planning and self.steps):
+        elif isinstance(event, RunFinished) and (event.answer or (self.planning and self.steps)):
             if self.planning and self.steps:
                 self.out.write("Plan:\n" + "".join(f"  {n}. {escape_for_terminal(str(step.get('step', '')))}\n"
                                                     for n, step in enumerate(self.steps, 1)) + "\n")
