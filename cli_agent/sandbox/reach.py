@@ -64,6 +64,11 @@ ROWS = (
         "test_no_host_socket_is_connectable"),
     Row("the network", "none (its own loopback only) unless `sandbox.network = true`",
         "test_no_network_by_default_and_the_user_can_allow_it"),
+    Row("network by rule (`[sandbox.network] allow`, `presets`, user config only)", "only through cli-agent's proxy, "
+        "only the hosts a rule names; a name resolving to a loopback, private or link-local address (or an IPv6 form "
+        "that carries one) refused unless a rule names the address; an unlisted host refused headless (the result "
+        "names the setting), asked in the REPL",
+        "test_pip_downloads_from_an_index_a_rule_allows_and_not_from_one_it_does_not"),
     Row("environment variables", "an allowlist plus `sandbox.env_allow`; the rest dropped",
         "test_commands_get_an_allowlisted_environment"),
     Row("processes", "all die with the command; at most 512 at once",
