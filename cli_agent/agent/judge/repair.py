@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 FIRST_SHARE = 1 / 3  # with more candidates (`attempts`), the part of the run's time the first attempt may take
 # the ends of a run, other than "done", whose changes get a verdict as they are left
 AS_LEFT = frozenset({StopReason.CHANGE_FAILED, StopReason.STEP_LIMIT, StopReason.TIMEOUT, StopReason.UNUSABLE})
-AS_LEFT_GRACE_S = 30.0  # the time that verdict has when the run's own time is spent
+AS_LEFT_MIN_S = 1.0  # below this much of the run's time left, that verdict is skipped (and said)
 
 
 @dataclass(frozen=True)
@@ -125,14 +125,17 @@ def unproven(run: RunState, finished: RunFinished, j: Judging, why: str, *,
 
 def as_left(b: Bench, run: RunState, finished: RunFinished) -> Generator[Event, Decision | None, RunFinished]:
     """A run that changed files and ended for another reason than "done" (`AS_LEFT`: a change that failed, its steps
-    or its time) gets the verdict on its files as it leaves them, within `AS_LEFT_GRACE_S` when its time is spent;
-    nothing goes back to the model, and its stop reason stays."""
+    or its time) gets the verdict on its files as it leaves them, within the run's own time (`--timeout` is a hard
+    limit): with less than `AS_LEFT_MIN_S` left it is skipped, and said; nothing goes back to the model, and its stop
+    reason stays."""
     if finished.stop_reason not in AS_LEFT or not run.changed or finished.verified is not None or finished.tests:
         return finished
     j = b.judging
     if j.verifier is None:
         return (yield from unproven(run, finished, j, j.unverified))
-    run.deadline = max(run.deadline, b.setup.clock() + AS_LEFT_GRACE_S)
+    if run.deadline - b.setup.clock() < AS_LEFT_MIN_S:
+        return (yield from unproven(run, finished, j, "the verdict on the files as left was skipped: the run's time "
+                                                      "was spent"))
     try:
         verdict = yield from verify(run, j.verifier)
     except (KeyboardInterrupt, errors.TerminateSignal):
