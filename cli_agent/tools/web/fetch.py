@@ -1,5 +1,7 @@
 """One GET over http or https, following at most `max_redirects` redirects (each checked as the first URL is),
-reading at most `max_bytes` of the body before `deadline`.
+reading at most `max_bytes` of the body before `deadline`: one deadline for the whole fetch (connect, TLS, status
+line, headers, every body read and every redirect), checked on every read of the socket, so a server that drips
+its answer a byte at a time is cut at the deadline, not at a per-read timeout.
 
 Connections go through the sandbox's `open_checked`; https verifies the certificate for the URL's host name (SNI and
 the Host header say the name, the socket goes to the checked address). Nothing is sent but the request line and a
@@ -8,7 +10,10 @@ few plain headers: no cookies, no credentials, no proxy.
 
 from __future__ import annotations
 
+import functools
 import http.client
+import io
+import socket
 import ssl
 import time
 import zlib
@@ -59,20 +64,60 @@ def _hint(allow_private: bool) -> str:
     return "" if allow_private else "[web] allow_private = true in your user config allows it"
 
 
+class _Reader(io.RawIOBase):
+    """The socket's bytes (through its own file, which keeps it open while the response is read), each read given
+    only the time left before the deadline."""
+
+    def __init__(self, file: io.BufferedReader, sock: socket.socket, deadline: float) -> None:
+        self.file, self.sock, self.deadline = file, sock, deadline
+        self.socket_file: io.RawIOBase = file.raw  # type: ignore[assignment]  # socket.SocketIO
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("timed out")
+        self.sock.settimeout(left)
+        return self.socket_file.readinto(buffer) or 0
+
+    def close(self) -> None:
+        self.file.close()
+        super().close()
+
+
+class _Response(http.client.HTTPResponse):
+    def __init__(self, sock: socket.socket, debuglevel: int = 0, method: str | None = None, url: str | None = None,
+                 *, deadline: float) -> None:
+        super().__init__(sock, debuglevel, method, url)
+        self.fp = io.BufferedReader(_Reader(self.fp, sock, deadline))  # nothing was read through it yet
+
+
+def _left(deadline: float) -> float:
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError("timed out")
+    return left
+
+
 class _Http(http.client.HTTPConnection):
     allow_private = False
+    deadline = float("inf")
 
     def connect(self) -> None:
-        self.sock = open_checked(self.host, self.port, self.timeout or 30.0, self.allow_private,
+        self.sock = open_checked(self.host, self.port, _left(self.deadline), self.allow_private,
                                  hint=_hint(self.allow_private))
 
 
 class _Https(http.client.HTTPSConnection):
     allow_private = False
+    deadline = float("inf")
 
     def connect(self) -> None:
-        sock = open_checked(self.host, self.port, self.timeout or 30.0, self.allow_private,
+        sock = open_checked(self.host, self.port, _left(self.deadline), self.allow_private,
                             hint=_hint(self.allow_private))
+        sock.settimeout(_left(self.deadline))  # the handshake gets what is left
         context: ssl.SSLContext = self._context  # type: ignore[attr-defined]
         self.sock = context.wrap_socket(sock, server_hostname=self.host)
 
@@ -81,19 +126,22 @@ def fetch(url: str, setup: WebSetup, deadline: float) -> Fetched:
     """GET `url`, following redirects; ToolError for what the model can act on (a refused address, a bad URL, a
     timeout, too many redirects)."""
     redirects: list[str] = []
+    started = time.monotonic()
     while True:
         scheme, host, port, path = _checked_url(url)
         left = deadline - time.monotonic()
         if left <= 0:
-            raise ToolError(f"web_fetch timed out after {setup.timeout_s:g} s")
+            raise ToolError(f"web_fetch timed out after {time.monotonic() - started:.1f} s")
         kind = _Https if scheme == "https" else _Http
         conn = kind(host, port, timeout=left)
-        conn.allow_private = setup.allow_private
+        conn.allow_private, conn.deadline = setup.allow_private, deadline
+        conn.response_class = functools.partial(_Response, deadline=deadline)  # type: ignore[assignment]
         try:
             fetched = _get(conn, host, path, url, setup, deadline)
         except (OSError, http.client.HTTPException) as exc:
             if isinstance(exc, TimeoutError) or "timed out" in str(exc):
-                raise ToolError(f"web_fetch timed out after {setup.timeout_s:g} s fetching {url}") from None
+                raise ToolError(f"web_fetch timed out after {time.monotonic() - started:.1f} s fetching {url}"
+                                ) from None
             raise ToolError(f"fetching {url} failed: {type(exc).__name__}: {exc}") from None
         finally:
             conn.close()
@@ -129,11 +177,7 @@ def _body(response: http.client.HTTPResponse, setup: WebSetup, deadline: float,
     inflate = zlib.decompressobj(16 + zlib.MAX_WBITS) if gzip else None
     out = bytearray()
     while len(out) <= setup.max_bytes:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise ToolError(f"web_fetch timed out after {setup.timeout_s:g} s reading the page")
-        if conn.sock is not None:
-            conn.sock.settimeout(left)
+        _left(deadline)  # each read of the socket also keeps the deadline (`_Reader`)
         chunk = response.read1(64 * 1024)
         if not chunk:
             break
