@@ -10,8 +10,10 @@ one fenced Python block with the new version of each function or class it change
 - runs the project's tests (`repair.verify`), as after any run.
 Each request and its reply are events like the loop's (`ModelRequest`, `AssistantMessage`), sent through the same
 retry path (`model_call.exchange`), so the trace shows what the candidate asked and got.
-A rewrite that places nothing, changes nothing or fails the tests is undone, and the model is asked again (sampled,
-so the next differs), up to `SAMPLES` times while the candidate's time lasts.
+A rewrite that places nothing, changes nothing or fails the tests is undone, and the model is asked again, up to
+`SAMPLES` times while the candidate's time lasts, shown its earlier wrong versions with what each did
+(`rewrite_memory`); a rewrite the same as an earlier one once parsed is not tested again (the trace shows it as a
+"repeat"), and the next is sampled further from the last.
 
 Every change goes through the same dispatcher and approval as a model's call (in a candidate's copy, all are
 approved). A reply with no usable block, or no definition that lands, ends the candidate as a change that failed.
@@ -34,9 +36,20 @@ from typing import TYPE_CHECKING
 
 from cli_agent.agent.judge.attempts import revert
 from cli_agent.agent.judge.repair import verify
+from cli_agent.agent.judge.rewrite_memory import Memory, outcome
 from cli_agent.agent.judge.task_examples import added_names
 from cli_agent.agent.model_call import exchange
-from cli_agent.contracts import Decision, Envelope, Event, Message, RunFinished, StopReason, ToolCall, errors
+from cli_agent.contracts import (
+    Decision,
+    Envelope,
+    Event,
+    Message,
+    RunFinished,
+    StopReason,
+    ToolCall,
+    Verification,
+    errors,
+)
 from cli_agent.prompt import Place, task_brief
 from cli_agent.providers import ProviderRequest
 
@@ -86,13 +99,15 @@ def candidate(b: Bench, run: RunState, places: Sequence[Place],
     ask = Message("user", _request(prompt, places, sources, failing))
     talk.append(run, ask)
     why = "no rewrite yet"
-    asking = ask
+    memory, unchanged = Memory(), False
     for sample in range(1, SAMPLES + 1):
         remaining = run.deadline - s.clock()
         if remaining <= 1:
             break
+        asking = Message("user", "\n\n".join(part for part in (ask.content, UNCHANGED if unchanged else "",
+                                                                 memory.shown()) if part))
         request = ProviderRequest(messages=(Message("system", SYSTEM), asking), timeout_s=remaining,
-                                  options={"temperature": temperature, "max_tokens": MAX_REPLY_TOKENS})
+                                  options={**memory.sampling(temperature), "max_tokens": MAX_REPLY_TOKENS})
         run.steps += 1
         try:  # the loop's request path: its events, retries and usage
             reply = yield from exchange(s, run, request, fingerprint=FINGERPRINT, messages=len(request.messages),
@@ -104,14 +119,22 @@ def candidate(b: Bench, run: RunState, places: Sequence[Place],
         text = reply.text
         talk.append(run, Message("assistant", text))
         code = reply_code(text)
+        earlier = memory.repeat_of(code) if code is not None else None
+        if earlier is not None:
+            why = f"rewrite {sample} repeats rewrite {earlier.number}"
+            yield Verification(command=f"rewrite {sample}", round=run.verify_round, phase="repeat",
+                               summary=f"the same code as rewrite {earlier.number}, not tested again")
+            continue
         calls = planned_calls(code, places, sources) if code is not None else []
         if not calls:
             why = f"rewrite {sample} held no definition that could be placed"
             continue
+        assert code is not None  # calls come from code
         failures = yield from _applied(s, run, calls, b.approvals)
         if not run.changed:
             why = f"no definition of rewrite {sample} landed: " + "; ".join(failures)
-            asking = Message("user", f"{ask.content}\n\n{UNCHANGED}")
+            memory.note(sample, code, "it changed nothing")
+            unchanged = True
             continue
         if verifier is None:
             return talk.done(run, "done: the rewrite landed (no tests to judge it)", "")
@@ -120,6 +143,7 @@ def candidate(b: Bench, run: RunState, places: Sequence[Place],
             return _judged(talk.done(run, f"done: rewrite {sample} passes the tests", ""),
                            True if verdict.ran else None, verdict.summary)
         why = f"rewrite {sample} fails the tests: {verdict.summary}"
+        memory.note(sample, code, outcome(verdict))
         revert(Path(workspace.root), run.applied)  # the next sample starts from the files as they were
         run.applied.clear()
         run.changed.clear()

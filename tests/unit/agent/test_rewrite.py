@@ -124,7 +124,7 @@ def test_no_rewrite_passing_keeps_the_first_attempts_change(tmp_path: Path, calc
     wrong = {"text": "```python\ndef add(a, b):\n    return b - a\n```"}
     code, report, _ = run(tmp_path, ws, home, [READ, WRONG, DONE, *[wrong] * SAMPLES], "--attempts", "2")
     assert code == 8 and report["verified"] is False and "nor did 1 more candidate" in report["message"]
-    assert f"rewrite {SAMPLES} fails the tests" in " ".join(report["warnings"]), report
+    assert f"rewrite {SAMPLES} repeats rewrite 1" in " ".join(report["warnings"]), report  # tested once
     assert (ws / "calc.py").read_text() == "def add(a, b):\n    return a * b\n"  # the first attempt's change
 
 
@@ -242,3 +242,40 @@ def test_a_rewrite_request_is_retried_like_the_loop_s(tmp_path: Path, calc) -> N
     assert code == 0 and report["attempt"] == 2, report  # the rewrite's request, refused once, went through
     retries = [json.loads(line) for line in trace.splitlines() if '"type": "retry"' in line]
     assert [r["reason"] for r in retries] == ["HTTP 429"]
+
+
+@pytest.mark.slow
+def test_a_rewrite_sees_its_predecessors_failure_and_an_identical_one_is_not_tested_again(tmp_path: Path,
+                                                                                          calc) -> None:
+    ws, home = calc
+    wrong = {"text": "```python\ndef add(a, b):\n    return b - a\n```"}
+    same = {"text": "Again:\n```python\ndef add(a, b):\n    # the same, laid out otherwise\n    return (b - a)\n```"}
+    script, record, trace = tmp_path / "script.json", tmp_path / "requests.jsonl", tmp_path / "trace.jsonl"
+    script.write_text(json.dumps({"replies": [READ, WRONG, DONE, wrong, same, REWRITE], "record": str(record)}))
+    done = cli(["-p", "add(2, 3) in calc.py returns -1, it should be 5", "--model", f"scripted:{script}", "-C",
+                str(ws), "--yes", "--output", "json", "--trace", str(trace), "--attempts", "2"], home=home, timeout=180)
+    report = json.loads(done.stdout)
+    assert done.returncode == 0 and report["attempt"] == 2, report
+    rewrites = [json.loads(line)[-1]["content"] for line in record.read_text().splitlines()][-3:]
+    assert "earlier versions" not in rewrites[0]
+    assert "Your earlier versions, newest first" in rewrites[1] and "return b - a" in rewrites[1]
+    assert "What it did: " in rewrites[1], rewrites[1]
+    verdicts = [(e["command"], e["phase"]) for e in map(json.loads, trace.read_text().splitlines())
+                if e.get("type") == "verification" and e["phase"] != "running"]
+    assert verdicts[-3:] == [(verdicts[-3][0], "failed"), ("rewrite 2", "repeat"), (verdicts[-1][0], "passed")]
+    assert (ws / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
+
+
+def test_the_memory_shows_the_newest_wrong_versions_and_samples_further_after_a_repeat() -> None:
+    from cli_agent.agent.judge.rewrite_memory import MAX_SHOWN, Memory
+
+    memory = Memory()
+    assert memory.shown() == "" and memory.sampling(0.7) == {"temperature": 0.7}
+    for n in range(1, 6):
+        memory.note(n, f"def f():\n    return {n}\n", f"gave {n}")
+    shown = memory.shown()
+    assert shown.count("```python") == MAX_SHOWN and shown.index("return 5") < shown.index("return 4")
+    assert "return 1" not in shown and "What it did: gave 5" in shown
+    assert memory.repeat_of("def f():  # again\n    return (5)") is not None and memory.repeat_of("def f(): 6") is None
+    options = memory.sampling(0.7)
+    assert options["temperature"] == pytest.approx(1.0) and options["seed"] > 0

@@ -1,0 +1,79 @@
+"""What a whole-definition candidate's rewrites have tried (`Memory`): each wrong version with what it did, shown
+newest first (at most `MAX_SHOWN`) in the next rewrite request, and its parsed form, which tells a repeat from a new
+version. A repeat is not tested again; after one, the next rewrite is sampled further from the last (`sampling`:
+the temperature up by `TEMPERATURE_STEP` a repeat, a fresh seed)."""
+
+from __future__ import annotations
+
+import ast
+import random
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cli_agent.agent.judge.verify import TestRun
+
+MAX_SHOWN = 3  # earlier wrong versions a rewrite request shows
+CODE_CHARS = 1200  # of each, at most
+OUTCOME_CHARS = 300  # of what each did, at most
+TEMPERATURE_STEP = 0.3
+MAX_TEMPERATURE = 1.5
+HEADING = "Your earlier versions, newest first. Each was wrong; do not write any of them again:"
+
+
+@dataclass(frozen=True)
+class Tried:
+    number: int  # the rewrite's number in its candidate
+    code: str
+    outcome: str  # what it did: the failing example's value, the first failing assertion, "it changed nothing"
+
+
+def parsed_key(code: str) -> str:
+    """The code once parsed, its layout and comments left out: two rewrites with one key are the same version."""
+    try:
+        return ast.dump(ast.parse(code))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return "\n".join(line.rstrip() for line in code.strip().splitlines())
+
+
+def outcome(verdict: TestRun) -> str:
+    """What a tested rewrite did: the task's failing example and the value it gave, else the first failing
+    assertion of the tests, else their summary line."""
+    if not verdict.examples:
+        for line in verdict.failures.splitlines():
+            if line.lstrip().startswith("E ") or "Error:" in line:
+                return line.strip().removeprefix("E").strip()[:OUTCOME_CHARS]
+    return verdict.summary[:OUTCOME_CHARS]
+
+
+class Memory:
+    def __init__(self) -> None:
+        self._tried: dict[str, Tried] = {}
+        self.repeats = 0
+
+    def repeat_of(self, code: str) -> Tried | None:
+        """The earlier rewrite `code` repeats (counted as a repeat), or None for a new version."""
+        earlier = self._tried.get(parsed_key(code))
+        self.repeats += earlier is not None
+        return earlier
+
+    def note(self, number: int, code: str, did: str) -> None:
+        self._tried.setdefault(parsed_key(code), Tried(number, code, did[:OUTCOME_CHARS]))
+
+    def shown(self) -> str:
+        """The earlier wrong versions for the next request, newest first ("" before any)."""
+        newest = list(self._tried.values())[::-1][:MAX_SHOWN]
+        if not newest:
+            return ""
+        parts = [HEADING]
+        for tried in newest:
+            code = tried.code if len(tried.code) <= CODE_CHARS else tried.code[:CODE_CHARS] + "\n# ..."
+            parts.append(f"```python\n{code}\n```\nWhat it did: {tried.outcome}")
+        return "\n\n".join(parts)
+
+    def sampling(self, temperature: float) -> dict[str, Any]:
+        """The sampling options of the next rewrite: further from the last after each repeat."""
+        if not self.repeats:
+            return {"temperature": temperature}
+        return {"temperature": min(MAX_TEMPERATURE, temperature + TEMPERATURE_STEP * self.repeats),
+                "seed": random.randrange(1, 2**31)}
