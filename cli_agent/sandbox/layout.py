@@ -114,30 +114,19 @@ def shown_trees(policy: Policy) -> Shown:
     repository's environment or a version file leads through is followed only to a place that is itself allowed
     (`_allowed`, `_version_files`)."""
     home, ws = _home(), Path(os.path.realpath(policy.workspace))
-    chains = toolchains(os.environ.get("PATH", ""), os.environ, home, str(ws))
-    users = [Path(os.path.realpath(t)) for c in chains if not _covers(ws, Path(os.path.realpath(c.where)))
-             for t in c.trees]
-    tools = [(tool, t) for tool, t in (home_tool_paths(home) if home is not None else [])
-             if _allowed(Path(os.path.realpath(t)), ws, home, users)]
-    chains = tuple(Toolchain(c.kind, c.where, tuple(t for t in c.trees if _allowed(Path(os.path.realpath(t)), ws,
-                                                                                    home, users)))
-                   if _covers(ws, Path(os.path.realpath(c.where))) else c for c in chains)
+    chains, tools = _followed(toolchains(os.environ.get("PATH", ""), os.environ, home, str(ws)),
+                              home_tool_paths(home) if home is not None else [], ws, home)
     spelt: list[str] = [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable))]
     spelt += [p for p in sys.path if p and os.path.isdir(p)]
     spelt += [p for p in os.environ.get("PATH", "").split(os.pathsep) if p and os.path.isabs(p) and os.path.isdir(p)]
     spelt += [t for chain in chains for t in chain.trees] + [str(t) for _, t in tools]
     system = [Path(s) for s in SYSTEM if os.path.isdir(s) and not os.path.islink(s)]
-    picked: list[Path] = []
     reals = {raw: Path(os.path.realpath(raw)) for raw in spelt}
-    for _round in ("toolchains", "version files"):
-        for real in dict.fromkeys(reals.values()):
-            if not _showable(real, ws, home, system) or any(_covers(p, real) for p in picked):
-                continue
-            picked = [p for p in picked if not _covers(real, p)] + [real]
-        if _round == "toolchains":
-            versions = _version_files(ws, [*picked, *system])
-            spelt += versions
-            reals.update((raw, Path(os.path.realpath(raw))) for raw in versions)
+    picked = _pick(reals.values(), [], ws, home, system)
+    versions = _version_files(ws, [*picked, *system])  # last: a link among them may lead only to what is shown
+    spelt += versions
+    reals.update((raw, Path(os.path.realpath(raw))) for raw in versions)
+    picked = _pick(reals.values(), picked, ws, home, system)
     asked = [Path(os.path.realpath(os.path.expanduser(p))) for p in policy.read_paths if _exists(os.path.expanduser(p))]
     trees = (*picked, *(p for p in asked if not _kernel_tree(p)))
     links = _links([*spelt, os.environ.get("HOME", "")], trees, ws, home)
@@ -164,6 +153,27 @@ def _near_secret(parts: tuple[str, ...]) -> bool:
         if parts[:n] == secret[:n]:
             return True
     return False
+
+
+def _followed(chains: tuple[Toolchain, ...], tools: list[tuple[str, Path]], ws: Path, home: Path | None
+              ) -> tuple[tuple[Toolchain, ...], list[tuple[str, Path]]]:
+    """The environments and HOME's allowlisted places, each followed only where it is allowed (`_allowed`): what a
+    repository's own environment names, and where a place of the allowlist leads."""
+    users = [Path(os.path.realpath(t)) for c in chains if not _covers(ws, Path(os.path.realpath(c.where)))
+             for t in c.trees]
+    kept = [(tool, t) for tool, t in tools if _allowed(Path(os.path.realpath(t)), ws, home, users)]
+    return tuple(Toolchain(c.kind, c.where, tuple(t for t in c.trees
+                                                  if _allowed(Path(os.path.realpath(t)), ws, home, users)))
+                 if _covers(ws, Path(os.path.realpath(c.where))) else c for c in chains), kept
+
+
+def _pick(reals: Iterable[Path], picked: list[Path], ws: Path, home: Path | None, system: list[Path]) -> list[Path]:
+    """`picked` with each of `reals` that may be shown (`_showable`) and no picked tree holds (the outermost kept)."""
+    for real in dict.fromkeys(reals):
+        if not _showable(real, ws, home, system) or any(_covers(p, real) for p in picked):
+            continue
+        picked = [p for p in picked if not _covers(real, p)] + [real]
+    return picked
 
 
 def _allowed(real: Path, ws: Path, home: Path | None, users: Sequence[Path]) -> bool:
