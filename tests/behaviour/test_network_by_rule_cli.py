@@ -55,3 +55,16 @@ def test_an_unlisted_host_is_refused_and_the_result_names_the_setting(tmp_path: 
                                f'["{INDEX_HOST}:{index.port}"] in your user config allows it')
     refused = [e for e in events if e.get("type") == "network_connection"]
     assert refused and not any(e["allowed"] for e in refused)
+
+
+def test_cli_agent_sandbox_shows_the_network_mode_and_the_rules(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    user_config(home, '[sandbox.network]\nallow = ["localhost:3141"]\npresets = ["python"]\n')
+    shown = cli(["sandbox"], home=home).stdout
+    assert "network:   by rule, through cli-agent's proxy" in shown
+    assert "allow localhost:3141" in shown and "preset python: pypi.org, files.pythonhosted.org" in shown
+    user_config(home, "[sandbox]\nnetwork = true\n")
+    assert "network:   ALL of the host's (sandbox.network = true)" in cli(["sandbox"], home=home).stdout
+    user_config(home, '[sandbox.network]\npresets = ["cobol"]\n')
+    refused = cli(["sandbox"], home=home)
+    assert refused.returncode != 0 and "unknown preset 'cobol'" in refused.stderr

@@ -18,6 +18,7 @@ import queue
 import shutil
 import tempfile
 import threading
+import weakref
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -64,6 +65,7 @@ class SessionNet:
         with self._lock:
             if self._proxy is None:
                 self._folder = tempfile.mkdtemp(prefix="cli-agent-net-")
+                weakref.finalize(self, shutil.rmtree, self._folder, True)  # gone at exit even if never closed
                 self._proxy = NetProxy(os.path.join(self._folder, "proxy.sock"), self)
             return self._proxy.path
 
