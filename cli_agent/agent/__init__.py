@@ -23,6 +23,6 @@ from cli_agent.agent.wire import *
 
 __all__ = [
     "AUTO_COMPACT_AT", "Agent", "AgentSetup", "ApprovalMode", "Approver", "Attempts", "CandidateRun", "Judging",
-    "Limits", "Policy", "RunState", "Verdict", "apply_reset", "assess", "compact_prompt", "facts_of", "protocol_for",
-    "verification_for",
+    "Limits", "Policy", "RunState", "Verdict", "apply_reset", "assess", "carried_over", "compact_prompt", "facts_of",
+    "protocol_for", "verification_for",
 ]

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
-from cli_agent.contracts import ConversationReset, StopReason
+from cli_agent.contracts import ConversationReset, RunStarted, StopReason, errors
 from cli_agent.contracts import escape_for_terminal as esc
 from cli_agent.ui.repl.commands.commands import Command
 from cli_agent.ui.repl.commands.diff_command import diff_command
@@ -58,17 +58,43 @@ def compact(ctx: CommandContext, focus: str = "", *, auto: bool = False) -> bool
 
     used = context_use(session, getattr(ctx, "context_tokens", lambda: None)())[0]
     read_only = [spec.name for spec in session.registry.specs() if not spec.mutates and not spec.requires_approval]
+    kept = task_so_far(session)  # before the summary's own run joins the trace
     finished = ctx.drive(agent.run(compact_prompt(focus), ctx.approver, only_tools=read_only))
     summary = finished.answer.strip()
     if finished.stop_reason is not StopReason.DONE or not summary:
         ctx.console.print(Text(f"not compacted: {esc(finished.message or 'the model gave no summary')}; the "
                                "conversation goes on whole", style="yellow"))
         return False
+    summary = f"{kept}\n\n[The model's summary of the rest]\n{summary}"
     session.reset(ConversationReset(kind="compact", summary=summary, auto=auto))
     getattr(ctx, "conversation_replaced", lambda: None)()  # the meter goes by the summary from here
     ctx.console.print(Text(f"compacted: the summary above replaces the conversation (about {used:,} → "
                            f"{agent.context_use()[0]:,} tokens)", style="green"))
     return True
+
+
+def task_so_far(session: Any) -> str:
+    """What a compaction carries over word for word (`agent.carried_over`), from the session's trace, its turns in
+    the undo journal and the project's facts."""
+    # deferred: the agent's stack loads behind the REPL's first prompt (Startup)
+    from cli_agent.agent import carried_over, compact_prompt
+    from cli_agent.facts import FactStore
+    from cli_agent.history import read_trace
+
+    try:
+        events = [e for e in read_trace(session.trace_path, complete=False).events
+                  if not isinstance(e, RunStarted) or not e.prompt.startswith(compact_prompt())]
+    except errors.CliAgentError:
+        events = []
+    journal = getattr(session, "journal", None)
+    turns = [t for t in (journal.turns() if journal is not None else []) if t.session == session.session_id
+             and not t.undone and session.session_id]
+    changed = [(t.number, sorted({c.path for c in t.changes})) for t in turns]
+    try:
+        facts = [f.text for f in FactStore(session.workspace.root).committed()]
+    except errors.CliAgentError:
+        facts = []
+    return carried_over(events, changed, facts)
 
 
 def compact_if_full(ctx: CommandContext) -> None:

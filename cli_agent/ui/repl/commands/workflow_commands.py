@@ -10,16 +10,21 @@ renderer, approval and Ctrl-C.
 Names: a workflow is `/NAME`, and `/wf:NAME` too. When NAME is already a command (a built-in such as `/clear`, or
 `/undo`, `/resume`: this module registers last), the command keeps it and the workflow is only `/wf:NAME`; the REPL
 says so once it has started (before the first answer), and `/workflows` says it again.
+
+Skills (`SKILL.md` folders) are `/NAME REQUEST` too, registered after the workflows: a workflow or a command of the
+same name keeps it, with a note. A skill's command runs one turn: its instructions, then the request.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.text import Text
 
 from cli_agent.contracts import escape_for_terminal as esc
+from cli_agent.instructions import Skill, Skills, load_skills
 from cli_agent.ui.repl.commands.commands import Command
 from cli_agent.ui.view import hanging
 
@@ -43,7 +48,44 @@ def register_commands(registry: CommandRegistry, ctx: CommandContext) -> list[st
         if not free:
             renamed.append(f"the {workflow.source} workflow {workflow.name} is /{name} here: /{workflow.name} is a "
                            "command of cli-agent")
-    return [*(f"skipped a broken workflow file: {e}" for e in catalog.errors), *renamed, *catalog.notes]
+    return [*(f"skipped a broken workflow file: {e}" for e in catalog.errors), *renamed, *catalog.notes,
+            *register_skills(registry, ctx)]
+
+
+def register_skills(registry: CommandRegistry, ctx: CommandContext) -> list[str]:
+    """Each skill (`SKILL.md` folders, `cli_agent.instructions`) as `/NAME REQUEST`, after the workflows: a name
+    taken by a workflow or a command stays theirs, with a note; `/skills` lists them."""
+    found = load_skills(Path(ctx.settings.workspace))
+    notes = list(found.notes)
+    for skill in found.skills.values():
+        taken = registry.get(skill.name)
+        if taken is not None:
+            notes.append(f"/{skill.name} runs the {'workflow' if taken.category.startswith('workflow') else 'command'}"
+                         f" {skill.name}; the skill of the same name is left out (the model can still load it)")
+            continue
+        registry.register(Command(skill.name, skill.description, _skill_runner(skill), "[REQUEST]",
+                                  help=f"{skill.description}\n\nfrom {skill.origin}: {skill.folder}",
+                                  category="skill"))
+    registry.register(Command("skills", "the skills (SKILL.md folders) and where each comes from",
+                              _skill_listing(found, notes)))
+    return notes
+
+
+def _skill_runner(skill: Skill) -> Handler:
+    def run(ctx: CommandContext, args: str) -> None:
+        _say(ctx, f"skill {skill.name} ({skill.origin})", "dim")
+        task = skill.prompt(ctx.session.workspace.root, args)
+        ctx.drive(ctx.session.run(task, ctx.approver, command=" ".join(f"/{skill.name} {args}".split())))
+
+    return run
+
+
+def _skill_listing(found: Skills, notes: list[str]) -> Handler:
+    def show(ctx: CommandContext, args: str) -> None:
+        lines = [f"/{s.name}  {s.description}\n    from {s.origin}: {s.folder}" for s in found.skills.values()]
+        _say(ctx, "\n".join([*(lines or ["no skills"]), *notes]))
+
+    return show
 
 
 def _command(workflow: Workflow, name: str, aliases: tuple[str, ...]) -> Command:
