@@ -29,8 +29,8 @@ ROUNDS = {"CLI_AGENT_VERIFY_ROUNDS": "2"}
 
 
 def _write(path: str, content: str) -> dict[str, Any]:
-    """The call that writes `path` of the calc project (`conftest.py` is there already)."""
-    tool = "write_file" if path == "conftest.py" else "create_file"
+    """The call that writes `path` of the calc project (`conftest.py` and `calc.py` are there already)."""
+    tool = "write_file" if path in ("conftest.py", "calc.py") else "create_file"
     return {"tool_calls": [{"name": tool, "arguments": {"path": path, "content": content}}]}
 
 
@@ -70,12 +70,13 @@ def test_a_conftest_a_command_wrote_after_the_tests_failed_proves_nothing(tmp_pa
 @pytest.mark.parametrize(("path", "content"), [
     ("conftest.py", "import os\nos._exit(127)\n"),
     ("pytest.ini", "[pytest]\naddopts = -p missing_plugin\n"),
+    ("calc.py", "import os\n\nos._exit(127)\n"),  # exit 127, and no shell said "not found"
 ])
 def test_tests_the_run_s_own_change_left_unable_to_run_fail_that_change(tmp_path: Path, path: str,
                                                                          content: str) -> None:
     ws, home = _project(tmp_path)
-    code, report, trace = run_json(tmp_path, ws, home, [READ, _write(path, content), WRONG, DONE, DONE, DONE],
-                                   "--require-verified", env_extra=ROUNDS)
+    script = [READ, _write(path, content), *([] if path == "calc.py" else [WRONG]), DONE, DONE, DONE]
+    code, report, trace = run_json(tmp_path, ws, home, script, "--require-verified", env_extra=ROUNDS)
     assert code == 8 and report["verified"] is False and report["status"] == "tests_failed", report
     assert any("fail after your change" in m for m in user_messages(trace))
 

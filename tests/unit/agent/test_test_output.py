@@ -50,6 +50,12 @@ def test_a_run_that_died_before_any_test_could_not_run(command: str, output: str
     assert could_not_run(command, output, code).startswith(why)
 
 
+def test_a_runner_that_exits_127_or_126_by_itself_is_a_failing_run() -> None:
+    assert could_not_run(PYTEST, "", 127) == ""  # a conftest.py that calls os._exit(127): no shell said so
+    assert could_not_run(PYTEST, "1 failed\n", 126) == ""
+    assert could_not_run("pytest -q", "bash: line 1: pytest: command not found\n", 127) != ""
+
+
 def test_the_reason_keeps_the_first_letter_of_pytest_s_error_line() -> None:
     output = "ERROR: Error importing plugin \"missing_plugin\": No module named 'missing_plugin'\n"
     assert could_not_run(PYTEST, output, 4) == ("pytest's usage error: ERROR: Error importing plugin "

@@ -17,6 +17,10 @@ _COUNTS = re.compile(r"\b\d+ (passed|failed)\b|\bno tests ran\b|\btest result\b|
 _RUNNER_DIED = re.compile(r"No module named '?(pytest|_pytest|pluggy)\b|^\w*(ImportError|ModuleNotFoundError)\b.*"
                           r"\b(_pytest|pluggy)\b", re.MULTILINE)
 _COLLECTION = re.compile(r"\berrors? during collection\b|^ERROR collecting", re.MULTILINE)
+# the shell's own words for a command it could not find or start (a test run that exits 127 or 126 by itself, a
+# `conftest.py` that calls `os._exit(127)`, is a failing run)
+_SHELL_MISSING = re.compile(r"not found|No such file or directory", re.IGNORECASE)
+_SHELL_CANNOT = re.compile(r"Permission denied|cannot execute|Is a directory|Exec format error", re.IGNORECASE)
 _MISSING = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
 # the runner a command starts, as a word of it (`pytest`, `.venv/bin/pytest`, `-m pytest`), never a path that only
 # contains the name (`/tmp/pytest-of-root/venv/bin/python -m unittest`)
@@ -52,16 +56,16 @@ def summary_line(output: str, exit_code: int | None, timed_out: bool) -> str:
 def could_not_run(command: str, output: str, exit_code: int | None, changed: Iterable[str] = (),
                   root: Path | None = None) -> str:
     """Why a test run died before any test ran ("" when it ran): the command not found (exit 127) or not executable
-    (126); the runner itself broken (an import error inside pytest, "No module named pytest"); pytest's internal
-    error (3) or usage error (4: a bad option, a broken `conftest.py`); a collection that failed for want of a
-    package that is not the workspace's. A failure whose output names a file the run changed is the change's doing:
-    that is a failing run, for the model to fix."""
+    (126), as the shell says; the runner itself broken (an import error inside pytest, "No module named pytest");
+    pytest's internal error (3) or usage error (4: a bad option, a broken `conftest.py`); a collection that failed
+    for want of a package that is not the workspace's. A failure whose output names a file the run changed is the
+    change's doing: that is a failing run, for the model to fix."""
     if exit_code in (0, None):
         return ""
     runner = command.split()[0] if command.split() else command
-    if exit_code == 127:
+    if exit_code == 127 and _SHELL_MISSING.search(output):
         return f"{runner}: command not found (exit 127)"
-    if exit_code == 126:
+    if exit_code == 126 and _SHELL_CANNOT.search(output):
         return f"{runner}: not executable (exit 126)"
     pytest = bool(PYTEST_RUN.search(command))
     why = ""
