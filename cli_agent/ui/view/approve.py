@@ -106,10 +106,13 @@ def choices(asked: ApprovalAsked, *, session_scoped: bool = True, own: bool = Fa
     return out
 
 
-def decided_line(decision: Decision, feedback: str = "", unrecognised: str = "", *, own: bool = False) -> Text:
-    """What stays on screen once the question is answered."""
+def decided_line(decision: Decision, feedback: str = "", unrecognised: str = "", *, own: bool = False,
+                 scope: str = "") -> Text:
+    """What stays on screen once the question is answered; `scope`: the site an `a` for a web page grants."""
     mark = ("  ✓ ", "bold green") if decision.approves else ("  ✗ ", "bold yellow")
     words = _OWN_SAID.get(decision, _SAID[decision]) if own else _SAID[decision]
+    if decision is Decision.ALL and scope:
+        words = f"yes to every fetch of {esc(scope)}, for this session"
     said = Text.assemble(mark, (words, "green" if decision.approves else "yellow"))
     if decision is Decision.FEEDBACK:
         said.append(esc(feedback))
@@ -263,7 +266,7 @@ class TerminalApprover:
         if decision is Decision.FEEDBACK:
             feedback = self._feedback()
             decision = Decision.FEEDBACK if feedback else Decision.NO
-        said = decided_line(decision, feedback, unrecognised, own=self.own)
+        said = decided_line(decision, feedback, unrecognised, own=self.own, scope=asked.scope)
         self.console.print(hanging(said[:4], said[4:]))
         return Answer(decision, feedback) if feedback else decision
 

@@ -220,8 +220,8 @@ def result_line(result: ToolResult, call: ToolCall | None = None, approved_by: s
                                                                result.model_chars, room=width - used)) if x)
         line = Text.assemble(("  ✓ ", "bold green"), name, " ", detail)
         if approved_by:
-            said = approved_by if approved_by.startswith(("allowed by rule", "--yes answered")) else \
-                f"approved by {approved_by}"
+            said = approved_by if approved_by.startswith(("allowed by rule", "--yes answered")) \
+                or approved_by.endswith("approved for this session") else f"approved by {approved_by}"
             line.append(f"  ({esc(said)})", style="dim")
     for warning in env.warnings:
         line.append("\n    ! " + esc(warning), style="yellow")
