@@ -221,7 +221,8 @@ class Approvals:
         yield ApprovalDecided(call_id=call.id, decision=decision, by="user", feedback=feedback.strip())
         if decision is Decision.FEEDBACK:
             run.feedback = feedback.strip()
-        if decision is Decision.ALL and facts.scope:  # "a" for a web page: its site, not everything
+        # "a" for a web page, or ACP's "allow always": its site, neither everything nor the tool on every site
+        if decision in (Decision.ALL, Decision.TOOL) and facts.scope:
             self.policy = self.policy.grant_scope(call.name, facts.scope)
         elif decision is Decision.ALL:
             self.policy = self.policy.grant_all()

@@ -1,7 +1,9 @@
 """One GET over http or https, following at most `max_redirects` redirects (each checked as the first URL is),
 reading at most `max_bytes` of the body before `deadline`: one deadline for the whole fetch (connect, TLS, status
 line, headers, every body read and every redirect), checked on every read of the socket, so a server that drips
-its answer a byte at a time is cut at the deadline, not at a per-read timeout.
+its answer a byte at a time is cut at the deadline, not at a per-read timeout. A redirect is followed on the same
+host only: one to another host ends the fetch with the URL it points to, which the model fetches in a call of its
+own (asked for, or allowed by a grant, for that host: a grant is for one host, redirects included).
 
 Connections go through the sandbox's `open_checked`; https verifies the certificate for the URL's host name (SNI and
 the Host header say the name, the socket goes to the checked address). Nothing is sent but the request line and a
@@ -21,8 +23,8 @@ from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit
 
 from cli_agent.contracts import ToolError
-from cli_agent.sandbox import open_checked
-from cli_agent.tools.web.address import WebSetup
+from cli_agent.sandbox import open_checked, refusal, resolved
+from cli_agent.tools.web.address import WebSetup, host_of
 
 _REDIRECTS = (301, 302, 303, 307, 308)
 _USER_AGENT = "cli-agent-web-fetch/1"
@@ -149,8 +151,24 @@ def fetch(url: str, setup: WebSetup, deadline: float) -> Fetched:
             return Fetched(**{**fetched.__dict__, "redirects": tuple(redirects)})
         if len(redirects) >= setup.max_redirects:
             raise ToolError(f"more than {setup.max_redirects} redirects, the last to {fetched}")
+        if host_of(fetched) != host_of(url):
+            _refused(fetched, setup.allow_private)  # a place no call may fetch is said as such
+            raise ToolError(f"{url} redirects to {fetched}, on another host: web_fetch follows redirects on the same "
+                            "host only; fetch that URL with a call of its own if you need it", url=url,
+                            moved_to=fetched)
         url = fetched
         redirects.append(url)
+
+
+def _refused(url: str, allow_private: bool) -> None:
+    """ToolError when `url` is not an http(s) URL, or its host is an address web_fetch may not reach."""
+    _, host, port, _ = _checked_url(url)
+    for _, address in resolved(host, port):
+        why = refusal(address, allow_private)
+        if why is not None:
+            where = "" if host.strip("[]") == address else f"{host} resolves to {address}: "
+            tip = "" if "link-local" in why else f" ({_hint(allow_private)})" if _hint(allow_private) else ""
+            raise ToolError(f"refused: {where}{why}{tip}")
 
 
 def _get(conn: http.client.HTTPConnection, host: str, path: str, url: str, setup: WebSetup,
