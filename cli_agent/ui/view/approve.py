@@ -72,8 +72,8 @@ def _answers(asked: ApprovalAsked, session_scoped: bool, own: bool = False) -> l
         later = "change" if changes_files(asked) else "call and change"
         everything = (f"yes to these {rest + 1} and every later {later} this session" if rest
                       else f"yes to this and every later {later} this session")
-        if asked.scope:  # web_fetch: "a" grants the site, not everything
-            everything = f"yes to every {esc(asked.call.name)} of {esc(asked.scope)} this session"
+        if asked.scope:  # web_fetch: a grant is for the site, not everything nor every site
+            return [*out, ("a", f"yes to every {esc(asked.call.name)} of {esc(asked.scope)} this session")]
         out += [("a", everything), ("t", f"yes to every {esc(asked.call.name)} call this session")]
     if asked.change is not None:
         out.append((VIEW, "view all"))

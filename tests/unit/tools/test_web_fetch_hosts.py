@@ -52,3 +52,15 @@ def test_allow_always_over_acp_grants_the_pages_host_only(tmp_path, isolated_hom
         drive(ws, model, body, client)
     assert [a.tool_call_id for a in client.asked] == ["f1", "f3"]  # the other host is asked about again
     assert hits == ["/page", "/json"]
+
+
+def test_the_repl_offers_no_grant_of_web_fetch_on_every_host():
+    from cli_agent.contracts.events import ApprovalAsked
+    from cli_agent.contracts.messages import ToolCall
+    from cli_agent.ui.view.approve import choices
+
+    asked = ApprovalAsked(call=ToolCall("f1", "web_fetch", {"url": "https://docs.example.com/a"}, ""), change=None,
+                          index=1, total=1, scope="docs.example.com")
+    offered = choices(asked).plain
+    assert "yes to every web_fetch of docs.example.com this session" in offered
+    assert "every web_fetch call" not in offered  # "t" would have granted every host
