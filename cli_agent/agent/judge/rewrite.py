@@ -24,7 +24,6 @@ candidate runs the agent loop instead.
 from __future__ import annotations
 
 import ast
-import functools
 import hashlib
 import re
 import textwrap
@@ -35,8 +34,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cli_agent.agent.judge.attempts import revert
+from cli_agent.agent.judge.module_names import assignment_calls, in_order, public_files, shown_all
+from cli_agent.agent.judge.proof.statements import renames
 from cli_agent.agent.judge.repair import verify
 from cli_agent.agent.judge.rewrite_memory import Memory, outcome
+from cli_agent.agent.judge.rewrite_reply import reply_code, tree_of
 from cli_agent.agent.judge.task_examples import added_names
 from cli_agent.agent.model_call import exchange
 from cli_agent.contracts import (
@@ -70,9 +72,7 @@ UNCHANGED = ("(A version the same as the code above changes nothing, and the cod
              "asks: yours must differ from it.)")  # added to the request once a rewrite changed nothing
 SAMPLES = 20  # rewrites one candidate asks for, while its time lasts, until one lands and passes
 FINGERPRINT = hashlib.sha256(f"rewrite:{SYSTEM}:{MAX_REPLY_TOKENS}".encode()).hexdigest()  # a rewrite request's plan
-_FENCE = re.compile(r"```[ \t]*(?:python|py)?[ \t]*\n(.*?)(?:```|\Z)", re.S)
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-_DEFINITION_START = re.compile(r"^\s*(?:async\s+def|def|class)\s|^\s*@")
 
 
 def places_for(prompt: str, workspace: Workspace) -> list[Place]:
@@ -86,7 +86,9 @@ def candidate(b: Bench, run: RunState, places: Sequence[Place],
     """One whole-definition candidate for the run's task in the session's workspace (a candidate's copy)."""
     s, talk, verifier, prompt = b.setup, b.talk, b.judging.verifier, run.task
     workspace = s.dispatcher.ctx.workspace
-    data = {p.path: workspace.read_bytes(p.path) for p in places}
+    files = public_files([p.path for p in places])  # the files shown, and their packages' __init__.py
+    data = {path: workspace.read_bytes(path) for path in files if path in {p.path for p in places}
+            or (Path(workspace.root) / path).is_file()}
     sources = {path: raw.decode("utf-8", errors="replace") for path, raw in data.items()}
     seen = s.dispatcher.ctx.seen
     if seen is not None:
@@ -96,7 +98,9 @@ def candidate(b: Bench, run: RunState, places: Sequence[Place],
     if verifier is not None and not added_names(prompt):  # what fails before any change, shown with the code
         before = yield from verify(run, verifier)  # (not for a task that adds a name: "not defined" misleads)
         failing = "" if before.passed else before.failures
-    ask = Message("user", _request(prompt, places, sources, failing))
+    renamed = renames(prompt)
+    names = shown_all(sources) if added_names(prompt) or renamed else []
+    ask = Message("user", _request(prompt, places, sources, failing, names))
     talk.append(run, ask)
     why = "no rewrite yet"
     memory, unchanged = Memory(), False
@@ -125,7 +129,7 @@ def candidate(b: Bench, run: RunState, places: Sequence[Place],
             yield Verification(command=f"rewrite {sample}", round=run.verify_round, phase="repeat",
                                summary=f"the same code as rewrite {earlier.number}, not tested again")
             continue
-        calls = planned_calls(code, places, sources) if code is not None else []
+        calls = planned_calls(code, places, sources, renamed) if code is not None else []
         if not calls:
             why = f"rewrite {sample} held no definition that could be placed"
             continue
@@ -173,10 +177,11 @@ def _judged(finished: RunFinished, verified: bool | None, tests: str) -> RunFini
                    stop_reason=StopReason.DONE if verified is not False else StopReason.TESTS_FAILED)
 
 
-def _request(prompt: str, places: Sequence[Place], sources: dict[str, str], failing: str = "") -> str:
+def _request(prompt: str, places: Sequence[Place], sources: dict[str, str], failing: str = "",
+             names: Sequence[str] = ()) -> str:
     """The task, then each definition shown as plain source, dedented, its docstring left out (it is kept as it is
-    when the new version has none: a small model copying it spends most of its reply there), then what fails now
-    (its first `FAILING_CHARS`)."""
+    when the new version has none: a small model copying it spends most of its reply there), the modules'
+    `__all__` (`names`, for a task that adds or renames a name), then what fails now (its first `FAILING_CHARS`)."""
     parts = [prompt, "", "The code it is about (docstrings left out):"]
     for place in places:
         node = _node(sources[place.path], place)
@@ -189,6 +194,8 @@ def _request(prompt: str, places: Sequence[Place], sources: dict[str, str], fail
         else:  # a long class: its head and some of its methods' def lines
             shown = [lines[node.lineno - 1]] + [f"{lines[n.lineno - 1]} ..." for n in _outlined(node, prompt)]
         parts.append(f"```python\n# {place.path}\n{textwrap.dedent(chr(10).join(shown))}\n```")
+    if names:
+        parts += ["", "The module's `__all__` (reply with its new version too if the name must be listed):", *names]
     if failing.strip():
         parts += ["", "What fails with this code now:", f"```\n{failing.strip()[:FAILING_CHARS]}\n```"]
     added = added_names(prompt)
@@ -196,16 +203,6 @@ def _request(prompt: str, places: Sequence[Place], sources: dict[str, str], fail
         parts += ["", f"Reply with the complete new {' and '.join(f'`{n}`' for n in added)} only, in one ```python "
                       "block; do not repeat the code above."]
     return "\n".join(parts)
-
-
-@functools.lru_cache(maxsize=16)
-def _tree(source: str) -> ast.Module | None:
-    """`source` parsed, once for all the places in it, and a reply's code once for finding and placing it (None
-    when it does not parse)."""
-    try:
-        return ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
 
 
 def _outlined(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, prompt: str
@@ -221,7 +218,7 @@ def _outlined(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, promp
 
 def _node(source: str, place: Place) -> ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | None:
     """The definition `place` names in `source`."""
-    tree = _tree(source)
+    tree = tree_of(source)
     for node in ast.walk(tree) if tree is not None else ():
         if isinstance(node, _DEFINITIONS) and node.name == place.name and (
                 min([node.lineno, *(d.lineno for d in node.decorator_list)]) == place.first):
@@ -238,52 +235,36 @@ def _docstring_lines(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
     return range(0)
 
 
-def reply_code(text: str) -> str | None:
-    """The Python a reply holds: its first fenced block that parses, else the whole reply if it parses, else the
-    complete definitions before the one a reply cut short (at `MAX_REPLY_TOKENS`) was writing."""
-    blocks = [m.group(1) for m in _FENCE.finditer(text)]
-    for block in [*blocks, text, *(_complete_part(b) for b in blocks[:1])]:
-        code = textwrap.dedent(block).strip("\n")
-        if code and _tree(code) is not None:
-            return code
-    return None
-
-
-def _complete_part(block: str) -> str:
-    """A block without its last definition (the one being written when the reply was cut), "" when that leaves
-    none: everything before the last line that starts a `def`, `class` or decorator."""
-    lines = block.rstrip().split("\n")
-    starts = [i for i, line in enumerate(lines) if _DEFINITION_START.match(line)]
-    return "\n".join(lines[:starts[-1]]) if len(starts) > 1 else ""
-
-
-def planned_calls(code: str, places: Sequence[Place], sources: dict[str, str]) -> list[ToolCall]:
+def planned_calls(code: str, places: Sequence[Place], sources: dict[str, str],
+                  renamed: dict[str, str] | None = None) -> list[ToolCall]:
     """The tool calls that put each definition of `code` where it belongs (see the module's docstring). A class in
     the reply that is not itself shown stands for its methods (a model often wraps the method it was shown), and
-    `name = other` for a function shown replaces it (the alias a rename leaves). Insertions come first, the lowest
-    in the file first, so that the line numbers they were planned with still hold."""
-    tree = _tree(code)  # parsed once with `reply_code`
+    `name = other` for a function shown replaces it (the alias a rename leaves); a definition under the new name of
+    a rename (`renamed`: new -> old) replaces the old one; an assignment of a module-level name replaces it
+    (`module_names`). Line-based calls come first, the lowest in the file first, so that the line numbers they were
+    planned with still hold."""
+    tree = tree_of(code)  # parsed once with `reply_code`
     if tree is None:
         return []
     lines = code.split("\n")
     calls: list[ToolCall] = []
     shown = {p.name: p for p in places if p.whole}
+    aliases: set[str] = set()
     for node in tree.body:
         alias = _alias_of(node)
         if alias is not None and alias in shown:
             place = shown[alias]
+            aliases.add(alias)
             calls.append(_call("replace_definition", path=place.path, name=place.name, new=ast.unparse(node)))
         if not isinstance(node, _DEFINITIONS):
             continue
         inner = node.body if isinstance(node, ast.ClassDef) and not _is_shown(node, places) else [node]
         for each in inner:
             if isinstance(each, _DEFINITIONS) and not _stub(each):
-                call = _placed(each, _segment(each, lines), places, sources)
+                call = _placed(each, _segment(each, lines), places, sources, renamed or {})
                 if call is not None:
                     calls.append(call)
-    inserts = sorted((c for c in calls if c.name == "insert_text"),
-                     key=lambda c: -int((c.arguments or {}).get("after_line") or 0))
-    return inserts + [c for c in calls if c.name != "insert_text"]
+    return in_order(calls + assignment_calls(code, sources, aliases))
 
 
 def _alias_of(node: ast.stmt) -> str | None:
@@ -308,10 +289,10 @@ def _segment(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, lines:
 
 
 def _placed(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, segment: str, places: Sequence[Place],
-            sources: dict[str, str]) -> ToolCall | None:
-    same = [p for p in places if p.name == node.name]
+            sources: dict[str, str], renamed: dict[str, str]) -> ToolCall | None:
+    same = [p for p in places if p.name == node.name] or [p for p in places if p.name == renamed.get(node.name)]
     if same:
-        return _call("replace_definition", path=same[0].path, name=node.name,
+        return _call("replace_definition", path=same[0].path, name=same[0].name,
                      new=_documented(segment, sources[same[0].path], same[0]))
     classes = [p for p in places if not p.whole]
     if classes and _is_method(node):

@@ -279,3 +279,54 @@ def test_the_memory_shows_the_newest_wrong_versions_and_samples_further_after_a_
     assert memory.repeat_of("def f():  # again\n    return (5)") is not None and memory.repeat_of("def f(): 6") is None
     options = memory.sampling(0.7)
     assert options["temperature"] == pytest.approx(1.0) and options["seed"] > 0
+
+
+WITH_ALL = 'import math\n\n__all__ = ["add"]\n\n\ndef add(a, b):\n    return a + b\n'
+
+
+def _apply(source: str, calls: list) -> str:
+    """The calls applied in their order, as the line tools would (each planned against the file as it was)."""
+    lines = source.split("\n")
+    for call in calls:
+        a = call.arguments
+        if call.name == "insert_text":
+            lines[a["after_line"]:a["after_line"]] = a["text"].split("\n")
+        elif call.name == "replace_lines":
+            lines[a["start_line"] - 1:a["end_line"]] = a["new"].split("\n")
+    return "\n".join(lines)
+
+
+def test_a_rewrite_that_changes_all_replaces_the_modules_all() -> None:
+    from cli_agent.agent.judge.module_names import shown_all
+    from cli_agent.agent.judge.rewrite import _request
+
+    places = [Place("calc.py", "add", 6, 7, whole=True)]
+    shown = _request("Add mul(a, b) to calc.py and list it in __all__", places, {"calc.py": WITH_ALL},
+                     names=shown_all({"calc.py": WITH_ALL}))
+    assert 'The module\'s `__all__`' in shown and '# calc.py\n__all__ = ["add"]\n```' in shown
+    code = 'def mul(a, b):\n    return a * b\n\n\n__all__ = ["add", "mul"]\n'
+    calls = planned_calls(code, places, {"calc.py": WITH_ALL})
+    assert [c.name for c in calls] == ["insert_text", "replace_lines"]  # the lower one first: the lines hold
+    after = _apply(WITH_ALL, calls)
+    assert '__all__ = ["add", "mul"]' in after and after.rstrip().endswith("def mul(a, b):\n    return a * b")
+    assert after.count("__all__") == 1
+    # the same assignment again, or a name the module does not assign, is no call
+    assert planned_calls('__all__ = ["add"]\nNEW = 1\n', places, {"calc.py": WITH_ALL}) == []
+
+
+def test_a_rename_rewrite_replaces_the_old_definition_under_the_new_name() -> None:
+    places = [Place("m.py", "helper", 4, 5, whole=True)]
+    calls = planned_calls("def assist(x):\n    return x\n", places, {"m.py": SOURCE}, {"assist": "helper"})
+    assert [(c.name, (c.arguments or {})["name"]) for c in calls] == [("replace_definition", "helper")]
+    assert (calls[0].arguments or {})["new"].startswith("def assist(x):")
+    # without the rename, the new name is a new function beside the old one
+    assert [c.name for c in planned_calls("def assist(x):\n    return x\n", places, {"m.py": SOURCE})] == \
+        ["insert_text"]
+
+
+def test_the_renames_a_task_states_are_read_new_name_to_old() -> None:
+    from cli_agent.agent.judge.proof.statements import renames
+
+    assert renames("Rename `soft_str` to `soft_text` everywhere; keep the API") == {"soft_text": "soft_str"}
+    assert renames("Rename the function pkg.old_name as new_name.") == {"new_name": "old_name"}
+    assert renames("Fix the rename button") == {}

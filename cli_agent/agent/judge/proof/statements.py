@@ -96,6 +96,11 @@ def statements(task: str, root: Path) -> tuple[Statement, ...]:
     return tuple(dict.fromkeys(found))[:MAX_STATEMENTS]
 
 
+def renames(task: str) -> dict[str, str]:
+    """The names the task renames, new name to old ("rename `soft_str` to `soft_text`": soft_text -> soft_str)."""
+    return {new: old.rsplit(".", 1)[-1] for old, new in _RENAME.findall(task[:MAX_TASK_CHARS]) if _named(new)}
+
+
 def _named(name: str) -> bool:
     """Whether a word can be a name the task means (not a keyword or a builtin: "add `None` handling")."""
     return not keyword.iskeyword(name) and name not in _BUILTINS

@@ -1,0 +1,107 @@
+"""Module-level names in a whole-definition rewrite: `__all__`, a table, a constant.
+
+A rewrite may return a module-level assignment (`NAME = ...`, `NAME: T = ...`) of a name already assigned at the
+top level of a file it was shown or of that file's package `__init__.py` (`public_files`); it replaces that
+assignment, as a function replaces a function (`assignment_calls`, through `replace_lines`). When the task adds or
+renames a public name, the request shows each of those files' `__all__` (`shown_all`), the list a new name must
+join. `in_order` orders the line-based calls so that the lines each was planned with still hold.
+"""
+
+from __future__ import annotations
+
+import ast
+import posixpath
+import uuid
+from collections.abc import Sequence
+
+from cli_agent.contracts import ToolCall
+
+
+def _parsed(source: str) -> ast.Module | None:
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def public_files(paths: Sequence[str]) -> list[str]:
+    """The files shown and their packages' `__init__.py`, each once (which exist is the caller's to find)."""
+    found = list(dict.fromkeys(paths))
+    for path in paths:
+        init = posixpath.join(posixpath.dirname(path), "__init__.py")
+        if posixpath.dirname(path) and init not in found:
+            found.append(init)
+    return found
+
+
+def assigned(source: str) -> dict[str, tuple[int, int]]:
+    """The names a module assigns at its top level, once each, with their lines (first, last; 1-based)."""
+    tree = _parsed(source)
+    found: dict[str, tuple[int, int]] = {}
+    repeated: set[str] = set()
+    for node in tree.body if tree is not None else ():
+        name = _target(node)
+        if name is not None:
+            if name in found:
+                repeated.add(name)
+            found[name] = (node.lineno, node.end_lineno or node.lineno)
+    return {name: lines for name, lines in found.items() if name not in repeated}
+
+
+def _target(node: ast.stmt) -> str | None:
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+        return node.targets[0].id
+    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+        return node.target.id
+    return None
+
+
+def shown_all(sources: dict[str, str]) -> list[str]:
+    """Each file's `__all__` as it reads now, as a fenced block headed by its path."""
+    blocks = []
+    for path, source in sources.items():
+        lines = assigned(source).get("__all__")
+        if lines:
+            text = "\n".join(source.split("\n")[lines[0] - 1:lines[1]])
+            blocks.append(f"```python\n# {path}\n{text}\n```")
+    return blocks
+
+
+def assignment_calls(code: str, sources: dict[str, str], taken: set[str]) -> list[ToolCall]:
+    """A `replace_lines` call for each top-level assignment of `code` whose name a file of `sources` assigns (the
+    first such file), unless the name is `taken` (already placed otherwise); the same assignment is no call."""
+    tree = _parsed(code)
+    calls: list[ToolCall] = []
+    where = {path: assigned(source) for path, source in sources.items()}
+    for node in tree.body if tree is not None else ():
+        name = _target(node)
+        if name is None or name in taken:
+            continue
+        path = next((p for p, names in where.items() if name in names), None)
+        if path is None:
+            continue
+        first, last = where[path][name]
+        new = ast.get_source_segment(code, node) or ast.unparse(node)
+        old = "\n".join(sources[path].split("\n")[first - 1:last])
+        if _same(old, new):
+            continue
+        calls.append(ToolCall(id=f"rewrite-{uuid.uuid4().hex[:8]}", name="replace_lines",
+                              arguments={"path": path, "start_line": first, "end_line": last, "new": new}))
+    return calls
+
+
+def _same(old: str, new: str) -> bool:
+    before, after = _parsed(old), _parsed(new)
+    return before is not None and after is not None and ast.dump(before) == ast.dump(after)
+
+
+def in_order(calls: list[ToolCall]) -> list[ToolCall]:
+    """The line-based calls (`replace_lines`, `insert_text`), lowest in each file first, before the ones that find
+    their place by name: each leaves the lines above it as they were."""
+    def line(call: ToolCall) -> float:
+        arguments = call.arguments or {}
+        if call.name == "replace_lines":
+            return float(arguments.get("start_line") or 0)
+        return float(arguments.get("after_line") or 0) + 0.5  # below the line it follows, above the next
+    placed = [c for c in calls if c.name in ("replace_lines", "insert_text")]
+    return sorted(placed, key=line, reverse=True) + [c for c in calls if c not in placed]
