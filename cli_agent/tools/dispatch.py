@@ -25,6 +25,7 @@ from cli_agent.contracts import Change, ChangeKind, Envelope, Staged, ToolCall, 
 from cli_agent.instructions import nested_instructions
 from cli_agent.tools.handlers.syntax_guard import broken_by, unreachable_by
 from cli_agent.tools.schema_check import CheckStopped, check
+from cli_agent.tools.web.address import plainly_refused
 
 if TYPE_CHECKING:
     from cli_agent.tools.context import ToolContext
@@ -144,7 +145,8 @@ class Dispatcher:
             return Prepared(call, spec, error=Envelope.failure(
                 *problems, data={"expected_parameters": spec.parameters}), invalid=True)
         if not spec.mutates:
-            return Prepared(call, spec)
+            refused = self._plainly_refused(spec, call.arguments)
+            return Prepared(call, spec, error=Envelope.failure(refused) if refused else None)
         if spec.runs_command:
             return Prepared(call, spec, deferred=True)
         try:
@@ -162,6 +164,12 @@ class Dispatcher:
             return Prepared(call, spec, error=Envelope.failure(broken))
         dead = _unreachable_by(change) if self.ctx.syntax_check else None
         return Prepared(call, spec, change=replace(change, warnings=(dead,)) if dead else change)
+
+    def _plainly_refused(self, spec: ToolSpec, arguments: dict[str, Any]) -> str | None:
+        """A web page's address that may not be reached, when the URL alone says so: refused before any question."""
+        if spec.approval_scope != "host":
+            return None
+        return plainly_refused(str(arguments.get("url", "")), self.ctx.web.allow_private if self.ctx.web else False)
 
     def read_ahead(self, calls: Sequence[ToolCall]) -> dict[int, tuple[Prepared, Envelope]]:
         """Run the read-only calls that come before the turn's first other call at the same time; by position.

@@ -6,10 +6,15 @@ sandbox's proxy makes too. Environment proxies are not used, so the address chec
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from cli_agent.sandbox import refusal
+
 __all__ = ["WebSetup", "host_of"]
+
+PRIVATE_HINT = "[web] allow_private = true in your user config allows it"
 
 
 @dataclass(frozen=True)
@@ -28,3 +33,20 @@ def host_of(url: str) -> str:
         return (urlsplit(url).hostname or "").lower()
     except ValueError:
         return ""
+
+
+def plainly_refused(url: str, allow_private: bool) -> str | None:
+    """Why web_fetch may not reach `url`, when its host says so without a lookup (an IP address, localhost): said
+    before any approval question, which would be asked for nothing. A name is checked when it is fetched."""
+    host = host_of(url)
+    address = "127.0.0.1" if host == "localhost" or host.endswith(".localhost") else host
+    try:
+        ipaddress.ip_address(address.split("%", 1)[0])
+    except ValueError:
+        return None
+    why = refusal(address, allow_private)
+    if why is None:
+        return None
+    where = "" if address == host else f"{host} is {address}: "
+    tip = "" if "link-local" in why or allow_private else f" ({PRIVATE_HINT})"
+    return f"refused: {where}{why}{tip}"

@@ -24,7 +24,7 @@ from urllib.parse import urljoin, urlsplit
 
 from cli_agent.contracts import ToolError
 from cli_agent.sandbox import open_checked, refusal, resolved
-from cli_agent.tools.web.address import WebSetup, host_of
+from cli_agent.tools.web.address import PRIVATE_HINT, WebSetup, host_of
 
 _REDIRECTS = (301, 302, 303, 307, 308)
 _USER_AGENT = "cli-agent-web-fetch/1"
@@ -63,7 +63,7 @@ def _checked_url(url: str) -> tuple[str, str, int, str]:
 
 
 def _hint(allow_private: bool) -> str:
-    return "" if allow_private else "[web] allow_private = true in your user config allows it"
+    return "" if allow_private else PRIVATE_HINT
 
 
 class _Reader(io.RawIOBase):
