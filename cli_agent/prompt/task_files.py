@@ -48,6 +48,7 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\()?")
 _TARGET = re.compile(r"\b(?:[Ff]ix|[Cc]hange|[Cc]orrect|[Uu]pdate|[Rr]epair)\s+`?([A-Za-z_][A-Za-z0-9_]*)"
                      r"|\bthe\s+`?([A-Za-z_][A-Za-z0-9_]*)`?\s+class\b")
 _CALL = re.compile(r"(?<![A-Za-z0-9_])([A-Za-z_][A-Za-z0-9_]*)\(")
+_DOTTED_CALL = re.compile(r"(?<![\w.])([A-Za-z_]\w*)(?:\.[A-Za-z_]\w*)*\.([A-Za-z_]\w*)\(")  # `pkg.func(`
 _HEAD = re.compile(r"^[ \t]*(?:async\s+def|def|class|function|func|fn)\s+([A-Za-z_][A-Za-z0-9_]*)", re.M)
 
 
@@ -82,8 +83,11 @@ def task_brief(task: str, workspace: Workspace, *, budget_tokens: int = 1500) ->
     known = {m.group(1) for text in texts.values() if text is not None for m in _HEAD.finditer(text)}
     names = [name for name in names if name not in known]  # defined in a named file: not looked for elsewhere
     if names:
-        for path, found in _definitions(workspace, names).items():
-            wanted.setdefault(path, []).extend(found)
+        packages = {package for package, _ in _DOTTED_CALL.findall(task)}
+        found_in = _definitions(workspace, names)
+        # `pkg.func(...)`: the `func` of the package `pkg` first, not one of the same name elsewhere
+        for path in sorted(found_in, key=lambda p: not packages & set(p.removesuffix(".py").split("/"))):
+            wanted.setdefault(path, []).extend(found_in[path])
     if not wanted:
         return None
     budget = budget_tokens * 4
@@ -172,10 +176,11 @@ def _defined_in(text: str | None, task: str) -> list[str]:
 
 
 def _asked(task: str) -> list[str]:
-    """The names a task that names no file asks about: a word it asks to fix or change ("Fix mean so ..."), a word
-    with an underscore, a call (`mean([1, 2, 3])`); not a dunder (`__init__` is defined everywhere)."""
+    """The names a task that names no file asks about: the function of a dotted call (`pkg.func(...)` is `func`), a
+    word it asks to fix or change ("Fix mean so ..."), a word with an underscore, a call (`mean([1, 2, 3])`); not a
+    dunder (`__init__` is defined everywhere)."""
     targets = {a or b for a, b in _TARGET.findall(task)}
-    out: dict[str, None] = {}
+    out: dict[str, None] = {name: None for _, name in _DOTTED_CALL.findall(task) if not name.startswith("__")}
     for match in _WORD.finditer(_PATHISH.sub(" ", task)):
         word = match.group(0).rstrip("(")
         if (word in targets or "_" in word.strip("_") or match.group(1)) and not word.startswith("__"):

@@ -128,3 +128,14 @@ def test_a_small_file_shown_from_its_start_names_the_definitions_it_shows_whole(
     (tmp_path / "native.py").write_text("def _inner(s):\n    return s.replace('<', '&lt;')\n")
     brief = task_brief("escape('a & b') is wrong. Fix the bug in native.py.", Workspace(tmp_path))
     assert brief is not None and [(p.name, p.first, p.last, p.whole) for p in brief.places] == [("_inner", 1, 2, True)]
+
+
+def test_a_dotted_call_names_the_function_of_that_package_when_the_task_names_no_file(tmp_path):
+    (tmp_path / "inflect").mkdir()
+    (tmp_path / "inflect/__init__.py").write_text("from .engine import plural\n")
+    (tmp_path / "inflect/engine.py").write_text("def plural(word):\n    return _suffix(word)\n\n\n"
+                                                "def _suffix(word):\n    return word + 's'\n")
+    (tmp_path / "aaa_vendor.py").write_text("def plural(word):\n    return word\n")  # first in the listing
+    brief = task_brief("inflect.plural('box') returns 'boxs', it should be 'boxes'", Workspace(tmp_path))
+    assert brief is not None and brief.paths[0] == "inflect/engine.py", brief
+    assert [p.name for p in brief.places][:1] == ["plural"]
