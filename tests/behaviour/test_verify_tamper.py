@@ -79,14 +79,18 @@ def test_tests_the_run_s_own_change_left_unable_to_run_fail_that_change(tmp_path
     code, report, trace = run_json(tmp_path, ws, home, script, "--require-verified", env_extra=ROUNDS)
     assert code == 8 and report["verified"] is False and report["status"] == "tests_failed", report
     assert any("fail after your change" in m for m in user_messages(trace))
+    if path == "pytest.ini":
+        assert "after this run's change (pytest.ini)" in report["tests"], report
+        assert "ERROR: Error importing plugin" in report["tests"], report  # its first letter kept
 
 
 def test_tests_that_ran_then_could_not_run_after_a_command_fail_the_change(tmp_path: Path) -> None:
     ws, home = _project(tmp_path)
     (ws / "helper.py").write_text("X = 1\n")
     (ws / "conftest.py").write_text("import helper\n")
-    breaks = _shell("printf 'import os\\nos._exit(127)\\n' > helper.py")
+    breaks = _shell("printf 'import os\\nos._exit(4)\\n' > helper.py")  # pytest's usage error, naming no file
     code, report, _ = run_json(tmp_path, ws, home, [READ, WRONG, DONE, breaks, DONE, DONE, DONE],
                                "--require-verified", env_extra=ROUNDS)
     assert code == 8 and report["verified"] is False, report
-    assert "could not run" in report["tests"] and "RROR" not in report["tests"].replace("ERROR", ""), report
+    assert report["tests"].startswith("the tests could not run: pytest's usage error"), report
+    assert report["tests"].endswith("after this run's change"), report
