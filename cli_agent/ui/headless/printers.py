@@ -134,6 +134,11 @@ class TextPrinter:
         self.progress = self.err.isatty()
         self.planning = planning  # plan mode: the plan's checklist goes to stdout before the answer
         self.steps: tuple[dict[str, str], ...] = ()
+        self.tally: Any = None  # what the run changed: a progress line of its own when the answer does not say it
+        if self.progress:
+            from cli_agent.ui.view import ChangeTally  # deferred: the terminal's views (Rich), only on a terminal
+
+            self.tally = ChangeTally()
 
     def _note(self, line: str) -> None:
         if self.progress:
@@ -141,6 +146,13 @@ class TextPrinter:
             self.err.flush()
 
     def __call__(self, event: Event) -> None:
+        self._show(event)
+        if self.tally is not None:
+            self.tally.see(event)
+            if isinstance(event, RunFinished) and (changed := self.tally.line(event)) is not None:
+                self._note(changed)
+
+    def _show(self, event: Event) -> None:
         if isinstance(event, RunStarted):
             self._note(f"· {event.model or 'model'} ({event.protocol}) in {event.workspace}")
         elif isinstance(event, ToolCallsProposed):

@@ -8,6 +8,7 @@ May import: the packages below ui/; not repl/ or headless/.
 from __future__ import annotations
 
 from cli_agent.ui.view.approve import *
+from cli_agent.ui.view.checks_view import *
 from cli_agent.ui.view.command_panel import *
 from cli_agent.ui.view.render import *
 from cli_agent.ui.view.resume_view import *
@@ -16,7 +17,7 @@ from cli_agent.ui.view.transcript import *
 from cli_agent.ui.view.wrapping import *
 
 __all__ = [
-    "Renderer", "SignalInterrupt", "TerminalApprover", "call_panel", "changes_nothing", "command_expanded",
-    "fit_lines", "hanging", "hung", "preview", "read_key", "result_line", "sandbox_report", "show_transcript",
-    "undone_runs",
+    "ChangeTally", "Renderer", "SignalInterrupt", "TerminalApprover", "call_panel", "changes_nothing",
+    "command_expanded", "fit_lines", "hanging", "hung", "preview", "read_key", "result_line", "sandbox_report",
+    "show_transcript", "undone_runs",
 ]

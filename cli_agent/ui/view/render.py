@@ -24,7 +24,7 @@ from cli_agent.contracts import Change, ToolCall
 from cli_agent.contracts import escape_for_terminal as esc
 from cli_agent.contracts import events as ev
 from cli_agent.ui.view.change_view import arguments_text, call_title, change_body
-from cli_agent.ui.view.checks_view import Checks
+from cli_agent.ui.view.checks_view import ChangeTally, Checks
 from cli_agent.ui.view.command_panel import changes_panel, command_line, command_result, hanging, output_block
 from cli_agent.ui.view.plan_view import hook_line, plan_summary, plan_text
 from cli_agent.ui.view.transcript import changes_nothing, compact_line, result_line
@@ -134,6 +134,7 @@ class Renderer:
         self.live = console.is_terminal
         self.folded: list[tuple[ToolCall | None, ev.ToolResult]] = []
         self._checks = Checks()  # a test run before any change is drawn as such
+        self._tally = ChangeTally()  # what the run changed, said at its end when its answer does not
         self._live: Any = None
         self._working: Working | None = None
         self._protocol = ""
@@ -154,6 +155,7 @@ class Renderer:
 
     def __call__(self, event: ev.Event) -> None:
         self._checks.see(event)
+        self._tally.see(event)
         getattr(self, "_on_" + event.type, lambda event: None)(event)  # an event with no handler draws nothing
 
     def print(self, renderable: RenderableType) -> None:
@@ -383,5 +385,8 @@ class Renderer:
             self.print(Text("! " + esc(self._elided), style="yellow"))
         if self._plan is not None:
             self.print(plan_summary(self._plan))
+        changed = self._tally.line(event)
+        if changed is not None:
+            self.print(Text(esc(changed), style="dim"))
         if not self.one_shot or event.stop_reason is ev.StopReason.DONE:
             self.print(finish_line(event, self.clock() - self._started))
