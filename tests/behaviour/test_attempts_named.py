@@ -40,5 +40,6 @@ def test_a_candidate_that_changed_nothing_says_so(tmp_path: Path) -> None:
     code, report, _ = run(tmp_path, [READ, WRONG, DONE, {"text": "add() looks right to me."}], "task_files = false\n")
     assert code == 8, report
     attempts = [w for w in report["warnings"] if w.startswith("candidate 2 of 2")]
-    assert attempts[-1] == "candidate 2 of 2 made no change", report["warnings"]
+    assert attempts[-1] == "candidate 2 of 2 made no change; one more is sampled in its place", report["warnings"]
+    assert report["warnings"][-1] == "candidate 3 of 3 made no change"  # at most count - 1 in the place of others
     assert not any("did not pass: done" in w for w in report["warnings"])

@@ -66,10 +66,14 @@ class Attempts:
     def sample(self, prompt: str, applied: Sequence[Change], seconds_left: Callable[[], float]
                ) -> Generator[Event, None, Candidate | None]:
         """Try candidates 2..count until one passes its tests; yields progress (its test runs and a line each);
-        returns the winner, or None."""
-        for number in range(2, self.count + 1):
+        returns the winner, or None. A candidate that made no change does not use up a turn while time is left
+        (at most count - 1 such): one more is sampled in its place."""
+        last, spares, number = self.count, 0, 1
+        while number < last:
+            number += 1
+            of = max(number, self.count)  # a candidate sampled in the place of one that made no change counts on
             if seconds_left() <= 1:
-                yield Warning(code="attempt", message=f"no time left for candidate {number} of {self.count}")
+                yield Warning(code="attempt", message=f"no time left for candidate {number} of {of}")
                 return None
             folder = Path(tempfile.mkdtemp(prefix="cli-agent-attempt-"))
             try:
@@ -79,7 +83,7 @@ class Attempts:
                     yield Warning(code="attempt", message=f"no more candidates: {problem}")
                     return None
                 revert(copy, applied)
-                yield Warning(code="attempt", message=f"candidate {number} of {self.count}: starting from the "
+                yield Warning(code="attempt", message=f"candidate {number} of {of}: starting from the "
                                                       f"files as they were before this run")
                 finished, paths = yield from self._drive(copy, prompt, seconds_left(), number)
                 if finished.verified:
@@ -87,7 +91,10 @@ class Attempts:
                     return Candidate(number, finished.tests, changes)
                 verdict = finished.tests or finished.message
                 said = f"did not pass: {verdict}" if paths else "made no change"
-                yield Warning(code="attempt", message=f"candidate {number} of {self.count} {said}")
+                if not paths and spares < self.count - 1 and seconds_left() > 1:
+                    spares, last = spares + 1, last + 1
+                    said += "; one more is sampled in its place"
+                yield Warning(code="attempt", message=f"candidate {number} of {of} {said}")
                 if verdict.startswith(COULD_NOT_RUN):  # no candidate can be judged
                     return None
             finally:

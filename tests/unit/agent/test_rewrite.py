@@ -217,15 +217,16 @@ def test_stream_json_shows_each_candidate_and_replay_plays_its_replies_back(tmp_
     ws, home = calc
     wrong = {"text": "I would swap the operands."}  # no code: each rewrite is asked for and answered, none tested
     script, trace = tmp_path / "script.json", tmp_path / "trace.jsonl"
-    script.write_text(json.dumps([READ, WRONG, DONE, *[wrong] * SAMPLES]))
+    # candidate 2 made no change: candidate 3 (the loop) is sampled in its place, and answers without one too
+    script.write_text(json.dumps([READ, WRONG, DONE, *[wrong] * SAMPLES, {"text": "add() looks right."}]))
     done = cli(["-p", "add(2, 3) in calc.py returns -1, it should be 5", "--model", f"scripted:{script}", "-C",
                 str(ws), "--yes", "--output", "stream-json", "--trace", str(trace), "--attempts", "2"],
                home=home, timeout=300)
     assert done.returncode == 8, done.stdout[-2000:] + done.stderr
     events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     tagged = [e for e in events if e.get("type") in ("model_request", "assistant_message") and e.get("candidate")]
-    assert len(tagged) == 2 * SAMPLES and {e["candidate"] for e in tagged} == {2}
-    assert all(e["text"] == wrong["text"] for e in tagged if e["type"] == "assistant_message")
+    assert len([e for e in tagged if e["candidate"] == 2]) == 2 * SAMPLES and {e["candidate"] for e in tagged} == {2, 3}
+    assert all(e["text"] == wrong["text"] for e in tagged if e["type"] == "assistant_message" and e["candidate"] == 2)
     # the first attempt's change is kept (no candidate passed): replay rewinds it and feeds every recorded reply
     # back in order, the candidate's rewrites included, and the run ends the same way
     replayed = cli(["replay", str(trace)], home=home, timeout=600)
@@ -330,3 +331,14 @@ def test_the_renames_a_task_states_are_read_new_name_to_old() -> None:
     assert renames("Rename `soft_str` to `soft_text` everywhere; keep the API") == {"soft_text": "soft_str"}
     assert renames("Rename the function pkg.old_name as new_name.") == {"new_name": "old_name"}
     assert renames("Fix the rename button") == {}
+
+
+@pytest.mark.slow
+def test_a_candidate_that_made_no_change_does_not_use_up_a_turn_while_time_is_left(tmp_path: Path, calc) -> None:
+    ws, home = calc
+    nothing = [{"text": "I would not change anything."}] * SAMPLES  # the rewrite candidate places nothing
+    fix = {"tool_calls": [{"name": "edit_file", "arguments": {"path": "calc.py", "old": "a - b", "new": "a + b"}}]}
+    code, report, _ = run(tmp_path, ws, home, [READ, WRONG, DONE, *nothing, READ, fix, DONE], "--attempts", "2")
+    assert code == 0 and report["verified"] is True and report["attempt"] == 3, report
+    assert any("made no change; one more is sampled in its place" in w for w in report["warnings"]), report
+    assert (ws / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
