@@ -41,6 +41,7 @@ class Hook:
     command: str = rule(min_length=1, max_length=4096)
     match: str | None = rule(None, max_length=500, after=check_match)
     timeout_s: float = rule(60.0, gt=0, le=3600)
+    sandboxed: bool = False  # run in the command sandbox: always for a project's hooks (set when it is loaded)
 
     def matches(self, tool: str) -> bool:
         """Whether this hook runs for a call of `tool` (events without a tool always match)."""

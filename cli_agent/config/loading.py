@@ -104,7 +104,8 @@ def load_settings(flags: Mapping[str, Any], *, env: Mapping[str, str] | None = N
             if key not in ("mcp_servers", "hooks", "agents", "permissions"):  # merged below: by name, or added up
                 values[key], sources[key] = value, source
     values["mcp_servers"], mcp_notes = _mcp_servers(user, project, explicit)
-    values["hooks"] = [hook for layer in (user, project, explicit) for hook in layer.get("hooks", ([], ""))[0]]
+    values["hooks"] = [replace(hook, sandboxed=True) if layer is project else hook  # a project's: in the sandbox
+                       for layer in (user, project, explicit) for hook in layer.get("hooks", ([], ""))[0]]
     values["permissions"] = [*(r for layer in (user, project, explicit)
                                 for r in layer.get("permissions", ([], ""))[0]), *own_rules(ws)]
     values["agents"] = {name: kind for layer in (user, project, explicit)

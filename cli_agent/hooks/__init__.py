@@ -12,5 +12,6 @@ May import: config, fs, validated, contracts.
 from __future__ import annotations
 
 from cli_agent.hooks.points import *
+from cli_agent.hooks.process import *
 
-__all__ = ["Hooks", "PromptBlocked"]
+__all__ = ["HookBox", "HookOutcome", "Hooks", "PromptBlocked", "run_hook"]

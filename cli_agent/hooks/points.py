@@ -22,16 +22,16 @@ import time
 from collections.abc import Generator, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from cli_agent.contracts import DeniedError, HookRan
-from cli_agent.hooks.process import run_hook
+from cli_agent.hooks.process import HookOutcome, run_hook
 
 if TYPE_CHECKING:
     from cli_agent.config import Hook
     from cli_agent.contracts import Envelope, ToolCall
 
-__all__ = ["Hooks", "PromptBlocked"]
+__all__ = ["HookBox", "Hooks", "PromptBlocked"]
 
 BLOCK = 2  # the exit code that blocks (as in Claude Code)
 _SAID_MAX = 4000  # characters of a hook's stderr the model gets
@@ -52,12 +52,28 @@ class PromptBlocked(DeniedError):
     """A prompt hook blocked the user's prompt: the run ends denied (exit 3), with the hook's reason."""
 
 
-class Hooks:
-    """The session's hooks over `root` (the workspace: their working folder)."""
+class HookBox(Protocol):
+    """Where a sandboxed hook (a project's) runs: the command sandbox, as `run_hook` runs the user's own."""
 
-    def __init__(self, hooks: Sequence[Hook], root: Path) -> None:
+    def run(self, command: str, payload: bytes, cwd: Path, timeout_s: float, env: dict[str, str]) -> HookOutcome: ...
+
+
+class Hooks:
+    """The session's hooks over `root` (the workspace: their working folder); `box` runs the sandboxed ones (a
+    project's): without one, they do not run."""
+
+    def __init__(self, hooks: Sequence[Hook], root: Path, box: HookBox | None = None) -> None:
         self.hooks = tuple(hooks)
         self.root = root
+        self.box = box
+
+    def _outcome(self, hook: Hook, body: bytes, timeout_s: float, env: dict[str, str]) -> HookOutcome:
+        if not hook.sandboxed:
+            return run_hook(hook.command, body, self.root, timeout_s, env)
+        if self.box is None:
+            return HookOutcome(None, "", "not run: a project's hook runs only in the command sandbox, and there is "
+                                         "none here (see `cli-agent sandbox`)")
+        return self.box.run(hook.command, body, self.root, timeout_s, env)
 
     @property
     def on_tools(self) -> bool:
@@ -71,8 +87,8 @@ class Hooks:
             if hook.event != event or not hook.matches(tool):
                 continue
             left = hook.timeout_s if deadline is None else min(hook.timeout_s, max(deadline - time.monotonic(), 1.0))
-            out = run_hook(hook.command, body, self.root, left,
-                           {"CLI_AGENT_PROJECT_DIR": str(self.root), "CLI_AGENT_HOOK_EVENT": event})
+            out = self._outcome(hook, body, left,
+                                {"CLI_AGENT_PROJECT_DIR": str(self.root), "CLI_AGENT_HOOK_EVENT": event})
             ran = HookRan(event=event, command=hook.command, exit_code=out.exit_code, stdout=out.stdout,
                           stderr=out.stderr, blocked=out.exit_code == BLOCK, timed_out=out.timed_out,
                           call_id=call_id, tool=tool)
@@ -117,7 +133,7 @@ class Hooks:
 
     def _run_one(self, hook: Hook, payload: dict[str, Any],
                  deadline: float | None) -> Generator[HookRan, None, HookRan]:
-        single = Hooks([hook], self.root)
+        single = Hooks([hook], self.root, self.box)
         ran: HookRan | None = None
         for event in single._run(hook.event, payload, deadline):
             ran = event

@@ -22,12 +22,14 @@ from typing import IO
 
 from cli_agent.hooks import reaper
 
+__all__ = ["HookOutcome", "run_hook"]
+
 OUTPUT_MAX = 64 * 1024
 _SWEEP_S = 2.0  # what the keeper gets, past the hook's time, to kill and reap what the hook started
 
 
 @dataclass(frozen=True)
-class Outcome:
+class HookOutcome:
     exit_code: int | None  # None: killed at its timeout, or it could not start
     stdout: str
     stderr: str
@@ -40,16 +42,18 @@ def shell_argv(command: str) -> list[str]:
 
 
 def run_hook(command: str, payload: bytes, cwd: Path, timeout_s: float, env: dict[str, str],
-             argv: Sequence[str] | None = None) -> Outcome:
-    """Run `command` (or `argv`, the command already wrapped) with `payload` on stdin; its outcome (exit 2 is for
-    the caller to read). It returns within `timeout_s` and a few seconds, whatever the hook started."""
+             argv: Sequence[str] | None = None, inherit_env: bool = True) -> HookOutcome:
+    """Run `command` (or `argv`: the command already wrapped, in the command sandbox) with `payload` on stdin; its
+    outcome (exit 2 is for the caller to read). It returns within `timeout_s` and a few seconds, whatever the hook
+    started. `env` adds to the user's environment (`inherit_env`), or is the whole of it."""
     started = time.monotonic()
     keeper = [sys.executable, "-I", "-S", reaper.__file__, f"{timeout_s:.3f}", *(argv or shell_argv(command))]
     try:
-        proc = subprocess.Popen(keeper, cwd=cwd, env={**os.environ, **env}, stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        proc = subprocess.Popen(keeper, cwd=cwd, env={**os.environ, **env} if inherit_env else env,
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                start_new_session=True)
     except OSError as exc:
-        return Outcome(None, "", f"the hook could not start: {exc.strerror or exc}")
+        return HookOutcome(None, "", f"the hook could not start: {exc.strerror or exc}")
     out, err = bytearray(), bytearray()
     try:
         _pump(proc, payload, {proc.stdout: out, proc.stderr: err}, started + timeout_s + _SWEEP_S)
@@ -57,7 +61,7 @@ def run_hook(command: str, payload: bytes, cwd: Path, timeout_s: float, env: dic
         code = _end(proc)
     seconds = time.monotonic() - started
     timed_out = code is None or (code == reaper.TIMED_OUT and seconds >= timeout_s * 0.99)
-    return Outcome(None if timed_out else code, _text(out), _text(err), timed_out, round(seconds, 3))
+    return HookOutcome(None if timed_out else code, _text(out), _text(err), timed_out, round(seconds, 3))
 
 
 def _pump(proc: subprocess.Popen[bytes], payload: bytes, into: dict[IO[bytes] | None, bytearray],

@@ -42,8 +42,8 @@ from cli_agent.sandbox.runner import *
 from cli_agent.sandbox.staging import *
 
 __all__ = [
-    "BASE", "MAX_RUNNING", "PRESETS", "Capability", "ChangeSet", "CommandRun", "Connection", "Limits", "NetQuestion",
-    "NetRules", "Outcome", "Policy", "Process", "Processes", "Resolver", "SessionNet", "Shown", "allow_setting",
-    "confine_locks", "dropped", "embedded_ipv4", "open_checked", "probe", "refusal", "resolved", "run_in_sandbox",
-    "run_unsandboxed", "shown_trees", "text_table", "wanting",
+    "BASE", "MAX_RUNNING", "PRESETS", "Boxed", "Capability", "ChangeSet", "CommandRun", "Connection", "Limits",
+    "NetQuestion", "NetRules", "Outcome", "Policy", "Process", "Processes", "Resolver", "SessionNet", "Shown",
+    "allow_setting", "boxed", "confine_locks", "dropped", "embedded_ipv4", "open_checked", "probe", "refusal",
+    "resolved", "run_in_sandbox", "run_unsandboxed", "shown_trees", "text_table", "wanting",
 ]

@@ -13,7 +13,7 @@ import os
 import shutil
 import stat
 import tempfile
-from collections.abc import Generator, Iterable
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,7 +25,7 @@ from cli_agent.sandbox.network.session_net import SessionNet
 from cli_agent.sandbox.probe import Capability
 from cli_agent.sandbox.staging import ChangeSet, Check, collect
 
-__all__ = ["CommandRun", "run_in_sandbox", "run_unsandboxed"]
+__all__ = ["Boxed", "CommandRun", "boxed", "run_in_sandbox", "run_unsandboxed"]
 
 
 @dataclass(frozen=True)
@@ -71,6 +71,35 @@ def run_in_sandbox(command: str, capability: Capability, policy: Policy, limits:
     finally:
         remove_staging(staging)
     return CommandRun(outcome, changes, sandboxed=True)
+
+
+@dataclass(frozen=True)
+class Boxed:
+    argv: list[str]  # bwrap, then the shell that runs the command
+    env: dict[str, str]  # the allowlisted environment it gets
+    collect: Callable[[], ChangeSet]  # once it ended: what it wrote, read back (nothing is written to the workspace)
+
+
+@contextlib.contextmanager
+def boxed(command: str, capability: Capability, policy: Policy, limits: process.Limits, check: Check,
+          env_allow: Iterable[str] = ()) -> Iterator[Boxed]:
+    """The sandbox of `command` for a caller that runs the process itself (a hook: its event on stdin, its stderr
+    apart from its stdout): the same view, limits and environment as `run_in_sandbox`, no network; the staging
+    folder goes when the block ends."""
+    if not capability.available:
+        raise RuntimeError(f"no command sandbox: {capability.reason}")
+    staging = Path(tempfile.mkdtemp(prefix="cli-agent-stage-"))
+    try:
+        upper, work = staging / "upper", staging / "work"
+        upper.mkdir()
+        work.mkdir()
+        hidden = (*policy.hidden, *own_folders(), str(staging))
+        argv = bwrap_argv(capability.bwrap, Policy(**{**policy.__dict__, "hidden": hidden, "network": False}), upper,
+                          work, shell_argv(command, limits))
+        root = Path(os.path.realpath(policy.workspace))
+        yield Boxed(argv, command_env(os.environ, env_allow, policy.extra_env), lambda: collect(root, upper, check))
+    finally:
+        remove_staging(staging)
 
 
 def run_unsandboxed(command: str, workspace: Path, limits: process.Limits, env_allow: Iterable[str] = ()

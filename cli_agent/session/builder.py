@@ -29,6 +29,7 @@ from cli_agent.hooks import Hooks
 from cli_agent.instructions import load_skills
 from cli_agent.prompt import Planner, briefer
 from cli_agent.providers import default_to_local
+from cli_agent.session.hook_sandbox import hook_box
 from cli_agent.session.subtask import Subtasks
 from cli_agent.tools import Dispatcher, Registry, SeenFiles, ToolContext, WebSetup, command_setup
 
@@ -142,7 +143,7 @@ def agent_for(settings: Settings, workspace: Workspace, provider: Provider, prot
                        model=settings.model or "", workspace=str(workspace.root),
                        brief=briefer(workspace, seen, files=settings.task_files, repo_map=settings.repo_map)
                        if settings.task_files or settings.repo_map else None,
-                       hooks=hooks_for(settings, workspace))
+                       hooks=hooks_for(settings, workspace, commands))
     judging = Judging(verifier=verifier, unverified=unverified, require_verified=settings.verify == "required",
                       attempts=Attempts(settings.attempts, candidate, workspace.root)
                       if verifier and verifier.command and candidate is not None and settings.attempts > 1 else None,
@@ -154,12 +155,13 @@ def agent_for(settings: Settings, workspace: Workspace, provider: Provider, prot
     return Agent(final, judging)
 
 
-def hooks_for(settings: Settings, workspace: Workspace) -> Hooks | None:
-    """The hooks of the settings (`[[hooks]]`: the user config's, and a trusted project's), or None."""
+def hooks_for(settings: Settings, workspace: Workspace, commands: CommandSetup | None = None) -> Hooks | None:
+    """The hooks of the settings (`[[hooks]]`: the user config's, and a trusted project's, which run in the command
+    sandbox of `commands`), or None."""
     if not settings.hooks:
         return None
-
-    return Hooks(settings.hooks, workspace.root)
+    box = hook_box(commands, workspace) if any(h.sandboxed for h in settings.hooks) else None
+    return Hooks(settings.hooks, workspace.root, box)
 
 
 def command_set(settings: Settings, workspace: Workspace) -> tuple[CommandSetup | None, list[str]]:

@@ -66,7 +66,7 @@ class Subtasks:
         hooks = self.parent.hooks
         if hooks is not None:  # its tool calls are hooked as the parent's; its prompt and its end are not the user's
 
-            hooks = Hooks([h for h in hooks.hooks if h.event in ("before_tool", "after_tool")], hooks.root)
+            hooks = Hooks([h for h in hooks.hooks if h.event in ("before_tool", "after_tool")], hooks.root, hooks.box)
         judging = replace(self.judging, verifier=None, attempts=None) if self.judging is not None else None
         helper = Agent(replace(self.parent, limits=limits, policy=policy, brief=None, subtasks=None, hooks=hooks),
                        judging)

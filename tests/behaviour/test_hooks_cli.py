@@ -38,7 +38,7 @@ def test_a_user_hook_runs_after_an_edit_and_is_in_the_report_and_trace(tmp_path,
 def test_an_untrusted_projects_hooks_are_named_once_and_not_run(tmp_path, ws):
     home = tmp_path / "home"
     user_config(home, "")
-    marker = tmp_path / "pwned"
+    marker = ws / "pwned"  # in the workspace: a project's hook runs in the command sandbox, which writes only there
     (ws / ".cli-agent").mkdir()
     (ws / ".cli-agent" / "config.toml").write_text(
         f'[[hooks]]\nevent = "prompt"\ncommand = "touch {marker}"\n\n'
@@ -127,3 +127,23 @@ def test_the_stop_hook_runs_once_the_run_is_over_after_its_verification(tmp_path
                 "--yes", "--output", "stream-json"], home=home, timeout=120)
     kinds = [e["type"] for e in map(json.loads, done.stdout.splitlines()) if e["type"] in ("verification", "hook_ran")]
     assert kinds == ["verification", "verification", "hook_ran"], kinds
+
+
+def test_a_projects_hook_runs_in_the_command_sandbox_and_cannot_read_home_as_a_users_hook_can(tmp_path, ws):
+    home, user_home = tmp_path / "home", tmp_path / "me"
+    (user_home / ".ssh").mkdir(parents=True)
+    (user_home / ".ssh" / "id_rsa").write_text("SECRET-KEY\n")
+    read = "cat ~/.ssh/id_rsa || echo could not read it"
+    user_config(home, f'[[hooks]]\nevent = "prompt"\ncommand = "{read}"\n')
+    (ws / ".cli-agent").mkdir()
+    (ws / ".cli-agent" / "config.toml").write_text(
+        f'[[hooks]]\nevent = "prompt"\ncommand = "{read}"\nsandboxed = false\n\n'  # a project cannot opt out
+        '[[hooks]]\nevent = "after_tool"\ncommand = "echo formatted > fmt.txt"\n')
+    done = cli(["-C", str(ws), "-p", "make a", "--model", _script(tmp_path / "s.json", _create(), {"text": "ok"}),
+                "--yes", "--trust", "--output", "stream-json"], home=home, env_extra={"HOME": str(user_home)})
+    assert done.returncode == 0, done.stderr
+    ran = [e for e in map(json.loads, done.stdout.splitlines()) if e["type"] == "hook_ran"]
+    user, project = (r for r in ran if r["event"] == "prompt")
+    assert "SECRET-KEY" in user["stdout"]  # the user's own hook: the user's own command
+    assert "SECRET-KEY" not in project["stdout"] and "could not read it" in project["stdout"]
+    assert (ws / "fmt.txt").read_text() == "formatted\n"  # what it writes in the workspace is applied
