@@ -75,8 +75,12 @@ def test_no_tests_found_is_said_and_required_proof_ends_with_exit_9(tmp_path: Pa
     code, report, _ = run_json(tmp_path, ws, home, [READ, FIX, DONE], task="fix add in calc.py",
                                env_extra={"CLI_AGENT_VERIFY": "required"})
     assert code == 9 and report["status"] == "unverified", report
-    assert report["message"] == 'not verified: no tests found (set test_command); verify = "required" asks for proof'
+    assert report["message"] == ('not verified: no tests found (set test_command); proof is required '
+                                 '(--require-verified, or verify = "required")')
     assert (ws / "calc.py").read_text().count("a + b") == 1  # the change stays: undo is there
+    (ws / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    code, report, _ = run_json(tmp_path, ws, home, [READ, FIX, DONE], "--require-verified", task="fix add in calc.py")
+    assert code == 9 and "--require-verified" in report["message"], report  # the flag a CI user typed
 
 
 def test_the_text_output_says_not_verified_on_stderr(tmp_path: Path) -> None:

@@ -119,7 +119,7 @@ def unproven(run: RunState, finished: RunFinished, j: Judging, why: str, *,
     left = replace(finished, verified=None, tests=why)
     if j.require_verified and finished.stop_reason is StopReason.DONE:
         return replace(left, stop_reason=StopReason.UNVERIFIED,
-                       message=f'not verified: {why}; verify = "required" asks for proof')
+                       message=f'not verified: {why}; proof is required (--require-verified, or verify = "required")')
     return left
 
 
