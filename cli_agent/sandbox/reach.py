@@ -83,6 +83,12 @@ ROWS = (
     Row("time", "the call's `timeout_s`, at most `command_timeout_max` and never past the run's deadline",
         "test_the_runs_deadline_cuts_a_long_command"),
     Row("file size", "at most 1 GiB per file", "test_a_huge_write_is_bounded"),
+    Row("a trusted project's hooks", "run here, as commands do (no HOME, no network); what they write in the "
+        "workspace is applied; the user's own hooks run on the host",
+        "test_a_projects_hook_runs_in_the_command_sandbox_and_cannot_read_home_as_a_users_hook_can"),
+    Row("what a hook starts (`setsid` daemons, double forks, a pipe kept open)", "killed when the hook ends or at "
+        "its `timeout_s` (never past the run's deadline); it never holds the run",
+        "test_a_double_fork_that_calls_setsid_is_killed_at_the_timeout"),
 )
 
 
