@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 from sandboxkit import sandboxed
 
-pytestmark = [pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the command sandbox is Linux-only"),
-              pytest.mark.slow]
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the command sandbox is Linux-only")
 
 HOME_SECRETS = (".bashrc", ".cache/app/token", "Documents/passwords.txt")
 
