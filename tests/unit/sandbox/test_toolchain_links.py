@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from sandboxkit import sandboxed
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the command sandbox is Linux-only")
+pytestmark = [pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the command sandbox is Linux-only"),
+              pytest.mark.slow]  # each starts the sandbox (a process), 0.1 s
 
 HOME_SECRETS = (".bashrc", ".cache/app/token", "Documents/passwords.txt")
 
