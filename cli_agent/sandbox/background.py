@@ -192,7 +192,8 @@ class _Launcher:
 def sandboxed_argv(capability: Capability, policy: Policy, staging: Path, command: str,
                    net: SessionNet | None = None) -> tuple[list[str], dict[str, str]]:
     """The bwrap command line of a background process and the environment it adds, as `run_in_sandbox` makes
-    them: with `net` (and no `policy.network`) it reaches the network through the session's proxy."""
+    them: with `net` (and no `policy.network`) it joins the session's network namespace and reaches the network
+    through the session's proxy."""
     upper, work = staging / "upper", staging / "work"
     upper.mkdir()
     work.mkdir()
@@ -201,8 +202,9 @@ def sandboxed_argv(capability: Capability, policy: Policy, staging: Path, comman
     inner = shell_argv(command, limits)
     proxied = net if net is not None and not policy.network else None
     argv = bwrap_argv(capability.bwrap, Policy(**{**policy.__dict__, "hidden": hidden}), upper, work,
-                      proxied.wrap(inner) if proxied else inner, proxied.bwrap_args() if proxied else ())
-    return argv, proxied.env() if proxied else {}
+                      proxied.wrap(inner) if proxied else inner, proxied.bwrap_args() if proxied else (),
+                      joined_net=proxied is not None and proxied.joined)
+    return proxied.enter(argv) if proxied else argv, proxied.env() if proxied else {}
 
 
 class Processes:

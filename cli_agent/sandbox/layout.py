@@ -237,13 +237,14 @@ def _kernel_tree(path: Path) -> bool:
 
 
 def bwrap_argv(bwrap: str, policy: Policy, upper: Path, work: Path, command: Sequence[str],
-               more: Sequence[str] = ()) -> list[str]:
-    """`more`: bwrap arguments after every mount and mask (the network proxy's socket)."""
+               more: Sequence[str] = (), joined_net: bool = False) -> list[str]:
+    """`more`: bwrap arguments after every mount and mask (the network proxy's socket). `joined_net`: bwrap runs
+    inside the session's network namespace already and makes none of its own."""
     ws = Path(os.path.realpath(policy.workspace))
     home = _home()
     argv = [bwrap, "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
             "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--disable-userns"]
-    if not policy.network:
+    if not policy.network and not joined_net:
         argv.append("--unshare-net")
     empty = work.parent / "empty"  # the second, empty lower layer a read-only overlay needs
     empty.mkdir(exist_ok=True)

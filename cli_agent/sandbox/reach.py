@@ -62,8 +62,13 @@ ROWS = (
         "test_no_kernel_interface_is_writable"),
     Row("Unix sockets of the host (in caches, the venv, `.git/`)", "never connectable",
         "test_no_host_socket_is_connectable"),
-    Row("the network", "none (its own loopback only) unless `sandbox.network = true`",
+    Row("the network", "none (the session's own loopback only) unless `sandbox.network = true`",
         "test_no_network_by_default_and_the_user_can_allow_it"),
+    Row("the session's loopback (127.0.0.1)", "one network namespace for all the commands of a session: a later "
+        "command reaches a server a background command started; another session's never",
+        "test_a_command_reaches_a_background_server_of_its_session_and_not_of_another"),
+    Row("the host's loopback (a server on your machine's 127.0.0.1)", "never, but through the proxy for a rule "
+        "naming `localhost:PORT` or the address", "test_the_hosts_loopback_stays_out"),
     Row("network by rule (`[sandbox.network] allow`, `presets`, user config only)", "only through cli-agent's proxy, "
         "only the hosts a rule names; a name resolving to a loopback, private or link-local address (or an IPv6 form "
         "that carries one) refused unless a rule names the address; an unlisted host refused headless (the result "

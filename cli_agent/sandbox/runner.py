@@ -60,12 +60,13 @@ def run_in_sandbox(command: str, capability: Capability, policy: Policy, limits:
         upper.mkdir()
         work.mkdir()
         hidden = (*policy.hidden, *own_folders(), str(staging))
-        proxied = net is not None and not policy.network
+        proxied = net if net is not None and not policy.network else None
         inner = shell_argv(command, limits)
         argv = bwrap_argv(capability.bwrap, Policy(**{**policy.__dict__, "hidden": hidden}), upper, work,
-                          net.wrap(inner) if net is not None and proxied else inner,
-                          net.bwrap_args() if net is not None and proxied else ())
-        env = command_env(os.environ, env_allow, {**policy.extra_env, **(net.env() if net and proxied else {})})
+                          proxied.wrap(inner) if proxied else inner, proxied.bwrap_args() if proxied else (),
+                          joined_net=proxied is not None and proxied.joined)
+        argv = proxied.enter(argv) if proxied else argv
+        env = command_env(os.environ, env_allow, {**policy.extra_env, **(proxied.env() if proxied else {})})
         outcome = yield from process.run(argv, env, limits)
         changes = collect(Path(os.path.realpath(policy.workspace)), upper, check)
     finally:

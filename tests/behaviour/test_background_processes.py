@@ -67,8 +67,6 @@ def test_a_background_server_is_read_and_stopped_and_nothing_of_it_remains(tmp_p
     assert processes_matching(mark) == []
 
 
-@pytest.mark.xfail(strict=True, reason="needs the session's shared network namespace (sandbox/network, in progress):"
-                                       " each command still has a loopback of its own")
 def test_a_later_command_reaches_a_background_server(tmp_path: Path, ws: Path) -> None:
     (ws / "index.html").write_text("served from the background\n")
     fetch = "import urllib.request as u; print(u.urlopen('http://127.0.0.1:8124/index.html').read().decode())"
@@ -91,6 +89,9 @@ def test_the_session_ending_leaves_no_process_even_one_it_started_in_the_backgro
 def test_no_process_outlives_cli_agent_terminated_or_killed(tmp_path: Path, ws: Path, sig: signal.Signals) -> None:
     mark = f"300.{uuid.uuid4().int % 10**9:09d}"  # `sleep 300.NNN`: its own command line, once it runs
     command, env = argv(tmp_path, ws, [bg(f"sleep {mark}"), call("run_command", command="sleep 60")])
+    temp = tmp_path / "temp"  # where the session's own folders go: its network holder and stagings name it
+    temp.mkdir()
+    env["TMPDIR"] = str(temp)
     agent = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     def sleeping() -> bool:  # the command itself runs (bwrap has set the sandbox up)
@@ -106,9 +107,10 @@ def test_no_process_outlives_cli_agent_terminated_or_killed(tmp_path: Path, ws: 
     finally:
         agent.kill()
     deadline = time.monotonic() + 5  # a SIGKILL leaves it to the parent-death signal: the kernel's, at once
-    while processes_matching(mark) and time.monotonic() < deadline:
+    while (processes_matching(mark) or processes_matching(str(temp))) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert processes_matching(mark) == []
+    assert processes_matching(str(temp)) == []  # the holder of the session's network namespace too
 
 
 def test_its_file_changes_are_asked_for_once_it_ended_and_never_applied_unasked(tmp_path: Path, ws: Path) -> None:

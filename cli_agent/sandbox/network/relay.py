@@ -29,6 +29,9 @@ if os.fork():
 null = os.open(os.devnull, os.O_RDWR)
 for fd in (0, 1, 2):
     os.dup2(null, fd)
+"""
+
+RELAY_LOOP = r"""
 def pump(a, b):
     try:
         while True:
@@ -63,7 +66,7 @@ def relay_argv(command: Sequence[str]) -> list[str]:
     own, or, where the sandbox's user cannot run that one (it lives in another user's home), python3 on PATH."""
     python = os.path.realpath(sys.executable)
     pick = 'p="$1"; shift; [ -x "$p" ] || p=python3; exec "$p" -I -S -c "$@"'
-    return ["/bin/sh", "-c", pick, "cli-agent-relay", python, _RELAY, SOCKET, str(PORT), *command]
+    return ["/bin/sh", "-c", pick, "cli-agent-relay", python, _RELAY + RELAY_LOOP, SOCKET, str(PORT), *command]
 
 
 def proxy_env(proxied: Sequence[str] = ()) -> dict[str, str]:

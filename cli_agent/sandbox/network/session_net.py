@@ -2,8 +2,11 @@
 session), decides each connection (the rules, the hosts granted in this session, else the user's answer when
 someone is asking, else refused) and keeps the connections for whoever shows them (`drain`).
 
-A command gets it through `run_in_sandbox(..., net=...)`: the proxy's socket bound read-only at `relay.SOCKET`,
-the relay in front of the command, and the proxy variables in its environment (`bwrap_args`, `wrap`, `env`).
+A command gets it through `run_in_sandbox(..., net=...)`: it joins the session's one network namespace, where the
+relay to the proxy listens (`holder`: `enter` in front of bwrap, `joined` so bwrap makes no network namespace of its
+own), and gets the proxy variables in its environment (`env`). Where no such namespace can be made, each command
+gets a namespace of its own instead: the proxy's socket bound read-only at `relay.SOCKET` and the relay in front of
+the command (`bwrap_args`, `wrap`).
 
 Asking: the proxy's thread never talks to the user. When a front end is draining questions (`asking` is on while
 a command runs in the foreground) the thread posts a `NetQuestion` and waits for its answer; the front end takes
@@ -23,6 +26,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from cli_agent.sandbox.network.address import Resolver, resolved
+from cli_agent.sandbox.network.holder import NetHolder
 from cli_agent.sandbox.network.proxy import Connection, NetProxy
 from cli_agent.sandbox.network.relay import SOCKET, proxy_env, relay_argv
 from cli_agent.sandbox.network.rules import NetRules, allow_setting
@@ -49,7 +53,7 @@ class NetQuestion:
 class SessionNet:
     """One per session; `close` when it ends. `resolve` is the name lookup the proxy uses (tests inject one)."""
 
-    def __init__(self, rules: NetRules, resolve: Resolver = resolved) -> None:
+    def __init__(self, rules: NetRules, resolve: Resolver = resolved, shared: bool = True) -> None:
         self.rules = rules
         self.resolve = resolve
         self.asking = False
@@ -59,6 +63,9 @@ class SessionNet:
         self._questions: queue.Queue[NetQuestion] = queue.Queue()
         self._folder: str | None = None
         self._proxy: NetProxy | None = None
+        self._holder: NetHolder | None = None
+        self.unshared_why = ""  # why commands do not share one network namespace, once started
+        self.shared = shared  # one network namespace for all the session's commands, where it can be made
 
     def start(self) -> str:
         """The proxy's socket on the host, the proxy started if it was not."""
@@ -69,8 +76,26 @@ class SessionNet:
                 self._proxy = NetProxy(os.path.join(self._folder, "proxy.sock"), self)
             return self._proxy.path
 
+    def _hold(self) -> NetHolder | None:
+        """The holder of the session's network namespace, made with the first command that needs it."""
+        socket = self.start()
+        with self._lock:
+            if self._holder is not None and not self._holder.alive:  # killed from outside: a new namespace
+                self._holder = None
+            if self.shared and self._holder is None:
+                holder = NetHolder()
+                if holder.start(socket):
+                    self._holder = holder
+                    weakref.finalize(self, holder.close)
+                else:
+                    self.shared, self.unshared_why = False, holder.problem
+            return self._holder
+
     def close(self) -> None:
         with self._lock:
+            if self._holder is not None:
+                self._holder.close()
+                self._holder = None
             if self._proxy is not None:
                 self._proxy.close()
                 self._proxy = None
@@ -79,11 +104,22 @@ class SessionNet:
                 self._folder = None
 
     # what a sandboxed command gets
+    @property
+    def joined(self) -> bool:
+        """Commands join the session's network namespace (bwrap makes none)."""
+        return self._hold() is not None
+
+    def enter(self, argv: Sequence[str]) -> list[str]:
+        """bwrap's `argv`, run inside the session's network namespace (unchanged without one)."""
+        holder = self._hold()
+        return holder.enter(argv) if holder is not None else list(argv)
+
     def bwrap_args(self) -> list[str]:
-        return ["--ro-bind", self.start(), SOCKET]
+        socket = self.start()
+        return [] if self.joined else ["--ro-bind", socket, SOCKET]
 
     def wrap(self, argv: Sequence[str]) -> list[str]:
-        return relay_argv(argv)
+        return list(argv) if self.joined else relay_argv(argv)
 
     def env(self) -> dict[str, str]:
         named = [r.host for r in self.rules.rules if r.port is not None]
