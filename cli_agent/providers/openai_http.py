@@ -12,10 +12,12 @@ import os
 import socket
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from cli_agent.contracts import CliAgentError, Message, MissingCredentialsError, ProviderError
 from cli_agent.providers import base
+from cli_agent.providers.context_fit import estimated_tokens, fitted, over_context
 
 if TYPE_CHECKING:
     import httpx
@@ -157,28 +159,49 @@ class OpenAIHTTPProvider:
                watch: Callable[[Iterator[Mapping[str, Any]]], Iterator[Mapping[str, Any]]] | None = None
                ) -> Iterator[str | base.Thinking | base.ProviderReply]:
         """The reply's text as it arrives, then the whole reply. `watch`, given, sees the decoded chunks on their way
-        and may end them early (closing what it was given closes the connection)."""
+        and may end them early (closing what it was given closes the connection). The request is fitted to the
+        model's context when it is known (`context_fit`); a server's "over the context" error is answered by fitting
+        tighter and sending once more."""
+        tools_chars = len(json.dumps(request.tools)) if request.tools else 0
+        reserve = int(request.options.get("max_tokens") or 1024)
+        if self._context_window:
+            request = replace(request, messages=fitted(request.messages, tools_chars, self._context_window,
+                                                       reserve)[0])
         body = self.encoded_body(request)
+
+        def refit(detail: str) -> bytes | None:
+            share = over_context(detail)
+            if share is None:
+                return None
+            target = int(estimated_tokens(request.messages, tools_chars) * share)
+            messages, cut = fitted(request.messages, tools_chars, target, 0)
+            return self.encoded_body(replace(request, messages=messages)) if cut else None
 
         def translate_error(exc: Exception) -> CliAgentError:
             rule = base.rule_for_exception(exc, TRANSPORT_RULES, _OTHER_TRANSPORT)
             return base.translate(rule, where=self.url, detail=base.exception_detail(exc))
 
         def chunks() -> Iterator[Mapping[str, Any]]:
-            produced = self._chunks(body, request.timeout_s)
+            produced = self._chunks(body, request.timeout_s, refit)
             return watch(produced) if watch is not None else produced
 
         return base.relay(chunks, timeout_s=request.timeout_s, where=self.url, translate_error=translate_error)
 
-    def _chunks(self, body: bytes, timeout_s: float | None) -> Iterator[Mapping[str, Any]]:
+    def _chunks(self, body: bytes, timeout_s: float | None,
+                refit: Callable[[str], bytes | None] | None = None) -> Iterator[Mapping[str, Any]]:
         httpx = import_httpx()
         seconds = self._request_timeout_s if timeout_s is None else min(timeout_s, self._request_timeout_s)
         timeout = httpx.Timeout(seconds, connect=min(seconds, 10.0))
         with self._http().stream("POST", self.url, content=body, headers=_JSON, timeout=timeout) as response:
             if response.status_code >= 400:
                 response.read()
-                raise status_error(response.status_code, self.url, _error_detail(response.text),
-                                   env=self._env, retry_after=response.headers.get("retry-after"))
+                detail = _error_detail(response.text)
+                again = refit(detail) if refit is not None and response.status_code == 400 else None
+                if again is None:
+                    raise status_error(response.status_code, self.url, detail, env=self._env,
+                                       retry_after=response.headers.get("retry-after"))
+                yield from self._chunks(again, timeout_s)  # over the context: fitted tighter, sent once more
+                return
             if "text/event-stream" not in response.headers.get("content-type", ""):
                 response.read()  # a server that ignores `stream` answers with one JSON body
                 yield _decode(response.text, self.url)

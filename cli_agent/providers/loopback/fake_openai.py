@@ -11,8 +11,11 @@ pieces, the way OpenAI does; `thinking` as `reasoning_content` deltas first, the
 sent as one JSON body; an error (`status`, or `error`) is an HTTP error with an OpenAI error body; `close` drops the
 connection without a response.
 
-`instant="text"` answers every request (once the queue is empty) with that text, for benchmarks. With an empty
-queue and no instant text the server answers 400, so a test that sends one request too many fails loudly.
+`instant="text"` answers every request (once the queue is empty) with that text, for benchmarks. `context_size=N`
+refuses a request whose messages count more than N tokens (4 characters a token) as llama.cpp's server does
+(HTTP 400, "request (T tokens) exceeds the available context size (N tokens)"), without taking a scripted item.
+With an empty queue and no instant text the server answers 400, so a test that sends one request too many fails
+loudly.
 Received request bodies are in `.requests`, their headers in `.headers`.
 """
 
@@ -35,11 +38,14 @@ _ARGUMENT_PIECE = 7  # characters of tool-call arguments per streamed fragment
 
 
 class FakeOpenAIServer:
-    def __init__(self, responses: Iterable[Mapping[str, Any]] = (), *, instant: str | None = None) -> None:
+    def __init__(self, responses: Iterable[Mapping[str, Any]] = (), *, instant: str | None = None,
+                 context_size: int | None = None) -> None:
         self._queue: deque[Mapping[str, Any]] = deque(check_item(n, r) for n, r in enumerate(responses))
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self.instant = instant
+        self.context_size = context_size
+        self.refused: list[int] = []  # the token counts of the requests refused as over the context
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self._httpd = _Server(self)
@@ -137,6 +143,13 @@ class _Handler(BaseHTTPRequestHandler):
             body = {}
         if not self.path.rstrip("/").endswith("/chat/completions"):
             self._send_json(404, _error_body(f"fake server: no route {self.path}"))
+            return
+        tokens = len(json.dumps(body.get("messages", []))) // 4
+        if fake.context_size is not None and tokens > fake.context_size:
+            fake.refused.append(tokens)
+            self._send_json(400, {"error": {"code": 400, "type": "exceed_context_size_error", "message": (
+                f"request ({tokens} tokens) exceeds the available context size ({fake.context_size} tokens), try "
+                "increasing it")}})
             return
         item = fake._take(body, {k.lower(): v for k, v in self.headers.items()})
         self._answer(fake, item, body)
