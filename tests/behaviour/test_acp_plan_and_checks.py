@@ -1,5 +1,6 @@
 """Over a real stdio ACP connection: the model's plan reaches the editor as `plan` updates only (no tool card for
-update_plan), and the harness's own verification lines are part of the turn's answer, not the model's thoughts."""
+update_plan), the harness's own verification lines are part of the turn's answer, not the model's thoughts, and a
+session that never answered a prompt cannot be loaded, with an error that says why."""
 
 from __future__ import annotations
 
@@ -43,3 +44,25 @@ def test_the_plan_is_a_plan_update_only_and_verification_is_the_turns_own_text(t
         assert "verifying" not in client.text(session.session_id, "agent_thought_chunk")
 
     drive(ws, model, body, Recorder(["allow_always"]))
+
+
+def test_a_session_never_prompted_cannot_be_loaded_and_the_error_says_why(tmp_path: Path,
+                                                                          isolated_home: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    model = write_script(tmp_path / "s.json", [])
+
+    async def opened(conn: Any, client: Recorder, process: Any) -> str:
+        return str((await conn.new_session(cwd=str(ws))).session_id)
+
+    session_id = drive(ws, model, opened)
+
+    async def load(conn: Any, client: Recorder, process: Any) -> None:
+        from acp import RequestError
+
+        with pytest.raises(RequestError) as refused:
+            await conn.load_session(cwd=str(ws), session_id=session_id)
+        said = str(refused.value.data or refused.value)
+        assert "once it has answered a prompt" in said and session_id in said, said
+
+    drive(ws, model, load)

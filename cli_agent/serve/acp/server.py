@@ -154,6 +154,7 @@ class AcpAgent:
         self._ready()
         if session_id in self._sessions:
             raise RequestError(-32600, f"session {session_id} is already open in this process")
+        await asyncio.to_thread(_saved, session_id)
         session = await asyncio.to_thread(self._resumed, cwd, session_id, mcp_servers)
         opened = _Open(session, session.workspace.root)
         self._sessions[session_id] = opened  # the client's id (a unique prefix of the index's finds it too)
@@ -313,6 +314,17 @@ def _listed(folder: str) -> list[Any]:
     try:
         return SessionIndex().list(folder, limit=_LISTED)
     except (sqlite3.Error, OSError, errors.CliAgentError) as exc:
+        raise RequestError(-32603, f"cannot read the session index: {exc}") from None
+
+
+def _saved(session_id: str) -> None:
+    """A session the index knows (a unique prefix of its id will do); else the error says when one is saved."""
+    try:
+        SessionIndex().get(session_id)
+    except errors.UsageError as exc:
+        raise RequestError(-32602, f"{exc}. A session is saved, and can be loaded, once it has answered a prompt: "
+                                   "one from session/new that was never prompted cannot be (open a new one)") from None
+    except sqlite3.Error as exc:
         raise RequestError(-32603, f"cannot read the session index: {exc}") from None
 
 
