@@ -14,12 +14,13 @@ from typing import TYPE_CHECKING
 
 from cli_agent.agent.approval import ApprovalMode, CallFacts, Policy, Verdict, assess
 from cli_agent.agent.net_watch import asking, net_of, watch
-from cli_agent.config import Subject
+from cli_agent.config import Subject, rule_toml, suggested_rule
 from cli_agent.contracts import (
     Answer,
     ApprovalAsked,
     ApprovalDecided,
     CommandOutput,
+    ConfigError,
     Decision,
     Envelope,
     Event,
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Collection
 
     from cli_agent.agent.conversation import Conversation
-    from cli_agent.agent.run_state import Approver, RunState, SubtaskRunner
+    from cli_agent.agent.run_state import Approver, RuleKeeper, RunState, SubtaskRunner
     from cli_agent.hooks import Hooks
     from cli_agent.tools import Dispatcher, Prepared
 
@@ -69,11 +70,12 @@ class Approvals:
     """The session's approval policy, and the round trip that applies it to a call."""
 
     def __init__(self, policy: Policy, clock: Callable[[], float], hooks: Hooks | None = None,
-                 subtasks: SubtaskRunner | None = None) -> None:
+                 subtasks: SubtaskRunner | None = None, keep_rule: RuleKeeper | None = None) -> None:
         self.policy = policy
         self._clock = clock
         self.hooks = hooks
         self.subtasks = subtasks
+        self.keep_rule = keep_rule
 
     @property
     def hooked(self) -> bool:
@@ -188,8 +190,9 @@ class Approvals:
         spec = prepared.spec
         assert spec is not None
         facts = facts_of(prepared)
+        always = rule_toml(suggested_rule(facts.subject)) if self.keep_rule and facts.subject else ""
         asked = ApprovalAsked(call=prepared.call, change=prepared.change, index=index, total=total,
-                              about=spec.approval_note, scope=facts.scope,
+                              about=spec.approval_note, scope=facts.scope, always=always,
                               changes=prepared.staged.changes if prepared.staged is not None else ())
         return (yield from self.ask(run, facts, asked, approve))
 
@@ -218,7 +221,9 @@ class Approvals:
         decision, feedback = (answer.decision, answer.feedback) if isinstance(answer, Answer) else (answer, "")
         if decision is Decision.FEEDBACK and not feedback.strip():
             decision = Decision.NO  # no words for the model: a plain no
-        yield ApprovalDecided(call_id=call.id, decision=decision, by="user", feedback=feedback.strip())
+        kept = self._always(facts, answer.where if isinstance(answer, Answer) else "") \
+            if decision is Decision.ALWAYS else ""
+        yield ApprovalDecided(call_id=call.id, decision=decision, by="user", feedback=feedback.strip(), rule=kept)
         if decision is Decision.FEEDBACK:
             run.feedback = feedback.strip()
         # "a" for a web page, or ACP's "allow always": its site, neither everything nor the tool on every site
@@ -231,3 +236,18 @@ class Approvals:
         if decision.approves:
             return None
         return f"{call.name} was denied by the user" + (" (turn aborted)" if decision is Decision.QUIT else "")
+
+    def _always(self, facts: CallFacts, where: str) -> str:
+        """An "always" answer: the rule that allows the like of this call is written (`where`: "user" config or
+        the user's own rules for the "project") and holds from now on in this session too; what was written."""
+        rule = suggested_rule(facts.subject or Subject(facts.tool))
+        if self.keep_rule is None:
+            self.policy = self.policy.with_rule(replace(rule, origin="this session"))
+            return f"rule {rule.label} kept for this session only"
+        try:
+            rule = self.keep_rule(rule, where or "project")
+        except ConfigError as exc:
+            self.policy = self.policy.with_rule(replace(rule, origin="this session"))
+            return f"rule {rule.label} kept for this session only: {exc}"
+        self.policy = self.policy.with_rule(rule)
+        return f"rule {rule.label} written to {rule.origin} ({rule.file})"

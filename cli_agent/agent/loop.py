@@ -62,7 +62,7 @@ Events = Generator[Event, Decision | None, RunFinished]
 class Agent:
     def __init__(self, setup: AgentSetup, judging: Judging | None = None) -> None:
         self._setup = setup
-        self._approvals = Approvals(setup.policy, setup.clock, setup.hooks, setup.subtasks)
+        self._approvals = Approvals(setup.policy, setup.clock, setup.hooks, setup.subtasks, setup.keep_rule)
         self._talk = Conversation(setup.protocol)
         self._judge = Judge(setup, self._talk, self._approvals, judging or Judging())
         self.usage = Usage()

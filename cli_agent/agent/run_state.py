@@ -28,7 +28,7 @@ from cli_agent.prompt import Plan
 if TYPE_CHECKING:
     from cli_agent.agent.approval import Policy
     from cli_agent.agent.wire import WireProtocol
-    from cli_agent.config import Settings
+    from cli_agent.config import PermissionRule, Settings
     from cli_agent.contracts import Change, Envelope
     from cli_agent.hooks import Hooks
     from cli_agent.providers import Provider
@@ -37,6 +37,8 @@ if TYPE_CHECKING:
     # (run, the prepared task call, the approver, the policy now) -> the sub-task's events, then its envelope
     SubtaskRunner = Callable[["RunState", Prepared, "Approver | None", Policy],
                              Generator[Event, Decision | None, Envelope]]
+    # (the rule "always" writes, "user" or "project") -> the rule as written (its origin and file); ConfigError
+    RuleKeeper = Callable[[PermissionRule, str], PermissionRule]
 
 __all__ = ["AgentSetup", "Approver", "Limits", "RunState"]
 
@@ -81,6 +83,7 @@ class AgentSetup:
     brief: Callable[[str], str | None] | None = None  # the task's files, shown with the task (prompt.task_files)
     hooks: Hooks | None = None  # the user's hooks on this session's events (cli_agent.hooks)
     subtasks: SubtaskRunner | None = None  # how a task call runs its sub-task (session.subtask)
+    keep_rule: RuleKeeper | None = None  # writes the rule an "always" answer makes (None: "always" is not offered)
 
 
 @dataclass

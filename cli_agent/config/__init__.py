@@ -22,6 +22,6 @@ from cli_agent.config.trusted_folders import *
 __all__ = [
     "Hook", "Loaded", "LocalSettings", "McpServer", "NetworkRules", "PermissionRule", "Settings", "Subject",
     "TrustEntry", "append_rule", "command_words", "decide", "earlier_entry", "example_problem", "explain_call",
-    "folder_trusted", "load_settings", "mask_secret", "own_rules_file", "render_paths", "render_rules", "render_show",
-    "rule_toml", "server_of", "subject_for", "suggested_rule", "trust_folder", "trusted_folders",
+    "folder_trusted", "keep_rule", "load_settings", "mask_secret", "own_rules_file", "render_paths", "render_rules",
+    "render_show", "rule_toml", "server_of", "subject_for", "suggested_rule", "trust_folder", "trusted_folders",
 ]

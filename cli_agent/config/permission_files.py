@@ -22,9 +22,11 @@ from cli_agent.contracts import ConfigError
 from cli_agent.fs import CONFIG_LIMIT, RegularFile, atomic, paths, read_regular
 from cli_agent.validated import TomlFile, load_checked, parse_toml, read_toml
 
-__all__ = ["append_rule", "own_rules_file", "rule_toml", "suggested_rule"]
+__all__ = ["append_rule", "keep_rule", "own_rules_file", "rule_toml", "suggested_rule"]
 
 OWN = "your rules for this project"
+USER = "user config"
+RULE_PLACES = {"user": USER, "project": OWN}  # where "always" may write a rule, and the name its origin takes
 
 
 @dataclass(frozen=True)
@@ -132,3 +134,11 @@ def append_rule(path: Path, rule: PermissionRule) -> None:
         raise ConfigError(f"can't write {path}: {exc.strerror or exc}") from None
     finally:
         os.close(fd)
+
+
+def keep_rule(workspace: Path, rule: PermissionRule, where: str) -> PermissionRule:
+    """Write the rule ("always") to the user config (`where="user"`) or to the user's own rules for the folder
+    (`"project"`); the rule as written, its origin and file set. Raises ConfigError when it cannot be written."""
+    path = paths.user_config_file() if where == "user" else own_rules_file(workspace)
+    append_rule(path, rule)
+    return replace(rule, origin=RULE_PLACES.get(where, OWN), file=str(path))

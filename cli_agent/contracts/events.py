@@ -116,6 +116,7 @@ class ApprovalAsked(_Event):
     about: str = ""  # what the tool's spec says to weigh before answering (an MCP server's own hints)
     changes: tuple[Change, ...] = ()  # a command's change set (run_command), shown and approved as one
     scope: str = ""  # what "a" grants for the session instead of everything (web_fetch: the URL's host)
+    always: str = ""  # the [[permissions]] rule "always" would write (TOML), "" when it is not offered
 
 
 @dataclass(frozen=True)

@@ -60,10 +60,11 @@ class Decision(enum.StrEnum):
     TOOL = "tool"  # this call and every later call of the same tool this session
     QUIT = "quit"  # abort the turn (a denial too)
     FEEDBACK = "feedback"  # deny this call and tell the model what to do instead; the turn goes on
+    ALWAYS = "always"  # this call, and a [[permissions]] rule that allows the like of it from now on ("always")
 
     @property
     def approves(self) -> bool:
-        return self in (Decision.YES, Decision.ALL, Decision.TOOL)
+        return self in (Decision.YES, Decision.ALL, Decision.TOOL, Decision.ALWAYS)
 
 
 @dataclass(frozen=True)
@@ -73,3 +74,4 @@ class Answer:
 
     decision: Decision
     feedback: str = ""
+    where: str = ""  # with Decision.ALWAYS: where the rule is written, "user" (config) or "project" (own rules)

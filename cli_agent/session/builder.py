@@ -7,6 +7,7 @@ journal is opened."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,6 +23,7 @@ from cli_agent.agent import (
     protocol_for,
     verification_for,
 )
+from cli_agent.config import keep_rule
 from cli_agent.facts import workspace_for
 from cli_agent.fs import refuse_broad
 from cli_agent.history import Journal
@@ -143,7 +145,8 @@ def agent_for(settings: Settings, workspace: Workspace, provider: Provider, prot
                        model=settings.model or "", workspace=str(workspace.root),
                        brief=briefer(workspace, seen, files=settings.task_files, repo_map=settings.repo_map)
                        if settings.task_files or settings.repo_map else None,
-                       hooks=hooks_for(settings, workspace, commands))
+                       hooks=hooks_for(settings, workspace, commands),
+                       keep_rule=functools.partial(keep_rule, workspace.root) if interactive else None)
     judging = Judging(verifier=verifier, unverified=unverified, require_verified=settings.verify == "required",
                       attempts=Attempts(settings.attempts, candidate, workspace.root)
                       if verifier and verifier.command and candidate is not None and settings.attempts > 1 else None,

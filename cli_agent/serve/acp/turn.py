@@ -237,4 +237,6 @@ class Turn:
             return Decision.NO
         if outcome.option_id == "reject_always":
             self.refused.add(asked.call.name)
+        if decision is Decision.ALWAYS and not asked.always:  # no rule to write: the tool for the session
+            return Decision.TOOL
         return decision

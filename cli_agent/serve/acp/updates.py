@@ -36,16 +36,19 @@ if TYPE_CHECKING:
 Update = (schema.AgentMessageChunk | schema.UserMessageChunk | schema.ToolCallStart | schema.ToolCallProgress
           | schema.AvailableCommandsUpdate | schema.CurrentModeUpdate)
 
-# The four answers a client offers for an approval question, and the decision each one is. "Reject always" is a
-# plain denial here; the session also refuses that tool without asking again (`turn.Turn`).
+# The four answers a client offers for an approval question, and the decision each one is. "Allow always" writes
+# the [[permissions]] rule that allows the like of the call to the user's own rules for the project (in the user
+# state dir) and holds at once. "Reject always" is a plain denial here; the session also refuses that tool without
+# asking again (`turn.Turn`).
 PERMISSION_OPTIONS = [
     schema.PermissionOption(option_id="allow_once", name="Allow", kind="allow_once"),
-    schema.PermissionOption(option_id="allow_always", name="Allow this tool for the session", kind="allow_always"),
+    schema.PermissionOption(option_id="allow_always", name="Always allow (a rule for this project)",
+                            kind="allow_always"),
     schema.PermissionOption(option_id="reject_once", name="Reject", kind="reject_once"),
     schema.PermissionOption(option_id="reject_always", name="Reject this tool for the session",
                             kind="reject_always"),
 ]
-ANSWERS: dict[str, Decision] = {"allow_once": Decision.YES, "allow_always": Decision.TOOL,
+ANSWERS: dict[str, Decision] = {"allow_once": Decision.YES, "allow_always": Decision.ALWAYS,
                                 "reject_once": Decision.NO, "reject_always": Decision.NO}
 
 # A run's stop reason as the turn's; None: the turn failed, and the prompt request gets a JSON-RPC error.

@@ -1,10 +1,14 @@
 """The approval question on a terminal: the call in a panel (with its diff), the answers on one line, one key.
 
-    y yes · n no, stop the turn · f no, and tell the model what to do instead · a all … · t this tool … · v view all
+    y yes · n no, stop the turn · f no, and tell the model what to do instead · a all … · t this tool …
+    · w always: write a rule … · v view all
 
 `n` denies and the turn stops (nothing later in it runs); `f` denies too, but asks for a line that goes to the model
 as the call's answer, and the turn goes on with it. `a` and `t` grant for the rest of the session (a REPL only;
-a one-shot run has no later turn to grant for). `v` pages through the whole new content or diff, then asks again.
+a one-shot run has no later turn to grant for). `w` ("always") shows the `[[permissions]]` rule that would allow the
+like of this call (the command's first words, the file's folder, the site) and asks where to save it: `u` the user
+config, `p` the user's own rules for this project (in cli-agent's state dir, never in the folder). `v` pages
+through the whole new content or diff, then asks again.
 The question is "Apply?" for a file change and "Run it?" for a call that changes no file (an MCP tool, a command
 asked for before it runs). The answers are drawn with the question and erased with it: what stays is one line
 saying what was decided. Ctrl-C, Ctrl-D, Enter and any other key mean no. Keys typed while the model was working
@@ -33,19 +37,23 @@ __all__ = ["SignalInterrupt", "TerminalApprover", "read_key"]
 
 KEYS = {"y": Decision.YES, "yes": Decision.YES, "n": Decision.NO, "no": Decision.NO, "a": Decision.ALL,
         "all": Decision.ALL, "t": Decision.TOOL, "tool": Decision.TOOL, "f": Decision.FEEDBACK,
-        "feedback": Decision.FEEDBACK}
+        "feedback": Decision.FEEDBACK, "w": Decision.ALWAYS, "always": Decision.ALWAYS}
+PLACES = {"u": "user", "p": "project"}  # where "always" writes its rule
+RULE_PROMPT = "Save the rule? "
 VIEW = "v"
 PROMPT = "Apply? "
 RUN_PROMPT = "Run it? "  # a call that changes no file (an MCP tool, a command asked for before it runs)
 _SAID = {Decision.YES: "yes", Decision.NO: "no: the turn stops", Decision.ALL: "yes to all, for this session",
          Decision.TOOL: "yes to this tool, for this session", Decision.QUIT: "no: the turn stops",
-         Decision.FEEDBACK: "no, and the model is told: "}
+         Decision.FEEDBACK: "no, and the model is told: ", Decision.ALWAYS: "yes, and from now on: "}
 
 
-def parse_answer(text: str, *, session_scoped: bool = True) -> Decision:
-    """An answer to the question; anything unrecognised is no (and so are `a`/`t` where they are not offered)."""
+def parse_answer(text: str, *, session_scoped: bool = True, always: bool = False) -> Decision:
+    """An answer to the question; anything unrecognised is no (and so are `a`/`t`/`w` where they are not offered)."""
     decision = KEYS.get(text.strip().lower(), Decision.NO)
     if not session_scoped and decision in (Decision.ALL, Decision.TOOL):
+        return Decision.NO
+    if not always and decision is Decision.ALWAYS:
         return Decision.NO
     return decision
 
@@ -73,11 +81,22 @@ def _answers(asked: ApprovalAsked, session_scoped: bool, own: bool = False) -> l
         everything = (f"yes to these {rest + 1} and every later {later} this session" if rest
                       else f"yes to this and every later {later} this session")
         if asked.scope:  # web_fetch: a grant is for the site, not everything nor every site
-            return [*out, ("a", f"yes to every {esc(asked.call.name)} of {esc(asked.scope)} this session")]
-        out += [("a", everything), ("t", f"yes to every {esc(asked.call.name)} call this session")]
+            out.append(("a", f"yes to every {esc(asked.call.name)} of {esc(asked.scope)} this session"))
+        else:
+            out += [("a", everything), ("t", f"yes to every {esc(asked.call.name)} call this session")]
+    if asked.always:
+        out.append(("w", "always: write a rule that allows the like of it (shown first)"))
     if asked.change is not None:
         out.append((VIEW, "view all"))
     return out
+
+
+PLACE_NAMES = {"user": "your user config", "project": "your rules for this project (kept outside the folder)"}
+
+
+def offers_always(asked: ApprovalAsked, own: bool = False) -> bool:
+    """Whether `w` ("always": write a rule) is an answer: the agent said which rule, and the call is the model's."""
+    return bool(asked.always) and not own and asked.call.name != "attempts"
 
 
 def changes_files(asked: ApprovalAsked) -> bool:
@@ -255,7 +274,10 @@ class TerminalApprover:
                 self._page(asked)
                 continue
             break
-        decision = parse_answer(answer, session_scoped=self.session_scoped)
+        decision = parse_answer(answer, session_scoped=self.session_scoped, always=offers_always(asked, self.own))
+        where = self._where(asked) if decision is Decision.ALWAYS else ""
+        if decision is Decision.ALWAYS and not where:
+            decision = Decision.NO
         if asked.call.name == "attempts" and decision is Decision.FEEDBACK:
             decision = Decision.NO  # not offered: no model is left to tell
         if self.own and not decision.approves:
@@ -267,8 +289,31 @@ class TerminalApprover:
             feedback = self._feedback()
             decision = Decision.FEEDBACK if feedback else Decision.NO
         said = decided_line(decision, feedback, unrecognised, own=self.own, scope=asked.scope)
+        if where:
+            said.append(f"a rule in {PLACE_NAMES[where]}")
         self.console.print(hanging(said[:4], said[4:]))
-        return Answer(decision, feedback) if feedback else decision
+        return Answer(decision, feedback, where) if feedback or where else decision
+
+    def _where(self, asked: ApprovalAsked) -> str:
+        """The rule "always" writes, shown; then where to save it: "user", "project", or "" (not saved: no)."""
+        self.console.print(Padding(Text.assemble(("the rule:\n", "bold"), asked.always.rstrip()), (0, 0, 0, 4)))
+        legend = Text()
+        for n, (key, place) in enumerate(PLACES.items()):
+            if n:
+                legend.append(" · ", style="dim")
+            legend.append(key, style="bold cyan")
+            legend.append(f" save it to {PLACE_NAMES[place]}")
+        legend.append("  (any other key: no)", style="dim")
+        if self.read is not _ask_terminal:
+            self.console.print(Padding(legend, (0, 0, 0, 2)))
+        try:
+            key = self.read(_question(legend, self.console.width, RULE_PROMPT) if self.read is _ask_terminal
+                            else RULE_PROMPT)
+        except SignalInterrupt:
+            raise
+        except (KeyboardInterrupt, EOFError):
+            key = ""
+        return PLACES.get(key.strip().lower(), "")
 
     def _feedback(self) -> str:
         try:

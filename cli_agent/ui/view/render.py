@@ -262,6 +262,8 @@ class Renderer:
     def _on_approval_decided(self, event: ev.ApprovalDecided) -> None:
         if event.by == "user":
             self._approved_by.pop(event.call_id, None)
+            if event.rule:  # "always": the rule written
+                self.print(Text.assemble(("  ✓ ", "green"), (esc(event.rule), "dim")))
         elif event.by in ("policy", "rule") and event.decision.approves and event.rule:
             if event.call_id in self._calls and self._calls[event.call_id].name == "run_command" \
                     and event.call_id not in self._ran:
