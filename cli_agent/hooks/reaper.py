@@ -70,14 +70,22 @@ def main(argv: list[str]) -> int:
         sys.stderr.write(f"the hook could not start: {exc.strerror or exc}\n")
         return 127
     code = TIMED_OUT
-    while time.monotonic() < deadline:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            code = os.waitstatus_to_exitcode(status)
-            break
-        time.sleep(0.01)
+    signal.signal(signal.SIGALRM, _on_alarm)
+    with contextlib.suppress(_TimeUp):
+        signal.setitimer(signal.ITIMER_REAL, max(deadline - time.monotonic(), 0.001))
+        _, status = os.waitpid(pid, 0)  # orphans that come to us are reaped by the sweep
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        code = os.waitstatus_to_exitcode(status)
     sweep()
     return code if code >= 0 else 128 - code
+
+
+class _TimeUp(Exception):
+    pass
+
+
+def _on_alarm(_signum: int, _frame: object) -> None:
+    raise _TimeUp
 
 
 if __name__ == "__main__":
