@@ -1,6 +1,7 @@
 """A running command's network, as the loop sees it: each connection the sandbox's proxy allowed or refused becomes
 a `NetworkConnection` event under the command's call, and a connection to a host no rule allows, while someone can
-be asked, becomes an `ApprovalAsked` about that host and port: yes (this once), a/t (this host for the session) or
+be asked, becomes an `ApprovalAsked` about that host and port: yes (this once), a/t (this host for the session),
+w / ACP's "allow always" (for the session, and the host added to the user config's `[sandbox.network] allow`) or
 no. Only the user's answer opens a host; no approval mode, grant or --yes does (the network is not a change)."""
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
     from cli_agent.sandbox import SessionNet
     from cli_agent.tools import Dispatcher
 
-_GRANTS = {Decision.YES: "once", Decision.ALL: "session", Decision.TOOL: "session"}
+_GRANTS = {Decision.YES: "once", Decision.ALL: "session", Decision.TOOL: "session", Decision.ALWAYS: "always"}
 
 
 def net_of(dispatcher: Dispatcher) -> SessionNet | None:
@@ -40,7 +41,10 @@ def watch(net: SessionNet | None, run: RunState, call: ToolCall,
     for question in net.questions():
         asked = ApprovalAsked(call=call, change=None, index=0, total=1, scope=f"{question.host}:{question.port}",
                               about=f"network: the command connects to {question.host}:{question.port}, which no "
-                                    f"[sandbox.network] rule allows; a/t: this host for the session")
+                                    f"[sandbox.network] rule allows; a/t: this host for the session; w: always (your "
+                                    f"user config)",
+                              always=f"[sandbox.network]\nallow = [\"{question.rule}\"]"
+                                     f"  # added to your user config\n")
         waited_from = time.monotonic()
         sent = yield asked
         answer = sent if isinstance(sent, Decision | Answer) else approve(asked) if approve is not None else Decision.NO

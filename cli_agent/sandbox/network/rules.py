@@ -98,11 +98,15 @@ def check_rules(allow: Iterable[str], presets: Iterable[str]) -> None:
             raise ValueError(f"unknown preset {name!r}: the presets are {', '.join(PRESETS)}")
 
 
+def allow_rule(host: str, port: int) -> str:
+    """The rule that allows `host:port`: the host alone for a name on the web's ports, else host:port."""
+    shown = f"[{host}]" if ":" in host else host
+    return shown if port in WEB_PORTS and _ip(host) is None and host != "localhost" else f"{shown}:{port}"
+
+
 def allow_setting(host: str, port: int) -> str:
     """The setting that would allow `host:port`, as one line for the user."""
-    shown = f"[{host}]" if ":" in host else host
-    rule = shown if port in WEB_PORTS and _ip(host) is None and host != "localhost" else f"{shown}:{port}"
-    return f'[sandbox.network] allow = ["{rule}"] in your user config allows it'
+    return f'[sandbox.network] allow = ["{allow_rule(host, port)}"] in your user config allows it'
 
 
 @dataclass(frozen=True)

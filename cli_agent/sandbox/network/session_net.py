@@ -24,12 +24,15 @@ import threading
 import weakref
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
+from cli_agent.contracts import ConfigError
 from cli_agent.sandbox.network.address import Resolver, resolved
+from cli_agent.sandbox.network.allow_file import keep_host
 from cli_agent.sandbox.network.holder import NetHolder
 from cli_agent.sandbox.network.proxy import Connection, NetProxy
 from cli_agent.sandbox.network.relay import SOCKET, proxy_env, relay_argv
-from cli_agent.sandbox.network.rules import NetRules, allow_setting
+from cli_agent.sandbox.network.rules import NetRules, allow_rule, allow_setting
 
 __all__ = ["NetQuestion", "SessionNet"]
 
@@ -38,12 +41,18 @@ ANSWER_WAIT_S = 300.0  # a question no one answers in this time is a refusal
 
 @dataclass
 class NetQuestion:
-    """A command's first connection to a host no rule allows: "once", "session", "always" or "no"."""
+    """A command's first connection to a host no rule allows: "once", "session", "always" (for the session, and
+    `rule` written to the user config) or "no"."""
 
     host: str
     port: int
     _done: threading.Event = field(default_factory=threading.Event, repr=False)
     grant: str = "no"
+
+    @property
+    def rule(self) -> str:
+        """The `[sandbox.network] allow` rule "always" writes."""
+        return allow_rule(self.host, self.port)
 
     def answer(self, grant: str) -> None:
         self.grant = grant
@@ -53,8 +62,10 @@ class NetQuestion:
 class SessionNet:
     """One per session; `close` when it ends. `resolve` is the name lookup the proxy uses (tests inject one)."""
 
-    def __init__(self, rules: NetRules, resolve: Resolver = resolved, shared: bool = True) -> None:
+    def __init__(self, rules: NetRules, resolve: Resolver = resolved, shared: bool = True,
+                 config_file: Path | None = None) -> None:
         self.rules = rules
+        self.config_file = config_file  # where "always" writes the host (None: the user config)
         self.resolve = resolve
         self.asking = False
         self._lock = threading.Lock()
@@ -140,7 +151,18 @@ class SessionNet:
                 self.rules = self.rules.grant(host, port)
         if question.grant == "no":
             return False, f"{host}:{port} was refused by the user"
+        if question.grant == "always":
+            return True, self._kept(host, port)
         return True, f"allowed by the user ({question.grant})"
+
+    def _kept(self, host: str, port: int) -> str:
+        """"Always": the host written to the user config's `[sandbox.network] allow`; what the connection says."""
+        rule = allow_rule(host, port)
+        try:
+            written = keep_host(rule, self.config_file)
+        except ConfigError as exc:
+            return f"allowed by the user for this session; not kept: {exc}"
+        return f'allowed by the user, always: "{rule}" added to [sandbox.network] allow in {written}'
 
     def names_address(self, host: str, port: int, address: str) -> bool:
         return self.rules.names_address(host, port, address)

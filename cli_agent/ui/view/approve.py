@@ -40,6 +40,7 @@ KEYS = {"y": Decision.YES, "yes": Decision.YES, "n": Decision.NO, "no": Decision
         "feedback": Decision.FEEDBACK, "w": Decision.ALWAYS, "always": Decision.ALWAYS}
 PLACES = {"u": "user", "p": "project"}  # where "always" writes its rule
 RULE_PROMPT = "Save the rule? "
+NETWORK_RULE = "[sandbox.network]"  # "always" for a host the sandbox's proxy asked about: saved to the user config
 VIEW = "v"
 PROMPT = "Apply? "
 RUN_PROMPT = "Run it? "  # a call that changes no file (an MCP tool, a command asked for before it runs)
@@ -297,6 +298,8 @@ class TerminalApprover:
     def _where(self, asked: ApprovalAsked) -> str:
         """The rule "always" writes, shown; then where to save it: "user", "project", or "" (not saved: no)."""
         self.console.print(Padding(Text.assemble(("the rule:\n", "bold"), asked.always.rstrip()), (0, 0, 0, 4)))
+        if asked.always.startswith(NETWORK_RULE):  # a host: the network's rules live in the user config only
+            return "user"
         legend = Text()
         for n, (key, place) in enumerate(PLACES.items()):
             if n:

@@ -78,3 +78,17 @@ def test_with_no_one_to_ask_an_unlisted_host_is_refused_unasked(tmp_path: Path, 
     _, data = _fetch(tmp_path, index, answers, interactive=False, yes=True)
     assert answers.asked == []
     assert "[sandbox.network] allow" in data["network"]
+
+
+def test_always_opens_the_host_and_adds_it_to_the_user_config(tmp_path: Path, index: IndexServer,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CLI_AGENT_HOME", str(tmp_path / "home"))
+    answers = Answers(Decision.ALWAYS)  # the REPL's w, ACP's "allow always"
+    events, data = _fetch(tmp_path, index, answers, interactive=True)
+    rule = f"{INDEX_HOST}:{index.port}"
+    shown = f'[sandbox.network]\nallow = ["{rule}"]  # added to your user config\n'
+    assert [a.always for a in answers.asked] == [shown]
+    assert "tinypkg-1.0-py3-none-any.whl" in data["output"].splitlines()[-1], data["output"]
+    seen = [e for e in events if isinstance(e, NetworkConnection)]
+    assert seen[0].why.startswith(f'allowed by the user, always: "{rule}" added to [sandbox.network] allow in ')
+    assert f'allow = ["{rule}"]' in (tmp_path / "home" / "config" / "config.toml").read_text()
