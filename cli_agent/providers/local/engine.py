@@ -1,14 +1,16 @@
 """The local model's server process: llama.cpp's own HTTP server from the `xllamacpp` wheel, on 127.0.0.1.
 
     python -m cli_agent.providers.local.engine --model M.gguf --port P --ctx N --threads T --batch-threads B \
-        [--slot-save-path DIR]
+        [--slot-save-path DIR] [--speculative ngram_simple|ngram_mod|off]
 
 `LlamaServer` (providers/local/server.py) starts this as its child; it builds xllamacpp's `CommonParams`, starts
 `xllamacpp.Server` (which serves `/v1/chat/completions`, `/v1/models`, `/health` and `/slots` from its own threads)
 and sleeps until a signal ends it. One slot with the prompt cache on: each request evaluates only the tokens after
-the prefix it shares with the slot's last one. A server that fails to start (a bad model file, a port taken)
-prints one line, `local_engine: ...` with llama.cpp's own error lines, and exits 1; a runtime that fails to import
-(another CPU architecture, an old glibc) exits 3.
+the prefix it shares with the slot's last one. `--speculative` turns on llama.cpp's draft-free speculative decoding
+(n-gram lookup: the tokens that followed the same n-gram earlier in the context are proposed and checked in one
+batch; a rewrite that copies most of the code it was shown gains most). A server that fails to start (a bad model
+file, a port taken) prints one line, `local_engine: ...` with llama.cpp's own error lines, and exits 1; a runtime
+that fails to import (another CPU architecture, an old glibc) exits 3.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import os
 import signal
 import sys
 
-from cli_agent.providers.local.server import ALIAS
+from cli_agent.providers.local.server import ALIAS, SPECULATIVE
 
 
 def _params(args: argparse.Namespace) -> object:
@@ -40,6 +42,9 @@ def _params(args: argparse.Namespace) -> object:
     params.ui = False
     params.endpoint_slots = True
     params.sleep_idle_seconds = -1
+    if args.speculative != "off":
+        kind = getattr(xllamacpp.common_speculative_type, f"COMMON_SPECULATIVE_TYPE_{args.speculative.upper()}")
+        params.speculative.types = [kind]
     if args.slot_save_path:  # the server joins it and a file name as strings: it must end with a separator
         params.slot_save_path = os.path.join(args.slot_save_path, "")
     return params
@@ -53,6 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, required=True)
     parser.add_argument("--batch-threads", type=int, required=True)
     parser.add_argument("--slot-save-path", default="")
+    parser.add_argument("--speculative", choices=SPECULATIVE, default="off")
     args = parser.parse_args(argv)
     try:
         import xllamacpp  # deferred: heavy, and it may not load here (the error below says so)

@@ -33,7 +33,7 @@ from cli_agent.config import LocalSettings, Settings
 from cli_agent.contracts import ProviderError, RunTimeoutError, UsageError
 from cli_agent.providers.base import Preferences, ProviderReply, ProviderRequest, Thinking
 from cli_agent.providers.local.model import ensure_model, install_command, needs_setup, resolve_model
-from cli_agent.providers.local.reply import cut_runaway, plan_key, wire_options
+from cli_agent.providers.local.reply import cut_runaway, plan_key, shared_first, wire_options
 from cli_agent.providers.local.runtime import runtime_unfit, runtime_version
 from cli_agent.providers.local.server import ALIAS, LlamaServer, default_threads
 from cli_agent.providers.local.warm_cache import WarmCache
@@ -112,7 +112,7 @@ class LocalProvider:
         self._settled = False
         threads = local.threads or default_threads()  # chosen once, by the load when the server starts
         self.server = LlamaServer(self.model_path, threads=threads, context_size=local.context_size,
-                                  batch_threads=threads, cache=self.cache)
+                                  batch_threads=threads, cache=self.cache, speculative=local.speculative)
         self.server.start()
         httpx = import_httpx()
         # A new connection for each request: the server closes an idle one after 5 s, and a request sent on a
@@ -134,9 +134,11 @@ class LocalProvider:
         return self._http.request_body(self._wire(request))
 
     def _wire(self, request: ProviderRequest) -> ProviderRequest:
-        """The request as the server takes it: streamed (the server sends the usage in its last chunk), pinned to
-        slot 0 with its prompt cache, its sampling explicit, its length bounded."""
-        return replace(request, options=wire_options(request.options), stream=True)
+        """The request as the server takes it: what every project shares first (`shared_first`), streamed (the
+        server sends the usage in its last chunk), pinned to slot 0 with its prompt cache, its sampling explicit,
+        its length bounded."""
+        return replace(request, messages=shared_first(request.messages, CONSTRAINED_ANSWER),
+                       options=wire_options(request.options), stream=True)
 
     def stream(self, request: ProviderRequest) -> Iterator[str | Thinking | ProviderReply]:
         started = time.monotonic()
@@ -151,7 +153,7 @@ class LocalProvider:
             raise
         self.server.check_alive()
         if self._plan is None:
-            self._plan = plan_key(request)
+            self._plan = plan_key(self._wire(request))  # the shared prefix: a project never seen restores it too
             self._restore()
         left = None if request.timeout_s is None else max(0.0, request.timeout_s - (time.monotonic() - started))
         self._settled = False

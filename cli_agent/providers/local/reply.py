@@ -1,6 +1,6 @@
 """What the local model's requests carry and how its replies are watched: the sampling set explicitly, the slot
-and its prompt cache (`wire_options`), the fingerprint of a run's plan for the warm cache (`plan_key`), and the cut
-of a reply that runs away (`cut_runaway`).
+and its prompt cache (`wire_options`), what every project shares first (`shared_first`), the fingerprint of a
+run's plan for the warm cache (`plan_key`), and the cut of a reply that runs away (`cut_runaway`).
 
 A small model can run on inside a JSON string until the token limit: a reply whose tail repeats itself is cut there
 and ends as a reply cut off (`finish_reason: length`, its usage from llama.cpp's per-token `timings`), which the
@@ -12,8 +12,10 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from typing import Any
 
+from cli_agent.contracts import Message
 from cli_agent.providers.base import END_OF_REPLY, ProviderRequest
 
 MAX_TOKENS = 2048  # a constrained reply that never closes its JSON still ends
@@ -37,6 +39,33 @@ def wire_options(options: Mapping[str, Any]) -> dict[str, Any]:
     wire = SAMPLING | sampled | own
     wire.setdefault("max_tokens", MAX_TOKENS)
     return wire | {"id_slot": 0, "cache_prompt": True, "timings_per_token": True}
+
+
+PROJECT_START = "\n\nFiles: "  # where the compact prompt's own part of a project begins (its listing, then more)
+
+
+def shared_first(messages: tuple[Message, ...], shared_end: str) -> tuple[Message, ...]:
+    """The messages with what every project shares first: the system prompt keeps the instructions, the tools, the
+    reply format and `shared_end` (the words on answering that close it), and the project's own part (from its
+    file listing on: its instructions, facts and test command) opens the first user message instead. So the
+    server's cache, and the state saved for the next process (`plan_key`), hold a prefix that a project the model
+    never saw shares too."""
+    if not messages or messages[0].role != "system" or not messages[0].content:
+        return messages
+    text = messages[0].content
+    start = text.find(PROJECT_START)
+    if start < 0:
+        return messages
+    end = text.find(shared_end.strip(), start) if shared_end.strip() else -1
+    project = text[start:end if end >= 0 else len(text)].strip()
+    system = text[:start] + ("\n\n" + text[end:] if end >= 0 else "")
+    first = next((i for i, m in enumerate(messages) if m.role == "user"), None)
+    if first is None:
+        return messages
+    out = list(messages)
+    out[0] = replace(messages[0], content=system)
+    out[first] = replace(messages[first], content=f"{project}\n\n{messages[first].content or ''}")
+    return tuple(out)
 
 
 def plan_key(request: ProviderRequest) -> str:

@@ -32,6 +32,7 @@ from cli_agent.providers.waiting import raise_if_cancelled
 ALIAS = "local"  # the model name the server answers to
 _SAVE_TIMEOUT_S = 15.0  # a state of a full 8k context is ~230 MB: written in about a second
 _PR_SET_PDEATHSIG = 1
+SPECULATIVE = ("ngram_simple", "ngram_mod", "off")  # the draft-free speculative decodings the engine offers
 _RUNTIME_FAILED = 3  # the engine's exit code when xllamacpp does not import
 _ERROR_LINE = re.compile(r"^\S+ E (.*)$")  # llama.cpp's log: `0.00.003.923 E llama_model_load: error ...`
 
@@ -87,8 +88,9 @@ class LlamaServer:
     """One llama.cpp server child (`engine`) on 127.0.0.1 at a free port."""
 
     def __init__(self, model_path: Path, *, threads: int, context_size: int, batch_threads: int | None = None,
-                 cache: WarmCache | None = None) -> None:
+                 cache: WarmCache | None = None, speculative: str = "off") -> None:
         self.model_path = model_path
+        self.speculative = speculative
         self.cache = cache
         self.threads = threads
         self.batch_threads = batch_threads or threads
@@ -118,7 +120,7 @@ class LlamaServer:
     def command(self) -> list[str]:
         return [sys.executable, "-m", "cli_agent.providers.local.engine", "--model", str(self.model_path),
                 "--port", str(self.port), "--ctx", str(self.context_size), "--threads", str(self.threads),
-                "--batch-threads", str(self.batch_threads)] + (
+                "--batch-threads", str(self.batch_threads), "--speculative", self.speculative] + (
                 ["--slot-save-path", str(self.cache.folder)] if self.cache else [])
 
     def start(self) -> None:

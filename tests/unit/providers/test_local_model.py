@@ -18,8 +18,10 @@ from places import REPO
 from cli_agent.cli.main import run
 from cli_agent.config.settings import LocalSettings, Settings
 from cli_agent.contracts.errors import UsageError
+from cli_agent.contracts.messages import Message
 from cli_agent.fs.workspace import Workspace
 from cli_agent.prompt.plan import Planner
+from cli_agent.providers.base import ProviderRequest
 from cli_agent.providers.local import model as local_model
 from cli_agent.providers.local import runtime as local_runtime
 from cli_agent.providers.local.model import (
@@ -399,3 +401,29 @@ def test_a_temperature_above_zero_samples_and_zero_stays_greedy() -> None:
     sampled = wire_options({"temperature": 0.7})
     assert sampled["top_k"] > 1 and sampled["seed"] == -1 and sampled["temperature"] == 0.7  # candidates differ
     assert wire_options({"temperature": 0.7, "seed": 5, "top_k": 3})["seed"] == 5  # a request's own options win
+
+
+def test_what_every_project_shares_comes_first_and_keys_the_warm_start(tmp_path):
+    from cli_agent.providers.local.provider import CONSTRAINED_ANSWER
+    from cli_agent.providers.local.reply import plan_key, shared_first
+
+    wired = []
+    for name, files in (("one", {"app.py": "print(1)\n"}), ("two", {"lib/core.py": "", "README.md": "# two\n"})):
+        root = tmp_path / name
+        for rel, text in files.items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text(text)
+        (root / "pytest.ini").write_text("[pytest]\n")
+        plan = Planner(Settings(model="local", workspace=str(root)), Registry.builtin(), Workspace(root),
+                       "json")("fix the bug", None)
+        assert "Files: " in (plan.system or "")  # today's system prompt holds the project's listing
+        messages = shared_first((Message("system", plan.system or ""), Message("user", "fix the bug")),
+                                CONSTRAINED_ANSWER)
+        wired.append((messages, ProviderRequest(messages, options=plan.options)))
+    (one, request_one), (two, request_two) = wired
+    assert one[0] == two[0] and "Files: " not in (one[0].content or "")  # the same system prompt everywhere
+    assert (one[0].content or "").rstrip().endswith("Once a change has succeeded, do not change it again or undo "
+                                                    "it: answer.")
+    assert (one[1].content or "").startswith("Files: ") and (one[1].content or "").endswith("fix the bug")
+    assert "lib/core.py" in (two[1].content or "") and "pytest" in (two[1].content or "")  # the project's own part
+    assert plan_key(request_one) == plan_key(request_two)  # so a project never seen restores the saved prefix

@@ -342,3 +342,27 @@ def test_a_slot_file_the_server_cannot_load_is_removed_and_the_run_goes_on(tmp_p
         provider.close()
     assert reply.usage.prompt_tokens > 0 and reply.usage.cached_tokens == 0
     assert damaged.is_file() and damaged.stat().st_size > 1000  # replaced by the state saved at close
+
+
+def test_speculative_decoding_is_on_by_default_gives_the_same_reply_and_off_turns_it_off(provider):
+    import httpx
+
+    command = provider.server.command()
+    assert command[command.index("--speculative") + 1] == "ngram_simple"  # the default: n-gram lookup
+    code = "def mean(values):\n    total = 0\n    for value in values:\n        total += value\n" \
+           "    return total / (len(values) + 1)\n"
+    body = provider.request_body(ProviderRequest((Message("user", f"Repeat this code:\n```python\n{code}```"),),
+                                                 options={"max_tokens": 80, "temperature": 0.0}))
+    body |= {"stream": False, "id_slot": -1}
+    body.pop("stream_options", None)
+    off = LlamaServer(provider.model_path, threads=2, context_size=4096, speculative="off")
+    assert off.command()[off.command().index("--speculative") + 1] == "off"
+    off.start()
+    try:
+        off.wait_ready(120)
+        replies = [httpx.post(f"{base}/chat/completions", json=body, timeout=120).json()
+                   for base in (provider.server.api_base, off.api_base)]
+    finally:
+        off.stop()
+    texts = [r["choices"][0]["message"]["content"] for r in replies]
+    assert texts[0] and texts[0] == texts[1]  # lookup decoding changes no token
