@@ -5,7 +5,7 @@ A client (an editor) initializes, opens sessions (`session/new` with its working
 session is a cli-agent `Session` opened as the CLI opens one: the same layered config and folder trust (an
 untrusted folder's project config only narrows, and the keys it ignored are named to the client), the same
 sandbox, approval policy, journal, trace and session index. A turn runs in a worker thread (`turn.Turn`); the
-approval modes `ask`, `edits` and `all` are the session modes. Workflows are offered as slash commands.
+approval modes `ask`, `plan`, `edits` and `all` are the session modes. Workflows are offered as slash commands.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from cli_agent.agent import ApprovalMode
 from cli_agent.contracts import RunFinished, StopReason, errors
 from cli_agent.history import SessionIndex, load_resumable
 from cli_agent.serve.acp import updates
+from cli_agent.serve.acp.background import ProcessFeed
 from cli_agent.serve.acp.requests import client_servers, prompt_text
 from cli_agent.serve.acp.turn import Outcome, Turn
 from cli_agent.serve.acp.wire import LINE_LIMIT, StdioWire, log_to_stderr, stdio_streams
@@ -49,6 +50,9 @@ _LISTED = 200  # sessions session/list returns, last used first
 _ANSWER_WAIT = 30.0  # seconds the requests in flight at the end of input get to be answered
 MODES = [
     schema.SessionMode(id=ApprovalMode.ASK.value, name="Ask", description="Every change is asked for."),
+    schema.SessionMode(id=ApprovalMode.PLAN.value, name="Plan",
+                       description="Read only: the model reads and plans; nothing changes until you switch to "
+                                   "another mode to carry the plan out."),
     schema.SessionMode(id=ApprovalMode.EDITS.value, name="Edits",
                        description="Creating and editing files is approved; deleting and commands' changes are "
                                    "asked for."),
@@ -72,6 +76,7 @@ class _Open:
     running: concurrent.futures.Future[None] | None = None  # the worker running `turn`, to its very end
     refused: set[str] = field(default_factory=set)
     greeting: asyncio.Task[None] | None = None  # the updates after session/new or load; a turn's come after them
+    feed: ProcessFeed | None = None  # its background processes' tool calls, followed once one starts
 
 
 class AcpAgent:
@@ -223,7 +228,7 @@ class AcpAgent:
         try:
             mode = ApprovalMode(mode_id)
         except ValueError:
-            raise RequestError(-32602, f"unknown mode {mode_id!r}: ask, edits or all") from None
+            raise RequestError(-32602, f"unknown mode {mode_id!r}: ask, plan, edits or all") from None
         opened.session.set_mode(mode)
         await self._client.session_update(session_id=session_id, update=schema.CurrentModeUpdate(
             session_update="current_mode_update", current_mode_id=mode.value))
@@ -241,8 +246,12 @@ class AcpAgent:
         if opened.greeting is not None:
             await opened.greeting
         text = prompt_text(prompt, opened.root)
+        processes = opened.session.commands.processes if opened.session.commands is not None else None
+        if opened.feed is None and processes is not None:
+            opened.feed = ProcessFeed(session_id, self._client, asyncio.get_running_loop(), processes)
         turn = Turn(session_id, opened.root, self._client, asyncio.get_running_loop(), opened.session.trace,
-                    opened.refused, registry=opened.session.registry)
+                    opened.refused, registry=opened.session.registry,
+                    follow=opened.feed.follow if opened.feed is not None else None)
         opened.turn = turn
         opened.running = self._pool.submit(self._run, opened, turn, text)
         try:

@@ -73,6 +73,7 @@ class Turn:
     trace: Callable[[Event], None]
     refused: set[str] = field(default_factory=set)
     registry: Registry | None = None  # the session's tools, whose specs give a call's kind
+    follow: Callable[[str, int], None] | None = None  # a call started a background process: show it as it goes on
     answered: concurrent.futures.Future[Outcome] = field(default_factory=concurrent.futures.Future)
     _cancelled: threading.Event = field(default_factory=threading.Event)
     _gone: bool = False
@@ -145,6 +146,9 @@ class Turn:
             elif isinstance(event, ToolResult):
                 open_calls.pop(event.call_id, None)
                 self._post(updates.result_update(event, self.root))
+                number = updates.started_in_background(event)
+                if number is not None and self.follow is not None:  # its tool call goes on with its output
+                    self.follow(event.call_id, number)
             elif isinstance(event, Verification):  # the harness's own test run: a line of the turn's answer
                 self._post(updates.text_chunk("\n" + event.line + "\n"))
             elif isinstance(event, Retry):  # shown as it happens: a model server that stays away is not silence

@@ -12,7 +12,7 @@ import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from acp import schema
 
@@ -204,9 +204,21 @@ def result_update(result: ToolResult, root: Path) -> schema.ToolCallProgress:
     content += [_text(f"! {w}") for w in envelope.warnings]
     if not envelope.ok:
         content.append(_text("; ".join(envelope.errors)))
-    return schema.ToolCallProgress(session_update="tool_call_update", tool_call_id=result.call_id,
-                                   status="completed" if envelope.ok else "failed", content=content or None,
-                                   raw_output=envelope.to_dict())
+    status: Status = "in_progress" if started_in_background(result) else "completed" if envelope.ok else "failed"
+    return schema.ToolCallProgress(session_update="tool_call_update", tool_call_id=result.call_id, status=status,
+                                   content=content or None, raw_output=envelope.to_dict())
+
+
+Status = Literal["pending", "in_progress", "completed", "failed"]  # a tool call's
+
+
+def started_in_background(result: ToolResult) -> int | None:
+    """The process a `run_command` call started in the background and left running (its tool call stays open)."""
+    data = result.envelope.data if isinstance(result.envelope.data, dict) else {}
+    number = data.get("process")
+    if result.tool == "run_command" and data.get("running") is True and isinstance(number, int):
+        return number
+    return None
 
 
 def not_run(call_id: str, why: str) -> schema.ToolCallProgress:
