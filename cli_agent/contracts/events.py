@@ -292,13 +292,15 @@ class RunFinished(_Event):
 @dataclass(frozen=True)
 class ConversationReset(_Event):
     """Between runs: the conversation starts again (`clear`: from nothing; `compact`: from `summary`, which
-    stands for everything before). Resume and replay restore only what follows the last one."""
+    stands for everything before; `rewind`: from where it was before the run `run_id`, whose runs up to here are
+    rewound). Resume and replay restore only what follows the last one."""
 
     type: ClassVar[str] = "conversation_reset"
-    kind: str  # "clear" | "compact"
+    kind: str  # "clear" | "compact" | "rewind"
     summary: str = ""
     auto: bool = False  # made by the REPL near the context window, not asked for
     time: float = field(default_factory=_now)
+    run_id: str = ""  # a rewind: the run the conversation goes back to before
 
 
 Event = (RunStarted | ModelRequest | TextDelta | ThinkingDelta | AssistantMessage | ToolCallsProposed | ApprovalAsked

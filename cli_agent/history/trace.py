@@ -120,15 +120,20 @@ class Trace:
         results the agent had elided to fit the context window come back whole (it elides again when it must). Only what
         follows the last `/clear` or `/compact` (a `ConversationReset`) is live."""
         messages: list[Message] = []
+        before: dict[str, list[Message]] = {}  # the conversation as each run found it (a /rewind goes back to one)
         for run in self.runs:
+            if run and isinstance(run[0], RunStarted):
+                before[run[0].run_id] = list(messages)
             ended = _end_of_run(run)
             recorded = [e for e in run[:ended] if isinstance(e, MessagesAppended)]
             if recorded:
                 messages.extend(m for e in recorded for m in e.messages)
             else:
                 messages.extend(_format_1_messages(run[:ended]))
-            for event in run[ended:]:  # between runs, in order: /clear and /compact, and notes (an /undo)
-                if isinstance(event, ConversationReset):
+            for event in run[ended:]:  # between runs, in order: /clear, /compact, /rewind, and notes (an /undo)
+                if isinstance(event, ConversationReset) and event.kind == "rewind":
+                    messages = list(before.get(event.run_id, messages))
+                elif isinstance(event, ConversationReset):
                     messages = reset_messages(event)
                 elif isinstance(event, MessagesAppended):
                     messages.extend(event.messages)

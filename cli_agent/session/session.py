@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from cli_agent.agent import Agent, Approver, apply_reset
 from cli_agent.contracts import ConversationReset, Event, EventStream, RunFinished, RunStarted, Warning, errors
-from cli_agent.history import TraceWriter, adopt, default_trace_path, note_turn, raw_records, writable
+from cli_agent.history import TraceWriter, adopt, default_trace_path, note_turn, raw_records, read_trace, writable
 from cli_agent.prompt import planned_protocol
 from cli_agent.providers import make_provider
 from cli_agent.session.builder import agent_for, assemble, start_mcp
@@ -121,6 +121,12 @@ class Session:
         """Start the conversation again (`/compact`, a model that can't read it), recorded in the trace."""
         apply_reset(self.agent, reset)
         self.trace(reset)
+
+    def rewind(self, run_id: str) -> None:
+        """Take the conversation back to where it was before the run `run_id` (`/rewind`): recorded in the trace as a
+        reset, which a resume follows too; the runs since stay in the trace, marked rewound by it."""
+        self.trace(ConversationReset(kind="rewind", run_id=run_id))
+        self.agent.clear(read_trace(self.trace_path, complete=False).conversation())
 
     def add_note(self, text: str) -> None:
         """Between runs, a note from the user's side (an /undo) joins the conversation, recorded in the trace."""

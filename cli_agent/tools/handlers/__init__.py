@@ -12,10 +12,10 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from cli_agent.tools.handlers import commands, facts, files, insert, line_edits, run_tools, search, skills
+from cli_agent.tools.handlers import commands, facts, files, insert, line_edits, run_tools, search
 from cli_agent.tools.web import page
 
-_MODULES = (files, search, insert, line_edits, commands, facts, run_tools, page, skills)  # the handlers are in these
+_MODULES = (files, search, insert, line_edits, commands, facts, run_tools, page)  # where the handlers are written
 
 
 @functools.cache

@@ -139,7 +139,7 @@ class ReplCompleter(Completer):
 
 def bindings(cycle_mode: Callable[[], None] | None = None) -> Any:
     """Enter sends, Meta+Enter / Ctrl-J a new line, Ctrl-C clears the line (or leaves an empty prompt),
-    Shift+Tab calls `cycle_mode` (the next approval mode)."""
+    Shift+Tab calls `cycle_mode` (the next approval mode), Esc Esc on an empty prompt is `/rewind`."""
     bindings = KeyBindings()
     focused = has_focus(DEFAULT_BUFFER)
 
@@ -170,6 +170,11 @@ def bindings(cycle_mode: Callable[[], None] | None = None) -> Any:
     @bindings.add("tab", filter=focused)
     def _tab(event: Any) -> None:
         complete_common(event.current_buffer)
+
+    @bindings.add("escape", "escape", filter=focused)
+    def _rewind(event: Any) -> None:
+        if not event.current_buffer.text.strip():  # Esc Esc on an empty prompt: /rewind
+            event.app.exit(result="/rewind")
 
     if cycle_mode is not None:
         @bindings.add("s-tab")

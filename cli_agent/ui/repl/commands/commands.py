@@ -34,6 +34,8 @@ class CommandContext(Protocol):
     """What a command can use: the live session (replaced by /model), the console, the registry, and the REPL's
     ways to run things and to ask the user."""
 
+    draft: str  # what the next prompt starts with (a rewound prompt, to edit)
+
     @property
     def session(self) -> Session: ...
 
