@@ -40,7 +40,7 @@ def test_a_turn_reads_streams_and_asks_before_each_edit(ws: Path, tmp_path: Path
 
         session = await conn.new_session(cwd=str(ws))
         assert session.modes.current_mode_id == "ask"
-        assert [m.id for m in session.modes.available_modes] == ["ask", "edits", "all"]
+        assert [m.id for m in session.modes.available_modes] == ["ask", "plan", "edits", "all"]
         first = await conn.prompt(session_id=session.session_id, prompt=[text_block("change a.txt")])
         assert first.stop_reason == "end_turn"
         assert (ws / "a.txt").read_text() == "hi\n"

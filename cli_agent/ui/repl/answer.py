@@ -69,16 +69,18 @@ def take_typed(stream: Any = None) -> Typed:
     return Typed(keys.queued, keys.partial)
 
 
-def ask_key(message: Any, typed: Typed | None = None, *, input: Any = None, output: Any = None) -> str:
+def ask_key(message: Any, typed: Typed | None = None, *, input: Any = None, output: Any = None,
+            answers: str = "yn") -> str:
     """One key answers `message` (lower-cased; "\\r" for Enter, "" for Ctrl-C or Ctrl-D); what was typed before it
-    was drawn goes into `typed` instead of answering it. With `typed`, a printable key other than y and n answers
-    nothing: it starts a line that goes into `typed` too, for the prompt (a sentence typed at a question is kept)."""
+    was drawn goes into `typed` instead of answering it. With `typed`, a printable key other than `answers` (y and
+    n) answers nothing: it starts a line that goes into `typed` too, for the prompt (a sentence typed at a question
+    is kept)."""
     ahead = take_typed(input)
     if typed is not None:
         typed.add(ahead)
     kept: list[str] = []
     try:
-        return read_key(message, answers="yn" if typed is not None else None, kept=kept, input=input,
+        return read_key(message, answers=answers if typed is not None else None, kept=kept, input=input,
                         output=output).lower()
     except SignalInterrupt:
         raise

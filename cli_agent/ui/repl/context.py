@@ -142,7 +142,7 @@ class ReplContext:
         return session.agent.policy.mode.value if session is not None else ""
 
     def cycle_mode(self) -> None:
-        """Shift+Tab: the next approval mode (ask → edits → all → ask); the toolbar shows it."""
+        """Shift+Tab: the next approval mode (ask → plan → edits → all → ask); the toolbar shows it."""
         session = self.startup.session if self.startup.ready and self.startup.error is None else None
         if session is not None:
             session.set_mode(next_mode(session.agent.policy.mode))
@@ -202,7 +202,28 @@ class ReplContext:
 
     def run_turn(self, prompt: str, *, only_tools: Collection[str] | None = None,
                  images: tuple[ImagePart, ...] = ()) -> RunFinished:
-        return self.drive(self.session.run(prompt, self.approver, only_tools=only_tools, images=images))
+        finished = self.drive(self.session.run(prompt, self.approver, only_tools=only_tools, images=images))
+        return self._plan_approved(finished) if only_tools is None else finished
+
+    def _plan_approved(self, finished: RunFinished) -> RunFinished:
+        """A plan-mode turn that ended with a plan: the user approves it and picks the mode to go on in, and the
+        plan runs as the next turn's checklist; or plan mode goes on."""
+        # deferred: the agent's stack loads behind the REPL's first prompt (Startup)
+        from cli_agent.agent import ApprovalMode
+
+        session = self.session
+        if session.agent.policy.mode is not ApprovalMode.PLAN or finished.stop_reason is not StopReason.DONE \
+                or not finished.answer.strip():
+            return finished
+        key = self.ask_key("Approve the plan? e yes, approve edits · d yes, ask for each change · "
+                           "a yes, approve every change · n no, keep planning ", answers="edan")
+        mode = _PLAN_ANSWERS.get(key)
+        if mode is None:
+            self.say_dim("still in plan mode: say what to change in the plan (Shift+Tab or /approval leaves it)")
+            return finished
+        session.set_mode(ApprovalMode(mode))
+        self.say_dim(f"plan approved: carrying it out in {'default' if mode == 'ask' else mode} mode")
+        return self.run_turn(PLAN_APPROVED)
 
     def show_resumed(self, session: Session, trace_path: Any) -> None:
         """A resumed session's transcript on screen, and its totals in the toolbar."""
@@ -251,18 +272,18 @@ class ReplContext:
         with self._keys.paused():  # asked during a run (!COMMAND's output): the question reads its own keys
             return session.prompt(esc(question), completer=completer, default=default)
 
-    def ask_key(self, question: str) -> str:
+    def ask_key(self, question: str, answers: str = "yn") -> str:
         """A question answered with one key (lower-cased; "\\r" for Enter, "" for Ctrl-C or Ctrl-D); keys typed
         before it was drawn are kept for the prompt instead of answering it."""
         typed = Typed()
         keys = self._keys
         if keys is None:
-            answer = ask_key(esc(question), typed, input=self.io["input"], output=self.io["output"])
+            answer = ask_key(esc(question), typed, input=self.io["input"], output=self.io["output"], answers=answers)
             self.queued += typed.queued
             self.draft += typed.partial
             return answer
         with keys.paused():  # asked during a run (!COMMAND's output): the question reads its own key
-            answer = ask_key(esc(question), typed, input=self.io["input"], output=self.io["output"])
+            answer = ask_key(esc(question), typed, input=self.io["input"], output=self.io["output"], answers=answers)
         keys.queued += typed.queued
         keys.partial += typed.partial
         return answer
@@ -272,6 +293,11 @@ class ReplContext:
         if self.io["input"] is None and not sys.stdin.isatty():
             return None
         return pick(title, options, preview=preview, selected=selected, **{k: v for k, v in self.io.items() if v})
+
+
+_PLAN_ANSWERS = {"e": "edits", "d": "ask", "a": "all"}  # the plan's answers, and the mode each goes on in
+PLAN_APPROVED = ("(The user approved your plan. Carry it out now, step by step in its order, with the plan as your "
+                 "checklist: mark each step with update_plan as you start and finish it.)")
 
 
 class _PathCompleter(Completer):

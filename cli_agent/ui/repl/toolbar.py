@@ -19,11 +19,11 @@ if TYPE_CHECKING:
     from cli_agent.session import Session
 
 
-_MODES = ("ask", "edits", "all")
+_MODES = ("ask", "plan", "edits", "all")
 
 
 def next_mode(mode: Any) -> Any:
-    """The approval mode Shift+Tab moves to: ask → edits → all → ask."""
+    """The approval mode Shift+Tab moves to: default (ask) → plan → edits → all → default."""
     # deferred: the agent's stack loads behind the REPL's first prompt (Startup)
     from cli_agent.agent import ApprovalMode
 

@@ -122,7 +122,8 @@ def test_the_context_meter_shows_from_70_percent(session):
 
 
 def test_shift_tab_moves_through_the_modes():
-    assert [next_mode(m) for m in ApprovalMode] == [ApprovalMode.EDITS, ApprovalMode.ALL, ApprovalMode.ASK]
+    assert [next_mode(m) for m in ApprovalMode] == [ApprovalMode.PLAN, ApprovalMode.ALL, ApprovalMode.ASK,
+                                                     ApprovalMode.EDITS]  # ask → plan → edits → all → ask
 
 
 def spawn(args: list[str], cols: int, tmp_path) -> str:

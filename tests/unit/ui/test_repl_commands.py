@@ -17,7 +17,7 @@ from cli_agent.ui.repl.commands.commands import Command, CommandRegistry, Outcom
 from cli_agent.ui.repl.repl import Repl
 
 BUILTINS = {"help", "exit", "clear", "model", "approval", "tools", "prompt", "trace", "cost", "compact", "expand",
-            "diff"}
+            "diff", "plan", "permissions"}
 
 
 @pytest.fixture
@@ -84,7 +84,7 @@ def test_help_lists_every_command_and_shows_one(repl):
         assert f"/{name}" in out
     assert "Ctrl-R" in out and "t yes to this tool" in out
     _, out = run(repl, "/help\napproval")  # a newline separates the name from its arguments too
-    assert "/approval [ask|edits|all]" in out and "edits: creating and editing files is approved" in out
+    assert "/approval [default|plan|edits|all]" in out and "edits: creating and editing files is approved" in out
 
 
 def test_a_registered_entry_shows_in_help_under_its_category(repl):

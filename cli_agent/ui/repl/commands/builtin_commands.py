@@ -1,4 +1,5 @@
-"""The REPL's built-in slash commands: /help, /exit, /model, /approval, /tools, /prompt, /trace, /cost, and the
+"""The REPL's built-in slash commands: /help, /exit, /model, /approval, /plan, /permissions, /tools, /prompt, /trace,
+/cost, and the
 context commands (/clear, /compact, /expand, /diff). The other command modules register theirs through
 `command_set`."""
 
@@ -44,8 +45,9 @@ def _help(ctx: CommandContext, args: str) -> None:
 
     keys = Text(KEYS_HELP, style="dim")  # what a newcomer needs first
     keys.append("\nApproval answers: y yes · n no, stop the turn · f no, and tell the model what to do instead · "
-                "a yes to all, this session · t yes to this tool, this session · v view all of a change. "
-                "Shift+Tab cycles the approval mode (ask, edits, all), also while the model works.\n", style="dim")
+                "a yes to all, this session · t yes to this tool, this session · w always: write a rule · v view all "
+                "of a change. Shift+Tab cycles the mode (default, plan, edits, all), also while the model works.\n",
+                style="dim")
     ctx.console.print(keys)
     narrow = ctx.console.width < 80  # one line a command, its summary cut (/help NAME says it whole)
     listing = Table.grid(padding=(0, 1, 0, 0))  # else a summary too long for the width wraps under itself
@@ -86,9 +88,11 @@ def _model(ctx: CommandContext, args: str) -> None:
     model_command(ctx, args)
 
 
-_MODES = {"ask": "every change is asked for",
+_MODES = {"ask": "every change is asked for (the default mode)",
+          "plan": "read only: the model reads and plans, nothing changes until you approve the plan",
           "edits": "creating and editing files is approved; deleting is asked for",
           "all": "every change is approved without asking"}
+_ALIASES = {"default": "ask"}  # --mode's names
 
 
 def _approval(ctx: CommandContext, args: str) -> None:
@@ -96,9 +100,10 @@ def _approval(ctx: CommandContext, args: str) -> None:
     from cli_agent.agent import ApprovalMode
 
     agent = ctx.session.agent
+    args = _ALIASES.get(args.strip(), args.strip())
     if args:
         if args not in _MODES:
-            _say(ctx, f"unknown approval mode {args!r}: use ask, edits or all", "yellow")
+            _say(ctx, f"unknown approval mode {args!r}: use default (ask), plan, edits or all", "yellow")
             return
         ctx.session.set_mode(ApprovalMode(args), keep_grants=False)
     policy = agent.policy
@@ -106,6 +111,22 @@ def _approval(ctx: CommandContext, args: str) -> None:
                                                                                if policy.yes else ""))
     if policy.granted_tools:
         _say(ctx, "approved for this session: " + ", ".join(sorted(policy.granted_tools)), "dim")
+
+
+def _plan(ctx: CommandContext, args: str) -> None:
+    """Plan mode; with words, they go to the model as the turn to plan."""
+    _approval(ctx, "plan")
+    if args.strip():
+        ctx.run_turn(args.strip())
+
+
+def _permissions(ctx: CommandContext, args: str) -> None:
+    """The [[permissions]] rules in force (as `cli-agent permissions` lists them, with the rules "always" wrote
+    in this session)."""
+    # deferred: the config's renderer is the agent stack's, loaded behind the first prompt
+    from cli_agent.config import render_rules
+
+    ctx.console.print(Text(esc(render_rules(ctx.session.agent.policy.rules))))
 
 
 def _tools(ctx: CommandContext, args: str) -> None:
@@ -152,9 +173,15 @@ def builtin_commands() -> CommandRegistry:
                      "checked (a bad name is refused and the model stays). The conversation carries over when the "
                      "new model speaks the same protocol or the conversation has no tool calls; otherwise you are "
                      "asked before a new one starts."),
-        Command("approval", "show or set what is approved without asking", _approval, "[ask|edits|all]",
-                help="\n".join(f"{k}: {v}" for k, v in _MODES.items()),
-                complete=lambda ctx, args: list(_MODES)),
+        Command("approval", "show or set what is approved without asking", _approval, "[default|plan|edits|all]",
+                help="\n".join(f"{k}: {v}" for k, v in _MODES.items()) + "\ndefault: the same as ask",
+                complete=lambda ctx, args: [*_MODES, *_ALIASES]),
+        Command("plan", "plan mode: read and plan, change nothing until you approve the plan", _plan, "[TASK]",
+                help="The model gets only the read-only tools and ends with a plan; you approve it and pick the "
+                     "mode to carry it out in (or keep planning). Shift+Tab or /approval leaves plan mode."),
+        Command("permissions", "the [[permissions]] rules, with their files and lines", _permissions,
+                help="The rules in the order they are checked (deny, then ask, then allow). `cli-agent permissions "
+                     "check TOOL JSON_ARGS` says which rule decides a call."),
         Command("tools", "the tools the model can use", _tools),
         Command("prompt", "the system prompt the model gets", _prompt, "[TASK]",
                 help="A task text shows which optional tools it would bring in."),
