@@ -63,6 +63,7 @@ class ReplContext:
         self.draft = ""  # a line typed during a turn but not finished: the next prompt starts with it
         self.last_folded: list[Any] = []  # the last turn's one-line calls, for /expand
         self.last_thoughts: list[str] = []  # the last turn's thinking (a reasoning model's), for /expand
+        self.last_turn: list[Any] = []  # the last turn in order (thoughts, plans, calls with results), for /expand
 
     @property
     def session(self) -> Session:
@@ -170,6 +171,7 @@ class ReplContext:
             if keys is None:  # no keyboard was read: the unfinished line waits for the next prompt
                 self.draft = draft
         self.last_folded = renderer.folded
+        self.last_turn = renderer.turn
         self.last_thoughts = renderer.thoughts
         if finished.stop_reason is StopReason.TERMINATED:
             raise errors.TerminateSignal()

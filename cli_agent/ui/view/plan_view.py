@@ -1,6 +1,6 @@
-"""The model's checklist (update_plan) and the hooks that ran, on a terminal. The checklist is drawn in the live
-region above the spinner while the turn runs, redrawn in place at each update, and summed up in one line when the
-turn ends; a hook that ran is one line of the transcript.
+"""The model's checklist (update_plan) and the hooks that ran, on a terminal. Each update of the checklist is
+printed in the transcript, the latest is drawn above the spinner while the model works, and it is summed up in one
+line when the turn ends; a hook that ran is one line of the transcript.
 
     ☰ Plan  2/4
       ✓ Read the parser

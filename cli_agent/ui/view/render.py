@@ -149,6 +149,7 @@ class Renderer:
         self._grouped = False  # the last thing printed was a compact line: the next one joins its group
         self._elided = ""  # the turn's latest "old tool results elided" warning
         self.thoughts: list[str] = []  # the turn's thinking, one entry a model request, for /expand
+        self.turn: list[Any] = []  # the turn in order for /expand: thoughts, plan updates, (call, result) pairs
         self._thinking: str | None = None  # the thinking streaming now, folded to one line when the answer starts
         self._plan: ev.PlanUpdated | None = None  # the model's checklist this turn, kept in the live region
         self._sub_calls: dict[str, ToolCall] = {}  # a sub-task's calls (task tool), for /expand
@@ -201,11 +202,8 @@ class Renderer:
 
     def _on_plan_updated(self, event: ev.PlanUpdated) -> None:
         self._plan = event
-        if self._working is not None:
-            self._working.plan = plan_text(event, self.console.width)
-            self.refresh()
-        elif not self.live:  # no live region (not a terminal): the plan as it changes, in the transcript
-            self.print(plan_text(event, self.console.width))
+        self.turn.append(event)
+        self.print(plan_text(event, self.console.width))  # each update stays in the scrollback, as the turn goes on
 
     def _on_model_request(self, event: ev.ModelRequest) -> None:
         self._start_working()
@@ -221,6 +219,7 @@ class Renderer:
             return
         thought, self._thinking = self._thinking, None
         self.thoughts.append(thought)
+        self.turn.append(thought)
         if self._working is not None:
             self._working.thinking = ""
         first, words = " ".join(thought.split()), len(thought.split())
@@ -302,6 +301,7 @@ class Renderer:
     def _on_tool_result(self, event: ev.ToolResult) -> None:
         self._resulted.add(event.call_id)
         call = self._calls.get(event.call_id)
+        self.turn.append((call, event))
         if event.tool == "task":  # the sub-task's line in the live region gives way to its result's
             self.close()
         data = event.envelope.data

@@ -17,7 +17,7 @@ from cli_agent.contracts import escape_for_terminal as esc
 from cli_agent.ui.repl.commands.commands import Command
 from cli_agent.ui.repl.commands.diff_command import diff_command
 from cli_agent.ui.repl.toolbar import context_use
-from cli_agent.ui.view import call_panel, command_expanded, hanging, hung, result_line
+from cli_agent.ui.view import expanded, hanging
 
 if TYPE_CHECKING:
     from cli_agent.ui.repl.commands.commands import Command, CommandContext
@@ -116,25 +116,14 @@ def _compact(ctx: CommandContext, args: str) -> None:
 
 
 def _expand(ctx: CommandContext, args: str) -> None:
-    """The last turn's thinking (a reasoning model's) and its one-line calls and commands in full: arguments (a
-    command's whole output), result, notices."""
-    folded: list[Any] = getattr(ctx, "last_folded", [])
-    thoughts: list[str] = getattr(ctx, "last_thoughts", [])
-    if not folded and not thoughts:
-        ctx.console.print(Text("no folded calls, commands or thinking in the last turn", style="dim"))
+    """The last turn whole, in order: its thinking, each plan update as its checklist, and each call with its
+    result (a command with all its output; any other call with what it gave the model, bounded with `…`)."""
+    turn: list[Any] = getattr(ctx, "last_turn", [])
+    if not turn:
+        ctx.console.print(Text("nothing to expand: the last turn made no call and had no thinking", style="dim"))
         return
-    for thought in thoughts:
-        ctx.console.print(Text("✻ thinking\n" + esc(thought), style="dim italic"))
-    for call, result in folded:
-        if isinstance(result.envelope.data, dict) and "exit_code" in result.envelope.data:
-            ctx.console.print(command_expanded(call, result))
-            continue
-        if call is not None:
-            ctx.console.print(call_panel(call))
-        ctx.console.print(hung(result_line(result, call, width=ctx.console.width)))
-        data = result.envelope.data
-        if isinstance(data, dict) and data.get("notice"):
-            ctx.console.print(Text("    " + esc(str(data["notice"])), style="dim"))
+    for part in expanded(turn, ctx.console.width):
+        ctx.console.print(part)
 
 
 def context_commands() -> list[Command]:
