@@ -63,7 +63,7 @@ def test_rewind_to_before_the_last_prompt(tmp_path, what):
 
 
 def test_esc_esc_opens_it_and_a_resume_starts_from_the_rewound_point(tmp_path):
-    t, record = two_turns(tmp_path)
+    t, _ = two_turns(tmp_path)
     t.child.send("\x1b\x1b")
     t.expect("Rewind to before which prompt")
     t.child.send(DOWN + ENTER)  # the older one: "make a"
