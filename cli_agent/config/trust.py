@@ -24,6 +24,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from cli_agent.config.settings import USER_ONLY_TABLES
+
 
 class KeyKind(enum.Enum):
     NARROWS = "narrows"
@@ -160,7 +162,12 @@ def untrusted_note(config_path: str, screened: Screened) -> str | None:
     if screened.needs_trust:
         parts.append(f"ignored {', '.join(screened.needs_trust)} from the untrusted project config {config_path} "
                      f"(run `cli-agent trust` in this folder, or pass --trust, to use them)")
-    if screened.user_only:
-        parts.append(f"ignored {', '.join(screened.user_only)} from the project config {config_path} (only your "
-                     f"user config, --config, the environment or a flag may set them)")
+    tables = [key for key in screened.user_only if key.partition(".")[0] in USER_ONLY_TABLES]  # [web], [sandbox]
+    others = [key for key in screened.user_only if key not in tables]
+    if others:
+        parts.append(f"ignored {', '.join(others)} from the project config {config_path} (only your user config, "
+                     f"--config, the environment or a flag may set them)")
+    if tables:
+        parts.append(f"ignored {', '.join(tables)} from the project config {config_path} (only your user config "
+                     f"may set them)")
     return "; ".join(parts) or None

@@ -39,3 +39,17 @@ def test_config_show_lists_hooks_servers_and_agents_with_their_files(tmp_path, w
     assert shown["agents"]["fixer"]["tools"] == ["read_file", "edit_file"]
     assert "[[hooks]]  # user config" in done.stdout and "[mcp_servers.\"docs\"]  # user config (" in done.stdout
     assert "# note: not running the 1 hook(s) of the untrusted project config" in done.stdout
+
+
+def test_a_projects_web_table_is_said_to_be_for_the_user_config_only(tmp_path, ws):
+    import json
+
+    home = tmp_path / "home"
+    user_config(home, "")
+    (ws / ".cli-agent").mkdir()
+    (ws / ".cli-agent" / "config.toml").write_text("[web]\nallow_private = true\n")
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps([{"text": "ok"}]))
+    done = cli(["-C", str(ws), "-p", "hi", "--model", f"scripted:{script}", "--output", "json"], home=home)
+    (note,) = [n for n in json.loads(done.stdout)["notes"] if "allow_private" in n]
+    assert "(only your user config may set them)" in note and "--config" not in note, note
