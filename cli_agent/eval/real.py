@@ -13,7 +13,8 @@ ships: the files the change touched, as released.
 
 The run is what a user would run: `cli-agent -p PROMPT --yes` in the workspace, a process of its own, with the
 project's test venv (outside the workspace) first on PATH and in VIRTUAL_ENV. Then the project's test files are put
-back as shipped (the model may have changed them) and the task's `check` (pytest arguments) runs in that venv,
+back as shipped (the model may have changed them) and the task's `check` (pytest arguments, or `python -m
+unittest`'s for a project whose `runner` is unittest and whose venv has no pytest) runs in that venv,
 60 s at most: exit 0 is a pass. A run that ended "done" (exit 0) while the check fails is counted apart: the
 harness claimed a success it did not have.
 
@@ -53,7 +54,7 @@ class RealTask:
     kind: str
     project: Project
     prompt: str
-    check: str  # pytest arguments, run at the project's root in its venv
+    check: str  # pytest arguments (unittest's for a unittest project), run at the project's root in its venv
     change: tuple[Edit, ...] = ()
 
     @property
@@ -112,6 +113,7 @@ class _Project:
     tests: tuple[str, ...] = rule(min_length=1)
     test_deps: tuple[str, ...] = ("pytest",)
     pip_args: tuple[str, ...] = ()
+    runner: str = rule("pytest", pattern=r"^(pytest|unittest)$")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -138,7 +140,7 @@ def load_real_tasks(only: str | None = None, suite: Path | None = None) -> list[
     where = str(suite) if suite is not None else "cli_agent/eval/real.toml"
     checked = load_checked(_Suite, read_toml(path, where, errors.UsageError), errors.UsageError)
     projects = {f"{p.name}=={p.version}": Project(p.name, p.version, p.layout, p.import_root, p.tests, p.test_deps,
-                                                  p.pip_args) for p in checked.project}
+                                                  p.pip_args, p.runner) for p in checked.project}
     tasks = []
     for t in checked.task:
         if t.project not in projects:
@@ -218,18 +220,20 @@ def grade(task: RealTask, prepared: Prepared) -> str:
         elif shipped.is_file():
             shutil.copy2(shipped, there)
     # --color=no after a configuration's addopts (wcwidth's tox.ini asks for --color=yes): the line is plain text
-    argv = [str(real_sdist.venv_python(prepared.venv)), "-m", "pytest", "-q", "-p", "no:cacheprovider", "--color=no",
-            *shlex.split(task.check)]
+    python = str(real_sdist.venv_python(prepared.venv))
+    runner = task.project.runner
+    argv = [python, "-m", "unittest", *shlex.split(task.check)] if runner == "unittest" else \
+        [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--color=no", *shlex.split(task.check)]
     with tempfile.TemporaryDirectory(prefix="cli-agent-grade-") as home:
         try:
             done = subprocess.run(argv, cwd=ws, capture_output=True, text=True, timeout=CHECK_TIMEOUT_S,
                                   env=test_env(prepared.venv, Path(home)))
         except subprocess.TimeoutExpired:
-            return f"pytest {task.check} timed out after {CHECK_TIMEOUT_S} s"
+            return f"{runner} {task.check} timed out after {CHECK_TIMEOUT_S} s"
     if done.returncode == 0:
         return ""
     lines = (done.stdout + done.stderr).strip().splitlines() or [f"exit {done.returncode}"]
-    return f"pytest {task.check}: {lines[-1][:160]}"
+    return f"{runner} {task.check}: {lines[-1][:160]}"
 
 
 def with_project(task: RealTask, **changes: Any) -> RealTask:

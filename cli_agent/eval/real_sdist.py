@@ -49,6 +49,7 @@ class Project:
     tests: tuple[str, ...] = ()  # its test files or folders, put back as shipped before grading
     test_deps: tuple[str, ...] = ("pytest",)
     pip_args: tuple[str, ...] = ()  # extra pip options (a test serves a local sdist with --no-index --find-links)
+    runner: str = "pytest"  # what grades its tasks' checks: "pytest", or "unittest" (a venv without pytest)
 
     @property
     def pin(self) -> str:

@@ -24,12 +24,15 @@ from cli_agent.eval.real_run import planned, shard_of
 
 pytestmark = pytest.mark.usefixtures("isolated_home")
 TASKS = load_real_tasks()
-LAYOUTS = ("tests at the root", "tests inside the package", "tests/ with tox.ini", "src layout")
+LAYOUTS = ("tests at the root", "tests inside the package", "tests/ with tox.ini", "src layout",
+           "unittest only, the runner named in tox.ini", "unittest only, the runner named in noxfile.py")
 
 
-def test_thirty_six_tasks_on_six_released_projects_over_four_layouts():
+def test_forty_eight_tasks_on_eight_released_projects_over_six_layouts():
     projects = {t.project for t in TASKS}
-    assert len(TASKS) >= 36 and len(projects) >= 6
+    assert len(TASKS) >= 48 and len(projects) >= 8
+    unittest_only = [p for p in projects if p.runner == "unittest"]
+    assert len(unittest_only) >= 2 and all("pytest" not in p.test_deps for p in unittest_only)
     assert len({t.name for t in TASKS}) == len(TASKS)
     assert {p.layout for p in projects} >= set(LAYOUTS)
     assert all(t.change for t in TASKS)
@@ -162,7 +165,8 @@ def test_shards_run_apart_and_merge_into_one_report(tiny, tmp_path, capsys):
 def test_shards_are_disjoint_and_together_the_plan():
     plan = planned(TASKS, ("json", "native"), ("all",))
     parts = [planned(TASKS, ("json", "native"), ("all",), (i, 5)) for i in range(1, 6)]
-    assert sorted(len(p) for p in parts) in ([14, 14, 15, 15, 14], sorted([15, 15, 14, 14, 14]))
+    sizes = [len(p) for p in parts]
+    assert sum(sizes) == len(plan) and max(sizes) - min(sizes) <= 1  # as even as the plan allows
     assert sorted((r.task.name, r.protocol) for p in parts for r in p) == sorted((r.task.name, r.protocol)
                                                                                   for r in plan)
     for bad in ("0/2", "3/2", "x", "1/0", "2"):
