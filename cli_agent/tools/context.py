@@ -5,13 +5,14 @@ conversation's state that some tools need: the files read so far (`SeenFiles`) a
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import hashlib
 import os
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from cli_agent.config import NetworkRules
+from cli_agent.config import NetworkRules, PermissionRule
 from cli_agent.sandbox import NetRules, Policy, Processes, SessionNet, confine_locks, probe
 
 if TYPE_CHECKING:
@@ -51,7 +52,7 @@ def command_setup(settings: Settings, workspace: Workspace) -> CommandSetup | No
         capability = probe()
         if not capability.available:
             return None
-    net = None if capability is None or whole_net else session_net(box.network)
+    net = None if capability is None or whole_net else session_net(box.network, settings.permissions)
     processes = None if capability is None else Processes(capability, policy, box.env_allow, net=net)
     notes = (*locks.notes, *(write_notes(policy) if capability is not None else ()))
     return CommandSetup(capability, policy, settings.command_timeout, settings.command_timeout_max,
@@ -72,10 +73,29 @@ def write_notes(policy: Policy) -> list[str]:
     return notes
 
 
-def session_net(network: bool | NetworkRules) -> SessionNet:
-    """The session's network by rule: the user's `[sandbox.network]` rules and presets (none: nothing allowed)."""
+def session_net(network: bool | NetworkRules, permissions: list[PermissionRule] | None = None) -> SessionNet:
+    """The session's network by rule: the user's `[sandbox.network]` rules and presets (none: nothing allowed), and
+    the `domains` of the `[[permissions]]` rules for commands (`command_domains`)."""
     rules = network if isinstance(network, NetworkRules) else NetworkRules()
-    return SessionNet(NetRules(tuple(rules.allow), tuple(rules.presets)))
+    allowed, denied = command_domains(permissions or [])
+    return SessionNet(NetRules(tuple(rules.allow), tuple(rules.presets), allowed, denied))
+
+
+_DONE = {"allow": "allowed", "deny": "denied"}
+Domains = tuple[tuple[str, str], ...]  # (domain, the rule that says so)
+
+
+def command_domains(permissions: list[PermissionRule]) -> tuple[Domains, Domains]:
+    """((domain, why) allowed, (domain, why) denied): the `domains` of the allow and deny rules whose tool is
+    "network" or matches run_command; a domain that is no host, host:port or *.domain is left out."""
+    found: dict[str, list[tuple[str, str]]] = {"allow": [], "deny": []}
+    for rule in permissions:
+        if not rule.domains or rule.decision not in found or not (
+                rule.tool == "network" or fnmatch.fnmatchcase("run_command", rule.tool)):
+            continue
+        why = f"{_DONE[rule.decision]} by rule {rule.describe()}" + (f" ({rule.reason})" if rule.reason else "")
+        found[rule.decision] += [(d, why) for d in rule.domains if NetRules.valid(d)]
+    return tuple(found["allow"]), tuple(found["deny"])
 
 
 def digest(data: bytes) -> str:

@@ -5,13 +5,15 @@ for the names below a domain (`*.pythonhosted.org`, which does not match `python
 a rule allows ports 80 and 443. A preset names the hosts of a package index and what it downloads from. Loopback,
 private and link-local addresses are reached only when a rule names the address itself, or `localhost` with a port,
 never because a name resolved there. `NetRules.allows` is the one check; `grant` adds a host for the session.
+`[[permissions]]` rules with `domains` for commands come in as `ruled` (allow) and `denied` (deny, checked first by
+`denies`: a host a rule denies is refused, whatever else allows it), each with the rule's name.
 """
 
 from __future__ import annotations
 
 import ipaddress
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 __all__ = ["PRESETS", "NetRules", "allow_setting"]
 
@@ -115,11 +117,27 @@ class NetRules:
 
     allow: tuple[str, ...] = ()
     presets: tuple[str, ...] = ()
+    ruled: tuple[tuple[str, str], ...] = ()  # (domain, the [[permissions]] rule that allows it)
+    denied: tuple[tuple[str, str], ...] = ()  # (domain, the [[permissions]] rule that denies it)
 
     @property
     def rules(self) -> tuple[Rule, ...]:
-        named = [*self.allow, *(h for p in self.presets for h in PRESETS.get(p, ()))]
+        named = [*self.allow, *(d for d, _ in self.ruled), *(h for p in self.presets for h in PRESETS.get(p, ()))]
         return tuple(parse_rule(text) for text in dict.fromkeys(named))
+
+    @staticmethod
+    def valid(text: str) -> bool:
+        """Whether `text` is a rule: a host, host:port or *.domain."""
+        try:
+            parse_rule(text)
+        except ValueError:
+            return False
+        return True
+
+    def denies(self, host: str, port: int) -> str | None:
+        """The [[permissions]] rule that denies `host:port`, or None."""
+        host = host.strip("[]").lower().rstrip(".")
+        return next((why for text, why in self.denied if parse_rule(text).matches(host, port)), None)
 
     def allows(self, host: str, port: int) -> str | None:
         """The rule that allows `host:port` (as the user wrote it, or `preset python`), or None."""
@@ -130,20 +148,23 @@ class NetRules:
         for preset in self.presets:
             if any(parse_rule(h).matches(host, port) for h in PRESETS.get(preset, ())):
                 return f"preset {preset}"
-        return None
+        return next((why for text, why in self.ruled if parse_rule(text).matches(host, port)), None)
 
     def names_address(self, host: str, port: int, address: str) -> bool:
         """A rule names `address` (or is `localhost:PORT` for a loopback one): it may be reached though private."""
         host = host.strip("[]").lower().rstrip(".")
-        return any(parse_rule(text).names_address(host, port, address) for text in self.allow)
+        return any(parse_rule(text).names_address(host, port, address)
+                   for text in (*self.allow, *(d for d, _ in self.ruled)))
 
     def grant(self, host: str, port: int) -> NetRules:
         """These rules and `host:port` besides (an answer "for this session")."""
         shown = f"[{host}]" if ":" in host else host
-        return NetRules((*self.allow, f"{shown}:{port}"), self.presets)
+        return replace(self, allow=(*self.allow, f"{shown}:{port}"))
 
     def lines(self) -> list[str]:
         """The rules as `cli-agent sandbox` shows them."""
         out = [f"allow {text}" for text in self.allow]
         out += [f"preset {p}: {', '.join(PRESETS.get(p, ()))}" for p in self.presets]
+        out += [f"allow {text} ({why})" for text, why in self.ruled]
+        out += [f"deny {text} ({why})" for text, why in self.denied]
         return out

@@ -138,6 +138,9 @@ class SessionNet:
 
     # the gate the proxy asks
     def decide(self, host: str, port: int) -> tuple[bool, str]:
+        denied = self.rules.denies(host, port)
+        if denied is not None:
+            return False, f"{host}:{port} is {denied}"
         rule = self.rules.allows(host, port)
         if rule is not None:
             return True, rule
