@@ -40,6 +40,8 @@ ORDER: tuple[Decision, ...] = ("deny", "ask", "allow")
 WRAPPERS = {"env": {"-u", "-C", "-S"}, "timeout": {"-s", "-k"}, "nice": {"-n"}, "nohup": set(), "time": {"-f", "-o"},
             "command": set(), "exec": set(), "stdbuf": {"-i", "-o", "-e"}, "ionice": {"-c", "-n"},
             "xargs": {"-n", "-I", "-L", "-P", "-d", "-s", "-E", "-a"}}
+# git's own options before its subcommand (`git -C dir push`): looked through; these take the next word
+GIT_TAKES = {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--config-env", "--exec-path"}
 _SEPARATORS = {"&&", "||", ";", "|", "&", "|&", ";;", "\n"}
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _UNPARSEABLE = ("$(", "`", "<(", ">(")
@@ -149,7 +151,19 @@ def _unwrapped(words: tuple[str, ...]) -> tuple[str, ...]:
                 rest.pop(0)
         if wrapper == "timeout" and rest:
             rest.pop(0)  # the duration
+    if rest and os.path.basename(rest[0]) == "git":
+        rest = [rest[0], *_git_subcommand(rest[1:])]
     return tuple(rest)
+
+
+def _git_subcommand(words: list[str]) -> list[str]:
+    """git's words from its subcommand on: its own options (`-C dir`, `-c key=value`, `--git-dir=...`,
+    `--no-pager`) looked through."""
+    while words and words[0].startswith("-") and words[0] != "--":
+        option = words.pop(0)
+        if option in GIT_TAKES and words:  # `--git-dir X`; `--git-dir=X` and `-Cdir` carry their value
+            words.pop(0)
+    return words
 
 
 def _starts(words: tuple[str, ...], prefix: list[str], loose: bool) -> bool:
@@ -164,6 +178,9 @@ def _starts(words: tuple[str, ...], prefix: list[str], loose: bool) -> bool:
 def _loosely_in(line: str, prefix: list[str]) -> bool:
     """The prefix's words one after the other anywhere in the line (quotes, `$( )` and separators ignored)."""
     words = [os.path.basename(w) for w in re.split(r"[\s;&|()`$\"'<>{}]+", line) if w]
+    for i in range(len(words) - 1, -1, -1):  # git's own options (`git -C dir push`) looked through here too
+        if words[i] == "git":
+            words[i + 1:] = _git_subcommand(words[i + 1:])
     n = len(prefix)
     return any(words[i:i + n] == prefix for i in range(len(words) - n + 1))
 

@@ -60,3 +60,19 @@ def test_approving_the_plan_runs_it_in_the_mode_chosen(tmp_path, ws):
     assert (ws / "a.py").read_text() == "x = 2\n"
     first = record.read_text().splitlines()[0]
     assert "Set x to 2 in a.py" in first and "I will set x to 2." in first  # the plan is the run's checklist
+
+
+def test_an_untrusted_projects_mode_plan_reaches_the_headless_printer(tmp_path, ws):
+    home = tmp_path / "home"
+    user_config(home, "")
+    (ws / "a.py").write_text("x = 1\n")
+    (ws / ".cli-agent").mkdir()
+    (ws / ".cli-agent" / "config.toml").write_text('mode = "plan"\n')  # narrower than the default: kept untrusted
+    script = _script(tmp_path / "s.json",
+                     {"tool_calls": [{"name": "write_file", "arguments": {"path": "a.py", "content": "x = 2\n"}}]},
+                     {"tool_calls": [{"name": "update_plan", "arguments": {"steps": PLAN}}]},
+                     {"text": "I will set x to 2."})
+    done = cli(["-C", str(ws), "-p", "make x 2", "--model", script, "--yes"], home=home)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "Plan:\n  1. Set x to 2 in a.py\n\nI will set x to 2.\n"
+    assert (ws / "a.py").read_text() == "x = 1\n"

@@ -43,7 +43,11 @@ def edit(*paths: str) -> Subject:
     (cmd("git status && git push origin main"), "no-push"),  # compound
     (cmd("env GIT_TRACE=1 timeout -s KILL 30 nice -n 5 git push"), "no-push"),  # wrapped
     (cmd("/usr/bin/git push --force"), "no-push"),
+    (cmd("git -C ../other push"), "no-push"),  # git's own options looked through
+    (cmd("git -c user.name=x --git-dir ../r/.git --no-pager push"), "no-push"),
+    (cmd("cd sub && git --work-tree=. -C .. push origin"), "no-push"),
     (cmd('bash -c "git push"'), "no-push"),  # the words anywhere: a deny is not dodged by quoting
+    (cmd("bash -c 'git -C .. push'"), "no-push"),
     (cmd("echo $(git push)"), "no-push"),
     (cmd("npm test"), "npm-test"),
     (cmd("CI=1 npm test -- --watch=false 2>&1 | npm test"), "npm-test"),
