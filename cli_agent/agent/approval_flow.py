@@ -31,12 +31,13 @@ from cli_agent.contracts import (
 from cli_agent.tools import host_of
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection
+    from collections.abc import Callable, Collection, Sequence
 
     from cli_agent.agent.conversation import Conversation
     from cli_agent.agent.run_state import Approver, RuleKeeper, RunState, SubtaskRunner
+    from cli_agent.contracts import ToolCall
     from cli_agent.hooks import Hooks
-    from cli_agent.tools import Dispatcher, Prepared
+    from cli_agent.tools import Dispatcher, Prepared, Registry
 
 __all__ = ["facts_of"]
 
@@ -49,6 +50,13 @@ PLAN_NOTE = ("(Plan mode: nothing may change yet. Read what you need with the re
              "why. The user approves it before any change is made.)")
 OUTPUT_EVERY_S = 0.2  # at most five CommandOutput events a second
 OUTPUT_TAIL = 4096  # each one the latest characters
+
+
+def places_of(calls: Sequence[ToolCall], registry: Registry) -> dict[str, tuple[int, int]]:
+    """Each call's (number, count) among the turn's calls that get a panel of their own: a plan update is drawn as
+    its checklist, so an edit after it is the turn's first call, not its second."""
+    shown = [c.id for c in calls if not (c.name in registry and registry.get(c.name).updates_plan)]
+    return {call_id: (n, len(shown)) for n, call_id in enumerate(shown, 1)}
 
 
 def facts_of(prepared: Prepared) -> CallFacts:

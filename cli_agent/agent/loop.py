@@ -18,7 +18,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from cli_agent.agent import repeats
-from cli_agent.agent.approval_flow import Approvals
+from cli_agent.agent.approval_flow import Approvals, places_of
 from cli_agent.agent.context_window import for_model
 from cli_agent.agent.conversation import Conversation
 from cli_agent.agent.judge.bench import Judging
@@ -247,7 +247,7 @@ class Agent:
         dispatcher = dispatcher.at(run.deadline)
         run.pending = {c.id: c for c in calls}
         yield ToolCallsProposed(calls=calls, terminate=parsed.terminate)
-        failures = []
+        failures, places = [], places_of(calls, dispatcher.registry)  # "(2/3)": among the calls a panel shows
         read_ahead = {} if self._approvals.hooked else dispatcher.read_ahead(calls)  # leading reads, at once
         for index, call in enumerate(calls, 1):
             if index - 1 in read_ahead:
@@ -259,8 +259,8 @@ class Agent:
                         "Your reply was cut off (finish_reason=length), so this change was not made. "
                         "Make a smaller change: edit_file with a short old/new, or split the file."))
                 prepared = self._judge.kept(run, prepared)
-                prepared, decision = yield from self._approvals.settle(run, prepared, index, len(calls), approve,
-                                                                       dispatcher)
+                place = places.get(call.id, (0, 0))
+                prepared, decision = yield from self._approvals.settle(run, prepared, *place, approve, dispatcher)
                 if decision is not None and run.feedback is not None:  # denied with words: the model goes on
                     self._talk.answer_rest(run, call, f"denied by the user, who says: {run.feedback}"
                                                  f"{prepared.denial_note()}")
