@@ -56,7 +56,7 @@ def compact(ctx: CommandContext, focus: str = "", *, auto: bool = False) -> bool
         ctx.console.print(Text("nothing to compact: the conversation is empty", style="dim"))
         return False
 
-    used = context_use(session, getattr(ctx, "context_tokens", lambda: None)())[0]
+    used = agent.context_use()[0]  # counted as the summary will be: the same estimate before and after
     read_only = [spec.name for spec in session.registry.specs() if not spec.mutates and not spec.requires_approval]
     kept = task_so_far(session)  # before the summary's own run joins the trace
     finished = ctx.drive(agent.run(compact_prompt(focus), ctx.approver, only_tools=read_only))
@@ -68,8 +68,10 @@ def compact(ctx: CommandContext, focus: str = "", *, auto: bool = False) -> bool
     summary = f"{kept}\n\n[The model's summary of the rest]\n{summary}"
     session.reset(ConversationReset(kind="compact", summary=summary, auto=auto))
     getattr(ctx, "conversation_replaced", lambda: None)()  # the meter goes by the summary from here
-    ctx.console.print(Text(f"compacted: the summary above replaces the conversation (about {used:,} → "
-                           f"{agent.context_use()[0]:,} tokens)", style="green"))
+    now = agent.context_use()[0]
+    size = (f"about {used:,} → {now:,} tokens" if now < used else
+            f"about {now:,} tokens: the conversation was no longer than what is carried over")
+    ctx.console.print(Text(f"compacted: the summary above replaces the conversation ({size})", style="green"))
     return True
 
 
