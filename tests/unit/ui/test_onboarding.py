@@ -108,3 +108,12 @@ def test_in_a_terminal_saying_no_offers_a_pick_and_leaving_it_lists_the_ways_and
     assert "no model chosen" in rest.splitlines()[-1]
     t.child.close()
     assert t.child.exitstatus == 2
+
+
+def test_esc_at_the_pick_does_not_ask_to_install_a_local_runtime_that_is_installed():
+    said: list[str] = []
+    with pytest.raises(errors.UsageError, match="no model chosen"):
+        choose_model(Settings(), env={"OPENAI_API_KEY": "k"}, say=said.append, ask=lambda q: "n",
+                     choose=lambda title, options: None, runtime=lambda: "0.3.36")
+    text = "\n".join(said)
+    assert "pip install" not in text and "the bundled offline model (installed): cli-agent --model local" in text

