@@ -52,3 +52,22 @@ def test_a_question_typed_at_attach_is_not_sent_and_loses_no_letter(repl, cols) 
     assert r.quit() == 0
     sent = [rec for rec in r.records() if rec["type"] == "run_started"]
     assert sent[-1]["prompt"] == "what is in hi.txt?"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the command sandbox is Linux-only")
+@pytest.mark.parametrize("cols", [60, 80])
+def test_a_one_key_question_wraps_between_words(tmp_path, cols) -> None:
+    t = Term(tmp_path, [], cols=cols)
+    screen = Screen(t.child, cols)
+    t.say("!echo hi > /dev/null")
+    t.expect("Attach your command's output")
+    question = "Attach your command's output to your next message to the model? [Y/n, Esc: no]"
+    assert screen.wait_until(t.child, lambda: "Esc: no]" in screen.text()), screen.text()[-1000:]
+    lines = screen.lines()
+    first = next(i for i, line in enumerate(lines) if line.startswith("Attach your"))
+    drawn = lines[first:first + 3]
+    words = " ".join(drawn).split()[:len(question.split())]
+    assert words == question.split(), drawn  # no word cut at the edge of the screen
+    t.child.send("n")
+    t.expect(PROMPT)
+    assert t.quit() == 0

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import io
 import sys
+import textwrap
 from collections.abc import Callable
 from typing import Any
 
@@ -205,7 +206,11 @@ def _one_key(message: Any, answers: str | None, line: list[str], input: Any, out
         event.app.exit(exception=SignalInterrupt())
 
     def shown() -> Any:
-        return [*to_formatted_text(message), ("", "".join(line))] if line else message
+        asked = message
+        if isinstance(message, str):  # plain words wrap between words, never inside one
+            width = max(app.output.get_size().columns - 1, 20)
+            asked = textwrap.fill(message, width, break_long_words=False, break_on_hyphens=False) + " "
+        return [*to_formatted_text(asked), ("", "".join(line))] if line else asked
 
     app: Application[str | None] = Application(
         layout=Layout(Window(FormattedTextControl(shown), wrap_lines=True, dont_extend_height=True)),
