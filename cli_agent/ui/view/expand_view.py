@@ -18,7 +18,7 @@ from typing import Any
 from rich.console import RenderableType
 from rich.text import Text
 
-from cli_agent.contracts import PlanUpdated, ToolResult
+from cli_agent.contracts import HookRan, PlanUpdated, ToolResult
 from cli_agent.contracts import escape_for_terminal as esc
 from cli_agent.ui.view.command_panel import command_expanded
 from cli_agent.ui.view.plan_view import plan_text
@@ -40,6 +40,8 @@ def expanded(turn: list[Any], width: int) -> list[RenderableType]:
             out.append(Text("✻ thinking\n" + esc(entry.strip()), style="dim italic"))
         elif isinstance(entry, PlanUpdated):
             out.append(plan_text(entry, width))
+        elif isinstance(entry, HookRan):
+            out.append(_hook(entry))
         else:
             out.extend(_call(*entry, width=width))
     return out
@@ -59,6 +61,16 @@ def _call(call: Any, result: ToolResult, *, width: int) -> list[RenderableType]:
     if isinstance(data, dict) and data.get("notice"):
         out.append(Text("    " + esc(str(data["notice"])), style="dim"))
     return out
+
+
+def _hook(event: HookRan) -> RenderableType:
+    """A hook that ran: its whole command, how it ended, and what it printed (bounded)."""
+    how = "timed out (killed)" if event.timed_out else "blocked" if event.blocked else f"exit {event.exit_code}"
+    text = Text(f"⚑ {event.event} hook: {how}\n    $ {esc(event.command)}", style="dim")
+    for name, said in (("stdout", event.stdout), ("stderr", event.stderr)):
+        if said.strip():
+            text.append(f"\n    {name}:\n" + "\n".join(f"    │ {esc(line)}" for line in _bounded(said).splitlines()))
+    return text
 
 
 def _body(data: Any) -> str:

@@ -47,8 +47,19 @@ def hook_line(event: HookRan, width: int = 100) -> Text:
     said = " ".join((event.stderr if event.blocked or event.exit_code else event.stdout or event.stderr).split())
     style = "yellow" if event.blocked or event.timed_out or event.exit_code else "dim"
     text = Text(f"⚑ {event.event} hook ", style=style)
-    text.append(esc(event.command)[:60], style=style + " bold")
+    most = max(12, min(_COMMAND_MOST, width - len(text.plain) - len(how) - 3))  # the line's head fits the width
+    text.append(_cut(esc(event.command), most), style=style + " bold")
     text.append(f": {how}", style=style)
-    if said:
-        text.append(" · " + esc(said)[: max(20, width - len(text.plain) - 3)], style=style)
+    room = width - len(text.plain) - 4
+    if said and room >= 20:  # what it printed, in the line's room, cut with "…" (/expand shows it whole)
+        text.append(" · " + _cut(esc(said), room), style=style)
+    elif said:  # no room left: on a line of its own, under the hook's
+        text.append("\n    " + _cut(esc(said), max(width - 5, 20)), style=style)
     return text
+
+
+_COMMAND_MOST = 40  # characters of a hook's command in its line
+
+
+def _cut(text: str, most: int) -> str:
+    return text if len(text) <= most else text[:most - 1].rstrip() + "…"

@@ -356,6 +356,7 @@ class Renderer:
             self._working.task = f"⟳ task: {event.description} · {doing}"
 
     def _on_hook_ran(self, event: ev.HookRan) -> None:
+        self.turn.append(event)
         self._end_command()
         self.close()
         self.print(hook_line(event, self.console.width))
