@@ -7,8 +7,10 @@ and without, alternated in one run, the same replies on every side.
 Each round starts the bundled model's server child (`LlamaServer`, llama.cpp's server from xllamacpp) once per
 speculative type, in an order rotated every round, and sends it the whole-definition rewrite requests of
 `REWRITES` (the rewrite candidate's own system prompt and request layout, `agent.judge.rewrite`), at temperature 0.
-Generated tokens per second are llama.cpp's own (`timings.predicted_per_second`); medians per type, the ratio to
-`off`, and whether every type gave the same replies (lookup decoding must not change them).
+Generated tokens per second are llama.cpp's own (`timings.predicted_per_second`, `predicted_n`); per type: the
+median of the requests' rates, the rate over all its requests (their tokens over their generating time: what a
+candidate's time buys), each with its ratio to `off`, and whether every type gave the same replies (lookup decoding
+must not change them).
 """
 
 from __future__ import annotations
@@ -71,6 +73,8 @@ def main() -> int:
     path = ensure_model(resolve_model(args.model), quiet=True)
     kinds = args.types.split(",")
     rates: dict[str, list[float]] = {k: [] for k in kinds}
+    seconds: dict[str, float] = dict.fromkeys(kinds, 0.0)
+    tokens: dict[str, int] = dict.fromkeys(kinds, 0)
     replies: dict[str, list[str]] = {k: [] for k in kinds}
     loads: list[float] = []
     for round_ in range(args.rounds):
@@ -82,6 +86,8 @@ def main() -> int:
                 for task, code in REWRITES:
                     rate, count, text = one(server, _request(task, code))
                     rates[kind].append(rate)
+                    tokens[kind] += count
+                    seconds[kind] += count / rate if rate else 0.0
                     if round_ == 0:
                         replies[kind].append(text)
                     loads.append(os.getloadavg()[0])
@@ -89,9 +95,12 @@ def main() -> int:
                           flush=True)
             finally:
                 server.stop()
+    overall = {kind: tokens[kind] / seconds[kind] if seconds[kind] else 0.0 for kind in kinds}
     base = statistics.median(rates["off"]) if "off" in rates else None
     result = {kind: {"median_tokens_per_s": round(statistics.median(r), 2),
                      "ratio_to_off": round(statistics.median(r) / base, 2) if base else None,
+                     "overall_tokens_per_s": round(overall[kind], 2),
+                     "overall_ratio_to_off": round(overall[kind] / overall["off"], 2) if overall.get("off") else None,
                      "same_replies_as_off": replies[kind] == replies.get("off", replies[kind])}
               for kind, r in rates.items()}
     summary = {"model": args.model, "rounds": args.rounds, "requests": len(REWRITES), "types": result,

@@ -29,7 +29,7 @@ class LocalSettings:
     context_size: int = rule(8192, ge=1)
     warm_start: bool = True  # keep the evaluated prompt's state on disk for the next process (local/warm_cache.py)
     # draft-free speculative decoding (n-gram lookup) in llama.cpp's server; "off" turns it off
-    speculative: Literal["ngram_simple", "ngram_mod", "off"] = "ngram_simple"
+    speculative: Literal["ngram_simple", "ngram_mod", "off"] = "ngram_mod"
 
 
 _PRESETS = ("python", "node", "rust", "go", "github")  # the hosts each stands for: the sandbox's network rules

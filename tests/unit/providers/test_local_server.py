@@ -348,7 +348,7 @@ def test_speculative_decoding_is_on_by_default_gives_the_same_reply_and_off_turn
     import httpx
 
     command = provider.server.command()
-    assert command[command.index("--speculative") + 1] == "ngram_simple"  # the default: n-gram lookup
+    assert command[command.index("--speculative") + 1] == "ngram_mod"  # the default: n-gram lookup
     code = "def mean(values):\n    total = 0\n    for value in values:\n        total += value\n" \
            "    return total / (len(values) + 1)\n"
     body = provider.request_body(ProviderRequest((Message("user", f"Repeat this code:\n```python\n{code}```"),),
