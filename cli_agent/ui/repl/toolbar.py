@@ -50,8 +50,8 @@ def toolbar(settings: Any, session: Session | None, steps: int, *, width: int = 
     model, approval mode and the tools granted for the session, the context meter (from 70 % full), tokens (and
     those served from the prompt cache), cost, steps, workspace, the help hint. `measured`: the conversation's
     size as the provider last counted it (`context_use`)."""
-    if session is None:  # still being made behind the prompt
-        model = f"{esc(settings.model or 'no model')} · " if settings is not None else ""
+    if session is None:  # still being made behind the prompt; with no model set, the one it picks is not known yet
+        model = f"{esc(settings.model)} · " if settings is not None and settings.model else ""
         return [("class:bottom-toolbar", f" {model}starting… ")]
     usage = session.agent.usage
     policy = session.agent.policy

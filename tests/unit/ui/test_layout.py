@@ -112,6 +112,11 @@ def test_at_80_columns_a_long_model_name_leaves_room_for_the_cached_tokens(sessi
     assert len(text) <= 80 and "cached)" in text and model.rsplit("/", 1)[-1] in text, text
 
 
+def test_while_the_session_starts_with_no_model_set_the_toolbar_does_not_say_no_model():
+    assert toolbar(Settings(), None, 0) == [("class:bottom-toolbar", " starting… ")]
+    assert toolbar(Settings(model="local"), None, 0) == [("class:bottom-toolbar", " local · starting… ")]
+
+
 def test_the_context_meter_shows_from_70_percent(session):
     assert "context" not in bar(session, 120)  # the window is unknown before the first request
     session.agent._talk.window._window = 1000  # what the loop learns at the first request
