@@ -70,8 +70,8 @@ def test_esc_esc_opens_it_and_a_resume_starts_from_the_rewound_point(tmp_path):
     t.expect("Restore what")
     t.child.send(ENTER)
     t.expect("conversation rewound to before: make a")
-    t.child.sendcontrol("u")
-    t.expect(PROMPT)
+    t.expect(r"> (?:\x1b\[[0-9;]*m)*make a")  # back in the input
+    t.child.sendcontrol("c")  # drops the line
     assert t.quit() == 0
     assert not (t.ws / "a.txt").exists() and not (t.ws / "b.txt").exists()
     script = tmp_path / "resumed.json"
@@ -81,3 +81,8 @@ def test_esc_esc_opens_it_and_a_resume_starts_from_the_rewound_point(tmp_path):
     assert said(requests(tmp_path / "resumed.jsonl")[-1]) == ["start over"]
     resets = [r for r in t.traces() if r["type"] == "conversation_reset"]
     assert [r["kind"] for r in resets] == ["rewind"]  # the trace keeps the runs, and marks them rewound
+    again = Term(tmp_path, [{"text": "unused"}], args=("-c",), cols=120, wait=None)
+    shown = again.expect("resumed: the conversation goes on from here")
+    assert "2 turns rewound (/rewind" in " ".join(shown.split()) and "start over" in shown
+    again.expect(PROMPT)
+    assert again.quit() == 0

@@ -173,14 +173,25 @@ def show_transcript(console: Console, trace: Trace, *, compact: object = None, u
     totals for the toolbar."""
     events = list(trace.events)
     cut = max((i for i, e in enumerate(events) if isinstance(e, ConversationReset)), default=-1)
-    before, live = _turns(events[:cut + 1]), _turns(events[cut + 1:])
     reset = events[cut] if cut >= 0 else None
+    rewound: list[list[Event]] = []
+    after: list[Event] = []
+    if isinstance(reset, ConversationReset) and reset.kind == "rewind":  # live: the turns before the rewound one
+        at = next((i for i, e in enumerate(events) if isinstance(e, RunStarted) and e.run_id == reset.run_id), cut)
+        rewound, after = _turns(events[at:cut]), events[cut + 1:]
+        events, cut = events[:at], max((i for i, e in enumerate(events[:at]) if isinstance(e, ConversationReset)),
+                                       default=-1)
+        reset = events[cut] if cut >= 0 else None
+    before, live = _turns(events[:cut + 1]), _turns(events[cut + 1:]) + _turns(after)
     if before and isinstance(reset, ConversationReset):
         console.print(Text(f"… {len(before)} turn{'s' if len(before) != 1 else ''} before the last /{reset.kind} "
                            "(not in the conversation)", style="dim"))
     older, newest = live[:-SHOWN_TURNS], live[-SHOWN_TURNS:]
     for run in older:
         console.print(_folded(run, undone))
+    if rewound:
+        console.print(Text(f"… {len(rewound)} turn{'s' if len(rewound) != 1 else ''} rewound (/rewind: kept in the "
+                           "trace, not in the conversation)", style="dim"))
     for run in newest:
         _draw_run(console, run, compact, undone)
     console.print(Text("── resumed: the conversation goes on from here ──", style="green"))
