@@ -102,10 +102,12 @@ def replay(path: Path, *sinks: Callable[[Event], None], run_commands: bool = Fal
                 registry, played = _with_recorded_commands(registry, trace)
                 result.played_back = len(played)
             session.use_registry(registry)
+            before: dict[str, list[Any]] = {}  # the conversation as each recorded run found it (for a /rewind)
             for number, run in enumerate(trace.runs, 1):
-                _follow_resets(session.agent, run)
+                _follow_resets(session.agent, run, before)
                 if not isinstance(run[0], RunStarted):  # only resets (a /clear before the first run)
                     continue
+                before[run[0].run_id] = list(session.agent.history)
                 compare = Comparator(number, run, written_shas, original, str(session.workspace.root), played)
                 started = run[0]
                 call = first_call(run) if is_tool_step(run) else None
@@ -116,7 +118,7 @@ def replay(path: Path, *sinks: Callable[[Event], None], run_commands: bool = Fal
                     prompt = started.prompt if isinstance(started, RunStarted) else ""
                     events = session.run(prompt, RecordedApprover(run, played))
                 finished = drive(events, *sinks, compare)
-                _follow_resets(session.agent, _after_run(run))
+                _follow_resets(session.agent, _after_run(run), before)
                 result.runs += 1
                 result.tool_calls += compare.calls
                 result.stop_reasons.append(finished.stop_reason.value)
@@ -172,13 +174,16 @@ def _with_recorded_commands(base: Registry, trace: Trace) -> tuple[Registry, set
     return Registry(specs, handlers, optional_budget=base.optional_budget), set(calls)
 
 
-def _follow_resets(agent: Any, events: list[Event]) -> None:
-    """Apply the /clear and /compact, and the notes (an /undo), recorded in `events` up to a run's start: those
-    before the first run, or, given a run's events after its `run_finished`, those between it and the next run."""
+def _follow_resets(agent: Any, events: list[Event], before: dict[str, list[Any]]) -> None:
+    """Apply the /clear, /compact and /rewind, and the notes (an /undo), recorded in `events` up to a run's start:
+    those before the first run, or, given a run's events after its `run_finished`, those between it and the next
+    run. `before`: the conversation as each run found it, which a /rewind goes back to."""
     for event in events:
         if isinstance(event, RunStarted):
             return
-        if isinstance(event, ConversationReset):
+        if isinstance(event, ConversationReset) and event.kind == "rewind":
+            agent.clear(list(before.get(event.run_id, agent.history)))
+        elif isinstance(event, ConversationReset):
             apply_reset(agent, event)
         elif isinstance(event, MessagesAppended):
             for message in event.messages:
