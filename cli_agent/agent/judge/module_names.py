@@ -4,13 +4,15 @@ A rewrite may return a module-level assignment (`NAME = ...`, `NAME: T = ...`) o
 top level of a file it was shown or of that file's package `__init__.py` (`public_files`); it replaces that
 assignment, as a function replaces a function (`assignment_calls`, through `replace_lines`). When the task adds or
 renames a public name, the request shows each of those files' `__all__` (`shown_all`), the list a new name must
-join. `in_order` orders the line-based calls so that the lines each was planned with still hold.
+join; a renamed definition that lands is listed there under its new name (`renamed_in_all`). `in_order` orders
+the line-based calls so that the lines each was planned with still hold.
 """
 
 from __future__ import annotations
 
 import ast
 import posixpath
+import re
 import uuid
 from collections.abc import Sequence
 
@@ -88,6 +90,24 @@ def assignment_calls(code: str, sources: dict[str, str], taken: set[str]) -> lis
         calls.append(ToolCall(id=f"rewrite-{uuid.uuid4().hex[:8]}", name="replace_lines",
                               arguments={"path": path, "start_line": first, "end_line": last, "new": new}))
     return calls
+
+
+def renamed_in_all(path: str, source: str, old: str, new: str) -> ToolCall | None:
+    """The call that renames `old` to `new` in the module's `__all__` (a list or tuple of strings), None when it does
+    not list `old`: a renamed definition stays exported under its new name."""
+    lines = assigned(source).get("__all__")
+    tree = _parsed(source)
+    node = next((n for n in tree.body if _target(n) == "__all__"), None) if tree is not None and lines else None
+    value = getattr(node, "value", None)
+    if lines is None or not isinstance(value, ast.List | ast.Tuple):
+        return None
+    names = [e.value for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    if old not in names or new in names:
+        return None
+    text = "\n".join(source.split("\n")[lines[0] - 1:lines[1]])
+    changed = re.sub(rf"(['\"]){re.escape(old)}\1", lambda m: f"{m.group(1)}{new}{m.group(1)}", text, count=1)
+    return ToolCall(id=f"rewrite-{uuid.uuid4().hex[:8]}", name="replace_lines",
+                    arguments={"path": path, "start_line": lines[0], "end_line": lines[1], "new": changed})
 
 
 def _same(old: str, new: str) -> bool:

@@ -34,7 +34,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cli_agent.agent.judge.attempts import revert
-from cli_agent.agent.judge.module_names import assignment_calls, in_order, public_files, shown_all
+from cli_agent.agent.judge.module_names import (
+    assignment_calls,
+    in_order,
+    public_files,
+    renamed_in_all,
+    shown_all,
+)
 from cli_agent.agent.judge.proof.statements import renames
 from cli_agent.agent.judge.repair import verify
 from cli_agent.agent.judge.rewrite_memory import Memory, outcome
@@ -264,7 +270,14 @@ def planned_calls(code: str, places: Sequence[Place], sources: dict[str, str],
                 call = _placed(each, _segment(each, lines), places, sources, renamed or {})
                 if call is not None:
                     calls.append(call)
-    return in_order(calls + assignment_calls(code, sources, aliases))
+    calls += assignment_calls(code, sources, aliases)
+    for call in [c for c in calls if c.name == "replace_definition"]:  # a rename landing: __all__ follows it
+        a = call.arguments or {}
+        new = next((n for n, old in (renamed or {}).items() if old == a.get("name")), None)
+        if new and not any(c.name == "replace_lines" and (c.arguments or {}).get("path") == a["path"] for c in calls):
+            listed = renamed_in_all(a["path"], sources[a["path"]], a["name"], new)
+            calls += [listed] if listed is not None else []
+    return in_order(calls)
 
 
 def _alias_of(node: ast.stmt) -> str | None:

@@ -342,3 +342,15 @@ def test_a_candidate_that_made_no_change_does_not_use_up_a_turn_while_time_is_le
     assert code == 0 and report["verified"] is True and report["attempt"] == 3, report
     assert any("made no change; one more is sampled in its place" in w for w in report["warnings"]), report
     assert (ws / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
+
+
+def test_a_renamed_definition_that_lands_is_listed_in_all_under_its_new_name() -> None:
+    source = '__all__ = [\n    "helper",\n    "other",\n]\n\n\ndef helper(x):\n    return x\n'
+    places = [Place("m.py", "helper", 7, 8, whole=True)]
+    calls = planned_calls("def assist(x):\n    return x\n", places, {"m.py": source}, {"assist": "helper"})
+    assert [c.name for c in calls] == ["replace_lines", "replace_definition"]
+    assert (calls[0].arguments or {})["new"] == '__all__ = [\n    "assist",\n    "other",\n]'
+    # a reply that gives its own __all__ is taken as it is
+    own = planned_calls('def assist(x):\n    return x\n\n\n__all__ = ["assist"]\n', places, {"m.py": source},
+                        {"assist": "helper"})
+    assert [(c.arguments or {}).get("new") for c in own if c.name == "replace_lines"] == ['__all__ = ["assist"]']
