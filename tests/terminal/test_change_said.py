@@ -36,6 +36,7 @@ def test_the_repl_says_what_changed_when_the_answer_does_not(tmp_path, cols):
     screen = Screen(t.child, cols)
     t.say("fix mean")
     screen.wait_for(t.child, "· 2 steps")
+    assert screen.wait_until(t.child, lambda: ">" in screen.text().rpartition("· 2 steps")[2].split("\n"))  # prompt
     lines = screen.lines()
     said = [line for line in lines if line.startswith("✎ changed")]
     assert said == ["✎ changed stats.py (+1 -1) · tests pass"], screen.text()[-1500:]
