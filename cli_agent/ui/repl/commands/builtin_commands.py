@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from rich.table import Table
 from rich.text import Text
 
 from cli_agent.contracts import escape_for_terminal as esc
@@ -18,8 +17,9 @@ from cli_agent.ui.view import hanging
 
 KEYS_HELP = ("Enter sends · Meta+Enter or Ctrl-J: new line · Ctrl-R: search history · Tab: complete · "
              "@path attaches a file · //text sends /text · Ctrl-O: a folded paste in full · Esc or Ctrl-C "
-             "interrupts the turn (what you type meanwhile is queued and sent next) · Ctrl-D, or Ctrl-C twice at "
-             "an empty prompt, quits")
+             "interrupts the turn (what you type meanwhile is sent next) · Ctrl-D, or Ctrl-C twice at an empty "
+             "prompt, quits")
+_USAGE_ROOM = 25  # the summaries' column; a longer usage pushes its own summary on
 
 
 # -- the built-ins ---------------------------------------------------------------------------------------------
@@ -44,35 +44,30 @@ def _help(ctx: CommandContext, args: str) -> None:
         return
 
     keys = Text(KEYS_HELP, style="dim")  # what a newcomer needs first
-    keys.append("\nApproval answers: y yes · n no, stop the turn · f no, and tell the model what to do instead · "
-                "a yes to all, this session · t yes to this tool, this session · w always: write a rule · v view all "
-                "of a change. Shift+Tab cycles the mode (default, plan, edits, all), also while the model works.\n",
-                style="dim")
+    keys.append("\nApproval answers: y yes · n no, stop the turn · f no, and say what to do instead · a yes to all, "
+                "this session · t yes to this tool, this session · w always (write a rule) · v the whole change. "
+                "Shift+Tab cycles the mode (default, plan, edits, all), also while the model works.\n", style="dim")
     ctx.console.print(keys)
-    narrow = ctx.console.width < 80  # one line a command, its summary cut (/help NAME says it whole)
-    listing = Table.grid(padding=(0, 1, 0, 0))  # else a summary too long for the width wraps under itself
-    listing.add_column(no_wrap=True)
-    listing.add_column()
     workflows: dict[str, list[str]] = {}
     lines: list[Text] = []
     commands = [c for c in ctx.commands.commands() if c.category == "commands"]
-    room = max((len(f"/{c.name} {c.usage}".rstrip()) for c in commands), default=0)
+    room = min(max((len(f"/{c.name} {c.usage}".rstrip()) for c in commands), default=0), _USAGE_ROOM)
     for command in ctx.commands.commands():
         if command.category != "commands":  # a workflow: its name, in a line of its category
             workflows.setdefault(command.category, []).append("/" + command.name)
             continue
+        # one line a command at any width, its summary cut with … (/help NAME says it whole)
         usage = f"/{command.name} {command.usage}".rstrip()
-        listing.add_row(Text("  " + esc(usage), style="cyan"), Text(esc(command.summary)))
         line = Text.assemble(("  " + esc(usage).ljust(room) + " ", "cyan"), esc(command.summary))
         line.truncate(ctx.console.width - 1, overflow="ellipsis")
         lines.append(line)
     ctx.console.print(Text("commands:", style="bold"))
-    ctx.console.print(Text("\n").join(lines) if narrow else listing)
+    ctx.console.print(Text("\n").join(lines))
     for category, names in workflows.items():
         line = Text.assemble((esc(category) + ": ", "bold"), (esc(" ".join(names)), "cyan"))
         ctx.console.print(hanging(Text("  "), line))
     if workflows:
-        ctx.console.print(hanging(Text("  "), Text("/help NAME shows one in full; /workflows lists the workflows",
+        ctx.console.print(hanging(Text("  "), Text("/help NAME shows one in full; /workflows: all workflows",
                                                     style="dim")))
 
 
