@@ -19,6 +19,7 @@ import contextlib
 import os
 import queue
 import shutil
+import socket
 import tempfile
 import threading
 import weakref
@@ -26,7 +27,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cli_agent.contracts import ConfigError
+from cli_agent.contracts import ConfigError, ToolError
 from cli_agent.sandbox.network.address import Resolver, resolved
 from cli_agent.sandbox.network.allow_file import keep_host
 from cli_agent.sandbox.network.holder import NetHolder
@@ -135,6 +136,25 @@ class SessionNet:
     def env(self) -> dict[str, str]:
         named = [r.host for r in self.rules.rules if r.port is not None]
         return proxy_env([n for n in ("localhost", "127.0.0.1", "::1") if n in named])
+
+    def reach_loopback(self, host: str, addresses: Sequence[str], port: int, timeout: float) -> socket.socket:
+        """A socket connected to `port` of the session's own loopback (`addresses`: loopback addresses `host`
+        resolved to), from inside its network namespace, where a server a command of the session started listens;
+        ToolError saying why not. It never makes the namespace: before the first command there is nothing there."""
+        with self._lock:
+            holder = self._holder if self._holder is not None and self._holder.alive else None
+            apart = "" if self.shared else self.unshared_why or "each command has a network namespace of its own"
+        if holder is None:
+            why = (f"the session's commands do not share a network namespace ({apart})" if apart else
+                   "the session has no network namespace yet: no command has run, so no server of its listens")
+            raise ToolError(f"cannot reach {host}:{port} on the session's loopback: {why}")
+        last = ""
+        for address in addresses:
+            try:
+                return holder.connect(address, port, timeout)
+            except OSError as exc:
+                last = exc.strerror or str(exc)
+        raise ToolError(f"cannot connect to {host}:{port} on the session's loopback: {last or 'no address'}")
 
     # the gate the proxy asks
     def decide(self, host: str, port: int) -> tuple[bool, str]:

@@ -5,9 +5,12 @@ its answer a byte at a time is cut at the deadline, not at a per-read timeout. A
 host only: one to another host ends the fetch with the URL it points to, which the model fetches in a call of its
 own (asked for, or allowed by a grant, for that host: a grant is for one host, redirects included).
 
-Connections go through the sandbox's `open_checked`; https verifies the certificate for the URL's host name (SNI and
-the Host header say the name, the socket goes to the checked address). Nothing is sent but the request line and a
-few plain headers: no cookies, no credentials, no proxy.
+Connections go through the sandbox's `open_checked`, but for a host that is loopback only when private addresses are
+allowed and commands run in the session's network namespace (`net`): then the connection is made inside it first
+(`SessionNet.reach_loopback`), where a server a command of the session started listens, and only where nothing
+listens there on this machine's own loopback (a dev server of the user's). https verifies the certificate for the
+URL's host name (SNI and the Host header say the name, the socket goes to the checked address). Nothing is sent
+but the request line and a few plain headers: no cookies, no credentials, no proxy.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import functools
 import http.client
 import io
+import ipaddress
 import socket
 import ssl
 import time
@@ -23,7 +27,7 @@ from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit
 
 from cli_agent.contracts import ToolError
-from cli_agent.sandbox import open_checked, refusal, resolved
+from cli_agent.sandbox import SessionNet, embedded_ipv4, open_checked, refusal, resolved
 from cli_agent.tools.web.address import PRIVATE_HINT, WebSetup, host_of
 
 _REDIRECTS = (301, 302, 303, 307, 308)
@@ -103,30 +107,54 @@ def _left(deadline: float) -> float:
     return left
 
 
+def _loopback(address: str) -> bool:
+    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    inner = embedded_ipv4(ip) if isinstance(ip, ipaddress.IPv6Address) else None
+    return ip.is_loopback or (inner is not None and inner.is_loopback)
+
+
+def _opened(host: str, port: int, deadline: float, allow_private: bool, net: SessionNet | None) -> socket.socket:
+    """A socket connected to `host`: when `host` is loopback only, private addresses are allowed and commands have
+    a network of the session's (`net`), inside its namespace first (a server a command started), else this
+    machine's; otherwise through `open_checked`."""
+    if not allow_private or net is None:
+        return open_checked(host, port, _left(deadline), allow_private, hint=_hint(allow_private))
+    addresses = resolved(host, port)
+    if not all(_loopback(address) for _, address in addresses):
+        return open_checked(host, port, _left(deadline), allow_private, resolve=lambda *_: addresses)
+    try:
+        return net.reach_loopback(host, [address for _, address in addresses], port, _left(deadline))
+    except ToolError as inside:
+        try:  # nothing of the session's there: this machine's own (a dev server of yours)
+            return open_checked(host, port, _left(deadline), allow_private, resolve=lambda *_: addresses)
+        except ToolError as outside:
+            raise ToolError(f"{inside}; nor on this machine's loopback: {outside}") from None
+
+
 class _Http(http.client.HTTPConnection):
     allow_private = False
     deadline = float("inf")
+    net: SessionNet | None = None
 
     def connect(self) -> None:
-        self.sock = open_checked(self.host, self.port, _left(self.deadline), self.allow_private,
-                                 hint=_hint(self.allow_private))
+        self.sock = _opened(self.host, self.port, self.deadline, self.allow_private, self.net)
 
 
 class _Https(http.client.HTTPSConnection):
     allow_private = False
     deadline = float("inf")
+    net: SessionNet | None = None
 
     def connect(self) -> None:
-        sock = open_checked(self.host, self.port, _left(self.deadline), self.allow_private,
-                            hint=_hint(self.allow_private))
+        sock = _opened(self.host, self.port, self.deadline, self.allow_private, self.net)
         sock.settimeout(_left(self.deadline))  # the handshake gets what is left
         context: ssl.SSLContext = self._context  # type: ignore[attr-defined]
         self.sock = context.wrap_socket(sock, server_hostname=self.host)
 
 
-def fetch(url: str, setup: WebSetup, deadline: float) -> Fetched:
+def fetch(url: str, setup: WebSetup, deadline: float, net: SessionNet | None = None) -> Fetched:
     """GET `url`, following redirects; ToolError for what the model can act on (a refused address, a bad URL, a
-    timeout, too many redirects)."""
+    timeout, too many redirects). `net`: the session's network, whose loopback a loopback URL reaches."""
     redirects: list[str] = []
     started = time.monotonic()
     while True:
@@ -136,7 +164,7 @@ def fetch(url: str, setup: WebSetup, deadline: float) -> Fetched:
             raise ToolError(f"web_fetch timed out after {time.monotonic() - started:.1f} s")
         kind = _Https if scheme == "https" else _Http
         conn = kind(host, port, timeout=left)
-        conn.allow_private, conn.deadline = setup.allow_private, deadline
+        conn.allow_private, conn.deadline, conn.net = setup.allow_private, deadline, net
         conn.response_class = functools.partial(_Response, deadline=deadline)  # type: ignore[assignment]
         try:
             fetched = _get(conn, host, path, url, setup, deadline)

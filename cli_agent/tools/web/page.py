@@ -33,7 +33,8 @@ def web_fetch(ctx: ToolContext, url: str, offset: int = 0) -> dict[str, Any]:
 
     setup = ctx.web or WebSetup()
     deadline = min(time.monotonic() + setup.timeout_s, ctx.deadline or float("inf"))
-    return page_data(fetch(url, setup, deadline), offset)
+    net = ctx.commands.net if ctx.commands is not None else None  # commands' loopback is the session's
+    return page_data(fetch(url, setup, deadline, net), offset)
 
 
 def page_data(page: Fetched, offset: int = 0) -> dict[str, Any]:
