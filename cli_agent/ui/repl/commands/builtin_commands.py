@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from rich.table import Table
 from rich.text import Text
 
 from cli_agent.contracts import escape_for_terminal as esc
