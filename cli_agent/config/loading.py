@@ -33,7 +33,7 @@ from cli_agent.config.settings import (
     owner,
     value_of,
 )
-from cli_agent.config.trust import screen_project, untrusted_note
+from cli_agent.config.trust import screen_project, trust_note, untrusted_note
 from cli_agent.config.trusted_folders import TRUE, is_trusted
 from cli_agent.contracts import ConfigError
 from cli_agent.fs import RegularFile, paths
@@ -49,6 +49,15 @@ class Loaded:
     files: list[tuple[str, Path, bool]]  # (label, path, exists), in the order they are layered
     notes: tuple[str, ...] = ()  # one-line warnings for the user (a project config's ignored keys)
     withheld: dict[str, Any] = field(default_factory=dict)  # project keys ignored until the folder is trusted
+    trust_note: str = ""  # the part of a note that asks to trust the folder for the withheld keys
+
+    def declined(self) -> Loaded:
+        """These settings once the user has just declined to trust the folder: its notes without the part that
+        asks for trust (what was declined is not repeated; the other notes stay)."""
+        if not self.trust_note:
+            return self
+        notes = (note.replace(self.trust_note + "; ", "").replace(self.trust_note, "") for note in self.notes)
+        return replace(self, notes=tuple(note for note in notes if note), trust_note="")
 
 
 _Layer = dict[str, tuple[Any, str]]  # key -> (validated value, source label)
@@ -87,9 +96,10 @@ def load_settings(flags: Mapping[str, Any], *, env: Mapping[str, str] | None = N
     project: _Layer = {}
     notes: tuple[str, ...] = ()
     withheld: dict[str, Any] = {}
+    asked = ""
     if project_path.exists():
         project = _file_layer(project_path, f"project config ({project_path})", files)
-        project, withheld, notes = _screened(project, user, project_path, ws, trust, env)
+        project, withheld, notes, asked = _screened(project, user, project_path, ws, trust, env)
 
     for layer in (project, explicit):
         user_only = sorted({key for key in layer if key.partition(".")[0] in USER_ONLY_TABLES})
@@ -116,7 +126,7 @@ def load_settings(flags: Mapping[str, Any], *, env: Mapping[str, str] | None = N
     read = [("user config", user_path, user_path.exists()), ("project config", project_path, project_path.exists())]
     if config_file is not None:
         read.append(("--config", config_file, True))
-    return Loaded(_built(values), sources, read, notes, withheld)
+    return Loaded(_built(values), sources, read, notes, withheld, asked)
 
 
 def _built(values: Mapping[str, Any]) -> Settings:
@@ -138,8 +148,9 @@ def _mcp_servers(user: _Layer, project: _Layer, explicit: _Layer) -> tuple[dict[
 
 
 def _screened(project: _Layer, user: _Layer, path: Path, ws: Path, trust: bool | None,
-              env: Mapping[str, str]) -> tuple[_Layer, dict[str, Any], tuple[str, ...]]:
-    """The project layer as the folder's trust allows: (kept layer, withheld key -> value, notes)."""
+              env: Mapping[str, str]) -> tuple[_Layer, dict[str, Any], tuple[str, ...], str]:
+    """The project layer as the folder's trust allows: (kept layer, withheld key -> value, notes, the part of a
+    note that asks for trust)."""
     defaults = Settings()
     below = {key: user[key][0] if key in user else value_of(defaults, key) for key in project}
     given = {key: value for key, (value, _) in project.items()}
@@ -164,7 +175,7 @@ def _screened(project: _Layer, user: _Layer, path: Path, ws: Path, trust: bool |
     note = untrusted_note(str(path), screened)
     notes = (*((note,) if note else ()), *((hook_note(str(path), hooks),) if hooks else ()),
              *((rule_note,) if rule_note else ()))
-    return {key: project[key] for key in screened.kept}, withheld, notes
+    return {key: project[key] for key in screened.kept}, withheld, notes, trust_note(str(path), screened) or ""
 
 
 def _flag_layer(flags: Mapping[str, Any]) -> _Layer:

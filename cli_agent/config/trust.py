@@ -155,13 +155,18 @@ def _safe(narrows: Narrows, new: Any, below: Any) -> bool:
         return False
 
 
+def trust_note(config_path: str, screened: Screened) -> str | None:
+    """The one line that names the keys a project config sets that need the folder's trust, and how to trust it."""
+    if not screened.needs_trust:
+        return None
+    return (f"ignored {', '.join(screened.needs_trust)} from the untrusted project config {config_path} "
+            f"(run `cli-agent trust` in this folder, or pass --trust, to use them)")
+
+
 def untrusted_note(config_path: str, screened: Screened) -> str | None:
     """The one line that says what a project config could not set, and how to let it; None when nothing was
     ignored."""
-    parts = []
-    if screened.needs_trust:
-        parts.append(f"ignored {', '.join(screened.needs_trust)} from the untrusted project config {config_path} "
-                     f"(run `cli-agent trust` in this folder, or pass --trust, to use them)")
+    parts = [part for part in (trust_note(config_path, screened),) if part]
     tables = [key for key in screened.user_only if key.partition(".")[0] in USER_ONLY_TABLES]  # [web], [sandbox]
     others = [key for key in screened.user_only if key not in tables]
     if others:

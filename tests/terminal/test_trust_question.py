@@ -95,3 +95,20 @@ def test_keys_typed_before_the_question_is_drawn_never_answer_it_and_start_the_p
     t.expect(PROMPT)
     assert t.quit() == 0
     assert [r["prompt"] for r in t.traces() if r["type"] == "run_started"] == ["yes please"]
+
+
+@pytest.mark.parametrize("cols", [60, 80])
+def test_declined_the_banner_does_not_ask_again_but_keeps_its_other_notes(tmp_path, cols):
+    project(tmp_path / "ws", WIDENING + "[web]\nallow_private = true\n")
+    t, screen = start(tmp_path, cols)
+    t.expect(r"\[y/N\]")
+    t.child.send("n")
+    t.expect("not trusted")
+    t.expect(PROMPT)
+    t.say("/cost")  # the banner's notes come with the first line
+    t.expect("tokens")
+    t.expect(PROMPT)
+    said = " ".join(" ".join(line for line in screen.lines() if line).split())
+    assert "cli-agent trust" not in said and "untrusted project config" not in said  # declined: not asked again
+    assert "ignored web.allow_private from the project config" in said  # what no trust would let it set stays
+    assert t.quit() == 0

@@ -27,12 +27,13 @@ NO_TERMINAL = "no terminal for the REPL: pass -p TEXT, or -p - to read the task 
 
 
 def run_repl(load: Callable[[], Loaded], *, provider_factory: ProviderFactory, resume: str | None = None,
-             onboard: bool = False, ask_trust: Callable[[Callable[[], Loaded], Typed], None] | None = None) -> int:
+             onboard: bool = False, ask_trust: Callable[[Callable[[], Loaded], Typed], bool] | None = None) -> int:
     """`load` gives the settings; `resume`: continue that session (session_index.LATEST for -c, or an id) instead of
     starting a new one. The session is made behind the first prompt (`Startup`), except one to continue, which the
     banner shows. `onboard` (no --model or --api-base given): when no model is configured either, say what is
     possible before any prompt (`start.onboarding`). `ask_trust(load, typed)`: the folder's trust question, asked once
-    the model is settled (a REPL that cannot start for want of a model asks nothing). Keys typed before these
+    the model is settled (a REPL that cannot start for want of a model asks nothing); True when the user declined, and
+    the banner then does not repeat what was declined. Keys typed before these
     questions were drawn start the first prompt. A bad config, a missing or damaged
     session, no model: the REPL ends with that one-line error (exit 2)."""
     if not sys.stdin.isatty():
@@ -43,8 +44,8 @@ def run_repl(load: Callable[[], Loaded], *, provider_factory: ProviderFactory, r
         load = with_its_model(load, resume)
     if onboard and not any(os.environ.get(v) for v in ("CLI_AGENT_MODEL", "CLI_AGENT_API_BASE", "CLI_AGENT_API_KEY")):
         load = onboarded(load, typed)
-    if ask_trust is not None:
-        ask_trust(load, typed)
+    if ask_trust is not None and ask_trust(load, typed):
+        load = _declined(load)
     startup = Startup(load, provider_factory, resume=resume)
     try:
         repl = Repl(startup, None, provider_factory)
@@ -55,3 +56,8 @@ def run_repl(load: Callable[[], Loaded], *, provider_factory: ProviderFactory, r
     if startup.error is not None:  # quit before the start-up failed: its error still decides the exit code
         raise startup.error
     return code
+
+
+def _declined(load: Callable[[], Loaded]) -> Callable[[], Loaded]:
+    """`load`, its notes without the request to trust the folder the user has just declined."""
+    return lambda: load().declined()

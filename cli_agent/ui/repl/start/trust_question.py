@@ -36,22 +36,22 @@ def describe_withheld(withheld: dict[str, Any]) -> list[str]:
     return lines
 
 
-def ask_trust(load: Callable[[], Loaded], workspace_hint: str | None, typed: Typed | None = None) -> None:
+def ask_trust(load: Callable[[], Loaded], workspace_hint: str | None, typed: Typed | None = None) -> bool:
     """Ask on the terminal whether to trust the folder (one key: y trusts, anything else does not), and remember a
-    yes. The text wraps between words to the terminal's width; a config changed since it was trusted says what
-    changed. Keys typed before the question was drawn go into `typed`, for the prompt. A config error is left for
-    the REPL's own start-up to report."""
+    yes; True when the user declined (the question was asked, and not answered yes). The text wraps between words to
+    the terminal's width; a config changed since it was trusted says what changed. Keys typed before the question
+    was drawn go into `typed`, for the prompt. A config error is left for the REPL's own start-up to report."""
     # deferred: the agent's stack loads behind the REPL's first prompt (Startup)
     from cli_agent.session import is_interactive
 
     if not is_interactive() or not paths.project_config_file(Path(workspace_hint or ".")).is_file():
-        return
+        return False
     try:
         loaded = load()
     except errors.CliAgentError:
-        return
+        return False
     if not loaded.withheld:
-        return
+        return False
 
     ws = Path(loaded.settings.workspace)
     lines = describe_withheld(loaded.withheld)
@@ -62,8 +62,9 @@ def ask_trust(load: Callable[[], Loaded], workspace_hint: str | None, typed: Typ
     if ask_key("Trust this folder? [y/N] ", typed) == "y":
         trust_folder(ws, tuple(line.strip() for line in lines))
         _say("trusted (cli-agent trust --revoke undoes it)")
-    else:
-        _say("not trusted: the REPL starts without them")
+        return False
+    _say("not trusted: the REPL starts without them")
+    return True
 
 
 def _question_text(config: Path, lines: list[str], earlier: TrustEntry | None) -> list[str]:
