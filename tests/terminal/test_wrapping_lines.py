@@ -134,3 +134,27 @@ def test_undo_list_and_a_repl_error_wrap_under_themselves(tmp_path, cols):
         assert len(listing) > 2 and all(line.startswith("  ") for line in listing[1:])
         assert any(name in line for line in listing)
         assert t.quit() == 0
+
+
+@pytest.mark.parametrize("cols", [60, 80])
+def test_the_f_feedback_stays_on_its_row_while_typed_no_word_split(tmp_path, cols):
+    feedback = ("please call the new file something_much_longer.py instead and put a docstring at its top "
+                "saying what it holds")
+    with Terms(tmp_path) as terms:
+        t, screen = terms.start([{"tool_calls": [create("a.txt")]}, {"text": "will do"}], cols)
+        t.say("make a file")
+        t.expect(QUESTION)
+        t.child.send("f")
+        t.expect("what to do instead")
+        t.child.send(feedback)  # typed, not yet sent
+        assert screen.wait_until(t.child, lambda: any(line.endswith("what it holds") for line in screen.lines()), 20)
+        lines = screen.lines()
+        typed = next(i for i, line in enumerate(lines) if line.startswith("  › "))
+        assert lines[typed].endswith("saying what it holds")  # scrolled to where the cursor is
+        assert not any(line.strip() for line in lines[typed + 1:])  # nothing went on to a row of its own
+        t.child.send("\r")
+        t.expect("will do")
+        t.expect(PROMPT)
+        said = " ".join(" ".join(screen.lines()).split())
+        assert "✗ no, and the model is told: " + feedback in said
+        assert t.quit() == 0

@@ -236,10 +236,12 @@ def _ask_terminal(message: Any) -> str:
 
 
 def _feedback_terminal(message: str) -> str:
-    """The line for `f`, typed after `message`; a line longer than the terminal goes on under its own start."""
+    """The line for `f`, typed after `message` on one row: a line longer than the terminal scrolls sideways while it
+    is typed (prompt_toolkit wraps only at a character, which would split a word); the answer's line says it whole,
+    wrapped between words."""
     from prompt_toolkit import prompt  # deferred: prompt_toolkit, only when a question is asked in a terminal
 
-    return prompt(message, prompt_continuation=" " * len(message))
+    return prompt(message, wrap_lines=False)
 
 
 class TerminalApprover:
