@@ -69,6 +69,10 @@ ROWS = (
         "test_a_command_reaches_a_background_server_of_its_session_and_not_of_another"),
     Row("the host's loopback (a server on your machine's 127.0.0.1)", "never, but through the proxy for a rule "
         "naming `localhost:PORT` or the address", "test_the_hosts_loopback_stays_out"),
+    Row("the session's loopback from web_fetch (`[web] allow_private`, user config only)", "a loopback URL is "
+        "fetched inside the session's network namespace first (a server a background command started), this "
+        "machine's loopback only where nothing listens there; refused without `allow_private`",
+        "test_web_fetch_reaches_a_background_server_of_the_session_before_the_hosts"),
     Row("network by rule (`[sandbox.network] allow`, `presets`, user config only)", "only through cli-agent's proxy, "
         "only the hosts a rule names; a name resolving to a loopback, private or link-local address (or an IPv6 form "
         "that carries one) refused unless a rule names the address; an unlisted host refused headless (the result "
