@@ -173,3 +173,28 @@ def test_a_resumed_turn_is_drawn_as_it_was_diffs_commands_durations_and_undone_t
     assert re.search(r"› make d +↶ undone since \(/undo\)", seen)
     assert "› edit a" in seen and "edit a  ↶" not in seen
     assert again.quit() == 0
+
+
+@pytest.mark.parametrize("cols", [60, 80])
+def test_the_resume_preview_wraps_between_words(tmp_path, cols):
+    from screenkit import Screen
+
+    said = ("please look at the configuration loader and tell me why the project settings_overrides_file is "
+            "read twice at start-up")
+    first = Term(tmp_path, [{"text": "looked"}], cols=cols)
+    first.say(said)
+    first.expect("looked")
+    first.expect(PROMPT)
+    assert first.quit() == 0
+    again = Term(tmp_path, [{"text": "unused"}], cols=cols)
+    screen = Screen(again.child, cols)
+    again.say("/resume")
+    assert screen.wait_until(again.child, lambda: "at start-up" in screen.text(), 20), screen.text()
+    lines = screen.lines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("first message:"))
+    shown = lines[at:next(i for i in range(at, len(lines)) if "start-up" in lines[i]) + 1]
+    assert all(line.startswith("  ") for line in shown[1:])  # under itself, never at column 0
+    assert " ".join(" ".join(shown).split()) == "first message: " + said  # no word cut
+    again.child.send("\x1b")
+    again.expect(PROMPT)
+    assert again.quit() == 0

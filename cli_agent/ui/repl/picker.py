@@ -79,8 +79,12 @@ def pick(title: str, options: Sequence[str], *, preview: Callable[[int], str] | 
         parts.append(("ansibrightblack", "↑/↓ move · Enter choose · Esc leave"))
         return FormattedText(parts)
 
-    def details() -> FormattedText:
-        return FormattedText([("ansibrightblack", preview(state["at"]) if preview else "")])
+    def details() -> FormattedText:  # wrapped between words, each line's rest under it (the window cuts a word)
+        text = preview(state["at"]) if preview else ""
+        width = max(_columns() - 1, 20)
+        lines = [part for line in text.split("\n") for part in textwrap.wrap(
+            line, width, subsequent_indent="  ", break_on_hyphens=False) or [""]]
+        return FormattedText([("ansibrightblack", "\n".join(lines))])
 
     body: list[Any] = [Window(FormattedTextControl(rows), wrap_lines=True, dont_extend_height=True)]
     if preview is not None:
