@@ -7,7 +7,9 @@ project's listing, instructions and test command inside the system prompt), alte
 
 Each round and layout, as two processes would: a server child (`LlamaServer`) answers the first request of project
 A (built by cli-agent's own planner for `--model local`), its slot is saved as a closing session saves it, and the
-server stops; a new server restores that slot and gets the first request of project B, which it never saw. Measured
+server stops; a new server restores that slot, as the provider does, only when the plan fingerprints of the two
+requests match (`plan_key`: the system prompt and the schema), and gets the first request of project B, which it
+never saw. Measured
 on B's request: `timings.cache_n` / (`cache_n` + `prompt_n`) (llama.cpp's own counts) and the seconds from sending it
 to the first streamed token. The layouts alternate which goes first each round; medians are reported with the
 one-minute load beside them.
@@ -34,7 +36,7 @@ from cli_agent.prompt.plan import Planner
 from cli_agent.providers.base import ProviderRequest
 from cli_agent.providers.local.model import ensure_model, resolve_model
 from cli_agent.providers.local.provider import CONSTRAINED_ANSWER
-from cli_agent.providers.local.reply import shared_first, wire_options
+from cli_agent.providers.local.reply import plan_key, shared_first, wire_options
 from cli_agent.providers.local.server import LlamaServer, default_threads
 from cli_agent.providers.local.warm_cache import WarmCache
 from cli_agent.providers.openai_http import OpenAIHTTPProvider
@@ -49,14 +51,15 @@ PROJECTS = {
 TASK = "count([1, 2, 3]) returns 2 but it should be 3. Fix count."
 
 
-def body(root: Path, model: str, shared: bool) -> dict[str, Any]:
+def body(root: Path, model: str, shared: bool) -> tuple[dict[str, Any], str]:
     settings = Settings(model="local", workspace=str(root), local=LocalSettings(model=model))
     plan = Planner(settings, Registry.builtin(), Workspace(root), "json")(TASK, None)
     messages: tuple[Message, ...] = (Message("system", plan.system or ""), Message("user", TASK))
     if shared:
         messages = shared_first(messages, CONSTRAINED_ANSWER)
     request = ProviderRequest(messages, options=wire_options(plan.request_options) | {"max_tokens": 8})
-    return OpenAIHTTPProvider("openai/local", api_base="http://127.0.0.1:1/v1").request_body(request)
+    return OpenAIHTTPProvider("openai/local", api_base="http://127.0.0.1:1/v1").request_body(request), \
+        plan_key(request)
 
 
 def first_token(server: LlamaServer, payload: dict[str, Any]) -> tuple[float, dict[str, Any]]:
@@ -74,7 +77,8 @@ def first_token(server: LlamaServer, payload: dict[str, Any]) -> tuple[float, di
     return (first or time.monotonic() - started), timings
 
 
-def one(path: Path, folder: Path, payloads: tuple[dict[str, Any], dict[str, Any]]) -> tuple[float, float]:
+def one(path: Path, folder: Path, payloads: tuple[dict[str, Any], dict[str, Any]], restore: bool
+        ) -> tuple[float, float]:
     cache = WarmCache(folder, "benchmark", "benchmark")
     server = LlamaServer(path, threads=default_threads(), context_size=8192, cache=cache)
     server.start()
@@ -88,7 +92,7 @@ def one(path: Path, folder: Path, payloads: tuple[dict[str, Any], dict[str, Any]
     server.start()
     try:
         server.wait_ready(300)
-        assert server.slot("restore", "state.slot"), "the slot was not restored"
+        assert not restore or server.slot("restore", "state.slot"), "the slot was not restored"
         seconds, timings = first_token(server, payloads[1])
     finally:
         server.stop()
@@ -111,8 +115,10 @@ def main() -> int:
                 Path(roots[name], rel).parent.mkdir(parents=True, exist_ok=True)
                 Path(roots[name], rel).write_text(text)
         layouts = {"shared first": True, "listing in the system prompt": False}
-        payloads = {label: (body(roots["a"], args.model, shared), body(roots["b"], args.model, shared))
-                    for label, shared in layouts.items()}
+        built = {label: (body(roots["a"], args.model, shared), body(roots["b"], args.model, shared))
+                 for label, shared in layouts.items()}
+        payloads = {label: (a[0], b[0]) for label, (a, b) in built.items()}
+        restores = {label: a[1] == b[1] for label, (a, b) in built.items()}  # the warm start's key matches
         figures: dict[str, list[tuple[float, float]]] = {label: [] for label in layouts}
         loads = []
         for round_ in range(args.rounds):
@@ -120,12 +126,12 @@ def main() -> int:
             for label in order:
                 folder = Path(tmp, f"kv-{round_}-{len(figures[label])}-{label[:6]}")
                 folder.mkdir()
-                figures[label].append(one(path, folder, payloads[label]))
+                figures[label].append(one(path, folder, payloads[label], restores[label]))
                 loads.append(os.getloadavg()[0])
                 share, seconds = figures[label][-1]
                 print(f"round {round_ + 1} {label}: {share:.0%} from the cache, first token {seconds:.1f} s",
                       file=sys.stderr, flush=True)
-    result = {label: {"cached_share_median": round(statistics.median(s for s, _ in f), 3),
+    result = {label: {"restored": restores[label], "cached_share_median": round(statistics.median(s for s, _ in f), 3),
                       "first_token_s_median": round(statistics.median(t for _, t in f), 2)}
               for label, f in figures.items()}
     summary = {"model": args.model, "rounds": args.rounds, "layouts": result,
