@@ -56,9 +56,10 @@ def test_a_project_config_cannot_allow_local_addresses_even_when_trusted(tmp_pat
 
 @pytest.mark.slow
 def test_without_yes_a_fetch_is_denied_when_no_one_can_be_asked(tmp_path, ws):
+    home = tmp_path / "home"
+    user_config(home, "[web]\nallow_private = true\n")  # the address may be reached: approval is what refuses it
     with web_server() as (base, hits):
-        done = cli(["-C", str(ws), "-p", "x", "--model", _script(tmp_path / "s.json", f"{base}/page")],
-                   home=tmp_path / "home")
+        done = cli(["-C", str(ws), "-p", "x", "--model", _script(tmp_path / "s.json", f"{base}/page")], home=home)
     assert done.returncode == 3 and hits == [] and "web_fetch needs approval" in done.stderr
 
 
