@@ -108,10 +108,9 @@ def _run_app(args: list[str], state: AppState) -> int:
 
 def _typer_outcome(exc: Exception, args: list[str], state: AppState) -> int | None:
     """The exit code of Typer's own exceptions (only the app raises them), else None."""
-    if "typer" not in sys.modules:
+    typer = sys.modules.get("typer")  # only the app raises them, and it has imported Typer: never imported here
+    if typer is None:
         return None
-    import typer  # deferred: Typer, only when the app parses the command line
-
     if isinstance(exc, typer.Exit):
         return int(exc.exit_code or 0)
     if isinstance(exc, typer.Abort):

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cli_agent.config import NetworkRules
+from cli_agent.facts import workspace_for
 from cli_agent.fs import home_folder
 
 if TYPE_CHECKING:
@@ -35,7 +36,6 @@ def sandbox_report(settings: Settings) -> tuple[str, int]:
                  '  (sandbox = "off" in the user config runs commands unconfined, each asked for first.)']
         return "\n".join(lines), 1
     # deferred: the agent's stack loads behind the REPL's first prompt (Startup)
-    from cli_agent.facts import workspace_for
     from cli_agent.sandbox import confine_locks, text_table
 
     policy = Policy(workspace=Path(settings.workspace), network=box.network is True, read_paths=tuple(box.read_paths),

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from rich.table import Table
 from rich.text import Text
 
+from cli_agent.config import render_rules
 from cli_agent.contracts import escape_for_terminal as esc
 from cli_agent.ui.repl.commands.commands import Command, CommandContext, CommandRegistry, Outcome
 from cli_agent.ui.repl.commands.context_commands import context_commands
@@ -119,9 +120,6 @@ def _plan(ctx: CommandContext, args: str) -> None:
 def _permissions(ctx: CommandContext, args: str) -> None:
     """The [[permissions]] rules in force (as `cli-agent permissions` lists them, with the rules "always" wrote
     in this session)."""
-    # deferred: the config's renderer is the agent stack's, loaded behind the first prompt
-    from cli_agent.config import render_rules
-
     ctx.console.print(Text(esc(render_rules(ctx.session.agent.policy.rules))))
 
 

@@ -14,6 +14,7 @@ from rich.text import Text
 
 from cli_agent.contracts import ConversationReset, RunStarted, StopReason, errors
 from cli_agent.contracts import escape_for_terminal as esc
+from cli_agent.facts import FactStore
 from cli_agent.ui.repl.commands.commands import Command
 from cli_agent.ui.repl.commands.diff_command import diff_command
 from cli_agent.ui.repl.toolbar import context_use
@@ -80,7 +81,6 @@ def task_so_far(session: Any) -> str:
     the undo journal and the project's facts."""
     # deferred: the agent's stack loads behind the REPL's first prompt (Startup)
     from cli_agent.agent import carried_over, compact_prompt
-    from cli_agent.facts import FactStore
     from cli_agent.history import read_trace
 
     try:

@@ -14,6 +14,7 @@ from rich.text import Text
 
 from cli_agent.contracts import UsageError, clip
 from cli_agent.contracts import escape_for_terminal as esc
+from cli_agent.facts import FactStore, render_list
 from cli_agent.ui.repl.commands.commands import Command
 
 if TYPE_CHECKING:
@@ -32,9 +33,6 @@ def register_commands(registry: CommandRegistry, ctx: CommandContext) -> None:
 
 
 def _repl_facts(ctx: CommandContext, args: str) -> None:
-    # deferred: the agent's stack loads behind the REPL's first prompt (Startup)
-    from cli_agent.facts import FactStore, render_list
-
     store = FactStore(ctx.session.workspace.root)
     word, _, rest = args.partition(" ")
     if word in ("commit", "reject") and rest.strip():

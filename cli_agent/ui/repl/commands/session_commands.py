@@ -39,7 +39,6 @@ def register_commands(registry: CommandRegistry, ctx: CommandContext) -> None:
 
 def _repl_resume(ctx: CommandContext, args: str) -> None:
     # deferred: the agent's stack loads behind the REPL's first prompt (Startup)
-    # deferred: the agent's stack loads behind the REPL's first prompt (Startup)
     from cli_agent.history import SessionIndex, load_resumable
     from cli_agent.session import open_session, resume_into
 

@@ -96,7 +96,6 @@ def _rewind(ctx: CommandContext, point: Any, what: str) -> None:
 
 def _repl_undo(ctx: CommandContext, args: str) -> None:
     # deferred: the agent's stack loads behind the REPL's first prompt (Startup)
-    # deferred: the agent's stack loads behind the REPL's first prompt (Startup)
     from cli_agent.history import render_turns, undo_turn
     from cli_agent.session import journal_for
 
