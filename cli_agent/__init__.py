@@ -3,7 +3,5 @@
 Importing this package does nothing but define the version: no directory is created, nothing heavy is imported.
 """
 
-from __future__ import annotations
-
 __version__ = "0.1.0"
 __all__ = ["__version__"]

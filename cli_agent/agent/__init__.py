@@ -9,8 +9,6 @@ of "done", repair rounds and more candidates, behind one `Judge` the loop builds
 May import: prompt, tools and everything below them.
 """
 
-from __future__ import annotations
-
 from cli_agent.agent.approval import *
 from cli_agent.agent.approval_flow import *
 from cli_agent.agent.compaction import *

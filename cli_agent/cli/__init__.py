@@ -7,6 +7,4 @@ what both paths share (`state`) and the replay command (`replay`).
 The top floor: may import every package; nothing imports it.
 """
 
-from __future__ import annotations
-
 __all__: list[str] = []  # the top floor offers nothing: `cli_agent/__main__.py` runs `cli.entry.main`

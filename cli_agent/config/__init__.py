@@ -6,8 +6,6 @@ folders the user trusts (`trusted_folders`), the `[mcp_servers.NAME]` tables (`m
 May import: fs, validated, contracts.
 """
 
-from __future__ import annotations
-
 from cli_agent.config import trusted_folders
 from cli_agent.config.hook_settings import *
 from cli_agent.config.loading import *

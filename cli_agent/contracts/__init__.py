@@ -6,8 +6,6 @@ tool call's result (`envelope`), the typed events of a run (`events`), a planned
 The ground floor: imports nothing of cli_agent.
 """
 
-from __future__ import annotations
-
 from cli_agent.contracts import errors, events
 from cli_agent.contracts.change import *
 from cli_agent.contracts.envelope import *

@@ -8,8 +8,6 @@ The real-task suite (`real`, `real_run`, `real_report`, `real_sdist`): `cli-agen
 A front end, beside ui/ and serve/: may import workflows, session and everything below them.
 """
 
-from __future__ import annotations
-
 from cli_agent.eval.command import *
 from cli_agent.eval.real_report import *
 

@@ -3,8 +3,6 @@
 May import: config, fs, validated, contracts.
 """
 
-from __future__ import annotations
-
 from cli_agent.facts.store import *
 
 __all__ = ["FactStore", "list_json", "render_list", "workspace_for"]

@@ -10,8 +10,6 @@ bounded), bounded copies that never contain themselves (`copy`), and the folders
 May import: validated, contracts.
 """
 
-from __future__ import annotations
-
 from cli_agent.fs import atomic, linestream, paths, textfile
 from cli_agent.fs.atomic import *
 from cli_agent.fs.broad import *

@@ -5,8 +5,6 @@ undo journal and undo (`journal`, `undo`), and going back to before a prompt (`r
 May import: agent and everything below it.
 """
 
-from __future__ import annotations
-
 from cli_agent.history.journal import *
 from cli_agent.history.rewind import *
 from cli_agent.history.session_index import *

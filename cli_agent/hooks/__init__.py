@@ -9,8 +9,6 @@ hook's exit 2 tells the model its stderr, a `stop` hook's exit 2 sends its stder
 May import: config, fs, validated, contracts.
 """
 
-from __future__ import annotations
-
 from cli_agent.hooks.points import *
 from cli_agent.hooks.process import *
 

@@ -5,8 +5,6 @@ from the workspace root down (`instruction_files`).
 May import: config, fs, validated, contracts.
 """
 
-from __future__ import annotations
-
 from cli_agent.instructions.instruction_files import *
 from cli_agent.instructions.skills import *
 

@@ -13,8 +13,6 @@ May import: history, agent and everything below them (the server side, `mcp serv
 MCP results played back in a replay, in replay/).
 """
 
-from __future__ import annotations
-
 from cli_agent.mcp.attach import *
 from cli_agent.mcp.hub import *
 from cli_agent.mcp.tools import *

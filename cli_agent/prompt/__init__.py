@@ -6,8 +6,6 @@ project's test command (`project_tests`).
 May import: tools and everything below it.
 """
 
-from __future__ import annotations
-
 from cli_agent.prompt.brief import *
 from cli_agent.prompt.plan import *
 from cli_agent.prompt.project_tests import *

@@ -9,8 +9,6 @@ Nothing heavy is imported here: httpx, LiteLLM and xllamacpp load when a provide
 May import: config, fs, validated, contracts.
 """
 
-from __future__ import annotations
-
 from cli_agent.providers import litellm_provider
 from cli_agent.providers.base import *
 from cli_agent.providers.litellm_provider import *

@@ -14,8 +14,6 @@ The command, `cli-agent replay`, is `cli.replay`: it prints what `engine.replay`
 May import: session and everything below it (it opens a session on the copy); only cli imports it.
 """
 
-from __future__ import annotations
-
 from cli_agent.replay.compare import *
 from cli_agent.replay.engine import *
 

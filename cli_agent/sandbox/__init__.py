@@ -25,8 +25,6 @@ back as a change set (`staging.collect`), which cli-agent applies only once it i
 May import: config, fs, validated, contracts.
 """
 
-from __future__ import annotations
-
 from cli_agent.sandbox.background import *
 from cli_agent.sandbox.confine import *
 from cli_agent.sandbox.environment import *

@@ -4,8 +4,6 @@
 A front end, beside ui/ and eval/: may import workflows, session and everything below them; never ui/, eval/ or cli/.
 """
 
-from __future__ import annotations
-
 from cli_agent.serve.mcp import *
 
 __all__ = ["serve_stdio"]

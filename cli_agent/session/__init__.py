@@ -8,8 +8,6 @@ opens one from (`launch`: the root's flags, the settings they load, the provider
 May import: mcp, history, agent and everything below them.
 """
 
-from __future__ import annotations
-
 from cli_agent.session.builder import *
 from cli_agent.session.images import *
 from cli_agent.session.launch import *

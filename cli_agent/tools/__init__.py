@@ -6,8 +6,6 @@ commands run and `command_setup` that makes it from the settings), and the handl
 May import: sandbox, facts, providers, config, fs, validated, contracts.
 """
 
-from __future__ import annotations
-
 from cli_agent.tools.context import *
 from cli_agent.tools.dispatch import *
 from cli_agent.tools.handlers.edits import *

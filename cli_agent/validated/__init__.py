@@ -5,8 +5,6 @@ one wording for what is wrong and where (`wording`: `FILE:LINE: KEY: PROBLEM`, s
 May import: contracts.
 """
 
-from __future__ import annotations
-
 from cli_agent.validated import checked
 from cli_agent.validated.checked import *
 from cli_agent.validated.reader import *

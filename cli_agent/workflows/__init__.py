@@ -4,8 +4,6 @@ ones in `cli_agent/builtin_workflows/`, the user's and the project's), and run a
 May import: session and everything below it.
 """
 
-from __future__ import annotations
-
 from cli_agent.workflows.files import *
 from cli_agent.workflows.run import *
 

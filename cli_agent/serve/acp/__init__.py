@@ -6,8 +6,6 @@ worker thread and asks the client for approvals; `server` holds the sessions and
 The official SDK (`acp`, about 0.4 s to import) is imported only here.
 """
 
-from __future__ import annotations
-
 from cli_agent.serve.acp.server import *
 
 __all__ = ["serve"]

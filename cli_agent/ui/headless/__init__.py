@@ -4,8 +4,6 @@
 May import: view/ and the packages below ui/.
 """
 
-from __future__ import annotations
-
 from cli_agent.ui.headless.listing import *
 from cli_agent.ui.headless.oneshot import *
 

@@ -7,8 +7,6 @@ answers (`answer`), the picker, pastes, `!COMMAND` (`bang`), keys and `home_path
 May import: view/ and the packages below ui/.
 """
 
-from __future__ import annotations
-
 from cli_agent.ui.repl.commands.mcp_commands import *
 from cli_agent.ui.repl.commands.session_commands import *
 from cli_agent.ui.repl.run import *

@@ -5,8 +5,6 @@ while the model works, `working`, and the sandbox status line), and the approval
 May import: the packages below ui/; not repl/ or headless/.
 """
 
-from __future__ import annotations
-
 from cli_agent.ui.view.approve import *
 from cli_agent.ui.view.checks_view import *
 from cli_agent.ui.view.command_panel import *
