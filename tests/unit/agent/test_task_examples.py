@@ -84,7 +84,9 @@ def test_a_program_that_died_leaves_its_examples_failed_and_stray_lines_count_fo
 
 def _checked(ws: Path, task: real.RealTask) -> list[bool | None]:
     found = examples(task.prompt)
-    names, folders = modules(ws, named_files(task.prompt, Workspace(ws)))
+    # the files the task names, else those a right fix changes (as a run's verification takes the edited ones)
+    files = named_files(task.prompt, Workspace(ws)) or list(dict.fromkeys(edit[0] for edit in task.change))
+    names, folders = modules(ws, files)
     program = script(found, names, folders, added_names(task.prompt))
     done = subprocess.run([sys.executable, "-c", program], cwd=ws, capture_output=True, text=True, timeout=60,
                           env={"PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1"})
