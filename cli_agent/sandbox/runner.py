@@ -16,6 +16,7 @@ import tempfile
 from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from cli_agent.fs import own_folders
 from cli_agent.sandbox import process
@@ -52,25 +53,15 @@ def run_in_sandbox(command: str, capability: Capability, policy: Policy, limits:
     """Yields the output as it comes; returns the outcome and the change set (nothing is written to the
     workspace). `check(path, planned)` says why a path may not be changed (protected, locked), or None. With `net`
     (and no `policy.network`), the command reaches the network through the session's proxy."""
-    if not capability.available:
-        raise RuntimeError(f"no command sandbox: {capability.reason}")
-    staging = Path(tempfile.mkdtemp(prefix="cli-agent-stage-"))
-    try:
-        upper, work = staging / "upper", staging / "work"
-        upper.mkdir()
-        work.mkdir()
-        hidden = (*policy.hidden, *own_folders(), str(staging))
-        proxied = net if net is not None and not policy.network else None
+    proxied = net if net is not None and not policy.network else None
+    with _staged(capability, policy) as (upper, work, seen):
         inner = shell_argv(command, limits)
-        argv = bwrap_argv(capability.bwrap, Policy(**{**policy.__dict__, "hidden": hidden}), upper, work,
-                          proxied.wrap(inner) if proxied else inner, proxied.bwrap_args() if proxied else (),
-                          joined_net=proxied is not None and proxied.joined)
+        argv = bwrap_argv(capability.bwrap, seen, upper, work, proxied.wrap(inner) if proxied else inner,
+                          proxied.bwrap_args() if proxied else (), joined_net=proxied is not None and proxied.joined)
         argv = proxied.enter(argv) if proxied else argv
         env = command_env(os.environ, env_allow, {**policy.extra_env, **(proxied.env() if proxied else {})})
         outcome = yield from process.run(argv, env, limits)
         changes = collect(Path(os.path.realpath(policy.workspace)), upper, check)
-    finally:
-        remove_staging(staging)
     return CommandRun(outcome, changes, sandboxed=True)
 
 
@@ -87,6 +78,16 @@ def boxed(command: str, capability: Capability, policy: Policy, limits: process.
     """The sandbox of `command` for a caller that runs the process itself (a hook: its event on stdin, its stderr
     apart from its stdout): the same view, limits and environment as `run_in_sandbox`, no network; the staging
     folder goes when the block ends."""
+    with _staged(capability, policy, network=False) as (upper, work, seen):
+        argv = bwrap_argv(capability.bwrap, seen, upper, work, shell_argv(command, limits))
+        root = Path(os.path.realpath(policy.workspace))
+        yield Boxed(argv, command_env(os.environ, env_allow, policy.extra_env), lambda: collect(root, upper, check))
+
+
+@contextlib.contextmanager
+def _staged(capability: Capability, policy: Policy, **override: Any) -> Iterator[tuple[Path, Path, Policy]]:
+    """The overlay's upper and work layers of one sandboxed command, in a staging folder the command does not see
+    (hidden, as cli-agent's own folders are), removed when the block ends; and the policy with them hidden."""
     if not capability.available:
         raise RuntimeError(f"no command sandbox: {capability.reason}")
     staging = Path(tempfile.mkdtemp(prefix="cli-agent-stage-"))
@@ -95,10 +96,7 @@ def boxed(command: str, capability: Capability, policy: Policy, limits: process.
         upper.mkdir()
         work.mkdir()
         hidden = (*policy.hidden, *own_folders(), str(staging))
-        argv = bwrap_argv(capability.bwrap, Policy(**{**policy.__dict__, "hidden": hidden, "network": False}), upper,
-                          work, shell_argv(command, limits))
-        root = Path(os.path.realpath(policy.workspace))
-        yield Boxed(argv, command_env(os.environ, env_allow, policy.extra_env), lambda: collect(root, upper, check))
+        yield upper, work, Policy(**{**policy.__dict__, "hidden": hidden, **override})
     finally:
         remove_staging(staging)
 

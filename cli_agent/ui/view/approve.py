@@ -269,15 +269,7 @@ class TerminalApprover:
         legend = choices(asked, session_scoped=self.session_scoped, own=self.own)
         prompt = prompt_for(asked, own=self.own)
         while True:
-            if self.read is not _ask_terminal:  # an injected reader gets the legend printed
-                self.console.print(Padding(legend, (0, 0, 0, 2)))
-            try:
-                answer = self.read(_question(legend, self.console.width, prompt) if self.read is _ask_terminal
-                                   else prompt)
-            except SignalInterrupt:
-                raise
-            except (KeyboardInterrupt, EOFError):  # Ctrl-C or Ctrl-D typed at the question: no
-                answer = ""
+            answer = self._key_for(legend, prompt)
             if answer.strip().lower() == VIEW and asked.change is not None:
                 self._page(asked)
                 continue
@@ -314,16 +306,18 @@ class TerminalApprover:
             legend.append(key, style="bold cyan")
             legend.append(f" save it to {PLACE_NAMES[place]}")
         legend.append("  (any other key: no)", style="dim")
-        if self.read is not _ask_terminal:
+        return PLACES.get(self._key_for(legend, RULE_PROMPT).strip().lower(), "")
+
+    def _key_for(self, legend: Text, prompt: str) -> str:
+        """The key answered at a question whose choices `legend` shows; "" for Ctrl-C or Ctrl-D typed at it."""
+        if self.read is not _ask_terminal:  # an injected reader gets the legend printed
             self.console.print(Padding(legend, (0, 0, 0, 2)))
         try:
-            key = self.read(_question(legend, self.console.width, RULE_PROMPT) if self.read is _ask_terminal
-                            else RULE_PROMPT)
+            return self.read(_question(legend, self.console.width, prompt) if self.read is _ask_terminal else prompt)
         except SignalInterrupt:
             raise
         except (KeyboardInterrupt, EOFError):
-            key = ""
-        return PLACES.get(key.strip().lower(), "")
+            return ""
 
     def _feedback(self) -> str:
         try:

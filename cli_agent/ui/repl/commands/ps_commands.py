@@ -18,14 +18,14 @@ if TYPE_CHECKING:
     from cli_agent.ui.repl.commands.commands import CommandContext, CommandRegistry
 
 
+_HELP = ("/ps lists the processes started in the background (run_command with background = true): number, state, "
+         "age, command and last line of output, and the file changes of one that has ended, waiting to be approved. "
+         "/ps stop N ends process N and everything it started; its changes are asked for when the model next reads "
+         "it. All of them stop when the session ends (/clear, exit, Ctrl-C twice).")
+
+
 def register_commands(registry: CommandRegistry, ctx: CommandContext) -> None:
-    registry.register(Command("ps", "the background processes: list them, or stop one", _ps, "[stop N]",
-                              help="/ps lists the processes started in the background (run_command with "
-                                   "background = true): number, state, age, command and last line of output, and "
-                                   "the file changes of one that has ended, waiting to be approved. /ps stop N ends "
-                                   "process N and everything it started; its changes are asked for when the model "
-                                   "next reads it. All of them stop when the session ends (/clear, exit, Ctrl-C "
-                                   "twice).",
+    registry.register(Command("ps", "the background processes: list them, or stop one", _ps, "[stop N]", help=_HELP,
                               complete=lambda c, args: ["stop"]))
 
 
