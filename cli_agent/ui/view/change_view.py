@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from rich.console import Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.text import Text
 
 from cli_agent.contracts import Change, ToolCall
@@ -40,6 +40,29 @@ def _syntax(code: str, lexer: str, *, numbers: bool = False) -> RenderableType:
     return Syntax(code, lexer, theme="ansi_dark", line_numbers=numbers, word_wrap=True, background_color="default")
 
 
+_DIFF_STYLES = {"+": "green", "-": "red", "@": "magenta", "\\": "dim"}
+
+
+class _Diff:
+    """A unified diff, each line in its marker's colour; a line too long for the width goes on under its own
+    `+`/`-`/` ` marker, split between words, so no row of it starts without its marker."""
+
+    def __init__(self, diff: str) -> None:
+        self.lines = diff.splitlines()
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        width = max(options.max_width - 1, 1)
+        for line in self.lines:
+            if line.startswith(("---", "+++", "@@", "\\")) or not line:
+                style = "bold" if line.startswith(("---", "+++")) else _DIFF_STYLES.get(line[:1], "")
+                yield Text(line, style=style, overflow="fold")
+                continue
+            marker, rest = line[0], Text(line[1:], style=_DIFF_STYLES.get(line[0], ""))
+            for row in rest.wrap(console, width, overflow="fold") or [Text()]:
+                row.rstrip()
+                yield Text.assemble((marker, _DIFF_STYLES.get(marker, "")), row)
+
+
 def _folded_note(hidden: int, what: str) -> Text:
     return Text(f"… {hidden:,} more {what} not shown", style="dim italic")
 
@@ -67,7 +90,7 @@ def change_body(change: Change, *, fold: bool = True) -> RenderableType:
     else:
         diff = change.diff()
         shown, hidden = _fold(esc(diff.removesuffix("\n")), FOLD_LINES * 2 if fold else None)
-        parts.append(_syntax(shown, "diff") if diff else Text("(no change)", style="dim"))
+        parts.append(_Diff(shown) if diff else Text("(no change)", style="dim"))
         if hidden:
             parts.append(_folded_note(hidden, "diff lines"))
     return Group(*parts)
