@@ -152,15 +152,15 @@ def test_an_editor_over_acp_is_told_the_change_is_not_verified(tmp_path: Path) -
         path.unlink()
     script = tmp_path / "script.json"
     script.write_text(json.dumps([READ, FIX, DONE]))
-    thoughts: list[str] = []
+    said: list[str] = []  # the turn's own text: verification lines come as the agent's message, not as thoughts
 
     class Client:
         async def request_permission(self, options: list, session_id: str, tool_call: object, **kw: object) -> object:
             return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id="allow_once"))
 
         async def session_update(self, session_id: str, update: object, **kw: object) -> None:
-            if getattr(update, "session_update", "") == "agent_thought_chunk":
-                thoughts.append(update.content.text)  # type: ignore[attr-defined]  # a thought has text content
+            if getattr(update, "session_update", "") == "agent_message_chunk":
+                said.append(update.content.text)  # type: ignore[attr-defined]  # a message chunk has text content
 
     async def main() -> str:
         env = {k: v for k, v in os.environ.items() if k.startswith(("CLI_AGENT_", "PYTHON", "CI"))}
@@ -174,7 +174,7 @@ def test_an_editor_over_acp_is_told_the_change_is_not_verified(tmp_path: Path) -
             return str(done.stop_reason)
 
     assert asyncio.run(main()) == "end_turn"
-    assert "! not verified: no tests found (set test_command)" in "".join(thoughts), thoughts
+    assert "! not verified: no tests found (set test_command)" in "".join(said), said
 
 
 def test_config_show_names_the_test_command_of_the_released_inflection_layout(tmp_path: Path) -> None:
