@@ -22,7 +22,8 @@ def test_an_image_and_thinking_at_the_repl(term):
     t.say("why does @shot.png fail?")
     seen = t.expect(r"· 1 step")
     assert "attached [image: shot.png 4×3]" in seen
-    assert "✻ thought: The screenshot shows a form;" in seen and "check the validator" not in seen
+    # the folded thought: one line, cut to the terminal's width (here wide enough for all of it), with its count
+    assert "✻ thought: The screenshot shows a form;" in seen and "(16 words · /expand)" in seen
     assert "The email validator rejects plus signs." in seen
     t.expect(PROMPT)
     t.say("/expand")
