@@ -66,7 +66,7 @@ def test_pip_installs_into_a_venv_the_user_listed(tmp_path: Path) -> None:
 
 
 def test_pip_into_a_venv_not_listed_is_refused_naming_the_setting(tmp_path: Path) -> None:
-    site, out, result = install(tmp_path, "")
+    site, _out, result = install(tmp_path, "")
     assert result["data"]["exit_code"] != 0
     assert "Read-only file system" in result["data"]["output"]
     assert "[sandbox] write_paths" in result["data"]["read_only"]

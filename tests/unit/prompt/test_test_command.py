@@ -135,7 +135,7 @@ def test_the_runner_the_project_documents_runs_with_the_venvs_interpreter(
     _tree(ws, files)
     python = _venv(tmp_path / "venv", with_pytest=True) / "bin" / "python"
     found = find_test_command(ws, {"VIRTUAL_ENV": str(tmp_path / "venv")})
-    assert found == type(found)(f"{python} {command}", source), found
+    assert found is not None and (found.command, found.source) == (f"{python} {command}", source), found
     monkeypatch.setenv("VIRTUAL_ENV", str(tmp_path / "venv"))  # config show names it, from the active venv
     assert shown(None, "", ws).startswith(f"# tests: {python} {command}  # found: {source}")
 

@@ -8,8 +8,8 @@ from webkit import web_server
 
 from cli_agent.contracts.envelope import ToolError
 from cli_agent.fs.workspace import Workspace
-from cli_agent.tools.context import ToolContext
 from cli_agent.sandbox import refusal
+from cli_agent.tools.context import ToolContext
 from cli_agent.tools.web.address import WebSetup
 from cli_agent.tools.web.page import web_fetch
 
