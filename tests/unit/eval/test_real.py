@@ -131,12 +131,17 @@ def test_a_run_that_ends_done_with_the_tests_failing_is_counted(tiny, tmp_path, 
     script = tmp_path / "lazy.json"
     script.write_text(json.dumps([{"text": "Looks fine to me."}]))
     report = tmp_path / "report.json"
-    code = cli_run(["eval", "--suite", "real", "--tasks", str(suite), "--only", "tiny-add", "--model",
-                    f"scripted:{script}", "--protocols", "native", "--report", str(report)])
+    argv = ["eval", "--suite", "real", "--tasks", str(suite), "--only", "tiny-add", "--model", f"scripted:{script}",
+            "--protocols", "native", "--report", str(report)]
+    code = cli_run([*argv, "--variants", "-verify"])  # no verdict: the run ends "done" on the model's word
     out = capsys.readouterr().out
     assert code == 1 and "done with the tests failing: 1" in out, out
     (row,) = json.loads(report.read_text())["results"]
     assert row["exit_code"] == 0 and not row["passed"]
+    cli_run(argv)  # with the verdict, the task's stated example fails though nothing changed: exit 8, not "done"
+    assert "done with the tests failing: 0" in capsys.readouterr().out
+    (row,) = json.loads(report.read_text())["results"]
+    assert row["exit_code"] == 8 and not row["passed"]
 
 
 @pytest.mark.slow
