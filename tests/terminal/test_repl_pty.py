@@ -86,6 +86,9 @@ def test_shift_tab_cycles_the_approval_mode_in_the_toolbar_and_grants_show(term)
     t.expect(r"\(⇧Tab\)")  # the toolbar, once the settings are in (drawn over "starting…", only where it changed)
     t.child.send("\x1b[Z")  # Shift+Tab (the toolbar is redrawn only where it changed: /approval says it whole)
     t.say("/approval")
+    t.expect("approval: plan: read only")  # default → plan → edits → all → default
+    t.child.send("\x1b[Z")
+    t.say("/approval")
     t.expect("approval: edits: creating and editing files is approved")
     t.child.send("\x1b[Z")
     t.child.send("\x1b[Z")
@@ -214,7 +217,9 @@ def test_shift_tab_while_the_model_works_changes_the_mode_for_the_calls_to_come(
     t = term([{"tool_calls": [create("a.txt")], "delay": 8}, {"text": "made it"}], cols=cols)
     t.say("make a.txt")
     t.expect("⇧Tab: ask")  # the spinner's line says the mode
-    t.child.send("\x1b[Z")  # Shift+Tab during the turn
+    t.child.send("\x1b[Z")  # Shift+Tab during the turn: plan, then edits
+    t.expect("⇧Tab: plan")
+    t.child.send("\x1b[Z")
     t.expect("⇧Tab: edits")
     assert t.child.expect([QUESTION, "made it"], timeout=60) == 1  # applied without asking
     t.expect(PROMPT)
