@@ -26,7 +26,7 @@ def test_the_plan_a_sub_task_and_expand(term):
     assert "Task(Read the version)" in seen and "2 steps (/expand)" in seen and "It is 3.1.4." in seen
     t.expect(PROMPT)
     t.say("/expand")
-    t.expect(r"VERSION 1 line")  # the helper's read, in full (its panel, then its result)
-    t.expect(r"Read the version")  # then the task's own call
+    t.expect(r"Read the version")  # the turn in order: the task's own call
+    t.expect(r"VERSION holds 3\.1\.4")  # with what it gave the model
     t.expect(PROMPT)
     assert t.quit() == 0
