@@ -15,12 +15,12 @@ import itertools
 import os
 import re
 import shlex
-import tomllib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from cli_agent.fs import read_regular_or_none
+from cli_agent.validated import parse_toml
 
 _LIMIT = 256 * 1024  # the most of any one file read
 _TEST_NAMES = re.compile(r"^(tests?|unit|unittests?|pytest|check|cov(erage)?)(\b|_|-|\d|$)|(^|[_-])tests?$")
@@ -141,8 +141,8 @@ def _hatch(root: Path) -> Iterator[tuple[str, str]]:
     if "tool.hatch" not in text:
         return
     try:
-        envs = tomllib.loads(text).get("tool", {}).get("hatch", {}).get("envs", {})
-    except tomllib.TOMLDecodeError:
+        envs = parse_toml(text, "pyproject.toml", ValueError).data.get("tool", {}).get("hatch", {}).get("envs", {})
+    except ValueError:  # not TOML: no hatch scripts to read
         return
     for env_name, env in (envs.items() if isinstance(envs, dict) else ()):
         scripts = env.get("scripts", {}) if isinstance(env, dict) else {}

@@ -6,8 +6,9 @@
 from __future__ import annotations
 
 import configparser
-import tomllib
 from typing import TYPE_CHECKING, Any
+
+from cli_agent.validated import parse_toml
 
 if TYPE_CHECKING:
     from cli_agent.contracts import Change
@@ -36,8 +37,8 @@ def _pyproject(data: bytes | None) -> Any:
     """The test tools' tables of a `pyproject.toml` (one that does not parse: itself, as text)."""
     text = (data or b"").decode("utf-8", errors="replace")
     try:
-        tool = tomllib.loads(text).get("tool", {})
-    except tomllib.TOMLDecodeError:
+        tool = parse_toml(text, "pyproject.toml", ValueError).data.get("tool", {})
+    except ValueError:  # not TOML: compared as text
         return text
     if not isinstance(tool, dict):
         return tool
