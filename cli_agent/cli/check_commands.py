@@ -15,7 +15,8 @@ from cli_agent.cli.flags import ApiBase, Attempts, ConfigFile, Workspace, load, 
 from cli_agent.cli.replay import run_replay
 from cli_agent.contracts import errors, escape_for_terminal
 from cli_agent.providers import model_status, resolve_model
-from cli_agent.ui.view import fit_lines, sandbox_report
+from cli_agent.ui.headless import sandbox_report
+from cli_agent.ui.view import fit_lines
 
 local_app = typer.Typer(help="The bundled offline model (--model local).")
 

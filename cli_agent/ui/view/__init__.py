@@ -11,12 +11,11 @@ from cli_agent.ui.view.command_panel import *
 from cli_agent.ui.view.expand_view import *
 from cli_agent.ui.view.render import *
 from cli_agent.ui.view.resume_view import *
-from cli_agent.ui.view.sandbox_status import *
 from cli_agent.ui.view.transcript import *
 from cli_agent.ui.view.wrapping import *
 
 __all__ = [
     "ChangeTally", "Renderer", "SignalInterrupt", "TerminalApprover", "call_panel", "changes_nothing",
     "command_expanded", "expanded", "fit_lines", "hanging", "hung", "preview", "read_key", "result_line",
-    "sandbox_report", "show_transcript", "undone_runs",
+    "show_transcript", "undone_runs",
 ]

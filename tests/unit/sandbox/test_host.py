@@ -178,7 +178,7 @@ def test_the_dropped_variables_are_said_by_cli_agent_sandbox_and_where_a_command
     assert "GITHUB_PAT" not in str(wants["environment"]) and "LEAK" not in str(wants) + str(missing)
     assert missing["exit_code"] == 127 and "exit 127 (command not found)" in str(missing["environment"])
     assert "environment" not in fine and "environment" not in failed_otherwise
-    from cli_agent.ui.view.sandbox_status import sandbox_report
+    from cli_agent.ui.headless.sandbox_status import sandbox_report
     text, code = sandbox_report(settings)
     assert code == 0 and "GITHUB_PAT" in text and "LEAK" not in text
     assert "OLDPWD" not in text  # the shell's own: set again by the command's shell, never missed
@@ -250,7 +250,7 @@ def test_every_row_of_the_reach_table_is_in_the_docs_and_has_its_test() -> None:
 
 def test_cli_agent_sandbox_prints_the_table(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from cli_agent.sandbox.reach import ROWS
-    from cli_agent.ui.view.sandbox_status import sandbox_report
+    from cli_agent.ui.headless.sandbox_status import sandbox_report
 
     text, code = sandbox_report(Settings(workspace=str(ws)))
     assert code == 0 and all(row.what.replace("`", "") in text for row in ROWS)

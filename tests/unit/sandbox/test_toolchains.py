@@ -285,7 +285,7 @@ def test_credential_files_at_the_workspace_root_are_masked(ws: Path) -> None:
 @pytest.mark.slow  # the venv is made by a process
 def test_cli_agent_sandbox_lists_the_environments_and_homes_tool_folders(ws: Path, venv: Path, home: Path,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    from cli_agent.ui.view.sandbox_status import sandbox_report
+    from cli_agent.ui.headless.sandbox_status import sandbox_report
 
     _on_path(monkeypatch, venv)
     text, code = sandbox_report(Settings(workspace=str(ws)))
