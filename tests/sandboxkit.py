@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 from typing import Any
+
+from places import REPO
 
 from cli_agent.fs.workspace import Workspace
 from cli_agent.sandbox import CommandRun, Policy, probe, run_in_sandbox
@@ -88,3 +94,20 @@ def make_venv(prefix: Path, *, packages: dict[str, str] | None = None, copy_dist
     if pth:
         (site / "_extra_paths.pth").write_text("".join(f"{p}\n" for p in pth))
     return site
+
+
+def run_as_nobody(code: str, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """`python -c CODE REPO WORKSPACE *ARGS` as uid 65534 (setpriv), in a fresh folder with a workspace that user
+    owns and no HOME; the folder is removed afterwards."""
+    folder = Path(tempfile.mkdtemp(prefix="cli-agent-test-"))
+    try:
+        folder.chmod(0o755)
+        ws = folder / "ws"
+        ws.mkdir()
+        os.chown(ws, 65534, 65534)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("CLI_AGENT_")} | {"HOME": str(folder / "no")}
+        return subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c",
+                               code, str(REPO), str(ws), *args],
+                              capture_output=True, text=True, timeout=timeout, env=env, cwd=str(folder))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

@@ -7,16 +7,13 @@ from __future__ import annotations
 import os
 import shutil
 import socket
-import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from netkit import INDEX_HOST, IndexServer, pip_download, wheel_index
-from places import REPO
-from sandboxkit import run_policy
+from sandboxkit import run_as_nobody, run_policy
 
 from cli_agent.sandbox import NetRules, Policy, SessionNet, probe, refusal, run_in_sandbox
 from cli_agent.sandbox.process import Limits
@@ -170,18 +167,7 @@ net.close()
 @pytest.mark.slow
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root to drop privileges")
 def test_an_unprivileged_user_reaches_the_index_through_the_proxy(index: IndexServer) -> None:
-    folder = Path(tempfile.mkdtemp(prefix="cli-agent-test-"))
-    try:
-        folder.chmod(0o755)
-        ws = folder / "ws"
-        ws.mkdir()
-        os.chown(ws, 65534, 65534)
-        env = {k: v for k, v in os.environ.items() if not k.startswith("CLI_AGENT_")} | {"HOME": str(folder / "no")}
-        command = pip_download(index.port, "python3")
-        done = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c",
-                               UNPRIVILEGED, str(REPO), str(ws), f"{INDEX_HOST}:{index.port}", command],
-                              capture_output=True, text=True, timeout=120, env=env, cwd=str(folder))
-        assert done.returncode == 0, done.stderr
-        assert "tinypkg-1.0-py3-none-any.whl" in done.stdout, done.stdout
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    command = pip_download(index.port, "python3")
+    done = run_as_nobody(UNPRIVILEGED, f"{INDEX_HOST}:{index.port}", command, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "tinypkg-1.0-py3-none-any.whl" in done.stdout, done.stdout

@@ -9,16 +9,14 @@ import functools
 import http.server
 import os
 import shutil
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from places import REPO
+from sandboxkit import run_as_nobody
 
 from cli_agent.contracts import ToolError
 from cli_agent.sandbox import NetRules, Policy, Processes, SessionNet, probe
@@ -129,17 +127,6 @@ net.close()
 
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root to drop privileges")
 def test_an_unprivileged_users_web_fetch_reaches_a_background_server_of_its_session() -> None:
-    folder = Path(tempfile.mkdtemp(prefix="cli-agent-test-"))
-    try:
-        folder.chmod(0o755)
-        ws = folder / "ws"
-        ws.mkdir()
-        os.chown(ws, 65534, 65534)
-        env = {k: v for k, v in os.environ.items() if not k.startswith("CLI_AGENT_")} | {"HOME": str(folder / "no")}
-        done = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c",
-                               UNPRIVILEGED, str(REPO), str(ws)],
-                              capture_output=True, text=True, timeout=60, env=env, cwd=str(folder))
-        assert done.returncode == 0, done.stderr
-        assert done.stdout.strip() == "joined served unprivileged", done.stdout
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    done = run_as_nobody(UNPRIVILEGED, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "joined served unprivileged", done.stdout
