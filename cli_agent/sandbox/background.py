@@ -34,6 +34,7 @@ from cli_agent.sandbox.layout import Policy, bwrap_argv
 from cli_agent.sandbox.network.session_net import SessionNet
 from cli_agent.sandbox.probe import Capability
 from cli_agent.sandbox.process import Limits
+from cli_agent.sandbox.reap import kill_tree
 from cli_agent.sandbox.runner import remove_staging, shell_argv
 from cli_agent.sandbox.staging import ChangeSet, Check, collect
 
@@ -111,9 +112,8 @@ class Process:
         return out
 
     def kill(self) -> None:
-        """SIGKILL its whole group (bwrap, and with it the command's PID namespace), then wait for it."""
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.popen.pid, signal.SIGKILL)
+        """SIGKILL its whole group and all below it (bwrap, and the command's PID namespace), then wait for them."""
+        kill_tree(self.popen.pid)
         with contextlib.suppress(ProcessLookupError):
             self.popen.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):

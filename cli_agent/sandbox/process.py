@@ -6,8 +6,8 @@ child starts in a session and process group of its own with stdin from /dev/null
 into one pipe; as root it first joins a pids cgroup of its own (`pidlimit`). The shell the command runs in sets
 the other limits (`runner.shell_argv`: processes, file size, core dumps). On
 timeout, on an exception (Ctrl-C, SIGTERM) and when the generator is closed, the whole group is killed with
-SIGKILL; inside the sandbox that takes bwrap's PID namespace with it, so background jobs, `setsid` and double
-forks die too.
+SIGKILL, with every process below it (`reap.kill_tree`), and the run returns once they are gone: inside the
+sandbox that takes bwrap's PID namespace with it, and background jobs, `setsid` and double forks die too.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import os
 import select
-import signal
 import subprocess
 import time
 from collections import deque
@@ -23,6 +22,7 @@ from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass
 
 from cli_agent.sandbox.pidlimit import PidCgroup
+from cli_agent.sandbox.reap import kill_tree
 
 __all__ = ["Limits", "Outcome"]
 
@@ -131,7 +131,6 @@ def run(argv: Sequence[str], env: Mapping[str, str], limits: Limits, cwd: str | 
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
+    kill_tree(proc.pid)
     with contextlib.suppress(ProcessLookupError):
         proc.kill()
