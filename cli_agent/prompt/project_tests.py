@@ -4,7 +4,7 @@ test runner would find them), and which files are tests (`is_test_path`).
 `find_test_command(root)` says which command runs the tests and why (`Found`; `cli-agent config show` prints both):
 
 0. The pytest or unittest run the project documents (`test_runners`: tox, nox, a Makefile, hatch scripts, its CI
-   workflow), read and never run.
+   workflow), read and never run, with the environment it sets for that run (`PYTHONPATH=src ...`).
 1. Python, as pytest finds tests: a configuration (`pytest.ini`, `pyproject.toml`'s `[tool.pytest.ini_options]`,
    `setup.cfg`'s `[tool:pytest]`, `tox.ini`'s `[pytest]`) or a `conftest.py` at the root → pytest.
 2. A runner the project declares: `package.json` with a real `test` script (`npm test`, or `pnpm`/`yarn`/`bun` by
@@ -176,19 +176,21 @@ def find_test_command(root: Path, environ: Mapping[str, str] | None = None) -> F
 def _python_run(runner: Runner, python: str | None, root: Path, test_file: str | None = None) -> Found:
     """The command for a pytest or unittest run, with the venv's own interpreter when one is active (else as
     before: `pytest -q` on PATH, `python3 -m ...`); a venv without pytest whose tests are unittest test cases runs
-    unittest discover from their folder instead."""
+    unittest discover from their folder instead. The environment the project sets for that run (`Runner.env`)
+    comes first, as the shell's `NAME=value` words (`PYTHONPATH=src VENV/bin/python -m unittest ...`)."""
+    env = "".join(f"{name}={shlex.quote(value)} " for name, value in runner.env)
     args = " ".join(shlex.quote(a) for a in runner.args)
     if runner.tool == "unittest":
-        return Found(f"{shlex.quote(python or 'python3')} -m unittest {args}".strip(), runner.source)
+        return Found(f"{env}{shlex.quote(python or 'python3')} -m unittest {args}".strip(), runner.source)
     if python is None:
-        return Found(f"{_pytest()} {args}".strip(), runner.source)
+        return Found(f"{env}{_pytest()} {args}".strip(), runner.source)
     if has_pytest(python):
-        return Found(f"{shlex.quote(python)} -m pytest -q {args}".strip(), runner.source)
+        return Found(f"{env}{shlex.quote(python)} -m pytest -q {args}".strip(), runner.source)
     start = _unittest_start(root, test_file or _walk(root)[0])
     if start is not None:
-        return Found(f"{shlex.quote(python)} -m unittest discover {start}".strip(),
+        return Found(f"{env}{shlex.quote(python)} -m unittest discover {start}".strip(),
                      f"{runner.source}; {python} has no pytest, the tests are unittest test cases")
-    return Found(f"{shlex.quote(python)} -m pytest -q {args}".strip(), f"{runner.source}; {python} has no pytest")
+    return Found(f"{env}{shlex.quote(python)} -m pytest -q {args}".strip(), f"{runner.source}; {python} has no pytest")
 
 
 def _unittest_start(root: Path, test_file: str | None) -> str | None:

@@ -3,9 +3,12 @@
 `documented(root)` reads, in order: `tox.ini`'s `commands`, a test-like session's `session.run(...)` in
 `noxfile.py`, a Makefile's `test` recipe, `pyproject.toml`'s `[tool.hatch.envs.*.scripts]`, then the `run:` steps
 of the GitHub Actions workflows. The first that runs pytest or unittest gives a `Runner`: which of the two, its
-arguments that still mean something outside that tool (test paths; unittest's `-s`/`-t`/`-p`), and where it was
-read. `interpreter(root, environ)` is the active virtual environment's Python (`VIRTUAL_ENV`, else a `.venv` or
-`venv` at the root), and `has_pytest` says, by looking at its site-packages, whether it can import pytest.
+arguments that still mean something outside that tool (test paths; unittest's `-s`/`-t`/`-p`), the environment the
+project gives that run where it can be read plainly (`env`: tox's `setenv`, nox's `session.env[...]` and
+`session.run(..., env={...})`, a `NAME=value` prefix of the command line, with `{toxinidir}` or `$(CURDIR)` as the
+root: `PYTHONPATH = {toxinidir}/src` is `PYTHONPATH=src`), and where it was read. `interpreter(root, environ)` is
+the active virtual environment's Python (`VIRTUAL_ENV`, else a `.venv` or `venv` at the root), and `has_pytest`
+says, by looking at its site-packages, whether it can import pytest.
 """
 
 from __future__ import annotations
@@ -28,6 +31,13 @@ _UNITTEST_OPTIONS = {"-s": "--start-directory", "-t": "--top-level-directory", "
 _MAX_WORKFLOWS = 20
 _MAX_LINES = 200  # command lines looked at in each file kind, at most
 _MAX_LINE = 1000  # characters of one command line
+_MAX_ENV = 16  # variables carried from what the project documents, at most
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# what would change which interpreter runs the tests, or where the run looks for its home: never carried
+_KEPT_OUT = frozenset({"PATH", "HOME", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONSTARTUP", "PYTHONNOUSERSITE"})
+# the project's root, as tox, make and a shell name it; the tests run there, so it is "."
+_ROOT = re.compile(r"\{(?:toxinidir|tox_root)\}|\$[({](?:CURDIR|PWD)[)}]|\$\(shell pwd\)|\$\$?PWD")
+Env = tuple[tuple[str, str], ...]
 
 
 @dataclass(frozen=True)
@@ -35,6 +45,7 @@ class Runner:
     tool: str  # "pytest" or "unittest"
     args: tuple[str, ...]  # what still means something run with the venv's own interpreter: paths, discover options
     source: str  # "tox.ini's commands", "noxfile.py's tests session", ...
+    env: Env = ()  # the variables the project sets for that run (`(("PYTHONPATH", "src"),)`)
 
 
 def _text(path: Path) -> str:
@@ -42,19 +53,46 @@ def _text(path: Path) -> str:
     return "" if data is None else data.decode("utf-8", errors="replace")
 
 
-def runner_in(line: str, root: Path, source: str) -> Runner | None:
+def runner_in(line: str, root: Path, source: str, env: Env = ()) -> Runner | None:
     """The pytest or unittest run a command line asks for (`pytest tests`, `python -m unittest discover -s tests`,
-    `coverage run -m pytest`), None for any other command."""
+    `coverage run -m pytest`, `PYTHONPATH=src python -m unittest`), None for any other command; `env`: what the
+    project sets for it besides (tox's `setenv`, nox's `session.env`)."""
     try:
         words = shlex.split(line.replace("{posargs}", ""), comments=True)
     except ValueError:
         return None
+    prefix = _prefix(words)
+    env = merged(env, prefix)
     for at, word in enumerate(words):
         if word.rsplit("/", 1)[-1] in ("pytest", "py.test"):  # `pytest`, `.venv/bin/pytest`, `-m pytest`
-            return Runner("pytest", _paths(words[at + 1:], root), source)
+            return Runner("pytest", _paths(words[at + 1:], root), source, env)
         if word == "unittest" and at and words[at - 1] == "-m":
-            return Runner("unittest", _discover(words[at + 1:]), source)
+            return Runner("unittest", _discover(words[at + 1:]), source, env)
     return None
+
+
+def _prefix(words: list[str]) -> Env:
+    """The `NAME=value` words a command line starts with (after an `env`), as the environment they set."""
+    pairs = []
+    for word in words[1:] if words[:1] == ["env"] else words:
+        name, sep, value = word.partition("=")
+        if not sep or not _NAME.fullmatch(name):
+            break
+        pairs.append((name, value))
+    return tuple(pairs)
+
+
+def merged(env: Env, more: Env) -> Env:
+    """`env` with `more` over it, each value read plainly (the root as "."; one still holding a substitution the
+    run cannot make, `{envsitepackagesdir}`, `$(VAR)`, is left out), at most `_MAX_ENV` of them."""
+    out: dict[str, str] = {}
+    for name, value in (*env, *more):
+        plain = _ROOT.sub(".", value.strip())
+        if name in _KEPT_OUT or not _NAME.fullmatch(name) or len(plain) > _MAX_LINE or re.search(r"[{$`]", plain):
+            continue
+        out[name] = os.pathsep.join(os.path.normpath(part) if part.startswith(".") else part
+                                    for part in plain.split(os.pathsep)) if name.endswith("PATH") else plain
+    return tuple(out.items())[:_MAX_ENV]
 
 
 def _paths(words: list[str], root: Path) -> tuple[str, ...]:
@@ -88,40 +126,84 @@ def _discover(words: list[str]) -> tuple[str, ...]:
     return tuple(kept)
 
 
-def _tox(root: Path) -> Iterator[tuple[str, str]]:
-    section = ""
-    commands = False
-    for raw in _text(root / "tox.ini").splitlines():
+def _ini(text: str) -> dict[str, dict[str, list[str]]]:
+    """An INI file's sections, each key with its value's lines (the first and the indented ones after it)."""
+    sections: dict[str, dict[str, list[str]]] = {}
+    keys: dict[str, list[str]] | None = None
+    values: list[str] | None = None
+    for raw in text.splitlines():
         line = raw.strip()
         if line.startswith("["):
-            section, commands = line.strip("[]"), False
+            keys, values = sections.setdefault(line.strip("[]").strip(), {}), None
             continue
-        if not section.startswith("testenv") or not line or line.startswith(("#", ";")):
+        if keys is None or not line or line.startswith(("#", ";")):
             continue
         key, sep, value = line.partition("=")
         if sep and not raw[:1].isspace():
-            commands = key.strip() == "commands"
+            values = keys.setdefault(key.strip(), [])
             line = value.strip()
-        if commands and line:
-            yield line.removeprefix("-").strip(), "tox.ini's commands"
+        if values is not None and line:
+            values.append(line)
+    return sections
 
 
-def _nox(root: Path) -> Iterator[tuple[str, str]]:
+def _tox(root: Path) -> Iterator[tuple[str, str, Env]]:
+    """Each `commands` line of a `[testenv...]`, with the `setenv` (`set_env`) of `[testenv]` and of its own
+    section."""
+    sections = _ini(_text(root / "tox.ini"))
+
+    def setenv(keys: dict[str, list[str]]) -> Env:
+        lines = [*keys.get("setenv", ()), *keys.get("set_env", ())]
+        return tuple((name.strip(), value.strip()) for name, sep, value in (line.partition("=") for line in lines)
+                     if sep)
+
+    for section, keys in sections.items():
+        if section.startswith("testenv"):
+            env = merged(setenv(sections.get("testenv", {})), setenv(keys) if section != "testenv" else ())
+            for line in keys.get("commands", ()):
+                yield line.removeprefix("-").strip(), "tox.ini's commands", env
+
+
+def _nox(root: Path) -> Iterator[tuple[str, str, Env]]:
+    """Each `session.run(...)` of a test-like session, with what the session sets in `session.env["NAME"] = "..."`
+    and the call's own `env={"NAME": "..."}` (constant strings only)."""
     text = _text(root / "noxfile.py")
     if "session" not in text:
         return
     try:
         tree = ast.parse(text)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return
     for node in tree.body:
         if not isinstance(node, ast.FunctionDef) or not _TEST_NAMES.search(node.name):
             continue
+        session_env = tuple(pair for each in ast.walk(node) if isinstance(each, ast.Assign)
+                            for pair in _env_item(each))
         for call in ast.walk(node):
             if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "run":
                 words = [a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+                own = next((_constants(k.value) for k in call.keywords if k.arg == "env"), ())
                 if words:
-                    yield shlex.join(words), f"noxfile.py's {node.name} session"
+                    yield shlex.join(words), f"noxfile.py's {node.name} session", merged(session_env, own)
+
+
+def _env_item(node: ast.Assign) -> Env:
+    """`session.env["NAME"] = "value"` as a pair; () for any other assignment."""
+    target = node.targets[0] if len(node.targets) == 1 else None
+    if (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Attribute) and target.value.attr == "env"
+            and isinstance(target.slice, ast.Constant) and isinstance(target.slice.value, str)
+            and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
+        return ((target.slice.value, node.value.value),)
+    return ()
+
+
+def _constants(node: ast.expr) -> Env:
+    """A dict literal's constant string items (`{"PYTHONPATH": "src"}`)."""
+    if not isinstance(node, ast.Dict):
+        return ()
+    return tuple((k.value, v.value) for k, v in zip(node.keys, node.values, strict=True)
+                 if isinstance(k, ast.Constant) and isinstance(k.value, str)
+                 and isinstance(v, ast.Constant) and isinstance(v.value, str))
 
 
 def _make(root: Path) -> Iterator[tuple[str, str]]:
@@ -176,11 +258,12 @@ def _workflows(root: Path) -> Iterator[tuple[str, str]]:
 
 
 def documented(root: Path) -> Runner | None:
-    """The pytest or unittest run the project documents, first of tox, nox, make, hatch and its CI; None when none
-    of them names one."""
-    for lines in (_tox(root), _nox(root), _make(root), _hatch(root), _workflows(root)):
-        for line, source in itertools.islice(lines, _MAX_LINES):
-            found = runner_in(line[:_MAX_LINE], root, source)
+    """The pytest or unittest run the project documents, first of tox, nox, make, hatch and its CI, with the
+    environment it sets for that run; None when none of them names one."""
+    plain = (((line, source, ()) for line, source in lines) for lines in (_make(root), _hatch(root), _workflows(root)))
+    for lines in (_tox(root), _nox(root), *plain):
+        for line, source, env in itertools.islice(lines, _MAX_LINES):
+            found = runner_in(line[:_MAX_LINE], root, source, env)
             if found:
                 return found
     return None

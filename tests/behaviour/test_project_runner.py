@@ -83,3 +83,56 @@ def test_a_right_fix_is_verified_and_a_wrong_one_ends_with_exit_8_and_the_unitte
     assert "FAILED (failures=1)" in report["tests"], report["tests"]
     feedback = next(t for t in user_messages(trace) if "tests fail after your change" in t)
     assert "AssertionError: 6 != 5" in feedback
+
+
+# -- a src layout the venv does not have installed: tox's setenv puts src on PYTHONPATH ---------------------------
+
+TOX = "[tox]\nenvlist = py3\n\n[testenv]\nsetenv =\n    PYTHONPATH = {toxinidir}/src\ncommands =\n" \
+      "    {envpython} -m unittest discover -s tests {posargs}\n"
+
+
+@pytest.fixture
+def bare_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A venv outside any workspace with neither pytest nor the project in it."""
+    folder = tmp_path_factory.mktemp("bare") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True, timeout=60)
+    return folder
+
+
+def _uninstalled(tmp_path: Path, venv: Path, tox: str) -> tuple[Path, Path, dict[str, str]]:
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    (ws / "src" / "tinyunit").mkdir(parents=True)
+    (ws / "tests").mkdir()
+    (ws / "src" / "tinyunit" / "__init__.py").write_text("def add(a, b):\n    return a - b\n")
+    (ws / "tests" / "test_add.py").write_text(TEST)
+    (ws / "tox.ini").write_text(tox)
+    (ws / "pyproject.toml").write_text("[project]\nname = 'tinyunit'\nversion = '1.0'\n")
+    user_config(home, "")
+    return ws, home, {"VIRTUAL_ENV": str(venv), "PATH": f"{venv}/bin:{os.environ['PATH']}"}
+
+
+def test_tox_s_setenv_is_carried_into_the_run_of_a_project_the_venv_does_not_have(
+        tmp_path: Path, bare_venv: Path) -> None:
+    ws, home, env = _uninstalled(tmp_path, bare_venv, TOX)
+    shown = cli(["config", "show", "-C", str(ws)], home=home, env_extra=env).stdout
+    assert f"# tests: PYTHONPATH=src {bare_venv}/bin/python -m unittest discover -s tests  # found: tox.ini's " \
+           "commands" in shown, shown
+    code, report, _ = run_json(tmp_path, ws, home, [_edit("a - b", "a + b"), DONE], env_extra=env)
+    assert code == 0 and report["verified"] is True, report
+    (ws / "src" / "tinyunit" / "__init__.py").write_text("def add(a, b):\n    return a - b\n")
+    code, report, trace = run_json(tmp_path, ws, home, [_edit("a - b", "a * b"), DONE, DONE],
+                                   env_extra=env | {"CLI_AGENT_VERIFY_ROUNDS": "1"})
+    assert code == 8 and report["verified"] is False, report
+    assert "FAILED (failures=1)" in report["tests"], report["tests"]
+    feedback = next(t for t in user_messages(trace) if "tests fail after your change" in t)
+    assert "AssertionError: 6 != 5" in feedback and "No module named" not in feedback
+
+
+def test_tests_that_cannot_import_the_project_s_own_package_could_not_run_they_do_not_fail(
+        tmp_path: Path, bare_venv: Path) -> None:
+    ws, home, env = _uninstalled(tmp_path, bare_venv, TOX.replace("setenv =\n    PYTHONPATH = {toxinidir}/src\n", ""))
+    code, report, trace = run_json(tmp_path, ws, home, [_edit("a - b", "a + b"), DONE, DONE], env_extra=env)
+    assert code == 0 and report["verified"] is None, report
+    assert report["tests"].startswith("the tests could not run: the project's own tinyunit cannot be imported"), \
+        report["tests"]
+    assert not any("tests fail after your change" in t for t in user_messages(trace))

@@ -103,7 +103,7 @@ def candidate(b: Bench, run: RunState, places: Sequence[Place],
     failing = ""
     if verifier is not None and not added_names(prompt):  # what fails before any change, shown with the code
         before = yield from verify(run, verifier)  # (not for a task that adds a name: "not defined" misleads)
-        failing = "" if before.passed else before.failures
+        failing = "" if before.passed or not before.ran else before.failures  # could not run: nothing to show
     renamed = renames(prompt)
     names = shown_all(sources) if added_names(prompt) or renamed else []
     ask = Message("user", _request(prompt, places, sources, failing, names))

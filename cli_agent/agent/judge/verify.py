@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 from cli_agent.agent.judge import task_examples
 from cli_agent.agent.judge.proof import statements as task_statements
 from cli_agent.agent.judge.proof.test_output import (
+    ASSIGNMENT,
     PYTEST_RUN,
     UNITTEST_RUN,
     could_not_run,
@@ -257,18 +258,23 @@ class Verifier:
         return Workspace(self.root)
 
     def _python(self) -> str:
-        """The interpreter the tests run with: `X -m pytest`'s X, a `DIR/pytest`'s `DIR/python`, else python3."""
+        """The interpreter the tests run with: `X -m pytest`'s X, a `DIR/pytest`'s `DIR/python`, else python3; after
+        the `NAME=value` words the test command starts with (`PYTHONPATH=src`), which the task's checks get too."""
         try:
             words = shlex.split(self.command or "")
         except ValueError:  # unbalanced quotes: the shell will say so when the tests run
             words = (self.command or "").split()
+        env = ""
+        while words and ASSIGNMENT.fullmatch(words[0]):
+            name, _, value = words.pop(0).partition("=")
+            env += f"{name}={shlex.quote(value)} "
         if len(words) > 2 and words[1:3] in (["-m", "pytest"], ["-m", "unittest"]):
-            return shlex.quote(words[0])
+            return env + shlex.quote(words[0])
         if words and words[0].endswith("/pytest"):
             beside = words[0][:-len("pytest")] + "python"
             if (self.root / beside).is_file():
-                return shlex.quote(beside)
-        return "python3"
+                return env + shlex.quote(beside)
+        return env + "python3"
 
     def _sandboxed(self, command: str, deadline: float) -> Generator[bytes, None, Outcome | None]:
         """Runs `command` in the command sandbox until the deadline (None: no time left); nothing it writes is

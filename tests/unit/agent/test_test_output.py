@@ -75,6 +75,39 @@ def test_a_failure_the_change_caused_is_a_failing_run_for_the_model(tmp_path: Pa
     assert could_not_run(PYTEST, syntax, 2) == ""
 
 
+UNITTEST_IMPORT = """E
+======================================================================
+ERROR: test_add (unittest.loader._FailedTest.test_add)
+----------------------------------------------------------------------
+ImportError: Failed to import test module: test_add
+Traceback (most recent call last):
+  File "/ws/tests/test_add.py", line 3, in <module>
+    from tinyunit import add
+ModuleNotFoundError: No module named 'tinyunit'
+
+
+----------------------------------------------------------------------
+Ran 1 test in 0.000s
+
+FAILED (errors=1)
+"""
+
+
+def test_tests_that_cannot_import_the_workspace_s_own_package_could_not_run(tmp_path: Path) -> None:
+    unittest = "/venv/bin/python -m unittest discover -s tests"
+    assert could_not_run(unittest, UNITTEST_IMPORT, 1, root=tmp_path) == ""  # no tinyunit here: the tests fail
+    (tmp_path / "src" / "tinyunit").mkdir(parents=True)
+    (tmp_path / "src" / "tinyunit" / "__init__.py").write_text("")
+    why = "the project's own tinyunit cannot be imported by its tests here, though the workspace has it"
+    assert could_not_run(unittest, UNITTEST_IMPORT, 1, ["src/tinyunit/__init__.py"], tmp_path).startswith(why)
+    assert could_not_run(f"PYTHONPATH=lib {unittest}", UNITTEST_IMPORT, 1, root=tmp_path).startswith(why)
+    collection = COLLECTION.replace("numpy", "tinyunit")
+    assert could_not_run(PYTEST, collection, 2, root=tmp_path).startswith(why)
+    assert could_not_run(PYTEST, collection, 2, ["tests/test_calc.py"], tmp_path) == ""  # the run's own test file
+    assert could_not_run(unittest, UNITTEST_IMPORT.replace("'tinyunit'", "'tinyunit.extra'"), 1,
+                         root=tmp_path) == ""  # a module of it that is not there: for the model
+
+
 def test_unittest_summaries_are_read() -> None:
     assert summary_line("....\n---\nRan 4 tests in 0.001s\n\nOK\n", 0, False) == "OK"
     assert summary_line("F\n---\nRan 1 test in 0.001s\n\nFAILED (failures=1)\n", 1, False) == "FAILED (failures=1)"

@@ -165,3 +165,32 @@ def test_hostile_runner_files_are_read_within_bounds_and_never_raise(tmp_path: P
                      "pyproject.toml": "[tool.hatch\n", ".github/workflows/a.yml": "run: |\n" + "  x\n" * 50_000})
     found = find_test_command(tmp_path, {})  # the 200 command lines each file kind is read for say no pytest
     assert found is not None and found.command == "make test", found
+
+
+NOX_ENV = '''import nox
+
+
+@nox.session
+def tests(session):
+    session.env["PYTHONPATH"] = "src"
+    session.env["DEBUG"] = os.environ.get("DEBUG", "")
+    session.run("python", "-m", "unittest", "discover", "-s", "tests", env={"APP_MODE": "test", "N": 3})
+'''
+
+
+@pytest.mark.parametrize(("files", "env"), [
+    ({"tox.ini": "[testenv]\nsetenv =\n    PYTHONPATH = {toxinidir}/src\n    X = {envsitepackagesdir}\n"
+                 "    PATH = /evil\n    MODE=a b\ncommands = python -m unittest\n"}, "PYTHONPATH=src MODE='a b' "),
+    ({"tox.ini": "[testenv]\nset_env = PYTHONPATH = {tox_root}\n\n[testenv:unit]\nsetenv = LANG=C\n"
+                 "commands = python -m unittest\n"}, "PYTHONPATH=. LANG=C "),
+    ({"noxfile.py": NOX_ENV}, "PYTHONPATH=src APP_MODE=test "),
+    ({"Makefile": "test:\n\tPYTHONPATH=$(CURDIR)/src python -m unittest discover -s tests\n"}, "PYTHONPATH=src "),
+    ({"Makefile": "test:\n\tenv PYTHONPATH=lib:$(VENDOR) python -m unittest\n"}, ""),
+])
+def test_the_environment_the_project_sets_for_its_tests_comes_with_the_run(
+        tmp_path: Path, files: dict[str, str], env: str) -> None:
+    ws = tmp_path / "ws"
+    _tree(ws, {**files, "tests/test_a.py": UNITTEST_CASE})
+    python = _venv(tmp_path / "venv", with_pytest=False) / "bin" / "python"
+    found = find_test_command(ws, {"VIRTUAL_ENV": str(tmp_path / "venv")})
+    assert found is not None and found.command.startswith(f"{env}{python} -m unittest"), found

@@ -22,10 +22,12 @@ _COLLECTION = re.compile(r"\berrors? during collection\b|^ERROR collecting", re.
 _SHELL_MISSING = re.compile(r"not found|No such file or directory", re.IGNORECASE)
 _SHELL_CANNOT = re.compile(r"Permission denied|cannot execute|Is a directory|Exec format error", re.IGNORECASE)
 _MISSING = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
+_UNITTEST_IMPORT = re.compile(r"\bFailed to import test module\b|\bunittest\.loader\._FailedTest\b")
 # the runner a command starts, as a word of it (`pytest`, `.venv/bin/pytest`, `-m pytest`), never a path that only
 # contains the name (`/tmp/pytest-of-root/venv/bin/python -m unittest`)
 PYTEST_RUN = re.compile(r"(?:^|[\s/])(?:pytest|py\.test)(?:\s|$)")
 UNITTEST_RUN = re.compile(r"(?:^|\s)-m\s+unittest(?:\s|$)")
+ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)  # a shell word that sets a variable (`PYTHONPATH=src`)
 
 
 # A terminal's control sequences: CSI (colours, `ESC[31m`), OSC (titles, links) up to BEL or ST, a character set's
@@ -62,7 +64,7 @@ def could_not_run(command: str, output: str, exit_code: int | None, changed: Ite
     change's doing: that is a failing run, for the model to fix."""
     if exit_code in (0, None):
         return ""
-    runner = command.split()[0] if command.split() else command
+    runner = next((word for word in command.split() if not ASSIGNMENT.fullmatch(word)), command)
     if exit_code == 127 and _SHELL_MISSING.search(output):
         return f"{runner}: command not found (exit 127)"
     if exit_code == 126 and _SHELL_CANNOT.search(output):
@@ -80,6 +82,11 @@ def could_not_run(command: str, output: str, exit_code: int | None, changed: Ite
         missing = _MISSING.search(output)
         if missing and not _own_module(missing.group(1), root):
             why = f"a package the tests need is missing here: {missing.group(1)} (exit {exit_code})"
+    if not why and (_COLLECTION.search(output) if pytest else _UNITTEST_IMPORT.search(output)):
+        unfound = next((m for m in _MISSING.findall(output) if _in_workspace(m, root)), None)
+        if unfound:
+            why = (f"the project's own {unfound} cannot be imported by its tests here, though the workspace has it "
+                   "(not installed in the venv, nor on PYTHONPATH)")
     changed = tuple(changed)
     if why and any(re.search(rf"(?<![\w.]){re.escape(rel)}\b", output) for rel in changed):
         return ""
@@ -96,6 +103,17 @@ def _own_module(dotted: str, root: Path | None) -> bool:
     top = dotted.split(".", 1)[0]
     return root is not None and any((base / f"{top}.py").exists() or (base / top).is_dir()
                                     for base in (root, root / "src"))
+
+
+def _in_workspace(dotted: str, root: Path | None) -> bool:
+    """Whether the module `dotted` is a file or package of the workspace (at its root or under `src/`): one the
+    tests fail to import although it is there, which no change to its code can cause (its files are found by
+    name), so it fails the same way before any change."""
+    if root is None:
+        return False
+    parts = dotted.split(".")
+    return any((base.joinpath(*parts).with_suffix(".py")).is_file() or (base.joinpath(*parts) / "__init__.py").is_file()
+               for base in (root, root / "src"))
 
 
 def trimmed_failures(output: str, limit: int = FEEDBACK_CHARS) -> str:
