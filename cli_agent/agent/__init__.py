@@ -20,7 +20,7 @@ from cli_agent.agent.run_state import *
 from cli_agent.agent.wire import *
 
 __all__ = [
-    "AUTO_COMPACT_AT", "Agent", "AgentSetup", "ApprovalMode", "Approver", "Attempts", "CandidateRun", "Judging",
+    "Agent", "AgentSetup", "ApprovalMode", "Approver", "Attempts", "CandidateRun", "Judging",
     "Limits", "Policy", "RunState", "Verdict", "apply_reset", "assess", "carried_over", "compact_prompt", "facts_of",
     "protocol_for", "verification_for",
 ]

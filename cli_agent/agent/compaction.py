@@ -16,9 +16,8 @@ from cli_agent.contracts import ConversationReset, Event, PlanUpdated, RunStarte
 if TYPE_CHECKING:
     from cli_agent.agent.loop import Agent
 
-__all__ = ["AUTO_COMPACT_AT", "apply_reset", "carried_over", "compact_prompt"]
+__all__ = ["apply_reset", "carried_over", "compact_prompt"]
 
-AUTO_COMPACT_AT = 0.85  # share of the context window at which the REPL compacts before the next turn
 RECENT_PROMPTS = 3  # the user's last prompts carried over whole (and the first, the task, always)
 PROMPT_CHARS = 8000  # the most of one prompt carried whole
 OLDER_CHARS = 300  # the most of an older prompt carried

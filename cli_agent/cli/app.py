@@ -39,9 +39,9 @@ from cli_agent.cli.flags import (
     Workspace,
     Yes,
 )
-from cli_agent.cli.state import resume_from, run_interactive, run_prompt
-from cli_agent.contracts import UsageError
-from cli_agent.session import AppState, flags_given
+from cli_agent.cli.oneshot import run_prompt
+from cli_agent.cli.state import resume_from, run_interactive
+from cli_agent.contracts import AppState, UsageError, flags_given
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None,
                   context_settings={"help_option_names": ["-h", "--help"]},

@@ -74,17 +74,14 @@ def eval_cmd(ctx: typer.Context,
              = None) -> int:
     """Offline: the scripted scenario suite (exit 1 if any fails). Live (--models): real tasks per model.
     --suite real: real tasks on released projects, each graded by the project's own tests."""
-    from cli_agent.eval import run_eval_command  # deferred: the eval suites, only for `cli-agent eval`
+    # deferred: the eval suites, only for `cli-agent eval`
+    from cli_agent.eval import merge_command, run_eval_command, run_real_command
 
     load(ctx, announce=False)  # a broken config exits 2 here as everywhere
     flags = ctx.find_root().obj.flags or {}
     if suite == "real" and merge:
-        from cli_agent.eval import merge_command  # deferred: the eval suites, only for `cli-agent eval`
-
         return merge_command(list(merge), report)
     if suite == "real":
-        from cli_agent.eval import run_real_command  # deferred: the eval suites, only for `cli-agent eval`
-
         return run_real_command(model=model or flags.get("model") or "local", protocols=protocols,
                                 variants=variants, only=only, report=report,
                                 api_base=api_base or flags.get("api_base"), keep=keep,

@@ -11,11 +11,10 @@ import typer
 
 from cli_agent.cli.flags import AsJson, ConfigFile, Workspace, load, root_flag
 from cli_agent.config import render_paths, render_show, trusted_folders
-from cli_agent.contracts import errors, escape_for_terminal, json_for_output
+from cli_agent.contracts import errors, escape_for_terminal, flags_given, json_for_output
 from cli_agent.contracts import escape_for_terminal as esc
 from cli_agent.facts import FactStore, list_json, render_list
 from cli_agent.prompt import shown
-from cli_agent.session import flags_given
 
 config_app = typer.Typer(help="Show the effective configuration or the files it is read from.")
 facts_app = typer.Typer(help="Project facts: list them with the pending proposals, commit or reject a proposal.",

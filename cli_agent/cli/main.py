@@ -21,9 +21,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from cli_agent.cli.state import resume_from, run_interactive, run_prompt
-from cli_agent.contracts import StopReason, errors, escape_for_terminal, json_for_output
-from cli_agent.session import AppState, flags_given
+from cli_agent.cli.state import resume_from, run_interactive
+from cli_agent.contracts import AppState, StopReason, errors, escape_for_terminal, flags_given, json_for_output
 
 # The root's options as the Typer app declares them (a test holds the two together): spelling -> (name, kind).
 # Kinds: "str", "int", "float", "path" take a value; "flag" is True when given.
@@ -85,6 +84,8 @@ def _run_root(values: dict[str, Any], args: list[str], state: AppState) -> int:
     if prompt is None:
         onboard = not any(key in values for key in ("model", "api_base", "api_key"))
         return run_interactive(state, session, onboard=onboard)
+    from cli_agent.cli.oneshot import run_prompt  # deferred: the agent's stack, which the REPL loads behind its prompt
+
     try:
         return run_prompt(state, prompt, session)
     except EOFError:

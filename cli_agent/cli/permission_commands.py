@@ -11,8 +11,7 @@ import typer
 
 from cli_agent.cli.flags import AsJson, ConfigFile, Workspace, load
 from cli_agent.config import explain_call, render_rules, subject_for
-from cli_agent.contracts import UsageError, escape_for_terminal, json_for_output
-from cli_agent.session import flags_given
+from cli_agent.contracts import UsageError, escape_for_terminal, flags_given, json_for_output
 
 permissions_app = typer.Typer(help="The [[permissions]] rules: list them (with their file and line), or check "
                                    "which one decides a call.", invoke_without_command=True)

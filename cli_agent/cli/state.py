@@ -1,5 +1,5 @@
-"""What the command line's commands share, without Typer: `-c`/`--resume`, the one-shot run and the REPL's start
-(the state the root injects and the settings it loads are `session.launch`'s, which the servers share).
+"""What the command line's commands share, without Typer: `-c`/`--resume` and the REPL's start. The one-shot run is
+`cli.oneshot`'s, which loads the agent's stack; nothing here does, so the REPL draws its first prompt before it.
 
 Both the Typer app (`cli.app`) and the lean path for plain root flags (`cli.main`) stand on this module, so a run
 behaves the same whichever of the two parsed its arguments.
@@ -10,11 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from cli_agent.contracts import errors
+from cli_agent.contracts import LATEST, AppState, errors
 from cli_agent.fs import refuse_broad
-from cli_agent.history import LATEST
-from cli_agent.session import AppState, load_for, provider_factory
-from cli_agent.ui.headless import run_one_shot
 
 
 def resume_from(continue_: bool, resume: str | None) -> str | None:
@@ -32,17 +29,11 @@ def run_interactive(state: AppState, resume: str | None, *, onboard: bool) -> in
     from cli_agent.ui.repl import ask_trust, run_repl  # deferred: the REPL's stack (prompt_toolkit), only for the REPL
 
     def load() -> Any:
+        from cli_agent.session import load_for  # deferred: the agent's stack loads behind the REPL's first prompt
+
         return load_for(state, announce=False)
 
     hint = (state.flags or {}).get("workspace")
     refuse_broad(Path(hint or ".").expanduser().absolute())  # before the REPL draws anything
-    return run_repl(load, provider_factory=provider_factory(state), resume=resume, onboard=onboard,
+    return run_repl(load, provider_factory=state.provider_factory, resume=resume, onboard=onboard,
                     ask_trust=lambda settled, typed: ask_trust(settled, hint, typed))  # once per folder+config
-
-
-def run_prompt(state: AppState, prompt: str, resume: str | None, *, images: list[str] | None = None) -> int:
-    """`-p TEXT`: one task, then exit with its code. `state.flags` holds the root's flags; `images`: the files
-    given with --image."""
-    loaded = load_for(state)
-    return run_one_shot(loaded.settings, prompt, provider_factory=provider_factory(state), resume=resume,
-                        notes=loaded.notes, images=images or [])

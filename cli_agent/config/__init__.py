@@ -22,4 +22,5 @@ __all__ = [
     "TrustEntry", "append_rule", "command_words", "decide", "earlier_entry", "example_problem", "explain_call",
     "folder_trusted", "keep_rule", "load_settings", "mask_secret", "own_rules_file", "render_paths", "render_rules",
     "render_show", "rule_toml", "server_of", "subject_for", "suggested_rule", "trust_folder", "trusted_folders",
+    "withheld_lines",
 ]

@@ -15,11 +15,14 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from cli_agent.contracts import ConfigError
+from cli_agent.config.settings import mask_secret
+from cli_agent.contracts import ConfigError, escape_for_terminal
 from cli_agent.fs import CONFIG_LIMIT, atomic, paths, read_regular
+from cli_agent.validated import Secret
 
-__all__ = ["TrustEntry", "earlier_entry", "folder_trusted", "trust_folder"]
+__all__ = ["TrustEntry", "earlier_entry", "folder_trusted", "trust_folder", "withheld_lines"]
 
 FILE = "trusted-folders.json"
 NO_CONFIG = "none"  # the digest of a folder without a project config
@@ -138,3 +141,12 @@ def _save(items: list[TrustEntry]) -> None:
         atomic.write(fd, FILE, (json.dumps(data, indent=2) + "\n").encode(), 0o600, create=False)
     finally:
         os.close(fd)
+
+
+def withheld_lines(withheld: dict[str, Any]) -> list[str]:
+    """`key = value` lines for the keys a trusted config would set (an API key masked)."""
+    lines = []
+    for key, value in withheld.items():
+        shown = mask_secret(value.get_secret_value()) if isinstance(value, Secret) else repr(value)
+        lines.append(escape_for_terminal(f"  {key} = {shown}"))
+    return lines

@@ -14,18 +14,19 @@ from cli_agent.contracts.escape import *
 from cli_agent.contracts.events import *
 from cli_agent.contracts.hunks import *
 from cli_agent.contracts.images import *
+from cli_agent.contracts.launch import *
 from cli_agent.contracts.line_numbers import *
 from cli_agent.contracts.messages import *
 from cli_agent.contracts.outcomes import *
 
 __all__ = [
-    "IMAGE_SUFFIXES", "MAX_SOURCE_BYTES", "Answer", "ApprovalAsked", "ApprovalDecided", "AssistantMessage", "Change",
-    "ChangeKind", "CliAgentError", "CommandOutput", "ConfigError", "ConversationReset", "Decision", "DeniedError",
-    "Envelope", "Event", "EventStream", "HookRan", "ImagePart", "Later", "Message", "MessagesAppended",
-    "MissingCredentialsError", "ModelRequest", "NetworkConnection", "PlanUpdated", "ProviderError", "Region", "Retry",
-    "RetryableProviderError", "RunFinished", "RunStarted", "RunTimeoutError", "SpecError", "Staged", "StopReason",
-    "SubagentEvent", "TextDelta", "ThinkingDelta", "ToolCall", "ToolCallsProposed", "ToolError", "ToolResult",
-    "TraceError", "Usage", "UsageError", "Verification", "Warning", "WorkflowError", "clip", "errors",
-    "escape_for_terminal", "event_from_dict", "events", "image_from_bytes", "image_kind", "json_for_output",
-    "numbered", "reset_messages", "sha_of",
+    "IMAGE_SUFFIXES", "LATEST", "MAX_SOURCE_BYTES", "Answer", "AppState", "ApprovalAsked", "ApprovalDecided",
+    "AssistantMessage", "Change", "ChangeKind", "CliAgentError", "CommandOutput", "ConfigError", "ConversationReset",
+    "Decision", "DeniedError", "Envelope", "Event", "EventStream", "HookRan", "ImagePart", "Later", "Message",
+    "MessagesAppended", "MissingCredentialsError", "ModelRequest", "NetworkConnection", "PlanUpdated", "ProviderError",
+    "Region", "Retry", "RetryableProviderError", "RunFinished", "RunStarted", "RunTimeoutError", "SpecError", "Staged",
+    "StopReason", "SubagentEvent", "TextDelta", "ThinkingDelta", "ToolCall", "ToolCallsProposed", "ToolError",
+    "ToolResult", "TraceError", "Usage", "UsageError", "Verification", "Warning", "WorkflowError", "clip", "errors",
+    "escape_for_terminal", "event_from_dict", "events", "flags_given", "image_from_bytes", "image_kind",
+    "is_interactive", "json_for_output", "numbered", "reset_messages", "sha_of",
 ]

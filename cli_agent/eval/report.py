@@ -7,6 +7,10 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
 from cli_agent import __version__
 from cli_agent.contracts import UsageError
 from cli_agent.fs import paths
@@ -33,8 +37,6 @@ def write_json(path: Path | None, report: dict[str, Any]) -> Path:
 
 def _console() -> Any:
     """A Rich console; one that is not a terminal gets 120 columns (Rich's 80 squeezes the table)."""
-    from rich.console import Console  # deferred: Rich is not on a one-shot run's path
-
     console = Console(highlight=False)
     if not console.is_terminal and console.width < 120:
         console = Console(highlight=False, width=120)
@@ -42,9 +44,6 @@ def _console() -> Any:
 
 
 def print_offline(results: list[ScenarioResult]) -> None:
-    from rich.markup import escape  # deferred: Rich is not on a one-shot run's path
-    from rich.table import Table
-
     table = Table(title="cli-agent eval (offline)", title_justify="left")
     table.add_column("scenario", no_wrap=True)
     table.add_column("result", no_wrap=True, min_width=6)
@@ -75,8 +74,6 @@ def _live_rows(results: list[ModelResult]) -> list[tuple[str, ...]]:
 
 
 def print_live(results: list[ModelResult]) -> None:
-    from rich.table import Table  # deferred: Rich is not on a one-shot run's path
-
     table = Table(title="cli-agent eval (live)", title_justify="left")
     for column in _LIVE_COLUMNS:
         table.add_column(column, overflow="fold")

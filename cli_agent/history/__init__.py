@@ -12,7 +12,7 @@ from cli_agent.history.trace import *
 from cli_agent.history.undo import *
 
 __all__ = [
-    "LATEST", "Journal", "RewindPoint", "SessionEntry", "SessionIndex", "Trace", "TraceWriter", "Turn", "adopt",
+    "Journal", "RewindPoint", "SessionEntry", "SessionIndex", "Trace", "TraceWriter", "Turn", "adopt",
     "current_bytes", "default_trace_path", "index_key", "load_resumable", "note_turn", "raw_records", "read_trace",
     "remove_empty_dirs", "render_turns", "reverting_change", "rewind_files", "rewind_points", "turns_json", "undo_turn",
     "writable",

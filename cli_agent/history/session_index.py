@@ -24,13 +24,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from cli_agent.contracts import TraceError, UsageError
+from cli_agent.contracts import LATEST, TraceError, UsageError
 from cli_agent.fs import paths
 from cli_agent.history.trace import Trace, read_trace
 
-__all__ = ["LATEST", "SessionEntry", "SessionIndex", "adopt", "index_key", "load_resumable", "note_turn", "writable"]
+__all__ = ["SessionEntry", "SessionIndex", "adopt", "index_key", "load_resumable", "note_turn", "writable"]
 
-LATEST = "@latest"  # the selector `-c/--continue` stands for
 FIRST_MESSAGE_MAX = 500
 MIGRATIONS: tuple[tuple[str, str], ...] = (  # append-only: (name, SQL); user_version counts those applied
     ("001_create_sessions", """

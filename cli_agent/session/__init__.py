@@ -14,7 +14,7 @@ from cli_agent.session.launch import *
 from cli_agent.session.session import *
 
 __all__ = [
-    "AppState", "ProviderFactory", "Session", "assemble", "default_provider_factory", "drive", "flags_given",
-    "images_for", "is_interactive", "journal_for", "load_for", "open_session", "policy_for", "provider_factory",
+    "ProviderFactory", "Session", "assemble", "default_provider_factory", "drive",
+    "images_for", "journal_for", "load_for", "open_session", "policy_for", "provider_factory",
     "resume_into", "with_images",
 ]

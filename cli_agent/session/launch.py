@@ -1,31 +1,17 @@
-"""What every front end starts a session from: the root's flags and a command's own, the settings they load, and the
-provider factory. The command line (`cli/`), the ACP server and `mcp serve` all stand on it, so a session opens the
-same way whoever asked for it."""
+"""What every front end starts a session from: the settings that the root's flags and a command's own
+(`contracts.AppState`) load, and the provider factory. The command line (`cli/`), the ACP server and `mcp serve` all
+stand on it, so a session opens the same way whoever asked for it."""
 
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 from typing import Any
 
 from cli_agent.config import load_settings
-from cli_agent.contracts import escape_for_terminal
+from cli_agent.contracts import AppState, escape_for_terminal, flags_given
 from cli_agent.session.session import default_provider_factory
 
-__all__ = ["AppState", "flags_given", "load_for", "provider_factory"]
-
-
-@dataclass
-class AppState:
-    """What the composition root injects into every command."""
-
-    provider_factory: Any = None  # Callable[[Settings], Provider]; None: the default factory
-    flags: dict[str, Any] | None = None  # the root's flags, which subcommand flags override
-    output: str | None = None  # the loaded settings' --output, once known
-
-
-def flags_given(**values: Any) -> dict[str, Any]:
-    return {k: v for k, v in values.items() if v is not None}
+__all__ = ["load_for", "provider_factory"]
 
 
 def load_for(state: AppState, *, announce: bool = True, **sub_flags: Any) -> Any:

@@ -10,8 +10,6 @@ without patching anything.
 from __future__ import annotations
 
 import dataclasses
-import os
-import sys
 import uuid
 from collections.abc import Callable, Collection, Generator
 from dataclasses import dataclass, field, replace
@@ -36,15 +34,10 @@ if TYPE_CHECKING:
     from cli_agent.tools import CommandSetup, Registry
 
 __all__ = [
-    "ProviderFactory", "Session", "default_provider_factory", "drive", "is_interactive", "open_session", "resume_into",
+    "ProviderFactory", "Session", "default_provider_factory", "drive", "open_session", "resume_into",
 ]
 
 ProviderFactory = Callable[["Settings"], "Provider"]
-
-
-def is_interactive() -> bool:
-    """Someone can be asked: stdin and stdout are terminals and CI is not set."""
-    return sys.stdin.isatty() and sys.stdout.isatty() and not os.environ.get("CI")
 
 
 def default_provider_factory(settings: Settings) -> Provider:

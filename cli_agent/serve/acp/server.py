@@ -40,8 +40,8 @@ from cli_agent.session import load_for, open_session, provider_factory, resume_i
 from cli_agent.workflows import load_workflows, missing_message, parse_arguments, run_workflow
 
 if TYPE_CHECKING:
-    from cli_agent.contracts import EventStream
-    from cli_agent.session import AppState, Session
+    from cli_agent.contracts import AppState, EventStream
+    from cli_agent.session import Session
 
 __all__ = ["serve"]
 

@@ -8,12 +8,21 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from cli_agent.contracts import Envelope, Event, EventStream, ToolCall, ToolResult, errors, json_for_output
+from cli_agent.contracts import (
+    Envelope,
+    Event,
+    EventStream,
+    ToolCall,
+    ToolResult,
+    errors,
+    is_interactive,
+    json_for_output,
+)
 from cli_agent.fs import Workspace
 from cli_agent.history import load_resumable
 from cli_agent.instructions import load_skills
 from cli_agent.providers import NoModel
-from cli_agent.session import drive, images_for, is_interactive, open_session, resume_into, with_images
+from cli_agent.session import drive, images_for, open_session, resume_into, with_images
 from cli_agent.ui.headless.printers import JsonReport, output_sink, warn
 
 if TYPE_CHECKING:

@@ -44,14 +44,14 @@ if TYPE_CHECKING:
 class ReplContext:
     """The REPL's state and the `CommandContext` its commands use."""
 
-    def __init__(self, session: Session | Startup, console: Console | None, provider_factory: ProviderFactory, *,
+    def __init__(self, session: Session | Startup, console: Console | None, provider_factory: ProviderFactory | None, *,
                  approver: Any = None, prompt_input: Any = None, prompt_output: Any = None) -> None:
         """`session`: an open one, or the `Startup` that opens it behind the first prompt. `console`: None for a
         Rich console on stdout, made at first use (behind the prompt: Rich takes a while to import)."""
         self.startup = session if isinstance(session, Startup) else Startup(session=session)
         self.announced = self.startup.session is not None  # an open session is announced by the banner
         self._console = console
-        self.provider_factory = provider_factory
+        self._provider_factory = provider_factory
         self._approver = approver
         self.steps = 0
         self._measured: tuple[Any, int] = (None, 0)  # (session, tokens): the provider's last count (context_tokens)
@@ -64,6 +64,16 @@ class ReplContext:
         self.last_folded: list[Any] = []  # the last turn's one-line calls, for /expand
         self.last_thoughts: list[str] = []  # the last turn's thinking (a reasoning model's), for /expand
         self.last_turn: list[Any] = []  # the last turn in order (thoughts, plans, calls with results), for /expand
+
+    @property
+    def provider_factory(self) -> ProviderFactory:
+        """The factory given, else the default one the session was opened with."""
+        if self._provider_factory is not None:
+            return self._provider_factory
+        opened = self.session  # waits for it: the default factory is chosen when the session opens
+        factory = self.startup.provider_factory
+        assert opened is not None and factory is not None
+        return factory
 
     @property
     def session(self) -> Session:

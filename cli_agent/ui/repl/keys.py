@@ -22,7 +22,9 @@ import os
 import select
 import signal
 import sys
+import termios
 import threading
+import tty
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -76,9 +78,6 @@ class TurnKeys:
         return [*self.queued, self.partial + "▏"] if self.partial or self.queued else []
 
     def start(self) -> None:
-        import termios  # deferred: POSIX terminals only
-        import tty
-
         with contextlib.suppress(termios.error):
             self._saved = termios.tcgetattr(self.fd)
             tty.setcbreak(self.fd, termios.TCSANOW)
@@ -92,8 +91,6 @@ class TurnKeys:
         self._restore()
 
     def _restore(self) -> None:
-        import termios  # deferred: POSIX terminals only
-
         if self._saved is not None:
             with contextlib.suppress(termios.error):
                 termios.tcsetattr(self.fd, termios.TCSANOW, self._saved)
@@ -101,9 +98,6 @@ class TurnKeys:
     @contextlib.contextmanager
     def paused(self) -> Iterator[None]:
         """No key is read in the block (an approval question reads them itself), and the terminal is as it was."""
-        import termios  # deferred: POSIX terminals only
-        import tty
-
         with self._lock:
             self._restore()
             try:
@@ -166,11 +160,9 @@ def no_echo(stream: Any = None) -> Iterator[None]:
     """The terminal does not echo keys in the block (they stay in its input, unread); as it was afterwards. Nothing
     when `stream` (stdin) is not a terminal."""
     try:
-        import termios  # deferred: POSIX terminals only
-
         fd = (stream or sys.stdin).fileno()
         saved = termios.tcgetattr(fd) if os.isatty(fd) else None
-    except (ImportError, AttributeError, OSError, ValueError):
+    except (AttributeError, OSError, ValueError):
         saved = None
     if saved is None:
         yield

@@ -48,7 +48,7 @@ class Repl(ReplContext):
     """The REPL: the loop that reads lines at its prompt and runs them, on top of the `CommandContext` its commands
     use (`ReplContext`)."""
 
-    def __init__(self, session: Session | Startup, console: Console | None, provider_factory: ProviderFactory, *,
+    def __init__(self, session: Session | Startup, console: Console | None, provider_factory: ProviderFactory | None, *,
                  approver: Any = None, prompt_input: Any = None, prompt_output: Any = None) -> None:
         super().__init__(session, console, provider_factory, approver=approver, prompt_input=prompt_input,
                          prompt_output=prompt_output)

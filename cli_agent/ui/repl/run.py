@@ -26,9 +26,10 @@ __all__ = ["run_repl"]
 NO_TERMINAL = "no terminal for the REPL: pass -p TEXT, or -p - to read the task from stdin"
 
 
-def run_repl(load: Callable[[], Loaded], *, provider_factory: ProviderFactory, resume: str | None = None,
+def run_repl(load: Callable[[], Loaded], *, provider_factory: ProviderFactory | None, resume: str | None = None,
              onboard: bool = False, ask_trust: Callable[[Callable[[], Loaded], Typed], bool] | None = None) -> int:
-    """`load` gives the settings; `resume`: continue that session (session_index.LATEST for -c, or an id) instead of
+    """`load` gives the settings; `provider_factory`: None for the default (known once the agent's stack has loaded,
+    behind the first prompt); `resume`: continue that session (session_index.LATEST for -c, or an id) instead of
     starting a new one. The session is made behind the first prompt (`Startup`), except one to continue, which the
     banner shows. `onboard` (no --model or --api-base given): when no model is configured either, say what is
     possible before any prompt (`start.onboarding`). `ask_trust(load, typed)`: the folder's trust question, asked once

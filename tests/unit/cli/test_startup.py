@@ -196,3 +196,30 @@ def test_the_repl_warms_up_the_http_transport():
     assert loaded_event.is_set()
     provider.preload()  # the real one: the transport's modules, no connection
     assert "httpx" in sys.modules and "httpcore" in sys.modules
+
+
+# What the REPL's main thread loads before its first prompt: the command line, the REPL and its views, and the
+# floors they stand on. The agent's stack (settings, session, tools, sandbox, model) loads behind the prompt, in the
+# start-up's thread; a package imported here would make the prompt wait for it.
+BEFORE_THE_PROMPT = {"cli_agent", "cli_agent.cli", "cli_agent.contracts", "cli_agent.fs", "cli_agent.ui"}
+REPL_UP_TO_ITS_PROMPT = """
+import sys
+import cli_agent.cli.main
+from cli_agent.ui.repl.repl import Repl
+from cli_agent.ui.repl.start.startup import Startup
+from cli_agent.ui.repl.start.trust_question import ask_trust
+
+assert ask_trust(lambda: None, None) is False  # no terminal here: nothing to ask, nothing loaded
+repl = Repl(Startup(lambda: None), None, None)  # its commands, completion and toolbar, as the first prompt has them
+assert repl.commands.get("compact") is not None
+print(" ".join(sorted({".".join(m.split(".")[:2]) for m in sys.modules if m.startswith("cli_agent")})))
+"""
+
+
+@pytest.mark.slow
+def test_the_repl_up_to_its_first_prompt_loads_none_of_the_agents_stack(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CLI_AGENT_")} | {"CLI_AGENT_HOME": str(tmp_path)}
+    result = subprocess.run([sys.executable, "-c", REPL_UP_TO_ITS_PROMPT], env=env, cwd=tmp_path,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert set(result.stdout.split()) <= BEFORE_THE_PROMPT

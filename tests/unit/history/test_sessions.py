@@ -11,8 +11,9 @@ import pytest
 from agentkit import Answers, make_agent
 
 from cli_agent.cli.main import run
+from cli_agent.contracts import LATEST
 from cli_agent.contracts.events import Decision
-from cli_agent.history.session_index import LATEST, SessionIndex, load_resumable
+from cli_agent.history.session_index import SessionIndex, load_resumable
 from cli_agent.history.trace import TraceWriter, read_trace
 from cli_agent.providers.scripted import ScriptedProvider, check_conversation
 from cli_agent.replay.engine import replay

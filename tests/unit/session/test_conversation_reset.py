@@ -11,8 +11,9 @@ import pytest
 from rich.console import Console
 
 from cli_agent.config.settings import Settings
+from cli_agent.contracts import LATEST
 from cli_agent.contracts.messages import Message
-from cli_agent.history.session_index import LATEST, load_resumable
+from cli_agent.history.session_index import load_resumable
 from cli_agent.providers.scripted import ScriptedProvider
 from cli_agent.replay.engine import replay
 from cli_agent.session.session import open_session, resume_into

@@ -10,7 +10,6 @@ from collections.abc import Iterable
 from rich.table import Table
 from rich.text import Text
 
-from cli_agent.config import render_rules
 from cli_agent.contracts import escape_for_terminal as esc
 from cli_agent.ui.repl.commands.commands import Command, CommandContext, CommandRegistry, Outcome
 from cli_agent.ui.repl.commands.context_commands import context_commands
@@ -120,6 +119,8 @@ def _plan(ctx: CommandContext, args: str) -> None:
 def _permissions(ctx: CommandContext, args: str) -> None:
     """The [[permissions]] rules in force (as `cli-agent permissions` lists them, with the rules "always" wrote
     in this session)."""
+    from cli_agent.config import render_rules  # deferred: the settings load behind the REPL's first prompt (Startup)
+
     ctx.console.print(Text(esc(render_rules(ctx.session.agent.policy.rules))))
 
 

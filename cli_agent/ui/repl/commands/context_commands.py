@@ -14,7 +14,6 @@ from rich.text import Text
 
 from cli_agent.contracts import ConversationReset, RunStarted, StopReason, errors
 from cli_agent.contracts import escape_for_terminal as esc
-from cli_agent.facts import FactStore
 from cli_agent.ui.repl.commands.commands import Command
 from cli_agent.ui.repl.commands.diff_command import diff_command
 from cli_agent.ui.repl.toolbar import context_use
@@ -22,6 +21,8 @@ from cli_agent.ui.view import expanded, hanging
 
 if TYPE_CHECKING:
     from cli_agent.ui.repl.commands.commands import Command, CommandContext
+
+AUTO_COMPACT_AT = 0.85  # share of the context window at which the REPL compacts before the next turn
 
 
 def _clear(ctx: CommandContext, args: str) -> None:
@@ -81,6 +82,7 @@ def task_so_far(session: Any) -> str:
     the undo journal and the project's facts."""
     # deferred: the agent's stack loads behind the REPL's first prompt (Startup)
     from cli_agent.agent import carried_over, compact_prompt
+    from cli_agent.facts import FactStore
     from cli_agent.history import read_trace
 
     try:
@@ -101,9 +103,6 @@ def task_so_far(session: Any) -> str:
 
 def compact_if_full(ctx: CommandContext) -> None:
     """Before a turn: near the context window, compact first, and say so."""
-    # deferred: the agent's stack loads behind the REPL's first prompt (Startup)
-    from cli_agent.agent import AUTO_COMPACT_AT
-
     measured = getattr(ctx, "context_tokens", lambda: None)()
     used, window = context_use(ctx.session, measured)
     if not window or used < AUTO_COMPACT_AT * window:
@@ -129,9 +128,6 @@ def _expand(ctx: CommandContext, args: str) -> None:
 
 
 def context_commands() -> list[Command]:
-    # deferred: the agent's stack loads behind the REPL's first prompt (Startup)
-    from cli_agent.agent import AUTO_COMPACT_AT
-
     return [
         Command("clear", "start a new session", _clear,
                 help="A new session on the same model: the model forgets the conversation; the files stay as they "

@@ -14,7 +14,6 @@ from rich.text import Text
 
 from cli_agent.contracts import UsageError, clip
 from cli_agent.contracts import escape_for_terminal as esc
-from cli_agent.facts import FactStore, render_list
 from cli_agent.ui.repl.commands.commands import Command
 
 if TYPE_CHECKING:
@@ -33,6 +32,8 @@ def register_commands(registry: CommandRegistry, ctx: CommandContext) -> None:
 
 
 def _repl_facts(ctx: CommandContext, args: str) -> None:
+    from cli_agent.facts import FactStore, render_list  # deferred: the project's facts load behind the first prompt
+
     store = FactStore(ctx.session.workspace.root)
     word, _, rest = args.partition(" ")
     if word in ("commit", "reject") and rest.strip():

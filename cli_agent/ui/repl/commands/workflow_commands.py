@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 
 from cli_agent.contracts import escape_for_terminal as esc
-from cli_agent.instructions import Skill, Skills, load_skills
 from cli_agent.ui.repl.commands.commands import Command
 from cli_agent.ui.view import hanging
 
 if TYPE_CHECKING:
+    from cli_agent.instructions import Skill, Skills
     from cli_agent.ui.repl.commands.commands import CommandContext, CommandRegistry, Handler
     from cli_agent.workflows import Catalog, Param, Workflow
 
@@ -55,6 +55,8 @@ def register_commands(registry: CommandRegistry, ctx: CommandContext) -> list[st
 def register_skills(registry: CommandRegistry, ctx: CommandContext) -> list[str]:
     """Each skill (`SKILL.md` folders, `cli_agent.instructions`) as `/NAME REQUEST`, after the workflows: a name
     taken by a workflow or a command stays theirs, with a note; `/skills` lists them."""
+    from cli_agent.instructions import load_skills  # deferred: the skills load behind the REPL's first prompt (Startup)
+
     found = load_skills(Path(ctx.settings.workspace))
     notes = list(found.notes)
     for skill in found.skills.values():

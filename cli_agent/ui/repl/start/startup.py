@@ -93,6 +93,7 @@ class Startup:
 
         settings = self.settings
         assert settings is not None
+        self.provider_factory = self.provider_factory or default_provider_factory
         resumed = None
         if self.resume is not None:
             # deferred: the agent's stack loads behind the REPL's first prompt (Startup)
@@ -100,7 +101,7 @@ class Startup:
 
             resumed = load_resumable(settings.workspace, self.resume)
         session = open_session(settings, interactive=True,
-                               provider_factory=self.provider_factory or default_provider_factory, notes=self.notes)
+                               provider_factory=self.provider_factory, notes=self.notes)
         if resumed is not None:
             # deferred: the agent's stack loads behind the REPL's first prompt (Startup)
             from cli_agent.session import resume_into

@@ -12,13 +12,11 @@ import sys
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from cli_agent.config import earlier_entry, mask_secret, trust_folder
-from cli_agent.contracts import errors, escape_for_terminal
+from cli_agent.contracts import errors, escape_for_terminal, is_interactive
 from cli_agent.fs import paths
 from cli_agent.ui.repl.answer import ask_key
-from cli_agent.validated import Secret
 
 if TYPE_CHECKING:
     from cli_agent.config import Loaded, TrustEntry
@@ -27,25 +25,16 @@ if TYPE_CHECKING:
 __all__ = ["ask_trust"]
 
 
-def describe_withheld(withheld: dict[str, Any]) -> list[str]:
-    """`key = value` lines for the keys a trusted config would set (an API key masked)."""
-    lines = []
-    for key, value in withheld.items():
-        shown = mask_secret(value.get_secret_value()) if isinstance(value, Secret) else repr(value)
-        lines.append(escape_for_terminal(f"  {key} = {shown}"))
-    return lines
-
-
 def ask_trust(load: Callable[[], Loaded], workspace_hint: str | None, typed: Typed | None = None) -> bool:
     """Ask on the terminal whether to trust the folder (one key: y trusts, anything else does not), and remember a
     yes; True when the user declined (the question was asked, and not answered yes). The text wraps between words to
     the terminal's width; a config changed since it was trusted says what changed. Keys typed before the question
     was drawn go into `typed`, for the prompt. A config error is left for the REPL's own start-up to report."""
-    # deferred: the agent's stack loads behind the REPL's first prompt (Startup)
-    from cli_agent.session import is_interactive
-
     if not is_interactive() or not paths.project_config_file(Path(workspace_hint or ".")).is_file():
         return False
+    # deferred: the settings load behind the first prompt; here only for a folder with a project config
+    from cli_agent.config import earlier_entry, trust_folder, withheld_lines
+
     try:
         loaded = load()
     except errors.CliAgentError:
@@ -54,7 +43,7 @@ def ask_trust(load: Callable[[], Loaded], workspace_hint: str | None, typed: Typ
         return False
 
     ws = Path(loaded.settings.workspace)
-    lines = describe_withheld(loaded.withheld)
+    lines = withheld_lines(loaded.withheld)
     config = paths.project_config_file(ws)
     shown = config.relative_to(ws) if config.is_relative_to(ws) else config  # the folder is the one it starts in
     for line in _question_text(shown, lines, earlier_entry(ws)):
