@@ -13,7 +13,9 @@ retry path (`model_call.exchange`), so the trace shows what the candidate asked 
 A rewrite that places nothing, changes nothing or fails the tests is undone, and the model is asked again, up to
 `SAMPLES` times while the candidate's time lasts, shown its earlier wrong versions with what each did
 (`rewrite_memory`); a rewrite the same as an earlier one once parsed is not tested again (the trace shows it as a
-"repeat"), and the next is sampled further from the last.
+"repeat"), and the next is sampled further from the last. After a few failed rewrites of one place, the next
+ranked definition is asked for: a function the ones tried call, in their file or another of the package
+(`rewrite_targets`).
 
 Every change goes through the same dispatcher and approval as a model's call (in a candidate's copy, all are
 approved). A reply with no usable block, or no definition that lands, ends the candidate as a change that failed.
@@ -43,8 +45,9 @@ from cli_agent.agent.judge.module_names import (
 )
 from cli_agent.agent.judge.proof.statements import renames
 from cli_agent.agent.judge.repair import verify
-from cli_agent.agent.judge.rewrite_memory import Memory, outcome
+from cli_agent.agent.judge.rewrite_memory import outcome
 from cli_agent.agent.judge.rewrite_reply import reply_code, tree_of
+from cli_agent.agent.judge.rewrite_targets import Targets
 from cli_agent.agent.judge.task_examples import added_names
 from cli_agent.agent.model_call import exchange
 from cli_agent.contracts import (
@@ -89,31 +92,27 @@ def places_for(prompt: str, workspace: Workspace) -> list[Place]:
 
 def candidate(b: Bench, run: RunState, places: Sequence[Place],
               temperature: float) -> Generator[Event, Decision | None, RunFinished]:
-    """One whole-definition candidate for the run's task in the session's workspace (a candidate's copy)."""
+    """One whole-definition candidate for the run's task in the session's workspace (a candidate's copy), its
+    rewrites going through the ranked definitions in turn (`rewrite_targets`)."""
     s, talk, verifier, prompt = b.setup, b.talk, b.judging.verifier, run.task
     workspace = s.dispatcher.ctx.workspace
-    files = public_files([p.path for p in places])  # the files shown, and their packages' __init__.py
-    data = {path: workspace.read_bytes(path) for path in files if path in {p.path for p in places}
-            or (Path(workspace.root) / path).is_file()}
-    sources = {path: raw.decode("utf-8", errors="replace") for path, raw in data.items()}
-    seen = s.dispatcher.ctx.seen
-    if seen is not None:
-        for path, raw in data.items():
-            seen.note(path, raw)  # shown to the model as it is now: its definitions may be replaced
     failing = ""
     if verifier is not None and not added_names(prompt):  # what fails before any change, shown with the code
         before = yield from verify(run, verifier)  # (not for a task that adds a name: "not defined" misleads)
         failing = "" if before.passed or not before.ran else before.failures  # could not run: nothing to show
     renamed = renames(prompt)
-    names = shown_all(sources) if added_names(prompt) or renamed else []
-    ask = Message("user", _request(prompt, places, sources, failing, names))
-    talk.append(run, ask)
+    targets = Targets(places, workspace)
+    sources, ask = _asked(b, run, targets, failing, renamed)
     why = "no rewrite yet"
-    memory, unchanged = Memory(), False
+    unchanged = False
     for sample in range(1, SAMPLES + 1):
         remaining = run.deadline - s.clock()
         if remaining <= 1:
             break
+        if sample > 1 and targets.failed():  # the next ranked definition, not the same wrong place again
+            sources, ask = _asked(b, run, targets, failing, renamed)
+            unchanged = False
+        memory = targets.memory
         asking = Message("user", "\n\n".join(part for part in (ask.content, UNCHANGED if unchanged else "",
                                                                  memory.shown()) if part))
         request = ProviderRequest(messages=(Message("system", SYSTEM), asking), timeout_s=remaining,
@@ -135,7 +134,7 @@ def candidate(b: Bench, run: RunState, places: Sequence[Place],
             yield Verification(command=f"rewrite {sample}", round=run.verify_round, phase="repeat",
                                summary=f"the same code as rewrite {earlier.number}, not tested again")
             continue
-        calls = planned_calls(code, places, sources, renamed) if code is not None else []
+        calls = planned_calls(code, targets.places, sources, renamed) if code is not None else []
         if not calls:
             why = f"rewrite {sample} held no definition that could be placed"
             continue
@@ -159,6 +158,25 @@ def candidate(b: Bench, run: RunState, places: Sequence[Place],
         run.changed.clear()
     return talk.stop(run, StopReason.CHANGE_FAILED if run.steps else StopReason.TIMEOUT,
                      why if run.steps else "no time left for a rewrite")
+
+
+def _asked(b: Bench, run: RunState, targets: Targets, failing: str, renamed: dict[str, str]
+           ) -> tuple[dict[str, str], Message]:
+    """The sources of the current target's files (and their packages' `__init__.py`), noted as shown to the model as
+    they are now (their definitions may be replaced), and the rewrite request for it, added to the conversation."""
+    workspace, places = b.setup.dispatcher.ctx.workspace, targets.places
+    files = public_files([p.path for p in places])  # the files shown, and their packages' __init__.py
+    data = {path: workspace.read_bytes(path) for path in files if path in {p.path for p in places}
+            or (Path(workspace.root) / path).is_file()}
+    for path, raw in data.items():
+        if b.setup.dispatcher.ctx.seen is not None:
+            b.setup.dispatcher.ctx.seen.note(path, raw)
+    sources = {path: raw.decode("utf-8", errors="replace") for path, raw in data.items()}
+    names = shown_all(sources) if added_names(run.task) or renamed else []
+    ask = Message("user", "\n\n".join(part for part in (_request(run.task, places, sources, failing, names),
+                                                          targets.note()) if part))
+    b.talk.append(run, ask)
+    return sources, ask
 
 
 def _applied(s: AgentSetup, run: RunState, calls: Sequence[ToolCall], approvals: Approvals
