@@ -29,11 +29,11 @@ import re
 import shlex
 import shutil
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from cli_agent.fs import read_regular_or_none
-from cli_agent.prompt.test_runners import Runner, documented, has_pytest, interpreter
+from cli_agent.prompt.test_runners import Runner, documented, has_pytest, interpreter, src_first
 
 __all__ = ["detect_test_command", "is_test_path", "shown"]
 
@@ -177,7 +177,12 @@ def _python_run(runner: Runner, python: str | None, root: Path, test_file: str |
     """The command for a pytest or unittest run, with the venv's own interpreter when one is active (else as
     before: `pytest -q` on PATH, `python3 -m ...`); a venv without pytest whose tests are unittest test cases runs
     unittest discover from their folder instead. The environment the project sets for that run (`Runner.env`)
-    comes first, as the shell's `NAME=value` words (`PYTHONPATH=src VENV/bin/python -m unittest ...`)."""
+    comes first, as the shell's `NAME=value` words (`PYTHONPATH=src VENV/bin/python -m unittest ...`); a `src/`
+    layout the venv does not import from this workspace gets `PYTHONPATH=src` (`src_first`)."""
+    if "PYTHONPATH" not in dict(runner.env) and src_first(root, python):
+        runner = replace(runner, env=(*runner.env, ("PYTHONPATH", "src")),
+                         source=f"{runner.source}; src/ on PYTHONPATH, which {python or 'python3'} does not import "
+                                "the package from")
     env = "".join(f"{name}={shlex.quote(value)} " for name, value in runner.env)
     args = " ".join(shlex.quote(a) for a in runner.args)
     if runner.tool == "unittest":

@@ -8,7 +8,8 @@ project gives that run where it can be read plainly (`env`: tox's `setenv`, nox'
 `session.run(..., env={...})`, a `NAME=value` prefix of the command line, with `{toxinidir}` or `$(CURDIR)` as the
 root: `PYTHONPATH = {toxinidir}/src` is `PYTHONPATH=src`), and where it was read. `interpreter(root, environ)` is
 the active virtual environment's Python (`VIRTUAL_ENV`, else a `.venv` or `venv` at the root), and `has_pytest`
-says, by looking at its site-packages, whether it can import pytest.
+says, by looking at its site-packages, whether it can import pytest. `src_first` says whether a `src/` layout's tests
+must be told where the package is (`PYTHONPATH=src`): the venv does not import it from this workspace's `src/`.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ _MAX_WORKFLOWS = 20
 _MAX_LINES = 200  # command lines looked at in each file kind, at most
 _MAX_LINE = 1000  # characters of one command line
 _MAX_ENV = 16  # variables carried from what the project documents, at most
+_MAX_SITE_FILES = 200  # `.pth` and editable finder files read in one site-packages, at most
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # what would change which interpreter runs the tests, or where the run looks for its home: never carried
 _KEPT_OUT = frozenset({"PATH", "HOME", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONSTARTUP", "PYTHONNOUSERSITE"})
@@ -294,3 +296,25 @@ def has_pytest(python: str) -> bool:
         if any((folder / "pytest").is_dir() or (folder / "pytest.py").is_file() for folder in folders):
             return True
     return False
+
+
+def src_first(root: Path, python: str | None) -> bool:
+    """Whether the tests of a `src/` layout (a package or module right under `src/`) must get `PYTHONPATH=src` to
+    import the workspace's own code: the venv does not import it from this workspace's `src/` (a `.pth` line or an
+    editable install's finder naming it), so it has none (not installed), a copy (installed), or another folder's (an
+    editable install of the workspace this one was copied from). Without a venv, always for a `src/` layout."""
+    try:
+        entries = list(itertools.islice(os.scandir(root / "src"), _MAX_SITE_FILES))
+    except OSError:
+        return False
+    if not any(e.name.isidentifier() and os.path.isfile(os.path.join(e.path, "__init__.py")) if e.is_dir() else
+               e.name.endswith(".py") and e.name[:-3].isidentifier() for e in entries):
+        return False
+    if python is None:
+        return True
+    here = re.compile(re.escape(str((root / "src").resolve())) + r"(?![\w.-])")
+    for site in list((Path(python).parent.parent / "lib").glob("python*/site-packages"))[:4]:
+        files = itertools.islice((*site.glob("*.pth"), *site.glob("__editable__*finder*.py")), _MAX_SITE_FILES)
+        if any(here.search(_text(path)) for path in files):
+            return False
+    return True

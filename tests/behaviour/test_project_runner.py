@@ -128,9 +128,29 @@ def test_tox_s_setenv_is_carried_into_the_run_of_a_project_the_venv_does_not_hav
     assert "AssertionError: 6 != 5" in feedback and "No module named" not in feedback
 
 
+def test_a_src_layout_the_venv_does_not_have_gets_src_on_pythonpath(tmp_path: Path, bare_venv: Path) -> None:
+    ws, home, env = _uninstalled(tmp_path, bare_venv, TOX.replace("setenv =\n    PYTHONPATH = {toxinidir}/src\n", ""))
+    shown = cli(["config", "show", "-C", str(ws)], home=home, env_extra=env).stdout
+    assert f"# tests: PYTHONPATH=src {bare_venv}/bin/python -m unittest discover -s tests  # found: tox.ini's " \
+           "commands; src/ on PYTHONPATH" in shown, shown
+    code, report, _ = run_json(tmp_path, ws, home, [_edit("a - b", "a + b"), DONE], env_extra=env)
+    assert code == 0 and report["verified"] is True, report
+
+
+def test_a_candidate_s_tests_import_its_own_copy_not_the_workspace_the_venv_was_installed_from(
+        tmp_path: Path, venv: Path) -> None:
+    ws, home, env = _project(tmp_path, venv)  # the venv imports ws/src, as `pip install -e .` leaves it
+    rewrite = {"text": "```python\ndef add(a, b):\n    return a + b\n```"}
+    code, report, _ = run_json(tmp_path, ws, home, [_edit("a - b", "a * b"), DONE, rewrite], "--attempts", "2",
+                               env_extra=env | {"CLI_AGENT_VERIFY_ROUNDS": "0"},
+                               task="add(2, 3) in src/tinyunit/__init__.py returns -1, it should be 5")
+    assert code == 0 and report["verified"] is True and report["attempt"] == 2, report
+    assert (ws / "src" / "tinyunit" / "__init__.py").read_text() == "def add(a, b):\n    return a + b\n"
+
+
 def test_tests_that_cannot_import_the_project_s_own_package_could_not_run_they_do_not_fail(
         tmp_path: Path, bare_venv: Path) -> None:
-    ws, home, env = _uninstalled(tmp_path, bare_venv, TOX.replace("setenv =\n    PYTHONPATH = {toxinidir}/src\n", ""))
+    ws, home, env = _uninstalled(tmp_path, bare_venv, TOX.replace("{toxinidir}/src", "{toxinidir}/lib"))
     code, report, trace = run_json(tmp_path, ws, home, [_edit("a - b", "a + b"), DONE, DONE], env_extra=env)
     assert code == 0 and report["verified"] is None, report
     assert report["tests"].startswith("the tests could not run: the project's own tinyunit cannot be imported"), \

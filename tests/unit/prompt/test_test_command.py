@@ -145,6 +145,7 @@ def test_a_venv_without_pytest_runs_unittest_discover_from_the_tests_folder(tmp_
     _tree(ws, {"nox.py": "", "src/pkg/__init__.py": "", "tests/test_pkg.py": UNITTEST_CASE,
                "pyproject.toml": "[project]\nname = 'pkg'\n"})
     venv = _venv(tmp_path / "venv", with_pytest=False)
+    (venv / "lib" / "python3.11" / "site-packages" / "pkg.pth").write_text(f"{ws / 'src'}\n")  # `pip install -e .`
     found = find_test_command(ws, {"VIRTUAL_ENV": str(venv)})
     assert found is not None and found.command == f"{venv}/bin/python -m unittest discover -s tests", found
     assert "has no pytest" in found.source
@@ -194,3 +195,27 @@ def test_the_environment_the_project_sets_for_its_tests_comes_with_the_run(
     python = _venv(tmp_path / "venv", with_pytest=False) / "bin" / "python"
     found = find_test_command(ws, {"VIRTUAL_ENV": str(tmp_path / "venv")})
     assert found is not None and found.command.startswith(f"{env}{python} -m unittest"), found
+
+
+def test_a_src_layout_the_venv_does_not_import_from_here_gets_src_on_pythonpath(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    _tree(ws, {"noxfile.py": NOXFILE, "src/pkg/__init__.py": "", "tests/test_pkg.py": UNITTEST_CASE})
+    venv = _venv(tmp_path / "venv", with_pytest=False)
+    site = venv / "lib" / "python3.11" / "site-packages"
+    python = venv / "bin" / "python"
+    command = f"{python} -m unittest discover -s tests -t ."
+    for pth, expected in [(None, f"PYTHONPATH=src {command}"),  # not installed
+                          (f"{tmp_path}/original/src", f"PYTHONPATH=src {command}"),  # a copy of another workspace's
+                          (f"{ws}/src2", f"PYTHONPATH=src {command}"),
+                          (f"{ws}/src", command)]:  # installed from here (`pip install -e .`): as it is
+        (site / "pkg.pth").unlink(missing_ok=True)
+        if pth:
+            (site / "pkg.pth").write_text(f"{pth}\n")
+        found = find_test_command(ws, {"VIRTUAL_ENV": str(venv)})
+        assert found is not None and found.command == expected, (pth, found)
+    (site / "pkg.pth").unlink()
+    (site / "__editable___pkg_1_0_finder.py").write_text(f"MAPPING = {{'pkg': '{ws}/src/pkg'}}\n")
+    assert find_test_command(ws, {"VIRTUAL_ENV": str(venv)}) == type(found)(command, "noxfile.py's tests session")
+    (ws / "src" / "pkg" / "__init__.py").unlink()  # no package under src/: nothing to add
+    (site / "__editable___pkg_1_0_finder.py").unlink()
+    assert find_test_command(ws, {"VIRTUAL_ENV": str(venv)}) == type(found)(command, "noxfile.py's tests session")
