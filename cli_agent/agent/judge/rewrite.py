@@ -101,7 +101,7 @@ def candidate(b: Bench, run: RunState, places: Sequence[Place],
         before = yield from verify(run, verifier)  # (not for a task that adds a name: "not defined" misleads)
         failing = "" if before.passed or not before.ran else before.failures  # could not run: nothing to show
     renamed = renames(prompt)
-    targets = Targets(places, workspace)
+    targets = Targets(places, workspace, search=not added_names(prompt) and not renamed)
     sources, ask = _asked(b, run, targets, failing, renamed)
     why = "no rewrite yet"
     unchanged = False

@@ -8,7 +8,8 @@ order called), found by parsing their bodies, in their own file or in the module
 from (`from pkg.helpers import clip`, `from . import helpers` then `helpers.clip(...)`). The bug a task shows in
 `pkg.total(...)` is often one call down, in another file. Each callee is a target of its own, its own callees
 queued after it, at most `MAX_TARGETS` in all; when none is left, the search goes round again from the first (each
-target keeps its `Memory`, so a version already tried is still a repeat). The search is bounded: at most
+target keeps its `Memory`, so a version already tried is still a repeat). A task that adds or renames a name keeps
+its places: what it asks for is written beside them, not found one call down. The search is bounded: at most
 `MAX_CALLS` calls looked at in a definition, a callee longer than `MAX_LINES` lines left out.
 """
 
@@ -46,8 +47,9 @@ class _Target:
 class Targets:
     """The targets of one candidate's rewrites, the current one first (`places`, `memory`, `note`)."""
 
-    def __init__(self, places: Sequence[Place], workspace: Workspace) -> None:
+    def __init__(self, places: Sequence[Place], workspace: Workspace, *, search: bool = True) -> None:
         self._workspace = workspace
+        self._search = search  # False: the places stay the target (a task that adds or renames a name)
         self._queue = [_Target(tuple(places), "", Memory())]
         self._expanded: set[int] = set()
         self._at = 0
@@ -73,7 +75,7 @@ class Targets:
     def failed(self) -> bool:
         """One more rewrite of the current target failed; True when that moves the search to another target."""
         self._failed += 1
-        if self._failed < PER_TARGET:
+        if self._failed < PER_TARGET or not self._search:
             return False
         self._failed = 0
         self._expand(self._at)

@@ -75,6 +75,14 @@ def test_after_failed_rewrites_of_one_place_the_next_ranked_definition_is_the_ta
     assert names == ["clip", "again", "_local", "total", "positive", "clip"], names  # then round again from the first
 
 
+def test_a_task_that_adds_or_renames_a_name_keeps_its_places(tmp_path: Path) -> None:
+    workspace = _package(tmp_path)
+    brief = task_brief("pkg.total([1, 2, 3]) returns 5, it should be 6", workspace)
+    assert brief is not None
+    targets = Targets(brief.places, workspace, search=False)
+    assert not any(targets.failed() for _ in range(3 * PER_TARGET)) and targets.places == tuple(brief.places)
+
+
 def test_a_function_that_calls_nothing_of_the_package_stays_the_target(tmp_path: Path) -> None:
     (tmp_path / "calc.py").write_text("def add(a, b):\n    return abs(a) - b\n")
     workspace = Workspace(tmp_path)
