@@ -14,7 +14,7 @@ import typer
 from cli_agent.cli.flags import ApiBase, Attempts, ConfigFile, Workspace, load, root_flag
 from cli_agent.cli.replay import run_replay
 from cli_agent.contracts import errors, escape_for_terminal
-from cli_agent.providers import model_status, resolve_model
+from cli_agent.providers import model_status, resolve_model, stop_kept
 from cli_agent.ui.headless import sandbox_report
 from cli_agent.ui.view import fit_lines
 
@@ -105,4 +105,12 @@ def local_status(ctx: typer.Context,
     typer.echo(escape_for_terminal("\n".join(status.lines())))
     if not status.ok:
         raise errors.UsageError(status.check)
+    return 0
+
+
+@local_app.command("stop")
+def local_stop() -> int:
+    """End the local model server kept loaded for the next cli-agent ([local] keep_warm_s)."""
+    pid = stop_kept()
+    typer.echo("no local model server is kept" if pid is None else f"stopped the kept local model server (pid {pid})")
     return 0

@@ -30,6 +30,9 @@ class LocalSettings:
     warm_start: bool = True  # keep the evaluated prompt's state on disk for the next process (local/warm_cache.py)
     # draft-free speculative decoding (n-gram lookup) in llama.cpp's server; "off" turns it off
     speculative: Literal["ngram_simple", "ngram_mod", "off"] = "ngram_mod"
+    # seconds the server stays loaded after its last use, for the next cli-agent (local/kept.py); 0: stopped at
+    # exit; unset: 300, or 0 when CI is set
+    keep_warm_s: int | None = rule(None, ge=0)
 
 
 _PRESETS = ("python", "node", "rust", "go", "github")  # the hosts each stands for: the sandbox's network rules

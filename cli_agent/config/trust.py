@@ -103,6 +103,7 @@ KEY_RULES: dict[str, KeyRule] = {
     "max_steps": _LIMIT, "timeout": _LIMIT, "max_tokens_total": _LIMIT, "max_cost_usd": _LIMIT,
     "max_retries": _LIMIT, "tool_result_max_chars": _LIMIT, "context_window": _LIMIT,
     "local.threads": KeyRule(KeyKind.NEEDS_TRUST, _fewer_threads, "takes more cores"), "local.context_size": _LIMIT,
+    "local.keep_warm_s": _LIMIT,
     # what only shapes the conversation or the output
     "protocol": _NARROWS, "locks": _NARROWS, "no_tools": _NARROWS, "detail": _NARROWS, "output": _NARROWS,
     "temperature": _NARROWS, "retry_base_delay": _NARROWS, "system_prompt": _NARROWS,

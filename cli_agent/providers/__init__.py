@@ -12,6 +12,7 @@ May import: config, fs, validated, contracts.
 from cli_agent.providers import litellm_provider
 from cli_agent.providers.base import *
 from cli_agent.providers.litellm_provider import *
+from cli_agent.providers.local.kept import *
 from cli_agent.providers.local.model import *
 from cli_agent.providers.local.provider import *
 from cli_agent.providers.local.runtime import *
@@ -24,5 +25,5 @@ __all__ = [
     "LiteLLMProvider", "NoModel", "OpenAIHTTPProvider", "Preferences", "Provider", "ProviderReply", "ProviderRequest",
     "ScriptError", "ScriptedProvider", "Thinking", "cancelled_by", "default_to_local", "litellm_provider",
     "make_provider", "model_status", "preferences_for", "provider_class", "resolve_model", "runtime_version",
-    "setup_pending",
+    "setup_pending", "stop_kept",
 ]

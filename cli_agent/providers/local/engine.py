@@ -1,7 +1,7 @@
 """The local model's server process: llama.cpp's own HTTP server from the `xllamacpp` wheel, on 127.0.0.1.
 
     python -m cli_agent.providers.local.engine --model M.gguf --port P --ctx N --threads T --batch-threads B \
-        [--slot-save-path DIR] [--speculative ngram_simple|ngram_mod|off]
+        [--slot-save-path DIR] [--speculative ngram_simple|ngram_mod|off] [--keep-record FILE --keep-idle-s N]
 
 `LlamaServer` (providers/local/server.py) starts this as its child; it builds xllamacpp's `CommonParams`, starts
 `xllamacpp.Server` (which serves `/v1/chat/completions`, `/v1/models`, `/health` and `/slots` from its own threads)
@@ -11,15 +11,24 @@ the prefix it shares with the slot's last one. `--speculative` turns on llama.cp
 batch; a rewrite that copies most of the code it was shown gains most). A server that fails to start (a bad model
 file, a port taken) prints one line, `local_engine: ...` with llama.cpp's own error lines, and exits 1; a runtime
 that fails to import (another CPU architecture, an old glibc) exits 3.
+
+A server kept between processes (`--keep-record`, providers/local/kept.py) ends by itself: every few seconds it
+looks at its record, and once the record is gone, names another server, or has not been touched for `--keep-idle-s`
+seconds while no cli-agent holds the lock beside it, it removes the record (under that lock) and exits.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import sys
+import threading
+import time
+from pathlib import Path
 
+from cli_agent.providers.local.kept import read_record
 from cli_agent.providers.local.server import ALIAS, SPECULATIVE
 
 
@@ -50,6 +59,28 @@ def _params(args: argparse.Namespace) -> object:
     return params
 
 
+def _idle_watch(record_path: Path, idle_s: float) -> None:
+    """End this process once no cli-agent has used it for `idle_s` seconds (its record untouched, its lock free)."""
+    import fcntl  # deferred: POSIX only, as servers are only kept there
+
+    while True:
+        time.sleep(min(5.0, max(0.2, idle_s / 4)))
+        record = read_record(record_path)
+        if record is None or record.pid != os.getpid():
+            os._exit(0)  # forgotten or replaced: no cli-agent will find this server again
+        with contextlib.suppress(OSError):
+            if time.time() - record_path.stat().st_mtime < idle_s:
+                continue
+        with open(record_path.parent / "lock", "ab") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                continue  # a cli-agent is using it
+            with contextlib.suppress(OSError):
+                record_path.unlink()
+            os._exit(0)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="local_engine")
     parser.add_argument("--model", required=True)
@@ -59,6 +90,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch-threads", type=int, required=True)
     parser.add_argument("--slot-save-path", default="")
     parser.add_argument("--speculative", choices=SPECULATIVE, default="off")
+    parser.add_argument("--keep-record", default="")
+    parser.add_argument("--keep-idle-s", type=float, default=0.0)
     args = parser.parse_args(argv)
     try:
         import xllamacpp  # deferred: heavy, and it may not load here (the error below says so)
@@ -71,6 +104,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"local_engine: the server did not start ({exc})", flush=True)
         return 1
     print(f"local_engine: listening on {server.listening_address}", flush=True)
+    if args.keep_record:
+        threading.Thread(target=_idle_watch, args=(Path(args.keep_record), args.keep_idle_s), daemon=True).start()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     while True:
         signal.pause()

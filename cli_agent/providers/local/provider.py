@@ -32,6 +32,7 @@ from typing import Any
 from cli_agent.config import LocalSettings, Settings
 from cli_agent.contracts import ProviderError, RunTimeoutError, UsageError
 from cli_agent.providers.base import Preferences, ProviderReply, ProviderRequest, Thinking
+from cli_agent.providers.local.kept import keep_warm_seconds
 from cli_agent.providers.local.model import ensure_model, install_command, needs_setup, resolve_model
 from cli_agent.providers.local.reply import cut_runaway, plan_key, shared_first, wire_options
 from cli_agent.providers.local.runtime import runtime_unfit, runtime_version
@@ -112,7 +113,8 @@ class LocalProvider:
         self._settled = False
         threads = local.threads or default_threads()  # chosen once, by the load when the server starts
         self.server = LlamaServer(self.model_path, threads=threads, context_size=local.context_size,
-                                  batch_threads=threads, cache=self.cache, speculative=local.speculative)
+                                  batch_threads=threads, cache=self.cache, speculative=local.speculative,
+                                  keep_s=keep_warm_seconds(local))
         self.server.start()
         httpx = import_httpx()
         # A new connection for each request: the server closes an idle one after 5 s, and a request sent on a
@@ -167,8 +169,8 @@ class LocalProvider:
 
     def _restore(self) -> None:
         """Load the saved state of this plan into the slot; a file the server cannot load is removed."""
-        if self.cache is None or self._plan is None:
-            return
+        if self.cache is None or self._plan is None or self.server.adopted is not None:
+            return  # a kept server's slot holds the last session's prompt: its shared part is cached already
         name = self.cache.slot_file(self._plan)
         if self.cache.has(name) and not self.server.slot("restore", name):
             self.cache.discard(name)

@@ -1,5 +1,7 @@
 """The local model's server child: `LlamaServer` starts `python -m cli_agent.providers.local.engine` on 127.0.0.1
-at a free port, waits until it answers, saves and restores its slot, and stops its whole process group.
+at a free port, waits until it answers, saves and restores its slot, and stops its whole process group. With
+`keep_s` it uses the server kept from an earlier cli-agent when there is one that fits, or starts one that is kept
+after it (`kept`: it outlives this process, ends on its own after `keep_s` idle seconds, and is never stopped here).
 
 The child gets its own process group (so a Ctrl-C at the terminal reaches only us, and `stop` can end everything it
 spawned), `PR_SET_PDEATHSIG` on Linux so the kernel kills it if we die without cleaning up (kill -9, a crash), and
@@ -23,6 +25,7 @@ from pathlib import Path
 from typing import IO
 
 from cli_agent.contracts import ProviderError
+from cli_agent.providers.local.kept import Keeper, Record, end_server, is_engine, server_key
 from cli_agent.providers.local.model import install_command
 from cli_agent.providers.local.runtime import runtime_unfit
 from cli_agent.providers.local.warm_cache import WarmCache
@@ -35,6 +38,7 @@ _PR_SET_PDEATHSIG = 1
 SPECULATIVE = ("ngram_simple", "ngram_mod", "off")  # the draft-free speculative decodings the engine offers
 _RUNTIME_FAILED = 3  # the engine's exit code when xllamacpp does not import
 _ERROR_LINE = re.compile(r"^\S+ E (.*)$")  # llama.cpp's log: `0.00.003.923 E llama_model_load: error ...`
+_KEPT: list[subprocess.Popen[bytes]] = []  # the servers started here to be kept: they outlive their Popen
 
 
 def _free_port() -> int:
@@ -88,8 +92,11 @@ class LlamaServer:
     """One llama.cpp server child (`engine`) on 127.0.0.1 at a free port."""
 
     def __init__(self, model_path: Path, *, threads: int, context_size: int, batch_threads: int | None = None,
-                 cache: WarmCache | None = None, speculative: str = "off") -> None:
+                 cache: WarmCache | None = None, speculative: str = "off", keep_s: int = 0) -> None:
         self.model_path = model_path
+        self.keep_s = keep_s
+        self.keeper: Keeper | None = None  # the kept server's lock, while this process uses it
+        self.adopted: int | None = None  # the pid of a kept server started by an earlier process
         self.speculative = speculative
         self.cache = cache
         self.threads = threads
@@ -111,27 +118,54 @@ class LlamaServer:
     @property
     def ready(self) -> bool:
         """It answered, and has not been stopped since."""
-        return self._ready and self.process is not None
+        return self._ready and self.pid is not None
 
     @property
     def pid(self) -> int | None:
-        return self.process.pid if self.process else None
+        return self.process.pid if self.process else self.adopted
+
+    def _exit_code(self) -> int | None:
+        """None while it runs; its exit code once it has ended (-1 for a kept one, whose code is not ours)."""
+        if self.process is not None:
+            return self.process.poll()
+        return None if self.adopted is None or is_engine(self.adopted) else -1
 
     def command(self) -> list[str]:
         return [sys.executable, "-m", "cli_agent.providers.local.engine", "--model", str(self.model_path),
                 "--port", str(self.port), "--ctx", str(self.context_size), "--threads", str(self.threads),
                 "--batch-threads", str(self.batch_threads), "--speculative", self.speculative] + (
-                ["--slot-save-path", str(self.cache.folder)] if self.cache else [])
+                ["--slot-save-path", str(self.cache.folder)] if self.cache else []) + (
+                ["--keep-record", str(self.keeper.record_path), "--keep-idle-s", str(self.keep_s)]
+                if self.keeper else [])
 
     def start(self) -> None:
-        """Start the child and return at once; `wait_ready` waits for it to answer."""
-        if self.process is not None:
+        """Start the child (or take the kept one) and return at once; `wait_ready` waits for it to answer."""
+        if self.process is not None or self.adopted is not None:
             return
+        if self.keep_s > 0 and self.keeper is None:
+            self.keeper = Keeper.claim()  # None: another cli-agent uses the kept server, this one gets its own
+        slots = self.cache.folder if self.cache else None
+        key = server_key(self.model_path, self.context_size, self.speculative, slots)
+        earlier = self.keeper.record() if self.keeper else None
+        if self.keeper and earlier is not None and is_engine(earlier.pid):
+            if earlier.key == key:
+                self.adopted, self.port = earlier.pid, earlier.port
+                self._log = open(self.keeper.log_path, "rb")  # noqa: SIM115 (closed in stop)
+                atexit.register(self.stop)
+                return
+            end_server(earlier.pid)  # another model or context size: this process holds the lock, no one uses it
         self.port = _free_port()
-        self._log = tempfile.TemporaryFile(prefix="cli-agent-llama-")  # noqa: SIM115 (closed in stop)
+        if self.keeper:
+            self._log = open(self.keeper.log_path, "w+b")  # noqa: SIM115 (closed in stop)
+        else:
+            self._log = tempfile.TemporaryFile(prefix="cli-agent-llama-")  # noqa: SIM115 (closed in stop)
         self.process = subprocess.Popen(self.command(), stdin=subprocess.DEVNULL, stdout=self._log,
                                         stderr=subprocess.STDOUT, start_new_session=True,
-                                        preexec_fn=_die_with_parent(), env=os.environ | {"PYTHONUNBUFFERED": "1"})
+                                        preexec_fn=None if self.keeper else _die_with_parent(),
+                                        env=os.environ | {"PYTHONUNBUFFERED": "1"})
+        if self.keeper:
+            self.keeper.write(Record(self.process.pid, self.port, key))
+            _KEPT.append(self.process)  # never collected while it runs (it outlives this process)
         atexit.register(self.stop)
 
     def wait_ready(self, timeout_s: float) -> None:
@@ -140,24 +174,23 @@ class LlamaServer:
         if self._ready:
             return
         httpx = import_httpx()  # without httpx's command-line client (click, rich, pygments)
-        if self.process is None:
+        if self.pid is None:
             self.start()
-        assert self.process is not None
         deadline = time.monotonic() + timeout_s
         rebinds = 2
         with httpx.Client(trust_env=False, timeout=2.0) as client:
             while True:
-                if self.process.poll() is not None and rebinds and "couldn't bind" in self.log_tail(20):
+                code = self._exit_code()
+                if code is not None and rebinds and "couldn't bind" in self.log_tail(20):
                     rebinds -= 1
-                    self.stop()
+                    self.stop(failed=True)
                     self.start()
-                    assert self.process is not None
                     continue
-                if self.process.poll() is not None:
+                if code is not None:
                     fix = ""
-                    if self.process.returncode == _RUNTIME_FAILED:
+                    if code == _RUNTIME_FAILED:
                         fix = "; " + (runtime_unfit() or f"reinstall the runtime: {install_command()}")
-                    raise ProviderError(f"the local model server exited with code {self.process.returncode} "
+                    raise ProviderError(f"the local model server exited with code {code} "
                                         f"while loading {self.model_path.name}: {self.log_tail()}{fix}")
                 with contextlib.suppress(httpx.HTTPError):
                     if client.get(f"{self.base}/health").status_code == 200:
@@ -170,9 +203,9 @@ class LlamaServer:
                 time.sleep(0.05)
 
     def check_alive(self) -> None:
-        if self.process is not None and self.process.poll() is not None:
-            raise ProviderError(f"the local model server stopped (exit code {self.process.returncode}): "
-                                f"{self.log_tail()}")
+        code = self._exit_code()
+        if code is not None:
+            raise ProviderError(f"the local model server stopped (exit code {code}): {self.log_tail()}")
 
     def log_tail(self, lines: int = 6) -> str:
         """The server's last words on one line: llama.cpp's error lines (`... E message`) and the child's own
@@ -199,9 +232,22 @@ class LlamaServer:
             return False
         return answer.status_code == 200
 
-    def stop(self, grace_s: float = 1.0) -> None:
-        """SIGTERM the child's process group, SIGKILL it after `grace_s`; safe to call more than once."""
+    def stop(self, grace_s: float = 1.0, *, failed: bool = False) -> None:
+        """SIGTERM the child's process group, SIGKILL it after `grace_s`; safe to call more than once. A kept
+        server that answered stays for the next cli-agent (`failed`: it did not serve, and goes)."""
         atexit.unregister(self.stop)
+        keeper, self.keeper = self.keeper, None
+        if keeper is not None:
+            alive = self._exit_code() is None
+            used = alive and self._ready and not failed
+            if alive and not used and self.pid is not None:
+                end_server(self.pid, grace_s)
+            keeper.release(used=used)
+            self.process, self.adopted, self._ready = None, None, False
+            if self._log is not None:
+                self._log.close()
+                self._log = None
+            return
         process, self.process, self._ready = self.process, None, False
         if process is not None and process.poll() is None:  # still ours: its group id cannot have been reused
             with contextlib.suppress(ProcessLookupError, PermissionError):

