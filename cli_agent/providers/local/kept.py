@@ -68,12 +68,21 @@ def read_record(path: Path) -> Record | None:
 
 
 def is_engine(pid: int) -> bool:
-    """`pid` is alive and is a local model server (not a pid the system gave to something else since)."""
+    """`pid` is alive and is a local model server (not a pid the system gave to something else since); without
+    /proc (macOS), alive is all that can be told."""
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
             return _ENGINE.encode() in cmdline.read()
+    except FileNotFoundError:
+        if os.path.isdir("/proc/self"):
+            return False
     except OSError:
         return False
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
 
 
 class Keeper:
