@@ -3,12 +3,13 @@ ready instead of loading the model again.
 
 One kept server per user: its record (`server.json`: pid, port, key) and its log live in the user state dir, in
 `local-server/`, beside a lock file. A cli-agent that takes the lock (`Keeper.claim`) uses the kept server while it
-holds it: the one whose key (the model file, the context size, the speculative decoding, the warm cache's folder,
-the engine's Python) matches its own, else a new one it starts in place of the old. A second cli-agent at the same
-time finds the lock taken and starts a server of its own, stopped when it ends, as without keeping. On its way out
-a cli-agent touches the record and lets the lock go. The server (`engine --keep-record`) ends by itself once no
-cli-agent holds the lock and the record is older than `[local] keep_warm_s` seconds (default 300; 0 turns keeping
-off, and so does `CI` being set, unless `keep_warm_s` is); `cli-agent local stop` ends it at once.
+holds it: the one whose key (the model file, the context size, the threads, the speculative decoding, the warm
+cache's folder, the engine's Python) matches its own, else a new one it starts in place of the old. A second
+cli-agent at the same time finds the lock taken and starts a server of its own, stopped when it ends, as without
+keeping. On its way out a cli-agent touches the record and lets the lock go. The server (`engine --keep-record`)
+ends by itself once no cli-agent holds the lock and the record is older than `[local] keep_warm_s` seconds (default
+300; 0 turns keeping off, and so does `CI` being set, unless `keep_warm_s` is); `cli-agent local stop` ends it at
+once.
 """
 
 from __future__ import annotations
@@ -44,10 +45,12 @@ def folder() -> Path:
     return paths.user_state_dir() / "local-server"
 
 
-def server_key(model_path: Path, context_size: int, speculative: str, slot_folder: Path | None) -> str:
-    """What a kept server must have been started with to serve this process (its threads are its own)."""
+def server_key(model_path: Path, context_size: int, threads: tuple[int, int], speculative: str,
+               slot_folder: Path | None) -> str:
+    """What a kept server must have been started with to serve this process: the threads too, which a process
+    chooses by the machine's load when it starts (a server kept with one thread is not used at two)."""
     stat = model_path.stat()
-    parts = (str(model_path.resolve()), stat.st_size, stat.st_mtime_ns, context_size, speculative,
+    parts = (str(model_path.resolve()), stat.st_size, stat.st_mtime_ns, context_size, list(threads), speculative,
              str(slot_folder or ""), sys.executable)
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:24]
 

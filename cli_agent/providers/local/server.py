@@ -145,7 +145,8 @@ class LlamaServer:
         if self.keep_s > 0 and self.keeper is None:
             self.keeper = Keeper.claim()  # None: another cli-agent uses the kept server, this one gets its own
         slots = self.cache.folder if self.cache else None
-        key = server_key(self.model_path, self.context_size, self.speculative, slots)
+        key = server_key(self.model_path, self.context_size, (self.threads, self.batch_threads), self.speculative,
+                         slots)
         earlier = self.keeper.record() if self.keeper else None
         if self.keeper and earlier is not None and is_engine(earlier.pid):
             if earlier.key == key:

@@ -28,7 +28,7 @@ def test_how_long_a_server_is_kept() -> None:
 def run(home: Path, cwd: Path, *args: str, keep: str | None = "30", **extra: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CLI_AGENT_") and k not in KEY_VARIABLES}
     env |= {"CLI_AGENT_HOME": str(home), "CI": "true", "CLI_AGENT_LOCAL_MODEL": "smollm2-135m",
-            "CLI_AGENT_LOCAL_CONTEXT_SIZE": "4096"} | ({"CLI_AGENT_LOCAL_KEEP_WARM_S": keep} if keep else {}) | extra
+            "CLI_AGENT_LOCAL_CONTEXT_SIZE": "4096", "CLI_AGENT_LOCAL_THREADS": "1"} | ({"CLI_AGENT_LOCAL_KEEP_WARM_S": keep} if keep else {}) | extra
     argv = list(args) or ["--model", "local", "-p", "Say hi.", "--max-steps", "1"]
     return subprocess.run([sys.executable, "-m", "cli_agent", *argv], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=180)
