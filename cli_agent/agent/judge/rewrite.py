@@ -134,7 +134,7 @@ def candidate(b: Bench, run: RunState, places: Sequence[Place],
             yield Verification(command=f"rewrite {sample}", round=run.verify_round, phase="repeat",
                                summary=f"the same code as rewrite {earlier.number}, not tested again")
             continue
-        calls = planned_calls(code, targets.places, sources, renamed) if code is not None else []
+        calls = planned_calls(code, targets.placed, sources, renamed) if code is not None else []
         if not calls:
             why = f"rewrite {sample} held no definition that could be placed"
             continue
@@ -165,8 +165,8 @@ def _asked(b: Bench, run: RunState, targets: Targets, failing: str, renamed: dic
     """The sources of the current target's files (and their packages' `__init__.py`), noted as shown to the model as
     they are now (their definitions may be replaced), and the rewrite request for it, added to the conversation."""
     workspace, places = b.setup.dispatcher.ctx.workspace, targets.places
-    files = public_files([p.path for p in places])  # the files shown, and their packages' __init__.py
-    data = {path: workspace.read_bytes(path) for path in files if path in {p.path for p in places}
+    files = public_files([p.path for p in targets.placed])  # the files of the places, and their __init__.py
+    data = {path: workspace.read_bytes(path) for path in files if path in {p.path for p in targets.placed}
             or (Path(workspace.root) / path).is_file()}
     for path, raw in data.items():
         if b.setup.dispatcher.ctx.seen is not None:

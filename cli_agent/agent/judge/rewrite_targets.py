@@ -60,6 +60,13 @@ class Targets:
         return self._queue[self._at].places
 
     @property
+    def placed(self) -> tuple[Place, ...]:
+        """Where a rewrite's definitions go: the other targets' places first (a reply that brings back the caller
+        replaces the caller, in its own file), the current target's last (a new function goes after them)."""
+        others = [p for i, t in enumerate(self._queue) if i != self._at for p in t.places]
+        return (*others, *self.places)
+
+    @property
     def memory(self) -> Memory:
         return self._queue[self._at].memory
 

@@ -95,7 +95,9 @@ def test_a_function_that_calls_nothing_of_the_package_stays_the_target(tmp_path:
 WRONG_TOTAL = ["```python\ndef total(items):\n    kept = positive(items)\n    return sum(kept) + 0\n```",
                "```python\ndef total(items):\n    return sum(positive(list(items)))\n```",
                "```python\ndef total(items):\n    return sum(x for x in positive(items))\n```"]
-RIGHT_HELPER = "The filter drops 1:\n```python\ndef positive(items):\n    return [x for x in items if x > 0]\n```"
+# the caller brought back too, as a small model does: it goes to its own place, not beside the helper
+RIGHT_HELPER = ("The filter drops 1:\n```python\ndef positive(items):\n    return [x for x in items if x > 0]\n\n\n"
+                "def total(items):\n    return sum(positive(items))\n```")
 
 
 @pytest.mark.slow
@@ -118,7 +120,8 @@ def test_when_rewrites_of_the_named_function_fail_the_helper_it_calls_is_rewritt
     report = json.loads(done.stdout)
     assert done.returncode == 0 and report["verified"] is True and report["attempt"] == 2, report
     assert (ws / "pkg" / "helpers.py").read_text() == "def positive(items):\n    return [x for x in items if x > 0]\n"
-    assert (ws / "pkg" / "core.py").read_text().endswith("return sum(positive(items))\n")  # the first's undone
+    core = (ws / "pkg" / "core.py").read_text()
+    assert core.endswith("\ndef total(items):\n    return sum(positive(items))\n") and core.count("def total") == 1
     rewrites = [json.loads(line)[-1]["content"] for line in record.read_text().splitlines()][-4:]
     assert all("def total(items)" in r and "def positive" not in r for r in rewrites[:3]), rewrites
     assert "# pkg/helpers.py\ndef positive(items):" in rewrites[3] and "def total" not in rewrites[3], rewrites[3]
