@@ -169,8 +169,8 @@ class LocalProvider:
 
     def _restore(self) -> None:
         """Load the saved state of this plan into the slot; a file the server cannot load is removed."""
-        if self.cache is None or self._plan is None or self.server.adopted is not None:
-            return  # a kept server's slot holds the last session's prompt: its shared part is cached already
+        if self.cache is None or self._plan is None:
+            return  # a kept server's slot too: it holds the last request's prompt, which may share nothing with this
         name = self.cache.slot_file(self._plan)
         if self.cache.has(name) and not self.server.slot("restore", name):
             self.cache.discard(name)

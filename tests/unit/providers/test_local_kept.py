@@ -5,6 +5,7 @@ size replaces it, `cli-agent local stop` ends it, and under CI nothing is kept u
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import subprocess
 import sys
@@ -28,7 +29,8 @@ def test_how_long_a_server_is_kept() -> None:
 def run(home: Path, cwd: Path, *args: str, keep: str | None = "30", **extra: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CLI_AGENT_") and k not in KEY_VARIABLES}
     env |= {"CLI_AGENT_HOME": str(home), "CI": "true", "CLI_AGENT_LOCAL_MODEL": "smollm2-135m",
-            "CLI_AGENT_LOCAL_CONTEXT_SIZE": "4096", "CLI_AGENT_LOCAL_THREADS": "1"} | ({"CLI_AGENT_LOCAL_KEEP_WARM_S": keep} if keep else {}) | extra
+            "CLI_AGENT_LOCAL_CONTEXT_SIZE": "4096", "CLI_AGENT_LOCAL_THREADS": "1"}
+    env |= ({"CLI_AGENT_LOCAL_KEEP_WARM_S": keep} if keep else {}) | extra
     argv = list(args) or ["--model", "local", "-p", "Say hi.", "--max-steps", "1"]
     return subprocess.run([sys.executable, "-m", "cli_agent", *argv], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=180)
@@ -117,3 +119,24 @@ def test_under_ci_nothing_is_kept_unless_asked(home, tmp_path):
     done = run(home, tmp_path, keep=None)
     assert ran(done), done.stderr
     assert record_of(home) is None and engines_of(home) == []
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(smollm2_missing() is not None, reason=str(smollm2_missing()))
+@pytest.mark.xdist_group("smollm2")
+def test_a_kept_server_whose_slot_holds_another_prompt_gets_the_saved_one_back(home, tmp_path):
+    """The slot of a kept server holds whatever the last request left (a rewrite's prompt, another tool's): the next
+    process restores the saved shared prefix all the same, so its first request is not evaluated whole."""
+    import httpx
+
+    assert ran(run(home, tmp_path))  # its slot is saved at exit
+    kept = record_of(home)
+    assert kept is not None
+    other = {"model": "local", "max_tokens": 1, "id_slot": 0, "cache_prompt": True,
+             "messages": [{"role": "system", "content": "Another prompt, unlike cli-agent's. " * 40},
+                          {"role": "user", "content": "Hi."}]}
+    httpx.post(f"http://127.0.0.1:{kept.port}/v1/chat/completions", json=other, timeout=60).raise_for_status()
+    done = run(home, tmp_path, "--model", "local", "-p", "Say hi.", "--max-steps", "1", "--output", "json")
+    assert ran(done), done.stderr
+    assert record_of(home) == kept  # the same server
+    assert json.loads(done.stdout)["usage"]["cached_tokens"] > 200
