@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from cli_agent.prompt.project_tests import WALK_ENTRIES, detect_test_command, find_test_command, is_test_path, shown
+from cli_agent.prompt.project_tests import (
+    WALK_ENTRIES,
+    Found,
+    detect_test_command,
+    find_test_command,
+    is_test_path,
+    shown,
+)
 
 
 def _tree(root: Path, files: dict[str, str]) -> None:
@@ -215,7 +222,7 @@ def test_a_src_layout_the_venv_does_not_import_from_here_gets_src_on_pythonpath(
         assert found is not None and found.command == expected, (pth, found)
     (site / "pkg.pth").unlink()
     (site / "__editable___pkg_1_0_finder.py").write_text(f"MAPPING = {{'pkg': '{ws}/src/pkg'}}\n")
-    assert find_test_command(ws, {"VIRTUAL_ENV": str(venv)}) == type(found)(command, "noxfile.py's tests session")
+    assert find_test_command(ws, {"VIRTUAL_ENV": str(venv)}) == Found(command, "noxfile.py's tests session")
     (ws / "src" / "pkg" / "__init__.py").unlink()  # no package under src/: nothing to add
     (site / "__editable___pkg_1_0_finder.py").unlink()
-    assert find_test_command(ws, {"VIRTUAL_ENV": str(venv)}) == type(found)(command, "noxfile.py's tests session")
+    assert find_test_command(ws, {"VIRTUAL_ENV": str(venv)}) == Found(command, "noxfile.py's tests session")
