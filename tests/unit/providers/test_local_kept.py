@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -70,14 +71,16 @@ def record_of(home: Path):
 @pytest.mark.skipif(smollm2_missing() is not None, reason=str(smollm2_missing()))
 @pytest.mark.xdist_group("smollm2")
 def test_the_next_process_uses_the_kept_server_and_it_ends_once_idle(home, tmp_path):
-    first = run(home, tmp_path, keep="3")
+    first = run(home, tmp_path, keep="20")
     assert ran(first), first.stderr
     kept = record_of(home)
     assert kept is not None and is_engine(kept.pid)  # it outlived the process that started it
-    second = run(home, tmp_path, keep="3")
+    second = run(home, tmp_path, keep="20")
     assert ran(second), second.stderr
     assert record_of(home) == kept and engines_of(home) == [kept.pid]  # the same server, and only it
-    wait_for(lambda: not alive(kept.pid), 40)  # 3 s idle, looked at every second
+    record = home / "state" / "local-server" / "server.json"
+    os.utime(record, (time.time() - 60, time.time() - 60))  # last used a minute ago: past its 20 s
+    wait_for(lambda: not alive(kept.pid), 40)  # looked at every 5 s
     assert record_of(home) is None
 
 
