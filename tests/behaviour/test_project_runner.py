@@ -42,24 +42,34 @@ def _edit(old: str, new: str) -> dict[str, object]:
 @pytest.fixture(scope="module")
 def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A venv outside any workspace, made from the base interpreter, with no pytest in it."""
-    folder = tmp_path_factory.mktemp("env") / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True, timeout=60)
+    folder = _new_venv(tmp_path_factory.mktemp("env"))
     assert not list(folder.glob("lib/python*/site-packages/pytest"))
     return folder
 
 
-def _project(tmp_path: Path, venv: Path) -> tuple[Path, Path, dict[str, str]]:
+def _new_venv(where: Path) -> Path:
+    folder = where / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True, timeout=60)
+    return folder
+
+
+def _workspace(tmp_path: Path, venv: Path, runner: str, text: str) -> tuple[Path, Path, dict[str, str]]:
+    """The src-layout unittest project, its tests run by `runner` (a file name) holding `text`, with `venv` active."""
     ws, home = tmp_path / "ws", tmp_path / "home"
     (ws / "src" / "tinyunit").mkdir(parents=True)
     (ws / "tests").mkdir()
     (ws / "src" / "tinyunit" / "__init__.py").write_text("def add(a, b):\n    return a - b\n")
     (ws / "tests" / "test_add.py").write_text(TEST)
-    (ws / "noxfile.py").write_text(NOXFILE)
+    (ws / runner).write_text(text)
     (ws / "pyproject.toml").write_text("[project]\nname = 'tinyunit'\nversion = '1.0'\n")
+    user_config(home, "")
+    return ws, home, {"VIRTUAL_ENV": str(venv), "PATH": f"{venv}/bin:{os.environ['PATH']}"}
+
+
+def _project(tmp_path: Path, venv: Path) -> tuple[Path, Path, dict[str, str]]:
+    ws, home, env = _workspace(tmp_path, venv, "noxfile.py", NOXFILE)
     for site in venv.glob("lib/python*/site-packages"):  # as `pip install -e .` leaves it
         (site / "tinyunit.pth").write_text(f"{ws / 'src'}\n")
-    user_config(home, "")
-    env = {"VIRTUAL_ENV": str(venv), "PATH": f"{venv}/bin:{os.environ['PATH']}"}
     return ws, home, env
 
 
@@ -94,21 +104,11 @@ TOX = "[tox]\nenvlist = py3\n\n[testenv]\nsetenv =\n    PYTHONPATH = {toxinidir}
 @pytest.fixture
 def bare_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A venv outside any workspace with neither pytest nor the project in it."""
-    folder = tmp_path_factory.mktemp("bare") / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True, timeout=60)
-    return folder
+    return _new_venv(tmp_path_factory.mktemp("bare"))
 
 
 def _uninstalled(tmp_path: Path, venv: Path, tox: str) -> tuple[Path, Path, dict[str, str]]:
-    ws, home = tmp_path / "ws", tmp_path / "home"
-    (ws / "src" / "tinyunit").mkdir(parents=True)
-    (ws / "tests").mkdir()
-    (ws / "src" / "tinyunit" / "__init__.py").write_text("def add(a, b):\n    return a - b\n")
-    (ws / "tests" / "test_add.py").write_text(TEST)
-    (ws / "tox.ini").write_text(tox)
-    (ws / "pyproject.toml").write_text("[project]\nname = 'tinyunit'\nversion = '1.0'\n")
-    user_config(home, "")
-    return ws, home, {"VIRTUAL_ENV": str(venv), "PATH": f"{venv}/bin:{os.environ['PATH']}"}
+    return _workspace(tmp_path, venv, "tox.ini", tox)
 
 
 def test_tox_s_setenv_is_carried_into_the_run_of_a_project_the_venv_does_not_have(
