@@ -8,7 +8,6 @@ started is left, so nothing holds the hook's output pipes open."""
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import signal
 import sys
@@ -57,6 +56,8 @@ def _on_term(_signum: int, _frame: object) -> None:
 
 
 def main(argv: list[str]) -> int:
+    import ctypes  # deferred: cli-agent imports this module for its path; only the keeper's own process needs ctypes
+
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)

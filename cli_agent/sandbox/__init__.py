@@ -30,7 +30,6 @@ from cli_agent.sandbox.confine import *
 from cli_agent.sandbox.environment import *
 from cli_agent.sandbox.layout import *
 from cli_agent.sandbox.network.address import *
-from cli_agent.sandbox.network.proxy import *
 from cli_agent.sandbox.network.rules import *
 from cli_agent.sandbox.network.session_net import *
 from cli_agent.sandbox.probe import *
@@ -40,7 +39,7 @@ from cli_agent.sandbox.runner import *
 from cli_agent.sandbox.staging import *
 
 __all__ = [
-    "BASE", "MAX_RUNNING", "PRESETS", "Boxed", "Capability", "ChangeSet", "CommandRun", "Connection", "Limits",
+    "BASE", "MAX_RUNNING", "PRESETS", "Boxed", "Capability", "ChangeSet", "CommandRun", "Limits",
     "NetQuestion", "NetRules", "Outcome", "Policy", "Process", "Processes", "Resolver", "SessionNet", "Shown",
     "allow_setting", "boxed", "confine_locks", "dropped", "embedded_ipv4", "open_checked", "probe", "refusal",
     "resolved", "run_in_sandbox", "run_unsandboxed", "shown_trees", "text_table", "wanting",

@@ -13,7 +13,6 @@ parent-death signal (which follows the thread that forked) fires when cli-agent 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import queue
 import select
@@ -157,6 +156,8 @@ def _drain(popen: subprocess.Popen[bytes], ring: Ring) -> None:
 def _parent_death_signal() -> Callable[[], None]:
     """What the child runs before exec: SIGKILL when the thread that started it (the table's own thread) ends.
     libc is looked up here, before the fork; the child only calls it."""
+    import ctypes  # deferred: ctypes (about 2 ms) loads with the first background process
+
     prctl = ctypes.CDLL(None, use_errno=True).prctl
 
     def die_with_us() -> None:

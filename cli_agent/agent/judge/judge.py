@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Generator, Sequence
 from typing import TYPE_CHECKING
 
-from cli_agent.agent.judge import repair, rewrite
+from cli_agent.agent.judge import repair
 from cli_agent.agent.judge.bench import Bench
 
 if TYPE_CHECKING:
@@ -52,8 +52,14 @@ class Judge(Bench):
 
     def places(self, prompt: str) -> list[Place]:
         """The definitions a whole-definition candidate for `prompt` would rewrite (none: it runs the loop)."""
-        return rewrite.places_for(prompt, self.setup.dispatcher.ctx.workspace) if self.judging.task_files else []
+        if not self.judging.task_files:
+            return []
+        from cli_agent.agent.judge import rewrite  # deferred: the rewrite's modules load only for a rewrite candidate
+
+        return rewrite.places_for(prompt, self.setup.dispatcher.ctx.workspace)
 
     def rewrite(self, run: RunState, places: Sequence[Place], temperature: float) -> Judged:
         """One whole-definition candidate for the run's task, its rewrites sampled at `temperature`."""
+        from cli_agent.agent.judge import rewrite  # deferred: as in `places`
+
         return (yield from rewrite.candidate(self, run, places, temperature))

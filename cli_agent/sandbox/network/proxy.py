@@ -21,8 +21,6 @@ from urllib.parse import urlsplit
 from cli_agent.contracts import ToolError
 from cli_agent.sandbox.network.address import Resolver, open_checked
 
-__all__ = ["Connection"]
-
 _HEAD_MAX = 64 * 1024
 _HEAD_TIMEOUT_S = 30.0
 _CONNECT_TIMEOUT_S = 15.0

@@ -26,14 +26,17 @@ import weakref
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cli_agent.contracts import ConfigError, ToolError
 from cli_agent.sandbox.network.address import Resolver, resolved
 from cli_agent.sandbox.network.allow_file import keep_host
 from cli_agent.sandbox.network.holder import NetHolder
-from cli_agent.sandbox.network.proxy import Connection, NetProxy
 from cli_agent.sandbox.network.relay import SOCKET, proxy_env, relay_argv
 from cli_agent.sandbox.network.rules import NetRules, allow_rule, allow_setting
+
+if TYPE_CHECKING:
+    from cli_agent.sandbox.network.proxy import Connection, NetProxy
 
 __all__ = ["NetQuestion", "SessionNet"]
 
@@ -83,6 +86,8 @@ class SessionNet:
         """The proxy's socket on the host, the proxy started if it was not."""
         with self._lock:
             if self._proxy is None:
+                from cli_agent.sandbox.network.proxy import NetProxy  # deferred: the proxy loads with the first command
+
                 self._folder = tempfile.mkdtemp(prefix="cli-agent-net-")
                 weakref.finalize(self, shutil.rmtree, self._folder, True)  # gone at exit even if never closed
                 self._proxy = NetProxy(os.path.join(self._folder, "proxy.sock"), self)

@@ -5,7 +5,6 @@ with its type and size."""
 from __future__ import annotations
 
 import codecs
-import html
 import re
 import time
 from typing import TYPE_CHECKING, Any
@@ -50,6 +49,8 @@ def page_data(page: Fetched, offset: int = 0) -> dict[str, Any]:
                         f"pages only (HTML, plain text, JSON, XML)", **head)
     title = _TITLE.search(text[:65536]) if page.content_type in _HTML else None
     if title:
+        import html  # deferred: html.entities' table (about 1.5 ms) loads with the first page that has a title
+
         head["title"] = " ".join(html.unescape(title.group(1)).split())
     content = _converted(page, text)
     if offset > len(content):

@@ -78,7 +78,8 @@ def test_one_shot_over_http_imports_no_litellm_and_checks_specs_once(tmp_path, e
 DEFERRED = ("litellm", "httpx", "acp", "mcp", "anyio", "tree_sitter", "xllamacpp", "PIL", "html_to_markdown",
             "http.client", "ssl", "email", "cli_agent.tools.web.fetch", "prompt_toolkit", "rich", "typer", "click",
             "pydantic", "jsonschema", "regex", "pygments", "asyncio", "cli_agent.mcp", "cli_agent.workflows",
-            "cli_agent.ui.repl", "cli_agent.ui.view", "cli_agent.serve", "cli_agent.eval", "cli_agent.cli.app")
+            "cli_agent.ui.repl", "cli_agent.ui.view", "cli_agent.serve", "cli_agent.eval", "cli_agent.cli.app",
+            "cli_agent.agent.judge.rewrite", "configparser", "ctypes", "cli_agent.sandbox.network.proxy", "html")
 
 
 @pytest.mark.slow

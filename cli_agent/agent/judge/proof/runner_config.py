@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import configparser
 from typing import TYPE_CHECKING, Any
 
 from cli_agent.validated import parse_toml
@@ -48,6 +47,8 @@ def _pyproject(data: bytes | None) -> Any:
 
 def _setup_cfg(data: bytes | None) -> Any:
     """The test sections of a `setup.cfg` (one that does not parse: itself, as text)."""
+    import configparser  # deferred: about 1 ms and 8 regular expressions, for a run that changed a setup.cfg
+
     text = (data or b"").decode("utf-8", errors="replace")
     parser = configparser.RawConfigParser(strict=False)
     try:
