@@ -8,11 +8,11 @@ locked paths never get this far: the sandbox refuses them whatever the policy sa
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Literal
 
 from cli_agent.config import PermissionRule, Subject, decide
-from cli_agent.contracts import ChangeKind
+from cli_agent.contracts import ChangeKind, dataclass
 
 __all__ = ["ApprovalMode", "Policy", "Verdict", "assess"]
 

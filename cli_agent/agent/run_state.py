@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Collection, Generator
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from cli_agent.contracts import (
@@ -21,6 +21,7 @@ from cli_agent.contracts import (
     ToolResult,
     Usage,
     Warning,
+    dataclass,
     errors,
 )
 from cli_agent.prompt import Plan

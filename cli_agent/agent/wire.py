@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from cli_agent.contracts import Message, ToolCall
+from cli_agent.contracts import Message, ToolCall, dataclass
 
 if TYPE_CHECKING:
     from cli_agent.providers import ProviderReply

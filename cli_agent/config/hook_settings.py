@@ -15,9 +15,9 @@ brings hooks only in a trusted folder; elsewhere they are named once, in a note,
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any, Literal
 
+from cli_agent.contracts import dataclass
 from cli_agent.validated import rule
 
 __all__ = ["Hook"]

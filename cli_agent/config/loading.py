@@ -13,7 +13,7 @@ import difflib
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any, get_origin
 from urllib.parse import urlsplit
@@ -35,7 +35,7 @@ from cli_agent.config.settings import (
 )
 from cli_agent.config.trust import screen_project, trust_note, untrusted_note
 from cli_agent.config.trusted_folders import TRUE, is_trusted
-from cli_agent.contracts import ConfigError
+from cli_agent.contracts import ConfigError, dataclass
 from cli_agent.fs import RegularFile, paths
 from cli_agent.validated import TomlFile, check, load_checked, plainly_valid, problem_of, read_toml
 

@@ -23,9 +23,10 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal
 
+from cli_agent.contracts import dataclass
 from cli_agent.validated import check, problem_of, rule, unchecked
 
 __all__ = ["McpServer", "server_of"]

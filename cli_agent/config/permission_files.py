@@ -13,12 +13,12 @@ import errno
 import hashlib
 import json
 import os
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any
 
 from cli_agent.config.permissions import PermissionRule, Subject, command_words, example_problem
-from cli_agent.contracts import ConfigError
+from cli_agent.contracts import ConfigError, dataclass
 from cli_agent.fs import CONFIG_LIMIT, RegularFile, atomic, paths, read_regular
 from cli_agent.validated import TomlFile, load_checked, parse_toml, read_toml
 

@@ -25,10 +25,11 @@ import fnmatch
 import os
 import re
 import shlex
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Literal
 from urllib.parse import urlsplit
 
+from cli_agent.contracts import dataclass
 from cli_agent.fs import compile_glob, glob_problem
 from cli_agent.validated import rule
 

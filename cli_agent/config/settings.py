@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal
 
 from cli_agent.config.hook_settings import AgentType, Hook
 from cli_agent.config.mcp_settings import McpServer, check_names
 from cli_agent.config.permissions import PermissionRule
+from cli_agent.contracts import dataclass
 from cli_agent.validated import Secret, field_names, field_type, rule
 
 __all__ = ["LocalSettings", "NetworkRules", "Settings", "mask_secret"]

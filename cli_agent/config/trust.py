@@ -21,10 +21,10 @@ from __future__ import annotations
 import enum
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from cli_agent.config.settings import USER_ONLY_TABLES
+from cli_agent.contracts import dataclass
 
 
 class KeyKind(enum.Enum):

@@ -13,12 +13,11 @@ import json
 import os
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from cli_agent.config.settings import mask_secret
-from cli_agent.contracts import ConfigError, escape_for_terminal
+from cli_agent.contracts import ConfigError, dataclass, escape_for_terminal
 from cli_agent.fs import CONFIG_LIMIT, atomic, paths, read_regular
 from cli_agent.validated import Secret
 

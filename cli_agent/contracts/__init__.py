@@ -18,6 +18,7 @@ from cli_agent.contracts.launch import *
 from cli_agent.contracts.line_numbers import *
 from cli_agent.contracts.messages import *
 from cli_agent.contracts.outcomes import *
+from cli_agent.contracts.records import *
 
 __all__ = [
     "IMAGE_SUFFIXES", "LATEST", "MAX_SOURCE_BYTES", "Answer", "AppState", "ApprovalAsked", "ApprovalDecided",
@@ -26,7 +27,7 @@ __all__ = [
     "MessagesAppended", "MissingCredentialsError", "ModelRequest", "NetworkConnection", "PlanUpdated", "ProviderError",
     "Region", "Retry", "RetryableProviderError", "RunFinished", "RunStarted", "RunTimeoutError", "SpecError", "Staged",
     "StopReason", "SubagentEvent", "TextDelta", "ThinkingDelta", "ToolCall", "ToolCallsProposed", "ToolError",
-    "ToolResult", "TraceError", "Usage", "UsageError", "Verification", "Warning", "WorkflowError", "clip", "errors",
-    "escape_for_terminal", "event_from_dict", "events", "flags_given", "image_from_bytes", "image_kind",
-    "is_interactive", "json_for_output", "numbered", "reset_messages", "sha_of",
+    "ToolResult", "TraceError", "Usage", "UsageError", "Verification", "Warning", "WorkflowError", "clip", "dataclass",
+    "errors", "escape_for_terminal", "event_from_dict", "events", "flags_given", "image_from_bytes", "image_kind",
+    "is_interactive", "json_for_output", "numbered", "reset_messages", "sha_of"
 ]

@@ -13,11 +13,12 @@ import codecs
 import difflib
 import functools
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal
 
 from cli_agent.contracts import hunks
 from cli_agent.contracts.hunks import Region
+from cli_agent.contracts.records import dataclass
 
 __all__ = ["Change", "ChangeKind", "Staged", "sha_of"]
 

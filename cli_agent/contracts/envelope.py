@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from cli_agent.contracts.images import ImagePart
+from cli_agent.contracts.records import dataclass
 
 __all__ = ["Envelope", "Later", "ToolError"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import enum
 import time
 from collections.abc import Callable, Generator
-from dataclasses import dataclass, field, fields
+from dataclasses import field, fields
 from typing import Any, ClassVar
 
 from cli_agent.contracts import errors
@@ -18,6 +18,7 @@ from cli_agent.contracts.change import Change
 from cli_agent.contracts.envelope import Envelope
 from cli_agent.contracts.messages import Message, ToolCall, Usage
 from cli_agent.contracts.outcomes import Decision, StopReason
+from cli_agent.contracts.records import dataclass
 
 __all__ = [
     "ApprovalAsked", "ApprovalDecided", "AssistantMessage", "CommandOutput", "ConversationReset", "Event",

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from typing import Generic, TypeVar
+
+from cli_agent.contracts.records import dataclass
 
 __all__ = ["Region"]
 

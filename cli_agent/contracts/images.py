@@ -14,8 +14,9 @@ import base64
 import io
 import struct
 import warnings
-from dataclasses import dataclass
 from typing import Any
+
+from cli_agent.contracts.records import dataclass
 
 __all__ = ["IMAGE_SUFFIXES", "MAX_SOURCE_BYTES", "ImagePart", "image_from_bytes", "image_kind"]
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
 from typing import Any
+
+from cli_agent.contracts.records import dataclass
 
 __all__ = ["LATEST", "AppState", "flags_given", "is_interactive"]
 

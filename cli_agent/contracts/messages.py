@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import functools
 import json
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal, Protocol
 
 from cli_agent.contracts.images import ImagePart
+from cli_agent.contracts.records import dataclass
 
 __all__ = ["Message", "ToolCall", "Usage", "reset_messages"]
 

@@ -5,9 +5,9 @@ events of `events` carry them."""
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
 
 from cli_agent.contracts import errors
+from cli_agent.contracts.records import dataclass
 
 __all__ = ["Answer", "Decision", "StopReason"]
 

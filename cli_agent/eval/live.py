@@ -12,12 +12,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from cli_agent.config import Settings
-from cli_agent.contracts import Event, RunFinished, StopReason, ToolCallsProposed, Warning, errors
+from cli_agent.contracts import Event, RunFinished, StopReason, ToolCallsProposed, Warning, dataclass, errors
 from cli_agent.eval.runner import prepare_workspace, snapshot
 from cli_agent.eval.scenarios import LiveTask
 from cli_agent.session import drive, open_session

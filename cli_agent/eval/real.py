@@ -29,12 +29,12 @@ import shlex
 import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from cli_agent.contracts import errors
+from cli_agent.contracts import dataclass, errors
 from cli_agent.eval import real_sdist
 from cli_agent.eval.real_sdist import Project
 from cli_agent.validated import load_checked, read_toml, rule

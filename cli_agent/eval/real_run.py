@@ -21,10 +21,9 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass
 from pathlib import Path
 
-from cli_agent.contracts import RunFinished, StopReason, ToolCallsProposed, errors
+from cli_agent.contracts import RunFinished, StopReason, ToolCallsProposed, dataclass, errors
 from cli_agent.eval import real_sdist
 from cli_agent.eval.real import TASK_TIMEOUT_S, RealResult, RealTask, grade, prepare, test_env, variant_settings
 from cli_agent.history import read_trace

@@ -27,12 +27,11 @@ import sys
 import tarfile
 import zipfile
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import platformdirs
 
-from cli_agent.contracts import errors
+from cli_agent.contracts import dataclass, errors
 
 PIP_TIMEOUT_S = 600
 PTH = "_cli_agent_suite_workspace.pth"

@@ -6,12 +6,12 @@ from __future__ import annotations
 import os
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from cli_agent.config import Settings
-from cli_agent.contracts import Event, RunFinished, ToolResult
+from cli_agent.contracts import Event, RunFinished, ToolResult, dataclass
 from cli_agent.eval.scenarios import Scenario
 from cli_agent.facts import FactStore
 from cli_agent.providers import ScriptedProvider

@@ -16,11 +16,11 @@ is then what it must print), python (code that must exit 0 in the workspace), an
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import field
 from importlib import resources
 from typing import Any
 
-from cli_agent.contracts import UsageError
+from cli_agent.contracts import UsageError, dataclass
 from cli_agent.validated import TomlFile, load_checked, read_toml, rule
 
 

@@ -26,12 +26,12 @@ import getpass
 import os
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cli_agent.contracts import ConfigError, UsageError
+from cli_agent.contracts import ConfigError, UsageError, dataclass
 from cli_agent.facts import file as facts_file
 from cli_agent.fs import PROJECT_DIR, Workspace, open_dir, protected_globs
 from cli_agent.validated import rule

@@ -16,9 +16,10 @@ import os
 import shutil
 import stat
 from collections.abc import Collection
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
+from cli_agent.contracts import dataclass
 from cli_agent.fs.hostfile import kind_of
 
 __all__ = ["CopyLimits", "CopyTooBig", "copy_tree"]

@@ -19,11 +19,11 @@ import os
 import re
 import stat
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import platformdirs
 
+from cli_agent.contracts import dataclass
 from cli_agent.fs import paths
 
 __all__ = [

@@ -13,8 +13,9 @@ streamed; a large UTF-16/32 file is refused by the caller with a clear message (
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from cli_agent.contracts import dataclass
 from cli_agent.fs import textfile
 from cli_agent.fs.textfile import TextFormat
 

@@ -17,7 +17,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+
+from cli_agent.contracts import dataclass
 
 __all__ = ["IgnoreRules", "compile_glob", "glob_problem"]
 

@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
 
-from cli_agent.contracts import ToolError
+from cli_agent.contracts import ToolError, dataclass
 
 __all__ = ["locate_in", "open_dir", "open_regular"]
 

@@ -22,9 +22,9 @@ says whether both occur. A lone `\\r` is not a line ending here.
 from __future__ import annotations
 
 import codecs
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
-from cli_agent.contracts import ToolError
+from cli_agent.contracts import ToolError, dataclass
 
 __all__ = ["TextFormat"]
 

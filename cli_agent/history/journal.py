@@ -38,11 +38,10 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cli_agent.contracts import errors
+from cli_agent.contracts import dataclass, errors
 from cli_agent.fs import atomic, locate_in, paths
 
 if TYPE_CHECKING:

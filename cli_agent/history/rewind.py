@@ -12,10 +12,9 @@ in the trace, marked rewound by the reset that follows them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from cli_agent.contracts import ConversationReset, RunStarted
+from cli_agent.contracts import ConversationReset, RunStarted, dataclass
 from cli_agent.history.undo import undo_turn
 
 if TYPE_CHECKING:

@@ -21,10 +21,9 @@ import sqlite3
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
-from cli_agent.contracts import LATEST, TraceError, UsageError
+from cli_agent.contracts import LATEST, TraceError, UsageError, dataclass
 from cli_agent.fs import paths
 from cli_agent.history.trace import Trace, read_trace
 

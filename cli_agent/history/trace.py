@@ -20,7 +20,6 @@ import os
 import re
 import time
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -33,6 +32,7 @@ from cli_agent.contracts import (
     RunFinished,
     RunStarted,
     TraceError,
+    dataclass,
     event_from_dict,
     reset_messages,
 )

@@ -23,11 +23,10 @@ import os
 import stat
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cli_agent.contracts import Change, ToolError, clip, errors
+from cli_agent.contracts import Change, ToolError, clip, dataclass, errors
 from cli_agent.contracts import escape_for_terminal as esc
 from cli_agent.fs import DEFAULT_PROTECTED, Workspace, locate_in, open_regular
 from cli_agent.history.journal import Journal, Turn

@@ -16,10 +16,10 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from cli_agent.contracts import dataclass
 from cli_agent.hooks import reaper
 
 __all__ = ["HookOutcome", "run_hook"]

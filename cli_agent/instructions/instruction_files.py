@@ -13,9 +13,10 @@ workspace, so a protected or linked-out file is never read.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
+
+from cli_agent.contracts import dataclass
 
 if TYPE_CHECKING:
     from cli_agent.fs import Workspace

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from cli_agent.config import folder_trusted
+from cli_agent.contracts import dataclass
 from cli_agent.fs import home_folder, read_regular
 from cli_agent.instructions.front_matter import Value, split_front_matter
 

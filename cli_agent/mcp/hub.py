@@ -24,12 +24,12 @@ import threading
 import time
 from collections.abc import Mapping
 from concurrent.futures import Future
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any
 
 from cli_agent.config import McpServer
-from cli_agent.contracts import CliAgentError
+from cli_agent.contracts import CliAgentError, dataclass
 from cli_agent.mcp.connect import hold_connection, one_line
 from cli_agent.mcp.tools import plain_tools
 

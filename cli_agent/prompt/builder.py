@@ -20,9 +20,10 @@ import hashlib
 import json
 import re
 from collections import OrderedDict
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from typing import Any
 
+from cli_agent.contracts import dataclass
 from cli_agent.prompt.compact import LISTING_CHARS, ranked_listing, render_compact
 from cli_agent.prompt.context import PromptContext
 from cli_agent.tools import Registry, ToolSpec

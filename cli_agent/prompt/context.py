@@ -7,8 +7,9 @@ A frozen value: the prompt builder memoises renders by it, so two equal contexts
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
+
+from cli_agent.contracts import dataclass
 
 
 @dataclass(frozen=True)

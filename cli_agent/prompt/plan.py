@@ -4,10 +4,10 @@ and request options, fingerprinted."""
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cli_agent.contracts import dataclass
 from cli_agent.facts import FactStore
 from cli_agent.instructions import Instructions, load_skills, read_instructions
 from cli_agent.prompt.builder import PromptBuilder, PromptContext, json_protocol_schema, plan_fingerprint

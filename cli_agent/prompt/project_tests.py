@@ -29,9 +29,10 @@ import re
 import shlex
 import shutil
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
+from cli_agent.contracts import dataclass
 from cli_agent.fs import read_regular_or_none
 from cli_agent.prompt.test_runners import Runner, documented, has_pytest, interpreter, src_first
 

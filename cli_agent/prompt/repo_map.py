@@ -25,10 +25,9 @@ import importlib
 import math
 import re
 import time
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from cli_agent.contracts import ToolError
+from cli_agent.contracts import ToolError, dataclass
 from cli_agent.prompt.project_tests import is_test_path
 
 if TYPE_CHECKING:

@@ -22,10 +22,9 @@ import ast
 import functools
 import re
 import warnings
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from cli_agent.contracts import ToolError
+from cli_agent.contracts import ToolError, dataclass
 
 if TYPE_CHECKING:
     from cli_agent.fs import Workspace

@@ -20,9 +20,9 @@ import os
 import re
 import shlex
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
+from cli_agent.contracts import dataclass
 from cli_agent.fs import read_regular_or_none
 from cli_agent.validated import parse_toml
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal, NamedTuple, Protocol, TypeVar, runtime_checkable
 from urllib.parse import urlsplit
 
-from cli_agent.contracts import CliAgentError, Message, RetryableProviderError, ToolCall, Usage
+from cli_agent.contracts import CliAgentError, Message, RetryableProviderError, ToolCall, Usage, dataclass
 from cli_agent.providers.chunks import ThinkingBlocks, chunk_usage
 from cli_agent.providers.waiting import deadline_of, expired, iterate_until, timeout_error
 

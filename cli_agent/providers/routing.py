@@ -12,11 +12,11 @@ A new provider is a row: what it takes, its class, and how it is built from what
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
 from cli_agent.config import LocalSettings
+from cli_agent.contracts import dataclass
 from cli_agent.providers.base import Preferences, Provider
 from cli_agent.providers.litellm_provider import LiteLLMProvider
 from cli_agent.providers.local.provider import LOCAL_MODEL, LocalProvider

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from cli_agent.contracts import (
@@ -21,6 +21,7 @@ from cli_agent.contracts import (
     StopReason,
     ToolCallsProposed,
     ToolResult,
+    dataclass,
     errors,
     sha_of,
 )

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,7 @@ from cli_agent.contracts import (
     RunStarted,
     ToolCallsProposed,
     ToolResult,
+    dataclass,
     errors,
 )
 from cli_agent.fs import broad_reason

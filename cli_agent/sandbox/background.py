@@ -22,11 +22,11 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Generator, Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
-from cli_agent.contracts import ToolError
+from cli_agent.contracts import ToolError, dataclass
 from cli_agent.fs import own_folders
 from cli_agent.sandbox.environment import command_env
 from cli_agent.sandbox.layout import Policy, bwrap_argv

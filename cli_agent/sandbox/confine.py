@@ -14,8 +14,9 @@ from __future__ import annotations
 import os
 import posixpath
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
+
+from cli_agent.contracts import dataclass
 
 __all__ = ["confine_locks"]
 

@@ -20,9 +20,10 @@ import os
 import re
 import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
+from cli_agent.contracts import dataclass
 from cli_agent.fs import CREDENTIALS, ETC_SECRETS, HOME_PRIVATE, KEY_NAMES, home_folder
 from cli_agent.sandbox.confine import confine_locks
 from cli_agent.sandbox.home_tools import ENV_HOLDERS, home_tool_allows, home_tool_paths

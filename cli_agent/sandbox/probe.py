@@ -19,9 +19,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
+from cli_agent.contracts import dataclass
 from cli_agent.fs import atomic, paths
 from cli_agent.sandbox.layout import Policy, bwrap_argv
 from cli_agent.sandbox.pidlimit import PidCgroup

@@ -19,8 +19,8 @@ import subprocess
 import time
 from collections import deque
 from collections.abc import Generator, Mapping, Sequence
-from dataclasses import dataclass
 
+from cli_agent.contracts import dataclass
 from cli_agent.sandbox.pidlimit import PidCgroup
 from cli_agent.sandbox.reap import kill_tree
 

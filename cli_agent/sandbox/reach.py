@@ -3,7 +3,7 @@ docs/sandbox.md, each row with the test that holds it (tests/unit/sandbox/, test
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from cli_agent.contracts import dataclass
 
 __all__ = ["text_table"]
 

@@ -14,10 +14,10 @@ import shutil
 import stat
 import tempfile
 from collections.abc import Callable, Generator, Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cli_agent.contracts import dataclass
 from cli_agent.fs import own_folders
 from cli_agent.sandbox import process
 from cli_agent.sandbox.environment import command_env

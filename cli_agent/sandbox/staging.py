@@ -14,11 +14,11 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any
 
-from cli_agent.contracts import Change, ToolError
+from cli_agent.contracts import Change, ToolError, dataclass
 from cli_agent.fs import IgnoreRules, locate_in, open_regular
 
 __all__ = ["ChangeSet"]

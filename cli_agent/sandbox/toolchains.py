@@ -22,8 +22,9 @@ import glob
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
+
+from cli_agent.contracts import dataclass
 
 _PTH_FILES = 200  # .pth files read per site-packages
 _PTH_BYTES = 64 << 10

@@ -8,7 +8,7 @@ journal is opened."""
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +24,7 @@ from cli_agent.agent import (
     verification_for,
 )
 from cli_agent.config import keep_rule
+from cli_agent.contracts import dataclass
 from cli_agent.facts import workspace_for
 from cli_agent.fs import refuse_broad
 from cli_agent.history import Journal

@@ -12,12 +12,21 @@ from __future__ import annotations
 import dataclasses
 import uuid
 from collections.abc import Callable, Collection, Generator
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cli_agent.agent import Agent, Approver, apply_reset
-from cli_agent.contracts import ConversationReset, Event, EventStream, RunFinished, RunStarted, Warning, errors
+from cli_agent.contracts import (
+    ConversationReset,
+    Event,
+    EventStream,
+    RunFinished,
+    RunStarted,
+    Warning,
+    dataclass,
+    errors,
+)
 from cli_agent.history import TraceWriter, adopt, default_trace_path, note_turn, raw_records, read_trace, writable
 from cli_agent.prompt import planned_protocol
 from cli_agent.providers import make_provider

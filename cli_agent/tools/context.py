@@ -9,10 +9,11 @@ import fnmatch
 import hashlib
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
 
 from cli_agent.config import NetworkRules, PermissionRule
+from cli_agent.contracts import dataclass
 from cli_agent.sandbox import NetRules, Policy, Processes, SessionNet, confine_locks, probe
 
 if TYPE_CHECKING:

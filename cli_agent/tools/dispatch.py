@@ -17,11 +17,11 @@ import difflib
 import os
 import time
 from collections.abc import Collection, Generator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from cli_agent.contracts import Change, ChangeKind, Envelope, Staged, ToolCall, ToolError, ToolResult
+from cli_agent.contracts import Change, ChangeKind, Envelope, Staged, ToolCall, ToolError, ToolResult, dataclass
 from cli_agent.instructions import nested_instructions
 from cli_agent.tools.handlers.syntax_guard import broken_by, unreachable_by
 from cli_agent.tools.schema_check import CheckStopped, check

@@ -19,11 +19,10 @@ import importlib.resources
 import inspect
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cli_agent.contracts import SpecError
+from cli_agent.contracts import SpecError, dataclass
 from cli_agent.fs import RegularFile
 from cli_agent.validated import Problem, checked, load_checked, read_toml, rule
 

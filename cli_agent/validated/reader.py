@@ -16,9 +16,9 @@ import functools
 import re
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from cli_agent.contracts import dataclass
 from cli_agent.validated.checked import check
 from cli_agent.validated.wording import Loc, Problem, problem_of
 

@@ -20,6 +20,7 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from cli_agent.contracts import dataclass
 from cli_agent.validated.checked import field_names, field_type
 
 if TYPE_CHECKING:
@@ -39,7 +40,7 @@ _TOML_TYPES = {bool: "boolean", int: "integer", float: "float", str: "string", l
 _HIDDEN = re.compile(r"key|token|secret|password|authorization", re.IGNORECASE)  # values not to repeat
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclass(frozen=True)
 class Problem:
     loc: Loc  # where in the data; () for the whole
     message: str

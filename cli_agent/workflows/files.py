@@ -22,12 +22,12 @@ from __future__ import annotations
 import importlib.resources
 import re
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from cli_agent.config import folder_trusted
-from cli_agent.contracts import ToolError, WorkflowError
+from cli_agent.contracts import ToolError, WorkflowError, dataclass
 from cli_agent.fs import RegularFile, paths
 from cli_agent.tools import Registry
 from cli_agent.validated import Loc, TomlFile, load_checked, read_toml, rule

@@ -18,7 +18,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable, Generator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -34,6 +34,7 @@ from cli_agent.contracts import (
     ToolResult,
     Verification,
     Warning,
+    dataclass,
 )
 from cli_agent.fs import CopyLimits, CopyTooBig, copy_tree, read_regular
 

@@ -4,8 +4,10 @@ proof is required, more candidates, whether a rewrite may be tried) and what it 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
+
+from cli_agent.contracts import dataclass
 
 if TYPE_CHECKING:
     from cli_agent.agent.approval_flow import Approvals

@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import uuid
 from collections.abc import Generator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from cli_agent.agent.approval import CallFacts
@@ -30,6 +30,7 @@ from cli_agent.contracts import (
     ToolError,
     ToolResult,
     Verification,
+    dataclass,
     errors,
     numbered,
 )

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import ast
 import random
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from cli_agent.contracts import dataclass
 
 if TYPE_CHECKING:
     from cli_agent.agent.judge.verify import TestRun

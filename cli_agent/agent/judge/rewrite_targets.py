@@ -18,12 +18,11 @@ from __future__ import annotations
 import ast
 import posixpath
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from cli_agent.agent.judge.rewrite_memory import Memory
 from cli_agent.agent.judge.rewrite_reply import tree_of
-from cli_agent.contracts import ToolError
+from cli_agent.contracts import ToolError, dataclass
 from cli_agent.prompt import Place
 
 if TYPE_CHECKING:

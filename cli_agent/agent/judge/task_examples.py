@@ -21,8 +21,9 @@ from __future__ import annotations
 import ast
 import json
 import re
-from dataclasses import dataclass
 from pathlib import Path
+
+from cli_agent.contracts import dataclass
 
 MAX_EXAMPLES = 8
 MAX_EXPR_CHARS = 300

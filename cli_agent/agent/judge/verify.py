@@ -24,7 +24,7 @@ import re
 import shlex
 import time
 from collections.abc import Generator, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -39,6 +39,7 @@ from cli_agent.agent.judge.proof.test_output import (
     summary_line,
     trimmed_failures,
 )
+from cli_agent.contracts import dataclass
 from cli_agent.fs import Workspace, read_regular_or_none
 from cli_agent.prompt import Outline, detect_test_command, is_test_path, named_files
 from cli_agent.sandbox import Limits, run_in_sandbox

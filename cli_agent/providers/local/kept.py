@@ -21,11 +21,11 @@ import os
 import signal
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
 from cli_agent.config import LocalSettings
+from cli_agent.contracts import dataclass
 from cli_agent.fs import atomic, paths
 
 __all__ = ["stop_kept"]

@@ -22,11 +22,10 @@ import os
 import shlex
 import sys
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
-from cli_agent.contracts import UsageError
+from cli_agent.contracts import UsageError, dataclass
 from cli_agent.fs import fsync_dir, paths
 from cli_agent.providers.local.runtime import RUNTIME, runtime_unfit, runtime_version
 

@@ -24,10 +24,9 @@ import json
 import os
 import re
 import shlex
-from dataclasses import dataclass
 from pathlib import Path
 
-from cli_agent.contracts import UsageError
+from cli_agent.contracts import UsageError, dataclass
 from cli_agent.fs import paths
 
 _SUFFIX = ".slot"

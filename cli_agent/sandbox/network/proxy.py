@@ -14,11 +14,10 @@ import os
 import select
 import socket
 import threading
-from dataclasses import dataclass
 from typing import Protocol
 from urllib.parse import urlsplit
 
-from cli_agent.contracts import ToolError
+from cli_agent.contracts import ToolError, dataclass
 from cli_agent.sandbox.network.address import Resolver, open_checked
 
 _HEAD_MAX = 64 * 1024

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
+
+from cli_agent.contracts import dataclass
 
 __all__ = ["PRESETS", "NetRules", "allow_setting"]
 

@@ -24,11 +24,11 @@ import tempfile
 import threading
 import weakref
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cli_agent.contracts import ConfigError, ToolError
+from cli_agent.contracts import ConfigError, ToolError, dataclass
 from cli_agent.sandbox.network.address import Resolver, resolved
 from cli_agent.sandbox.network.allow_file import keep_host
 from cli_agent.sandbox.network.holder import NetHolder

@@ -20,7 +20,7 @@ import signal
 import sqlite3
 import sys
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -29,7 +29,7 @@ from acp.agent.connection import AgentSideConnection
 
 from cli_agent import __version__
 from cli_agent.agent import ApprovalMode
-from cli_agent.contracts import RunFinished, StopReason, errors
+from cli_agent.contracts import RunFinished, StopReason, dataclass, errors
 from cli_agent.history import SessionIndex, load_resumable
 from cli_agent.serve.acp import updates
 from cli_agent.serve.acp.background import ProcessFeed

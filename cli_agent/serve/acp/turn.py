@@ -14,7 +14,7 @@ import concurrent.futures
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +38,7 @@ from cli_agent.contracts import (
     ToolResult,
     Verification,
     Warning,
+    dataclass,
 )
 from cli_agent.providers import cancelled_by
 from cli_agent.serve.acp import updates

@@ -23,10 +23,9 @@ import re
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
-from cli_agent.contracts import Region, ToolError
+from cli_agent.contracts import Region, ToolError, dataclass
 from cli_agent.tools.handlers.loose_match import Ambiguous, loose_match
 from cli_agent.tools.handlers.python_mend import mended
 

@@ -8,8 +8,9 @@ whatever order the files are searched in.
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass
 from typing import Any
+
+from cli_agent.contracts import dataclass
 
 TEXT_MAX = 300  # characters of a matching line shown around the match
 _SKIPPED_SHOWN = 20

@@ -23,7 +23,8 @@ only where that agrees are the other lines compared, at most `_MAX_COMPARISONS` 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+
+from cli_agent.contracts import dataclass
 
 _MAX_COMPARISONS = 2_000_000
 

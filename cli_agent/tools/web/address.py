@@ -7,9 +7,9 @@ sandbox's proxy makes too. Environment proxies are not used, so the address chec
 from __future__ import annotations
 
 import ipaddress
-from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from cli_agent.contracts import dataclass
 from cli_agent.sandbox import refusal
 
 __all__ = ["WebSetup", "host_of"]

@@ -23,10 +23,9 @@ import socket
 import ssl
 import time
 import zlib
-from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit
 
-from cli_agent.contracts import ToolError
+from cli_agent.contracts import ToolError, dataclass
 from cli_agent.sandbox import SessionNet, embedded_ipv4, open_checked, refusal, resolved
 from cli_agent.tools.web.address import PRIVATE_HINT, WebSetup, host_of
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import IO, Any
 
 from cli_agent.contracts import (
@@ -27,6 +27,7 @@ from cli_agent.contracts import (
     Usage,
     Verification,
     Warning,
+    dataclass,
     escape_for_terminal,
     json_for_output,
 )

@@ -15,9 +15,10 @@ import contextlib
 import os
 import select
 import sys
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from cli_agent.contracts import dataclass
 from cli_agent.ui.repl.keys import TurnKeys
 from cli_agent.ui.view import SignalInterrupt, read_key
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -29,6 +28,7 @@ from cli_agent.contracts import (
     ToolCallsProposed,
     ToolResult,
     Usage,
+    dataclass,
 )
 from cli_agent.contracts import escape_for_terminal as esc
 from cli_agent.ui.view.approve import decided_line, render_call

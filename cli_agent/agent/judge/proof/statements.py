@@ -27,10 +27,10 @@ import builtins
 import json
 import keyword
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 from cli_agent.agent.judge.task_examples import added_names, marked_rows
+from cli_agent.contracts import dataclass
 
 MARK = "cli-agent-statement "
 MAX_STATEMENTS = 8

@@ -12,9 +12,9 @@ from __future__ import annotations
 import difflib
 import enum
 from collections.abc import Callable, Collection, Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from cli_agent.contracts import dataclass
 from cli_agent.contracts import escape_for_terminal as esc
 
 if TYPE_CHECKING:
