@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import operator
 import reprlib
 from collections.abc import Callable
 from typing import Any, TypeVar, cast, dataclass_transform, overload
@@ -86,19 +87,24 @@ def _init(cls: type, fields: tuple[dataclasses.Field[Any], ...], frozen: bool) -
     put = object.__setattr__ if frozen else setattr
     where = f"{cls.__qualname__}.__init__()"
 
+    names = frozenset(positional + keyword_only)
+    order = positional + keyword_only + outside
+
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        wrong = _wrong_call(where, positional, keyword_only, optional, args, kwargs)
-        if wrong:
-            raise TypeError(wrong)
-        for name, value in zip(positional, args, strict=False):  # fewer args than positional fields
-            put(self, name, value)
-        for name in positional[len(args):] + keyword_only + outside:
-            if name in kwargs:
-                put(self, name, kwargs[name])
+        given = dict(zip(positional, args, strict=False))  # fewer args than positional fields is the usual call
+        if len(args) > len(positional) or (kwargs and (not names.issuperset(kwargs) or not given.keys().isdisjoint(
+                kwargs))):
+            raise TypeError(_wrong_call(where, positional, keyword_only, optional, args, kwargs))
+        given.update(kwargs)
+        for name in order:
+            if name in given:
+                put(self, name, given[name])
             elif name in default:
                 put(self, name, default[name])
-            else:
+            elif name in factory:
                 put(self, name, factory[name]())
+            else:
+                raise TypeError(_wrong_call(where, positional, keyword_only, optional, args, kwargs))
         if post_init:
             self.__post_init__()
 
@@ -153,18 +159,33 @@ def _repr(fields: tuple[dataclasses.Field[Any], ...]) -> Callable[[Any], str]:
     return __repr__
 
 
+def _values(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
+    """The tuple of an instance's `names`, read by `operator.attrgetter` (C code): `(a, b)` as the standard library's
+    methods write it, a 1-tuple for one name."""
+    if len(names) > 1:
+        return operator.attrgetter(*names)
+    if names:
+        one = operator.attrgetter(names[0])
+        return lambda self: (one(self),)
+    return lambda self: ()
+
+
 def _eq(compared: tuple[str, ...]) -> Callable[[Any, Any], Any]:
+    values = _values(compared)
+
     def __eq__(self: Any, other: Any) -> Any:
         if other.__class__ is self.__class__:
-            return tuple(getattr(self, n) for n in compared) == tuple(getattr(other, n) for n in compared)
+            return values(self) == values(other)
         return NotImplemented
 
     return __eq__
 
 
 def _hash(hashed: tuple[str, ...]) -> Callable[[Any], int]:
+    values = _values(hashed)
+
     def __hash__(self: Any) -> int:
-        return hash(tuple(getattr(self, n) for n in hashed))
+        return hash(values(self))
 
     return __hash__
 
