@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import fcntl
 import getpass
 import os
 import re
@@ -291,8 +292,4 @@ def _user() -> str:
 
 
 def _flock(fd: int) -> None:
-    try:
-        import fcntl  # deferred: POSIX only
-    except ImportError:  # not POSIX: no advisory lock, the atomic writes still keep each file whole
-        return
     fcntl.flock(fd, fcntl.LOCK_EX)

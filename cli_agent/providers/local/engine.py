@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import fcntl
 import os
 import signal
 import sys
@@ -61,8 +62,6 @@ def _params(args: argparse.Namespace) -> object:
 
 def _idle_watch(record_path: Path, idle_s: float) -> None:
     """End this process once no cli-agent has used it for `idle_s` seconds (its record untouched, its lock free)."""
-    import fcntl  # deferred: POSIX only, as servers are only kept there
-
     while True:
         time.sleep(min(5.0, max(0.2, idle_s / 4)))
         record = read_record(record_path)

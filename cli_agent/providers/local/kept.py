@@ -15,6 +15,7 @@ once.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -98,11 +99,7 @@ class Keeper:
 
     @classmethod
     def claim(cls) -> Keeper | None:
-        """The lock, or None when another cli-agent holds it (or this system has no `flock`)."""
-        try:
-            import fcntl  # deferred: POSIX only; elsewhere no server is kept
-        except ImportError:
-            return None
+        """The lock, or None when another cli-agent holds it."""
         where = folder()
         try:
             where.mkdir(parents=True, exist_ok=True, mode=0o700)

@@ -15,6 +15,7 @@ import contextlib
 import os
 import select
 import sys
+import termios
 from dataclasses import field
 from typing import Any
 
@@ -42,11 +43,9 @@ def take_typed(stream: Any = None) -> Typed:
     """What was typed at the terminal and not read yet, read without waiting (echo off meanwhile): nothing when
     `stream` (stdin) is not a terminal."""
     try:
-        import termios  # deferred: POSIX terminals only
-
         fd = (stream or sys.stdin).fileno()
         saved = termios.tcgetattr(fd) if os.isatty(fd) else None
-    except (ImportError, AttributeError, OSError, ValueError):
+    except (AttributeError, OSError, ValueError):
         return Typed()
     if saved is None:
         return Typed()

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import io
 import sys
+import termios
 import textwrap
 from collections.abc import Callable
 from typing import Any
@@ -146,11 +147,9 @@ def flush_typeahead(stream: Any = None) -> None:
     """Discard keys typed before the question was asked (a terminal only)."""
     stream = stream or sys.stdin
     try:
-        import termios  # deferred: POSIX terminals only
-
         if stream.isatty():
             termios.tcflush(stream.fileno(), termios.TCIFLUSH)
-    except (ImportError, OSError, ValueError, AttributeError):
+    except (OSError, ValueError, AttributeError):
         pass
 
 
