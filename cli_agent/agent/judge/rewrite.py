@@ -322,6 +322,8 @@ def _segment(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, lines:
 def _placed(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, segment: str, places: Sequence[Place],
             sources: dict[str, str], renamed: dict[str, str]) -> ToolCall | None:
     same = [p for p in places if p.name == node.name] or [p for p in places if p.name == renamed.get(node.name)]
+    if _is_method(node):  # a method never replaces a module-level function of the same name (another file's)
+        same = [p for p in same if _column(sources[p.path], p) > 0]
     if same:
         return _call("replace_definition", path=same[0].path, name=same[0].name,
                      new=_documented(segment, sources[same[0].path], same[0]))

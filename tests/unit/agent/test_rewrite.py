@@ -79,6 +79,17 @@ def test_a_method_with_no_class_outlined_is_not_placed_and_a_new_class_is() -> N
     assert [(c.arguments or {})["text"] for c in calls] == ["\n\nclass Other:\n    pass"]
 
 
+def test_a_new_method_goes_into_the_class_not_over_a_module_function_of_the_same_name() -> None:
+    deprecated = "def size(box):\n    return len(box)\n"
+    places = [Place("m.py", "Box", 8, 13, whole=False), Place("old.py", "size", 1, 2, whole=True)]
+    calls = planned_calls("def size(self):\n    return 0\n", places, {"m.py": SOURCE, "old.py": deprecated})
+    assert [(c.name, (c.arguments or {})["path"]) for c in calls] == [("insert_text", "m.py")]
+    assert (calls[0].arguments or {})["text"] == "\n    def size(self):\n        return 0"
+    # a function of the module still replaces it
+    calls = planned_calls("def size(box):\n    return 0\n", places, {"m.py": SOURCE, "old.py": deprecated})
+    assert [(c.name, (c.arguments or {})["path"]) for c in calls] == [("replace_definition", "old.py")]
+
+
 @pytest.fixture
 def calc(tmp_path: Path) -> tuple[Path, Path]:
     return calc_project(tmp_path, f"test_command = {json.dumps(PYTEST)}\nverify_rounds = 0\n")
