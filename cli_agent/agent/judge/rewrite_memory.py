@@ -1,7 +1,9 @@
 """What a whole-definition candidate's rewrites have tried (`Memory`): each wrong version with what it did, shown
 newest first (at most `MAX_SHOWN`) in the next rewrite request, and its parsed form, which tells a repeat from a new
 version. A repeat is not tested again; after one, the next rewrite is sampled further from the last (`sampling`:
-the temperature up by `TEMPERATURE_STEP` a repeat, a fresh seed)."""
+the temperature up by `TEMPERATURE_STEP` a repeat, a fresh seed, and from the whole distribution, `top_p` 1: a
+server that cuts it to the likeliest tokens before it applies the temperature, as llama.cpp does, would otherwise
+keep a token the model is sure of at any temperature, and the same reply with it)."""
 
 from __future__ import annotations
 
@@ -76,4 +78,4 @@ class Memory:
         if not self.repeats:
             return {"temperature": temperature}
         return {"temperature": min(MAX_TEMPERATURE, temperature + TEMPERATURE_STEP * self.repeats),
-                "seed": random.randrange(1, 2**31)}
+                "seed": random.randrange(1, 2**31), "top_p": 1.0}

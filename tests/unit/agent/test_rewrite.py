@@ -291,6 +291,7 @@ def test_the_memory_shows_the_newest_wrong_versions_and_samples_further_after_a_
     assert memory.repeat_of("def f():  # again\n    return (5)") is not None and memory.repeat_of("def f(): 6") is None
     options = memory.sampling(0.7)
     assert options["temperature"] == pytest.approx(1.0) and options["seed"] > 0
+    assert options["top_p"] == 1.0  # from the whole distribution: a sure token is not left alone before the temperature
 
 
 WITH_ALL = 'import math\n\n__all__ = ["add"]\n\n\ndef add(a, b):\n    return a + b\n'
