@@ -327,6 +327,23 @@ def test_a_rewrite_that_changes_all_replaces_the_modules_all() -> None:
     assert planned_calls('__all__ = ["add"]\nNEW = 1\n', places, {"calc.py": WITH_ALL}) == []
 
 
+def test_a_table_the_rewrite_was_not_shown_is_not_replaced_unless_the_task_names_it() -> None:
+    from cli_agent.agent.judge.module_names import assignable
+
+    source = 'UNCOUNTABLES = {"fish", "rice", "sheep"}\n\n\ndef pluralize(word):\n    return word + "s"\n'
+    places = [Place("m.py", "pluralize", 4, 5, whole=True)]
+    code = ('UNCOUNTABLES = {"fish"}\n\n\ndef pluralize(word):\n'
+            '    return word if word in UNCOUNTABLES else word + "s"\n')
+    task = "pluralize('sheep') returns 'sheeps': it should return 'sheep'. Fix pluralize in m.py."
+    calls = planned_calls(code, places, {"m.py": source}, {}, assignable(task, public=False))
+    assert [c.name for c in calls] == ["replace_definition"]  # the function only: the table was never shown
+    named = assignable("Add 'sheep' to UNCOUNTABLES in m.py", public=False)
+    assert [c.name for c in planned_calls(code, places, {"m.py": source}, {}, named)] == \
+        ["replace_lines", "replace_definition"]
+    assert "__all__" in assignable("Add mul(a, b) so that `from calc import mul` works", public=True)
+    assert "__all__" not in assignable("Fix add in calc.py", public=False)
+
+
 def test_a_rename_rewrite_replaces_the_old_definition_under_the_new_name() -> None:
     places = [Place("m.py", "helper", 4, 5, whole=True)]
     calls = planned_calls("def assist(x):\n    return x\n", places, {"m.py": SOURCE}, {"assist": "helper"})
