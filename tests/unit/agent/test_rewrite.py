@@ -133,10 +133,15 @@ def test_a_failing_rewrite_is_undone_and_the_next_sample_tried(tmp_path: Path, c
 def test_no_rewrite_passing_keeps_the_first_attempts_change(tmp_path: Path, calc) -> None:
     ws, home = calc
     wrong = {"text": "```python\ndef add(a, b):\n    return b - a\n```"}
-    code, report, _ = run(tmp_path, ws, home, [READ, WRONG, DONE, *[wrong] * SAMPLES], "--attempts", "2")
+    slow = dict(wrong, delay=1.0)
+    code, report, trace = run(tmp_path, ws, home, [READ, WRONG, DONE, slow, *[wrong] * (SAMPLES - 1)],
+                              "--attempts", "2")
     assert code == 8 and report["verified"] is False and "nor did 1 more candidate" in report["message"]
     assert f"rewrite {SAMPLES} repeats rewrite 1" in " ".join(report["warnings"]), report  # tested once
     assert (ws / "calc.py").read_text() == "def add(a, b):\n    return a * b\n"  # the first attempt's change
+    # the run ended after its candidates, not when its first attempt did: the trace's end says when
+    times = {e["type"]: e["time"] for e in map(json.loads, trace.splitlines()) if "time" in e}
+    assert times["run_finished"] - times["run_started"] >= 1.0
 
 
 @pytest.mark.slow
