@@ -290,6 +290,7 @@ def test_the_memory_shows_the_newest_wrong_versions_and_samples_further_after_a_
     assert memory.shown() == "" and memory.sampling(0.7) == {"temperature": 0.7}
     for n in range(1, 6):
         memory.note(n, f"def f():\n    return {n}\n", f"gave {n}")
+    assert memory.sampling(0.7) == {"temperature": 0.7, "top_p": 1.0}  # a version tried: the whole distribution
     shown = memory.shown()
     assert shown.count("```python") == MAX_SHOWN and shown.index("return 5") < shown.index("return 4")
     assert "return 1" not in shown and "What it did: gave 5" in shown
