@@ -12,6 +12,7 @@ calls), `judge/` (the tests after a change, behind one `Judge`), `conversation` 
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Callable, Collection, Generator, Sequence
 from dataclasses import replace
@@ -135,7 +136,8 @@ class Agent:
             finished = self._talk.stop(run, *stop_for(exc, s.limits))
         finished = yield from self._judge.as_left(run, finished)  # ended otherwise: its files' verdict as left
         self.usage = self.usage + run.usage
-        return (yield from self._finished(run, replace(finished, usage=run.usage)))
+        ended = round(time.time(), 3)  # now: a first attempt's end, carried past its candidates, is not the run's
+        return (yield from self._finished(run, replace(finished, usage=run.usage, time=ended)))
 
     def run_call(self, call: ToolCall, approve: Approver | None = None, *, by: str = "The workflow",
                  attach: Callable[[], bool] | None = None) -> Events:

@@ -29,6 +29,15 @@ from cli_agent.validated import parse_toml
 _LIMIT = 256 * 1024  # the most of any one file read
 _TEST_NAMES = re.compile(r"^(tests?|unit|unittests?|pytest|check|cov(erage)?)(\b|_|-|\d|$)|(^|[_-])tests?$")
 _UNITTEST_OPTIONS = {"-s": "--start-directory", "-t": "--top-level-directory", "-p": "--pattern"}
+# pytest's options (and its common plugins') that take a value as the next word: that word is no test path
+_PYTEST_VALUED = frozenset({
+    "-k", "-m", "-p", "-c", "-o", "-r", "-W", "-n", "--ignore", "--ignore-glob", "--deselect", "--rootdir",
+    "--confcutdir", "--basetemp", "--junitxml", "--junit-xml", "--junit-prefix", "--cov", "--cov-report",
+    "--cov-config", "--cov-fail-under", "--durations", "--durations-min", "--maxfail", "--tb", "--import-mode",
+    "--doctest-glob", "--doctest-report", "--log-level", "--log-file", "--log-file-level", "--log-cli-level",
+    "--log-format", "--override-ini", "--capture", "--color", "--code-highlight", "--timeout", "--dist",
+    "--html", "--config-file", "--inifile", "--reruns", "--randomly-seed", "--benchmark-save", "--numprocesses",
+    "--pythonwarnings", "--verbosity", "--report-log", "--junit-family"})
 _MAX_WORKFLOWS = 20
 _MAX_LINES = 200  # command lines looked at in each file kind, at most
 _MAX_LINE = 1000  # characters of one command line
@@ -99,9 +108,11 @@ def merged(env: Env, more: Env) -> Env:
 
 def _paths(words: list[str], root: Path) -> tuple[str, ...]:
     """The arguments that are test paths in the project (`tests`, `tests/test_x.py::T`): options and their values
-    belong to the project's own environment and are left to it."""
-    return tuple(w for w in words if not w.startswith("-") and ".." not in w and not w.startswith("/")
-                 and (root / w.split("::")[0]).exists())
+    belong to the project's own environment and are left to it (`--ignore benchmark.py` names a file to leave out,
+    not one to run)."""
+    values = {at + 1 for at, w in enumerate(words) if w in _PYTEST_VALUED}
+    return tuple(w for at, w in enumerate(words) if at not in values and not w.startswith("-") and ".." not in w
+                 and not w.startswith("/") and (root / w.split("::")[0]).exists())
 
 
 def _discover(words: list[str]) -> tuple[str, ...]:

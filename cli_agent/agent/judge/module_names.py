@@ -1,11 +1,12 @@
 """Module-level names in a whole-definition rewrite: `__all__`, a table, a constant.
 
 A rewrite may return a module-level assignment (`NAME = ...`, `NAME: T = ...`) of a name already assigned at the
-top level of a file it was shown or of that file's package `__init__.py` (`public_files`); it replaces that
-assignment, as a function replaces a function (`assignment_calls`, through `replace_lines`). When the task adds or
-renames a public name, the request shows each of those files' `__all__` (`shown_all`), the list a new name must
-join; a renamed definition that lands is listed there under its new name (`renamed_in_all`). `in_order` orders
-the line-based calls so that the lines each was planned with still hold.
+top level of a file it was shown or of that file's package `__init__.py` (`public_files`), when the task names it
+or it is the `__all__` the request showed (`assignable`); it replaces that assignment, as a function replaces a
+function (`assignment_calls`, through `replace_lines`). When the task adds or renames a public name, the request
+shows each of those files' `__all__` (`shown_all`), the list a new name must join; a renamed definition that lands
+is listed there under its new name (`renamed_in_all`). `in_order` orders the line-based calls so that the lines
+each was planned with still hold.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import ast
 import posixpath
 import re
 import uuid
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from cli_agent.contracts import ToolCall
 
@@ -69,15 +70,32 @@ def shown_all(sources: dict[str, str]) -> list[str]:
     return blocks
 
 
-def assignment_calls(code: str, sources: dict[str, str], taken: set[str]) -> list[ToolCall]:
+def assignable(task: str, public: bool) -> set[str]:
+    """The module-level names a rewrite may replace: those the task names, and `__all__` when the rewrite request
+    shows it (`public`: the task adds or renames a name). A table the model was never shown is not rewritten from
+    what it imagines (`UNCOUNTABLES = {"fish", "equipment"}` over the module's whole list)."""
+    return set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", task)) | ({"__all__"} if public else set())
+
+
+def alias_of(node: ast.stmt) -> str | None:
+    """The name `node` makes an alias of another (`name = other`), or None."""
+    if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Name)):
+        return node.targets[0].id
+    return None
+
+
+def assignment_calls(code: str, sources: dict[str, str], taken: set[str],
+                     allowed: Collection[str] | None = None) -> list[ToolCall]:
     """A `replace_lines` call for each top-level assignment of `code` whose name a file of `sources` assigns (the
-    first such file), unless the name is `taken` (already placed otherwise); the same assignment is no call."""
+    first such file), unless the name is `taken` (already placed otherwise) or not `allowed` (None: any); the same
+    assignment is no call."""
     tree = _parsed(code)
     calls: list[ToolCall] = []
     where = {path: assigned(source) for path, source in sources.items()}
     for node in tree.body if tree is not None else ():
         name = _target(node)
-        if name is None or name in taken:
+        if name is None or name in taken or (allowed is not None and name not in allowed):
             continue
         path = next((p for p, names in where.items() if name in names), None)
         if path is None:

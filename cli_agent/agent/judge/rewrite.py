@@ -30,13 +30,15 @@ import hashlib
 import re
 import textwrap
 import uuid
-from collections.abc import Generator, Sequence
+from collections.abc import Collection, Generator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cli_agent.agent.judge.attempts import revert
 from cli_agent.agent.judge.module_names import (
+    alias_of,
+    assignable,
     assignment_calls,
     in_order,
     public_files,
@@ -101,6 +103,7 @@ def candidate(b: Bench, run: RunState, places: Sequence[Place],
         before = yield from verify(run, verifier)  # (not for a task that adds a name: "not defined" misleads)
         failing = "" if before.passed or not before.ran else before.failures  # could not run: nothing to show
     renamed = renames(prompt)
+    tables = assignable(prompt, bool(added_names(prompt) or renamed))  # the module-level names a rewrite may replace
     targets = Targets(places, workspace, search=not added_names(prompt) and not renamed)
     sources, ask = _asked(b, run, targets, failing, renamed)
     why = "no rewrite yet"
@@ -134,7 +137,7 @@ def candidate(b: Bench, run: RunState, places: Sequence[Place],
             yield Verification(command=f"rewrite {sample}", round=run.verify_round, phase="repeat",
                                summary=f"the same code as rewrite {earlier.number}, not tested again")
             continue
-        calls = planned_calls(code, targets.placed, sources, renamed) if code is not None else []
+        calls = planned_calls(code, targets.placed, sources, renamed, tables) if code is not None else []
         if not calls:
             why = f"rewrite {sample} held no definition that could be placed"
             continue
@@ -260,13 +263,13 @@ def _docstring_lines(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 
 
 def planned_calls(code: str, places: Sequence[Place], sources: dict[str, str],
-                  renamed: dict[str, str] | None = None) -> list[ToolCall]:
+                  renamed: dict[str, str] | None = None, tables: Collection[str] | None = None) -> list[ToolCall]:
     """The tool calls that put each definition of `code` where it belongs (see the module's docstring). A class in
     the reply that is not itself shown stands for its methods (a model often wraps the method it was shown), and
     `name = other` for a function shown replaces it (the alias a rename leaves); a definition under the new name of
     a rename (`renamed`: new -> old) replaces the old one; an assignment of a module-level name replaces it
-    (`module_names`). Line-based calls come first, the lowest in the file first, so that the line numbers they were
-    planned with still hold."""
+    (`module_names`), when `tables` (None: any) holds the name. Line-based calls come first, the lowest in the
+    file first, so that the line numbers they were planned with still hold."""
     tree = tree_of(code)  # parsed once with `reply_code`
     if tree is None:
         return []
@@ -275,7 +278,7 @@ def planned_calls(code: str, places: Sequence[Place], sources: dict[str, str],
     shown = {p.name: p for p in places if p.whole}
     aliases: set[str] = set()
     for node in tree.body:
-        alias = _alias_of(node)
+        alias = alias_of(node)
         if alias is not None and alias in shown:
             place = shown[alias]
             aliases.add(alias)
@@ -288,7 +291,7 @@ def planned_calls(code: str, places: Sequence[Place], sources: dict[str, str],
                 call = _placed(each, _segment(each, lines), places, sources, renamed or {})
                 if call is not None:
                     calls.append(call)
-    calls += assignment_calls(code, sources, aliases)
+    calls += assignment_calls(code, sources, aliases, tables)
     for call in [c for c in calls if c.name == "replace_definition"]:  # a rename landing: __all__ follows it
         a = call.arguments or {}
         new = next((n for n, old in (renamed or {}).items() if old == a.get("name")), None)
@@ -296,14 +299,6 @@ def planned_calls(code: str, places: Sequence[Place], sources: dict[str, str],
             listed = renamed_in_all(a["path"], sources[a["path"]], a["name"], new)
             calls += [listed] if listed is not None else []
     return in_order(calls)
-
-
-def _alias_of(node: ast.stmt) -> str | None:
-    """The name `node` makes an alias of another (`name = other`), or None."""
-    if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-            and isinstance(node.value, ast.Name)):
-        return node.targets[0].id
-    return None
 
 
 def _is_shown(node: ast.ClassDef, places: Sequence[Place]) -> bool:
@@ -322,6 +317,8 @@ def _segment(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, lines:
 def _placed(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, segment: str, places: Sequence[Place],
             sources: dict[str, str], renamed: dict[str, str]) -> ToolCall | None:
     same = [p for p in places if p.name == node.name] or [p for p in places if p.name == renamed.get(node.name)]
+    if _is_method(node):  # a method never replaces a module-level function of the same name (another file's)
+        same = [p for p in same if _column(sources[p.path], p) > 0]
     if same:
         return _call("replace_definition", path=same[0].path, name=same[0].name,
                      new=_documented(segment, sources[same[0].path], same[0]))

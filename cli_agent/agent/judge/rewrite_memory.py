@@ -1,7 +1,9 @@
 """What a whole-definition candidate's rewrites have tried (`Memory`): each wrong version with what it did, shown
 newest first (at most `MAX_SHOWN`) in the next rewrite request, and its parsed form, which tells a repeat from a new
-version. A repeat is not tested again; after one, the next rewrite is sampled further from the last (`sampling`:
-the temperature up by `TEMPERATURE_STEP` a repeat, a fresh seed)."""
+version. Once a version was tried, the next rewrite is sampled from the whole distribution (`top_p` 1: a server
+that cuts it to the likeliest tokens before it applies the temperature, as llama.cpp does, keeps a token the model is
+sure of at any temperature, and the same reply with it); a repeat is not tested again, and after one the next is
+sampled further from the last (`sampling`: the temperature up by `TEMPERATURE_STEP` a repeat, a fresh seed)."""
 
 from __future__ import annotations
 
@@ -73,8 +75,10 @@ class Memory:
         return "\n\n".join(parts)
 
     def sampling(self, temperature: float) -> dict[str, Any]:
-        """The sampling options of the next rewrite: further from the last after each repeat."""
+        """The sampling options of the next rewrite: the first as configured; once a version was tried, from the
+        whole distribution (`top_p` 1: sampled from the likeliest tokens only, the next rewrite repeated the last in
+        22 of 36 cases of the real suite's traces); further from the last after each repeat."""
         if not self.repeats:
-            return {"temperature": temperature}
+            return {"temperature": temperature} | ({"top_p": 1.0} if self._tried else {})
         return {"temperature": min(MAX_TEMPERATURE, temperature + TEMPERATURE_STEP * self.repeats),
-                "seed": random.randrange(1, 2**31)}
+                "seed": random.randrange(1, 2**31), "top_p": 1.0}

@@ -111,6 +111,10 @@ class LocalProvider:
         # The last request got its whole reply: the slot is idle. A request interrupted (Ctrl-C, SIGTERM, a time
         # budget) may still be generating, and a save would wait for it: its state is not saved.
         self._settled = False
+        # The last request was of the plan: the slot holds its prefix. After another's (a rewrite candidate's own
+        # prompt), a save would file that prompt under the plan's name, and the next process would start cold.
+        self._ours = False
+        self._saved = False  # this process has saved the plan's state once (after its first whole reply)
         threads = local.threads or default_threads()  # chosen once, by the load when the server starts
         self.server = LlamaServer(self.model_path, threads=threads, context_size=local.context_size,
                                   batch_threads=threads, cache=self.cache, speculative=local.speculative,
@@ -154,11 +158,12 @@ class LocalProvider:
                                       "was loading") from exc
             raise
         self.server.check_alive()
+        plan = plan_key(self._wire(request))
         if self._plan is None:
-            self._plan = plan_key(self._wire(request))  # the shared prefix: a project never seen restores it too
+            self._plan = plan  # the shared prefix: a project never seen restores it too
             self._restore()
         left = None if request.timeout_s is None else max(0.0, request.timeout_s - (time.monotonic() - started))
-        self._settled = False
+        self._settled, self._ours = False, plan == self._plan
         try:
             for item in self._http.stream(replace(self._wire(request), timeout_s=left), watch=cut_runaway):
                 self._settled = isinstance(item, ProviderReply)
@@ -166,6 +171,8 @@ class LocalProvider:
         except ProviderError:
             self.server.check_alive()  # a dead server says so instead of a retryable connection error
             raise
+        if not self._saved:  # saved now: a process whose last request is not the plan's leaves it saved all the same
+            self._saved = self.save()
 
     def _restore(self) -> None:
         """Load the saved state of this plan into the slot; a file the server cannot load is removed."""
@@ -177,7 +184,7 @@ class LocalProvider:
 
     def save(self) -> bool:
         """Save the slot's state for the next process (to a temporary name, renamed once whole)."""
-        if self.cache is None or self._plan is None or not self._settled or not self.server.ready:
+        if self.cache is None or self._plan is None or not self._settled or not self._ours or not self.server.ready:
             return False
         name = self.cache.slot_file(self._plan)
         temporary = self.cache.temporary(name)

@@ -26,16 +26,22 @@ SAMPLING: dict[str, Any] = {"temperature": 0.0, "top_k": 1, "top_p": 1.0, "min_p
                             "presence_penalty": 0.0, "frequency_penalty": 0.0, "dry_multiplier": 0.0, "seed": 0}
 # A temperature above 0 with top_k 1 would still be greedy: candidates (`attempts`) would all be the same reply.
 SAMPLED: dict[str, Any] = {"top_k": 40, "top_p": 0.95, "min_p": 0.05, "seed": -1}
+# llama.cpp applies the temperature last, after top_p and min_p: a token the model is 95 % sure of is left alone
+# there, whatever the temperature. A request that asks for the whole distribution (`top_p` 1) gets no min_p cut.
+WHOLE: dict[str, Any] = {"min_p": 0.0}
 RUNAWAY_CHARS = 512  # a reply whose last RUNAWAY_CHARS characters repeat one unit of at most RUNAWAY_PERIOD ...
 RUNAWAY_PERIOD = 32  # ... characters (16 times or more) has run away: it is cut there
 
 
 def wire_options(options: Mapping[str, Any]) -> dict[str, Any]:
     """A plan's options as the server takes them: sampling explicit (SAMPLING, under the plan's own; a temperature
-    above 0 samples from the likeliest tokens, SAMPLED, with a fresh seed unless one is given), the length
+    above 0 samples from the likeliest tokens, SAMPLED, with a fresh seed unless one is given; with `top_p` 1 from
+    all of the top_k, WHOLE), the length
     bounded, pinned to slot 0 with its prompt cache, and llama.cpp's timings in every chunk."""
     own = {k: v for k, v in options.items() if k not in _PLAN_ONLY}
     sampled = SAMPLED if float(own.get("temperature") or 0) > 0 else {}
+    if sampled and float(own.get("top_p") or 0) >= 1:
+        sampled = sampled | WHOLE
     wire = SAMPLING | sampled | own
     wire.setdefault("max_tokens", MAX_TOKENS)
     return wire | {"id_slot": 0, "cache_prompt": True, "timings_per_token": True}

@@ -79,6 +79,17 @@ def test_a_method_with_no_class_outlined_is_not_placed_and_a_new_class_is() -> N
     assert [(c.arguments or {})["text"] for c in calls] == ["\n\nclass Other:\n    pass"]
 
 
+def test_a_new_method_goes_into_the_class_not_over_a_module_function_of_the_same_name() -> None:
+    deprecated = "def size(box):\n    return len(box)\n"
+    places = [Place("m.py", "Box", 8, 13, whole=False), Place("old.py", "size", 1, 2, whole=True)]
+    calls = planned_calls("def size(self):\n    return 0\n", places, {"m.py": SOURCE, "old.py": deprecated})
+    assert [(c.name, (c.arguments or {})["path"]) for c in calls] == [("insert_text", "m.py")]
+    assert (calls[0].arguments or {})["text"] == "\n    def size(self):\n        return 0"
+    # a function of the module still replaces it
+    calls = planned_calls("def size(box):\n    return 0\n", places, {"m.py": SOURCE, "old.py": deprecated})
+    assert [(c.name, (c.arguments or {})["path"]) for c in calls] == [("replace_definition", "old.py")]
+
+
 @pytest.fixture
 def calc(tmp_path: Path) -> tuple[Path, Path]:
     return calc_project(tmp_path, f"test_command = {json.dumps(PYTEST)}\nverify_rounds = 0\n")
@@ -122,10 +133,15 @@ def test_a_failing_rewrite_is_undone_and_the_next_sample_tried(tmp_path: Path, c
 def test_no_rewrite_passing_keeps_the_first_attempts_change(tmp_path: Path, calc) -> None:
     ws, home = calc
     wrong = {"text": "```python\ndef add(a, b):\n    return b - a\n```"}
-    code, report, _ = run(tmp_path, ws, home, [READ, WRONG, DONE, *[wrong] * SAMPLES], "--attempts", "2")
+    slow = dict(wrong, delay=1.0)
+    code, report, trace = run(tmp_path, ws, home, [READ, WRONG, DONE, slow, *[wrong] * (SAMPLES - 1)],
+                              "--attempts", "2")
     assert code == 8 and report["verified"] is False and "nor did 1 more candidate" in report["message"]
     assert f"rewrite {SAMPLES} repeats rewrite 1" in " ".join(report["warnings"]), report  # tested once
     assert (ws / "calc.py").read_text() == "def add(a, b):\n    return a * b\n"  # the first attempt's change
+    # the run ended after its candidates, not when its first attempt did: the trace's end says when
+    times = {e["type"]: e["time"] for e in map(json.loads, trace.splitlines()) if "time" in e}
+    assert times["run_finished"] - times["run_started"] >= 1.0
 
 
 @pytest.mark.slow
@@ -274,12 +290,14 @@ def test_the_memory_shows_the_newest_wrong_versions_and_samples_further_after_a_
     assert memory.shown() == "" and memory.sampling(0.7) == {"temperature": 0.7}
     for n in range(1, 6):
         memory.note(n, f"def f():\n    return {n}\n", f"gave {n}")
+    assert memory.sampling(0.7) == {"temperature": 0.7, "top_p": 1.0}  # a version tried: the whole distribution
     shown = memory.shown()
     assert shown.count("```python") == MAX_SHOWN and shown.index("return 5") < shown.index("return 4")
     assert "return 1" not in shown and "What it did: gave 5" in shown
     assert memory.repeat_of("def f():  # again\n    return (5)") is not None and memory.repeat_of("def f(): 6") is None
     options = memory.sampling(0.7)
     assert options["temperature"] == pytest.approx(1.0) and options["seed"] > 0
+    assert options["top_p"] == 1.0  # from the whole distribution: a sure token is not left alone before the temperature
 
 
 WITH_ALL = 'import math\n\n__all__ = ["add"]\n\n\ndef add(a, b):\n    return a + b\n'
@@ -313,6 +331,23 @@ def test_a_rewrite_that_changes_all_replaces_the_modules_all() -> None:
     assert after.count("__all__") == 1
     # the same assignment again, or a name the module does not assign, is no call
     assert planned_calls('__all__ = ["add"]\nNEW = 1\n', places, {"calc.py": WITH_ALL}) == []
+
+
+def test_a_table_the_rewrite_was_not_shown_is_not_replaced_unless_the_task_names_it() -> None:
+    from cli_agent.agent.judge.module_names import assignable
+
+    source = 'UNCOUNTABLES = {"fish", "rice", "sheep"}\n\n\ndef pluralize(word):\n    return word + "s"\n'
+    places = [Place("m.py", "pluralize", 4, 5, whole=True)]
+    code = ('UNCOUNTABLES = {"fish"}\n\n\ndef pluralize(word):\n'
+            '    return word if word in UNCOUNTABLES else word + "s"\n')
+    task = "pluralize('sheep') returns 'sheeps': it should return 'sheep'. Fix pluralize in m.py."
+    calls = planned_calls(code, places, {"m.py": source}, {}, assignable(task, public=False))
+    assert [c.name for c in calls] == ["replace_definition"]  # the function only: the table was never shown
+    named = assignable("Add 'sheep' to UNCOUNTABLES in m.py", public=False)
+    assert [c.name for c in planned_calls(code, places, {"m.py": source}, {}, named)] == \
+        ["replace_lines", "replace_definition"]
+    assert "__all__" in assignable("Add mul(a, b) so that `from calc import mul` works", public=True)
+    assert "__all__" not in assignable("Fix add in calc.py", public=False)
 
 
 def test_a_rename_rewrite_replaces_the_old_definition_under_the_new_name() -> None:

@@ -401,6 +401,9 @@ def test_a_temperature_above_zero_samples_and_zero_stays_greedy() -> None:
     sampled = wire_options({"temperature": 0.7})
     assert sampled["top_k"] > 1 and sampled["seed"] == -1 and sampled["temperature"] == 0.7  # candidates differ
     assert wire_options({"temperature": 0.7, "seed": 5, "top_k": 3})["seed"] == 5  # a request's own options win
+    # the whole distribution asked for (a rewrite after a repeat): no min_p cut before the temperature either
+    whole = wire_options({"temperature": 1.0, "top_p": 1.0})
+    assert (whole["top_p"], whole["min_p"], whole["top_k"]) == (1.0, 0.0, 40) and sampled["min_p"] > 0
 
 
 def test_what_every_project_shares_comes_first_and_keys_the_warm_start(tmp_path):

@@ -282,6 +282,27 @@ def test_a_second_process_starts_warm_from_the_saved_slot(tmp_path, monkeypatch)
     assert warm.usage.cached_tokens > cold.usage.prompt_tokens // 2  # the system prompt came from the file
 
 
+def test_a_process_whose_last_request_has_another_prompt_leaves_the_plan_s_state_saved(tmp_path, monkeypatch):
+    """A candidate's rewrite asks with its own system prompt: the slot then holds that prompt, and a save at close
+    filed it under the plan's name, so the next process's first request was evaluated whole."""
+    monkeypatch.setenv("CLI_AGENT_HOME", str(tmp_path / "home"))
+    first = LocalProvider(SMOL, quiet=True)
+    try:
+        cold = ask(first, "Read README.md and say what it is about.", max_tokens=30)
+        rewrite = ProviderRequest((Message("system", "You fix Python code. Reply with one python block. " * 8),
+                                   Message("user", "def f():\n    return 1\n")),
+                                  options={"temperature": 0.7, "max_tokens": 20}, timeout_s=120)
+        assert isinstance(list(first.stream(rewrite))[-1], ProviderReply)
+    finally:
+        first.close()
+    second = LocalProvider(SMOL, quiet=True)
+    try:
+        warm = ask(second, "Read setup.py and say what it is about.", max_tokens=30)
+    finally:
+        second.close()
+    assert warm.usage.cached_tokens > cold.usage.prompt_tokens // 2  # the plan's prefix, not the rewrite's
+
+
 def test_a_request_cut_short_leaves_no_state_to_save_and_close_does_not_wait(tmp_path, monkeypatch):
     monkeypatch.setenv("CLI_AGENT_HOME", str(tmp_path / "home"))
     provider = LocalProvider(SMOL, quiet=True)
