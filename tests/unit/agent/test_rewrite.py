@@ -4,11 +4,15 @@ and judged by the project's tests; with more candidates, the first attempt gives
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
-from clikit import calc_project, cli
+from clikit import calc_project, cli, reaped
 
 from cli_agent.agent.judge.rewrite import SAMPLES, planned_calls, reply_code
 from cli_agent.prompt.task_files import Place
@@ -142,6 +146,33 @@ def test_no_rewrite_passing_keeps_the_first_attempts_change(tmp_path: Path, calc
     # the run ended after its candidates, not when its first attempt did: the trace's end says when
     times = {e["type"]: e["time"] for e in map(json.loads, trace.splitlines()) if "time" in e}
     assert times["run_finished"] - times["run_started"] >= 1.0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("signum", "code", "reason"), [(signal.SIGINT, 130, "interrupted"),
+                                                        (signal.SIGTERM, 143, "terminated")])
+def test_a_signal_during_a_candidate_ends_the_run_and_samples_no_more(tmp_path: Path, calc, signum: int, code: int,
+                                                                     reason: str) -> None:
+    ws, home = calc
+    script, trace = tmp_path / "script.json", tmp_path / "trace.jsonl"
+    script.write_text(json.dumps([READ, WRONG, DONE, dict(REWRITE, delay=60), REWRITE, REWRITE]))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CLI_AGENT_")} | {"CLI_AGENT_HOME": str(home),
+                                                                                     "CI": "true"}
+    with reaped(subprocess.Popen([sys.executable, "-m", "cli_agent", "-p", "add(2, 3) in calc.py returns -1, it "
+                                  "should be 5", "--model", f"scripted:{script}", "-C", str(ws), "--yes", "--trace",
+                                  str(trace), "--attempts", "3"], env=env, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)) as proc:
+        deadline = time.monotonic() + 60
+        while '"candidate": 2' not in (trace.read_text() if trace.exists() else ""):
+            assert time.monotonic() < deadline and proc.poll() is None, "candidate 2 never asked"
+            time.sleep(0.05)
+        time.sleep(0.3)  # waiting for its slow reply
+        proc.send_signal(signum)
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == code, err
+    assert "candidate 3" not in err and "candidate 3" not in trace.read_text()  # no more candidates sampled
+    assert json.loads(trace.read_text().splitlines()[-1])["stop_reason"] == reason
+    assert (ws / "calc.py").read_text() == "def add(a, b):\n    return a * b\n"  # the first attempt's change stays
 
 
 @pytest.mark.slow
