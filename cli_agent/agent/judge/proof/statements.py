@@ -46,7 +46,7 @@ _SHOULD_FAIL = re.compile(r"\b(?:should|must)\s+(?:fail|raise|not\s+work|no\s+lo
 _ADD = re.compile(rf"\b(?:add|adds|adding|define|implement|create)\s+(?:(?:a|an|the|new|public)\s+)*"
                   rf"(?:function|method|class|helper|constant|property)\s+`({_NAME})`", re.IGNORECASE)
 _RENAME = re.compile(rf"\brename[sd]?\s+(?:(?:the\s+)?(?:function|method|class|attribute|constant)\s+)?`?({_DOTTED})"
-                     rf"`?\s+(?:to|as|into)\s+`?({_NAME})`?", re.IGNORECASE)
+                     rf"`?(?:\s+in\s+`?[\w./-]+`?)?\s+(?:to|as|into)\s+`?({_NAME})`?", re.IGNORECASE)  # "in more.py"
 _KEEP_NOT = re.compile(r"\b(?:do\s+not|don't|must\s+not|should\s+not|without)\s+keep(?:ing)?\b|\bno\s+(?:alias|"
                        r"backwards?[- ]compatible)|\bremove\s+the\s+old\s+name", re.IGNORECASE)
 _KEEP_OLD = re.compile(r"\bkeep(?:ing)?\s+(?:the\s+old|an?\s+(?:deprecated\s+)?alias|`?\w+`?\s+as\s+an?\s+)|"
