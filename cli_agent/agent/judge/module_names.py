@@ -5,19 +5,25 @@ top level of a file it was shown or of that file's package `__init__.py` (`publi
 or it is the `__all__` the request showed (`assignable`); it replaces that assignment, as a function replaces a
 function (`assignment_calls`, through `replace_lines`). When the task adds or renames a public name, the request
 shows each of those files' `__all__` (`shown_all`), the list a new name must join; a renamed definition that lands
-is listed there under its new name (`renamed_in_all`). `in_order` orders the line-based calls so that the lines
-each was planned with still hold.
+is listed there under its new name (`renamed_in_all`), and the module's other uses of the old name follow it
+(`renamed_uses`). `in_order` orders the line-based calls so that the lines each was planned with still hold.
 """
 
 from __future__ import annotations
 
 import ast
+import io
 import posixpath
 import re
+import tokenize
 import uuid
 from collections.abc import Collection, Sequence
+from typing import TYPE_CHECKING
 
 from cli_agent.contracts import ToolCall
+
+if TYPE_CHECKING:
+    from cli_agent.prompt import Place
 
 
 def _parsed(source: str) -> ast.Module | None:
@@ -126,6 +132,34 @@ def renamed_in_all(path: str, source: str, old: str, new: str) -> ToolCall | Non
     changed = re.sub(rf"(['\"]){re.escape(old)}\1", lambda m: f"{m.group(1)}{new}{m.group(1)}", text, count=1)
     return ToolCall(id=f"rewrite-{uuid.uuid4().hex[:8]}", name="replace_lines",
                     arguments={"path": path, "start_line": lines[0], "end_line": lines[1], "new": changed})
+
+
+def renamed_uses(path: str, source: str, old: str, new: str, place: Place, calls: Sequence[ToolCall]
+                 ) -> list[ToolCall]:
+    """The calls that rename the module's other uses of `old` (code, not strings or comments; not `x.old`) to
+    `new`, a line each: a renamed function still called under its old name elsewhere in its module fails there.
+    The lines of the definition replaced (`place`) and of the other line-based `calls` for the file are left out."""
+    taken = {n for c in calls if c.name == "replace_lines" and (c.arguments or {}).get("path") == path
+             for n in range(int((c.arguments or {})["start_line"]), int((c.arguments or {})["end_line"]) + 1)}
+    taken |= set(range(place.first, place.last + 1))
+    rows: dict[int, list[int]] = {}
+    previous = ""
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            if token.type == tokenize.NAME and token.string == old and previous != "." and token.start[0] not in taken:
+                rows.setdefault(token.start[0], []).append(token.start[1])
+            previous = token.string if token.type == tokenize.OP else ""
+    except (tokenize.TokenError, SyntaxError):
+        return []
+    lines = source.split("\n")
+    out = []
+    for row, columns in sorted(rows.items()):
+        line = lines[row - 1]
+        for column in sorted(columns, reverse=True):
+            line = line[:column] + new + line[column + len(old):]
+        out.append(ToolCall(id=f"rewrite-{uuid.uuid4().hex[:8]}", name="replace_lines",
+                            arguments={"path": path, "start_line": row, "end_line": row, "new": line}))
+    return out
 
 
 def _same(old: str, new: str) -> bool:

@@ -43,6 +43,7 @@ from cli_agent.agent.judge.module_names import (
     in_order,
     public_files,
     renamed_in_all,
+    renamed_uses,
     shown_all,
 )
 from cli_agent.agent.judge.proof.statements import renames
@@ -298,6 +299,9 @@ def planned_calls(code: str, places: Sequence[Place], sources: dict[str, str],
         if new and not any(c.name == "replace_lines" and (c.arguments or {}).get("path") == a["path"] for c in calls):
             listed = renamed_in_all(a["path"], sources[a["path"]], a["name"], new)
             calls += [listed] if listed is not None else []
+        was = next((p for p in places if (p.path, p.name) == (a["path"], a["name"])), None) if new else None
+        if new and was is not None:  # and so do the module's other uses of the old name
+            calls += renamed_uses(a["path"], sources[a["path"]], a["name"], new, was, calls)
     return in_order(calls)
 
 

@@ -391,12 +391,25 @@ def test_a_rename_rewrite_replaces_the_old_definition_under_the_new_name() -> No
         ["insert_text"]
 
 
+def test_a_rename_that_lands_renames_the_module_s_other_uses_of_the_old_name() -> None:
+    source = ('__all__ = ["helper", "twice"]\n\n\ndef helper(x):\n    return x\n\n\n'
+              'def twice(x):\n    """helper(x) twice"""\n    return helper(helper(x)) + obj.helper  # helper\n')
+    places = [Place("m.py", "helper", 4, 5, whole=True)]
+    calls = planned_calls("def assist(x):\n    return x\n", places, {"m.py": source}, {"assist": "helper"})
+    assert [c.name for c in calls] == ["replace_lines", "replace_lines", "replace_definition"]
+    # the call sites, not the docstring, the comment or another object's attribute; __all__ follows too
+    assert (calls[0].arguments or {})["new"] == "    return assist(assist(x)) + obj.helper  # helper"
+    assert (calls[1].arguments or {})["new"] == '__all__ = ["assist", "twice"]'
+
+
 def test_the_renames_a_task_states_are_read_new_name_to_old() -> None:
     from cli_agent.agent.judge.proof.statements import renames
 
     assert renames("Rename `soft_str` to `soft_text` everywhere; keep the API") == {"soft_text": "soft_str"}
     assert renames("Rename the function pkg.old_name as new_name.") == {"new_name": "old_name"}
     assert renames("Fix the rename button") == {}
+    assert renames("Rename the function iter_length in more_itertools/more.py to ilen, everywhere in that module") \
+        == {"ilen": "iter_length"}  # where it is, between the old name and the new
 
 
 @pytest.mark.slow
