@@ -6,7 +6,9 @@ or it is the `__all__` the request showed (`assignable`); it replaces that assig
 function (`assignment_calls`, through `replace_lines`). When the task adds or renames a public name, the request
 shows each of those files' `__all__` (`shown_all`), the list a new name must join; a renamed definition that lands
 is listed there under its new name (`renamed_in_all`), and the module's other uses of the old name follow it
-(`renamed_uses`). `in_order` orders the line-based calls so that the lines each was planned with still hold.
+(`renamed_uses`). A new function the task says its package exports (`from pkg import name` works) joins the
+package `__init__.py`'s import of its module (`reexports`). `in_order` orders the line-based calls so that the
+lines each was planned with still hold.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import uuid
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
+from cli_agent.agent.judge.proof.statements import stated_imports
 from cli_agent.contracts import ToolCall
 
 if TYPE_CHECKING:
@@ -160,6 +163,51 @@ def renamed_uses(path: str, source: str, old: str, new: str, place: Place, calls
         out.append(ToolCall(id=f"rewrite-{uuid.uuid4().hex[:8]}", name="replace_lines",
                             arguments={"path": path, "start_line": row, "end_line": row, "new": line}))
     return out
+
+
+def reexports(calls: Sequence[ToolCall], sources: dict[str, str], task: str) -> list[ToolCall]:
+    """For each new module-level definition a call inserts into `pkg/mod.py` whose name the task says is imported
+    from `pkg` (`from pkg import name` works): the call that adds it to the import of `pkg/__init__.py` that names
+    that module's others (`from .mod import (a, b)`, `from pkg.mod import a`), which a rewrite cannot change. None
+    for a star import, or a name already there."""
+    exported = stated_imports(task)
+    out = []
+    for call in calls:
+        a = call.arguments or {}
+        tree = _parsed(str(a.get("text", "")).strip("\n")) if call.name == "insert_text" else None
+        folder, module = posixpath.split(str(a.get("path", "")))
+        init = posixpath.join(folder, "__init__.py")
+        if tree is None or init not in sources or module == "__init__.py":
+            continue
+        for node in tree.body:
+            name = node.name if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) else ""
+            package = exported.get(name, "").replace(".", "/")
+            if package and f"/{folder}/".endswith(f"/{package}/"):
+                added = _imported_too(init, sources[init], module.removesuffix(".py"), exported[name], name)
+                out += [added] if added is not None else []
+    return out
+
+
+def _imported_too(path: str, source: str, module: str, package: str, name: str) -> ToolCall | None:
+    """The call that adds `name` to the `from` import of `module` in a package's `__init__.py` (`source`)."""
+    tree = _parsed(source)
+    for node in tree.body if tree is not None else ():
+        if not isinstance(node, ast.ImportFrom) or (node.level, node.module) not in ((1, module),
+                                                                                   (0, f"{package}.{module}")):
+            continue
+        if any(alias.name in ("*", name) for alias in node.names):
+            return None
+        lines = source.split("\n")[node.lineno - 1:node.end_lineno]
+        if len(lines) > 1 and lines[-1].strip() == ")":  # one name a line: another line before the parenthesis
+            indent = lines[-2][:len(lines[-2]) - len(lines[-2].lstrip())]
+            lines.insert(len(lines) - 1, f"{indent}{name},")
+        else:  # at the statement's end, before a comment after it
+            end = lines[-1].encode()[:node.end_col_offset].decode(errors="replace")
+            head = end[:-1].rstrip().rstrip(",") + f", {name})" if end.endswith(")") else f"{end}, {name}"
+            lines[-1] = head + lines[-1][len(end):]
+        return ToolCall(id=f"rewrite-{uuid.uuid4().hex[:8]}", name="replace_lines", arguments={
+            "path": path, "start_line": node.lineno, "end_line": node.end_lineno, "new": "\n".join(lines)})
+    return None
 
 
 def _same(old: str, new: str) -> bool:

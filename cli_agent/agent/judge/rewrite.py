@@ -18,9 +18,8 @@ ranked definition is asked for: a function the ones tried call, in their file or
 (`rewrite_targets`).
 
 Every change goes through the same dispatcher and approval as a model's call (in a candidate's copy, all are
-approved). A reply with no usable block, or no definition that lands, ends the candidate as a change that failed.
-A task whose brief shows no Python definition (or with `task_files = false`) has nothing to rewrite: that
-candidate runs the agent loop instead.
+approved). A task whose brief shows no Python definition (or with `task_files = false`) has nothing to rewrite:
+that candidate runs the agent loop instead.
 """
 
 from __future__ import annotations
@@ -42,6 +41,7 @@ from cli_agent.agent.judge.module_names import (
     assignment_calls,
     in_order,
     public_files,
+    reexports,
     renamed_in_all,
     renamed_uses,
     shown_all,
@@ -139,6 +139,7 @@ def candidate(b: Bench, run: RunState, places: Sequence[Place],
                                summary=f"the same code as rewrite {earlier.number}, not tested again")
             continue
         calls = planned_calls(code, targets.placed, sources, renamed, tables) if code is not None else []
+        calls = in_order([*calls, *reexports(calls, sources, prompt)])  # `from pkg import new` works: imported
         if not calls:
             why = f"rewrite {sample} held no definition that could be placed"
             continue

@@ -402,6 +402,24 @@ def test_a_rename_that_lands_renames_the_module_s_other_uses_of_the_old_name() -
     assert (calls[1].arguments or {})["new"] == '__all__ = ["assist", "twice"]'
 
 
+def test_a_new_function_the_package_must_export_is_imported_in_its_init_too() -> None:
+    from cli_agent.agent.judge.module_names import reexports
+
+    places = [Place("src/pkg/mod.py", "a", 1, 2, whole=True)]
+    task = "Add b() to src/pkg/mod.py and export it: `from pkg import b` works."
+    for init, after in [("from .mod import (\n    a,\n)\n", "from .mod import (\n    a,\n    b,\n)"),
+                        ("from pkg.mod import a  # the API\n", "from pkg.mod import a, b  # the API"),
+                        ("from .mod import (a)\n", "from .mod import (a, b)")]:
+        sources = {"src/pkg/mod.py": "def a():\n    return 1\n", "src/pkg/__init__.py": init}
+        calls = planned_calls("def b():\n    return 2\n", places, sources)
+        assert [(c.name, (c.arguments or {})["path"]) for c in calls] == [("insert_text", "src/pkg/mod.py")]
+        added = reexports(calls, sources, task)
+        assert [(c.arguments or {})["new"] for c in added] == [after]
+        assert reexports(calls, sources, "Add b() to src/pkg/mod.py.") == []  # no import stated: not exported
+    sources["src/pkg/__init__.py"] = "from .mod import *\n"
+    assert reexports(planned_calls("def b():\n    return 2\n", places, sources), sources, task) == []
+
+
 def test_the_renames_a_task_states_are_read_new_name_to_old() -> None:
     from cli_agent.agent.judge.proof.statements import renames
 

@@ -96,6 +96,12 @@ def statements(task: str, root: Path) -> tuple[Statement, ...]:
     return tuple(dict.fromkeys(found))[:MAX_STATEMENTS]
 
 
+def stated_imports(task: str) -> dict[str, str]:
+    """{name: module} of the imports the task says must work (`from webcolors import name`)."""
+    return {name.strip(): module for module, names in _FROM_IMPORT.findall(task[:MAX_TASK_CHARS])
+            for name in names.split(",")}
+
+
 def renames(task: str) -> dict[str, str]:
     """The names the task renames, new name to old ("rename `soft_str` to `soft_text`": soft_text -> soft_str)."""
     return {new: old.rsplit(".", 1)[-1] for old, new in _RENAME.findall(task[:MAX_TASK_CHARS]) if _named(new)}
