@@ -6,9 +6,9 @@ or it is the `__all__` the request showed (`assignable`); it replaces that assig
 function (`assignment_calls`, through `replace_lines`). When the task adds or renames a public name, the request
 shows each of those files' `__all__` (`shown_all`), the list a new name must join; a renamed definition that lands
 is listed there under its new name (`renamed_in_all`), and the module's other uses of the old name follow it
-(`renamed_uses`). A new function the task says its package exports (`from pkg import name` works) joins the
-package `__init__.py`'s import of its module (`reexports`). `in_order` orders the line-based calls so that the
-lines each was planned with still hold.
+(`renamed_uses`). A new definition the task says its package exports (`from pkg import name` works) joins the
+package `__init__.py`'s import of its module (`reexports`), and the `__all__` the task says lists it (`listed`).
+`in_order` orders the line-based calls so that the lines each was planned with still hold.
 """
 
 from __future__ import annotations
@@ -165,6 +165,68 @@ def renamed_uses(path: str, source: str, old: str, new: str, place: Place, calls
     return out
 
 
+def exports(calls: Sequence[ToolCall], sources: dict[str, str], task: str) -> list[ToolCall]:
+    """What the new definitions `calls` insert need besides their place, when the task says so: the package's import
+    of them (`reexports`) and their names in an `__all__` (`listed`)."""
+    return [*reexports(calls, sources, task), *listed(calls, sources, task)]
+
+
+def _inserted(call: ToolCall) -> list[str]:
+    """The names of the definitions an `insert_text` call puts at a module's top level."""
+    tree = _parsed(str((call.arguments or {}).get("text", "")).strip("\n")) if call.name == "insert_text" else None
+    return [n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+            ] if tree is not None else []
+
+
+def listed(calls: Sequence[ToolCall], sources: dict[str, str], task: str) -> list[ToolCall]:
+    """When the task says a new definition is listed in `__all__`: the call that lists the names `calls` insert in
+    their module's `__all__` (the package `__init__.py`'s when the task says "package's", or the module has none),
+    unless the reply gives that `__all__` itself or it lists them already. A long `__all__` (more-itertools' has 150
+    names) is more than a small model can copy back."""
+    if "__all__" not in task:
+        return []
+    package_first = re.search(r"\bpackage'?s?\s+`?__all__", task) is not None
+    wanted: dict[str, list[str]] = {}
+    for call in calls:
+        path = str((call.arguments or {}).get("path", ""))
+        init = posixpath.join(posixpath.dirname(path), "__init__.py")
+        target = next((t for t in ((init, path) if package_first else (path, init))
+                       if t in sources and "__all__" in assigned(sources[t])), None)
+        if target is not None:
+            wanted.setdefault(target, []).extend(_inserted(call))
+    out = []
+    for target, names in wanted.items():
+        first, last = assigned(sources[target])["__all__"]
+        if names and not any(c.name == "replace_lines" and (c.arguments or {}).get("path") == target
+                             and int((c.arguments or {}).get("start_line") or 0) <= last
+                             and int((c.arguments or {}).get("end_line") or 0) >= first for c in calls):
+            appended = _appended(sources[target].split("\n")[first - 1:last], names)
+            out += [ToolCall(id=f"rewrite-{uuid.uuid4().hex[:8]}", name="replace_lines", arguments={
+                "path": target, "start_line": first, "end_line": last, "new": appended})] if appended else []
+    return out
+
+
+def _appended(lines: list[str], names: list[str]) -> str:
+    """An `__all__` assignment's lines with `names` (those it lacks) added before its closing bracket, in its own
+    quotes and layout; "" when it lacks none or is not a literal list or tuple of strings."""
+    tree = _parsed("\n".join(lines))
+    value = getattr(tree.body[0], "value", None) if tree is not None and tree.body else None
+    if not isinstance(value, ast.List | ast.Tuple):
+        return ""
+    have = {e.value for e in value.elts if isinstance(e, ast.Constant)}
+    names = [n for n in dict.fromkeys(names) if n not in have]
+    if not names:
+        return ""
+    text = "\n".join(lines).rstrip()
+    quote = "'" if re.search(r"'\w", text) and not re.search(r'"\w', text) else '"'
+    if len(lines) > 1 and lines[-1].strip() in ("]", ")"):  # one name a line
+        indent = lines[-2][:len(lines[-2]) - len(lines[-2].lstrip())] or "    "
+        return "\n".join([*lines[:-1], *(f"{indent}{quote}{n}{quote}," for n in names), lines[-1]])
+    body = text[:-1].rstrip()
+    joiner = "" if body.endswith(("[", "(")) else " " if body.endswith(",") else ", "
+    return body + joiner + ", ".join(f"{quote}{n}{quote}" for n in names) + text[-1]
+
+
 def reexports(calls: Sequence[ToolCall], sources: dict[str, str], task: str) -> list[ToolCall]:
     """For each new module-level definition a call inserts into `pkg/mod.py` whose name the task says is imported
     from `pkg` (`from pkg import name` works): the call that adds it to the import of `pkg/__init__.py` that names
@@ -173,14 +235,11 @@ def reexports(calls: Sequence[ToolCall], sources: dict[str, str], task: str) -> 
     exported = stated_imports(task)
     out = []
     for call in calls:
-        a = call.arguments or {}
-        tree = _parsed(str(a.get("text", "")).strip("\n")) if call.name == "insert_text" else None
-        folder, module = posixpath.split(str(a.get("path", "")))
+        folder, module = posixpath.split(str((call.arguments or {}).get("path", "")))
         init = posixpath.join(folder, "__init__.py")
-        if tree is None or init not in sources or module == "__init__.py":
+        if init not in sources or module == "__init__.py":
             continue
-        for node in tree.body:
-            name = node.name if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) else ""
+        for name in _inserted(call):
             package = exported.get(name, "").replace(".", "/")
             if package and f"/{folder}/".endswith(f"/{package}/"):
                 added = _imported_too(init, sources[init], module.removesuffix(".py"), exported[name], name)

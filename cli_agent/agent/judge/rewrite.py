@@ -39,9 +39,9 @@ from cli_agent.agent.judge.module_names import (
     alias_of,
     assignable,
     assignment_calls,
+    exports,
     in_order,
     public_files,
-    reexports,
     renamed_in_all,
     renamed_uses,
     shown_all,
@@ -139,7 +139,7 @@ def candidate(b: Bench, run: RunState, places: Sequence[Place],
                                summary=f"the same code as rewrite {earlier.number}, not tested again")
             continue
         calls = planned_calls(code, targets.placed, sources, renamed, tables) if code is not None else []
-        calls = in_order([*calls, *reexports(calls, sources, prompt)])  # `from pkg import new` works: imported
+        calls = in_order([*calls, *exports(calls, sources, prompt)])  # imported by its package, listed in __all__
         if not calls:
             why = f"rewrite {sample} held no definition that could be placed"
             continue

@@ -420,6 +420,21 @@ def test_a_new_function_the_package_must_export_is_imported_in_its_init_too() ->
     assert reexports(planned_calls("def b():\n    return 2\n", places, sources), sources, task) == []
 
 
+def test_a_new_function_the_task_lists_in_all_is_appended_to_the_all_it_names() -> None:
+    from cli_agent.agent.judge.module_names import listed
+
+    task = "Add a function b() to pkg/more.py and list it in the module's `__all__`."
+    for before, after in [("__all__ = [\n    'a',\n]", "__all__ = [\n    'a',\n    'b',\n]"),
+                          ('__all__ = ["a"]', '__all__ = ["a", "b"]'), ("__all__ = ('a',)", "__all__ = ('a', 'b')")]:
+        sources = {"pkg/more.py": f"{before}\n\n\ndef a():\n    return 1\n"}
+        places = [Place("pkg/more.py", "a", before.count("\n") + 4, before.count("\n") + 5, whole=True)]
+        calls = planned_calls("def b():\n    return 2\n", places, sources)
+        assert [(c.arguments or {})["new"] for c in listed(calls, sources, task)] == [after]
+        assert listed(calls, sources, "Add a function b() to pkg/more.py.") == []  # no __all__ said: none touched
+        own = planned_calls(f"def b():\n    return 2\n\n\n{after}\n", places, sources, tables={"__all__"})
+        assert listed(own, sources, task) == []  # the reply's own __all__ is taken as it is
+
+
 def test_the_renames_a_task_states_are_read_new_name_to_old() -> None:
     from cli_agent.agent.judge.proof.statements import renames
 
