@@ -29,6 +29,9 @@ if TYPE_CHECKING:
     from cli_agent.prompt import Place
 
 
+ALL_CHARS = 800  # the longest `__all__` a rewrite request shows
+
+
 def _parsed(source: str) -> ast.Module | None:
     try:
         return ast.parse(source)
@@ -69,12 +72,14 @@ def _target(node: ast.stmt) -> str | None:
 
 
 def shown_all(sources: dict[str, str]) -> list[str]:
-    """Each file's `__all__` as it reads now, as a fenced block headed by its path."""
+    """Each file's `__all__` as it reads now, as a fenced block headed by its path; not one over `ALL_CHARS`
+    (more-itertools' 150 names: some 700 tokens more in each request, and more than a small model copies back;
+    a new name the task says is listed there is appended for it, `listed`)."""
     blocks = []
     for path, source in sources.items():
         lines = assigned(source).get("__all__")
-        if lines:
-            text = "\n".join(source.split("\n")[lines[0] - 1:lines[1]])
+        text = "\n".join(source.split("\n")[lines[0] - 1:lines[1]]) if lines else ""
+        if text and len(text) <= ALL_CHARS:
             blocks.append(f"```python\n# {path}\n{text}\n```")
     return blocks
 

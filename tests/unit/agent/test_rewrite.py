@@ -433,6 +433,10 @@ def test_a_new_function_the_task_lists_in_all_is_appended_to_the_all_it_names() 
         assert listed(calls, sources, "Add a function b() to pkg/more.py.") == []  # no __all__ said: none touched
         own = planned_calls(f"def b():\n    return 2\n\n\n{after}\n", places, sources, tables={"__all__"})
         assert listed(own, sources, task) == []  # the reply's own __all__ is taken as it is
+    from cli_agent.agent.judge.module_names import shown_all
+
+    long = "__all__ = [\n" + "".join(f"    'name_{n}',\n" for n in range(150)) + "]\n"
+    assert shown_all({"pkg/more.py": long}) == []  # more than a small model copies back: listed for it instead
 
 
 def test_the_renames_a_task_states_are_read_new_name_to_old() -> None:
