@@ -31,10 +31,12 @@ from cli_agent.contracts import (
     ModelRequest,
     Retry,
     RunFinished,
+    StopReason,
     ToolResult,
     Verification,
     Warning,
     dataclass,
+    errors,
 )
 from cli_agent.fs import CopyLimits, CopyTooBig, copy_tree, read_regular
 
@@ -87,6 +89,7 @@ class Attempts:
                 yield Warning(code="attempt", message=f"candidate {number} of {of}: starting from the "
                                                       f"files as they were before this run")
                 finished, paths = yield from self._drive(copy, prompt, seconds_left(), number)
+                _stopped_by_user(finished)
                 if finished.verified:
                     changes = _difference(self.root, copy, {c.path for c in applied} | paths)
                     return Candidate(number, finished.tests, changes)
@@ -123,6 +126,15 @@ class Attempts:
             events.close()
         assert finished is not None  # a run always ends with its RunFinished
         return finished, paths
+
+
+def _stopped_by_user(finished: RunFinished) -> None:
+    """A candidate that Ctrl-C or SIGTERM stopped stops the run too (raised again, for the loop to end it so): no
+    more candidates are sampled, and none is applied."""
+    if finished.stop_reason is StopReason.TERMINATED:
+        raise errors.TerminateSignal(finished.message)
+    if finished.stop_reason in (StopReason.INTERRUPTED, StopReason.CANCELLED):
+        raise KeyboardInterrupt(finished.message)
 
 
 def _copy(root: Path, into: Path) -> str:

@@ -18,9 +18,8 @@ ranked definition is asked for: a function the ones tried call, in their file or
 (`rewrite_targets`).
 
 Every change goes through the same dispatcher and approval as a model's call (in a candidate's copy, all are
-approved). A reply with no usable block, or no definition that lands, ends the candidate as a change that failed.
-A task whose brief shows no Python definition (or with `task_files = false`) has nothing to rewrite: that
-candidate runs the agent loop instead.
+approved). A task whose brief shows no Python definition (or with `task_files = false`) has nothing to rewrite:
+that candidate runs the agent loop instead.
 """
 
 from __future__ import annotations
@@ -40,9 +39,11 @@ from cli_agent.agent.judge.module_names import (
     alias_of,
     assignable,
     assignment_calls,
+    exports,
     in_order,
     public_files,
     renamed_in_all,
+    renamed_uses,
     shown_all,
 )
 from cli_agent.agent.judge.proof.statements import renames
@@ -138,6 +139,7 @@ def candidate(b: Bench, run: RunState, places: Sequence[Place],
                                summary=f"the same code as rewrite {earlier.number}, not tested again")
             continue
         calls = planned_calls(code, targets.placed, sources, renamed, tables) if code is not None else []
+        calls = in_order([*calls, *exports(calls, sources, prompt)])  # imported by its package, listed in __all__
         if not calls:
             why = f"rewrite {sample} held no definition that could be placed"
             continue
@@ -298,6 +300,9 @@ def planned_calls(code: str, places: Sequence[Place], sources: dict[str, str],
         if new and not any(c.name == "replace_lines" and (c.arguments or {}).get("path") == a["path"] for c in calls):
             listed = renamed_in_all(a["path"], sources[a["path"]], a["name"], new)
             calls += [listed] if listed is not None else []
+        was = next((p for p in places if (p.path, p.name) == (a["path"], a["name"])), None) if new else None
+        if new and was is not None:  # and so do the module's other uses of the old name
+            calls += renamed_uses(a["path"], sources[a["path"]], a["name"], new, was, calls)
     return in_order(calls)
 
 

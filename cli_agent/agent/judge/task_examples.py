@@ -44,7 +44,10 @@ _NOW = re.compile(_GAP + r"(?:returns|gives|raises|is|evaluates\s+to)\b")
 _LATER = re.compile(r"\binstead\s+of\s+|\b" + _SAYS)
 _SENTENCE_END = re.compile(r"[.;](?=\s|$)")
 _AND = re.compile(r"[`\s]*and\s+")
-_ADDED = re.compile(r"\b(?:function|method|def)\s+`?([A-Za-z_]\w*)`?\s*\(|\bclass\s+`?([A-Z]\w*)")
+# "a function f(...)", "class C", and "Add f(...)" (the call written right after the verb: "Add sliding_window(n, seq)
+# to toolz/itertoolz.py")
+_ADDED = re.compile(r"\b(?:function|method|def)\s+`?([A-Za-z_]\w*)`?\s*\(|\bclass\s+`?([A-Z]\w*)"
+                    r"|\b[Aa]dd\s+`?([A-Za-z_]\w*)`?\s*\(")
 
 
 @dataclass(frozen=True)
@@ -91,8 +94,8 @@ def examples(task: str) -> tuple[Example, ...]:
 
 def added_names(task: str) -> tuple[str, ...]:
     """The names the task asks to add: a function or method written with its parameters ("Add a function
-    quantify(count, word)"), or a class."""
-    return tuple(dict.fromkeys(a or b for a, b in _ADDED.findall(task)))
+    quantify(count, word)", "Add quantify(count, word) to ..."), or a class."""
+    return tuple(dict.fromkeys(a or b or c for a, b, c in _ADDED.findall(task)))
 
 
 def _claim(task: str, at: int) -> tuple[tuple[str, bool] | None, int]:

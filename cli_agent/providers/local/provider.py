@@ -171,8 +171,9 @@ class LocalProvider:
         except ProviderError:
             self.server.check_alive()  # a dead server says so instead of a retryable connection error
             raise
-        if not self._saved:  # saved now: a process whose last request is not the plan's leaves it saved all the same
-            self._saved = self.save()
+        if self._settled and self._ours and not self._saved:  # saved now (once): a process whose last request is
+            self._saved = True                                  # not the plan's leaves it saved all the same
+            self.save()
 
     def _restore(self) -> None:
         """Load the saved state of this plan into the slot; a file the server cannot load is removed."""

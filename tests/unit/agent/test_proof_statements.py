@@ -65,12 +65,18 @@ def test_the_statements_are_checked_against_the_modules_the_task_names(toolz: Pa
 
 
 @pytest.mark.slow
-def test_a_method_counts_as_defined_and_a_module_that_does_not_import_is_not_judged(tmp_path: Path) -> None:
+def test_a_method_counts_as_defined_and_a_module_that_does_not_import_fails_unless_a_package_is_missing(
+        tmp_path: Path) -> None:
     (tmp_path / "ver.py").write_text("class Version:\n    def is_stable(self):\n        return True\n")
     found = (Statement("exists", "is_stable"), Statement("gone", "is_prerelease"))
     assert [ok for ok, _ in check(tmp_path, found, ["ver.py"])] == [True, True]
     (tmp_path / "ver.py").write_text("import no_such_package\n")
     assert [ok for ok, _ in check(tmp_path, found, ["ver.py"])] == [None, None]
+    # the workspace's own module does not import (it imports what the task asks to add): that fails, not skips
+    (tmp_path / "helpers.py").write_text("def other():\n    pass\n")
+    (tmp_path / "ver.py").write_text("from helpers import is_stable\n")
+    verdict = check(tmp_path, found, ["ver.py"])
+    assert [ok for ok, _ in verdict] == [False, False] and "cannot import name 'is_stable'" in verdict[0][1]
 
 
 @pytest.mark.slow

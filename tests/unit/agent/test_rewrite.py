@@ -4,11 +4,15 @@ and judged by the project's tests; with more candidates, the first attempt gives
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
-from clikit import calc_project, cli
+from clikit import calc_project, cli, reaped
 
 from cli_agent.agent.judge.rewrite import SAMPLES, planned_calls, reply_code
 from cli_agent.prompt.task_files import Place
@@ -142,6 +146,33 @@ def test_no_rewrite_passing_keeps_the_first_attempts_change(tmp_path: Path, calc
     # the run ended after its candidates, not when its first attempt did: the trace's end says when
     times = {e["type"]: e["time"] for e in map(json.loads, trace.splitlines()) if "time" in e}
     assert times["run_finished"] - times["run_started"] >= 1.0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("signum", "code", "reason"), [(signal.SIGINT, 130, "interrupted"),
+                                                        (signal.SIGTERM, 143, "terminated")])
+def test_a_signal_during_a_candidate_ends_the_run_and_samples_no_more(tmp_path: Path, calc, signum: int, code: int,
+                                                                     reason: str) -> None:
+    ws, home = calc
+    script, trace = tmp_path / "script.json", tmp_path / "trace.jsonl"
+    script.write_text(json.dumps([READ, WRONG, DONE, dict(REWRITE, delay=60), REWRITE, REWRITE]))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CLI_AGENT_")} | {"CLI_AGENT_HOME": str(home),
+                                                                                     "CI": "true"}
+    with reaped(subprocess.Popen([sys.executable, "-m", "cli_agent", "-p", "add(2, 3) in calc.py returns -1, it "
+                                  "should be 5", "--model", f"scripted:{script}", "-C", str(ws), "--yes", "--trace",
+                                  str(trace), "--attempts", "3"], env=env, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)) as proc:
+        deadline = time.monotonic() + 60
+        while '"candidate": 2' not in (trace.read_text() if trace.exists() else ""):
+            assert time.monotonic() < deadline and proc.poll() is None, "candidate 2 never asked"
+            time.sleep(0.05)
+        time.sleep(0.3)  # waiting for its slow reply
+        proc.send_signal(signum)
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == code, err
+    assert "candidate 3" not in err and "candidate 3" not in trace.read_text()  # no more candidates sampled
+    assert json.loads(trace.read_text().splitlines()[-1])["stop_reason"] == reason
+    assert (ws / "calc.py").read_text() == "def add(a, b):\n    return a * b\n"  # the first attempt's change stays
 
 
 @pytest.mark.slow
@@ -360,12 +391,62 @@ def test_a_rename_rewrite_replaces_the_old_definition_under_the_new_name() -> No
         ["insert_text"]
 
 
+def test_a_rename_that_lands_renames_the_module_s_other_uses_of_the_old_name() -> None:
+    source = ('__all__ = ["helper", "twice"]\n\n\ndef helper(x):\n    return x\n\n\n'
+              'def twice(x):\n    """helper(x) twice"""\n    return helper(helper(x)) + obj.helper  # helper\n')
+    places = [Place("m.py", "helper", 4, 5, whole=True)]
+    calls = planned_calls("def assist(x):\n    return x\n", places, {"m.py": source}, {"assist": "helper"})
+    assert [c.name for c in calls] == ["replace_lines", "replace_lines", "replace_definition"]
+    # the call sites, not the docstring, the comment or another object's attribute; __all__ follows too
+    assert (calls[0].arguments or {})["new"] == "    return assist(assist(x)) + obj.helper  # helper"
+    assert (calls[1].arguments or {})["new"] == '__all__ = ["assist", "twice"]'
+
+
+def test_a_new_function_the_package_must_export_is_imported_in_its_init_too() -> None:
+    from cli_agent.agent.judge.module_names import reexports
+
+    places = [Place("src/pkg/mod.py", "a", 1, 2, whole=True)]
+    task = "Add b() to src/pkg/mod.py and export it: `from pkg import b` works."
+    for init, after in [("from .mod import (\n    a,\n)\n", "from .mod import (\n    a,\n    b,\n)"),
+                        ("from pkg.mod import a  # the API\n", "from pkg.mod import a, b  # the API"),
+                        ("from .mod import (a)\n", "from .mod import (a, b)")]:
+        sources = {"src/pkg/mod.py": "def a():\n    return 1\n", "src/pkg/__init__.py": init}
+        calls = planned_calls("def b():\n    return 2\n", places, sources)
+        assert [(c.name, (c.arguments or {})["path"]) for c in calls] == [("insert_text", "src/pkg/mod.py")]
+        added = reexports(calls, sources, task)
+        assert [(c.arguments or {})["new"] for c in added] == [after]
+        assert reexports(calls, sources, "Add b() to src/pkg/mod.py.") == []  # no import stated: not exported
+    sources["src/pkg/__init__.py"] = "from .mod import *\n"
+    assert reexports(planned_calls("def b():\n    return 2\n", places, sources), sources, task) == []
+
+
+def test_a_new_function_the_task_lists_in_all_is_appended_to_the_all_it_names() -> None:
+    from cli_agent.agent.judge.module_names import listed
+
+    task = "Add a function b() to pkg/more.py and list it in the module's `__all__`."
+    for before, after in [("__all__ = [\n    'a',\n]", "__all__ = [\n    'a',\n    'b',\n]"),
+                          ('__all__ = ["a"]', '__all__ = ["a", "b"]'), ("__all__ = ('a',)", "__all__ = ('a', 'b')")]:
+        sources = {"pkg/more.py": f"{before}\n\n\ndef a():\n    return 1\n"}
+        places = [Place("pkg/more.py", "a", before.count("\n") + 4, before.count("\n") + 5, whole=True)]
+        calls = planned_calls("def b():\n    return 2\n", places, sources)
+        assert [(c.arguments or {})["new"] for c in listed(calls, sources, task)] == [after]
+        assert listed(calls, sources, "Add a function b() to pkg/more.py.") == []  # no __all__ said: none touched
+        own = planned_calls(f"def b():\n    return 2\n\n\n{after}\n", places, sources, tables={"__all__"})
+        assert listed(own, sources, task) == []  # the reply's own __all__ is taken as it is
+    from cli_agent.agent.judge.module_names import shown_all
+
+    long = "__all__ = [\n" + "".join(f"    'name_{n}',\n" for n in range(150)) + "]\n"
+    assert shown_all({"pkg/more.py": long}) == []  # more than a small model copies back: listed for it instead
+
+
 def test_the_renames_a_task_states_are_read_new_name_to_old() -> None:
     from cli_agent.agent.judge.proof.statements import renames
 
     assert renames("Rename `soft_str` to `soft_text` everywhere; keep the API") == {"soft_text": "soft_str"}
     assert renames("Rename the function pkg.old_name as new_name.") == {"new_name": "old_name"}
     assert renames("Fix the rename button") == {}
+    assert renames("Rename the function iter_length in more_itertools/more.py to ilen, everywhere in that module") \
+        == {"ilen": "iter_length"}  # where it is, between the old name and the new
 
 
 @pytest.mark.slow

@@ -55,6 +55,11 @@ def test_the_names_a_task_adds():
     assert added_names("Add a function quantify(count, word) and a method is_stable(self) to the Version "
                        "class in semver/version.py") == ("quantify", "is_stable")
     assert added_names("rename the function soft_str to soft_text") == ()
+    # the call right after "Add", as the real suite's tasks write it
+    assert added_names("import toolz fails. Add sliding_window(n, seq) to toolz/itertoolz.py: the windows") == \
+        ("sliding_window",)
+    assert added_names("Add `is_iso8601(datestring)` there: True when it matches") == ("is_iso8601",)
+    assert added_names("add(2, 3) in calc.py returns -1; add a test") == ()  # a call of `add` adds nothing
 
 
 def test_hostile_text_costs_milliseconds():

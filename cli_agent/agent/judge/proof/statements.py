@@ -46,7 +46,7 @@ _SHOULD_FAIL = re.compile(r"\b(?:should|must)\s+(?:fail|raise|not\s+work|no\s+lo
 _ADD = re.compile(rf"\b(?:add|adds|adding|define|implement|create)\s+(?:(?:a|an|the|new|public)\s+)*"
                   rf"(?:function|method|class|helper|constant|property)\s+`({_NAME})`", re.IGNORECASE)
 _RENAME = re.compile(rf"\brename[sd]?\s+(?:(?:the\s+)?(?:function|method|class|attribute|constant)\s+)?`?({_DOTTED})"
-                     rf"`?\s+(?:to|as|into)\s+`?({_NAME})`?", re.IGNORECASE)
+                     rf"`?(?:\s+in\s+`?[\w./-]+`?)?\s+(?:to|as|into)\s+`?({_NAME})`?", re.IGNORECASE)  # "in more.py"
 _KEEP_NOT = re.compile(r"\b(?:do\s+not|don't|must\s+not|should\s+not|without)\s+keep(?:ing)?\b|\bno\s+(?:alias|"
                        r"backwards?[- ]compatible)|\bremove\s+the\s+old\s+name", re.IGNORECASE)
 _KEEP_OLD = re.compile(r"\bkeep(?:ing)?\s+(?:the\s+old|an?\s+(?:deprecated\s+)?alias|`?\w+`?\s+as\s+an?\s+)|"
@@ -96,6 +96,12 @@ def statements(task: str, root: Path) -> tuple[Statement, ...]:
     return tuple(dict.fromkeys(found))[:MAX_STATEMENTS]
 
 
+def stated_imports(task: str) -> dict[str, str]:
+    """{name: module} of the imports the task says must work (`from webcolors import name`)."""
+    return {name.strip(): module for module, names in _FROM_IMPORT.findall(task[:MAX_TASK_CHARS])
+            for name in names.split(",")}
+
+
 def renames(task: str) -> dict[str, str]:
     """The names the task renames, new name to old ("rename `soft_str` to `soft_text`": soft_text -> soft_str)."""
     return {new: old.rsplit(".", 1)[-1] for old, new in _RENAME.findall(task[:MAX_TASK_CHARS]) if _named(new)}
@@ -123,7 +129,8 @@ def script(found: tuple[Statement, ...], names: list[str], folders: list[str], l
     """A Python program that checks `found` against the modules `names` (found from `folders`), printing a marked
     JSON line each. A name must be defined in one of `exact` (the modules of the files the task names; None: any of
     `names`), and gone from all of `names` (their packages' re-exports too); `local`: the workspace's top-level
-    modules (an import failing for want of another is not judged)."""
+    modules (an import failing for want of another is not judged; a module of the workspace that does not import,
+    `cannot import name 'is_iso8601'`, fails them all)."""
     data = json.dumps({"statements": [[s.kind, s.text] for s in found], "modules": names, "folders": folders,
                        "exact": exact if exact else names, "local": local, "mark": MARK, "timeout": TIMEOUT_S})
     return _PROGRAM.replace("DATA", repr(data))
@@ -147,12 +154,13 @@ signal.signal(signal.SIGALRM, alarm)
 signal.alarm(D["timeout"])
 def say(i, ok, detail):
     print(D["mark"] + json.dumps({"i": i, "ok": ok, "detail": detail}), flush=True)
-mods, problem = [], None
+mods, problem, broken = [], None, False
 for name in D["modules"]:
     try:
         mods.append(importlib.import_module(name))
     except BaseException as e:
-        problem = "importing %s: %s: %s" % (name, type(e).__name__, e)
+        problem = "importing %s: %s: %s" % (name, type(e).__name__, str(e)[:300])
+        broken = not isinstance(e, ModuleNotFoundError) or (getattr(e, "name", None) or "").split(".")[0] in D["local"]
         break
 def where(name, among):
     for m in [m for m in mods if m.__name__ in among]:
@@ -184,8 +192,8 @@ for i, (kind, text) in enumerate(D["statements"]):
         except BaseException as e:
             say(i, False, "%s: %s" % (type(e).__name__, str(e)[:300]))
         continue
-    if problem or not mods:
-        say(i, None, problem or "no module to look in")
+    if problem or not mods:  # the workspace's own code does not import: what it should define is not there
+        say(i, False if broken else None, problem or "no module to look in")
         continue
     if kind == "renamed":
         old, new = text.split()
