@@ -32,6 +32,16 @@ if TYPE_CHECKING:
 ALL_CHARS = 800  # the longest `__all__` a rewrite request shows
 
 
+
+def rewrite_call(tool: str, **arguments: object) -> ToolCall:
+    """A tool call a rewrite plans (`replace_definition`, `insert_text`, `replace_lines`), with an id of its own."""
+    return ToolCall(id=f"rewrite-{uuid.uuid4().hex[:8]}", name=tool, arguments=dict(arguments))
+
+
+def lines_call(path: str, first: int, last: int, new: str) -> ToolCall:
+    """The `replace_lines` call that puts `new` in place of lines `first`..`last` of `path`."""
+    return rewrite_call("replace_lines", path=path, start_line=first, end_line=last, new=new)
+
 def _parsed(source: str) -> ast.Module | None:
     try:
         return ast.parse(source)
@@ -119,8 +129,7 @@ def assignment_calls(code: str, sources: dict[str, str], taken: set[str],
         old = "\n".join(sources[path].split("\n")[first - 1:last])
         if _same(old, new):
             continue
-        calls.append(ToolCall(id=f"rewrite-{uuid.uuid4().hex[:8]}", name="replace_lines",
-                              arguments={"path": path, "start_line": first, "end_line": last, "new": new}))
+        calls.append(lines_call(path, first, last, new))
     return calls
 
 
@@ -138,8 +147,7 @@ def renamed_in_all(path: str, source: str, old: str, new: str) -> ToolCall | Non
         return None
     text = "\n".join(source.split("\n")[lines[0] - 1:lines[1]])
     changed = re.sub(rf"(['\"]){re.escape(old)}\1", lambda m: f"{m.group(1)}{new}{m.group(1)}", text, count=1)
-    return ToolCall(id=f"rewrite-{uuid.uuid4().hex[:8]}", name="replace_lines",
-                    arguments={"path": path, "start_line": lines[0], "end_line": lines[1], "new": changed})
+    return lines_call(path, lines[0], lines[1], changed)
 
 
 def renamed_uses(path: str, source: str, old: str, new: str, place: Place, calls: Sequence[ToolCall]
@@ -165,8 +173,7 @@ def renamed_uses(path: str, source: str, old: str, new: str, place: Place, calls
         line = lines[row - 1]
         for column in sorted(columns, reverse=True):
             line = line[:column] + new + line[column + len(old):]
-        out.append(ToolCall(id=f"rewrite-{uuid.uuid4().hex[:8]}", name="replace_lines",
-                            arguments={"path": path, "start_line": row, "end_line": row, "new": line}))
+        out.append(lines_call(path, row, row, line))
     return out
 
 
@@ -206,8 +213,7 @@ def listed(calls: Sequence[ToolCall], sources: dict[str, str], task: str) -> lis
                              and int((c.arguments or {}).get("start_line") or 0) <= last
                              and int((c.arguments or {}).get("end_line") or 0) >= first for c in calls):
             appended = _appended(sources[target].split("\n")[first - 1:last], names)
-            out += [ToolCall(id=f"rewrite-{uuid.uuid4().hex[:8]}", name="replace_lines", arguments={
-                "path": target, "start_line": first, "end_line": last, "new": appended})] if appended else []
+            out += [lines_call(target, first, last, appended)] if appended else []
     return out
 
 
@@ -269,8 +275,7 @@ def _imported_too(path: str, source: str, module: str, package: str, name: str) 
             end = lines[-1].encode()[:node.end_col_offset].decode(errors="replace")
             head = end[:-1].rstrip().rstrip(",") + f", {name})" if end.endswith(")") else f"{end}, {name}"
             lines[-1] = head + lines[-1][len(end):]
-        return ToolCall(id=f"rewrite-{uuid.uuid4().hex[:8]}", name="replace_lines", arguments={
-            "path": path, "start_line": node.lineno, "end_line": node.end_lineno, "new": "\n".join(lines)})
+        return lines_call(path, node.lineno, node.end_lineno or node.lineno, "\n".join(lines))
     return None
 
 

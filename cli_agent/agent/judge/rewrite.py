@@ -28,7 +28,6 @@ import ast
 import hashlib
 import re
 import textwrap
-import uuid
 from collections.abc import Collection, Generator, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -44,6 +43,7 @@ from cli_agent.agent.judge.module_names import (
     public_files,
     renamed_in_all,
     renamed_uses,
+    rewrite_call,
     shown_all,
 )
 from cli_agent.agent.judge.proof.statements import renames
@@ -284,7 +284,7 @@ def planned_calls(code: str, places: Sequence[Place], sources: dict[str, str],
         if alias is not None and alias in shown:
             place = shown[alias]
             aliases.add(alias)
-            calls.append(_call("replace_definition", path=place.path, name=place.name, new=ast.unparse(node)))
+            calls.append(rewrite_call("replace_definition", path=place.path, name=place.name, new=ast.unparse(node)))
         if not isinstance(node, _DEFINITIONS):
             continue
         inner = node.body if isinstance(node, ast.ClassDef) and not _is_shown(node, places) else [node]
@@ -325,7 +325,7 @@ def _placed(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, segment
     if _is_method(node):  # a method never replaces a module-level function of the same name (another file's)
         same = [p for p in same if _column(sources[p.path], p) > 0]
     if same:
-        return _call("replace_definition", path=same[0].path, name=same[0].name,
+        return rewrite_call("replace_definition", path=same[0].path, name=same[0].name,
                      new=_documented(segment, sources[same[0].path], same[0]))
     classes = [p for p in places if not p.whole]
     if classes and _is_method(node):
@@ -334,11 +334,11 @@ def _placed(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, segment
             return None  # a method of the outline, not shown whole: a copy of its def line, not a change
         indent = _indent_of_body(sources[into.path], into)
         text = "\n" + textwrap.indent(segment, indent, lambda line: bool(line.strip()))
-        return _call("insert_text", path=into.path, text=text, after_line=into.last)
+        return rewrite_call("insert_text", path=into.path, text=text, after_line=into.last)
     module_level = [p for p in places if p.whole and _column(sources[p.path], p) == 0]
     if module_level and not _is_method(node):
         after = module_level[-1]
-        return _call("insert_text", path=after.path, text="\n\n" + segment, after_line=after.last)
+        return rewrite_call("insert_text", path=after.path, text="\n\n" + segment, after_line=after.last)
     return None
 
 
@@ -394,7 +394,3 @@ def _indent_of_body(source: str, place: Place) -> str:
         if line.strip() and not line.lstrip().startswith(("#", '"""', "'''")):
             return _indent(line)
     return " " * (_column(source, place) + 4)
-
-
-def _call(tool: str, **arguments: object) -> ToolCall:
-    return ToolCall(id=f"rewrite-{uuid.uuid4().hex[:8]}", name=tool, arguments=dict(arguments))
