@@ -23,11 +23,13 @@ STEPS = int(os.environ.get("CLI_AGENT_LOAD_STEPS", "2000"))
 PEAK_RSS_MB = 400
 
 _CHILD = textwrap.dedent("""
-    import json, resource, sys
+    import json, sys
     from cli_agent.cli.main import run
     code = run(sys.argv[1:])
-    print(json.dumps({"code": code, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}),
-          file=sys.stderr)
+    # this process's own high-water mark: ru_maxrss starts at the parent's peak (a vfork child inherits it at exec)
+    with open("/proc/self/status") as status:
+        peak_kb = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
+    print(json.dumps({"code": code, "peak_mb": peak_kb / 1024}), file=sys.stderr)
 """)
 
 

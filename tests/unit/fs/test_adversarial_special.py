@@ -76,7 +76,7 @@ def test_dev_zero_through_a_link_and_as_a_device_node_inside(tmp_path: Path) -> 
 
 
 _SPARSE = textwrap.dedent("""
-    import json, os, resource, sys
+    import json, os, sys
     from cli_agent.tools.dispatch import Dispatcher
     from cli_agent.contracts.messages import ToolCall
     from cli_agent.tools.registry import Registry
@@ -95,7 +95,9 @@ _SPARSE = textwrap.dedent("""
         env = d.execute(d.prepare(ToolCall("c", tool, args, json.dumps(args))))
         out[tool + str(len(out))] = {"ok": env.ok, "errors": env.errors, "data": env.data if tool != "list_files"
                                      else None}
-    out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    # this process's own high-water mark: ru_maxrss starts at the parent's peak (a vfork child inherits it at exec)
+    with open("/proc/self/status") as status:
+        out["peak_mb"] = next(int(l.split()[1]) for l in status if l.startswith("VmHWM:")) / 1024
     print(json.dumps(out))
 """)
 
