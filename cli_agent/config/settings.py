@@ -123,6 +123,7 @@ class Settings:
     # sandbox (agent.judge); "required": a run whose changes have no proof ends with exit 9 (`--require-verified`)
     verify_rounds: int = rule(2, ge=0)  # failing tests go back to the model this many times before the run ends
     attempts: int = rule(1, ge=1, le=10)  # candidates judged by the tests: a change fails them, or never lands
+    rewrite_first: bool = False  # with attempts > 1: a whole-definition rewrite is the first candidate, the loop second
     command_timeout: float = rule(120.0, gt=0)  # a command's timeout when the call names none
     command_timeout_max: float = rule(600.0, gt=0)  # the most a call may ask for
     local: LocalSettings = field(default_factory=LocalSettings)

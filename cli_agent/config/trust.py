@@ -108,6 +108,7 @@ KEY_RULES: dict[str, KeyRule] = {
     "protocol": _NARROWS, "locks": _NARROWS, "no_tools": _NARROWS, "detail": _NARROWS, "output": _NARROWS,
     "temperature": _NARROWS, "retry_base_delay": _NARROWS, "system_prompt": _NARROWS,
     "task_files": _NARROWS, "repo_map": _NARROWS, "local.warm_start": _NARROWS, "local.speculative": _NARROWS,
+    "rewrite_first": _NARROWS,
     # edit safety nets: turning one off widens what an edit may do
     "read_before_edit": KeyRule(KeyKind.NEEDS_TRUST, _not_off, "lets edits skip reading the file first"),
     "loose_edits": _NARROWS,

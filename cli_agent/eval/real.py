@@ -19,8 +19,9 @@ unittest`'s for a project whose `runner` is unittest and whose venv has no pytes
 harness claimed a success it did not have.
 
 Variants switch harness help off to measure it: `all` (everything on), `none` (everything off), and `-NAME` for
-one switch off (`-read_before_edit`, `-loose_edits`, `-task_files`, `-repo_map`, `-syntax_check`, `-verify`); a
-variant is a config file given with `--config`.
+one switch off (`-read_before_edit`, `-loose_edits`, `-task_files`, `-repo_map`, `-syntax_check`, `-verify`), and
+`+NAME` for everything on and one choice that is off by default turned on (`+rewrite_first`); a variant is a config
+file given with `--config`.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from cli_agent.eval.real_sdist import Project
 from cli_agent.validated import load_checked, read_toml, rule
 
 SWITCHES = ("read_before_edit", "loose_edits", "task_files", "repo_map", "syntax_check", "verify")
+CHOICES = ("rewrite_first",)  # off by default; `+NAME` turns one on
 CHECK_TIMEOUT_S = 60
 # each task's run, candidates included: a real task is worth 3 minutes of a 2-core machine, its session's start and
 # end (the model's server, the sandbox probe) included, so the run itself gets 5 s less
@@ -155,10 +157,12 @@ def variant_settings(variant: str) -> dict[str, bool]:
         return dict.fromkeys(SWITCHES, True)
     if variant == "none":
         return dict.fromkeys(SWITCHES, False)
-    name = variant.removeprefix("-")
+    name = variant[1:]
+    if variant.startswith("+") and name in CHOICES:
+        return {**dict.fromkeys(SWITCHES, True), name: True}
     if not variant.startswith("-") or name not in SWITCHES:
-        raise errors.UsageError(f"unknown variant {variant!r}: use all, none or -NAME with NAME one of "
-                                f"{', '.join(SWITCHES)}")
+        raise errors.UsageError(f"unknown variant {variant!r}: use all, none, -NAME with NAME one of "
+                                f"{', '.join(SWITCHES)}, or +NAME with NAME one of {', '.join(CHOICES)}")
     return {s: s != name for s in SWITCHES}
 
 

@@ -149,7 +149,8 @@ def agent_for(settings: Settings, workspace: Workspace, provider: Provider, prot
                        hooks=hooks_for(settings, workspace, commands),
                        keep_rule=functools.partial(keep_rule, workspace.root) if interactive else None)
     judging = Judging(verifier=verifier, unverified=unverified, require_verified=settings.verify == "required",
-                      attempts=Attempts(settings.attempts, candidate, workspace.root)
+                      attempts=Attempts(settings.attempts, candidate, workspace.root,
+                                        rewrite_first=settings.rewrite_first)
                       if verifier and verifier.command and candidate is not None and settings.attempts > 1 else None,
                       task_files=settings.task_files)
     final = replace(setup, **overrides)

@@ -307,7 +307,9 @@ def _candidate(settings: Settings, provider: Provider) -> CandidateRun:
     """How one more candidate runs when a change still fails the tests or never lands (`attempts` > 1): a session of
     its own on a copy of the workspace, with the same provider, every change approved inside the copy, sampled at a
     temperature. Candidates take turns: the first extra one (number 2), and every other one after it, rewrites the
-    task's definitions as plain code (cli_agent.agent.judge.rewrite); the others run the agent loop again."""
+    task's definitions as plain code (cli_agent.agent.judge.rewrite); the others run the agent loop again. With
+    `rewrite_first` the run itself gives way at once, and the rewrites are numbers 1, 3, ...; the loop 2, 4, ..."""
+    rewrites = 1 if settings.rewrite_first else 0
 
     def candidate(copy: Path, prompt: str, seconds: float, number: int) -> EventStream:
         temperature = settings.temperature or CANDIDATE_TEMPERATURE
@@ -315,7 +317,7 @@ def _candidate(settings: Settings, provider: Provider) -> CandidateRun:
                         timeout=max(seconds, 1.0), trace=str(copy.parent / "trace.jsonl"), temperature=temperature)
         session = open_session(inner, interactive=False, provider_factory=lambda _settings: provider, record=False)
         try:
-            if number % 2 == 0:
+            if number % 2 == rewrites:
                 return (yield from session.agent.rewrite(prompt, temperature))
             return (yield from session.agent.run(prompt))
         finally:

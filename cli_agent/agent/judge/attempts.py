@@ -61,17 +61,20 @@ class Candidate:
 
 
 class Attempts:
-    def __init__(self, count: int, run: CandidateRun, root: Path) -> None:
+    def __init__(self, count: int, run: CandidateRun, root: Path, *, rewrite_first: bool = False) -> None:
         self.count = count  # candidates in all, the run itself included
         self.run = run
         self.root = root
+        self.rewrite_first = rewrite_first  # the run gives way before its first request; candidate 1 is a rewrite
 
-    def sample(self, prompt: str, applied: Sequence[Change], seconds_left: Callable[[], float]
-               ) -> Generator[Event, None, Candidate | None]:
-        """Try candidates 2..count until one passes its tests; yields progress (its test runs and a line each);
-        returns the winner, or None. A candidate that made no change does not use up a turn while time is left
-        (at most count - 1 such): one more is sampled in its place."""
-        last, spares, number = self.count, 0, 1
+    def sample(self, prompt: str, applied: Sequence[Change], seconds_left: Callable[[], float], first: int = 2,
+               share: float = 1.0) -> Generator[Event, None, Candidate | None]:
+        """Try candidates first..count until one passes its tests; yields progress (its test runs and a line each);
+        returns the winner, or None. `first` is 1 when the run itself gave way before its first request
+        (`rewrite_first`); candidate `first` then gets `share` of the time left, the next ones the rest. A candidate
+        that made no change does not use up a turn while time is left (at most count - 1 such): one more is sampled
+        in its place."""
+        last, spares, number = self.count, 0, first - 1
         while number < last:
             number += 1
             of = max(number, self.count)  # a candidate sampled in the place of one that made no change counts on
@@ -88,7 +91,8 @@ class Attempts:
                 revert(copy, applied)
                 yield Warning(code="attempt", message=f"candidate {number} of {of}: starting from the "
                                                       f"files as they were before this run")
-                finished, paths = yield from self._drive(copy, prompt, seconds_left(), number)
+                seconds = seconds_left() * (share if number == first else 1.0)
+                finished, paths = yield from self._drive(copy, prompt, seconds, number)
                 _stopped_by_user(finished)
                 if finished.verified:
                     changes = _difference(self.root, copy, {c.path for c in applied} | paths)

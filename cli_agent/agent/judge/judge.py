@@ -27,10 +27,12 @@ class Judge(Bench):
 
     def started(self, run: RunState) -> None:
         """A run begins: with more candidates to try and tests to judge them, the first attempt gets a share of the
-        run's time (`repair.FIRST_SHARE`), the others the rest."""
+        run's time (`repair.FIRST_SHARE`), the others the rest. With `rewrite_first`, and a definition the task shows
+        to rewrite, it gives way at once: candidate 1, a rewrite, gets the rest of the time, then the loop."""
         j, s = self.judging, self.setup
         if j.attempts is not None and j.attempts.count > 1 and j.verifier is not None and j.verifier.command:
-            run.share_deadline = s.clock() + s.limits.timeout_s * repair.FIRST_SHARE
+            first = j.attempts.rewrite_first and bool(self.places(run.task))
+            run.share_deadline = s.clock() + (0.0 if first else s.limits.timeout_s * repair.FIRST_SHARE)
 
     def kept(self, run: RunState, prepared: Prepared) -> Prepared:
         """`prepared`, or refused when it would change a test that judges this run's repair (`repair.tests_kept`)."""

@@ -149,8 +149,11 @@ def as_left(b: Bench, run: RunState, finished: RunFinished) -> Generator[Event, 
 def gave_way(b: Bench, run: RunState, approve: Approver | None) -> Generator[Event, Decision | None, RunFinished]:
     """The first attempt used its share of the run's time (`RunState.share_deadline`) without ending. A change it
     made is checked first: passing, it ends the run "done"; else the other candidates get the rest."""
-    used = f"the first attempt used its share of the time ({run.steps} model requests)"
     j = b.judging
+    if not run.steps and j.attempts is not None and j.attempts.rewrite_first:
+        stopped = b.talk.stop(run, StopReason.TIMEOUT, "the first attempt gave way to the rewrite (rewrite_first)")
+        return (yield from _other_candidates(b, run, stopped, approve, "it gave way", first=1))
+    used = f"the first attempt used its share of the time ({run.steps} model requests)"
     if run.changed and j.verifier is not None and j.verifier.command:
         verdict = yield from verify(run, j.verifier)
         if verdict.ran and verdict.passed:
@@ -161,12 +164,14 @@ def gave_way(b: Bench, run: RunState, approve: Approver | None) -> Generator[Eve
 
 
 def _other_candidates(b: Bench, run: RunState, failed: RunFinished, approve: Approver | None,
-                      why: str) -> Generator[Event, Decision | None, RunFinished]:
-    """`failed`, unless one of the other candidates passes its tests and is applied: then done."""
+                      why: str, first: int = 2) -> Generator[Event, Decision | None, RunFinished]:
+    """`failed`, unless one of the other candidates (from number `first`) passes its tests and is applied: then
+    done."""
     attempts, s = b.judging.attempts, b.setup
     if attempts is None:
         return replace(failed, message=f"{failed.message}; {why}") if failed.verified is False else failed
-    won, why = yield from candidates(run, run.task, attempts, b.approvals, approve, s.dispatcher, s.clock, why)
+    won, why = yield from candidates(run, run.task, attempts, b.approvals, approve, s.dispatcher, s.clock, why,
+                                     first)
     if won is None:
         return replace(failed, message=f"{failed.message}; {why}")
     b.talk.append(run, Message("user", won.note))
@@ -287,13 +292,16 @@ def _named(path: str, task: str) -> bool:
 
 
 def candidates(run: RunState, prompt: str, attempts: Attempts, approvals: Approvals, approve: Approver | None,
-               dispatcher: Dispatcher, clock: Callable[[], float],
-               why: str) -> Generator[Event, Decision | None, tuple[Applied | None, str]]:
-    """Sample more candidates; offer the first that passes its tests as one change set. Returns what was applied
-    (None when nothing was) and, when nothing was, why the tests still fail."""
-    winner = yield from attempts.sample(prompt, tuple(run.applied), lambda: run.deadline - clock())
+               dispatcher: Dispatcher, clock: Callable[[], float], why: str,
+               first: int = 2) -> Generator[Event, Decision | None, tuple[Applied | None, str]]:
+    """Sample more candidates (from number `first`: 1 when the run gave way before its first request); offer the
+    first that passes its tests as one change set. Returns what was applied (None when nothing was) and, when
+    nothing was, why the tests still fail."""
+    share = 1 - FIRST_SHARE if first == 1 else 1.0  # the rewrite first: the loop's share swapped with the rest
+    winner = yield from attempts.sample(prompt, tuple(run.applied), lambda: run.deadline - clock(), first, share)
     if winner is None:
-        return None, f"{why}, nor did {attempts.count - 1} more candidate(s)"
+        more = "more " if first > 1 else ""
+        return None, f"{why}, nor did {attempts.count - first + 1} {more}candidate(s)"
     call = ToolCall(id=f"attempt-{uuid.uuid4().hex[:8]}", name="attempts",
                     arguments={"candidate": winner.number, "of": attempts.count, "tests": winner.summary})
     staged = Staged({"candidate": winner.number, "tests": winner.summary}, winner.changes)

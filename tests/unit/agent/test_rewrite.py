@@ -470,3 +470,32 @@ def test_a_renamed_definition_that_lands_is_listed_in_all_under_its_new_name() -
     own = planned_calls('def assist(x):\n    return x\n\n\n__all__ = ["assist"]\n', places, {"m.py": source},
                         {"assist": "helper"})
     assert [(c.arguments or {}).get("new") for c in own if c.name == "replace_lines"] == ['__all__ = ["assist"]']
+
+
+@pytest.fixture
+def calc_rewrite_first(tmp_path: Path) -> tuple[Path, Path]:
+    return calc_project(tmp_path, f"test_command = {json.dumps(PYTEST)}\nverify_rounds = 0\nrewrite_first = true\n")
+
+
+@pytest.mark.slow
+def test_rewrite_first_asks_for_the_rewrite_before_any_step_of_the_loop(tmp_path: Path, calc_rewrite_first) -> None:
+    ws, home = calc_rewrite_first
+    code, report, trace = run(tmp_path, ws, home, [REWRITE], "--attempts", "3")
+    assert code == 0 and report["verified"] is True and report["attempt"] == 1, report
+    assert (ws / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
+    events = [json.loads(line) for line in trace.splitlines()]
+    asked = [e.get("candidate") for e in events if e["type"] == "model_request"]
+    assert asked == [1]  # the one request is candidate 1's rewrite; the run itself asked nothing
+    assert "the first attempt gave way to the rewrite (rewrite_first)" in trace
+
+
+@pytest.mark.slow
+def test_rewrite_first_then_the_loop_when_no_rewrite_passes(tmp_path: Path, calc_rewrite_first) -> None:
+    ws, home = calc_rewrite_first
+    wrong = {"text": "```python\ndef add(a, b):\n    return b - a\n```"}
+    code, report, trace = run(tmp_path, ws, home, [*[wrong] * SAMPLES, READ, RIGHT, DONE], "--attempts", "3")
+    assert code == 0 and report["verified"] is True and report["attempt"] == 2, report  # candidate 2: the loop
+    assert (ws / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
+    events = [json.loads(line) for line in trace.splitlines()]
+    tools = [e["tool"] for e in events if e["type"] == "tool_result"]
+    assert tools[-1] == "attempts" and "candidate 1 of 3 did not pass" in trace

@@ -217,8 +217,10 @@ def test_variants():
     assert variant_settings("all") == dict.fromkeys(real.SWITCHES, True)
     assert variant_settings("none") == dict.fromkeys(real.SWITCHES, False)
     assert variant_settings("-task_files")["task_files"] is False and variant_settings("-task_files")["loose_edits"]
-    with pytest.raises(UsageError, match="unknown variant"):
-        variant_settings("-nope")
+    assert variant_settings("+rewrite_first") == {**dict.fromkeys(real.SWITCHES, True), "rewrite_first": True}
+    for bad in ("-nope", "+nope", "+task_files", "-rewrite_first"):
+        with pytest.raises(UsageError, match="unknown variant"):
+            variant_settings(bad)
 
 
 def test_bad_options_are_usage_errors(tmp_path):
