@@ -58,7 +58,8 @@ def eval_cmd(ctx: typer.Context,
              protocols: Annotated[str, typer.Option("--protocols", help="Real suite: json, native or "
                                                                         "json,native.")] = "json",
              variants: Annotated[str, typer.Option("--variants", help="Real suite: all, none, -NAME (one harness "
-                                                                      "switch off), comma-separated.")] = "all",
+                                                                      "switch off), +NAME (one choice on: "
+                                                                      "+rewrite_first), comma-separated.")] = "all",
              keep: Annotated[Path | None, typer.Option("--keep", help="Real suite: keep each run's trace in this "
                                                                       "folder (TASK.PROTOCOL.VARIANT.trace.jsonl).")]
              = None, attempts: Attempts = None,
