@@ -5,7 +5,8 @@ The first target is what the task brief found (the function the task calls or na
 its file it calls). After `PER_TARGET` rewrites of one target fail (tested and failing, a repeat, or nothing that
 could be placed or changed), the next is asked for: the functions the definitions just tried call (`callees`, in the
 order called), found by parsing their bodies, in their own file or in the module of the package they are imported
-from (`from pkg.helpers import clip`, `from . import helpers` then `helpers.clip(...)`). The bug a task shows in
+from (`from pkg.helpers import clip`, `from . import helpers` then `helpers.clip(...)`), and a method's calls of
+the methods of its own class (`self.clip(...)`, `cls.clip(...)`, `Version.clip(...)`). The bug a task shows in
 `pkg.total(...)` is often one call down, in another file. Each callee is a target of its own, its own callees
 queued after it, at most `MAX_TARGETS` in all; when none is left, the search goes round again from the first (each
 target keeps its `Memory`, so a version already tried is still a repeat). A task that adds or renames a name keeps
@@ -107,22 +108,39 @@ class Targets:
 def callees(places: Sequence[Place], workspace: Workspace) -> Iterator[tuple[str, Place]]:
     """(caller, callee) for the package's functions that the whole functions of `places` call, in the order
     called: defined in the caller's file, or in the workspace module the name (or the module of `module.name(...)`)
-    is imported from."""
+    is imported from; for a method, also the methods of its class it calls through `self`, `cls` or the class."""
     for place in places:
         source = _source(workspace, place.path)
         tree = tree_of(source) if source is not None and place.path.endswith(".py") else None
         if tree is None or not place.whole:
             continue
-        node = next((n for n in ast.walk(tree) if isinstance(n, _FUNCTIONS) and n.name == place.name
-                     and min([n.lineno, *(d.lineno for d in n.decorator_list)]) == place.first), None)
-        if node is None:
+        found_in = next(((n, owner) for owner in _scopes(tree) for n in owner.body if isinstance(n, _FUNCTIONS)
+                         and n.name == place.name
+                         and min([n.lineno, *(d.lineno for d in n.decorator_list)]) == place.first), None)
+        if found_in is None:
             continue
+        node, owner = found_in
         imports = _imports(tree, place.path)
         calls = sorted((c for c in ast.walk(node) if isinstance(c, ast.Call)), key=lambda c: (c.lineno, c.col_offset))
         for call in calls[:MAX_CALLS]:
-            found = _resolved(call.func, place.path, tree, imports, workspace)
+            found = (_method(call.func, owner, place.path) if isinstance(owner, ast.ClassDef) else None) or \
+                _resolved(call.func, place.path, tree, imports, workspace)
             if found is not None:
                 yield place.name, found
+
+
+def _scopes(tree: ast.Module) -> Iterator[ast.Module | ast.ClassDef]:
+    """The module and its classes (nested ones too): where a function of a place may be defined."""
+    yield tree
+    yield from (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef))
+
+
+def _method(func: ast.expr, owner: ast.ClassDef, path: str) -> Place | None:
+    """The method of `owner` that `self.name`, `cls.name` or `Owner.name` calls, when it is not too long."""
+    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+            and func.value.id in ("self", "cls", owner.name)):
+        return None
+    return _defined(owner, path, func.attr)
 
 
 def _resolved(func: ast.expr, path: str, tree: ast.Module, imports: dict[str, tuple[str, str]],
@@ -157,8 +175,9 @@ def _found(module: str, name: str, workspace: Workspace, hops: int = 1) -> Place
     return None
 
 
-def _defined(tree: ast.Module | None, path: str, name: str) -> Place | None:
-    """The module-level function `name` of a parsed file, as a whole `Place`, when it is not too long."""
+def _defined(tree: ast.Module | ast.ClassDef | None, path: str, name: str) -> Place | None:
+    """The function `name` defined at the top of a parsed file (or a class), as a whole `Place`, when it is not
+    too long."""
     for node in tree.body if tree is not None else ():
         if isinstance(node, _FUNCTIONS) and node.name == name:
             first, last = min([node.lineno, *(d.lineno for d in node.decorator_list)]), node.end_lineno or node.lineno

@@ -12,7 +12,7 @@ from clikit import cli, user_config
 
 from cli_agent.agent.judge.rewrite_targets import PER_TARGET, Targets, callees
 from cli_agent.fs import Workspace
-from cli_agent.prompt import task_brief
+from cli_agent.prompt import Place, task_brief
 
 CORE = '''import math
 
@@ -126,3 +126,48 @@ def test_when_rewrites_of_the_named_function_fail_the_helper_it_calls_is_rewritt
     assert all("def total(items)" in r and "def positive" not in r for r in rewrites[:3]), rewrites
     assert "# pkg/helpers.py\ndef positive(items):" in rewrites[3] and "def total" not in rewrites[3], rewrites[3]
     assert "`positive`, which `total` calls, may hold the bug" in rewrites[3]
+
+
+BOX = '''class Version:
+    def __init__(self, n):
+        self.n = n
+
+    def bump(self):
+        return Version(self._step(self.n) + Version._zero() + self.other())
+
+    def other(self):
+        return 0
+
+    @classmethod
+    def _step(cls, n):
+        return cls._size(n) + n
+
+    @staticmethod
+    def _zero():
+        return 0
+
+    @staticmethod
+    def _size(n):
+        return 2
+
+
+def other():
+    return 1
+'''
+
+
+def test_a_method_s_callees_are_the_methods_of_its_class_it_calls_through_self_cls_or_the_class(
+        tmp_path: Path) -> None:
+    (tmp_path / "box.py").write_text(BOX)
+    workspace = Workspace(tmp_path)
+    bump = Place("box.py", "bump", 5, 6, whole=True)
+    found = [(caller, p.name, p.first, p.last) for caller, p in callees([bump], workspace)]
+    # `Version(...)` is the class, not a function; `self.other` is the method, not the module's `other`
+    assert found == [("bump", "_step", 11, 13), ("bump", "_zero", 15, 17), ("bump", "other", 8, 9)]
+    step = Place("box.py", "_step", 11, 13, whole=True)
+    assert [(c, p.name) for c, p in callees([step], workspace)] == [("_step", "_size")]  # cls.name
+    targets = Targets([bump], workspace)
+    assert [targets.failed() for _ in range(PER_TARGET)] == [False, False, True]
+    assert targets.places == (Place("box.py", "_step", 11, 13, whole=True),)
+    assert "`_step`, which `bump` calls, may hold the bug" in targets.note()
+
