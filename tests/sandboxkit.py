@@ -14,17 +14,17 @@ from places import REPO
 
 from cli_agent.fs.workspace import Workspace
 from cli_agent.sandbox import CommandRun, Policy, probe, run_in_sandbox
-from cli_agent.sandbox.process import Limits
+from cli_agent.sandbox.process import MEMORY_CAP, Limits
 
 
 def sandboxed(ws: Path, command: str, *, timeout_s: float = 60.0, max_file_bytes: int = 1 << 30,
-              env_allow: tuple[str, ...] = (), **policy: Any) -> CommandRun:
+              max_memory_bytes: int = MEMORY_CAP, env_allow: tuple[str, ...] = (), **policy: Any) -> CommandRun:
     return run_policy(ws, Policy(workspace=ws, **policy), command, timeout_s=timeout_s,
-                      max_file_bytes=max_file_bytes, env_allow=env_allow)
+                      max_file_bytes=max_file_bytes, max_memory_bytes=max_memory_bytes, env_allow=env_allow)
 
 
 def run_policy(ws: Path, policy: Policy, command: str, *, timeout_s: float = 60.0, max_file_bytes: int = 1 << 30,
-               env_allow: tuple[str, ...] = ()) -> CommandRun:
+               max_memory_bytes: int = MEMORY_CAP, env_allow: tuple[str, ...] = ()) -> CommandRun:
     """`command` run under `policy` (as a session's `command_setup` made it, say)."""
     capability = probe()
     assert capability.available, capability.reason  # the machines this runs on have user namespaces
@@ -38,7 +38,8 @@ def run_policy(ws: Path, policy: Policy, command: str, *, timeout_s: float = 60.
         return None
 
     running = run_in_sandbox(command, capability, policy,
-                             Limits(timeout_s=timeout_s, max_file_bytes=max_file_bytes), check, env_allow)
+                             Limits(timeout_s=timeout_s, max_file_bytes=max_file_bytes,
+                                    max_memory_bytes=max_memory_bytes), check, env_allow)
     while True:
         try:
             next(running)

@@ -4,7 +4,7 @@
 silence) and returns an `Outcome`. The
 child starts in a session and process group of its own with stdin from /dev/null and stdout and stderr merged
 into one pipe; as root it first joins a pids cgroup of its own (`pidlimit`). The shell the command runs in sets
-the other limits (`runner.shell_argv`: processes, file size, core dumps). On
+the other limits (`runner.shell_argv`: processes, file size, the memory one process may allocate, core dumps). On
 timeout, on an exception (Ctrl-C, SIGTERM) and when the generator is closed, the whole group is killed with
 SIGKILL, with every process below it (`reap.kill_tree`), and the run returns once they are gone: inside the
 sandbox that takes bwrap's PID namespace with it, and background jobs, `setsid` and double forks die too.
@@ -29,11 +29,25 @@ __all__ = ["Limits", "Outcome"]
 _CHUNK = 1 << 16
 
 
+def _memory_cap() -> int:
+    """Half of this machine's memory, at least 1 GiB: a command allocating without end gets an allocation error
+    (Python's MemoryError) there, before the machine runs out and its out-of-memory killer or swap takes over."""
+    try:
+        total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError):
+        return 8 << 30
+    return max(total // 2, 1 << 30)
+
+
+MEMORY_CAP = _memory_cap()
+
+
 @dataclass(frozen=True)
 class Limits:
     timeout_s: float = 120.0
     max_processes: int = 512
     max_file_bytes: int = 1 << 30
+    max_memory_bytes: int = MEMORY_CAP  # what one process may allocate (RLIMIT_DATA, `ulimit -d`)
     head_bytes: int = 4 * 1024  # output kept from the start
     tail_bytes: int = 12 * 1024  # and from the end
 

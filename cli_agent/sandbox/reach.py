@@ -92,6 +92,9 @@ ROWS = (
     Row("time", "the call's `timeout_s`, at most `command_timeout_max` and never past the run's deadline",
         "test_the_runs_deadline_cuts_a_long_command"),
     Row("file size", "at most 1 GiB per file", "test_a_huge_write_is_bounded"),
+    Row("memory", "each process at most half of the machine's memory; past it an allocation fails (`MemoryError`), "
+        "as root, as an unprivileged user and without the sandbox",
+        "test_a_runaway_allocation_gets_a_memory_error_at_the_cap"),
     Row("a trusted project's hooks", "run here, as commands do (no HOME, no network); what they write in the "
         "workspace is applied; the user's own hooks run on the host",
         "test_a_projects_hook_runs_in_the_command_sandbox_and_cannot_read_home_as_a_users_hook_can"),

@@ -38,12 +38,15 @@ class CommandRun:
 
 def shell_argv(command: str, limits: process.Limits | None = None) -> list[str]:
     """bash where present, else sh. With `limits`, the shell first limits processes (inside the sandbox's user
-    namespace only the sandbox's own count), the size of any file written, and core dumps, then runs the command."""
+    namespace only the sandbox's own count), the memory each process may allocate (its data: heap and private
+    writable mappings, not what is only reserved), the size of any file written, and core dumps, then runs the
+    command."""
     shell = next((s for s in ("/bin/bash", "/usr/bin/bash") if os.path.exists(s)), "/bin/sh")
     if limits is None:
         return [shell, "-c", command]
     blocks = limits.max_file_bytes // (1024 if shell.endswith("bash") else 512)
-    setup = f"ulimit -u {int(limits.max_processes)} 2>/dev/null; ulimit -f {blocks} && ulimit -c 0 || exit 126"
+    setup = (f"ulimit -u {int(limits.max_processes)} 2>/dev/null; ulimit -d {int(limits.max_memory_bytes) >> 10} "
+             f"2>/dev/null; ulimit -f {blocks} && ulimit -c 0 || exit 126")
     return [shell, "-c", f'{setup}; exec {shell} -c "$1"', "cli-agent", command]
 
 

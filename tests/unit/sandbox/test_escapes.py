@@ -205,6 +205,37 @@ def test_a_fork_bomb_is_bounded(ws: Path) -> None:
     assert processes_matching(f"bomb{tag}") == []
 
 
+# Allocating until it fails, bounded itself at 1 GiB: a missing cap fails the test without hurting the machine.
+RUNAWAY = (f"{sys.executable} -c \"x = bytearray(64 << 20)\nprint('64 MiB allocated')\nparts = []\ntry:\n"
+           f"  while len(parts) < 64:\n    parts.append(bytearray(16 << 20))\n  print('never stopped')\n"
+           f"except MemoryError:\n  print('stopped at', len(parts) * 16 + 64, 'MiB')\"")
+
+
+@pytest.mark.slow
+def test_a_runaway_allocation_gets_a_memory_error_at_the_cap(ws: Path) -> None:
+    run = sandboxed(ws, RUNAWAY, max_memory_bytes=256 << 20)
+    out = run.outcome.output
+    assert "64 MiB allocated" in out and "stopped at" in out and "never stopped" not in out, out[-500:]
+    assert int(out.split("stopped at")[1].split()[0]) <= 256
+    unbounded = sandboxed(ws, RUNAWAY)  # the default cap, half the machine's memory, leaves 1 GiB alone
+    assert "never stopped" in unbounded.outcome.output, unbounded.outcome.output[-500:]
+
+
+@pytest.mark.slow
+def test_a_runaway_allocation_is_capped_without_the_sandbox_too(ws: Path) -> None:
+    from cli_agent.sandbox.process import Limits
+    from cli_agent.sandbox.runner import run_unsandboxed
+
+    running = run_unsandboxed(RUNAWAY, ws, Limits(timeout_s=60.0, max_memory_bytes=256 << 20))
+    while True:
+        try:
+            next(running)
+        except StopIteration as done:
+            out = done.value.outcome.output
+            break
+    assert "stopped at" in out and "never stopped" not in out, out[-500:]
+
+
 @pytest.mark.slow
 def test_a_huge_write_is_bounded(ws: Path) -> None:
     limit = 32 << 20

@@ -30,8 +30,12 @@ write = sandboxed(ws, f"echo new > b.txt; echo more >> a.txt; echo x > {outside}
 bomb = sandboxed(ws, "python3 -c \\"import os, time\\nn = 0\\nwhile n < 2000:\\n  try:\\n    pid = os.fork()\\n"
                      "  except OSError:\\n    print('stopped after', n); break\\n  if pid == 0:\\n"
                      "    time.sleep(30); os._exit(0)\\n  n += 1\\"", timeout_s=60)
+runaway = sandboxed(ws, "python3 -c \\"parts = []\\ntry:\\n  while len(parts) < 64:\\n"
+                        "    parts.append(bytearray(16 << 20))\\n  print('never stopped')\\nexcept MemoryError:\\n"
+                        "  print('stopped at', len(parts) * 16, 'MiB')\\"", max_memory_bytes=256 << 20)
 print(json.dumps({"output": write.outcome.output, "changes": [c.path for c in write.changes.changes],
-                  "bomb": bomb.outcome.output, "bomb_timed_out": bomb.outcome.timed_out}))
+                  "bomb": bomb.outcome.output, "bomb_timed_out": bomb.outcome.timed_out,
+                  "runaway": runaway.outcome.output}))
 """
 
 
@@ -64,6 +68,7 @@ def test_an_unprivileged_user_gets_the_same_sandbox(open_tmp: Path) -> None:
     assert (ws / "a.txt").read_text() == "a\n" and not (ws / "b.txt").exists()
     assert "stopped after" in result["bomb"] and not result["bomb_timed_out"]
     assert int(result["bomb"].split("stopped after")[1].split()[0]) < 512
+    assert "stopped at" in result["runaway"] and "never stopped" not in result["runaway"], result["runaway"]
 
 
 @pytest.mark.slow
