@@ -50,6 +50,8 @@ def test_the_failures_are_trimmed_to_the_assertion_the_frame_and_the_summary() -
     assert summary_line(PYTEST_FAILURE, 1, False) == "1 failed, 1 passed in 0.03s"
     assert summary_line("==== 3 passed in 0.01s ====", 0, False) == "3 passed in 0.01s"
     assert summary_line("boom", 2, False) == "exit code 2"
+    assert summary_line("collected 3 items\n", 137, False) == ("exit code 137 (killed: SIGKILL, most often for "
+                                                             "running out of memory)")
 
 
 def test_a_coloured_run_reads_as_a_plain_one() -> None:

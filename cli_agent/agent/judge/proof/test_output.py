@@ -52,6 +52,8 @@ def summary_line(output: str, exit_code: int | None, timed_out: bool) -> str:
             return line.strip()[:200]
     if timed_out:
         return "timed out"
+    if exit_code == 137:  # 128 + SIGKILL: the kernel's out-of-memory killer, as a rule, when no timeout was hit
+        return "exit code 137 (killed: SIGKILL, most often for running out of memory)"
     return f"exit code {exit_code}"
 
 
