@@ -24,7 +24,7 @@ from cli_agent.agent.context_window import for_model
 from cli_agent.agent.conversation import Conversation
 from cli_agent.agent.judge.bench import Judging
 from cli_agent.agent.judge.judge import Judge
-from cli_agent.agent.model_call import complete
+from cli_agent.agent.model_call import complete, first_token_seconds
 from cli_agent.agent.run_state import AgentSetup, Approver, RunState, briefed, over_budget, stop_for
 from cli_agent.agent.wire import protocol_for
 from cli_agent.contracts import (
@@ -208,8 +208,12 @@ class Agent:
                 return self._talk.stop(run, StopReason.STEP_LIMIT, message)
             if run.share_deadline is not None and s.clock() >= run.share_deadline:
                 return (yield from self._judge.gave_way(run, approve))
-            run.steps += 1
             yield from self._talk.window.fit(self.history, plan, s.limits.context_window or s.provider.context_window())
+            if run.share_deadline is not None:  # a request that would outlast the share is not started
+                wait = first_token_seconds(s, plan, self.history)
+                if wait is not None and s.clock() + wait > run.share_deadline:
+                    return (yield from self._judge.gave_way(run, approve, wait))
+            run.steps += 1
             reply = yield from complete(s, run, plan, self.history)  # ModelRequest, retries, AssistantMessage
             spent = yield from over_budget(run, s.limits)
             if spent is not None:

@@ -33,14 +33,24 @@ def complete(setup: AgentSetup, run: RunState, plan: Plan,
              history: list[Message]) -> Generator[Event, Decision | None, ProviderReply]:
     """The provider's reply to the conversation; raises RunTimeoutError when the run has no time left, and
     ProviderError when the provider fails for good (or gave up after `max_retries` retries)."""
-    s = setup
+    return (yield from exchange(setup, run, request_for(setup, plan, history), fingerprint=plan.fingerprint,
+                                messages=len(history) + 1, stream_text=setup.protocol.name != "json"))
+
+
+def request_for(s: AgentSetup, plan: Plan, history: list[Message]) -> ProviderRequest:
+    """The request `complete` sends for the conversation: the plan's system prompt, then `history`."""
     messages = tuple(([Message("system", plan.system)] if plan.system else []) + history)
     if any(m.images for m in messages) and not _sees_images(s.provider):
         messages = tuple(_labelled(m) if m.images else m for m in messages)
-    request = ProviderRequest(messages=messages, tools=plan.schemas if s.protocol.sends_tools else None,
-                              options=plan.request_options)
-    return (yield from exchange(s, run, request, fingerprint=plan.fingerprint, messages=len(history) + 1,
-                                stream_text=s.protocol.name != "json"))
+    return ProviderRequest(messages=messages, tools=plan.schemas if s.protocol.sends_tools else None,
+                           options=plan.request_options)
+
+
+def first_token_seconds(s: AgentSetup, plan: Plan, history: list[Message]) -> float | None:
+    """How long the provider says the next request would wait for its first token (the bundled model reads a
+    prompt at tens of tokens a second); None when it cannot tell (a hosted model, a speed never measured)."""
+    estimate = getattr(s.provider, "first_token_seconds", None)
+    return estimate(request_for(s, plan, history)) if callable(estimate) else None
 
 
 def exchange(s: AgentSetup, run: RunState, request: ProviderRequest, *, fingerprint: str, messages: int,

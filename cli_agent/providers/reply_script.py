@@ -12,6 +12,9 @@ Each item of a script is one reply to one request:
     {"close": true}                                  the connection dropped without an answer (retryable)
     "delay": seconds (before anything), "chunk_delay": seconds (between deltas) and "usage": {"prompt_tokens",
     "completion_tokens"} combine with any of the above.
+    "first_token_s": seconds, a prompt read slowly: the reply waits this long before anything (after `delay`), and
+    the `ScriptedProvider` says so beforehand when asked how long the request would wait for its first token (as the
+    bundled model's provider does, `first_token_seconds`).
 
 `error` and `status` are two spellings of one failure: `error_kind` gives the kind for a status (429 and 5xx are
 retryable, 401 and 403 a missing key, any other status fatal) and `status_of` the status for a kind.
@@ -26,7 +29,7 @@ from typing import Any
 from cli_agent.contracts import UsageError
 
 KEYS = frozenset({"text", "tool_calls", "raw", "error", "status", "headers", "close", "message", "delay",
-                  "chunk_delay", "chunks", "usage", "finish_reason", "thinking"})
+                  "chunk_delay", "chunks", "usage", "finish_reason", "thinking", "first_token_s"})
 ERROR_KINDS = ("retryable", "fatal", "missing_key")
 _STATUS = {"retryable": 503, "fatal": 400, "missing_key": 401}
 
@@ -45,7 +48,7 @@ def check_item(n: int, item: Any) -> Mapping[str, Any]:
     for key in ("text", "raw", "message", "finish_reason", "thinking"):
         if key in item and not isinstance(item[key], str):
             raise UsageError(f"scripted reply {n}: {key} must be a string")
-    for key in ("delay", "chunk_delay"):
+    for key in ("delay", "chunk_delay", "first_token_s"):
         value = item.get(key, 0)
         if not isinstance(value, int | float) or value < 0:
             raise UsageError(f"scripted reply {n}: {key} must be a number of seconds >= 0")
@@ -98,3 +101,8 @@ def status_of(item: Mapping[str, Any]) -> int | None:
     if "status" in item:
         return int(item["status"])
     return _STATUS[item["error"]] if "error" in item else None
+
+
+def item_wait(item: Mapping[str, Any]) -> float:
+    """The seconds a reply waits before anything: its `delay`, then its `first_token_s`."""
+    return float(item.get("delay", 0)) + float(item.get("first_token_s", 0))

@@ -34,7 +34,7 @@ from cli_agent.providers.base import (
     Thinking,
     decode_tool_call,
 )
-from cli_agent.providers.reply_script import check_item, error_kind, item_calls, item_finish, item_text
+from cli_agent.providers.reply_script import check_item, error_kind, item_calls, item_finish, item_text, item_wait
 from cli_agent.providers.waiting import deadline_of, timeout_error
 
 __all__ = ["ScriptError", "ScriptedProvider"]
@@ -102,6 +102,12 @@ class ScriptedProvider:
     def supports_images(self) -> bool:
         return self._vision
 
+    def first_token_seconds(self, request: ProviderRequest) -> float | None:
+        """What the next reply says its request waits for its first token (`first_token_s`); None when it says
+        nothing, as a hosted model's provider cannot tell."""
+        item = self._replies[0] if self._replies else {}
+        return float(item["first_token_s"]) if "first_token_s" in item else None
+
     def close(self) -> None:
         pass
 
@@ -114,7 +120,7 @@ class ScriptedProvider:
         if not self._replies:
             raise ScriptError(f"no scripted reply left for request {len(self.requests)}")
         item = self._replies.popleft()
-        _wait(float(item.get("delay", 0)), request.timeout_s)
+        _wait(item_wait(item), request.timeout_s)
         kind = error_kind(item)
         if kind is not None:
             raise _ERRORS[kind](item.get("message") or f"scripted {kind} error")

@@ -34,6 +34,7 @@ from cli_agent.contracts import ProviderError, RunTimeoutError, UsageError
 from cli_agent.providers.base import Preferences, ProviderReply, ProviderRequest, Thinking
 from cli_agent.providers.local.kept import keep_warm_seconds
 from cli_agent.providers.local.model import ensure_model, install_command, needs_setup, resolve_model
+from cli_agent.providers.local.prompt_speed import PromptSpeed, unread_chars
 from cli_agent.providers.local.reply import cut_runaway, plan_key, shared_first, wire_options
 from cli_agent.providers.local.runtime import runtime_unfit, runtime_version
 from cli_agent.providers.local.server import ALIAS, LlamaServer, default_threads
@@ -115,6 +116,10 @@ class LocalProvider:
         # prompt), a save would file that prompt under the plan's name, and the next process would start cold.
         self._ours = False
         self._saved = False  # this process has saved the plan's state once (after its first whole reply)
+        # What the slot holds, as far as this process knows (`_held`: a request's prompt and reply, once whole), and
+        # how fast the server reads what it does not (`first_token_seconds`), kept beside the warm start's states.
+        self._held = ""
+        self._speed = PromptSpeed.kept_in(self.cache.folder if self.cache is not None else None)
         threads = local.threads or default_threads()  # chosen once, by the load when the server starts
         self.server = LlamaServer(self.model_path, threads=threads, context_size=local.context_size,
                                   batch_threads=threads, cache=self.cache, speculative=local.speculative,
@@ -161,12 +166,20 @@ class LocalProvider:
         plan = plan_key(self._wire(request))
         if self._plan is None:
             self._plan = plan  # the shared prefix: a project never seen restores it too
-            self._restore()
+            if self._restore():
+                self._held = _system_text(self._wire(request))
         left = None if request.timeout_s is None else max(0.0, request.timeout_s - (time.monotonic() - started))
         self._settled, self._ours = False, plan == self._plan
+        prompt, held = _prompt_text(self._wire(request)), self._held
+        self._held = ""  # until the reply is whole, what the slot holds is not known
+        sent, first = time.monotonic(), None
         try:
             for item in self._http.stream(replace(self._wire(request), timeout_s=left), watch=cut_runaway):
+                first = first or time.monotonic()
                 self._settled = isinstance(item, ProviderReply)
+                if isinstance(item, ProviderReply):
+                    self._speed.measured(unread_chars(prompt, held), first - sent)
+                    self._held = prompt + item.text
                 yield item
         except ProviderError:
             self.server.check_alive()  # a dead server says so instead of a retryable connection error
@@ -175,13 +188,27 @@ class LocalProvider:
             self._saved = True                                  # not the plan's leaves it saved all the same
             self.save()
 
-    def _restore(self) -> None:
-        """Load the saved state of this plan into the slot; a file the server cannot load is removed."""
+    def first_token_seconds(self, request: ProviderRequest) -> float | None:
+        """How long `request` would wait for its first token: the characters of its prompt the slot does not hold,
+        at the speed the server read its last long prompts (`prompt_speed`); None until that was measured once."""
+        wired = self._wire(request)
+        held = self._held
+        if self._plan is None and self.cache is not None and self.cache.has(self.cache.slot_file(plan_key(wired))):
+            held = _system_text(wired)  # the warm start restores the system prompt before the first request
+        return self._speed.seconds(unread_chars(_prompt_text(wired), held))
+
+    def _restore(self) -> bool:
+        """Load the saved state of this plan into the slot (True when it did); a file the server cannot load is
+        removed."""
         if self.cache is None or self._plan is None:
-            return  # a kept server's slot too: it holds the last request's prompt, which may share nothing with this
+            return False  # a kept server's slot too: it holds the last request's prompt, which may share nothing
         name = self.cache.slot_file(self._plan)
-        if self.cache.has(name) and not self.server.slot("restore", name):
+        if not self.cache.has(name):
+            return False
+        if not self.server.slot("restore", name):
             self.cache.discard(name)
+            return False
+        return True
 
     def save(self) -> bool:
         """Save the slot's state for the next process (to a temporary name, renamed once whole)."""
@@ -206,3 +233,13 @@ class LocalProvider:
             self._http.close()
         finally:
             self.server.stop()
+
+
+def _prompt_text(request: ProviderRequest) -> str:
+    """The request's messages in order, as one text: what the slot reads, for its prefix shared with another's."""
+    return "".join(f"<{m.role}>\n{m.content or ''}\n" for m in request.messages)
+
+
+def _system_text(request: ProviderRequest) -> str:
+    """The part of the request's text a restored state holds: its system prompt (the prefix every project shares)."""
+    return _prompt_text(replace(request, messages=request.messages[:1]))

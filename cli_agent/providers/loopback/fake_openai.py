@@ -32,7 +32,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from cli_agent.providers.reply_script import check_item, item_calls, item_finish, item_text, status_of
+from cli_agent.providers.reply_script import check_item, item_calls, item_finish, item_text, item_wait, status_of
 
 _ARGUMENT_PIECE = 7  # characters of tool-call arguments per streamed fragment
 
@@ -155,7 +155,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._answer(fake, item, body)
 
     def _answer(self, fake: FakeOpenAIServer, item: Mapping[str, Any], body: dict[str, Any]) -> None:
-        fake._sleep(float(item.get("delay", 0)))
+        fake._sleep(item_wait(item))
         if item.get("close"):
             self.close_connection = True
             return

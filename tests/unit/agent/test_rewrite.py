@@ -188,6 +188,30 @@ def test_the_first_attempt_gives_way_at_a_third_of_the_time(tmp_path: Path, calc
 
 
 @pytest.mark.slow
+def test_the_first_attempt_gives_way_before_a_request_that_would_outlast_its_share(tmp_path: Path, calc) -> None:
+    ws, home = calc
+    # The provider says the first request would wait 12 s for its first token (the bundled model reading a long
+    # prompt), past the first attempt's 10 s share of 30 s: the run gives way without sending it, and candidate 2
+    # gets the time. The script's one reply is read by the first request made, the rewrite's, which waits the 12 s.
+    code, report, trace = run(tmp_path, ws, home, [dict(REWRITE, first_token_s=12)], "--attempts", "2",
+                              "--timeout", "30")
+    assert code == 0 and report["attempt"] == 2, report
+    events = [json.loads(line) for line in trace.splitlines()]
+    assert [e.get("candidate") for e in events if e["type"] == "model_request"] == [2]  # the run asked nothing
+    assert "the next would wait about 12 s for its first token, and 10 s of its share were left" in trace
+    assert (ws / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
+
+
+@pytest.mark.slow
+def test_a_request_told_to_fit_its_share_is_sent(tmp_path: Path, calc) -> None:
+    ws, home = calc
+    code, report, trace = run(tmp_path, ws, home, [dict(RIGHT, first_token_s=1), DONE], "--attempts", "2",
+                              "--timeout", "30")
+    assert code == 0 and report["verified"] is True and report.get("attempt", 0) == 0, report
+    assert '"candidate": 2' not in trace and "gave way" not in trace
+
+
+@pytest.mark.slow
 def test_a_first_attempt_that_gives_way_with_a_right_change_ends_done_without_candidates(tmp_path: Path, calc) -> None:
     ws, home = calc
     # its right edit comes past a third of the 30 s: the change is checked before any candidate is asked for

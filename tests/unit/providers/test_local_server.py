@@ -356,3 +356,34 @@ def test_speculative_decoding_is_on_by_default_gives_the_same_reply_and_off_turn
         off.stop()
     texts = [r["choices"][0]["message"]["content"] for r in replies]
     assert texts[0] and texts[0] == texts[1]  # lookup decoding changes no token
+
+
+def test_the_wait_for_a_first_token_is_told_before_the_request_from_the_speed_measured(tmp_path, monkeypatch):
+    from cli_agent.providers.local.prompt_speed import FILE, PromptSpeed
+
+    monkeypatch.setenv("CLI_AGENT_HOME", str(tmp_path / "home"))
+    listing = "".join(f"src/pkg/module_{n}.py\n" for n in range(300))  # a project's part, as a first request has
+
+    def request(task: str) -> ProviderRequest:
+        return ProviderRequest((Message("system", SYSTEM), Message("user", f"{listing}\n{task}")),
+                               options={"max_tokens": 5}, timeout_s=120)
+
+    first = LocalProvider(SMOL, quiet=True)
+    try:
+        assert first.first_token_seconds(request("Fix calc.py.")) is None  # never measured on this machine
+        assert isinstance(list(first.stream(request("Fix calc.py.")))[-1], ProviderReply)
+        told_new = first.first_token_seconds(request("Fix parse.py."))
+        reply = list(first.stream(request("Fix parse.py.")))[-1]
+        assert isinstance(reply, ProviderReply) and reply.usage.cached_tokens > 0
+        told_held = first.first_token_seconds(request("Fix parse.py."))  # the slot holds all of it now
+    finally:
+        first.close()
+    assert told_new is not None and told_held is not None and 0 <= told_held < told_new
+    kept = PromptSpeed.kept_in(first.cache.folder)
+    assert (first.cache.folder / FILE).is_file() and kept.chars_per_s is not None and kept.chars_per_s > 0
+    second = LocalProvider(SMOL, quiet=True)  # the next process: the speed kept, the system prompt restored
+    try:
+        told = second.first_token_seconds(request("Fix calc.py."))
+    finally:
+        second.close()
+    assert told is not None and told == kept.seconds(len(f"<user>\n{listing}\nFix calc.py.\n"))
