@@ -77,6 +77,10 @@ class Preferences:
 
 @runtime_checkable
 class Provider(Protocol):
+    """A model behind `stream`. Two questions a provider may also answer, looked up when asked (a provider without
+    them says "yes" and "cannot tell"): `supports_images()`, and `first_token_seconds(request) -> float | None`,
+    how long `request` would wait for its first token (the bundled model's, `local.prompt_speed`)."""
+
     name: str
 
     def stream(self, request: ProviderRequest) -> Iterator[str | Thinking | ProviderReply]:
