@@ -214,7 +214,12 @@ class Agent:
                 if wait is not None and s.clock() + wait > run.share_deadline:
                     return (yield from self._judge.gave_way(run, approve, wait))
             run.steps += 1
-            reply = yield from complete(s, run, plan, self.history)  # ModelRequest, retries, AssistantMessage
+            try:
+                reply = yield from complete(s, run, plan, self.history)  # ModelRequest, retries, AssistantMessage
+            except errors.RunTimeoutError:
+                if run.share_deadline is None or run.deadline - s.clock() <= 1:
+                    raise
+                return (yield from self._judge.gave_way(run, approve))  # cut at the end of the first attempt's share
             spent = yield from over_budget(run, s.limits)
             if spent is not None:
                 self._talk.append(run, Message("assistant", reply.text or "(stopped: budget reached)"))

@@ -31,10 +31,12 @@ if TYPE_CHECKING:
 
 def complete(setup: AgentSetup, run: RunState, plan: Plan,
              history: list[Message]) -> Generator[Event, Decision | None, ProviderReply]:
-    """The provider's reply to the conversation; raises RunTimeoutError when the run has no time left, and
-    ProviderError when the provider fails for good (or gave up after `max_retries` retries)."""
+    """The provider's reply to the conversation; raises RunTimeoutError when the run has no time left (or the first
+    attempt's share, `RunState.share_deadline`, is spent: the request in flight is cut there), and ProviderError
+    when the provider fails for good (or gave up after `max_retries` retries)."""
     return (yield from exchange(setup, run, request_for(setup, plan, history), fingerprint=plan.fingerprint,
-                                messages=len(history) + 1, stream_text=setup.protocol.name != "json"))
+                                messages=len(history) + 1, stream_text=setup.protocol.name != "json",
+                                until=run.share_deadline))
 
 
 def request_for(s: AgentSetup, plan: Plan, history: list[Message]) -> ProviderRequest:
@@ -54,24 +56,25 @@ def first_token_seconds(s: AgentSetup, plan: Plan, history: list[Message]) -> fl
 
 
 def exchange(s: AgentSetup, run: RunState, request: ProviderRequest, *, fingerprint: str, messages: int,
-             stream_text: bool) -> Generator[Event, Decision | None, ProviderReply]:
+             stream_text: bool, until: float | None = None) -> Generator[Event, Decision | None, ProviderReply]:
     """`request` as the trace shows it: a `ModelRequest` (step `run.steps`, `messages` counted as the plan counts
     them), the request itself (`send`), then the reply as an `AssistantMessage`, its usage added to the run's."""
     yield ModelRequest(step=run.steps, fingerprint=fingerprint, messages=messages)
-    reply = yield from send(s, run, request, stream_text=stream_text)
+    reply = yield from send(s, run, request, stream_text=stream_text, until=until)
     run.usage = run.usage + reply.usage
     yield AssistantMessage(text=reply.text, tool_calls=reply.tool_calls, finish_reason=reply.finish_reason,
                            usage=reply.usage)
     return reply
 
 
-def send(s: AgentSetup, run: RunState, request: ProviderRequest, *,
-         stream_text: bool) -> Generator[Event, Decision | None, ProviderReply]:
-    """`request` sent within the run's deadline, retried while the provider's error is retryable (a `Retry` event
-    each time); its text streamed as `TextDelta` when `stream_text`."""
+def send(s: AgentSetup, run: RunState, request: ProviderRequest, *, stream_text: bool,
+         until: float | None = None) -> Generator[Event, Decision | None, ProviderReply]:
+    """`request` sent within the run's deadline (or `until`, when sooner), retried while the provider's error is
+    retryable (a `Retry` event each time); its text streamed as `TextDelta` when `stream_text`."""
     attempt = 0
+    end = run.deadline if until is None else min(run.deadline, until)
     while True:
-        remaining = run.deadline - s.clock()
+        remaining = end - s.clock()
         if remaining <= 0:
             raise errors.RunTimeoutError("no time left for another model request")
         try:
@@ -91,7 +94,7 @@ def send(s: AgentSetup, run: RunState, request: ProviderRequest, *,
             attempt += 1
             if attempt > s.limits.max_retries:
                 raise errors.ProviderError(f"{exc} (gave up after {attempt} tries)") from exc
-            delay = max(0.0, min(backoff(s.limits.retry_base_delay, attempt), run.deadline - s.clock()))
+            delay = max(0.0, min(backoff(s.limits.retry_base_delay, attempt), end - s.clock()))
             yield Retry(attempt=attempt, delay_s=round(delay, 3), reason=str(exc))
             s.sleep(delay)
 

@@ -203,6 +203,18 @@ def test_the_first_attempt_gives_way_before_a_request_that_would_outlast_its_sha
 
 
 @pytest.mark.slow
+def test_a_first_attempt_s_request_still_in_flight_at_the_end_of_its_share_is_cut_there(tmp_path: Path, calc) -> None:
+    ws, home = calc
+    # A reply that would come at 28 s of 30 (a small model running on to its longest reply) left the candidates
+    # nothing; the request is cut at the first attempt's share, 10 s, and candidate 2 has the other 20.
+    code, report, trace = run(tmp_path, ws, home, [dict(READ, delay=28), REWRITE], "--attempts", "2",
+                              "--timeout", "30")
+    assert code == 0 and report["attempt"] == 2, report
+    assert "the first attempt used its share of the time (1 model requests)" in trace
+    assert (ws / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
+
+
+@pytest.mark.slow
 def test_a_request_told_to_fit_its_share_is_sent(tmp_path: Path, calc) -> None:
     ws, home = calc
     code, report, trace = run(tmp_path, ws, home, [dict(RIGHT, first_token_s=1), DONE], "--attempts", "2",
@@ -214,9 +226,10 @@ def test_a_request_told_to_fit_its_share_is_sent(tmp_path: Path, calc) -> None:
 @pytest.mark.slow
 def test_a_first_attempt_that_gives_way_with_a_right_change_ends_done_without_candidates(tmp_path: Path, calc) -> None:
     ws, home = calc
-    # its right edit comes past a third of the 30 s: the change is checked before any candidate is asked for
-    slow_right = {**RIGHT, "delay": 10.5}
-    code, report, trace = run(tmp_path, ws, home, [slow_right], "--attempts", "3", "--timeout", "30")
+    # its right edit lands, and its next reply would come past a third of the 30 s: that request is cut at the
+    # share, and the change is checked before any candidate is asked for
+    code, report, trace = run(tmp_path, ws, home, [RIGHT, dict(DONE, delay=28)], "--attempts", "3", "--timeout",
+                              "30")
     assert code == 0 and report["verified"] is True and report.get("attempt", 0) in (0, 1), report
     assert "its change passes the tests" in report["message"] and '"candidate": 2' not in trace
     assert (ws / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
