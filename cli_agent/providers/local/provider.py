@@ -166,7 +166,8 @@ class LocalProvider:
         plan = plan_key(self._wire(request))
         if self._plan is None:
             self._plan = plan  # the shared prefix: a project never seen restores it too
-            if self._restore():
+            left = None if request.timeout_s is None else max(0.0, request.timeout_s - (time.monotonic() - started))
+            if self._restore(left):
                 self._held = _system_text(self._wire(request))
         left = None if request.timeout_s is None else max(0.0, request.timeout_s - (time.monotonic() - started))
         self._settled, self._ours = False, plan == self._plan
@@ -197,18 +198,19 @@ class LocalProvider:
             held = _system_text(wired)  # the warm start restores the system prompt before the first request
         return self._speed.seconds(unread_chars(_prompt_text(wired), held))
 
-    def _restore(self) -> bool:
-        """Load the saved state of this plan into the slot (True when it did); a file the server cannot load is
-        removed."""
+    def _restore(self, timeout_s: float | None) -> bool:
+        """Load the saved state of this plan into the slot (True when it did), waiting up to `timeout_s` (the
+        request's time) for its turn: a kept server may still be reading the request the last process cut short. A
+        file the server refuses to load is removed; one it had no turn for is kept for the next process."""
         if self.cache is None or self._plan is None:
             return False  # a kept server's slot too: it holds the last request's prompt, which may share nothing
         name = self.cache.slot_file(self._plan)
         if not self.cache.has(name):
             return False
-        if not self.server.slot("restore", name):
+        done = self.server.slot("restore", name, LOAD_TIMEOUT_S if timeout_s is None else max(1.0, timeout_s))
+        if done is False:
             self.cache.discard(name)
-            return False
-        return True
+        return bool(done)
 
     def save(self) -> bool:
         """Save the slot's state for the next process (to a temporary name, renamed once whole)."""

@@ -223,14 +223,16 @@ class LlamaServer:
             return " | ".join(tail) or "no output"
         return "no log"
 
-    def slot(self, action: str, filename: str) -> bool:
-        """`POST /slots/0?action=save|restore` with a file name under the server's slot_save_path; True if done."""
+    def slot(self, action: str, filename: str, timeout_s: float = _SAVE_TIMEOUT_S) -> bool | None:
+        """`POST /slots/0?action=save|restore` with a file name under the server's slot_save_path: True if done,
+        False if the server refused it, None if it did not answer within `timeout_s` (the action waits its turn
+        behind a request still being read, such as the one a run cut short at its deadline)."""
         httpx = import_httpx()
         try:
-            with httpx.Client(trust_env=False, timeout=_SAVE_TIMEOUT_S) as client:
+            with httpx.Client(trust_env=False, timeout=timeout_s) as client:
                 answer = client.post(f"{self.base}/slots/0", params={"action": action}, json={"filename": filename})
         except httpx.HTTPError:
-            return False
+            return None
         return answer.status_code == 200
 
     def stop(self, grace_s: float = 1.0, *, failed: bool = False) -> None:

@@ -6,11 +6,15 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 from cli_agent.contracts.errors import UsageError
 from cli_agent.providers.local.model import CATALOG, model_path
+from cli_agent.providers.local.provider import LocalProvider
 from cli_agent.providers.local.server import LlamaServer
 from cli_agent.providers.local.warm_cache import WarmCache
 
@@ -92,3 +96,38 @@ def test_a_damaged_cache_ends_a_local_run_with_exit_2_before_loading(tmp_path, i
                           env=env, capture_output=True, text=True, timeout=120)
     last = proc.stderr.strip().splitlines()[-1]
     assert proc.returncode == 2 and "another model or runtime" in last and "rm -r" in last
+
+
+@pytest.mark.parametrize(("answer", "restored", "kept"), [(200, True, True), (400, False, False), (None, False, True)])
+def test_a_restore_refused_removes_the_file_and_one_that_got_no_turn_keeps_it(tmp_path, answer, restored, kept):
+    """A kept server still reading the request the last process cut short answers the restore only after it: a
+    restore that waited past its time is no verdict on the file (it was removed, and the next processes started
+    cold), one the server refused is."""
+    class Slots(BaseHTTPRequestHandler):
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            if answer is None:
+                time.sleep(1.5)  # busy past the restore's time
+                return
+            self.send_response(answer)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    stub = ThreadingHTTPServer(("127.0.0.1", 0), Slots)
+    threading.Thread(target=stub.serve_forever, daemon=True).start()
+    try:
+        cache = WarmCache.for_model(SHA, "2026.10.11549")
+        cache.check()
+        server = LlamaServer(tmp_path / "m.gguf", threads=1, context_size=512, cache=cache)
+        server.port = stub.server_address[1]
+        provider = LocalProvider.__new__(LocalProvider)  # only its restore: no model, no server of its own
+        provider.cache, provider.server, provider._plan = cache, server, "ab" * 32
+        (cache.folder / cache.slot_file("ab" * 32)).write_bytes(b"state")
+        assert provider._restore(1.0) is restored
+        assert cache.has(cache.slot_file("ab" * 32)) is kept
+    finally:
+        stub.shutdown()
+        stub.server_close()
