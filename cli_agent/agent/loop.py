@@ -24,7 +24,7 @@ from cli_agent.agent.context_window import for_model
 from cli_agent.agent.conversation import Conversation
 from cli_agent.agent.judge.bench import Judging
 from cli_agent.agent.judge.judge import Judge
-from cli_agent.agent.model_call import complete, first_token_seconds
+from cli_agent.agent.model_call import complete, share_spent
 from cli_agent.agent.run_state import AgentSetup, Approver, RunState, briefed, over_budget, stop_for
 from cli_agent.agent.wire import protocol_for
 from cli_agent.contracts import (
@@ -206,20 +206,14 @@ class Agent:
                 message = f"step limit reached ({s.limits.max_steps} model requests); raise --max-steps to go on"
                 yield Warning(code="step_limit", message=message)
                 return self._talk.stop(run, StopReason.STEP_LIMIT, message)
-            if run.share_deadline is not None and s.clock() >= run.share_deadline:
-                return (yield from self._judge.gave_way(run, approve))
             yield from self._talk.window.fit(self.history, plan, s.limits.context_window or s.provider.context_window())
-            if run.share_deadline is not None:  # a request that would outlast the share is not started
-                wait = first_token_seconds(s, plan, self.history)
-                if wait is not None and s.clock() + wait > run.share_deadline:
-                    return (yield from self._judge.gave_way(run, approve, wait))
+            wait = share_spent(s, run, plan, self.history)  # the first attempt's share spent, or too short for the
+            if wait is not None:                             # next request's wait for its first token
+                return (yield from self._judge.gave_way(run, approve, wait))
             run.steps += 1
-            try:
-                reply = yield from complete(s, run, plan, self.history)  # ModelRequest, retries, AssistantMessage
-            except errors.RunTimeoutError:
-                if run.share_deadline is None or run.deadline - s.clock() <= 1:
-                    raise
-                return (yield from self._judge.gave_way(run, approve))  # cut at the end of the first attempt's share
+            reply = yield from complete(s, run, plan, self.history)  # ModelRequest, retries, AssistantMessage
+            if reply is None:  # cut at the end of the first attempt's share: the candidates get the rest
+                return (yield from self._judge.gave_way(run, approve))
             spent = yield from over_budget(run, s.limits)
             if spent is not None:
                 self._talk.append(run, Message("assistant", reply.text or "(stopped: budget reached)"))

@@ -30,13 +30,19 @@ if TYPE_CHECKING:
 
 
 def complete(setup: AgentSetup, run: RunState, plan: Plan,
-             history: list[Message]) -> Generator[Event, Decision | None, ProviderReply]:
-    """The provider's reply to the conversation; raises RunTimeoutError when the run has no time left (or the first
-    attempt's share, `RunState.share_deadline`, is spent: the request in flight is cut there), and ProviderError
-    when the provider fails for good (or gave up after `max_retries` retries)."""
-    return (yield from exchange(setup, run, request_for(setup, plan, history), fingerprint=plan.fingerprint,
-                                messages=len(history) + 1, stream_text=setup.protocol.name != "json",
-                                until=run.share_deadline))
+             history: list[Message]) -> Generator[Event, Decision | None, ProviderReply | None]:
+    """The provider's reply to the conversation, or None when the first attempt's share of the time
+    (`RunState.share_deadline`) ended first (the request in flight is cut there); raises RunTimeoutError when the
+    run has no time left, and ProviderError when the provider fails for good (or gave up after `max_retries`
+    retries)."""
+    try:
+        return (yield from exchange(setup, run, request_for(setup, plan, history), fingerprint=plan.fingerprint,
+                                    messages=len(history) + 1, stream_text=setup.protocol.name != "json",
+                                    until=run.share_deadline))
+    except errors.RunTimeoutError:
+        if run.share_deadline is None or run.deadline - setup.clock() <= 1:
+            raise
+        return None
 
 
 def request_for(s: AgentSetup, plan: Plan, history: list[Message]) -> ProviderRequest:
@@ -48,11 +54,19 @@ def request_for(s: AgentSetup, plan: Plan, history: list[Message]) -> ProviderRe
                            options=plan.request_options)
 
 
-def first_token_seconds(s: AgentSetup, plan: Plan, history: list[Message]) -> float | None:
-    """How long the provider says the next request would wait for its first token (the bundled model reads a
-    prompt at tens of tokens a second); None when it cannot tell (a hosted model, a speed never measured)."""
+def share_spent(s: AgentSetup, run: RunState, plan: Plan, history: list[Message]) -> float | None:
+    """Whether the first attempt gives way before its next request: None while its share of the time
+    (`RunState.share_deadline`) lasts and the request's wait for its first token fits in it; 0.0 once the share is
+    spent; else that wait. The provider tells the wait (the bundled model reads a prompt at tens of tokens a
+    second); a provider that cannot tell (a hosted model, a speed never measured) is not asked to."""
+    if run.share_deadline is None:
+        return None
+    now = s.clock()
+    if now >= run.share_deadline:
+        return 0.0
     estimate = getattr(s.provider, "first_token_seconds", None)
-    return estimate(request_for(s, plan, history)) if callable(estimate) else None
+    wait = estimate(request_for(s, plan, history)) if callable(estimate) else None
+    return wait if wait is not None and now + wait > run.share_deadline else None
 
 
 def exchange(s: AgentSetup, run: RunState, request: ProviderRequest, *, fingerprint: str, messages: int,

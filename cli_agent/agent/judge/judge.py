@@ -44,7 +44,7 @@ class Judge(Bench):
         candidates; None when the tests' failures went back to the model for a repair round."""
         return (yield from repair.judged(self, run, finished, approve))
 
-    def gave_way(self, run: RunState, approve: Approver | None, wait: float | None = None) -> Judged:
+    def gave_way(self, run: RunState, approve: Approver | None, wait: float = 0.0) -> Judged:
         """The first attempt used its share of the time, or its next request would wait `wait` seconds for its
         first token, past the share: the other candidates get the rest."""
         return (yield from repair.gave_way(self, run, approve, wait))

@@ -147,7 +147,7 @@ def as_left(b: Bench, run: RunState, finished: RunFinished) -> Generator[Event, 
 
 
 def gave_way(b: Bench, run: RunState, approve: Approver | None,
-             wait: float | None = None) -> Generator[Event, Decision | None, RunFinished]:
+             wait: float = 0.0) -> Generator[Event, Decision | None, RunFinished]:
     """The first attempt used its share of the run's time (`RunState.share_deadline`) without ending, or its next
     request would wait `wait` seconds for its first token, past the share (the bundled model reading a long
     prompt). A change it made is checked first: passing, it ends the run "done"; else the other candidates get the
@@ -157,7 +157,7 @@ def gave_way(b: Bench, run: RunState, approve: Approver | None,
         stopped = b.talk.stop(run, StopReason.TIMEOUT, "the first attempt gave way to the rewrite (rewrite_first)")
         return (yield from _other_candidates(b, run, stopped, approve, "it gave way", first=1))
     used = f"the first attempt used its share of the time ({run.steps} model requests)"
-    if wait is not None:
+    if wait:
         left = max(0.0, (run.share_deadline or 0.0) - b.setup.clock())
         used = (f"the first attempt gave way after {run.steps} model requests: the next would wait about {wait:.0f} s "
                 f"for its first token, and {left:.0f} s of its share were left")

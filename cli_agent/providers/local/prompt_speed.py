@@ -25,8 +25,6 @@ from pathlib import Path
 
 from cli_agent.contracts import dataclass
 
-__all__ = ["PromptSpeed", "unread_chars"]
-
 FILE = "prompt-speed.json"
 MEASURED_CHARS = 2000  # the fewest characters not held whose wait counts as a measure of the reading speed
 _KEEP = 0.5  # of the rate kept, the weight of the earlier measures (the rest is the newest one's)
