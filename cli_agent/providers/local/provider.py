@@ -166,10 +166,9 @@ class LocalProvider:
         plan = plan_key(self._wire(request))
         if self._plan is None:
             self._plan = plan  # the shared prefix: a project never seen restores it too
-            left = None if request.timeout_s is None else max(0.0, request.timeout_s - (time.monotonic() - started))
-            if self._restore(left):
+            if self._restore(_left(request.timeout_s, started)):
                 self._held = _system_text(self._wire(request))
-        left = None if request.timeout_s is None else max(0.0, request.timeout_s - (time.monotonic() - started))
+        left = _left(request.timeout_s, started)
         self._settled, self._ours = False, plan == self._plan
         prompt, held = _prompt_text(self._wire(request)), self._held
         self._held = ""  # until the reply is whole, what the slot holds is not known
@@ -245,3 +244,8 @@ def _prompt_text(request: ProviderRequest) -> str:
 def _system_text(request: ProviderRequest) -> str:
     """The part of the request's text a restored state holds: its system prompt (the prefix every project shares)."""
     return _prompt_text(replace(request, messages=request.messages[:1]))
+
+
+def _left(timeout_s: float | None, started: float) -> float | None:
+    """Of a request's `timeout_s`, what is left since `started` (monotonic); None: no limit."""
+    return None if timeout_s is None else max(0.0, timeout_s - (time.monotonic() - started))
