@@ -176,41 +176,25 @@ def test_a_signal_during_a_candidate_ends_the_run_and_samples_no_more(tmp_path: 
 
 
 @pytest.mark.slow
-def test_the_first_attempt_gives_way_at_a_third_of_the_time(tmp_path: Path, calc) -> None:
+@pytest.mark.parametrize(("replies", "asked", "said"), [
+    # its first step ends past a third of the 30 s: cut at the share, 10 s; the candidate has the other 20 s to run
+    # the project's tests, ample on a loaded machine (with 10 s left it took 4.5 s once, and failed under load)
+    ([dict(READ, delay=10.5), REWRITE], [0, 2], "the first attempt used its share of the time (1 model requests)"),
+    # a reply due at 28 s (a small model running on to its longest reply) left the candidates 2 s; it is cut at 10 s
+    ([dict(READ, delay=28), REWRITE], [0, 2], "the first attempt used its share of the time (1 model requests)"),
+    # the provider says the first request would wait 12 s for its first token (the bundled model reading a long
+    # prompt), past the 10 s share: the run sends nothing, and the one reply is read by the rewrite's request
+    ([dict(REWRITE, first_token_s=12)], [2],
+     "the next would wait about 12 s for its first token, and 10 s of its share were left"),
+], ids=["share-spent", "request-cut", "wait-told"])
+def test_the_first_attempt_gives_way_at_a_third_of_the_time(tmp_path: Path, calc, replies: list[object],
+                                                            asked: list[int], said: str) -> None:
     ws, home = calc
-    # The first attempt's first step takes past a third of the 30 s; the candidate has the other 19.5 s to run the
-    # project's tests, ample on a loaded machine (the same point with 10 s left it 4.5 s, and failed under load).
-    slow_read = dict(READ, delay=10.5)
-    code, report, trace = run(tmp_path, ws, home, [slow_read, REWRITE], "--attempts", "2", "--timeout", "30")
-    assert code == 0 and report["attempt"] == 2, report
-    assert "the first attempt used its share of the time" in trace
-    assert (ws / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
-
-
-@pytest.mark.slow
-def test_the_first_attempt_gives_way_before_a_request_that_would_outlast_its_share(tmp_path: Path, calc) -> None:
-    ws, home = calc
-    # The provider says the first request would wait 12 s for its first token (the bundled model reading a long
-    # prompt), past the first attempt's 10 s share of 30 s: the run gives way without sending it, and candidate 2
-    # gets the time. The script's one reply is read by the first request made, the rewrite's, which waits the 12 s.
-    code, report, trace = run(tmp_path, ws, home, [dict(REWRITE, first_token_s=12)], "--attempts", "2",
-                              "--timeout", "30")
+    code, report, trace = run(tmp_path, ws, home, replies, "--attempts", "2", "--timeout", "30")
     assert code == 0 and report["attempt"] == 2, report
     events = [json.loads(line) for line in trace.splitlines()]
-    assert [e.get("candidate") for e in events if e["type"] == "model_request"] == [2]  # the run asked nothing
-    assert "the next would wait about 12 s for its first token, and 10 s of its share were left" in trace
-    assert (ws / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
-
-
-@pytest.mark.slow
-def test_a_first_attempt_s_request_still_in_flight_at_the_end_of_its_share_is_cut_there(tmp_path: Path, calc) -> None:
-    ws, home = calc
-    # A reply that would come at 28 s of 30 (a small model running on to its longest reply) left the candidates
-    # nothing; the request is cut at the first attempt's share, 10 s, and candidate 2 has the other 20.
-    code, report, trace = run(tmp_path, ws, home, [dict(READ, delay=28), REWRITE], "--attempts", "2",
-                              "--timeout", "30")
-    assert code == 0 and report["attempt"] == 2, report
-    assert "the first attempt used its share of the time (1 model requests)" in trace
+    assert [e.get("candidate") or 0 for e in events if e["type"] == "model_request"] == asked
+    assert said in trace
     assert (ws / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
 
 
