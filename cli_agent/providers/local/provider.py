@@ -163,18 +163,19 @@ class LocalProvider:
                                       "was loading") from exc
             raise
         self.server.check_alive()
-        plan = plan_key(self._wire(request))
+        wired = self._wire(request)  # once a request: the plan, the restored prefix, the text sent
+        plan = plan_key(wired)
         if self._plan is None:
             self._plan = plan  # the shared prefix: a project never seen restores it too
             if self._restore(_left(request.timeout_s, started)):
-                self._held = _system_text(self._wire(request))
+                self._held = _system_text(wired)
         left = _left(request.timeout_s, started)
         self._settled, self._ours = False, plan == self._plan
-        prompt, held = _prompt_text(self._wire(request)), self._held
+        prompt, held = _prompt_text(wired), self._held
         self._held = ""  # until the reply is whole, what the slot holds is not known
         sent, first = time.monotonic(), None
         try:
-            for item in self._http.stream(replace(self._wire(request), timeout_s=left), watch=cut_runaway):
+            for item in self._http.stream(replace(wired, timeout_s=left), watch=cut_runaway):
                 first = first or time.monotonic()
                 self._settled = isinstance(item, ProviderReply)
                 if isinstance(item, ProviderReply):
