@@ -186,17 +186,19 @@ def _other_candidates(b: Bench, run: RunState, failed: RunFinished, approve: App
                    attempt=won.attempt, answer=failed.answer)
 
 
-def verify(run: RunState, verifier: Verifier, *, stated_only: bool = False
+def verify(run: RunState, verifier: Verifier, *, stated_only: bool = False, until: float | None = None
            ) -> Generator[Event, Decision | None, TestRun]:
     """Check what this run changed: the task's examples, then the project's tests (in the command sandbox; nothing
-    they write is kept); `stated_only`: only the task's examples and statements."""
+    they write is kept), until the run's deadline or `until`; `stated_only`: only the task's examples and
+    statements."""
     run.verify_round += 1
     what = verifier.describe(run.task, run.changed)
     if stated_only:
         what = what.split(", then ")[0]  # the task's examples, not the tests
     if what:
         yield Verification(command=what, round=run.verify_round, phase="running")
-    testing = verifier.check(tuple(run.changed), run.deadline, run.task, stated_only=stated_only)
+    deadline = run.deadline if until is None else min(until, run.deadline)
+    testing = verifier.check(tuple(run.changed), deadline, run.task, stated_only=stated_only)
     try:
         while True:
             next(testing)

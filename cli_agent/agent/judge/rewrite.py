@@ -48,7 +48,7 @@ from cli_agent.agent.judge.module_names import (
 )
 from cli_agent.agent.judge.proof.statements import renames
 from cli_agent.agent.judge.repair import verify
-from cli_agent.agent.judge.rewrite_memory import outcome
+from cli_agent.agent.judge.rewrite_memory import Pace, outcome
 from cli_agent.agent.judge.rewrite_reply import reply_code, tree_of
 from cli_agent.agent.judge.rewrite_targets import Targets
 from cli_agent.agent.judge.task_examples import added_names
@@ -99,9 +99,11 @@ def candidate(b: Bench, run: RunState, places: Sequence[Place],
     rewrites going through the ranked definitions in turn (`rewrite_targets`)."""
     s, talk, verifier, prompt = b.setup, b.talk, b.judging.verifier, run.task
     workspace = s.dispatcher.ctx.workspace
-    failing = ""
+    failing, pace = "", Pace()  # how long the tests took: a rewrite's test run is bounded by it
     if verifier is not None and not added_names(prompt):  # what fails before any change, shown with the code
-        before = yield from verify(run, verifier)  # (not for a task that adds a name: "not defined" misleads)
+        began = s.clock()  # (not for a task that adds a name: "not defined" misleads)
+        before = yield from verify(run, verifier)
+        pace.took(s.clock() - began, before)
         failing = "" if before.passed or not before.ran else before.failures  # could not run: nothing to show
     renamed = renames(prompt)
     tables = assignable(prompt, bool(added_names(prompt) or renamed))  # the module-level names a rewrite may replace
@@ -152,7 +154,9 @@ def candidate(b: Bench, run: RunState, places: Sequence[Place],
             continue
         if verifier is None:
             return talk.done(run, "done: the rewrite landed (no tests to judge it)", "")
-        verdict = yield from verify(run, verifier)
+        began = s.clock()
+        verdict = yield from verify(run, verifier, until=pace.deadline(began, run.deadline))
+        pace.took(s.clock() - began, verdict)
         if verdict.passed or not verdict.ran:
             return _judged(talk.done(run, f"done: rewrite {sample} passes the tests", ""),
                            True if verdict.ran else None, verdict.summary)

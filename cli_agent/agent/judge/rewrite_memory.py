@@ -3,7 +3,10 @@ newest first (at most `MAX_SHOWN`) in the next rewrite request, and its parsed f
 version. Once a version was tried, the next rewrite is sampled from the whole distribution (`top_p` 1: a server
 that cuts it to the likeliest tokens before it applies the temperature, as llama.cpp does, keeps a token the model is
 sure of at any temperature, and the same reply with it); a repeat is not tested again, and after one the next is
-sampled further from the last (`sampling`: the temperature up by `TEMPERATURE_STEP` a repeat, a fresh seed)."""
+sampled further from the last (`sampling`: the temperature up by `TEMPERATURE_STEP` a repeat, a fresh seed).
+
+A rewrite's tests may also run for ever (a loop that never ends): `Pace` bounds each test run at `TEST_TIMES` the
+longest this candidate saw end, and at least `TEST_FLOOR_S`, so one such rewrite no longer takes the rest of the run."""
 
 from __future__ import annotations
 
@@ -21,6 +24,8 @@ CODE_CHARS = 1200  # of each, at most
 OUTCOME_CHARS = 300  # of what each did, at most
 TEMPERATURE_STEP = 0.3
 MAX_TEMPERATURE = 1.5
+TEST_TIMES = 10.0  # a rewrite's test run may take this many times the longest run this candidate saw end,
+TEST_FLOOR_S = 10.0  # and at least this long
 HEADING = "Your earlier versions, newest first. Each was wrong; do not write any of them again:"
 
 
@@ -82,3 +87,20 @@ class Memory:
             return {"temperature": temperature} | ({"top_p": 1.0} if self._tried else {})
         return {"temperature": min(MAX_TEMPERATURE, temperature + TEMPERATURE_STEP * self.repeats),
                 "seed": random.randrange(1, 2**31), "top_p": 1.0}
+
+
+class Pace:
+    """How long a candidate's test runs took, and how long the next may take."""
+
+    def __init__(self) -> None:
+        self.longest: float | None = None  # the longest run that ended in its time (None: none yet)
+
+    def took(self, seconds: float, verdict: TestRun) -> None:
+        if not verdict.timed_out:
+            self.longest = max(self.longest or 0.0, seconds)
+
+    def deadline(self, now: float, deadline: float) -> float:
+        """When the next test run must end: `TEST_TIMES` the longest, at least `TEST_FLOOR_S`, within `deadline`."""
+        if self.longest is None:
+            return deadline
+        return min(deadline, now + max(TEST_FLOOR_S, TEST_TIMES * self.longest))

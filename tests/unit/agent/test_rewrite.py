@@ -15,6 +15,7 @@ import pytest
 from clikit import calc_project, cli, reaped
 
 from cli_agent.agent.judge.rewrite import SAMPLES, planned_calls, reply_code
+from cli_agent.agent.judge.rewrite_memory import TEST_FLOOR_S
 from cli_agent.prompt.task_files import Place
 
 PYTEST = f"{sys.executable} -m pytest -q -p no:cacheprovider"
@@ -332,6 +333,22 @@ def test_a_rewrite_sees_its_predecessors_failure_and_an_identical_one_is_not_tes
     verdicts = [(e["command"], e["phase"]) for e in map(json.loads, trace.read_text().splitlines())
                 if e.get("type") == "verification" and e["phase"] != "running"]
     assert verdicts[-3:] == [(verdicts[-3][0], "failed"), ("rewrite 2", "repeat"), (verdicts[-1][0], "passed")]
+    assert (ws / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
+
+
+@pytest.mark.slow
+def test_a_rewrite_whose_tests_never_end_is_stopped_at_ten_times_their_time_and_the_next_tried(tmp_path: Path,
+                                                                                             calc) -> None:
+    ws, home = calc
+    # right for the task's example (which runs outside pytest), a loop that never ends in the project's tests
+    hangs = {"text": "```python\ndef add(a, b):\n    import sys\n    while 'pytest' in sys.modules:\n"
+                     "        pass\n    return a + b\n```"}
+    code, report, trace = run(tmp_path, ws, home, [READ, WRONG, DONE, hangs, REWRITE], "--attempts", "2",
+                              "--timeout", "45")
+    assert code == 0 and report["attempt"] == 2, report  # before the change, the loop took the rest of the run
+    summaries = [e["summary"] for e in map(json.loads, trace.splitlines())
+                 if e.get("type") == "verification" and e["phase"] == "failed"]
+    assert summaries[-1].startswith(f"timed out after {TEST_FLOOR_S:.0f} s"), summaries
     assert (ws / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
 
 
