@@ -137,7 +137,7 @@ class Agent:
         finished = yield from self._judge.as_left(run, finished)  # ended otherwise: its files' verdict as left
         self.usage = self.usage + run.usage
         ended = round(time.time(), 3)  # now: a first attempt's end, carried past its candidates, is not the run's
-        return (yield from self._finished(run, replace(finished, usage=run.usage, time=ended)))
+        return (yield from self._finished(run, replace(finished, time=ended)))
 
     def run_call(self, call: ToolCall, approve: Approver | None = None, *, by: str = "The workflow",
                  attach: Callable[[], bool] | None = None) -> Events:
@@ -192,7 +192,7 @@ class Agent:
 
     def _finished(self, run: RunState, finished: RunFinished) -> Events:
         yield MessagesAppended(messages=tuple(run.appended))
-        yield finished
+        yield (finished := replace(finished, usage=run.usage))  # a rewrite candidate's too: its run counts them
         return finished
 
     # -- the steps of one run -------------------------------------------------------------------------------

@@ -33,6 +33,7 @@ from cli_agent.contracts import (
     RunFinished,
     StopReason,
     ToolResult,
+    Usage,
     Verification,
     Warning,
     dataclass,
@@ -66,6 +67,7 @@ class Attempts:
         self.run = run
         self.root = root
         self.rewrite_first = rewrite_first  # the run gives way before its first request; candidate 1 is a rewrite
+        self.spent: tuple[int, Usage] = (0, Usage())  # the last `sample`'s candidates: their model requests, usage
 
     def sample(self, prompt: str, applied: Sequence[Change], seconds_left: Callable[[], float], first: int = 2,
                share: float = 1.0) -> Generator[Event, None, Candidate | None]:
@@ -75,6 +77,7 @@ class Attempts:
         that made no change does not use up a turn while time is left (at most count - 1 such): one more is sampled
         in its place."""
         last, spares, number = self.count, 0, first - 1
+        self.spent = (0, Usage())
         while number < last:
             number += 1
             of = max(number, self.count)  # a candidate sampled in the place of one that made no change counts on
@@ -93,6 +96,7 @@ class Attempts:
                                                       f"files as they were before this run")
                 seconds = seconds_left() * (share if number == first else 1.0)
                 finished, paths = yield from self._drive(copy, prompt, seconds, number)
+                self.spent = (self.spent[0] + finished.steps, self.spent[1] + finished.usage)
                 _stopped_by_user(finished)
                 if finished.verified:
                     changes = _difference(self.root, copy, {c.path for c in applied} | paths)

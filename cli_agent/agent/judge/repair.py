@@ -179,8 +179,10 @@ def _other_candidates(b: Bench, run: RunState, failed: RunFinished, approve: App
         return replace(failed, message=f"{failed.message}; {why}") if failed.verified is False else failed
     won, why = yield from candidates(run, run.task, attempts, b.approvals, approve, s.dispatcher, s.clock, why,
                                      first)
+    steps, usage = attempts.spent  # the candidates' model requests and tokens count as the run's
+    run.steps, run.usage = run.steps + steps, run.usage + usage
     if won is None:
-        return replace(failed, message=f"{failed.message}; {why}")
+        return replace(failed, message=f"{failed.message}; {why}", steps=run.steps)
     b.talk.append(run, Message("user", won.note))
     return replace(b.talk.stop(run, StopReason.DONE, won.message), verified=True, tests=won.tests,
                    attempt=won.attempt, answer=failed.answer)
