@@ -128,8 +128,8 @@ def test_the_second_candidate_rewrites_the_function_and_passes(tmp_path: Path, c
 def test_the_candidates_requests_and_tokens_count_in_the_run_s_report(tmp_path: Path, calc) -> None:
     ws, home = calc
     used = {"prompt_tokens": 100, "completion_tokens": 10}
-    replies = [dict(reply, usage=used) for reply in (READ, WRONG, DONE, {"text": "```python\ndef add(a, b):\n"
-                                                                              "    return b - a\n```"}, REWRITE)]
+    wrong = {"text": "```python\ndef add(a, b):\n    return b - a\n```"}
+    replies: list[object] = [dict(reply, usage=used) for reply in (READ, WRONG, DONE, wrong, REWRITE)]
     code, report, _ = run(tmp_path, ws, home, replies, "--attempts", "2")
     assert code == 0 and report["attempt"] == 2, report
     # 3 requests of the first attempt, 2 of candidate 2: before, the report counted the first attempt's only
