@@ -50,7 +50,7 @@ from cli_agent.agent.judge.proof.statements import renames
 from cli_agent.agent.judge.repair import verify
 from cli_agent.agent.judge.rewrite_memory import Pace, outcome
 from cli_agent.agent.judge.rewrite_reply import reply_code, tree_of
-from cli_agent.agent.judge.rewrite_targets import Targets
+from cli_agent.agent.judge.rewrite_targets import Targets, fixed_names
 from cli_agent.agent.judge.task_examples import added_names
 from cli_agent.agent.model_call import exchange
 from cli_agent.contracts import (
@@ -107,7 +107,7 @@ def candidate(b: Bench, run: RunState, places: Sequence[Place],
         failing = "" if before.passed or not before.ran else before.failures  # could not run: nothing to show
     renamed = renames(prompt)
     tables = assignable(prompt, bool(added_names(prompt) or renamed))  # the module-level names a rewrite may replace
-    targets = Targets(places, workspace, search=not added_names(prompt) and not renamed)
+    targets = Targets(places, workspace, search=not added_names(prompt) and not renamed, fixed=fixed_names(prompt))
     sources, ask = _asked(b, run, targets, failing, renamed)
     why = "no rewrite yet"
     unchanged = False

@@ -1,24 +1,28 @@
 """Where a whole-definition candidate rewrites (`Targets`): the ranked definitions in turn, not the same wrong place
 again and again.
 
-The first target is what the task brief found (the function the task calls or names, with the short functions of
-its file it calls). After `PER_TARGET` rewrites of one target fail (tested and failing, a repeat, or nothing that
-could be placed or changed), the next is asked for: the functions the definitions just tried call (`callees`, in the
-order called), found by parsing their bodies, in their own file or in the module of the package they are imported
-from (`from pkg.helpers import clip`, `from . import helpers` then `helpers.clip(...)`), and a method's calls of
-the methods of its own class (`self.clip(...)`, `cls.clip(...)`, `Version.clip(...)`). The bug a task shows in
-`pkg.total(...)` is often one call down, in another file. Each callee is a target of its own, its own callees
-queued after it, at most `MAX_TARGETS` in all; when none is left, the search goes round again from the first (each
-target keeps its `Memory`, so a version already tried is still a repeat). A task that adds or renames a name keeps
-its places: what it asks for is written beside them, not found one call down. The search is bounded: at most
-`MAX_CALLS` calls looked at in a definition, a callee longer than `MAX_LINES` lines left out.
+The first target is what the task brief found (the function the task calls or names, with the short functions of its
+file it calls). A task that says which definition to fix ("Fix parse_timezone in iso8601/iso8601.py") has that one
+alone as its first target, and what the brief found as its second: shown a short helper beside it, a small model
+rewrote the helper (`merge-with-iterable`'s `_get_factory`, `negative-offset-minutes`' `FixedOffset`). After
+`PER_TARGET` rewrites of one target fail (tested and failing, a repeat, or nothing that could be placed or changed),
+the next is asked for: the functions the definitions just tried call (`callees`, in the order called), found by
+parsing their bodies, in their own file or in the module of the package they are imported from (`from pkg.helpers
+import clip`, `from . import helpers` then `helpers.clip(...)`), and a method's calls of the methods of its own
+class (`self.clip(...)`, `cls.clip(...)`, `Version.clip(...)`). The bug a task shows in `pkg.total(...)` is often
+one call down, in another file. Each callee is a target of its own, its own callees queued after it, at most
+`MAX_TARGETS` in all; when none is left, the search goes round again from the first (each target keeps its `Memory`,
+so a version already tried is still a repeat). A task that adds or renames a name keeps its places: what it asks for
+is written beside them, not found one call down. The search is bounded: at most `MAX_CALLS` calls looked at in a
+definition, a callee longer than `MAX_LINES` lines left out.
 """
 
 from __future__ import annotations
 
 import ast
 import posixpath
-from collections.abc import Iterator, Sequence
+import re
+from collections.abc import Collection, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from cli_agent.agent.judge.rewrite_memory import Memory
@@ -35,6 +39,14 @@ MAX_CALLS = 40  # calls looked at in one definition
 MAX_LINES = 120  # a longer callee is not a target: its rewrite would cost a small model minutes
 _MAX_BYTES = 256 * 1024
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_FIX = re.compile(r"\b(?:fix|repair|correct)\s+`?(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*)`?(?:\(\))?(?=[\s.,;:!`]|$)",
+                  re.IGNORECASE)
+
+
+def fixed_names(prompt: str) -> set[str]:
+    """The names the task says to fix (`Fix parse_timezone in ...`, `fix Version.match`); words that name no
+    definition (`Fix the bug`) are sorted out by the places they must match."""
+    return set(_FIX.findall(prompt))
 
 
 @dataclass(frozen=True)
@@ -47,10 +59,14 @@ class _Target:
 class Targets:
     """The targets of one candidate's rewrites, the current one first (`places`, `memory`, `note`)."""
 
-    def __init__(self, places: Sequence[Place], workspace: Workspace, *, search: bool = True) -> None:
+    def __init__(self, places: Sequence[Place], workspace: Workspace, *, search: bool = True,
+                 fixed: Collection[str] = ()) -> None:
         self._workspace = workspace
         self._search = search  # False: the places stay the target (a task that adds or renames a name)
         self._queue = [_Target(tuple(places), "", Memory())]
+        named = tuple(p for p in places if p.name in fixed)
+        if search and named and len(named) < len(places):  # the definition the task says to fix, alone first
+            self._queue.insert(0, _Target(named, "", Memory()))
         self._expanded: set[int] = set()
         self._at = 0
         self._failed = 0

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from clikit import cli, user_config
 
-from cli_agent.agent.judge.rewrite_targets import PER_TARGET, Targets, callees
+from cli_agent.agent.judge.rewrite_targets import PER_TARGET, Targets, callees, fixed_names
 from cli_agent.fs import Workspace
 from cli_agent.prompt import Place, task_brief
 
@@ -73,6 +73,24 @@ def test_after_failed_rewrites_of_one_place_the_next_ranked_definition_is_the_ta
         names.append(",".join(p.name for p in targets.places))
     assert [p.name for p in first] == ["total"]
     assert names == ["clip", "again", "_local", "total", "positive", "clip"], names  # then round again from the first
+
+
+def test_the_definition_the_task_says_to_fix_is_the_first_target_alone_then_all_the_brief_found(tmp_path: Path
+                                                                                                 ) -> None:
+    (tmp_path / "dates.py").write_text("def _sign(text):\n    return 1\n\n\ndef offset(text):\n"
+                                       "    return _sign(text) * int(text[1:])\n")
+    workspace = Workspace(tmp_path)
+    task = "offset('-3') returns 3, it should be -3. Fix offset in dates.py."
+    brief = task_brief(task, workspace)
+    assert brief is not None and sorted(p.name for p in brief.places) == ["_sign", "offset"]
+    assert fixed_names(task) == {"offset"} and fixed_names("Fix `Version.match`, then fix the bug") == {"match", "the"}
+    targets = Targets(brief.places, workspace, fixed=fixed_names(task))
+    assert [p.name for p in targets.places] == ["offset"] and targets.note() == ""  # not its helper beside it
+    assert not any(targets.failed() for _ in range(PER_TARGET - 1))
+    assert targets.failed() and targets.places == tuple(brief.places)  # then what the brief found, as before
+    for fixed in (fixed_names("Fix the bug in dates.py."), {"offset", "_sign"}):  # names no place, or all of them
+        assert Targets(brief.places, workspace, fixed=fixed).places == tuple(brief.places)
+    assert Targets(brief.places, workspace, search=False, fixed={"offset"}).places == tuple(brief.places)
 
 
 def test_a_task_that_adds_or_renames_a_name_keeps_its_places(tmp_path: Path) -> None:
