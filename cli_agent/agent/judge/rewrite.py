@@ -103,7 +103,7 @@ def candidate(b: Bench, run: RunState, places: Sequence[Place],
     if verifier is not None and not added_names(prompt):  # what fails before any change, shown with the code
         began = s.clock()  # (not for a task that adds a name: "not defined" misleads)
         before = yield from verify(run, verifier)
-        pace.took(s.clock() - began, before)
+        pace.took(s.clock() - began, before, verifier.command)
         failing = "" if before.passed or not before.ran else before.failures  # could not run: nothing to show
     renamed = renames(prompt)
     tables = assignable(prompt, bool(added_names(prompt) or renamed))  # the module-level names a rewrite may replace
@@ -156,7 +156,7 @@ def candidate(b: Bench, run: RunState, places: Sequence[Place],
             return talk.done(run, "done: the rewrite landed (no tests to judge it)", "")
         began = s.clock()
         verdict = yield from verify(run, verifier, until=pace.deadline(began, run.deadline))
-        pace.took(s.clock() - began, verdict)
+        pace.took(s.clock() - began, verdict, verifier.command)
         if verdict.passed or not verdict.ran:
             return _judged(talk.done(run, f"done: rewrite {sample} passes the tests", ""),
                            True if verdict.ran else None, verdict.summary)

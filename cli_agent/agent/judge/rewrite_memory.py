@@ -6,7 +6,8 @@ sure of at any temperature, and the same reply with it); a repeat is not tested 
 sampled further from the last (`sampling`: the temperature up by `TEMPERATURE_STEP` a repeat, a fresh seed).
 
 A rewrite's tests may also run for ever (a loop that never ends): `Pace` bounds each test run at `TEST_TIMES` the
-longest this candidate saw end, and at least `TEST_FLOOR_S`, so one such rewrite no longer takes the rest of the run."""
+longest run of the whole test command this candidate saw end, and at least `TEST_FLOOR_S`, so one such rewrite no
+longer takes the rest of the run."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ CODE_CHARS = 1200  # of each, at most
 OUTCOME_CHARS = 300  # of what each did, at most
 TEMPERATURE_STEP = 0.3
 MAX_TEMPERATURE = 1.5
-TEST_TIMES = 10.0  # a rewrite's test run may take this many times the longest run this candidate saw end,
+TEST_TIMES = 10.0  # a rewrite's check may take this many times the whole test command's longest run,
 TEST_FLOOR_S = 10.0  # and at least this long
 HEADING = "Your earlier versions, newest first. Each was wrong; do not write any of them again:"
 
@@ -95,8 +96,11 @@ class Pace:
     def __init__(self) -> None:
         self.longest: float | None = None  # the longest run that ended in its time (None: none yet)
 
-    def took(self, seconds: float, verdict: TestRun) -> None:
-        if not verdict.timed_out:
+    def took(self, seconds: float, verdict: TestRun, whole: str | None) -> None:
+        """A check took `seconds`; it sets the pace when it ran the `whole` test command to its end (not when the
+        examples failed first, the tests could not run, or only the nearest test file ran and failed: the whole
+        command after a change that passes there may take much longer)."""
+        if verdict.command == whole and verdict.ran and not (verdict.timed_out or verdict.broken or verdict.examples):
             self.longest = max(self.longest or 0.0, seconds)
 
     def deadline(self, now: float, deadline: float) -> float:

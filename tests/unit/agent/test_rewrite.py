@@ -15,7 +15,8 @@ import pytest
 from clikit import calc_project, cli, reaped
 
 from cli_agent.agent.judge.rewrite import SAMPLES, planned_calls, reply_code
-from cli_agent.agent.judge.rewrite_memory import TEST_FLOOR_S
+from cli_agent.agent.judge.rewrite_memory import TEST_FLOOR_S, TEST_TIMES, Pace
+from cli_agent.agent.judge.verify import TestRun
 from cli_agent.prompt.task_files import Place
 
 PYTEST = f"{sys.executable} -m pytest -q -p no:cacheprovider"
@@ -103,10 +104,11 @@ def calc(tmp_path: Path) -> tuple[Path, Path]:
 REWRITE = {"text": "The subtraction should be an addition:\n```python\ndef add(a, b):\n    return a + b\n```\n"}
 
 
-def run(tmp_path: Path, ws: Path, home: Path, replies: list[object], *extra: str) -> tuple[int, dict, str]:
+def run(tmp_path: Path, ws: Path, home: Path, replies: list[object], *extra: str,
+        task: str = "add(2, 3) in calc.py returns -1, it should be 5") -> tuple[int, dict, str]:
     script, trace = tmp_path / "script.json", tmp_path / "trace.jsonl"
     script.write_text(json.dumps(replies))
-    done = cli(["-p", "add(2, 3) in calc.py returns -1, it should be 5", "--model", f"scripted:{script}", "-C",
+    done = cli(["-p", task, "--model", f"scripted:{script}", "-C",
                 str(ws), "--yes", "--output", "json", "--trace", str(trace), *extra], home=home, timeout=180)
     assert done.stdout.strip(), done.stderr
     return done.returncode, json.loads(done.stdout), trace.read_text()
@@ -353,16 +355,35 @@ def test_a_rewrite_sees_its_predecessors_failure_and_an_identical_one_is_not_tes
 def test_a_rewrite_whose_tests_never_end_is_stopped_at_ten_times_their_time_and_the_next_tried(tmp_path: Path,
                                                                                              calc) -> None:
     ws, home = calc
-    # right for the task's example (which runs outside pytest), a loop that never ends in the project's tests
-    hangs = {"text": "```python\ndef add(a, b):\n    import sys\n    while 'pytest' in sys.modules:\n"
-                     "        pass\n    return a + b\n```"}
+    hangs = {"text": "```python\ndef add(a, b):\n    while True:\n        pass\n```"}
     code, report, trace = run(tmp_path, ws, home, [READ, WRONG, DONE, hangs, REWRITE], "--attempts", "2",
-                              "--timeout", "45")
+                              "--timeout", "45", task="add in calc.py subtracts its arguments; make it add them.")
     assert code == 0 and report["attempt"] == 2, report  # before the change, the loop took the rest of the run
     summaries = [e["summary"] for e in map(json.loads, trace.splitlines())
                  if e.get("type") == "verification" and e["phase"] == "failed"]
-    assert summaries[-1].startswith(f"timed out after {TEST_FLOOR_S:.0f} s"), summaries
+    assert summaries[-1].startswith("timed out after"), summaries
     assert (ws / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
+
+
+def test_only_a_whole_test_command_run_to_its_end_sets_the_pace() -> None:
+    whole, nearest = "pytest -q", "pytest -q tests/test_calc.py"
+    for verdict in (TestRun(whole, False, "1 failed in 0.1s", ""),
+                    TestRun(whole, True, "3 passed in 0.1s", "")):
+        pace = Pace()
+        pace.took(2.0, verdict, whole)
+        assert pace.deadline(100.0, 1000.0) == 100.0 + max(TEST_FLOOR_S, TEST_TIMES * 2.0)
+    # the task's examples failing first, only the nearest file run (the whole command may take far longer), the
+    # tests that could not run, a run cut at its time: no pace, the run's own deadline
+    for verdict in (TestRun("the task's examples", False, "add(2, 3) == 5: gave -1", "", examples=True),
+                    TestRun(nearest, False, "1 failed in 0.1s", ""),
+                    TestRun(whole, False, "could not run", "", broken=True),
+                    TestRun(whole, False, "timed out after 9 s", "", timed_out=True)):
+        pace = Pace()
+        pace.took(0.1, verdict, whole)
+        assert pace.deadline(100.0, 1000.0) == 1000.0, verdict
+    pace = Pace()
+    pace.took(500.0, TestRun(whole, True, "3 passed", ""), whole)
+    assert pace.deadline(100.0, 1000.0) == 1000.0  # never past the run's deadline
 
 
 def test_the_memory_shows_the_newest_wrong_versions_and_samples_further_after_a_repeat() -> None:
