@@ -69,6 +69,7 @@ class Targets:
             self._queue.insert(0, _Target(named, "", Memory()))
         self._expanded: set[int] = set()
         self._at = 0
+        self._shown = {0}  # the targets whose places a request has shown
         self._failed = 0
 
     @property
@@ -77,9 +78,12 @@ class Targets:
 
     @property
     def placed(self) -> tuple[Place, ...]:
-        """Where a rewrite's definitions go: the other targets' places first (a reply that brings back the caller
-        replaces the caller, in its own file), the current target's last (a new function goes after them)."""
-        others = [p for i, t in enumerate(self._queue) if i != self._at for p in t.places]
+        """Where a rewrite's definitions go: the places of the other targets shown so far first (a reply that brings
+        back the caller replaces the caller, in its own file), the current target's last (a new function goes after
+        them). A definition no request has shown is not replaced from what the model imagines it is
+        (`negative-offset-minutes`: asked for `parse_timezone` alone, it wrote a `FixedOffset` class of its own, which
+        replaced the real one, and the tests could not import it)."""
+        others = [p for i, t in enumerate(self._queue) if i != self._at and i in self._shown for p in t.places]
         return (*others, *self.places)
 
     @property
@@ -105,6 +109,7 @@ class Targets:
         if len(self._queue) == 1:
             return False
         self._at = (self._at + 1) % len(self._queue)
+        self._shown.add(self._at)
         return True
 
     def _expand(self, at: int) -> None:

@@ -86,8 +86,10 @@ def test_the_definition_the_task_says_to_fix_is_the_first_target_alone_then_all_
     assert fixed_names(task) == {"offset"} and fixed_names("Fix `Version.match`, then fix the bug") == {"match", "the"}
     targets = Targets(brief.places, workspace, fixed=fixed_names(task))
     assert [p.name for p in targets.places] == ["offset"] and targets.note() == ""  # not its helper beside it
+    assert [p.name for p in targets.placed] == ["offset"]  # a `_sign` of the model's own is not placed unseen
     assert not any(targets.failed() for _ in range(PER_TARGET - 1))
     assert targets.failed() and targets.places == tuple(brief.places)  # then what the brief found, as before
+    assert sorted(p.name for p in targets.placed) == ["_sign", "offset", "offset"]
     for fixed in (fixed_names("Fix the bug in dates.py."), {"offset", "_sign"}):  # names no place, or all of them
         assert Targets(brief.places, workspace, fixed=fixed).places == tuple(brief.places)
     assert Targets(brief.places, workspace, search=False, fixed={"offset"}).places == tuple(brief.places)
