@@ -99,11 +99,11 @@ def candidate(b: Bench, run: RunState, places: Sequence[Place],
     rewrites going through the ranked definitions in turn (`rewrite_targets`)."""
     s, talk, verifier, prompt = b.setup, b.talk, b.judging.verifier, run.task
     workspace = s.dispatcher.ctx.workspace
-    failing, pace = "", Pace()  # how long the tests took: a rewrite's test run is bounded by it
+    failing, pace = "", Pace(verifier.command if verifier else None)  # the tests' pace bounds a rewrite's check
     if verifier is not None and not added_names(prompt):  # what fails before any change, shown with the code
         began = s.clock()  # (not for a task that adds a name: "not defined" misleads)
         before = yield from verify(run, verifier)
-        pace.took(s.clock() - began, before, verifier.command)
+        pace.took(s.clock() - began, before)
         failing = "" if before.passed or not before.ran else before.failures  # could not run: nothing to show
     renamed = renames(prompt)
     tables = assignable(prompt, bool(added_names(prompt) or renamed))  # the module-level names a rewrite may replace
@@ -156,7 +156,7 @@ def candidate(b: Bench, run: RunState, places: Sequence[Place],
             return talk.done(run, "done: the rewrite landed (no tests to judge it)", "")
         began = s.clock()
         verdict = yield from verify(run, verifier, until=pace.deadline(began, run.deadline))
-        pace.took(s.clock() - began, verdict, verifier.command)
+        pace.took(s.clock() - began, verdict)
         if verdict.passed or not verdict.ran:
             return _judged(talk.done(run, f"done: rewrite {sample} passes the tests", ""),
                            True if verdict.ran else None, verdict.summary)

@@ -93,14 +93,16 @@ class Memory:
 class Pace:
     """How long a candidate's test runs took, and how long the next may take."""
 
-    def __init__(self) -> None:
-        self.longest: float | None = None  # the longest run that ended in its time (None: none yet)
+    def __init__(self, whole: str | None) -> None:
+        self.whole = whole  # the project's whole test command
+        self.longest: float | None = None  # the longest run of it that ended in its time (None: none yet)
 
-    def took(self, seconds: float, verdict: TestRun, whole: str | None) -> None:
+    def took(self, seconds: float, verdict: TestRun) -> None:
         """A check took `seconds`; it sets the pace when it ran the `whole` test command to its end (not when the
         examples failed first, the tests could not run, or only the nearest test file ran and failed: the whole
         command after a change that passes there may take much longer)."""
-        if verdict.command == whole and verdict.ran and not (verdict.timed_out or verdict.broken or verdict.examples):
+        ended = verdict.ran and not (verdict.timed_out or verdict.broken or verdict.examples)
+        if ended and verdict.command == self.whole:
             self.longest = max(self.longest or 0.0, seconds)
 
     def deadline(self, now: float, deadline: float) -> float:

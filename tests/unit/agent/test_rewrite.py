@@ -369,8 +369,8 @@ def test_only_a_whole_test_command_run_to_its_end_sets_the_pace() -> None:
     whole, nearest = "pytest -q", "pytest -q tests/test_calc.py"
     for verdict in (TestRun(whole, False, "1 failed in 0.1s", ""),
                     TestRun(whole, True, "3 passed in 0.1s", "")):
-        pace = Pace()
-        pace.took(2.0, verdict, whole)
+        pace = Pace(whole)
+        pace.took(2.0, verdict)
         assert pace.deadline(100.0, 1000.0) == 100.0 + max(TEST_FLOOR_S, TEST_TIMES * 2.0)
     # the task's examples failing first, only the nearest file run (the whole command may take far longer), the
     # tests that could not run, a run cut at its time: no pace, the run's own deadline
@@ -378,11 +378,11 @@ def test_only_a_whole_test_command_run_to_its_end_sets_the_pace() -> None:
                     TestRun(nearest, False, "1 failed in 0.1s", ""),
                     TestRun(whole, False, "could not run", "", broken=True),
                     TestRun(whole, False, "timed out after 9 s", "", timed_out=True)):
-        pace = Pace()
-        pace.took(0.1, verdict, whole)
+        pace = Pace(whole)
+        pace.took(0.1, verdict)
         assert pace.deadline(100.0, 1000.0) == 1000.0, verdict
-    pace = Pace()
-    pace.took(500.0, TestRun(whole, True, "3 passed", ""), whole)
+    pace = Pace(whole)
+    pace.took(500.0, TestRun(whole, True, "3 passed", ""))
     assert pace.deadline(100.0, 1000.0) == 1000.0  # never past the run's deadline
 
 
